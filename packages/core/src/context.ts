@@ -1,0 +1,14 @@
+import type { CursorCodec } from './cursor.js';
+import type { EmailHasher } from './email/hash.js';
+import type { Store } from './store/store.js';
+import type { SuppressionPolicy } from './suppressions/policy.js';
+
+/** What every part of a mailwarden instance shares. */
+export interface MailwardenContext {
+  store: Store;
+  hashEmail: EmailHasher;
+  cursors: CursorCodec;
+  policy: SuppressionPolicy;
+  /** Epoch milliseconds. */
+  now: () => number;
+}

@@ -1,0 +1,86 @@
+/**
+ * Every failure mailwarden reports has a stable `code`. This table is the one place that maps a code to
+ * its HTTP status; the HTTP handler, the docs and the OpenAPI document all read it.
+ */
+export const errorStatus = {
+  invalid_request: 400,
+  invalid_email: 400,
+  invalid_cursor: 400,
+  batch_too_large: 400,
+  invalid_tracking_id: 400,
+  invalid_payload: 400,
+  tracking_id_not_carriable: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  webhook_unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  suppression_not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  store_unavailable: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+/** Where each code is explained, so a user who meets one in a log can look it up. */
+export function errorDocsUrl(code: ErrorCode): string {
+  return `https://github.com/mailwarden/mailwarden/blob/main/docs/errors.md#${code}`;
+}
+
+export interface MailwardenErrorOptions {
+  details?: unknown;
+  cause?: unknown;
+}
+
+/**
+ * The one error class mailwarden throws on purpose. `code` is stable and documented in docs/errors.md;
+ * `message` is a sentence for humans; `details` is JSON-safe data for callers (for example the offending
+ * entries of a batch).
+ *
+ * @example
+ * try {
+ *   await mailwarden.suppressions.remove('acme', hash);
+ * } catch (error) {
+ *   if (isMailwardenError(error) && error.code === 'suppression_not_found') return;
+ *   throw error;
+ * }
+ */
+export class MailwardenError extends Error {
+  override readonly name = 'MailwardenError';
+  readonly code: ErrorCode;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, options: MailwardenErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+
+  /** The error body of every non-2xx HTTP response: `{ error: { code, message, details? } }`. */
+  toBody(): ErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: unknown };
+}
+
+export function isMailwardenError(error: unknown): error is MailwardenError {
+  return error instanceof MailwardenError;
+}

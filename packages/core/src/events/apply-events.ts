@@ -1,0 +1,84 @@
+import type { MailwardenContext } from '../context.js';
+import { tryNormalizeEmail } from '../email/normalize.js';
+import { assertProjectId } from '../input.js';
+import { factsOf } from '../messages/facts.js';
+import { messageKey } from '../messages/message.js';
+import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../schemas.js';
+import type { StoredEvent } from '../store/store.js';
+import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
+import type { DeliveryEvent } from './delivery-event.js';
+
+/**
+ * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
+ * automatic suppression, each event atomically in the store. A malformed event is skipped and reported;
+ * the rest are applied. Safe to retry: an event already applied counts as a duplicate.
+ */
+export async function applyEvents(
+  context: MailwardenContext,
+  projectId: string,
+  events: readonly DeliveryEvent[],
+): Promise<ApplyEventsResult> {
+  assertProjectId(projectId);
+  const warnings: EventWarning[] = [];
+  const stored: StoredEvent[] = [];
+  events.forEach((event, index) => {
+    const prepared = prepareEvent(context, event, index, warnings);
+    if (prepared !== undefined) stored.push(prepared);
+  });
+  const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored);
+  const accepted = outcomes.filter((outcome) => outcome === 'applied').length;
+  return { accepted, duplicates: outcomes.length - accepted, skipped: events.length - stored.length, warnings };
+}
+
+function prepareEvent(
+  context: MailwardenContext,
+  input: DeliveryEvent,
+  index: number,
+  warnings: EventWarning[],
+): StoredEvent | undefined {
+  const parsed = deliveryEventSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    warnings.push({ index, code: 'invalid_event', message: `${issue.path.join('.') || 'event'}: ${issue.message}` });
+    return undefined;
+  }
+  const event = parsed.data as DeliveryEvent;
+  const recipient = tryNormalizeEmail(event.recipient);
+  if (!recipient.ok) {
+    warnings.push({ index, code: 'invalid_recipient', message: `recipient: ${recipient.reason}` });
+    return undefined;
+  }
+  let trackingId: string | null = null;
+  const tracking = checkTrackingId(event.trackingId);
+  if (tracking.ok) trackingId = tracking.trackingId;
+  else {
+    // The event still counts; only the ID is dropped (DESIGN §5).
+    const code = tracking.problem === 'too_long' ? 'tracking_id_too_long' : 'invalid_tracking_id';
+    warnings.push({ index, code, message: `${tracking.reason}; the event was recorded without it` });
+  }
+
+  const at = event.occurredAt.getTime();
+  const facts = factsOf(event);
+  const reason = context.policy({ ...event, recipient: recipient.email, trackingId });
+  return {
+    key: `${event.provider}:${event.eventKey}`,
+    message:
+      event.messageId === null || facts === 0
+        ? null
+        : {
+            key: messageKey(event.provider, event.messageId, recipient.email),
+            provider: event.provider,
+            messageId: event.messageId,
+            recipient: recipient.email,
+            trackingId,
+            facts,
+            firstEventAt: at,
+            lastEventAt: at,
+          },
+    trackingIdSearchKey: trackingId === null ? null : trackingIdSearchKey(trackingId),
+    suppression:
+      reason === null
+        ? null
+        : { hash: context.hashEmail(recipient.email), email: recipient.email, reason, createdAt: at },
+  };
+}

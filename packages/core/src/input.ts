@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import { MailwardenError } from './errors.js';
+
+const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Parses caller input with a wire schema, or throws `invalid_request` naming every problem. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const first = details[0]!;
+  throw new MailwardenError(
+    'invalid_request',
+    `Invalid ${what}: ${first.path === '' ? '' : `${first.path}: `}${first.message}.`,
+    { details },
+  );
+}
+
+/**
+ * Project ids appear in URLs, Redis keys and SQL rows: 1–64 characters of letters, digits, `.`, `_`
+ * and `-`, starting with a letter or digit.
+ */
+export function assertProjectId(projectId: string): string {
+  if (typeof projectId !== 'string' || !PROJECT_ID.test(projectId)) {
+    throw new MailwardenError(
+      'invalid_request',
+      'Invalid project id: use 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit.',
+    );
+  }
+  return projectId;
+}

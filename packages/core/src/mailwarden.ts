@@ -1,0 +1,71 @@
+import type { MailwardenContext } from './context.js';
+import { createCursorCodec } from './cursor.js';
+import { createEmailHasher } from './email/hash.js';
+import { applyEvents } from './events/apply-events.js';
+import type { DeliveryEvent } from './events/delivery-event.js';
+import { createMessageService, createTrackingIdService, type MessageService, type TrackingIdService } from './messages/service.js';
+import type { ApplyEventsResult } from './schemas.js';
+import { createMemoryStore } from './store/memory/memory-store.js';
+import type { Store } from './store/store.js';
+import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
+import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './suppressions/send-gate.js';
+import { createSuppressionService, type SuppressionService } from './suppressions/service.js';
+
+export interface MailwardenOptions {
+  /** Where state lives. Default: a new memory store. */
+  store?: Store;
+  /** Hash addresses with HMAC-SHA256 under this key instead of plain SHA-256. Keep it stable. */
+  hashKey?: string | Uint8Array;
+  /** Sign pagination cursors with HMAC, so altered cursors are rejected. */
+  cursorSecret?: string | Uint8Array;
+  /** Which events suppress their recipient. Default: `defaultSuppressionPolicy`. */
+  policy?: SuppressionPolicy;
+  /** Clock for manual suppressions, in epoch milliseconds. Default: `Date.now`. */
+  now?: () => number;
+}
+
+export interface Mailwarden {
+  suppressions: SuppressionService;
+  messages: MessageService;
+  trackingIds: TrackingIdService;
+  /** Records normalized delivery events; see `applyEvents`. */
+  applyEvents(projectId: string, events: readonly DeliveryEvent[]): Promise<ApplyEventsResult>;
+  /** The send gate; see `filterSuppressed`. */
+  filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
+  /** The store, for lifecycle and for bindings. */
+  readonly store: Store;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a mailwarden instance: the suppression list, message tracking and the send gate over one
+ * store. Instances are cheap and stateless apart from the store, so many app instances can share one
+ * Redis or Postgres store.
+ *
+ * @example
+ * import { createMailwarden } from '@mailwarden/core';
+ *
+ * const mailwarden = createMailwarden();
+ * await mailwarden.suppressions.add('acme', 'bounced@example.com');
+ * const { allowed } = await mailwarden.filterSuppressed('acme', ['bounced@example.com', 'ok@example.com']);
+ * // allowed: ['ok@example.com']
+ */
+export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
+  const context: MailwardenContext = {
+    store: options.store ?? createMemoryStore(),
+    hashEmail: createEmailHasher(options.hashKey),
+    cursors: createCursorCodec(options.cursorSecret),
+    policy: options.policy ?? defaultSuppressionPolicy,
+    now: options.now ?? Date.now,
+  };
+  return {
+    suppressions: createSuppressionService(context),
+    messages: createMessageService(context),
+    trackingIds: createTrackingIdService(context),
+    applyEvents: (projectId, events) => applyEvents(context, projectId, events),
+    filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),
+    store: context.store,
+    close: () => context.store.close(),
+  };
+}

@@ -1,0 +1,97 @@
+import type { DeliveryEvent } from '../events/delivery-event.js';
+
+/**
+ * What is known about a message, as bits. A message's state is the OR of its events' facts, so merging
+ * is a join: any order of the same events, with any duplicates, gives the same state.
+ */
+export const Fact = {
+  sent: 1 << 0,
+  deferred: 1 << 1,
+  delivered: 1 << 2,
+  soft_bounced: 1 << 3,
+  hard_bounced: 1 << 4,
+  complained: 1 << 5,
+  rejected: 1 << 6,
+  opened: 1 << 7,
+  clicked: 1 << 8,
+  unsubscribed: 1 << 9,
+} as const;
+export type FactName = keyof typeof Fact;
+
+const factNames = Object.keys(Fact) as FactName[];
+
+export function factNamesOf(facts: number): FactName[] {
+  return factNames.filter((name) => (facts & Fact[name]) !== 0);
+}
+
+/**
+ * The facts one event establishes. An open, a click or an unsubscribe can only come from a delivered
+ * message, so they establish `delivered` too. `unknown` events establish nothing.
+ */
+export function factsOf(event: Pick<DeliveryEvent, 'type' | 'bounceClass'>): number {
+  switch (event.type) {
+    case 'sent':
+      return Fact.sent;
+    case 'deferred':
+      return Fact.deferred;
+    case 'delivered':
+      return Fact.delivered;
+    case 'bounced':
+      return event.bounceClass === 'hard' ? Fact.hard_bounced : Fact.soft_bounced;
+    case 'complained':
+      return Fact.complained;
+    case 'rejected':
+      return Fact.rejected;
+    case 'opened':
+      return Fact.opened | Fact.delivered;
+    case 'clicked':
+      return Fact.clicked | Fact.delivered;
+    case 'unsubscribed':
+      return Fact.unsubscribed | Fact.delivered;
+    case 'unknown':
+      return 0;
+  }
+}
+
+export const messageStatuses = [
+  'complained',
+  'bounced',
+  'rejected',
+  'delivered',
+  'soft_bounced',
+  'deferred',
+  'sent',
+] as const;
+/** A message's status, derived from its facts by precedence (first match wins). */
+export type MessageStatus = (typeof messageStatuses)[number];
+
+const statusFacts: Record<MessageStatus, number> = {
+  complained: Fact.complained,
+  bounced: Fact.hard_bounced,
+  rejected: Fact.rejected,
+  delivered: Fact.delivered,
+  soft_bounced: Fact.soft_bounced,
+  deferred: Fact.deferred,
+  sent: Fact.sent,
+};
+
+export function messageStatus(facts: number): MessageStatus {
+  for (const status of messageStatuses) if ((facts & statusFacts[status]) !== 0) return status;
+  return 'sent';
+}
+
+/** The per-tracking-ID counters, each counting messages that have the fact. */
+export interface Counters {
+  delivered: number;
+  bounced: number;
+  complained: number;
+}
+
+/** Which counters a message with these facts contributes 1 to. */
+export function countersOf(facts: number): Counters {
+  return {
+    delivered: facts & Fact.delivered ? 1 : 0,
+    bounced: facts & (Fact.hard_bounced | Fact.soft_bounced) ? 1 : 0,
+    complained: facts & Fact.complained ? 1 : 0,
+  };
+}

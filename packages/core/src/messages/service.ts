@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { MailwardenContext } from '../context.js';
+import { MailwardenError } from '../errors.js';
+import { assertProjectId, parseInput } from '../input.js';
+import { paginate } from '../pagination.js';
+import {
+  listMessagesQuerySchema,
+  listTrackingIdsQuerySchema,
+  type ListMessagesQuery,
+  type ListTrackingIdsQuery,
+  type Message,
+  type MessagePage,
+  type TrackingIdPage,
+  type TrackingIdSummary,
+} from '../schemas.js';
+import type { TrackingIdRecord } from '../store/store.js';
+import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
+import { factNamesOf, messageStatus } from './facts.js';
+import type { MessageRecord } from './message.js';
+
+const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32}$/) });
+const trackingIdPosition = z.object({ i: z.string().min(1) });
+
+export interface MessageService {
+  /** Messages newest first (by first event), optionally of one tracking ID and one status. */
+  list(projectId: string, query?: ListMessagesQuery): Promise<MessagePage>;
+}
+
+export interface TrackingIdService {
+  /** Tracking IDs with their counters, in code-point order, optionally matching a case-insensitive substring. */
+  list(projectId: string, query?: ListTrackingIdsQuery): Promise<TrackingIdPage>;
+}
+
+export function toMessage(record: MessageRecord): Message {
+  return {
+    messageId: record.messageId,
+    recipient: record.recipient,
+    status: messageStatus(record.facts),
+    trackingId: record.trackingId,
+    provider: record.provider,
+    facts: factNamesOf(record.facts),
+    firstEventAt: new Date(record.firstEventAt).toISOString(),
+    lastEventAt: new Date(record.lastEventAt).toISOString(),
+  };
+}
+
+export function toTrackingIdSummary(record: TrackingIdRecord): TrackingIdSummary {
+  return { ...record, lastEventAt: new Date(record.lastEventAt).toISOString() };
+}
+
+export function createMessageService({ store, cursors }: MailwardenContext): MessageService {
+  return {
+    async list(projectId, query = {}) {
+      assertProjectId(projectId);
+      const { trackingId, status, limit, cursor } = parseInput(listMessagesQuerySchema, query, 'message list query');
+      if (trackingId !== undefined) assertTrackingId(trackingId);
+      const page = await paginate(cursors, {
+        scope: { listing: 'messages', projectId, filters: { trackingId, status } },
+        limit,
+        cursor,
+        position: messagePosition,
+        fetch: (size, after) =>
+          store.listMessages(projectId, {
+            limit: size,
+            ...(trackingId === undefined ? {} : { trackingId }),
+            ...(status === undefined ? {} : { status }),
+            ...(after === undefined ? {} : { after: { firstEventAt: after.t, key: after.k } }),
+          }),
+        positionOf: (record) => ({ t: record.firstEventAt, k: record.key }),
+      });
+      const items = page.rows.map(toMessage);
+      return { items, next_cursor: page.next_cursor, count: items.length };
+    },
+  };
+}
+
+export function createTrackingIdService({ store, cursors }: MailwardenContext): TrackingIdService {
+  return {
+    async list(projectId, query = {}) {
+      assertProjectId(projectId);
+      const { search, limit, cursor } = parseInput(listTrackingIdsQuerySchema, query, 'tracking ID list query');
+      const searchCheck = checkTrackingId(search);
+      if (!searchCheck.ok) throw new MailwardenError('invalid_request', `Invalid search: ${searchCheck.reason}.`);
+      const searchKey = searchCheck.trackingId === null ? undefined : trackingIdSearchKey(searchCheck.trackingId);
+      const page = await paginate(cursors, {
+        scope: { listing: 'tracking-ids', projectId, filters: { search: searchKey } },
+        limit,
+        cursor,
+        position: trackingIdPosition,
+        fetch: (size, after) =>
+          store.listTrackingIds(projectId, {
+            limit: size,
+            ...(searchKey === undefined ? {} : { search: searchKey }),
+            ...(after === undefined ? {} : { after: after.i }),
+          }),
+        positionOf: (record) => ({ i: record.trackingId }),
+      });
+      const items = page.rows.map(toTrackingIdSummary);
+      return { items, next_cursor: page.next_cursor, count: items.length };
+    },
+  };
+}

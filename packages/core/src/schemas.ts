@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { errorCodes } from './errors.js';
+import { deliveryEventTypes, providers } from './events/delivery-event.js';
+import { Fact, messageStatuses, type FactName } from './messages/facts.js';
+import { suppressionReasons } from './suppressions/reason.js';
+
+// The spec's wire shapes (and DESIGN's extensions), for users and for the OpenAPI document. The service
+// returns exactly these shapes, so an embedded call and an HTTP call give the same JSON.
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_BATCH_SIZE = 100;
+
+const pageLimit = z
+  .union([z.int(), z.string().regex(/^[0-9]{1,9}$/, 'limit must be a whole number').transform(Number)])
+  .pipe(z.int().min(1).max(MAX_PAGE_SIZE))
+  .optional()
+  .meta({ description: `Results per page, 1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.` });
+const cursor = z
+  .string()
+  .optional()
+  .meta({ description: 'Opaque cursor: the `next_cursor` of the previous page.' });
+const nextCursor = z
+  .string()
+  .nullable()
+  .meta({ description: 'Pass as `cursor` for the next page; `null` on the last page.' });
+const timestamp = z.iso.datetime({ precision: 3 }).meta({ description: 'ISO 8601 UTC, milliseconds, trailing Z.' });
+
+export const suppressionReasonSchema = z.enum(suppressionReasons).meta({ id: 'SuppressionReason' });
+
+export const suppressionSchema = z
+  .object({
+    hash: z.string().meta({ description: 'Hash of the normalized address; the id in the delete path.' }),
+    email: z.string(),
+    reason: suppressionReasonSchema,
+    created_at: timestamp,
+  })
+  .meta({ id: 'Suppression' });
+
+export const listSuppressionsQuerySchema = z.object({ limit: pageLimit, cursor });
+export const listSuppressionsResponseSchema = z
+  .object({ items: z.array(suppressionSchema), next_cursor: nextCursor, count: z.int().min(0) })
+  .meta({ id: 'SuppressionPage' });
+
+export const checkSuppressionQuerySchema = z.object({ email: z.string() });
+export const checkSuppressionResponseSchema = z
+  .union([
+    z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, created_at: timestamp }),
+    z.object({ email: z.string(), suppressed: z.literal(false) }),
+  ])
+  .meta({ id: 'SuppressionCheck' });
+
+export const batchCheckRequestSchema = z.object({
+  emails: z.array(z.string()).max(MAX_BATCH_SIZE).meta({ description: `0 to ${MAX_BATCH_SIZE} addresses.` }),
+});
+export const batchCheckResultSchema = z.union([
+  z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema }),
+  z.object({ email: z.string(), suppressed: z.literal(false) }),
+]);
+export const batchCheckResponseSchema = z
+  .object({ results: z.array(batchCheckResultSchema) })
+  .meta({ id: 'SuppressionBatchCheck' });
+
+export const addSuppressionRequestSchema = z.object({ email: z.string() });
+export const addSuppressionResponseSchema = suppressionSchema;
+
+export const removeSuppressionResponseSchema = z
+  .object({ deleted: z.literal(true), hash: z.string() })
+  .meta({ id: 'SuppressionRemoved' });
+
+export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageStatus' });
+export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
+export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
+
+export const messageSchema = z
+  .object({
+    messageId: z.string(),
+    recipient: z.string(),
+    status: messageStatusSchema,
+    trackingId: z.string().nullable(),
+    provider: providerSchema,
+    facts: z.array(z.enum(factNames)).meta({ description: 'Everything known to have happened to the message.' }),
+    firstEventAt: timestamp,
+    lastEventAt: timestamp,
+  })
+  .meta({ id: 'Message' });
+
+export const listMessagesQuerySchema = z.object({
+  trackingId: z.string().optional(),
+  status: messageStatusSchema.optional(),
+  limit: pageLimit,
+  cursor,
+});
+export const listMessagesResponseSchema = z
+  .object({ items: z.array(messageSchema), next_cursor: nextCursor, count: z.int().min(0) })
+  .meta({ id: 'MessagePage' });
+
+export const trackingIdSummarySchema = z
+  .object({
+    trackingId: z.string(),
+    messages: z.int().min(0),
+    delivered: z.int().min(0),
+    bounced: z.int().min(0),
+    complained: z.int().min(0),
+    lastEventAt: timestamp,
+  })
+  .meta({ id: 'TrackingIdSummary' });
+
+export const listTrackingIdsQuerySchema = z.object({
+  search: z.string().optional().meta({ description: 'Case-insensitive substring of the tracking ID.' }),
+  limit: pageLimit,
+  cursor,
+});
+export const listTrackingIdsResponseSchema = z
+  .object({ items: z.array(trackingIdSummarySchema), next_cursor: nextCursor, count: z.int().min(0) })
+  .meta({ id: 'TrackingIdPage' });
+
+export const deliveryEventSchema = z.object({
+  provider: providerSchema,
+  type: z.enum(deliveryEventTypes),
+  bounceClass: z.enum(['hard', 'soft', 'undetermined']).nullish(),
+  providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).nullish(),
+  messageId: z.string().min(1).max(1024).nullable(),
+  recipient: z.string(),
+  trackingId: z.string().nullable(),
+  occurredAt: z.date().refine((date) => !Number.isNaN(date.getTime()), 'occurredAt must be a valid date'),
+  eventKey: z.string().min(1).max(512),
+  description: z.string().optional(),
+});
+
+export const eventWarningSchema = z.object({
+  index: z.int().min(0).meta({ description: 'Position of the event in the batch.' }),
+  code: z.enum(['invalid_event', 'invalid_recipient', 'tracking_id_too_long', 'invalid_tracking_id']),
+  message: z.string(),
+});
+
+export const applyEventsResultSchema = z
+  .object({
+    accepted: z.int().min(0).meta({ description: 'Events stored for the first time.' }),
+    duplicates: z.int().min(0).meta({ description: 'Events already stored before (provider retries).' }),
+    skipped: z.int().min(0).meta({ description: 'Events that could not be used; see warnings.' }),
+    warnings: z.array(eventWarningSchema),
+  })
+  .meta({ id: 'IngestResult' });
+
+export const errorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.enum(errorCodes as [string, ...string[]]),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export type Suppression = z.infer<typeof suppressionSchema>;
+export type SuppressionPage = z.infer<typeof listSuppressionsResponseSchema>;
+export type SuppressionCheck = z.infer<typeof checkSuppressionResponseSchema>;
+export type BatchCheckResult = z.infer<typeof batchCheckResultSchema>;
+export type Message = z.infer<typeof messageSchema>;
+export type MessagePage = z.infer<typeof listMessagesResponseSchema>;
+export type TrackingIdSummary = z.infer<typeof trackingIdSummarySchema>;
+export type TrackingIdPage = z.infer<typeof listTrackingIdsResponseSchema>;
+export type EventWarning = z.infer<typeof eventWarningSchema>;
+export type ApplyEventsResult = z.infer<typeof applyEventsResultSchema>;
+export type ListSuppressionsQuery = z.input<typeof listSuppressionsQuerySchema>;
+export type ListMessagesQuery = z.input<typeof listMessagesQuerySchema>;
+export type ListTrackingIdsQuery = z.input<typeof listTrackingIdsQuerySchema>;

@@ -1,0 +1,256 @@
+import { reasonFromRank, reasonRank, strongerReason } from '../../suppressions/reason.js';
+import type { SuppressionPosition, SuppressionRecord } from '../store.js';
+
+const HASH_BYTES = 32;
+const HASH_WORDS = HASH_BYTES / 4;
+const EMPTY = 0;
+const DELETED = -1;
+
+/**
+ * One project's suppressions in memory, laid out for a million entries: columns of typed arrays
+ * indexed by slot (hash bytes, time, reason) instead of an object per entry, an open-addressed
+ * hash index over the hash bytes, and a slot order sorted oldest first for keyset listing.
+ *
+ * A removed entry stays in the order (its key still sorts) until enough removals pile up to compact;
+ * only then is its slot reused, so the order never points at a slot holding another entry.
+ */
+export class SuppressionTable {
+  private capacity = 0;
+  private hashWords = new Uint32Array(0);
+  private hashBytes = new Uint8Array(0);
+  private createdAt = new Float64Array(0);
+  /** `reasonRank` of a live slot; 0 for a free or removed one. */
+  private reasons = new Uint8Array(0);
+  private emails: (string | undefined)[] = [];
+  private slotsUsed = 0;
+  private freeSlots: number[] = [];
+
+  /** Slot + 1 per bucket; EMPTY or DELETED otherwise. Never more than half full. */
+  private index = new Int32Array(16);
+  private indexFilled = 0;
+
+  /** Slots in (createdAt asc, hash desc) order: newest-first listing reads it backwards. */
+  private order = new Int32Array(0);
+  private orderLength = 0;
+  private removedInOrder = 0;
+
+  private readonly probe = new Uint32Array(HASH_WORDS);
+  private readonly probeBytes = Buffer.from(this.probe.buffer);
+
+  size = 0;
+
+  get(hash: string): SuppressionRecord | undefined {
+    const slot = this.find(hash);
+    return slot < 0 ? undefined : this.record(slot, hash);
+  }
+
+  /** Insert-if-absent. */
+  add(record: SuppressionRecord): { record: SuppressionRecord; created: boolean } {
+    const slot = this.find(record.hash);
+    if (slot >= 0) return { record: this.record(slot, record.hash), created: false };
+    this.insert(record);
+    return { record, created: true };
+  }
+
+  /** Insert, or merge into the existing entry: the stronger reason and the earlier time win. */
+  upsert(record: SuppressionRecord): void {
+    const slot = this.find(record.hash);
+    if (slot < 0) {
+      this.insert(record);
+      return;
+    }
+    const reason = strongerReason(reasonFromRank(this.reasons[slot]!), record.reason);
+    if (record.createdAt < this.createdAt[slot]!) {
+      // The entry moves in the order: re-insert it under its new key.
+      const email = this.emails[slot]!;
+      this.remove(record.hash);
+      this.insert({ hash: record.hash, email, reason, createdAt: record.createdAt });
+    } else {
+      this.reasons[slot] = reasonRank(reason);
+    }
+  }
+
+  remove(hash: string): boolean {
+    const bucket = this.findBucket(hash);
+    if (bucket < 0) return false;
+    const slot = this.index[bucket]! - 1;
+    this.index[bucket] = DELETED;
+    this.reasons[slot] = 0;
+    this.emails[slot] = undefined;
+    this.size--;
+    this.removedInOrder++;
+    if (this.removedInOrder > 1024 && this.removedInOrder * 4 > this.orderLength) this.compact();
+    return true;
+  }
+
+  /** Up to `limit` entries newest first, strictly after `after`. */
+  list(limit: number, after?: SuppressionPosition): SuppressionRecord[] {
+    let i = this.orderLength - 1;
+    if (after !== undefined) {
+      this.loadProbe(after.hash);
+      i = this.lowerBound(after.createdAt) - 1;
+    }
+    const page: SuppressionRecord[] = [];
+    for (; i >= 0 && page.length < limit; i--) {
+      const slot = this.order[i]!;
+      if (this.reasons[slot] !== 0) page.push(this.record(slot, this.hashHex(slot)));
+    }
+    return page;
+  }
+
+  private record(slot: number, hash: string): SuppressionRecord {
+    return {
+      hash,
+      email: this.emails[slot]!,
+      reason: reasonFromRank(this.reasons[slot]!),
+      createdAt: this.createdAt[slot]!,
+    };
+  }
+
+  private insert(record: SuppressionRecord): void {
+    const slot = this.allocateSlot();
+    this.loadProbe(record.hash);
+    this.hashWords.set(this.probe, slot * HASH_WORDS);
+    this.createdAt[slot] = record.createdAt;
+    this.reasons[slot] = reasonRank(record.reason);
+    this.emails[slot] = record.email;
+    this.size++;
+    this.indexInsert(slot);
+    this.orderInsert(slot);
+  }
+
+  private allocateSlot(): number {
+    const free = this.freeSlots.pop();
+    if (free !== undefined) return free;
+    if (this.slotsUsed === this.capacity) this.grow();
+    return this.slotsUsed++;
+  }
+
+  private grow(): void {
+    const capacity = Math.max(64, this.capacity * 2);
+    const hashWords = new Uint32Array(capacity * HASH_WORDS);
+    hashWords.set(this.hashWords);
+    const createdAt = new Float64Array(capacity);
+    createdAt.set(this.createdAt);
+    const reasons = new Uint8Array(capacity);
+    reasons.set(this.reasons);
+    const order = new Int32Array(capacity);
+    order.set(this.order.subarray(0, this.orderLength));
+    this.hashWords = hashWords;
+    this.hashBytes = new Uint8Array(hashWords.buffer);
+    this.createdAt = createdAt;
+    this.reasons = reasons;
+    this.order = order;
+    this.capacity = capacity;
+  }
+
+  // --- hash index -------------------------------------------------------------------------------
+
+  private find(hash: string): number {
+    const bucket = this.findBucket(hash);
+    return bucket < 0 ? -1 : this.index[bucket]! - 1;
+  }
+
+  private findBucket(hash: string): number {
+    this.loadProbe(hash);
+    const mask = this.index.length - 1;
+    for (let bucket = this.probe[0]! & mask; ; bucket = (bucket + 1) & mask) {
+      const entry = this.index[bucket]!;
+      if (entry === EMPTY) return -1;
+      if (entry !== DELETED && this.probeEquals(entry - 1)) return bucket;
+    }
+  }
+
+  private indexInsert(slot: number): void {
+    if ((this.indexFilled + 1) * 2 > this.index.length) this.rehash();
+    const mask = this.index.length - 1;
+    let bucket = this.hashWords[slot * HASH_WORDS]! & mask;
+    while (this.index[bucket]! > 0) bucket = (bucket + 1) & mask;
+    if (this.index[bucket] === EMPTY) this.indexFilled++;
+    this.index[bucket] = slot + 1;
+  }
+
+  private rehash(): void {
+    let length = 16;
+    while (length < (this.size + 1) * 2) length *= 2;
+    const old = this.index;
+    this.index = new Int32Array(length);
+    this.indexFilled = 0;
+    const mask = length - 1;
+    for (const entry of old) {
+      if (entry <= 0) continue;
+      let bucket = this.hashWords[(entry - 1) * HASH_WORDS]! & mask;
+      while (this.index[bucket] !== EMPTY) bucket = (bucket + 1) & mask;
+      this.index[bucket] = entry;
+      this.indexFilled++;
+    }
+  }
+
+  // --- order ------------------------------------------------------------------------------------
+
+  /** First position whose key is >= (createdAt, probe hash) in (createdAt asc, hash desc) order. */
+  private lowerBound(createdAt: number): number {
+    let low = 0;
+    let high = this.orderLength;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.compareToProbe(this.order[middle]!, createdAt) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  private orderInsert(slot: number): void {
+    const createdAt = this.createdAt[slot]!;
+    // The probe holds this slot's hash. New entries are usually the newest: append without searching.
+    let position = this.orderLength;
+    if (position > 0 && this.compareToProbe(this.order[position - 1]!, createdAt) > 0) {
+      position = this.lowerBound(createdAt);
+    }
+    this.order.copyWithin(position + 1, position, this.orderLength);
+    this.order[position] = slot;
+    this.orderLength++;
+  }
+
+  /** Compares a slot's key with (createdAt, probe hash) in (createdAt asc, hash desc) order. */
+  private compareToProbe(slot: number, createdAt: number): number {
+    const time = this.createdAt[slot]!;
+    if (time !== createdAt) return time < createdAt ? -1 : 1;
+    const base = slot * HASH_BYTES;
+    for (let i = 0; i < HASH_BYTES; i++) {
+      const difference = this.hashBytes[base + i]! - this.probeBytes[i]!;
+      if (difference !== 0) return -difference;
+    }
+    return 0;
+  }
+
+  private compact(): void {
+    let kept = 0;
+    for (let i = 0; i < this.orderLength; i++) {
+      const slot = this.order[i]!;
+      if (this.reasons[slot] !== 0) this.order[kept++] = slot;
+      else this.freeSlots.push(slot);
+    }
+    this.orderLength = kept;
+    this.removedInOrder = 0;
+    this.rehash();
+  }
+
+  // --- hash bytes -------------------------------------------------------------------------------
+
+  private loadProbe(hash: string): void {
+    if (hash.length !== 64 || this.probeBytes.write(hash, 'hex') !== HASH_BYTES) {
+      throw new TypeError(`not a suppression hash: ${JSON.stringify(hash)}`);
+    }
+  }
+
+  private probeEquals(slot: number): boolean {
+    const base = slot * HASH_WORDS;
+    for (let i = 0; i < HASH_WORDS; i++) if (this.hashWords[base + i] !== this.probe[i]) return false;
+    return true;
+  }
+
+  private hashHex(slot: number): string {
+    return Buffer.from(this.hashWords.buffer, slot * HASH_BYTES, HASH_BYTES).toString('hex');
+  }
+}

@@ -1,0 +1,122 @@
+import type { MessageStatus } from '../messages/facts.js';
+import type { MessageRecord } from '../messages/message.js';
+import type { SuppressionReason } from '../suppressions/reason.js';
+
+export interface SuppressionRecord {
+  /** 64 lower-case hex characters: the hash of `email` (see `createEmailHasher`). */
+  hash: string;
+  /** The normalized address. */
+  email: string;
+  reason: SuppressionReason;
+  /** Epoch milliseconds of the first time the address was suppressed. */
+  createdAt: number;
+}
+
+/** A position in the newest-first suppression order: the last item of the previous page. */
+export interface SuppressionPosition {
+  createdAt: number;
+  hash: string;
+}
+
+/** A position in the newest-first message order: the last item of the previous page. */
+export interface MessagePosition {
+  firstEventAt: number;
+  key: string;
+}
+
+export interface TrackingIdRecord {
+  trackingId: string;
+  /** Messages that carry this tracking ID. */
+  messages: number;
+  /** Of those, how many reached delivered, bounced (hard or soft) and complained. */
+  delivered: number;
+  bounced: number;
+  complained: number;
+  /** Epoch milliseconds of the latest event of any of those messages. */
+  lastEventAt: number;
+}
+
+/**
+ * One normalized event, prepared by the service for a store: every rule that needs judgment (policy,
+ * normalization, hashing, keys) has already been applied, so a store only stores.
+ */
+export interface StoredEvent {
+  /** Deduplication key, unique within the project (the service prefixes it with the provider). */
+  key: string;
+  /** What this event alone says about its message; `null` when the event names no message. */
+  message: MessageRecord | null;
+  /** `trackingIdSearchKey(message.trackingId)`, for the tracking-ID row this event may create. */
+  trackingIdSearchKey: string | null;
+  /** The suppression the policy decided on, with `createdAt` = the event time; `null` for none. */
+  suppression: SuppressionRecord | null;
+}
+
+export type EventOutcome = 'applied' | 'duplicate';
+
+export interface MessageQuery {
+  trackingId?: string;
+  status?: MessageStatus;
+  limit: number;
+  after?: MessagePosition;
+}
+
+export interface TrackingIdQuery {
+  /** Already lower-cased with `trackingIdSearchKey`; matches a substring of each row's search key. */
+  search?: string;
+  limit: number;
+  /** The last tracking ID of the previous page. */
+  after?: string;
+}
+
+/**
+ * Where mailwarden keeps its state: atomic domain operations, not a key-value API, so each store uses
+ * its engine's own atomicity (a transaction in Postgres, a Lua script in Redis). Every operation is
+ * scoped to one project; projects never see each other's data.
+ *
+ * Times are epoch milliseconds supplied by the caller; stores never read a clock of their own, so many
+ * app instances sharing one store agree on order. Errors that mean "the store cannot be reached" are
+ * thrown as `MailwardenError('store_unavailable')`.
+ *
+ * The conformance suite in `@mailwarden/store-test-suite` is the executable form of this contract.
+ */
+export interface Store {
+  /** The suppression of one hash, or `undefined`. One round trip. */
+  getSuppression(projectId: string, hash: string): Promise<SuppressionRecord | undefined>;
+
+  /** The suppressions of many hashes, in the order asked (duplicates included). One round trip. */
+  getSuppressions(projectId: string, hashes: readonly string[]): Promise<(SuppressionRecord | undefined)[]>;
+
+  /**
+   * Insert-if-absent, atomically. Returns the stored record: the given one with `created: true`, or the
+   * existing one, unchanged, with `created: false` (an existing suppression is never downgraded).
+   */
+  addSuppression(projectId: string, record: SuppressionRecord): Promise<{ record: SuppressionRecord; created: boolean }>;
+
+  /** Deletes a suppression atomically. Returns whether it existed. */
+  removeSuppression(projectId: string, hash: string): Promise<boolean>;
+
+  /**
+   * A page in newest-first order (`createdAt` descending, then `hash` ascending), starting strictly
+   * after `after`. Keyset pagination: an item present for the whole walk is returned exactly once,
+   * whatever is added or removed meanwhile. Returns at most `limit` items; one round trip.
+   */
+  listSuppressions(projectId: string, page: { limit: number; after?: SuppressionPosition }): Promise<SuppressionRecord[]>;
+
+  /**
+   * Applies events, each atomically and in the given order: if `key` was seen, nothing changes
+   * (`duplicate`); otherwise, as one step, the key is recorded, the message merged (`mergeMessage`),
+   * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted (reason only upgraded,
+   * `createdAt` the earliest). A failure part-way leaves every event either wholly applied or not at
+   * all, so the caller may retry the whole batch. Returns one outcome per event.
+   */
+  applyEvents(projectId: string, events: readonly StoredEvent[]): Promise<EventOutcome[]>;
+
+  /** Messages newest first (`firstEventAt` descending, then `key` ascending), filtered, keyset-paged. */
+  listMessages(projectId: string, query: MessageQuery): Promise<MessageRecord[]>;
+
+  /** Tracking IDs with at least one message, in code-point order of the ID, filtered by `search`. */
+  listTrackingIds(projectId: string, query: TrackingIdQuery): Promise<TrackingIdRecord[]>;
+
+  /** Releases what the store holds (connections belong to the caller and stay open). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import type { MailwardenContext } from '../context.js';
+import { tryNormalizeEmail } from '../email/normalize.js';
+import { normalizeEmail } from '../email/normalize.js';
+import { isEmailHash } from '../email/hash.js';
+import { MailwardenError } from '../errors.js';
+import { assertProjectId, parseInput } from '../input.js';
+import { paginate } from '../pagination.js';
+import {
+  MAX_BATCH_SIZE,
+  listSuppressionsQuerySchema,
+  type BatchCheckResult,
+  type ListSuppressionsQuery,
+  type Suppression,
+  type SuppressionCheck,
+  type SuppressionPage,
+} from '../schemas.js';
+import type { SuppressionRecord } from '../store/store.js';
+
+const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) });
+
+export interface SuppressionService {
+  /** A page of the project's suppressions, newest first. */
+  list(projectId: string, query?: ListSuppressionsQuery): Promise<SuppressionPage>;
+  /** Whether one address is suppressed; echoes the address as given. */
+  check(projectId: string, email: string): Promise<SuppressionCheck>;
+  /** Checks 0–100 addresses in one store round trip; one result per input, in input order. */
+  checkMany(projectId: string, emails: readonly string[]): Promise<{ results: BatchCheckResult[] }>;
+  /** Suppresses an address by hand (`manual`). `created` is false when it was already suppressed. */
+  add(projectId: string, email: string): Promise<{ suppression: Suppression; created: boolean }>;
+  /** Removes a suppression by its hash, or throws `suppression_not_found`. */
+  remove(projectId: string, hash: string): Promise<{ deleted: true; hash: string }>;
+  /** The hash of an address, as the store and the API use it. Throws `invalid_email`. */
+  hashOf(email: string): string;
+}
+
+export function toSuppression(record: SuppressionRecord): Suppression {
+  return {
+    hash: record.hash,
+    email: record.email,
+    reason: record.reason,
+    created_at: new Date(record.createdAt).toISOString(),
+  };
+}
+
+export function createSuppressionService(context: MailwardenContext): SuppressionService {
+  const { store, hashEmail, cursors } = context;
+
+  return {
+    async list(projectId, query = {}) {
+      assertProjectId(projectId);
+      const { limit, cursor } = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
+      const page = await paginate(cursors, {
+        scope: { listing: 'suppressions', projectId, filters: {} },
+        limit,
+        cursor,
+        position,
+        fetch: (size, after) =>
+          store.listSuppressions(projectId, {
+            limit: size,
+            ...(after === undefined ? {} : { after: { createdAt: after.c, hash: after.h } }),
+          }),
+        positionOf: (record) => ({ c: record.createdAt, h: record.hash }),
+      });
+      const items = page.rows.map(toSuppression);
+      return { items, next_cursor: page.next_cursor, count: items.length };
+    },
+
+    async check(projectId, email) {
+      assertProjectId(projectId);
+      const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)));
+      if (record === undefined) return { email, suppressed: false };
+      return { email, suppressed: true, reason: record.reason, created_at: new Date(record.createdAt).toISOString() };
+    },
+
+    async checkMany(projectId, emails) {
+      assertProjectId(projectId);
+      if (!Array.isArray(emails)) throw new MailwardenError('invalid_request', 'Invalid batch check: emails must be an array.');
+      if (emails.length > MAX_BATCH_SIZE) {
+        throw new MailwardenError('batch_too_large', `A batch check takes at most ${MAX_BATCH_SIZE} addresses; got ${emails.length}.`, {
+          details: { max: MAX_BATCH_SIZE, received: emails.length },
+        });
+      }
+      const hashes = hashAll(hashEmail, emails);
+      const records = await store.getSuppressions(projectId, hashes);
+      const results = emails.map((email, index): BatchCheckResult => {
+        const record = records[index];
+        return record === undefined ? { email, suppressed: false } : { email, suppressed: true, reason: record.reason };
+      });
+      return { results };
+    },
+
+    async add(projectId, email) {
+      assertProjectId(projectId);
+      const normalized = normalizeEmail(email);
+      const { record, created } = await store.addSuppression(projectId, {
+        hash: hashEmail(normalized),
+        email: normalized,
+        reason: 'manual',
+        createdAt: context.now(),
+      });
+      return { suppression: toSuppression(record), created };
+    },
+
+    async remove(projectId, hash) {
+      assertProjectId(projectId);
+      const key = typeof hash === 'string' ? hash.toLowerCase() : '';
+      if (!isEmailHash(key)) {
+        throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
+      }
+      if (!(await store.removeSuppression(projectId, key))) {
+        throw new MailwardenError('suppression_not_found', 'No suppression has this hash in this project.', {
+          details: { hash: key },
+        });
+      }
+      return { deleted: true, hash: key };
+    },
+
+    hashOf(email) {
+      return hashEmail(normalizeEmail(email));
+    },
+  };
+}
+
+/** Hashes a batch, or throws one `invalid_email` listing every bad entry as `{ index, email, reason }`. */
+export function hashAll(hashEmail: (email: string) => string, emails: readonly string[]): string[] {
+  const hashes: string[] = [];
+  const invalid: { index: number; email: unknown; reason: string }[] = [];
+  emails.forEach((email, index) => {
+    const result = tryNormalizeEmail(email);
+    if (result.ok) hashes.push(hashEmail(result.email));
+    else invalid.push({ index, email, reason: result.reason });
+  });
+  if (invalid.length > 0) {
+    throw new MailwardenError(
+      'invalid_email',
+      `${invalid.length} of ${emails.length} addresses are invalid; see details.`,
+      { details: invalid },
+    );
+  }
+  return hashes;
+}
