@@ -21,6 +21,7 @@ export const errorStatus = {
   unsupported_media_type: 415,
   internal_error: 500,
   store_unavailable: 503,
+  verification_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatus;

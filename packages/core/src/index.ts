@@ -53,3 +53,77 @@ export type {
 export { createMemoryStore } from './store/memory/memory-store.js';
 
 export * from './schemas.js';
+
+// Send side: attach a tracking ID to each provider's send request.
+export {
+  SERVICE_ID_HEADER,
+  attachSesHeaderTrackingId,
+  readSesHeaderTrackingId,
+  encodeServiceIdHeader,
+  decodeHeaderValue,
+  type SesMessageHeader,
+  type SesV2HeadersRequest,
+} from './carriers/ses-header.js';
+export {
+  SERVICE_ID_TAG,
+  SERVICE_ID_ENCODING_TAG,
+  attachSesTagsTrackingId,
+  readSesTagsTrackingId,
+  sesTrackingTags,
+  type SesApiVersion,
+  type SesMessageTag,
+  type SesV1TagsRequest,
+  type SesV2TagsRequest,
+} from './carriers/ses-tags.js';
+export {
+  SENDGRID_CUSTOM_ARGS_MAX_BYTES,
+  attachSendGridTrackingId,
+  readSendGridTrackingId,
+  type SendGridMailRequest,
+  type SendGridPersonalization,
+} from './carriers/sendgrid.js';
+export {
+  MAILGUN_OPTIONS_MAX_BYTES,
+  MAILGUN_VARIABLES_HEADER,
+  attachMailgunTrackingId,
+  attachMailgunSmtpTrackingId,
+  readMailgunTrackingId,
+  readMailgunLegacyTrackingId,
+  type MailgunMessageFields,
+  type MailgunCarrierOptions,
+  type MailgunSmtpCarrierOptions,
+} from './carriers/mailgun.js';
+export {
+  SPARKPOST_METADATA_MAX_BYTES,
+  attachSparkPostTrackingId,
+  readSparkPostTrackingId,
+  type SparkPostCarrierOptions,
+} from './carriers/sparkpost.js';
+export {
+  POSTMARK_METADATA_MAX_FIELDS,
+  POSTMARK_METADATA_VALUE_MAX,
+  attachPostmarkTrackingId,
+  readPostmarkTrackingId,
+  splitPostmarkTrackingId,
+  type PostmarkWithTrackingId,
+} from './carriers/postmark.js';
+export {
+  MANDRILL_METADATA_MAX_BYTES,
+  attachMandrillTrackingId,
+  readMandrillTrackingId,
+  type MandrillWithTrackingId,
+} from './carriers/mandrill.js';
+
+// Webhook side: verify, parse and normalize each provider's delivery events.
+export type { WebhookRequest } from './webhooks/request.js';
+export type { WebhookReceipt } from './webhooks/receipt.js';
+export type { ProviderWebhook, WebhookEnvironment } from './webhooks/provider.js';
+export type { BasicAuthCredentials, SharedSecretAuth } from './webhooks/auth.js';
+export { createWebhookIngest, type IngestResult, type IngestWebhook, type ProviderAuth, type WebhookOptions } from './webhooks/ingest.js';
+export { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from './webhooks/ses.js';
+export { createSnsVerifier, type SnsVerifier } from './webhooks/sns.js';
+export { createSendGridWebhook, parseSendGridWebhook, type SendGridWebhookAuth } from './webhooks/sendgrid.js';
+export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, type MailgunWebhookAuth } from './webhooks/mailgun.js';
+export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
+export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
+export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';

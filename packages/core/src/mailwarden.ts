@@ -10,6 +10,10 @@ import type { Store } from './store/store.js';
 import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './suppressions/send-gate.js';
 import { createSuppressionService, type SuppressionService } from './suppressions/service.js';
+import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
+import type { WebhookRequest } from './webhooks/request.js';
+import type { Provider } from './events/delivery-event.js';
+import { MailwardenError } from './errors.js';
 
 export interface MailwardenOptions {
   /** Where state lives. Default: a new memory store. */
@@ -22,6 +26,8 @@ export interface MailwardenOptions {
   policy?: SuppressionPolicy;
   /** Clock for manual suppressions, in epoch milliseconds. Default: `Date.now`. */
   now?: () => number;
+  /** Webhook intake: each project's provider authentication. Without it, `ingestWebhook` refuses every request. */
+  webhooks?: WebhookOptions;
 }
 
 export interface Mailwarden {
@@ -30,6 +36,11 @@ export interface Mailwarden {
   trackingIds: TrackingIdService;
   /** Records normalized delivery events; see `applyEvents`. */
   applyEvents(projectId: string, events: readonly DeliveryEvent[]): Promise<ApplyEventsResult>;
+  /**
+   * Verifies, parses and stores one provider webhook request. Resolves once every event is stored, so
+   * acknowledge the provider only then; throws `webhook_unauthorized`, `invalid_payload`, or a store error.
+   */
+  ingestWebhook(provider: Provider, projectId: string, request: WebhookRequest): Promise<IngestResult>;
   /** The send gate; see `filterSuppressed`. */
   filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
   /** The store, for lifecycle and for bindings. */
@@ -59,11 +70,19 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     policy: options.policy ?? defaultSuppressionPolicy,
     now: options.now ?? Date.now,
   };
+  const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
+  const ingestWebhook =
+    options.webhooks === undefined
+      ? async () => {
+          throw new MailwardenError('webhook_unauthorized', 'No webhook authentication is configured (createMailwarden({ webhooks })).');
+        }
+      : createWebhookIngest(applyEventsOfProject, options.webhooks);
   return {
     suppressions: createSuppressionService(context),
     messages: createMessageService(context),
     trackingIds: createTrackingIdService(context),
-    applyEvents: (projectId, events) => applyEvents(context, projectId, events),
+    applyEvents: applyEventsOfProject,
+    ingestWebhook,
     filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),
     store: context.store,
     close: () => context.store.close(),

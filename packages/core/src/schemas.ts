@@ -123,7 +123,8 @@ export const deliveryEventSchema = z.object({
   messageId: z.string().min(1).max(1024).nullable(),
   recipient: z.string(),
   trackingId: z.string().nullable(),
-  occurredAt: z.date().refine((date) => !Number.isNaN(date.getTime()), 'occurredAt must be a valid date'),
+  // z.date() already rejects an invalid Date.
+  occurredAt: z.date(),
   eventKey: z.string().min(1).max(512),
   description: z.string().optional(),
 });

@@ -52,8 +52,10 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
   return {
     async list(projectId, query = {}) {
       assertProjectId(projectId);
-      const { trackingId, status, limit, cursor } = parseInput(listMessagesQuerySchema, query, 'message list query');
-      if (trackingId !== undefined) assertTrackingId(trackingId);
+      const parsed = parseInput(listMessagesQuerySchema, query, 'message list query');
+      const { status, limit, cursor } = parsed;
+      // An empty filter (`?trackingId=`) means no filter, as an empty tracking ID means none (DESIGN §5).
+      const trackingId = parsed.trackingId === '' || parsed.trackingId === undefined ? undefined : assertTrackingId(parsed.trackingId);
       const page = await paginate(cursors, {
         scope: { listing: 'messages', projectId, filters: { trackingId, status } },
         limit,

@@ -9,7 +9,8 @@ const CHUNK = 1000;
 export interface FilterSuppressedOptions {
   /**
    * What to do when the store cannot be asked. `open` (the default, as the spec's clients do): mail
-   * everyone valid and report the error. `closed`: mail no one and report the error.
+   * everyone valid not already found suppressed, and report the error. `closed`: mail no one and report
+   * the error.
    */
   onError?: 'open' | 'closed';
 }
@@ -68,9 +69,9 @@ export async function filterSuppressed(
     }
   } catch (caught) {
     error = caught;
-    for (const entry of valid) {
-      if (onError === 'closed') blockedAt.set(entry.index, 'check_failed');
-      else blockedAt.delete(entry.index);
+    // Fail-open only treats unchecked recipients as not suppressed: suppressions already read stay blocked.
+    if (onError === 'closed') {
+      for (const entry of valid) if (!blockedAt.has(entry.index)) blockedAt.set(entry.index, 'check_failed');
     }
   }
 

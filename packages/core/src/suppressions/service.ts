@@ -97,7 +97,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         hash: hashEmail(normalized),
         email: normalized,
         reason: 'manual',
-        createdAt: context.now(),
+        // Whole milliseconds, as event times and the wire format have: a clock such as
+        // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
+        createdAt: Math.trunc(context.now()),
       });
       return { suppression: toSuppression(record), created };
     },

@@ -1,3 +1,4 @@
+import { isEmailHash } from '../../email/hash.js';
 import { messageStatus } from '../../messages/facts.js';
 import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelta } from '../../messages/message.js';
 import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
@@ -37,6 +38,10 @@ class ProjectState {
   readonly trackingIdOrder = new SortedList<string>(compareCodePoints);
 
   apply(event: StoredEvent): EventOutcome {
+    // Checked before anything changes, so an event is applied wholly or not at all.
+    if (event.suppression !== null && !isEmailHash(event.suppression.hash)) {
+      throw new TypeError(`not a suppression hash: ${JSON.stringify(event.suppression.hash)}`);
+    }
     if (this.seenEventKeys.has(event.key)) return 'duplicate';
     this.seenEventKeys.add(event.key);
     if (event.message !== null) this.mergeMessage(event.message, event.trackingIdSearchKey);
@@ -46,7 +51,8 @@ class ProjectState {
 
   private mergeMessage(seen: MessageRecord, searchKey: string | null): void {
     const before = this.messages.get(seen.key);
-    const after = mergeMessage(before, seen);
+    // A copy: the store must not share objects its caller may change later.
+    const after = mergeMessage(before, { ...seen });
     this.messages.set(after.key, after);
     if (before === undefined) this.messageOrder.insert(after);
     else this.messageOrder.replace(before, after);

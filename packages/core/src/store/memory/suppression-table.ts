@@ -1,3 +1,4 @@
+import { isEmailHash } from '../../email/hash.js';
 import { reasonFromRank, reasonRank, strongerReason } from '../../suppressions/reason.js';
 import type { SuppressionPosition, SuppressionRecord } from '../store.js';
 
@@ -239,9 +240,11 @@ export class SuppressionTable {
   // --- hash bytes -------------------------------------------------------------------------------
 
   private loadProbe(hash: string): void {
-    if (hash.length !== 64 || this.probeBytes.write(hash, 'hex') !== HASH_BYTES) {
+    // Lower-case only, like every other store, where an upper-case hash would be another key.
+    if (!isEmailHash(hash)) {
       throw new TypeError(`not a suppression hash: ${JSON.stringify(hash)}`);
     }
+    this.probeBytes.write(hash, 'hex');
   }
 
   private probeEquals(slot: number): boolean {

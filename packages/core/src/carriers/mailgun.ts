@@ -1,0 +1,302 @@
+import { MailwardenError } from '../errors.js';
+import { assertTrackingId } from '../tracking-id.js';
+import { isRecord } from '../webhooks/body.js';
+
+/** "Sending options (those prefixed by o:, h:, or v:) are limited to 16 kB in total" (Mailgun sending API). */
+export const MAILGUN_OPTIONS_MAX_BYTES = 16_384;
+
+/** RFC 5322 §2.1.1: a header line holds at most 998 octets; longer values must be folded. */
+export const MAILGUN_HEADER_LINE_MAX_BYTES = 998;
+
+export const MAILGUN_VARIABLES_HEADER = 'X-Mailgun-Variables';
+
+const variableField = 'v:service_id';
+const headerField = `h:${MAILGUN_VARIABLES_HEADER}`;
+
+/**
+ * The message fields of Mailgun's `POST /v3/{domain}/messages`: a plain object as `mailgun.js`'s
+ * `messages.create` takes it, or the `URLSearchParams` / `FormData` of a hand-made request.
+ */
+export type MailgunMessageFields = object | URLSearchParams | FormData;
+
+export interface MailgunCarrierOptions {
+  /**
+   * `variable` (default): the `v:service_id` field. `header`: merged into the `h:X-Mailgun-Variables` JSON
+   * field. Either way the other carrier's `service_id` is removed, so the two can never disagree.
+   */
+  via?: 'variable' | 'header';
+}
+
+export interface MailgunSmtpCarrierOptions {
+  /**
+   * `true` (default) writes nodemailer's `{ prepared: true, value }`, so nodemailer sends the JSON verbatim
+   * (it would otherwise RFC 2047-encode the quotes and Mailgun could not parse it). `false` writes the plain
+   * string, for SMTP clients that write header values as given.
+   */
+  prepared?: boolean;
+}
+
+/** A header value of nodemailer's `headers` option. */
+export type MailgunSmtpHeaderValue = string | { prepared: boolean; value: string } | readonly (string | { prepared: boolean; value: string })[];
+
+/**
+ * Returns a copy of a Mailgun message (the fields of `POST /v3/{domain}/messages`) carrying the tracking ID
+ * as the plain string `v:service_id` (or, with `via: 'header'`, merged into `h:X-Mailgun-Variables`).
+ * Mailgun reports it in every event's `user-variables.service_id`.
+ *
+ * The header variant keeps the caller's other variables byte for byte, stays valid JSON, writes control
+ * characters as JSON escapes and folds between members when the header line would exceed 998 octets.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` when an `X-Mailgun-Variables` field is
+ * not text, and `tracking_id_not_carriable` when the `o:`/`h:`/`v:` options would exceed Mailgun's 16 kB,
+ * or (header variant) when the existing header is not a JSON object to merge into.
+ *
+ * @example
+ * await mg.messages.create('mg.example.com', attachMailgunTrackingId({
+ *   from: 'news@mg.example.com',
+ *   to: ['jane@example.com'],
+ *   subject: 'Hello',
+ *   text: 'Hi',
+ * }, 'welcome-2026'));
+ */
+export function attachMailgunTrackingId<T extends MailgunMessageFields>(
+  fields: T,
+  trackingId: string,
+  options: MailgunCarrierOptions = {},
+): T {
+  const id = assertTrackingId(trackingId);
+  const via = options.via ?? 'variable';
+  const pairs = fieldPairs(fields);
+  const touched = (name: string) => name === variableField || name.toLowerCase() === headerField.toLowerCase();
+  const headerName = pairs.find(([name]) => name.toLowerCase() === headerField.toLowerCase())?.[0] ?? headerField;
+  const texts = pairs.filter(([name]) => touched(name) && name !== variableField).map(([, value]) => headerText(value));
+  const headers = via === 'header' ? mergeTrackingId(texts, id, headerName) : texts.map((text) => withoutTrackingId(text, headerName));
+  const added: [string, string][] = [
+    ...(via === 'variable' ? [[variableField, id] as [string, string]] : []),
+    ...headers.map((text): [string, string] => [headerName, text]),
+  ];
+  checkOptionsSize([...pairs.filter(([name]) => !touched(name)), ...added]);
+
+  if (fields instanceof URLSearchParams || fields instanceof FormData) {
+    const next = fields instanceof URLSearchParams ? new URLSearchParams() : new FormData();
+    for (const [name, value] of fields.entries()) if (!touched(name)) next.append(name, value as string);
+    for (const [name, value] of added) next.append(name, value);
+    return next as T;
+  }
+  const next: Record<string, unknown> = Object.fromEntries(Object.entries(fields).filter(([name]) => !touched(name)));
+  if (via === 'variable') next[variableField] = id;
+  if (headers.length > 0) next[headerName] = headers.length === 1 ? headers[0] : headers;
+  return next as T;
+}
+
+/**
+ * Returns a copy of the headers of an SMTP message sent through Mailgun (nodemailer's `headers` option)
+ * with the tracking ID merged into the `X-Mailgun-Variables` JSON header, found whatever its case. The
+ * caller's other variables are kept byte for byte; long headers are folded between JSON members.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` for headers given as an array, and
+ * `tracking_id_not_carriable` when an existing `X-Mailgun-Variables` value is not a JSON object.
+ *
+ * @example
+ * await transport.sendMail({
+ *   from: 'news@mg.example.com',
+ *   to: 'jane@example.com',
+ *   subject: 'Hello',
+ *   text: 'Hi',
+ *   headers: attachMailgunSmtpTrackingId({ 'X-Campaign': 'spring' }, 'welcome-2026'),
+ * });
+ */
+export function attachMailgunSmtpTrackingId<T extends object>(
+  headers: T | undefined,
+  trackingId: string,
+  options: MailgunSmtpCarrierOptions = {},
+): T & Record<string, MailgunSmtpHeaderValue> {
+  const id = assertTrackingId(trackingId);
+  if (Array.isArray(headers)) {
+    throw new MailwardenError('invalid_request', 'Pass the SMTP headers as an object of header names to values.');
+  }
+  const source = (headers ?? {}) as Record<string, unknown>;
+  const isVariables = (name: string) => name.toLowerCase() === MAILGUN_VARIABLES_HEADER.toLowerCase();
+  const name = Object.keys(source).find(isVariables) ?? MAILGUN_VARIABLES_HEADER;
+  const next: Record<string, unknown> = Object.fromEntries(Object.entries(source).filter(([key]) => !isVariables(key)));
+  const texts = Object.entries(source)
+    .filter(([key]) => isVariables(key))
+    .flatMap(([, value]) => (Array.isArray(value) ? (value as unknown[]) : [value]))
+    .map((item) => headerText(isRecord(item) ? item['value'] : item));
+  const merged = mergeTrackingId(texts, id, name);
+  const written = merged.map((value) => (options.prepared === false ? value : { prepared: true, value }));
+  next[name] = written.length === 1 ? written[0] : written;
+  return next as T & Record<string, MailgunSmtpHeaderValue>;
+}
+
+/**
+ * The tracking ID of a Mailgun event: `user-variables.service_id` of the `event-data` object (the whole
+ * webhook body is accepted too). Strings come back as sent; a number set through the JSON header as its
+ * decimal string (DESIGN §6); `null` when absent, empty or of another type.
+ *
+ * A double-encoded string (`"\"abc\""`, written by some client libraries) is NOT unwrapped: a tracking ID
+ * may itself start and end with a quote, and unwrapping would return a different string than was sent.
+ *
+ * @example
+ * const trackingId = readMailgunTrackingId(JSON.parse(body)['event-data']);
+ */
+export function readMailgunTrackingId(eventData: unknown): string | null {
+  const data = isRecord(eventData) && isRecord(eventData['event-data']) ? eventData['event-data'] : eventData;
+  if (!isRecord(data) || !isRecord(data['user-variables'])) return null;
+  return trackingIdValue(data['user-variables']['service_id']);
+}
+
+/**
+ * The tracking ID of a legacy (form-encoded) Mailgun webhook, where user variables are merged in as form
+ * fields: the first `service_id` field. No Mailgun field has that name, so there is no collision to undo.
+ *
+ * @example
+ * const trackingId = readMailgunLegacyTrackingId([...new URLSearchParams(body)]);
+ */
+export function readMailgunLegacyTrackingId(fields: readonly (readonly [string, string])[]): string | null {
+  return trackingIdValue(fields.find(([name]) => name === 'service_id')?.[1]);
+}
+
+function trackingIdValue(value: unknown): string | null {
+  if (typeof value === 'string') return value === '' ? null : value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/** Every field as a name/value pair, array values of a plain object spread into repeated fields. */
+function fieldPairs(fields: MailgunMessageFields): [string, unknown][] {
+  if (fields instanceof URLSearchParams || fields instanceof FormData) return [...fields.entries()];
+  return Object.entries(fields).flatMap(([name, value]): [string, unknown][] =>
+    Array.isArray(value) ? value.map((item: unknown): [string, unknown] => [name, item]) : [[name, value]],
+  );
+}
+
+function headerText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  throw new MailwardenError('invalid_request', `${MAILGUN_VARIABLES_HEADER} must be a JSON text.`);
+}
+
+/** The texts of the variables headers with ours merged into the first (or a new header when none). */
+function mergeTrackingId(texts: readonly string[], id: string, name: string): string[] {
+  const ours = `"service_id":${headerJsonString(id)}`;
+  if (texts.length === 0) return [foldMembers([ours], name)];
+  return texts.map((text, index) => {
+    const members = membersOf(text);
+    if (members === undefined) {
+      throw new MailwardenError(
+        'tracking_id_not_carriable',
+        `The existing ${MAILGUN_VARIABLES_HEADER} is not a JSON object, so service_id cannot be merged into it; ` +
+          'fix that header or carry the tracking ID in the v:service_id field.',
+      );
+    }
+    const others = members.filter((member) => memberName(member) !== 'service_id');
+    return index === 0 ? foldMembers([...others, ours], name) : others.length === members.length ? text : foldMembers(others, name);
+  });
+}
+
+/** A variables text without its `service_id` member; texts without one (or not JSON) are kept as they are. */
+function withoutTrackingId(text: string, name: string): string {
+  const members = membersOf(text);
+  if (members === undefined) return text;
+  const others = members.filter((member) => memberName(member) !== 'service_id');
+  return others.length === members.length ? text : foldMembers(others, name);
+}
+
+/**
+ * JSON, with DEL and the C1 controls escaped too (JSON.stringify escapes only C0): control characters
+ * do not belong in a header line. Other characters stay literal, so 128 code points take at most 770
+ * octets and always fit one line.
+ */
+function headerJsonString(text: string): string {
+  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The member texts (`"key": value`, verbatim) of a JSON object text, or undefined when the text is not a
+ * JSON object. Splits on the commas at depth 1, outside strings.
+ */
+function membersOf(text: string): string[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(parsed)) return undefined;
+  const members: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (char === '\\') escaped = true;
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') {
+      inString = true;
+      if (depth === 1 && start < 0) start = i;
+    } else if (char === '{' || char === '[') depth++;
+    else if (char === '}' || char === ']') {
+      depth--;
+      if (depth === 0 && start >= 0) members.push(text.slice(start, i).trim());
+    } else if (char === ',' && depth === 1) {
+      members.push(text.slice(start, i).trim());
+      start = -1;
+    }
+  }
+  return members;
+}
+
+function memberName(member: string): string {
+  const key = /^"(?:[^"\\]|\\.)*"/.exec(member)?.[0] ?? '""';
+  return JSON.parse(key) as string;
+}
+
+/**
+ * `{member,member,…}` on one line while `Name: value` fits 998 octets, else folded (CRLF + space) before
+ * the member that would overflow: white space between JSON tokens, so the JSON means the same folded or not.
+ */
+function foldMembers(members: readonly string[], name: string): string {
+  const pieces = members.length === 0 ? ['{}'] : members.map((member, i) => `${i === 0 ? '{' : ','}${member}${i === members.length - 1 ? '}' : ''}`);
+  let value = '';
+  let lineBytes = Buffer.byteLength(`${name.replace(/^h:/i, '')}: `, 'utf8');
+  for (const piece of pieces) {
+    const bytes = Buffer.byteLength(piece, 'utf8');
+    if (value !== '' && lineBytes + bytes > MAILGUN_HEADER_LINE_MAX_BYTES) {
+      value += '\r\n ';
+      lineBytes = 1;
+    }
+    value += piece;
+    lineBytes += bytes;
+  }
+  return value;
+}
+
+/**
+ * Mailgun's 16 kB of `o:`/`h:`/`v:` options, counted in the smallest reading (UTF-8 bytes of names and
+ * values, folding white space not counted), so the helper refuses only what Mailgun would refuse anyway.
+ */
+function checkOptionsSize(pairs: readonly [string, unknown][]): void {
+  let bytes = 0;
+  for (const [name, value] of pairs) {
+    if (!/^[ohv]:/i.test(name)) continue;
+    bytes += Buffer.byteLength(name, 'utf8') + valueBytes(value);
+  }
+  if (bytes > MAILGUN_OPTIONS_MAX_BYTES) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `Mailgun's o:, h: and v: options would be ${bytes} bytes, over its 16 kB limit; send through Mailgun's ` +
+        'SMTP service with the X-Mailgun-Variables header (attachMailgunSmtpTrackingId), or shrink the other options.',
+    );
+  }
+}
+
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value.replace(/\r\n[ \t]/g, ''), 'utf8');
+  if (value instanceof Blob) return value.size;
+  return Buffer.byteLength(JSON.stringify(value) ?? String(value), 'utf8');
+}

@@ -1,0 +1,79 @@
+import { MailwardenError } from '../errors.js';
+import { assertTrackingId } from '../tracking-id.js';
+import { isRecord } from '../webhooks/body.js';
+
+/**
+ * Mandrill limits a message's metadata to 200 bytes of JSON (the newer Mailchimp Transactional article
+ * says 250; the smaller, older figure is the safe one).
+ */
+export const MANDRILL_METADATA_MAX_BYTES = 200;
+
+/**
+ * Returns a copy of a Mandrill send request (the body of `messages/send` or `messages/send-template`, or
+ * the argument of `@mailchimp/mailchimp_transactional`'s `messages.send`) carrying the tracking ID as
+ * `message.metadata.service_id`. Mandrill lets `recipient_metadata` values override the message's, so an
+ * entry that has its own `service_id` gets ours instead.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID; `tracking_id_not_carriable` when the metadata, the
+ * caller's plus ours, is over 200 bytes of JSON for some recipient (measured as `JSON.stringify` writes
+ * it, in UTF-8); `invalid_request` when `metadata` is not an object.
+ *
+ * @example
+ * await mailchimp.messages.send(attachMandrillTrackingId({
+ *   message: { from_email: 'news@example.com', to: [{ email: 'jane@example.com' }], subject: 'Hello', text: 'Hi' },
+ * }, 'welcome-2026'));
+ */
+export function attachMandrillTrackingId<R extends { message: object }>(request: R, trackingId: string): MandrillWithTrackingId<R> {
+  const id = assertTrackingId(trackingId);
+  const message = request.message as Record<string, unknown>;
+  const metadata = { ...metadataOf(message['metadata'], 'message.metadata'), service_id: id };
+  checkSize(metadata);
+  const next: Record<string, unknown> = { ...message, metadata };
+  const perRecipient = message['recipient_metadata'];
+  if (Array.isArray(perRecipient)) {
+    next['recipient_metadata'] = perRecipient.map((entry: unknown, index) => {
+      if (!isRecord(entry)) return entry;
+      const values = metadataOf(entry['values'], `message.recipient_metadata[${index}].values`);
+      if (values === undefined || !('service_id' in values)) {
+        checkSize({ ...metadata, ...values });
+        return entry;
+      }
+      const nextValues = { ...values, service_id: id };
+      checkSize({ ...metadata, ...nextValues });
+      return { ...entry, values: nextValues };
+    });
+  }
+  return { ...request, message: next } as MandrillWithTrackingId<R>;
+}
+
+/** A Mandrill send request whose message now has `metadata`. */
+export type MandrillWithTrackingId<R> = R & { message: { metadata: Record<string, unknown> } };
+
+/**
+ * The tracking ID of a Mandrill message event: `msg.metadata.service_id`, a number as its decimal string;
+ * `null` when absent.
+ */
+export function readMandrillTrackingId(event: unknown): string | null {
+  if (!isRecord(event) || !isRecord(event['msg']) || !isRecord(event['msg']['metadata'])) return null;
+  const value = event['msg']['metadata']['service_id'];
+  if (typeof value === 'string') return value === '' ? null : value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+function metadataOf(value: unknown, where: string): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isRecord(value)) return value;
+  throw new MailwardenError('invalid_request', `Mandrill ${where} must be an object.`);
+}
+
+function checkSize(metadata: Record<string, unknown>): void {
+  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  if (bytes > MANDRILL_METADATA_MAX_BYTES) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `Mandrill metadata would be ${bytes} bytes of JSON, over its ${MANDRILL_METADATA_MAX_BYTES}-byte limit; ` +
+        'Mandrill events carry no other field for it, so use a shorter tracking ID or less metadata.',
+    );
+  }
+}

@@ -1,0 +1,107 @@
+import { MailwardenError } from '../errors.js';
+import { assertTrackingId } from '../tracking-id.js';
+import { isRecord } from '../webhooks/body.js';
+
+/** Postmark refuses `Metadata` with more fields than this, counting the caller's own. */
+export const POSTMARK_METADATA_MAX_FIELDS = 10;
+/**
+ * Postmark refuses metadata values longer than 80 characters. Its service counts .NET string length
+ * (UTF-16 code units), which is never less than the code point count, so chunks are measured in code units.
+ */
+export const POSTMARK_METADATA_VALUE_MAX = 80;
+
+/** `service_id`, `service_id_2`, `service_id_3`, …: the keys a tracking ID is split over. */
+export function postmarkTrackingIdKey(index: number): string {
+  return index === 0 ? 'service_id' : `service_id_${index + 1}`;
+}
+
+/** Our keys, whatever the caller already wrote there: they are replaced, never mixed with ours. */
+const OWN_KEY = /^service_id(_\d+)?$/;
+
+/**
+ * Splits a tracking ID into values Postmark accepts: in order, on code point boundaries, each at most
+ * 80 UTF-16 code units (so at most 80 characters by either count). One chunk when it fits as is.
+ */
+export function splitPostmarkTrackingId(trackingId: string): string[] {
+  const chunks: string[] = [];
+  let chunk = '';
+  for (const char of trackingId) {
+    if (chunk.length + char.length > POSTMARK_METADATA_VALUE_MAX) {
+      chunks.push(chunk);
+      chunk = '';
+    }
+    chunk += char;
+  }
+  if (chunk !== '') chunks.push(chunk);
+  return chunks;
+}
+
+/**
+ * Returns a copy of a Postmark message (the body of `POST /email` or `/email/withTemplate`, or the
+ * `postmark` SDK's `sendEmail` argument), or of a batch (an array of them), carrying the tracking ID in
+ * `Metadata`: plain `service_id` when it fits 80 characters, else split in order over `service_id`,
+ * `service_id_2`, … . Keys `service_id` and `service_id_<n>` belong to this carrier: existing ones are
+ * replaced.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID; `tracking_id_not_carriable` when the caller's fields plus
+ * ours exceed Postmark's 10 fields, or a caller key equals one of ours but for case (Postmark refuses
+ * keys differing only by case); `invalid_request` when `Metadata` is not an object.
+ *
+ * @example
+ * await client.sendEmail(attachPostmarkTrackingId({
+ *   From: 'news@example.com', To: 'jane@example.com', Subject: 'Hello', TextBody: 'Hi',
+ * }, 'welcome-2026'));
+ */
+export function attachPostmarkTrackingId<M extends object>(messages: readonly M[], trackingId: string): PostmarkWithTrackingId<M>[];
+export function attachPostmarkTrackingId<M extends object>(message: M, trackingId: string): PostmarkWithTrackingId<M>;
+export function attachPostmarkTrackingId<M extends object>(message: M | readonly M[], trackingId: string): PostmarkWithTrackingId<M> | PostmarkWithTrackingId<M>[] {
+  const chunks = splitPostmarkTrackingId(assertTrackingId(trackingId));
+  if (Array.isArray(message)) return message.map((one: M) => attachOne(one, chunks));
+  return attachOne(message as M, chunks);
+}
+
+/**
+ * The tracking ID of a Postmark webhook record: `Metadata.service_id`, `service_id_2`, … joined in order
+ * up to the first missing one; `null` when absent. Postmark returns metadata values as strings.
+ */
+export function readPostmarkTrackingId(record: unknown): string | null {
+  if (!isRecord(record) || !isRecord(record['Metadata'])) return null;
+  const metadata = record['Metadata'];
+  let trackingId = '';
+  for (let index = 0; index < POSTMARK_METADATA_MAX_FIELDS; index++) {
+    const value = metadata[postmarkTrackingIdKey(index)];
+    if (typeof value !== 'string' || value === '') break;
+    trackingId += value;
+  }
+  return trackingId === '' ? null : trackingId;
+}
+
+/** A Postmark message that now has `Metadata`. */
+export type PostmarkWithTrackingId<M> = M & { Metadata: Record<string, string> };
+
+function attachOne<M extends object>(message: M, chunks: string[]): PostmarkWithTrackingId<M> {
+  const source = message as Record<string, unknown>;
+  const existing = source['Metadata'];
+  if (existing !== undefined && existing !== null && !isRecord(existing)) {
+    throw new MailwardenError('invalid_request', 'Postmark Metadata must be an object of strings.');
+  }
+  const ours = chunks.map((_, index) => postmarkTrackingIdKey(index));
+  const kept = Object.entries(existing ?? {}).filter(([key]) => !OWN_KEY.test(key));
+  const clash = kept.find(([key]) => ours.includes(key.toLowerCase()));
+  if (clash !== undefined) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `Postmark Metadata key "${clash[0]}" differs from the tracking ID's key only by case, which Postmark refuses; rename it.`,
+    );
+  }
+  if (kept.length + chunks.length > POSTMARK_METADATA_MAX_FIELDS) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `The tracking ID needs ${chunks.length} Postmark Metadata fields and the message has ${kept.length} others, ` +
+        `over Postmark's ${POSTMARK_METADATA_MAX_FIELDS}; Postmark webhooks carry no other field for it, so drop some metadata.`,
+    );
+  }
+  const metadata: Record<string, unknown> = Object.fromEntries(kept);
+  chunks.forEach((chunk, index) => (metadata[ours[index]!] = chunk));
+  return { ...source, Metadata: metadata } as PostmarkWithTrackingId<M>;
+}

@@ -1,0 +1,118 @@
+import { MailwardenError } from '../errors.js';
+import { assertTrackingId } from '../tracking-id.js';
+import { isRecord } from '../webhooks/body.js';
+
+/** "Total custom_args size may not exceed 10,000 bytes" (SendGrid v3 mail send reference). */
+export const SENDGRID_CUSTOM_ARGS_MAX_BYTES = 10_000;
+
+/** The custom arguments of a message or a personalization: string values only, as SendGrid requires. */
+export type SendGridCustomArgs = Readonly<Record<string, unknown>>;
+
+/**
+ * The fields of a v3 personalization this carrier touches; the caller's other fields pass through (the
+ * `& object` keeps inline literals with `to`, `subject`… from failing the excess-property check).
+ */
+export type SendGridPersonalization = {
+  custom_args?: SendGridCustomArgs;
+  /** The `@sendgrid/mail` spelling, which the SDK sends as `custom_args`. */
+  customArgs?: SendGridCustomArgs;
+} & object;
+
+/** The fields of a v3 mail send body (or an `@sendgrid/mail` message) this carrier touches. */
+export type SendGridMailRequest = {
+  personalizations?: readonly SendGridPersonalization[];
+  custom_args?: SendGridCustomArgs;
+  customArgs?: SendGridCustomArgs;
+} & object;
+
+/**
+ * Returns a copy of a SendGrid v3 mail send body (`POST /v3/mail/send`, or the message object of
+ * `@sendgrid/mail`'s `send`) carrying the tracking ID as `custom_args.service_id`, plain, both on the
+ * message (so personalizations added later carry it too) and on every personalization (which wins at
+ * SendGrid, so a caller's own personalization-level `service_id` cannot shadow ours).
+ *
+ * The SDK's camelCase `customArgs` is folded into `custom_args` (the key the API documents; the snake_case
+ * value wins a clash) and removed, so no conflicting copy remains.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` when a `custom_args` is not an object,
+ * and `tracking_id_not_carriable` when the custom args a recipient ends up with exceed 10,000 bytes (keys
+ * plus values in UTF-8).
+ *
+ * @example
+ * await sgMail.send(attachSendGridTrackingId({
+ *   to: 'jane@example.com',
+ *   from: 'news@example.com',
+ *   subject: 'Hello',
+ *   text: 'Hi',
+ * }, 'welcome-2026'));
+ */
+export function attachSendGridTrackingId<T extends SendGridMailRequest>(request: T, trackingId: string): T {
+  const id = assertTrackingId(trackingId);
+  const messageArgs = { ...customArgsOf(request, 'the message'), service_id: id };
+  checkSize(messageArgs);
+  const next: Record<string, unknown> = withCustomArgs(request, messageArgs);
+  if (Array.isArray(request.personalizations)) {
+    next['personalizations'] = request.personalizations.map((personalization: unknown, index) => {
+      if (!isRecord(personalization)) return personalization;
+      const own = { ...customArgsOf(personalization, `personalizations[${index}]`), service_id: id };
+      checkSize({ ...messageArgs, ...own });
+      return withCustomArgs(personalization, own);
+    });
+  }
+  return next as T;
+}
+
+/**
+ * The tracking ID of one SendGrid event object: its top-level `service_id` key, where SendGrid flattens
+ * custom args. A number (possible through the legacy SMTP API's `unique_args`) comes back as its decimal
+ * string; `null` when absent, empty or of another type.
+ *
+ * @example
+ * for (const event of JSON.parse(body)) console.log(event.event, readSendGridTrackingId(event));
+ */
+export function readSendGridTrackingId(event: unknown): string | null {
+  if (!isRecord(event)) return null;
+  const value = event['service_id'];
+  if (typeof value === 'string') return value === '' ? null : value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/** The custom args of a message or personalization, camelCase and snake_case merged. */
+function customArgsOf(owner: object, where: string): Record<string, unknown> {
+  const { custom_args: snake, customArgs: camel } = owner as SendGridPersonalization;
+  for (const [name, value] of [['custom_args', snake], ['customArgs', camel]] as const) {
+    if (value !== undefined && value !== null && !isRecord(value)) {
+      throw new MailwardenError('invalid_request', `SendGrid ${name} of ${where} must be an object.`);
+    }
+  }
+  return { ...camel, ...snake };
+}
+
+function withCustomArgs(owner: object, args: Record<string, unknown>): Record<string, unknown> {
+  const { customArgs: _dropped, ...rest } = owner as Record<string, unknown>;
+  return { ...rest, custom_args: args };
+}
+
+/**
+ * SendGrid does not say how it measures the size; counting keys and values in UTF-8 (no JSON punctuation)
+ * is the smallest reading, so the helper refuses only what SendGrid would refuse under any reading.
+ */
+function customArgsBytes(args: Readonly<Record<string, unknown>>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(args)) {
+    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value) ?? '', 'utf8');
+  }
+  return bytes;
+}
+
+function checkSize(args: Readonly<Record<string, unknown>>): void {
+  const bytes = customArgsBytes(args);
+  if (bytes > SENDGRID_CUSTOM_ARGS_MAX_BYTES) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `SendGrid custom_args would be ${bytes} bytes, over its 10,000-byte limit; SendGrid events carry no other ` +
+        'field for the tracking ID, so shrink the other custom_args.',
+    );
+  }
+}

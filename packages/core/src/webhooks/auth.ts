@@ -1,0 +1,59 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { MailwardenError } from '../errors.js';
+import { headerValue, type WebhookRequest } from './request.js';
+
+/**
+ * Compares secrets in constant time whatever their lengths: both sides are hashed first, so neither
+ * the content nor the length of the expected value leaks through timing.
+ */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export function unauthorized(message: string): MailwardenError {
+  return new MailwardenError('webhook_unauthorized', message);
+}
+
+export interface BasicAuthCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * The shared-secret checks of providers that do not sign their payloads (Postmark, SparkPost, and SNS
+ * on top of its signature). Any configured method that matches admits the request; a list per method
+ * allows rotating secrets.
+ */
+export interface SharedSecretAuth {
+  /** HTTP basic auth, e.g. credentials embedded in the webhook URL. */
+  basic?: readonly BasicAuthCredentials[];
+  /** `Authorization: Bearer <token>` (SparkPost OAuth2 sends a token your token endpoint issued). */
+  bearer?: readonly string[];
+  /** A custom header carrying a secret, e.g. Postmark `HttpHeaders`. */
+  headers?: readonly { name: string; value: string }[];
+}
+
+export function hasSharedSecret(auth: SharedSecretAuth | undefined): boolean {
+  return (auth?.basic?.length ?? 0) + (auth?.bearer?.length ?? 0) + (auth?.headers?.length ?? 0) > 0;
+}
+
+/** Throws `webhook_unauthorized` unless one configured shared secret matches the request. */
+export function checkSharedSecret(request: WebhookRequest, auth: SharedSecretAuth): void {
+  if (!hasSharedSecret(auth)) throw unauthorized('No webhook authentication is configured for this provider.');
+  const authorization = headerValue(request, 'authorization') ?? '';
+  const [scheme = '', credentials = ''] = authorization.split(' ', 2);
+  let ok = false;
+  if (scheme.toLowerCase() === 'basic' && auth.basic !== undefined) {
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+    for (const entry of auth.basic) ok = secretsEqual(decoded, `${entry.username}:${entry.password}`) || ok;
+  }
+  if (scheme.toLowerCase() === 'bearer' && auth.bearer !== undefined) {
+    for (const token of auth.bearer) ok = secretsEqual(credentials, token) || ok;
+  }
+  for (const entry of auth.headers ?? []) {
+    ok = secretsEqual(headerValue(request, entry.name) ?? '', entry.value) || ok;
+  }
+  if (!ok) throw unauthorized('The webhook credentials do not match.');
+}

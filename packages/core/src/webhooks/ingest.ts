@@ -1,0 +1,92 @@
+import type { Provider } from '../events/delivery-event.js';
+import { MailwardenError } from '../errors.js';
+import type { ApplyEventsResult } from '../schemas.js';
+import type { DeliveryEvent } from '../events/delivery-event.js';
+import { createMailgunWebhook, type MailgunWebhookAuth } from './mailgun.js';
+import { createMandrillWebhook, type MandrillWebhookAuth } from './mandrill.js';
+import { createPostmarkWebhook, type PostmarkWebhookAuth } from './postmark.js';
+import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
+import type { WebhookReceipt } from './receipt.js';
+import type { WebhookRequest } from './request.js';
+import { createSendGridWebhook, type SendGridWebhookAuth } from './sendgrid.js';
+import { createSesWebhook, type SesWebhookAuth } from './ses.js';
+import { createSparkPostWebhook, type SparkPostWebhookAuth } from './sparkpost.js';
+
+/** One project's webhook authentication, per provider. A provider without an entry is refused. */
+export interface ProviderAuth {
+  ses?: SesWebhookAuth;
+  sendgrid?: SendGridWebhookAuth;
+  mailgun?: MailgunWebhookAuth;
+  sparkpost?: SparkPostWebhookAuth;
+  postmark?: PostmarkWebhookAuth;
+  mandrill?: MandrillWebhookAuth;
+}
+
+export interface WebhookOptions {
+  /** Each project's provider authentication: a map by project id, or a (possibly async) lookup. */
+  auth: Readonly<Record<string, ProviderAuth>> | ((projectId: string) => ProviderAuth | undefined | Promise<ProviderAuth | undefined>);
+  /** Clock and network access of the receivers; tests inject these. */
+  environment?: Partial<WebhookEnvironment>;
+}
+
+export interface IngestResult extends ApplyEventsResult {
+  /** Set when the request carried no events on purpose (a ping, an SNS subscription handshake). */
+  notice?: WebhookReceipt['notice'];
+}
+
+export type IngestWebhook = (provider: Provider, projectId: string, request: WebhookRequest) => Promise<IngestResult>;
+
+type Receivers = { [P in Provider]: ProviderWebhook<NonNullable<ProviderAuth[P]>> };
+
+/**
+ * Webhook intake: verify, parse and normalize a provider request, then store its events. The result
+ * is returned only once every event is stored, so a caller may acknowledge the provider then; any
+ * failure before that throws, and the provider's retry is safe (events are deduplicated).
+ */
+export function createWebhookIngest(
+  applyEvents: (projectId: string, events: readonly DeliveryEvent[]) => Promise<ApplyEventsResult>,
+  options: WebhookOptions,
+): IngestWebhook {
+  const environment: WebhookEnvironment = {
+    now: Date.now,
+    fetchCertificate: defaultFetchText,
+    confirmSubscription: async (url) => void (await defaultFetchText(url)),
+    ...options.environment,
+  };
+  const receivers: Receivers = {
+    ses: createSesWebhook(environment),
+    sendgrid: createSendGridWebhook(environment),
+    mailgun: createMailgunWebhook(environment),
+    sparkpost: createSparkPostWebhook(environment),
+    postmark: createPostmarkWebhook(environment),
+    mandrill: createMandrillWebhook(environment),
+  };
+  const authOf = async (projectId: string): Promise<ProviderAuth | undefined> =>
+    typeof options.auth === 'function' ? options.auth(projectId) : Object.hasOwn(options.auth, projectId) ? options.auth[projectId] : undefined;
+
+  return async (provider, projectId, request) => {
+    if (!Object.hasOwn(receivers, provider)) {
+      throw new MailwardenError('not_found', `Unknown provider "${String(provider)}".`);
+    }
+    const auth = (await authOf(projectId))?.[provider];
+    if (auth === undefined) {
+      throw new MailwardenError('webhook_unauthorized', `No ${provider} webhook authentication is configured for this project.`);
+    }
+    const receiver = receivers[provider] as ProviderWebhook<typeof auth>;
+    const receipt = await receiver.receive(request, auth);
+    const applied = await applyEvents(projectId, receipt.events);
+    receipt.afterStored?.();
+    // applyEvents numbers its warnings by event; report them by the provider item they came from.
+    const warnings = [
+      ...receipt.warnings,
+      ...applied.warnings.map((warning) => ({ ...warning, index: receipt.sources[warning.index] ?? warning.index })),
+    ];
+    return {
+      accepted: applied.accepted,
+      duplicates: applied.duplicates,
+      skipped: receipt.skipped + applied.skipped,
+      warnings,
+      ...(receipt.notice === undefined ? {} : { notice: receipt.notice }),
+    };
+  };
+}

@@ -1,0 +1,332 @@
+import { createHash, createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
+import { MailwardenError } from '../errors.js';
+import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
+import { secretsEqual, unauthorized } from './auth.js';
+import { bodyForm, bodyJson, isRecord, stringField } from './body.js';
+import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
+import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { headerValue, type WebhookRequest } from './request.js';
+
+/**
+ * Mailgun retries a failed POST for about 8 hours (10 min, 10 min, 15 min, 30 min, 1 h, 2 h, 4 h) and
+ * resends the original signature block, so a tighter default would refuse every retry after an outage.
+ */
+export const MAILGUN_DEFAULT_TOLERANCE_SECONDS = 9 * 60 * 60;
+
+/** How many tokens a receiver remembers against replays (about 10 MB at most). */
+export const MAILGUN_REPLAY_CACHE_SIZE = 100_000;
+
+/** How a project's Mailgun webhooks are authenticated (DESIGN §7). */
+export interface MailgunWebhookAuth {
+  /** The HTTP webhook signing key (Mailgun console: Sending → Webhooks); it can differ from the API key. */
+  signingKey: string;
+  /** How far the signed timestamp may be from now, either way. Default 9 hours, Mailgun's retry window. */
+  toleranceSeconds?: number;
+}
+
+/** A legacy webhook's form fields in order; a user variable precedes the Mailgun field of the same name. */
+export type MailgunFormFields = readonly (readonly [name: string, value: string])[];
+
+type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppression'>;
+
+/**
+ * `failed` reasons for a recipient on Mailgun's own suppression lists (DESIGN §4). Maps, not object
+ * literals: a reason such as "constructor" must not find Object.prototype's members.
+ */
+const failedSuppressions = new Map<string, ProviderSuppression>([
+  ['suppress-bounce', 'bounce'],
+  ['suppress-complaint', 'complaint'],
+  ['suppress-unsubscribe', 'unsubscribe'],
+]);
+
+/** Legacy `dropped` codes: 605 previously bounced, 606 unsubscribed, 607 marked as spam. */
+const legacyDropSuppressions = new Map<string, ProviderSuppression>([
+  ['605', 'bounce'],
+  ['606', 'unsubscribe'],
+  ['607', 'complaint'],
+]);
+
+/** The console's "Test webhook" posts Mailgun's sample event, whose message id is always this one. */
+const testPostMessageId = /^<?20130503182626\.18666\.16540@/;
+
+/**
+ * Normalizes a decoded Mailgun webhook body (the current JSON format, one event per POST:
+ * `{ signature, "event-data" }`). An event that cannot be used is skipped with a warning; the console's
+ * test post is a ping. Throws only `invalid_payload`, for a body without an `event-data` object.
+ *
+ * @example
+ * const receipt = parseMailgunWebhook(JSON.parse(body));
+ */
+export function parseMailgunWebhook(payload: unknown): WebhookReceipt {
+  if (!isRecord(payload) || !isRecord(payload['event-data'])) {
+    throw new MailwardenError('invalid_payload', 'A Mailgun webhook body is a JSON object with an event-data object.');
+  }
+  const data = payload['event-data'];
+  if (testPostMessageId.test(stringField(messageHeaders(data), 'message-id') ?? '')) return emptyReceipt('ping');
+  return single(parseEventData(data));
+}
+
+/**
+ * Normalizes a legacy Mailgun webhook (form-encoded, before 2018-06-29). User variables are merged in as
+ * form fields and can collide with Mailgun's: Mailgun's own value comes first, except for `timestamp`,
+ * `token` and `signature`, where it comes last (anymail `webhooks/mailgun.py`). Throws only
+ * `invalid_payload`, for an empty form.
+ *
+ * @example
+ * const receipt = parseMailgunLegacyWebhook([...new URLSearchParams(body)]);
+ */
+export function parseMailgunLegacyWebhook(fields: MailgunFormFields): WebhookReceipt {
+  if (fields.length === 0) throw new MailwardenError('invalid_payload', 'The Mailgun webhook form is empty.');
+  return single(parseLegacyFields(fields));
+}
+
+/**
+ * The Mailgun receiver: decodes the JSON body (or a legacy form, urlencoded or multipart), checks the hex
+ * HMAC-SHA256 of timestamp + token with the signing key in constant time, the timestamp's freshness and
+ * that the token was not used before, then parses. Mailgun signs no body, so the token is what binds a
+ * request: it is remembered once the events are stored (`afterStored`), so a request that failed to store
+ * (503) can be retried with the same token, and any later use of it is refused.
+ *
+ * @example
+ * const mailgun = createMailgunWebhook(env);
+ * const receipt = await mailgun.receive(request, { signingKey: process.env.MAILGUN_WEBHOOK_SIGNING_KEY! });
+ */
+export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<MailgunWebhookAuth> {
+  // Tokens of stored requests. Bounded (least recently used go first, and old tokens fail the timestamp
+  // check anyway); per instance, so a replay on another instance is caught only by the store's dedup.
+  const tokens = new LRUCache<string, true>({ max: MAILGUN_REPLAY_CACHE_SIZE });
+  return {
+    provider: 'mailgun',
+    async receive(request, auth) {
+      const body = await decode(request);
+      const signature = body.kind === 'json' ? jsonSignature(body.payload) : formSignature(body.fields);
+      verifyMailgunSignature(signature, auth.signingKey, auth.toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS, env.now());
+      if (tokens.has(signature.token)) throw unauthorized('This Mailgun token was already used.');
+
+      const receipt = body.kind === 'json' ? parseMailgunWebhook(body.payload) : parseMailgunLegacyWebhook(body.fields);
+      receipt.afterStored = () => void tokens.set(signature.token, true);
+      return receipt;
+    },
+  };
+}
+
+interface MailgunSignature {
+  timestamp: string;
+  token: string;
+  signature: string;
+}
+
+type DecodedBody = { kind: 'json'; payload: unknown } | { kind: 'form'; fields: MailgunFormFields };
+
+async function decode(request: WebhookRequest): Promise<DecodedBody> {
+  const contentType = headerValue(request, 'content-type') ?? '';
+  if (/^\s*application\/x-www-form-urlencoded/i.test(contentType)) return { kind: 'form', fields: bodyForm(request.rawBody) };
+  if (/^\s*multipart\/form-data/i.test(contentType)) return { kind: 'form', fields: await multipartFields(request.rawBody, contentType) };
+  return { kind: 'json', payload: bodyJson(request.rawBody) };
+}
+
+/** Legacy bounce and drop notifications may carry the bounce message as attachments: multipart; files are ignored. */
+async function multipartFields(rawBody: Uint8Array, contentType: string): Promise<MailgunFormFields> {
+  let form: FormData;
+  try {
+    form = await new Response(rawBody, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    throw new MailwardenError('invalid_payload', 'The Mailgun webhook body is not valid multipart/form-data.');
+  }
+  const fields: [string, string][] = [];
+  for (const [name, value] of form.entries()) if (typeof value === 'string') fields.push([name, value]);
+  return fields;
+}
+
+function jsonSignature(payload: unknown): MailgunSignature {
+  if (!isRecord(payload)) throw new MailwardenError('invalid_payload', 'A Mailgun webhook body is a JSON object.');
+  const block = payload['signature'];
+  if (!isRecord(block)) throw unauthorized('The Mailgun webhook has no signature block.');
+  const timestamp = typeof block['timestamp'] === 'number' ? String(block['timestamp']) : stringField(block, 'timestamp');
+  const token = stringField(block, 'token');
+  const signature = stringField(block, 'signature');
+  if (timestamp === undefined || token === undefined || signature === undefined) {
+    throw unauthorized('The Mailgun signature block lacks timestamp, token or signature.');
+  }
+  return { timestamp, token, signature };
+}
+
+/** The *last* value of each: a user variable of the same name is posted before Mailgun's own field. */
+function formSignature(fields: MailgunFormFields): MailgunSignature {
+  const timestamp = last(fields, 'timestamp');
+  const token = last(fields, 'token');
+  const signature = last(fields, 'signature');
+  if (timestamp === undefined || token === undefined || signature === undefined) {
+    throw unauthorized('The Mailgun webhook form lacks timestamp, token or signature.');
+  }
+  return { timestamp, token, signature };
+}
+
+function verifyMailgunSignature(given: MailgunSignature, signingKey: string, toleranceSeconds: number, now: number): void {
+  const expected = createHmac('sha256', signingKey).update(given.timestamp + given.token).digest('hex');
+  if (!secretsEqual(given.signature, expected)) throw unauthorized('The Mailgun signature does not match.');
+  if (!/^\d{1,15}$/.test(given.timestamp) || Math.abs(now / 1000 - Number(given.timestamp)) > toleranceSeconds) {
+    throw unauthorized('The Mailgun timestamp is outside the accepted tolerance.');
+  }
+}
+
+function parseEventData(data: Record<string, unknown>): DeliveryEvent | string {
+  const event = stringField(data, 'event');
+  if (event === undefined) return 'the event-data has no event';
+  const recipient = stringField(data, 'recipient') ?? recipientFromTo(data);
+  if (recipient === undefined) return `the ${event} event has no recipient`;
+  const timestamp = data['timestamp'];
+  const occurredAt = dateOf(timestamp);
+  if (occurredAt === undefined) return `the ${event} event has no valid timestamp`;
+  const headers = messageHeaders(data);
+  const messageId = messageIdOf(stringField(headers, 'message-id'));
+  if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long message-id`;
+  // delivery-status can be null (anymail #361); rejected events explain themselves in reject.reason.
+  const status = isRecord(data['delivery-status']) ? data['delivery-status'] : {};
+  const reject = isRecord(data['reject']) ? data['reject'] : {};
+  const description = stringField(status, 'description') ?? stringField(status, 'message') ?? stringField(reject, 'reason');
+  return {
+    provider: 'mailgun',
+    ...classify(event, data),
+    messageId,
+    recipient,
+    trackingId: readMailgunTrackingId(data),
+    occurredAt,
+    // event-data.id is unique only within a day: with the timestamp (kept on retries) it is unique for good.
+    eventKey: hashKey([stringField(data, 'id') ?? null, timestamp, event, recipient]),
+    ...(description === undefined ? {} : { description }),
+  };
+}
+
+function classify(event: string, data: Record<string, unknown>): Classified {
+  switch (event) {
+    case 'accepted':
+      return { type: 'sent' };
+    case 'delivered':
+      return { type: 'delivered' };
+    case 'failed': {
+      const suppression = failedSuppressions.get(stringField(data, 'reason') ?? '');
+      if (suppression !== undefined) return { type: 'rejected', providerSuppression: suppression };
+      const severity = stringField(data, 'severity');
+      // Mailgun retries temporary failures itself: a later delivery or permanent failure follows.
+      if (severity === 'temporary') return { type: 'deferred' };
+      return { type: 'bounced', bounceClass: severity === 'permanent' ? 'hard' : 'undetermined' };
+    }
+    case 'rejected':
+      return { type: 'rejected', providerSuppression: null };
+    case 'opened':
+      return { type: 'opened' };
+    case 'clicked':
+      return { type: 'clicked' };
+    case 'unsubscribed':
+      return { type: 'unsubscribed' };
+    case 'complained':
+      return { type: 'complained' };
+    default: // stored, list events, anything newer
+      return { type: 'unknown' };
+  }
+}
+
+/** `rejected` events name no recipient; a single `To` address (bare or `Name <addr>`) stands in. */
+function recipientFromTo(data: Record<string, unknown>): string | undefined {
+  const to = stringField(messageHeaders(data), 'to');
+  if (to === undefined || to.includes(',')) return undefined;
+  return /<([^<>]+)>\s*$/.exec(to)?.[1] ?? to.trim();
+}
+
+function parseLegacyFields(fields: MailgunFormFields): DeliveryEvent | string {
+  const event = first(fields, 'event');
+  if (event === undefined) return 'the form has no event field (is an inbound route posting here?)';
+  const recipient = first(fields, 'recipient');
+  if (recipient === undefined) return `the ${event} event has no recipient`;
+  const timestamp = last(fields, 'timestamp');
+  const occurredAt = dateOf(timestamp);
+  if (occurredAt === undefined) return `the ${event} event has no valid timestamp`;
+  const messageId = messageIdOf(first(fields, 'Message-Id') ?? first(fields, 'message-id'));
+  if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long Message-Id`;
+  const description = first(fields, 'description') ?? first(fields, 'error') ?? first(fields, 'notification');
+  const url = event === 'clicked' ? (first(fields, 'url') ?? null) : null;
+  return {
+    provider: 'mailgun',
+    ...classifyLegacy(event, first(fields, 'code')),
+    messageId,
+    recipient,
+    trackingId: readMailgunLegacyTrackingId(fields),
+    occurredAt,
+    // Legacy events have no id: SHA-256 of ["legacy", event, message id, recipient, timestamp, url of a click].
+    eventKey: hashKey(['legacy', event, messageId, recipient, timestamp, url]),
+    ...(description === undefined ? {} : { description }),
+  };
+}
+
+/** The legacy webhooks: a `bounced` one was sent for permanent failures only (hard bounces). */
+function classifyLegacy(event: string, code: string | undefined): Classified {
+  switch (event) {
+    case 'delivered':
+      return { type: 'delivered' };
+    case 'dropped':
+      return { type: 'rejected', providerSuppression: legacyDropSuppressions.get(code?.trim() ?? '') ?? null };
+    case 'bounced':
+      return { type: 'bounced', bounceClass: 'hard' };
+    case 'complained':
+      return { type: 'complained' };
+    case 'unsubscribed':
+      return { type: 'unsubscribed' };
+    case 'opened':
+      return { type: 'opened' };
+    case 'clicked':
+      return { type: 'clicked' };
+    default:
+      return { type: 'unknown' };
+  }
+}
+
+/** `message.headers` of an event (opened and clicked events carry only `message-id` there). */
+function messageHeaders(data: Record<string, unknown>): Record<string, unknown> {
+  const message = data['message'];
+  return isRecord(message) && isRecord(message['headers']) ? message['headers'] : {};
+}
+
+function single(result: DeliveryEvent | string): WebhookReceipt {
+  const receipt = emptyReceipt();
+  if (typeof result === 'string') {
+    receipt.warnings.push({ index: 0, code: 'invalid_event', message: result });
+    receipt.skipped = 1;
+  } else {
+    receipt.events.push(result);
+    receipt.sources.push(0);
+  }
+  return receipt;
+}
+
+/** Unix seconds as a number (the JSON format, with a fraction) or a string of digits (legacy forms). */
+function dateOf(value: unknown): Date | undefined {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** DESIGN §5: the message id without its angle brackets. */
+function messageIdOf(value: string | undefined): string | null {
+  const id = value?.trim().replace(/^<(.*)>$/s, '$1');
+  return id === undefined || id === '' ? null : id;
+}
+
+function first(fields: MailgunFormFields, name: string): string | undefined {
+  const value = fields.find(([field]) => field === name)?.[1];
+  return value === '' ? undefined : value;
+}
+
+function last(fields: MailgunFormFields, name: string): string | undefined {
+  for (let i = fields.length - 1; i >= 0; i--) {
+    const [field, value] = fields[i]!;
+    if (field === name) return value === '' ? undefined : value;
+  }
+  return undefined;
+}
+
+function hashKey(fields: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+}

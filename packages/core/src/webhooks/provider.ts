@@ -1,0 +1,30 @@
+import type { Provider } from '../events/delivery-event.js';
+import type { WebhookReceipt } from './receipt.js';
+import type { WebhookRequest } from './request.js';
+
+/** What provider receivers may need from outside, injectable so tests need no network and no real clock. */
+export interface WebhookEnvironment {
+  /** Epoch milliseconds, for timestamp tolerances. */
+  now: () => number;
+  /** Fetches an SNS signing certificate (PEM) from an already host-checked HTTPS URL. */
+  fetchCertificate: (url: string) => Promise<string>;
+  /** Confirms an SNS subscription by fetching its already host-checked `SubscribeURL`. */
+  confirmSubscription: (subscribeUrl: string) => Promise<void>;
+}
+
+/**
+ * One provider's webhook receiver: verifies a request as DESIGN §7 says, then parses and normalizes it
+ * into delivery events (one per recipient). Throws `webhook_unauthorized` when authentication fails and
+ * `invalid_payload` when the body can never be parsed; a malformed item inside a good batch becomes a
+ * warning instead. Receivers keep per-instance caches (certificates, replay tokens).
+ */
+export interface ProviderWebhook<Auth> {
+  readonly provider: Provider;
+  receive(request: WebhookRequest, auth: Auth): Promise<WebhookReceipt>;
+}
+
+export async function defaultFetchText(url: string): Promise<string> {
+  const response = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`GET ${new URL(url).host} answered ${response.status}`);
+  return response.text();
+}

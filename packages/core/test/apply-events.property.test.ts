@@ -1,0 +1,162 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  createMailwarden,
+  defaultSuppressionPolicy,
+  messageStatuses,
+  reasonRank,
+  tryNormalizeEmail,
+  type DeliveryEvent,
+  type Mailwarden,
+  type SuppressionReason,
+} from '@mailwarden/core';
+import {
+  EVENT_EPOCH,
+  batchesOf,
+  deliveryEventMultiset,
+  eventRecipients,
+  pageLimit,
+  permutationOf,
+  resent,
+} from './arbitraries.js';
+import { listAll } from './walk-pages.js';
+
+const PROJECT = 'acme';
+/** Manual suppressions are not made here, but a fixed clock keeps anything from reading real time. */
+const NOW = EVENT_EPOCH + 1_000_000;
+const newMailwarden = () => createMailwarden({ now: () => NOW });
+
+const validRecipients = eventRecipients.filter((recipient) => tryNormalizeEmail(recipient).ok);
+const searches = ['SPRING-sale', '😀', 'x', '\u0001'];
+
+const withCursor = (limit: number, cursor: string | undefined) => ({ limit, ...(cursor === undefined ? {} : { cursor }) });
+
+/** Everything a caller can observe about a project, every listing walked through all its pages. */
+async function observe(mailwarden: Mailwarden, limit: number) {
+  const trackingIds = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, withCursor(limit, cursor)));
+  const byTrackingId: Record<string, unknown> = {};
+  for (const { trackingId } of trackingIds) {
+    byTrackingId[trackingId] = await listAll((cursor) => mailwarden.messages.list(PROJECT, { trackingId, ...withCursor(limit, cursor) }));
+  }
+  const byStatus: Record<string, unknown> = {};
+  for (const status of messageStatuses) {
+    byStatus[status] = await listAll((cursor) => mailwarden.messages.list(PROJECT, { status, ...withCursor(limit, cursor) }));
+  }
+  const bySearch: Record<string, unknown> = {};
+  for (const search of searches) {
+    bySearch[search] = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, { search, ...withCursor(limit, cursor) }));
+  }
+  return {
+    messages: await listAll((cursor) => mailwarden.messages.list(PROJECT, withCursor(limit, cursor))),
+    trackingIds,
+    byTrackingId,
+    byStatus,
+    bySearch,
+    suppressions: await listAll((cursor) => mailwarden.suppressions.list(PROJECT, withCursor(limit, cursor))),
+    checks: (await mailwarden.suppressions.checkMany(PROJECT, validRecipients)).results,
+    gate: await mailwarden.filterSuppressed(PROJECT, eventRecipients),
+  };
+}
+
+async function applyInBatches(mailwarden: Mailwarden, batches: DeliveryEvent[][]) {
+  const total = { accepted: 0, duplicates: 0, skipped: 0, warnings: 0 };
+  for (const batch of batches) {
+    const result = await mailwarden.applyEvents(PROJECT, batch.map(resent));
+    total.accepted += result.accepted;
+    total.duplicates += result.duplicates;
+    total.skipped += result.skipped;
+    total.warnings += result.warnings.length;
+  }
+  return total;
+}
+
+/** The events in their order; shuffled and cut into batches; and a random part of them to retry. */
+const scenario = deliveryEventMultiset.chain((events) =>
+  fc.record({
+    events: fc.constant(events),
+    shuffled: permutationOf(events).chain((shuffled) => batchesOf(shuffled)),
+    replayed: fc.shuffledSubarray(events).chain((replay) => batchesOf(replay)),
+    limitA: pageLimit,
+    limitB: pageLimit,
+  }),
+);
+
+describe('applyEvents laws', () => {
+  it('is order independent and idempotent: any order, any batching, any retries give the same state', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async ({ events, shuffled, replayed, limitA, limitB }) => {
+        const inOrder = newMailwarden();
+        const totalA = await applyInBatches(inOrder, [events]);
+        const reordered = newMailwarden();
+        const totalB = await applyInBatches(reordered, shuffled);
+
+        expect(totalB).toEqual(totalA);
+        expect(totalA.accepted + totalA.duplicates + totalA.skipped).toBe(events.length);
+        const stateA = await observe(inOrder, limitA);
+        expect(await observe(reordered, limitB)).toEqual(stateA);
+
+        // Retries of events already applied change nothing and count as duplicates.
+        const retried = await applyInBatches(reordered, replayed);
+        expect(retried.accepted).toBe(0);
+        expect(await observe(reordered, limitA)).toEqual(stateA);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('keeps tracking-ID counters equal to what their messages say', async () => {
+    await fc.assert(
+      fc.asyncProperty(deliveryEventMultiset, pageLimit, async (events, limit) => {
+        const mailwarden = newMailwarden();
+        await mailwarden.applyEvents(PROJECT, events);
+        const messages = await listAll((cursor) => mailwarden.messages.list(PROJECT, withCursor(limit, cursor)));
+        const rows = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, withCursor(limit, cursor)));
+
+        const expected = new Map<string, { messages: number; delivered: number; bounced: number; complained: number; lastEventAt: string }>();
+        for (const message of messages) {
+          if (message.trackingId === null) continue;
+          const row = expected.get(message.trackingId) ?? { messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: '' };
+          row.messages++;
+          if (message.facts.includes('delivered')) row.delivered++;
+          if (message.facts.includes('hard_bounced') || message.facts.includes('soft_bounced')) row.bounced++;
+          if (message.facts.includes('complained')) row.complained++;
+          if (message.lastEventAt > row.lastEventAt) row.lastEventAt = message.lastEventAt;
+          expected.set(message.trackingId, row);
+        }
+        expect(Object.fromEntries(rows.map(({ trackingId, ...row }) => [trackingId, row]))).toEqual(Object.fromEntries(expected));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('suppresses each address with its strongest reason at the time of its first suppressing event', async () => {
+    await fc.assert(
+      fc.asyncProperty(deliveryEventMultiset, pageLimit, async (events, limit) => {
+        const mailwarden = newMailwarden();
+        await mailwarden.applyEvents(PROJECT, events);
+
+        // The model: the default policy over the valid events, strongest reason, earliest time.
+        const model = new Map<string, { hash: string; email: string; reason: SuppressionReason; created_at: string }>();
+        for (const event of events) {
+          const normalized = tryNormalizeEmail(event.recipient);
+          const reason = defaultSuppressionPolicy(event);
+          if (!normalized.ok || reason === null) continue;
+          const hash = mailwarden.suppressions.hashOf(normalized.email);
+          const at = event.occurredAt.toISOString();
+          const known = model.get(hash);
+          model.set(hash, {
+            hash,
+            email: normalized.email,
+            reason: known === undefined || reasonRank(reason) > reasonRank(known.reason) ? reason : known.reason,
+            created_at: known === undefined || at < known.created_at ? at : known.created_at,
+          });
+        }
+        const expected = [...model.values()].sort((a, b) =>
+          a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.hash < b.hash ? -1 : 1,
+        );
+        expect(await listAll((cursor) => mailwarden.suppressions.list(PROJECT, withCursor(limit, cursor)))).toEqual(expected);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

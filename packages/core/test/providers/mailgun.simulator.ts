@@ -1,0 +1,141 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/** What Mailgun (or the client library on the way) refuses, or could not make sense of. */
+export class MailgunRefusal extends Error {}
+
+export interface MailgunDelivery {
+  event: string;
+  recipient: string;
+  /** Unix seconds. */
+  timestamp: number;
+  signingKey: string;
+}
+
+/**
+ * The user variables Mailgun reports for a message sent through `POST /v3/{domain}/messages` with these
+ * fields, as `mailgun.js` with Node's FormData sends them: empty strings are dropped, numbers and objects
+ * throw. Refuses over 16 kB of `o:`/`h:`/`v:` options, an `X-Mailgun-Variables` that is not a JSON object
+ * or has a header line over 998 octets, and (stricter than Mailgun, whose precedence is undocumented) a
+ * variable given two different values.
+ */
+export function mailgunApiUserVariables(fields: object): Record<string, unknown> {
+  const pairs: [string, unknown][] =
+    fields instanceof URLSearchParams || fields instanceof FormData
+      ? [...fields.entries()]
+      : Object.entries(fields).flatMap(([name, value]): [string, unknown][] =>
+          Array.isArray(value) ? value.map((item: unknown): [string, unknown] => [name, item]) : [[name, value]],
+        );
+  let optionBytes = 0;
+  const headerTexts: string[] = [];
+  const variables: [string, string][] = [];
+  for (const [name, value] of pairs) {
+    if (typeof value !== 'string') throw new MailgunRefusal(`${name}: FormData takes only strings`);
+    if (value === '') continue;
+    if (/^[ohv]:/i.test(name)) optionBytes += utf8Bytes(name) + utf8Bytes(value);
+    if (name.toLowerCase() === 'h:x-mailgun-variables') headerTexts.push(checkHeaderLines(name.slice(2), value));
+    else if (name.startsWith('v:')) variables.push([name.slice(2), value]);
+  }
+  if (optionBytes > 16_384) throw new MailgunRefusal(`${optionBytes} bytes of options`);
+  return combine(headerTexts, variables);
+}
+
+/**
+ * The user variables Mailgun reports for a message sent over SMTP by nodemailer with these `headers`. A
+ * value that is not `{ prepared: true }` and holds a quote or non-ASCII is RFC 2047-encoded by nodemailer,
+ * which Mailgun cannot parse as JSON: refused, as are lines over 998 octets.
+ */
+export function mailgunSmtpUserVariables(headers: Record<string, unknown>): Record<string, unknown> {
+  const texts: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'x-mailgun-variables') continue;
+    for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) {
+      const prepared = typeof item === 'object' && item !== null && (item as { prepared?: unknown }).prepared === true;
+      const text = prepared ? (item as { value: unknown }).value : item;
+      if (typeof text !== 'string') throw new MailgunRefusal(`${name} is not text`);
+      if (!prepared && /["\u0080-\uffff]/.test(text)) throw new MailgunRefusal(`nodemailer would RFC 2047-encode ${name}`);
+      texts.push(checkHeaderLines(name, text));
+    }
+  }
+  return combine(texts, []);
+}
+
+/** The current JSON webhook body Mailgun posts, serialized as Python's json.dumps does (non-ASCII escaped). */
+export function mailgunJsonWebhook(variables: Record<string, unknown>, delivery: MailgunDelivery): Uint8Array {
+  const body = {
+    signature: sign(delivery),
+    'event-data': {
+      event: delivery.event,
+      id: randomBytes(16).toString('base64url'),
+      timestamp: delivery.timestamp + 0.5,
+      'log-level': 'info',
+      recipient: delivery.recipient,
+      'delivery-status': delivery.event === 'delivered' ? { code: 250, message: 'OK', description: '' } : null,
+      message: { headers: { to: delivery.recipient, 'message-id': `${randomBytes(8).toString('hex')}@mg.example.com` } },
+      'user-variables': variables,
+    },
+  };
+  const json = JSON.stringify(body).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return new TextEncoder().encode(json);
+}
+
+/**
+ * The legacy form webhook: Mailgun's fields, then each user variable as a field (strings as they are,
+ * other values as JSON), then timestamp, token and signature, urlencoded.
+ */
+export function mailgunLegacyWebhook(variables: Record<string, unknown>, delivery: MailgunDelivery): Uint8Array {
+  const form = new URLSearchParams();
+  form.append('event', delivery.event);
+  form.append('recipient', delivery.recipient);
+  form.append('domain', 'mg.example.com');
+  form.append('Message-Id', `<${randomBytes(8).toString('hex')}@mg.example.com>`);
+  for (const [name, value] of Object.entries(variables)) form.append(name, typeof value === 'string' ? value : JSON.stringify(value));
+  const { timestamp, token, signature } = sign(delivery);
+  form.append('timestamp', timestamp);
+  form.append('token', token);
+  form.append('signature', signature);
+  return new TextEncoder().encode(form.toString());
+}
+
+function sign(delivery: MailgunDelivery): { timestamp: string; token: string; signature: string } {
+  const timestamp = String(delivery.timestamp);
+  const token = randomBytes(25).toString('hex');
+  const signature = createHmac('sha256', delivery.signingKey).update(timestamp + token).digest('hex');
+  return { timestamp, token, signature };
+}
+
+/** Every physical line of `Name: value` within 998 octets; returns the value unfolded (RFC 5322 §2.2.3). */
+function checkHeaderLines(name: string, value: string): string {
+  const lines = `${name}: ${value}`.split('\r\n');
+  lines.forEach((line, index) => {
+    if (utf8Bytes(line) > 998) throw new MailgunRefusal(`${name} has a line of ${utf8Bytes(line)} octets`);
+    if (/[\r\n]/.test(line)) throw new MailgunRefusal(`${name} has a bare CR or LF`);
+    if (index > 0 && !/^[ \t]/.test(line)) throw new MailgunRefusal(`${name} has a continuation line without white space`);
+  });
+  return value.replace(/\r\n(?=[ \t])/g, '');
+}
+
+function combine(headerTexts: readonly string[], variables: readonly [string, string][]): Record<string, unknown> {
+  const combined = new Map<string, unknown>();
+  const put = (name: string, value: unknown) => {
+    if (combined.has(name) && JSON.stringify(combined.get(name)) !== JSON.stringify(value)) {
+      throw new MailgunRefusal(`variable ${name} is given two values`);
+    }
+    combined.set(name, value);
+  };
+  for (const text of headerTexts) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new MailgunRefusal('X-Mailgun-Variables is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MailgunRefusal('X-Mailgun-Variables is not an object');
+    for (const [name, value] of Object.entries(parsed)) put(name, value);
+  }
+  for (const [name, value] of variables) put(name, value);
+  return Object.fromEntries(combined);
+}
+
+function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}

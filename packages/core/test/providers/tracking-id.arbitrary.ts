@@ -1,0 +1,25 @@
+import fc from 'fast-check';
+
+/**
+ * Every valid tracking ID: 1–128 code points of arbitrary Unicode, biased towards the characters that
+ * break carriers (quotes, backslashes, spaces, `=?` sequences that look like RFC 2047 encoded words,
+ * control characters, astral characters, long runs).
+ */
+export const trackingIdArbitrary: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }) },
+      { weight: 2, arbitrary: fc.constantFrom('"', "'", '\\', ' ', '=?', '?=', '=?UTF-8?B?', '?Q?', '\t', '\n', '\r\n', ',', ';', ':', '{', '}', '%', '+', '/', '.', '_', '-') },
+      { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }) },
+      { weight: 1, arbitrary: fc.constantFrom('😀', '𝔘', '€', 'ü', '日本', '\u0000', '\u007f', '\u00a0', '\ufeff', '\u2028') },
+    ),
+    { minLength: 1, maxLength: 40 },
+  )
+  .map((parts) => [...parts.join('')].slice(0, 128).join(''))
+  .filter((id) => id.length > 0);
+
+/** Tracking IDs of exactly 128 code points, the spec's limit, in the widest UTF-8 encoding. */
+export const maxLengthTrackingIdArbitrary: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ unit: 'grapheme-ascii', minLength: 128, maxLength: 128 }),
+  fc.array(fc.constantFrom('😀', '𝔘', '€', 'a', '"'), { minLength: 128, maxLength: 128 }).map((chars) => chars.join('')),
+);

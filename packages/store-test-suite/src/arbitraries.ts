@@ -1,0 +1,193 @@
+import {
+  Fact,
+  createEmailHasher,
+  messageKey,
+  messageStatuses,
+  normalizeEmail,
+  providers,
+  suppressionReasons,
+  trackingIdSearchKey,
+  type MessagePosition,
+  type MessageQuery,
+  type MessageRecord,
+  type StoredEvent,
+  type SuppressionPosition,
+  type SuppressionRecord,
+  type TrackingIdQuery,
+} from '@mailwarden/core';
+import fc from 'fast-check';
+import { at } from './records.js';
+
+// Small pools, so random commands keep meeting the same addresses, messages, event keys and times.
+
+const hashEmail = createEmailHasher();
+
+export const addressPool = [
+  'ana@example.com',
+  'bo@example.org',
+  'chen@example.net',
+  'dara@example.com',
+  'eli@example.io',
+  'fé@exämple.com',
+  'gus@example.com',
+]
+  .map(normalizeEmail)
+  .map((email) => ({ email, hash: hashEmail(email) }));
+
+/** A few seconds apart, so equal times (the tie-breaks) are common. */
+export const time = fc.integer({ min: 0, max: 4 }).map(at);
+
+const address = fc.constantFrom(...addressPool);
+
+/** Mostly hashes of the pool; sometimes one that is never stored. */
+export const hash = fc.oneof(
+  { weight: 4, arbitrary: address.map((entry) => entry.hash) },
+  { weight: 1, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex')) },
+);
+
+export const suppression: fc.Arbitrary<SuppressionRecord> = fc
+  .record({ address, reason: fc.constantFrom(...suppressionReasons), createdAt: time })
+  .map(({ address, reason, createdAt }) => ({ hash: address.hash, email: address.email, reason, createdAt }));
+
+export const suppressionPosition: fc.Arbitrary<SuppressionPosition> = fc.record({ createdAt: time, hash });
+
+/** Case variants, astral characters next to U+FFFD, characters that lower-case to longer text, pattern characters. */
+export const trackingIdPool = [
+  'promo',
+  'Promo',
+  'PROMO-2',
+  'a',
+  'a\uFFFD',
+  'a😀',
+  '\uFFFD',
+  '😀',
+  'İstanbul',
+  '50%_off',
+  '[x]*?',
+  '😀'.repeat(128),
+];
+
+export const trackingId = fc.constantFrom(...trackingIdPool);
+
+/** A `search` as the service passes it: lower-cased, well-formed, sometimes a pattern character. */
+export const search = fc.oneof(
+  fc.constantFrom('%', '_', '\\', '*', '?', '[', '.', 'zz'),
+  fc.tuple(trackingId, fc.nat(), fc.nat()).map(([id, from, size]) => {
+    const codePoints = Array.from(trackingIdSearchKey(id));
+    const start = from % codePoints.length;
+    return codePoints.slice(start, start + 1 + (size % (codePoints.length - start))).join('');
+  }),
+);
+
+/** An `after` for tracking IDs: one of the pool, or a string between or beyond them. */
+export const trackingIdAfter = fc.oneof(trackingId, fc.constantFrom('Q', 'a\u0000', 'a😀z', '\uE000', '\u{10FFFF}'));
+
+const providerOf = (index: number) => providers[index % providers.length]!;
+
+/**
+ * Messages fixed by index, so one key always names the same provider, id and recipient. Each has the
+ * tracking ID its sender meant, so every ID of the pool gets messages (a disagreeing ID wins whenever it
+ * is smaller, so a uniformly random ID per event would leave only the smallest IDs alive).
+ */
+export const messagePool = Array.from({ length: 2 * trackingIdPool.length }, (_, index) => {
+  const messageId = `0100019a-${index}`;
+  const recipient = addressPool[index % addressPool.length]!.email;
+  return {
+    identity: { key: messageKey(providerOf(index), messageId, recipient), provider: providerOf(index), messageId, recipient },
+    trackingId: trackingIdPool[index % trackingIdPool.length]!,
+  };
+});
+
+export const facts = fc
+  .subarray(Object.values(Fact), { minLength: 1, maxLength: 3 })
+  .map((names) => names.reduce((bits, bit) => bits | bit, 0));
+
+export const messageKeyOrRandom = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...messagePool.map((entry) => entry.identity.key)) },
+  { weight: 1, arbitrary: fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes) => Buffer.from(bytes).toString('hex')) },
+);
+
+export const messagePosition: fc.Arbitrary<MessagePosition> = fc.record({ firstEventAt: time, key: messageKeyOrRandom });
+
+const message: fc.Arbitrary<MessageRecord> = fc
+  .record({
+    message: fc.constantFrom(...messagePool),
+    // undefined: the ID its sender meant; null: an event without one; else a sender error, from the pool.
+    trackingId: fc.oneof(
+      { weight: 5, arbitrary: fc.constant(undefined) },
+      { weight: 2, arbitrary: fc.constant(null) },
+      { weight: 2, arbitrary: trackingId },
+    ),
+    facts,
+    time,
+  })
+  .map(({ message, trackingId, facts, time }) => ({
+    ...message.identity,
+    trackingId: trackingId === undefined ? message.trackingId : trackingId,
+    facts,
+    firstEventAt: time,
+    lastEventAt: time,
+  }));
+
+/**
+ * An event as the service prepares it. Keys come from a small pool, so duplicates happen within and
+ * across batches; a duplicate's content may differ from the first (the key alone decides).
+ */
+export const storedEvent: fc.Arbitrary<StoredEvent> = fc
+  .record({
+    key: fc.integer({ min: 0, max: 39 }).map((index) => `ses:event-${index}`),
+    message: fc.option(message, { nil: null, freq: 5 }),
+    suppression: fc.option(fc.record({ address, reason: fc.constantFrom(...suppressionReasons), time }), { freq: 2 }),
+  })
+  .map(({ key, message, suppression }) => ({
+    key,
+    message,
+    trackingIdSearchKey: message?.trackingId == null ? null : trackingIdSearchKey(message.trackingId),
+    // As the service does: the suppressed address is the message's recipient, at the event's time.
+    suppression:
+      suppression === null
+        ? null
+        : message === null
+        ? {
+            hash: suppression.address.hash,
+            email: suppression.address.email,
+            reason: suppression.reason,
+            createdAt: suppression.time,
+          }
+        : {
+            hash: hashEmail(message.recipient),
+            email: message.recipient,
+            reason: suppression.reason,
+            createdAt: message.firstEventAt,
+          },
+  }));
+
+export const eventBatch = fc.array(storedEvent, { maxLength: 6 });
+
+export const limit = fc.integer({ min: 1, max: 4 });
+
+/** Builds a query object without the keys whose value is undefined, as the service does. */
+function query<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
+}
+
+/** A message query without its tracking ID: the model-based test walks it for every ID of the pool. */
+export const messageQuery: fc.Arbitrary<Omit<MessageQuery, 'trackingId'>> = fc
+  .record({
+    limit,
+    status: fc.option(fc.constantFrom(...messageStatuses), { nil: undefined }),
+    after: fc.option(messagePosition, { nil: undefined, freq: 2 }),
+  })
+  .map(query);
+
+export const trackingIdQuery: fc.Arbitrary<TrackingIdQuery> = fc
+  .record({
+    limit,
+    search: fc.option(search, { nil: undefined }),
+    after: fc.option(trackingIdAfter, { nil: undefined, freq: 2 }),
+  })
+  .map(query);
+
+export const suppressionPage = fc
+  .record({ limit, after: fc.option(suppressionPosition, { nil: undefined, freq: 2 }) })
+  .map(query);

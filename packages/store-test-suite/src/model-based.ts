@@ -1,0 +1,130 @@
+import type { MessageRecord, Store, SuppressionRecord } from '@mailwarden/core';
+import fc from 'fast-check';
+import * as arbitrary from './arbitraries.js';
+import { randomProjectId, type StoreConformanceOptions } from './harness.js';
+import { createStoreModel } from './model.js';
+import { walkPages } from './pages.js';
+
+/** The model and the store under test look alike: a Store and the project the run writes to. */
+interface System {
+  store: Store;
+  projectId: string;
+}
+
+type Operation = (store: Store, projectId: string) => Promise<unknown>;
+
+export function describeModelBasedTests(options: StoreConformanceOptions): void {
+  const { describe, expect, test } = options;
+
+  /** One call, run on the model and on the store: both must answer the same. */
+  const command = (describeCall: () => string, operation: Operation): fc.AsyncCommand<System, System> => ({
+    check: () => true,
+    async run(model, real) {
+      const expected = await operation(model.store, model.projectId);
+      const actual = await operation(real.store, real.projectId);
+      // No message needed: fast-check reports the failing sequence through each command's toString.
+      expect(actual).toStrictEqual(expected);
+    },
+    toString: describeCall,
+  });
+
+  const applyEvents = arbitrary.eventBatch.map((events) =>
+    command(
+      () => `applyEvents(${fc.stringify(events)})`,
+      (store, projectId) => store.applyEvents(projectId, events),
+    ),
+  );
+  const commands = [
+    arbitrary.suppression.map((record) =>
+      command(
+        () => `addSuppression(${fc.stringify(record)})`,
+        (store, projectId) => store.addSuppression(projectId, record),
+      ),
+    ),
+    arbitrary.hash.map((hash) =>
+      command(
+        () => `removeSuppression(${hash})`,
+        (store, projectId) => store.removeSuppression(projectId, hash),
+      ),
+    ),
+    arbitrary.hash.map((hash) =>
+      command(
+        () => `getSuppression(${hash})`,
+        (store, projectId) => store.getSuppression(projectId, hash),
+      ),
+    ),
+    fc.array(arbitrary.hash, { maxLength: 5 }).map((hashes) =>
+      command(
+        () => `getSuppressions(${fc.stringify(hashes)})`,
+        (store, projectId) => store.getSuppressions(projectId, hashes),
+      ),
+    ),
+    arbitrary.suppressionPage.map(({ limit, after: start }) =>
+      command(
+        () => `listSuppressions walk (${fc.stringify({ limit, start })})`,
+        (store, projectId) =>
+          walkPages(
+            limit,
+            (after) => store.listSuppressions(projectId, after === undefined ? { limit } : { limit, after }),
+            (record: SuppressionRecord) => ({ createdAt: record.createdAt, hash: record.hash }),
+            start,
+          ),
+      ),
+    ),
+    applyEvents,
+    applyEvents, // twice as likely as the others: events build most of the state
+    // Every tracking ID of the pool, so a message left behind in its old ID's listing shows.
+    arbitrary.messageQuery.map(({ after: start, ...filters }) =>
+      command(
+        () => `listMessages walks, unfiltered and per tracking ID (${fc.stringify({ ...filters, start })})`,
+        (store, projectId) =>
+          Promise.all(
+            [undefined, ...arbitrary.trackingIdPool].map(async (trackingId) => {
+              const query = trackingId === undefined ? filters : { ...filters, trackingId };
+              const pages = await walkPages(
+                filters.limit,
+                (after) => store.listMessages(projectId, after === undefined ? query : { ...query, after }),
+                (record: MessageRecord) => ({ firstEventAt: record.firstEventAt, key: record.key }),
+                start,
+              );
+              return { trackingId, pages };
+            }),
+          ),
+      ),
+    ),
+    arbitrary.trackingIdQuery.map(({ after: start, ...filters }) =>
+      command(
+        () => `listTrackingIds walk (${fc.stringify({ ...filters, start })})`,
+        (store, projectId) =>
+          walkPages(
+            filters.limit,
+            (after) => store.listTrackingIds(projectId, after === undefined ? filters : { ...filters, after }),
+            (row) => row.trackingId,
+            start,
+          ),
+      ),
+    ),
+  ];
+
+  describe('model', () => {
+    test('random command sequences get the same answers from the store as from the model', async () => {
+      const store = await options.createStore();
+      try {
+        await fc.assert(
+          // size 'max': by default fast-check keeps sequences to about ten commands, too few to build up state.
+          fc.asyncProperty(fc.commands(commands, { maxCommands: 80, size: 'max' }), async (sequence) => {
+            // A project per run: the store may hold earlier runs' and other suites' data.
+            const projectId = randomProjectId();
+            await fc.asyncModelRun(
+              () => ({ model: { store: createStoreModel(), projectId }, real: { store, projectId } }),
+              sequence,
+            );
+          }),
+          { numRuns: options.numRuns ?? 50 },
+        );
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,149 @@
+import {
+  compareCodePoints,
+  countersOf,
+  mergeMessage,
+  messageStatus,
+  strongerReason,
+  trackingIdSearchKey,
+  type MessagePosition,
+  type MessageRecord,
+  type Store,
+  type SuppressionPosition,
+  type SuppressionRecord,
+  type TrackingIdRecord,
+} from '@mailwarden/core';
+
+interface ProjectModel {
+  suppressions: Map<string, SuppressionRecord>;
+  eventKeys: Set<string>;
+  messages: Map<string, MessageRecord>;
+}
+
+/** Newest first: `createdAt` descending, then `hash` ascending. */
+function compareSuppressions(a: SuppressionPosition, b: SuppressionPosition): number {
+  return b.createdAt - a.createdAt || compareCodePoints(a.hash, b.hash);
+}
+
+/** Newest first: `firstEventAt` descending, then `key` ascending. */
+function compareMessages(a: MessagePosition, b: MessagePosition): number {
+  return b.firstEventAt - a.firstEventAt || compareCodePoints(a.key, b.key);
+}
+
+/**
+ * Tracking-ID rows derived from the messages themselves: a counter is the number of messages of the ID
+ * that have the fact. Stores keep them incrementally (`trackingIdDeltas`); deriving them here checks that
+ * bookkeeping instead of repeating it.
+ */
+function trackingIdRows(messages: Iterable<MessageRecord>): TrackingIdRecord[] {
+  const rows = new Map<string, TrackingIdRecord>();
+  for (const message of messages) {
+    if (message.trackingId === null) continue;
+    const row = rows.get(message.trackingId) ?? {
+      trackingId: message.trackingId,
+      messages: 0,
+      delivered: 0,
+      bounced: 0,
+      complained: 0,
+      lastEventAt: message.lastEventAt,
+    };
+    const counters = countersOf(message.facts);
+    row.messages += 1;
+    row.delivered += counters.delivered;
+    row.bounced += counters.bounced;
+    row.complained += counters.complained;
+    row.lastEventAt = Math.max(row.lastEventAt, message.lastEventAt);
+    rows.set(message.trackingId, row);
+  }
+  return [...rows.values()];
+}
+
+/**
+ * The Store contract as plain, obviously correct code: Maps, and listings that sort and filter the
+ * whole collection on every call. Every store must answer every call exactly as this does.
+ */
+export function createStoreModel(): Store {
+  const projects = new Map<string, ProjectModel>();
+  const project = (projectId: string): ProjectModel => {
+    const state = projects.get(projectId) ?? { suppressions: new Map(), eventKeys: new Set(), messages: new Map() };
+    projects.set(projectId, state);
+    return state;
+  };
+  const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
+
+  return {
+    async getSuppression(projectId, hash) {
+      return copy(project(projectId).suppressions.get(hash));
+    },
+
+    async getSuppressions(projectId, hashes) {
+      return hashes.map((hash) => copy(project(projectId).suppressions.get(hash)));
+    },
+
+    async addSuppression(projectId, record) {
+      const { suppressions } = project(projectId);
+      const existing = suppressions.get(record.hash);
+      if (existing !== undefined) return { record: { ...existing }, created: false };
+      suppressions.set(record.hash, { ...record });
+      return { record: { ...record }, created: true };
+    },
+
+    async removeSuppression(projectId, hash) {
+      return project(projectId).suppressions.delete(hash);
+    },
+
+    async listSuppressions(projectId, { limit, after }) {
+      return [...project(projectId).suppressions.values()]
+        .sort(compareSuppressions)
+        .filter((record) => after === undefined || compareSuppressions(record, after) > 0)
+        .slice(0, limit)
+        .map((record) => ({ ...record }));
+    },
+
+    async applyEvents(projectId, events) {
+      const state = project(projectId);
+      return events.map((event) => {
+        if (state.eventKeys.has(event.key)) return 'duplicate';
+        state.eventKeys.add(event.key);
+        if (event.message !== null) {
+          const { key } = event.message;
+          state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
+        }
+        if (event.suppression !== null) {
+          const seen = event.suppression;
+          const known = state.suppressions.get(seen.hash);
+          state.suppressions.set(
+            seen.hash,
+            known === undefined
+              ? { ...seen }
+              : {
+                  ...known,
+                  reason: strongerReason(known.reason, seen.reason),
+                  createdAt: Math.min(known.createdAt, seen.createdAt),
+                },
+          );
+        }
+        return 'applied';
+      });
+    },
+
+    async listMessages(projectId, { trackingId, status, limit, after }) {
+      return [...project(projectId).messages.values()]
+        .sort(compareMessages)
+        .filter((message) => trackingId === undefined || message.trackingId === trackingId)
+        .filter((message) => status === undefined || messageStatus(message.facts) === status)
+        .filter((message) => after === undefined || compareMessages(message, after) > 0)
+        .slice(0, limit)
+        .map((message) => ({ ...message }));
+    },
+
+    async listTrackingIds(projectId, { search, limit, after }) {
+      return trackingIdRows(project(projectId).messages.values())
+        .sort((a, b) => compareCodePoints(a.trackingId, b.trackingId))
+        .filter((row) => search === undefined || trackingIdSearchKey(row.trackingId).includes(search))
+        .filter((row) => after === undefined || compareCodePoints(row.trackingId, after) > 0)
+        .slice(0, limit);
+    },
+
+    async close() {},
+  } satisfies Store;
+}
