@@ -45,12 +45,14 @@ export type {
   EventOutcome,
   SuppressionRecord,
   SuppressionPosition,
+  SuppressionInvalidation,
   MessagePosition,
   MessageQuery,
   TrackingIdQuery,
   TrackingIdRecord,
 } from './store/store.js';
 export { createMemoryStore } from './store/memory/memory-store.js';
+export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 
 export * from './schemas.js';
 

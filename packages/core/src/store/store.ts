@@ -117,6 +117,26 @@ export interface Store {
   /** Tracking IDs with at least one message, in code-point order of the ID, filtered by `search`. */
   listTrackingIds(projectId: string, query: TrackingIdQuery): Promise<TrackingIdRecord[]>;
 
+  /**
+   * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
+   * store adds, removes or changes suppressions of a project (at most once per write, after it is
+   * committed; delivery is best effort). Resolves once listening; the returned function stops.
+   */
+  subscribeInvalidations?(listener: (invalidation: SuppressionInvalidation) => void): Promise<() => Promise<void>>;
+
+  /**
+   * Optional, for stores whose retention needs a sweep (see docs/storage.md): deletes messages whose
+   * last event is older than the store's configured message retention, with their dedup keys.
+   * `now` is epoch milliseconds. Returns how many messages were deleted.
+   */
+  purgeExpired?(now: number): Promise<number>;
+
   /** Releases what the store holds (connections belong to the caller and stay open). */
   close(): Promise<void>;
+}
+
+/** Which suppressions changed: some hashes of a project. */
+export interface SuppressionInvalidation {
+  projectId: string;
+  hashes: readonly string[];
 }
