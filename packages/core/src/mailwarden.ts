@@ -13,7 +13,6 @@ import { createSuppressionService, type SuppressionService } from './suppression
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
 import type { WebhookRequest } from './webhooks/request.js';
 import type { Provider } from './events/delivery-event.js';
-import { MailwardenError } from './errors.js';
 
 export interface MailwardenOptions {
   /** Where state lives. Default: a new memory store. */
@@ -71,12 +70,8 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     now: options.now ?? Date.now,
   };
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
-  const ingestWebhook =
-    options.webhooks === undefined
-      ? async () => {
-          throw new MailwardenError('webhook_unauthorized', 'No webhook authentication is configured (createMailwarden({ webhooks })).');
-        }
-      : createWebhookIngest(applyEventsOfProject, options.webhooks);
+  // Without configuration every provider is refused, but an unknown provider is still "not found".
+  const ingestWebhook = createWebhookIngest(applyEventsOfProject, options.webhooks ?? { auth: {} });
   return {
     suppressions: createSuppressionService(context),
     messages: createMessageService(context),

@@ -123,8 +123,9 @@ function parseEvent(item: unknown): DeliveryEvent | 'ignored' | string {
     recipient,
     trackingId: readMandrillTrackingId(item),
     occurredAt,
-    // Mandrill events have no id: a SHA-256 of the message id, event name, event time and clicked URL.
-    eventKey: createHash('sha256').update(JSON.stringify([messageId, event, ts, url])).digest('hex'),
+    // Mandrill events have no id: a SHA-256 of the message id, recipient, event name, event time and
+    // clicked URL. The recipient keeps apart events of payloads that lack `_id`.
+    eventKey: createHash('sha256').update(JSON.stringify([messageId, recipient, event, ts, url])).digest('hex'),
     ...(description === undefined ? {} : { description }),
   };
 }

@@ -112,7 +112,7 @@ describe('parseMandrillWebhook', () => {
   const at = (index: number): DeliveryEvent => receipt.events[receipt.sources.indexOf(index)]!;
   const id = (index: number) => `exampleaaaaaaaaaaaaaaaaaaaaaaaa${String(index).padStart(2, '0')}`;
   const key = (index: number, event: string, url: string | null = null) =>
-    createHash('sha256').update(JSON.stringify([id(index), event, 1384954000 + index, url])).digest('hex');
+    createHash('sha256').update(JSON.stringify([id(index), 'jane@example.net', event, 1384954000 + index, url])).digest('hex');
 
   it.each([
     [0, 'send', { type: 'sent' }],
@@ -135,6 +135,17 @@ describe('parseMandrillWebhook', () => {
       eventKey: key(index, event),
       ...expected,
     });
+  });
+
+  it('keys events by recipient too, so payloads without _id do not collide', () => {
+    // Found by the ingest tests: two rejects in the same second without `_id` shared one key, so the
+    // second recipient counted as a duplicate.
+    const both = parseMandrillWebhook([
+      { event: 'reject', ts: 1760000000, msg: { email: 'a@example.net' } },
+      { event: 'reject', ts: 1760000000, msg: { email: 'b@example.net' } },
+    ]);
+    expect(both.events).toHaveLength(2);
+    expect(both.events[0]!.eventKey).not.toBe(both.events[1]!.eventKey);
   });
 
   it('keys a click by its URL too', () => {
