@@ -191,32 +191,52 @@ export function collectGarbage(): void {
   gc();
 }
 
+export interface LiveBytes {
+  /** JS heap objects. */
+  heap: number;
+  /** ArrayBuffer backing stores, where typed arrays keep their elements. */
+  arrayBuffers: number;
+  total: number;
+}
+
 /** Live JS heap plus ArrayBuffer backing stores (typed arrays live there), after a full collection. */
-export function liveBytes(): number {
+export function liveBytes(): LiveBytes {
   collectGarbage();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return { heap: heapUsed, arrayBuffers, total: heapUsed + arrayBuffers };
+}
+
+export interface Retained<T> extends LiveBytes {
+  value: T;
+  /** How long `build` took. */
+  ms: number;
 }
 
 /**
  * Bytes that `build` keeps alive: live bytes after it minus before it. The built value is returned,
  * and must be what holds the memory (anything else it allocated is garbage by then).
  */
-export function retainedBy<T>(build: () => T): { value: T; bytes: number; ms: number } {
+export function retainedBy<T>(build: () => T): Retained<T> {
   const before = liveBytes();
   const start = performance.now();
   const value = build();
   const ms = performance.now() - start;
-  const bytes = liveBytes() - before;
-  return { value, bytes, ms };
+  return { value, ms, ...difference(liveBytes(), before) };
 }
 
 /** Async form of `retainedBy`. */
-export async function retainedByAsync<T>(build: () => Promise<T>): Promise<{ value: T; bytes: number; ms: number }> {
+export async function retainedByAsync<T>(build: () => Promise<T>): Promise<Retained<T>> {
   const before = liveBytes();
   const start = performance.now();
   const value = await build();
   const ms = performance.now() - start;
-  const bytes = liveBytes() - before;
-  return { value, bytes, ms };
+  return { value, ms, ...difference(liveBytes(), before) };
+}
+
+function difference(after: LiveBytes, before: LiveBytes): LiveBytes {
+  return {
+    heap: after.heap - before.heap,
+    arrayBuffers: after.arrayBuffers - before.arrayBuffers,
+    total: after.total - before.total,
+  };
 }

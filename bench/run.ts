@@ -7,11 +7,13 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { coreSuite } from './core.bench.js';
+import { ingestSuite } from './ingest.bench.js';
 import { collectGarbage } from './measure.js';
+import { redisSuite } from './redis.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
-const suites: BenchSuite[] = [coreSuite];
+const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -54,15 +56,16 @@ ${seconds.toFixed(0)} s. Every run rewrites this file: do not edit it by hand.
 
 ## How to read this
 
-Each figure is the median of several timed samples taken after a warm-up, in one process. Cases that
-are compared (ours against the raw floor) are sampled in turn, A B A B…, so background load hits both
-alike, and their ratio is the median of the per-round ratios. "ours / raw" above 1× means faster than
-the raw floor: the least any implementation must do (normalize, hash, one \`Map\` lookup), written
-inline with no validation, no async API and no result objects; ratios are what to compare across
-machines, absolute ops/s depend on the CPU. "noise" is half the range between the fastest and the
-slowest sample, relative to the median: when it is large, another process competed for the CPU and
-the figure is less certain. Memory is live bytes after a full garbage collection. Benchmarks never
-run in the tests; nothing asserts timings.
+Figures are wall-clock, in one process. Each is the median of several timed samples taken after a
+warm-up. Cases that are compared are sampled in turn (A B A B…), so background load hits both alike,
+and "ours / raw" is the median of the per-round ratios. The raw floor is the least any implementation
+must do (normalize, hash, one \`Map\` lookup), written inline with no validation, no async API and no
+result objects: 1× means as fast as that, above 1× faster. Compare ratios across machines; absolute
+ops/s depend on the CPU. "noise" is half the range between the fastest and the slowest sample,
+relative to the median: large noise, or a load average above the number of CPUs, means other
+processes competed for the CPU, so take the figure as rough and run again on a quiet machine. Memory
+is live bytes after a full garbage collection. "goal" compares with the targets of the issue that
+added the benchmark. Benchmarks never run in the tests; nothing asserts timings.
 
 ${sections.map(renderSection).join('\n\n')}
 `;

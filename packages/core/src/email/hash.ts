@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 
 /** Turns a normalized address into the suppression hash: 64 lower-case hex characters. */
 export type EmailHasher = (normalizedEmail: string) => string;
@@ -11,7 +11,8 @@ export type EmailHasher = (normalizedEmail: string) => string;
  * const hash = createEmailHasher()(normalizeEmail('Jane@Example.com'));
  */
 export function createEmailHasher(hashKey?: string | Uint8Array): EmailHasher {
-  if (hashKey === undefined) return (email) => createHash('sha256').update(email).digest('hex');
+  // The one-shot `hash` (Node 20.12+) is about 1.5× faster than createHash for short inputs.
+  if (hashKey === undefined) return (email) => hash('sha256', email, 'hex');
   if (hashKey.length === 0) throw new TypeError('hashKey must not be empty');
   return (email) => createHmac('sha256', hashKey).update(email).digest('hex');
 }

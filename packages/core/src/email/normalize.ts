@@ -29,7 +29,8 @@ export function tryNormalizeEmail(input: string): NormalizeResult {
   // steps. Otherwise each letter is lower-cased on its own, as IDNA does: `toLowerCase` alone turns a
   // word-final Σ into ς, so `ΑΣ@x.gr` and `Ασ@x.gr` would be two addresses. Lower-casing can produce
   // sequences that NFC composes (and vice versa), so compose again after it.
-  const text = isAscii(trimmed)
+  const ascii = isAscii(trimmed);
+  const text = ascii
     ? trimmed.toLowerCase()
     : trimmed.normalize('NFC').replaceAll('\u03a3', '\u03c3').toLowerCase().normalize('NFC');
   const at = text.lastIndexOf('@');
@@ -39,11 +40,11 @@ export function tryNormalizeEmail(input: string): NormalizeResult {
   if (domain.endsWith('.')) domain = domain.slice(0, -1);
   if (domain === '') return { ok: false, reason: 'empty domain' };
 
-  const localOctets = utf8Length(local);
+  const localOctets = ascii ? local.length : utf8Length(local);
   if (localOctets > MAX_LOCAL_OCTETS) return { ok: false, reason: 'local part over 64 octets' };
   if (!LOCAL_PART.test(local)) return { ok: false, reason: 'local part has characters outside a dot-atom' };
 
-  const asciiDomain = isAscii(domain) ? domain : domainToASCII(domain);
+  const asciiDomain = ascii || isAscii(domain) ? domain : domainToASCII(domain);
   if (asciiDomain === '') return { ok: false, reason: 'domain is not a valid internationalized domain name' };
   if (!HOSTNAME.test(asciiDomain)) {
     // Invalid: find out why.
@@ -80,6 +81,8 @@ export function normalizeEmail(input: string): string {
 
 /** Like `trim`, with U+0085 too. A loop, not `/\s+$/`, which is quadratic on long runs of white space. */
 function trimWhiteSpace(text: string): string {
+  // Nearly every address starts and ends with printable ASCII, which is not white space.
+  if (isPrintableAscii(text.charCodeAt(0)) && isPrintableAscii(text.charCodeAt(text.length - 1))) return text;
   let start = 0;
   let end = text.length;
   while (start < end && WHITE_SPACE.test(text[start]!)) start++;
@@ -103,6 +106,10 @@ function utf8Length(text: string): number {
     } else octets += 2;
   }
   return octets;
+}
+
+function isPrintableAscii(code: number): boolean {
+  return code > 0x20 && code < 0x7f;
 }
 
 function isAscii(text: string): boolean {

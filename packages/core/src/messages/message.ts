@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Provider } from '../events/delivery-event.js';
 import { compareCodePoints } from '../tracking-id.js';
 import { countersOf, type Counters } from './facts.js';
@@ -20,7 +20,7 @@ export interface MessageRecord {
 }
 
 export function messageKey(provider: Provider, messageId: string, recipient: string): string {
-  return createHash('sha256').update(`${provider}\n${messageId}\n${recipient}`).digest('hex').slice(0, 32);
+  return hash('sha256', `${provider}\n${messageId}\n${recipient}`, 'hex').slice(0, 32);
 }
 
 /**

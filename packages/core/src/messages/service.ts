@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MailwardenContext } from '../context.js';
+import { formatTimestamp } from '../timestamp.js';
 import { MailwardenError } from '../errors.js';
 import { assertProjectId, parseInput } from '../input.js';
 import { paginate } from '../pagination.js';
@@ -39,13 +40,13 @@ export function toMessage(record: MessageRecord): Message {
     trackingId: record.trackingId,
     provider: record.provider,
     facts: factNamesOf(record.facts),
-    firstEventAt: new Date(record.firstEventAt).toISOString(),
-    lastEventAt: new Date(record.lastEventAt).toISOString(),
+    firstEventAt: formatTimestamp(record.firstEventAt),
+    lastEventAt: formatTimestamp(record.lastEventAt),
   };
 }
 
 export function toTrackingIdSummary(record: TrackingIdRecord): TrackingIdSummary {
-  return { ...record, lastEventAt: new Date(record.lastEventAt).toISOString() };
+  return { ...record, lastEventAt: formatTimestamp(record.lastEventAt) };
 }
 
 export function createMessageService({ store, cursors }: MailwardenContext): MessageService {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MailwardenContext } from '../context.js';
+import { formatTimestamp } from '../timestamp.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
 import { isEmailHash } from '../email/hash.js';
@@ -39,7 +40,7 @@ export function toSuppression(record: SuppressionRecord): Suppression {
     hash: record.hash,
     email: record.email,
     reason: record.reason,
-    created_at: new Date(record.createdAt).toISOString(),
+    created_at: formatTimestamp(record.createdAt),
   };
 }
 
@@ -70,7 +71,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)));
       if (record === undefined) return { email, suppressed: false };
-      return { email, suppressed: true, reason: record.reason, created_at: new Date(record.createdAt).toISOString() };
+      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt) };
     },
 
     async checkMany(projectId, emails) {
