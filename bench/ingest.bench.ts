@@ -27,7 +27,8 @@ const sendgridEventNames = ['processed', 'delivered', 'open', 'delivered', 'clic
 
 /** A SendGrid batch as SendGrid posts it: a JSON array with `\r\n` between events, signed over the raw bytes. */
 function sendgridRequest(batch: number): { request: WebhookRequest; text: string } {
-  const timestamp = 1_790_000_000 + batch;
+  // Signed now: the receiver refuses timestamps outside its tolerance, as it should.
+  const timestamp = Math.floor(Date.now() / 1000);
   const events = Array.from({ length: BATCH }, (_, i) => {
     const event = sendgridEventNames[i % sendgridEventNames.length]!;
     return JSON.stringify({

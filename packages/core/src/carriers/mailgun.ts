@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../webhooks/body.js';
+import { metadataTrackingId } from './metadata-value.js';
 
 /** "Sending options (those prefixed by o:, h:, or v:) are limited to 16 kB in total" (Mailgun sending API). */
 export const MAILGUN_OPTIONS_MAX_BYTES = 16_384;
@@ -143,7 +144,7 @@ export function attachMailgunSmtpTrackingId<T extends object>(
 export function readMailgunTrackingId(eventData: unknown): string | null {
   const data = isRecord(eventData) && isRecord(eventData['event-data']) ? eventData['event-data'] : eventData;
   if (!isRecord(data) || !isRecord(data['user-variables'])) return null;
-  return trackingIdValue(data['user-variables']['service_id']);
+  return metadataTrackingId(data['user-variables']['service_id']);
 }
 
 /**
@@ -154,14 +155,9 @@ export function readMailgunTrackingId(eventData: unknown): string | null {
  * const trackingId = readMailgunLegacyTrackingId([...new URLSearchParams(body)]);
  */
 export function readMailgunLegacyTrackingId(fields: readonly (readonly [string, string])[]): string | null {
-  return trackingIdValue(fields.find(([name]) => name === 'service_id')?.[1]);
+  return metadataTrackingId(fields.find(([name]) => name === 'service_id')?.[1]);
 }
 
-function trackingIdValue(value: unknown): string | null {
-  if (typeof value === 'string') return value === '' ? null : value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return null;
-}
 
 /** Every field as a name/value pair, array values of a plain object spread into repeated fields. */
 function fieldPairs(fields: MailgunMessageFields): [string, unknown][] {

@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../webhooks/body.js';
+import { metadataTrackingId } from './metadata-value.js';
 
 /**
  * Mandrill limits a message's metadata to 200 bytes of JSON (the newer Mailchimp Transactional article
@@ -55,10 +56,7 @@ export type MandrillWithTrackingId<R> = R & { message: { metadata: Record<string
  */
 export function readMandrillTrackingId(event: unknown): string | null {
   if (!isRecord(event) || !isRecord(event['msg']) || !isRecord(event['msg']['metadata'])) return null;
-  const value = event['msg']['metadata']['service_id'];
-  if (typeof value === 'string') return value === '' ? null : value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return null;
+  return metadataTrackingId(event['msg']['metadata']['service_id']);
 }
 
 function metadataOf(value: unknown, where: string): Record<string, unknown> | undefined {

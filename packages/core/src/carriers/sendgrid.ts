@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../webhooks/body.js';
+import { metadataTrackingId } from './metadata-value.js';
 
 /** "Total custom_args size may not exceed 10,000 bytes" (SendGrid v3 mail send reference). */
 export const SENDGRID_CUSTOM_ARGS_MAX_BYTES = 10_000;
@@ -72,10 +73,7 @@ export function attachSendGridTrackingId<T extends SendGridMailRequest>(request:
  */
 export function readSendGridTrackingId(event: unknown): string | null {
   if (!isRecord(event)) return null;
-  const value = event['service_id'];
-  if (typeof value === 'string') return value === '' ? null : value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return null;
+  return metadataTrackingId(event['service_id']);
 }
 
 /** The custom args of a message or personalization, camelCase and snake_case merged. */

@@ -1,6 +1,7 @@
 import { isRecord } from '../webhooks/body.js';
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
+import { metadataTrackingId } from './metadata-value.js';
 
 /**
  * SparkPost documents "10KB" of metadata per recipient, measured here on the JSON of the transmission's
@@ -76,10 +77,7 @@ export function attachSparkPostTrackingId<T extends object>(
  */
 export function readSparkPostTrackingId(event: unknown): string | null {
   if (!isRecord(event) || !isRecord(event['rcpt_meta'])) return null;
-  const value = event['rcpt_meta']['service_id'];
-  if (typeof value === 'string') return value === '' ? null : value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return null;
+  return metadataTrackingId(event['rcpt_meta']['service_id']);
 }
 
 function metadataOf(value: unknown, where: string): Record<string, unknown> | undefined {

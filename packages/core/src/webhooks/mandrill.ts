@@ -5,7 +5,7 @@ import type { DeliveryEvent } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
 import { bodyForm, isRecord, stringField } from './body.js';
 import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { emptyReceipt, receiptOfItems, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
 export interface MandrillWebhookAuth {
@@ -39,20 +39,7 @@ type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppress
  */
 export function parseMandrillWebhook(events: unknown): WebhookReceipt {
   if (!Array.isArray(events)) throw new MailwardenError('invalid_payload', 'mandrill_events is not a JSON array.');
-  if (events.length === 0) return emptyReceipt('ping');
-  const receipt = emptyReceipt();
-  events.forEach((item: unknown, index) => {
-    const result = parseEvent(item);
-    if (result === 'ignored') return;
-    if (typeof result === 'string') {
-      receipt.warnings.push({ index, code: 'invalid_event', message: result });
-      receipt.skipped++;
-    } else {
-      receipt.events.push(result);
-      receipt.sources.push(index);
-    }
-  });
-  return receipt;
+  return receiptOfItems(events, parseEvent);
 }
 
 /**

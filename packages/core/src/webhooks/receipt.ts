@@ -24,3 +24,27 @@ export function emptyReceipt(notice?: WebhookReceipt['notice']): WebhookReceipt 
     ? { events: [], sources: [], warnings: [], skipped: 0 }
     : { events: [], sources: [], warnings: [], skipped: 0, notice };
 }
+
+/** What one provider item gives: an event, nothing on purpose (a ping, a kind we do not track), or why it is unusable. */
+export type ItemOutcome = DeliveryEvent | 'ignored' | string;
+
+/**
+ * A batch of provider items as a receipt: events with the index of their item, a warning for each
+ * unusable item (skipped, the rest applied), and a ping when every item (of none or more) was ignored on purpose.
+ */
+export function receiptOfItems(items: readonly unknown[], parseItem: (item: unknown) => ItemOutcome): WebhookReceipt {
+  const receipt = emptyReceipt();
+  let ignored = 0;
+  items.forEach((item, index) => {
+    const outcome = parseItem(item);
+    if (outcome === 'ignored') ignored++;
+    else if (typeof outcome === 'string') {
+      receipt.warnings.push({ index, code: 'invalid_event', message: outcome });
+      receipt.skipped++;
+    } else {
+      receipt.events.push(outcome);
+      receipt.sources.push(index);
+    }
+  });
+  return ignored === items.length ? emptyReceipt('ping') : receipt;
+}

@@ -6,7 +6,7 @@ import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-even
 import { checkSharedSecret, unauthorized } from './auth.js';
 import { bodyJson, isRecord, stringField } from './body.js';
 import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { emptyReceipt, receiptOfItems, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
 /** How far the signed timestamp may be from now, either way, when `toleranceSeconds` is not set. */
@@ -62,18 +62,7 @@ export function parseSendGridWebhook(payload: unknown): WebhookReceipt {
     throw new MailwardenError('invalid_payload', 'A SendGrid Event Webhook body is a JSON array of events.');
   }
   if (payload.every((item: unknown) => isRecord(item) && item['email'] === testPostRecipient)) return emptyReceipt('ping');
-  const receipt = emptyReceipt();
-  payload.forEach((item: unknown, index) => {
-    const result = parseItem(item);
-    if (typeof result === 'string') {
-      receipt.warnings.push({ index, code: 'invalid_event', message: result });
-      receipt.skipped++;
-    } else {
-      receipt.events.push(result);
-      receipt.sources.push(index);
-    }
-  });
-  return receipt;
+  return receiptOfItems(payload, parseItem);
 }
 
 /**

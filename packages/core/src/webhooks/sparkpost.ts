@@ -6,7 +6,7 @@ import type { EventWarning } from '../schemas.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
 import { bodyJson, isRecord, stringField } from './body.js';
 import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { emptyReceipt, receiptOfItems, type ItemOutcome, type WebhookReceipt } from './receipt.js';
 
 /** SparkPost webhooks are not signed: configure basic auth or an OAuth2 bearer token (DESIGN §7). */
 export type SparkPostWebhookAuth = SharedSecretAuth;
@@ -26,18 +26,8 @@ export function parseSparkPostWebhook(payload: unknown): WebhookReceipt {
     throw new MailwardenError('invalid_payload', 'A SparkPost webhook body is a JSON array of events.');
   }
   const items: unknown[] = Array.isArray(payload) ? payload : [payload];
-  const receipt = emptyReceipt();
-  let pings = 0;
-  items.forEach((item, index) => {
-    const result = parseItem(item);
-    if (result === 'ping') pings++;
-    else if (typeof result === 'string') skip(receipt, index, result);
-    else {
-      receipt.events.push(result);
-      receipt.sources.push(index);
-    }
-  });
-  return pings === items.length ? emptyReceipt('ping') : receipt;
+  // A batch of only pings (`{ msys: {} }`) is SparkPost testing the endpoint.
+  return receiptOfItems(items, parseItem);
 }
 
 /**
@@ -58,11 +48,11 @@ export function createSparkPostWebhook(_env: WebhookEnvironment): ProviderWebhoo
   };
 }
 
-/** One batch item: an event, `'ping'`, or the reason it was skipped. */
-function parseItem(item: unknown): DeliveryEvent | 'ping' | string {
+/** One batch item: an event, `'ignored'` for a ping, or the reason it was skipped. */
+function parseItem(item: unknown): ItemOutcome {
   if (!isRecord(item) || !isRecord(item['msys'])) return 'the item has no msys object';
   const classes = Object.keys(item['msys']);
-  if (classes.length === 0) return 'ping';
+  if (classes.length === 0) return 'ignored';
   if (classes.length > 1) return `the item has more than one event class (${classes.join(', ')})`;
   const body = item['msys'][classes[0]!];
   if (!isRecord(body)) return 'the event class is not an object';
@@ -187,8 +177,3 @@ function hashKey(fields: unknown[]): string {
   return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 
-function skip(receipt: WebhookReceipt, index: number, message: string): void {
-  const warning: EventWarning = { index, code: 'invalid_event', message };
-  receipt.warnings.push(warning);
-  receipt.skipped++;
-}
