@@ -3,7 +3,8 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: ['src/index.ts'],
   format: ['esm', 'cjs'],
-  dts: true,
+  // The tsconfig is composite for `tsc -b`; the declaration build is a separate, plain program.
+  dts: { compilerOptions: { composite: false } },
   clean: true,
   sourcemap: true,
   target: 'node20',
