@@ -8,5 +8,6 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
+    globalSetup: ['scripts/test-services.ts'],
   },
 });

@@ -9,10 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { coreSuite } from './core.bench.js';
 import { ingestSuite } from './ingest.bench.js';
 import { collectGarbage } from './measure.js';
+import { postgresSuite } from './postgres.bench.js';
+import { redisSuite } from './redis.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
-const suites: BenchSuite[] = [coreSuite, ingestSuite];
+const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

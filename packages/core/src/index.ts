@@ -31,7 +31,7 @@ export {
   type ProviderSuppression,
 } from './events/delivery-event.js';
 
-export { Fact, factsOf, factNamesOf, messageStatus, messageStatuses, countersOf } from './messages/facts.js';
+export { Fact, factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, countersOf } from './messages/facts.js';
 export type { FactName, MessageStatus, Counters } from './messages/facts.js';
 export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
 export type { MessageRecord, TrackingIdDelta } from './messages/message.js';

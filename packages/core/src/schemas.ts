@@ -120,12 +120,13 @@ export const deliveryEventSchema = z.object({
   type: z.enum(deliveryEventTypes),
   bounceClass: z.enum(['hard', 'soft', 'undetermined']).nullish(),
   providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).nullish(),
-  messageId: z.string().min(1).max(1024).nullable(),
+  // U+0000 cannot be stored as text (PostgreSQL refuses it): such an event is skipped, not a poison batch.
+  messageId: z.string().min(1).max(1024).regex(/^[^\u0000]*$/, 'must not contain U+0000').nullable(),
   recipient: z.string(),
   trackingId: z.string().nullable(),
   // z.date() already rejects an invalid Date.
   occurredAt: z.date(),
-  eventKey: z.string().min(1).max(512),
+  eventKey: z.string().min(1).max(512).regex(/^[^\u0000]*$/, 'must not contain U+0000'),
   description: z.string().optional(),
 });
 

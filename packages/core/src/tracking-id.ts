@@ -24,7 +24,7 @@ export type TrackingIdCheck =
 
 /**
  * A tracking ID is taken exactly as the sender set it: no trimming, no case folding. Empty means
- * absent. Over 128 code points, or text that is not well-formed Unicode, is invalid.
+ * absent. Over 128 code points, text that is not well-formed Unicode, or U+0000, is invalid.
  */
 export function checkTrackingId(value: string | null | undefined): TrackingIdCheck {
   if (value === null || value === undefined || value === '') return { ok: true, trackingId: null };
@@ -33,6 +33,8 @@ export function checkTrackingId(value: string | null | undefined): TrackingIdChe
     return { ok: false, problem: 'too_long', reason: `tracking ID is over ${MAX_TRACKING_ID_CODE_POINTS} characters` };
   }
   if (!isWellFormed(value)) return { ok: false, problem: 'malformed', reason: 'tracking ID contains a lone surrogate' };
+  // No store can keep U+0000 in text (PostgreSQL refuses it), and no header can carry it.
+  if (value.includes('\u0000')) return { ok: false, problem: 'malformed', reason: 'tracking ID contains U+0000' };
   return { ok: true, trackingId: value };
 }
 

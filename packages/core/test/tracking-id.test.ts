@@ -56,6 +56,8 @@ describe('checkTrackingId', () => {
     ['a high surrogate at the end', `spring${'\ud83d'}`],
     ['two high surrogates', '\ud83d\ud83d'],
     ['a reversed pair', '\ude00\ud83d'],
+    // PostgreSQL text cannot hold U+0000: accepting it would make a batch that can never be stored.
+    ['U+0000', 'spring\u0000sale'],
   ])('rejects %s as malformed', (_, value) => {
     expect(checkTrackingId(value)).toEqual({ ok: false, problem: 'malformed', reason: expect.any(String) });
   });

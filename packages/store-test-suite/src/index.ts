@@ -28,3 +28,4 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('model')) describeModelBasedTests(options);
   });
 }
+export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';

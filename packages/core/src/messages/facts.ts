@@ -65,7 +65,8 @@ export const messageStatuses = [
 /** A message's status, derived from its facts by precedence (first match wins). */
 export type MessageStatus = (typeof messageStatuses)[number];
 
-const statusFacts: Record<MessageStatus, number> = {
+/** The fact each status stands for, in precedence order: stores that filter by status use this table. */
+export const statusFacts: Readonly<Record<MessageStatus, number>> = {
   complained: Fact.complained,
   bounced: Fact.hard_bounced,
   rejected: Fact.rejected,

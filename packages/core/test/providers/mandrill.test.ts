@@ -72,7 +72,7 @@ describe('attachMandrillTrackingId', () => {
     // UTF-8 bytes as JSON.stringify writes them: "😀" is 4 bytes, "\n" is written as two characters.
     expect(() => attachMandrillTrackingId({ message: {} }, '😀'.repeat(45))).not.toThrow(); // 17 + 180 bytes
     await expectMailwardenError(() => attachMandrillTrackingId({ message: {} }, '😀'.repeat(46)), 'tracking_id_not_carriable');
-    await expectMailwardenError(() => attachMandrillTrackingId({ message: {} }, '\u0000'.repeat(31)), 'tracking_id_not_carriable');
+    await expectMailwardenError(() => attachMandrillTrackingId({ message: {} }, '\u0001'.repeat(31)), 'tracking_id_not_carriable');
     // A 128-character ASCII ID alone fits (145 bytes).
     expect(attachMandrillTrackingId({ message: {} }, 'a'.repeat(128)).message.metadata).toEqual({ service_id: 'a'.repeat(128) });
   });

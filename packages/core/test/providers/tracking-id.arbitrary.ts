@@ -11,11 +11,12 @@ export const trackingIdArbitrary: fc.Arbitrary<string> = fc
       { weight: 4, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }) },
       { weight: 2, arbitrary: fc.constantFrom('"', "'", '\\', ' ', '=?', '?=', '=?UTF-8?B?', '?Q?', '\t', '\n', '\r\n', ',', ';', ':', '{', '}', '%', '+', '/', '.', '_', '-') },
       { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }) },
-      { weight: 1, arbitrary: fc.constantFrom('😀', '𝔘', '€', 'ü', '日本', '\u0000', '\u007f', '\u00a0', '\ufeff', '\u2028') },
+      { weight: 1, arbitrary: fc.constantFrom('😀', '𝔘', '€', 'ü', '日本', '\u0001', '\u007f', '\u00a0', '\ufeff', '\u2028') },
     ),
     { minLength: 1, maxLength: 40 },
   )
-  .map((parts) => [...parts.join('')].slice(0, 128).join(''))
+  // U+0000 is the one character a tracking ID may not hold (no store or header can keep it).
+  .map((parts) => [...parts.join('').replaceAll('\u0000', '')].slice(0, 128).join(''))
   .filter((id) => id.length > 0);
 
 /** Tracking IDs of exactly 128 code points, the spec's limit, in the widest UTF-8 encoding. */

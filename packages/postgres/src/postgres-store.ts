@@ -1,0 +1,363 @@
+import {
+  MailwardenError,
+  messageStatuses,
+  reasonFromRank,
+  reasonRank,
+  trackingIdSearchKey,
+  type EventOutcome,
+  type MessageRecord,
+  type Provider,
+  type StoredEvent,
+  type Store,
+  type SuppressionInvalidation,
+  type SuppressionRecord,
+  type TrackingIdRecord,
+} from '@mailwarden/core';
+import type { ListenMeta, Sql } from 'postgres';
+import { INVALIDATION_CHANNEL, schemaNames } from './migrations.js';
+
+export interface PostgresStoreOptions {
+  /** A postgres.js client. It stays the caller's: `close()` does not end it. */
+  sql: Sql<any>;
+  /** The schema `migrate()` created. Default `mailwarden`. */
+  schema?: string;
+  /**
+   * How long messages and their dedup keys are kept. `purgeExpired(now)` deletes messages whose last
+   * event is older than `messagesMs`, and dedup keys first seen before then; nothing expires by itself.
+   * Tracking-ID counters are totals and stay; suppressions never expire. Default: kept forever.
+   */
+  retention?: { messagesMs: number };
+}
+
+/** A `Store` whose optional parts this store always has. */
+export type PostgresStore = Store & Required<Pick<Store, 'subscribeInvalidations' | 'purgeExpired'>>;
+
+/** Messages and dedup keys deleted per statement by `purgeExpired`, so no sweep holds locks for long. */
+const PURGE_BATCH = 1000;
+/** Deadlocks and serialization failures are retried this many times before giving up. */
+const CONFLICT_RETRIES = 4;
+
+/**
+ * A `Store` in PostgreSQL, over an injected postgres.js client. Every operation is one statement, so
+ * one round trip and one transaction; `applyEvents` is one call of a function that `migrate()`
+ * installs. Run `migrate(sql, { schema })` before the first use.
+ *
+ * Rows are read as arrays (`.values()`) and times cast to float8, so the client's own `transform` and
+ * `types` settings cannot change what the store returns.
+ *
+ * @example
+ * import postgres from 'postgres';
+ * import { createMailwarden } from '@mailwarden/core';
+ * import { createPostgresStore, migrate } from '@mailwarden/postgres';
+ *
+ * const sql = postgres(process.env.DATABASE_URL!);
+ * await migrate(sql, { schema: 'mailwarden' });
+ * const mailwarden = createMailwarden({ store: createPostgresStore({ sql, schema: 'mailwarden' }) });
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const { sql } = options;
+  const schema = options.schema ?? 'mailwarden';
+  const { identifier: s, literal } = schemaNames(schema);
+  const messagesMs = options.retention?.messagesMs;
+  if (messagesMs !== undefined && !(Number.isSafeInteger(messagesMs) && messagesMs > 0)) {
+    throw new RangeError(`retention.messagesMs must be a positive integer: ${messagesMs}`);
+  }
+  const subscriptions = new Set<ListenMeta>();
+
+  /** One statement, prepared unless told otherwise; rows as arrays. */
+  const query = (text: string, params: unknown[], prepare = true): Promise<any[][]> =>
+    sql.unsafe(text, params as never[], { prepare }).values() as Promise<any[][]>;
+
+  const invalidationOf = (hash: string) =>
+    `pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_build_array(${hash}))::text)`;
+
+  const suppressionColumns = 'hash, email, reason, created_at::float8';
+  const statements = {
+    getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2`,
+    // The hashes travel as one text parameter, so the call needs no array type set up in the client.
+    getSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
+      WHERE project_id = $1 AND hash = ANY (string_to_array($2, ','))`,
+    // Inserted: one row (true). Present: the stored row (false). No row: the conflicting row was
+    // committed after this statement's snapshot, so it cannot be read here; the caller asks again.
+    addSuppression: `WITH created AS (
+        INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT DO NOTHING
+        RETURNING hash
+      ), notified AS (
+        SELECT ${invalidationOf('hash')} FROM created
+      )
+      SELECT true, NULL, NULL, NULL::float8 FROM notified
+      UNION ALL
+      SELECT false, email, reason, created_at::float8 FROM ${s}.suppressions
+      WHERE project_id = $1 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
+    removeSuppression: `WITH removed AS (
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2 RETURNING hash
+      )
+      SELECT ${invalidationOf('hash')} FROM removed`,
+    // Newest first is ascending (-created_at, hash): a row comparison starts an index range.
+    firstSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
+      WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`,
+    nextSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
+      WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
+    applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
+    // The oldest expired messages, locked in key order as applyEvents locks them (so the two never
+    // deadlock); one that got a newer event meanwhile fails the recheck and stays.
+    purgeMessages: `WITH expired AS (
+        SELECT key FROM ${s}.messages
+        WHERE project_id = $1 AND last_event_at < $2 AND key IN (
+          SELECT key FROM ${s}.messages WHERE project_id = $1 AND last_event_at < $2 ORDER BY last_event_at LIMIT $3)
+        ORDER BY key
+        FOR UPDATE
+      )
+      DELETE FROM ${s}.messages m USING expired e WHERE m.project_id = $1 AND m.key = e.key`,
+    purgeEventKeys: `DELETE FROM ${s}.event_keys WHERE project_id = $1 AND key IN (
+      SELECT key FROM ${s}.event_keys WHERE project_id = $1 AND seen_at < $2 LIMIT $3)`,
+  };
+
+  const toSuppression = ([hash, email, reason, createdAt]: any[]): SuppressionRecord => ({
+    hash,
+    email,
+    reason: reasonFromRank(reason),
+    createdAt,
+  });
+
+  return {
+    async getSuppression(projectId, hash) {
+      const [row] = await attempt(() => query(statements.getSuppression, [projectId, hash]));
+      return row === undefined ? undefined : toSuppression(row);
+    },
+
+    async getSuppressions(projectId, hashes) {
+      if (hashes.length === 0) return [];
+      const rows = await attempt(() => query(statements.getSuppressions, [projectId, [...new Set(hashes)].join(',')]));
+      const found = new Map(rows.map((row) => [row[0] as string, row]));
+      return hashes.map((hash) => {
+        const row = found.get(hash);
+        return row === undefined ? undefined : toSuppression(row);
+      });
+    },
+
+    async addSuppression(projectId, record) {
+      const params = [projectId, record.hash, record.email, reasonRank(record.reason), record.createdAt];
+      for (;;) {
+        const [row] = await attempt(() => query(statements.addSuppression, params));
+        if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
+        if (row[0] === true) return { record: { ...record }, created: true };
+        return { record: toSuppression([record.hash, ...row.slice(1)]), created: false };
+      }
+    },
+
+    async removeSuppression(projectId, hash) {
+      const rows = await attempt(() => query(statements.removeSuppression, [projectId, hash]));
+      return rows.length > 0;
+    },
+
+    async listSuppressions(projectId, { limit, after }) {
+      const rows = await attempt(() =>
+        after === undefined
+          ? query(statements.firstSuppressions, [projectId, limit])
+          : query(statements.nextSuppressions, [projectId, -after.createdAt, after.hash, limit]),
+      );
+      return rows.map(toSuppression);
+    },
+
+    async applyEvents(projectId, events) {
+      if (events.length === 0) return [];
+      const batch = JSON.stringify(events.map(toEventRow));
+      const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch]));
+      const outcomes = row![0] as string;
+      return Array.from(outcomes, (outcome): EventOutcome => (outcome === 'a' ? 'applied' : 'duplicate'));
+    },
+
+    async listMessages(projectId, { trackingId, status, limit, after }) {
+      // PostgreSQL text cannot hold NUL, so no stored tracking ID has one.
+      if (trackingId?.includes('\0')) return [];
+      const params: unknown[] = [projectId];
+      const where = ['project_id = $1'];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      if (trackingId !== undefined) where.push(`tracking_id = ${param(trackingId)}`);
+      if (status !== undefined) where.push(`status = ${param(messageStatuses.indexOf(status))}`);
+      if (after !== undefined) {
+        where.push(`(-first_event_at, key) > (${param(-after.firstEventAt)}::bigint, ${param(after.key)})`);
+      }
+      const text = `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8
+        FROM ${s}.messages WHERE ${where.join(' AND ')} ORDER BY -first_event_at, key LIMIT ${param(limit)}`;
+      const rows = await attempt(() => query(text, params));
+      return rows.map(
+        ([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]): MessageRecord => ({
+          key,
+          provider: provider as Provider,
+          messageId,
+          recipient,
+          trackingId,
+          facts,
+          firstEventAt,
+          lastEventAt,
+        }),
+      );
+    },
+
+    async listTrackingIds(projectId, { search, limit, after }) {
+      if (search?.includes('\0')) return [];
+      const params: unknown[] = [projectId];
+      const where = ['project_id = $1'];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      // Stored IDs hold no NUL: being after "a\0…" is being after "a".
+      if (after !== undefined) where.push(`tracking_id > ${param(after.split('\0')[0])}`);
+      if (search !== undefined) where.push(`search_key LIKE ${param(`%${search.replace(/[\\%_]/g, '\\$&')}%`)}`);
+      const text = `SELECT tracking_id, messages, delivered, bounced, complained, last_event_at::float8
+        FROM ${s}.tracking_ids WHERE ${where.join(' AND ')} ORDER BY tracking_id LIMIT ${param(limit)}`;
+      // A search is planned for its own pattern (an unnamed statement): the trigram index pays off only
+      // for rare substrings, and a generic plan would pick one way for every pattern.
+      const rows = await attempt(() => query(text, params, search === undefined));
+      return rows.map(
+        ([trackingId, messages, delivered, bounced, complained, lastEventAt]): TrackingIdRecord => ({
+          trackingId,
+          messages,
+          delivered,
+          bounced,
+          complained,
+          lastEventAt,
+        }),
+      );
+    },
+
+    async subscribeInvalidations(listener: (invalidation: SuppressionInvalidation) => void) {
+      const onNotify = (payload: string) => {
+        let message: { schema?: unknown; projectId?: unknown; hashes?: unknown };
+        try {
+          message = JSON.parse(payload);
+        } catch {
+          return;
+        }
+        if (message.schema !== schema || typeof message.projectId !== 'string' || !Array.isArray(message.hashes)) return;
+        listener({ projectId: message.projectId, hashes: message.hashes });
+      };
+      const subscription = await attempt(() => sql.listen(INVALIDATION_CHANNEL, onNotify));
+      subscriptions.add(subscription);
+      return async () => {
+        if (subscriptions.delete(subscription)) await attempt(() => subscription.unlisten());
+      };
+    },
+
+    async purgeExpired(now) {
+      if (messagesMs === undefined) return 0;
+      const before = now - messagesMs;
+      /** Runs a bounded DELETE until it deletes less than a batch; returns how many rows it deleted. */
+      const sweep = async (statement: string, projectId: string, batch: number) => {
+        let deleted = 0;
+        for (;;) {
+          const { count } = await attempt(() => sql.unsafe(statement, [projectId, before, batch], { prepare: true }));
+          deleted += count;
+          if (count < batch) return deleted;
+        }
+      };
+      let purged = 0;
+      for (const projectId of await projectsOf('messages')) purged += await sweep(statements.purgeMessages, projectId, PURGE_BATCH);
+      for (const projectId of await projectsOf('event_keys')) await sweep(statements.purgeEventKeys, projectId, PURGE_BATCH * 10);
+      return purged;
+    },
+
+    async close() {
+      const open = [...subscriptions];
+      subscriptions.clear();
+      await Promise.allSettled(open.map((subscription) => subscription.unlisten()));
+    },
+  } satisfies PostgresStore;
+
+  /** The projects of a table, by skipping through its primary key: one index probe per project. */
+  async function projectsOf(table: 'messages' | 'event_keys'): Promise<string[]> {
+    const rows = await attempt(() =>
+      query(
+        `WITH RECURSIVE projects AS (
+          (SELECT project_id FROM ${s}.${table} ORDER BY project_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT t.project_id FROM ${s}.${table} t WHERE t.project_id > p.project_id ORDER BY t.project_id LIMIT 1)
+          FROM projects p WHERE p.project_id IS NOT NULL
+        )
+        SELECT project_id FROM projects WHERE project_id IS NOT NULL`,
+        [],
+      ),
+    );
+    return rows.map(([projectId]) => projectId as string);
+  }
+}
+
+/** One event as the row `mailwarden_apply_events` reads; absent parts are left out. */
+function toEventRow(event: StoredEvent): Record<string, unknown> {
+  const row: Record<string, unknown> = { key: event.key };
+  const message = event.message;
+  if (message !== null) {
+    row.message_key = message.key;
+    row.provider = message.provider;
+    row.message_id = message.messageId;
+    row.recipient = message.recipient;
+    row.facts = message.facts;
+    row.first_event_at = message.firstEventAt;
+    row.last_event_at = message.lastEventAt;
+    if (message.trackingId !== null) {
+      row.tracking_id = message.trackingId;
+      row.search_key = event.trackingIdSearchKey ?? trackingIdSearchKey(message.trackingId);
+    }
+  }
+  const suppression = event.suppression;
+  if (suppression !== null) {
+    row.hash = suppression.hash;
+    row.email = suppression.email;
+    row.reason = reasonRank(suppression.reason);
+    row.created_at = suppression.createdAt;
+  }
+  return row;
+}
+
+// --- errors -------------------------------------------------------------------------------------------
+
+/** Errors meaning the server cannot be reached or cannot serve now: the caller should retry later. */
+const UNAVAILABLE = new Set([
+  // Socket and DNS errors, and postgres.js's own connection errors.
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  // SQLSTATEs: too many connections, shutting down or starting up, a read-only standby after a failover,
+  // a statement timeout.
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  '25006',
+  '57014',
+]);
+/** Deadlock and serialization failure: the transaction was rolled back whole and may simply run again. */
+const CONFLICT = new Set(['40P01', '40001']);
+
+function isUnavailable(code: unknown): boolean {
+  return typeof code === 'string' && (UNAVAILABLE.has(code) || code.startsWith('08'));
+}
+
+/** Runs one statement; retries a conflict a few times; reports an unreachable server as `store_unavailable`. */
+async function attempt<T>(run: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (CONFLICT.has(code as string) && retry < CONFLICT_RETRIES) {
+        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** retry * (1 + Math.random())));
+        continue;
+      }
+      if (isUnavailable(code) || CONFLICT.has(code as string)) {
+        throw new MailwardenError('store_unavailable', 'The PostgreSQL store cannot be reached.', { cause: error });
+      }
+      throw error;
+    }
+  }
+}

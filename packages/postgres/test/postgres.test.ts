@@ -1,0 +1,552 @@
+// What the Postgres store persisted, read back through direct SQL (a side channel beside the store),
+// the plans of its hot paths, its errors, its invalidations and its retention sweep.
+import { randomUUID } from 'node:crypto';
+import { createEmailHasher, Fact, isMailwardenError, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createPostgresStore, INVALIDATION_CHANNEL, migrate } from '../src/index.js';
+import { connect, freshStore } from './database.js';
+
+const sql = connect({ max: 6 });
+afterAll(() => sql.end());
+
+const hashEmail = createEmailHasher();
+const T = Date.UTC(2025, 0, 1);
+
+function event(parts: {
+  key?: string;
+  message?: { id: string; recipient?: string; trackingId?: string | null; facts: number; at: number };
+  suppression?: { email: string; reason: 'manual' | 'hard_bounce' | 'complaint'; at: number };
+}): StoredEvent {
+  const message = parts.message;
+  const recipient = message?.recipient ?? `${message?.id}@example.com`;
+  const trackingId = message?.trackingId ?? null;
+  return {
+    key: parts.key ?? `test:${randomUUID()}`,
+    message:
+      message === undefined
+        ? null
+        : {
+            key: messageKey('ses', message.id, recipient),
+            provider: 'ses',
+            messageId: message.id,
+            recipient,
+            trackingId,
+            facts: message.facts,
+            firstEventAt: message.at,
+            lastEventAt: message.at,
+          },
+    trackingIdSearchKey: trackingId?.toLowerCase() ?? null,
+    suppression:
+      parts.suppression === undefined
+        ? null
+        : {
+            hash: hashEmail(parts.suppression.email),
+            email: parts.suppression.email,
+            reason: parts.suppression.reason,
+            createdAt: parts.suppression.at,
+          },
+  };
+}
+
+/** Tracking-ID rows as the store keeps them, next to the same figures derived from the messages. */
+async function countersAndTheirMessages(schema: string, projectId: string) {
+  const kept = await sql.unsafe(
+    `SELECT tracking_id, messages, delivered, bounced, complained, last_event_at::float8 AS last_event_at
+     FROM "${schema}".tracking_ids WHERE project_id = $1 ORDER BY tracking_id`,
+    [projectId],
+  );
+  const derived = await sql.unsafe(
+    `SELECT tracking_id, count(*)::int AS messages, count(*) FILTER (WHERE facts & 4 <> 0)::int AS delivered,
+            count(*) FILTER (WHERE facts & 24 <> 0)::int AS bounced, count(*) FILTER (WHERE facts & 32 <> 0)::int AS complained,
+            max(last_event_at)::float8 AS last_event_at
+     FROM "${schema}".messages WHERE project_id = $1 AND tracking_id IS NOT NULL GROUP BY 1 ORDER BY 1`,
+    [projectId],
+  );
+  return { kept: [...kept], derived: [...derived] };
+}
+
+describe('what the store persists, read through SQL', () => {
+  test('suppressions: one row per hash, reason as its rank, times as epoch ms', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    try {
+      const project = 'acme';
+      const email = 'ana@example.com';
+      const hash = hashEmail(email);
+      await store.addSuppression(project, { hash, email, reason: 'manual', createdAt: T + 5 });
+      await store.addSuppression(project, { hash, email, reason: 'complaint', createdAt: T + 1 });
+      await store.applyEvents(project, [event({ suppression: { email, reason: 'complaint', at: T + 3 } })]);
+      const rows = await sql.unsafe(`SELECT project_id, hash, email, reason, created_at FROM "${schema}".suppressions`);
+      // addSuppression never changes a present row; the event upgraded the reason and moved createdAt back.
+      expect([...rows]).toStrictEqual([{ project_id: project, hash, email, reason: 3, created_at: String(T + 3) }]);
+
+      expect(await store.removeSuppression(project, hash)).toBe(true);
+      expect([...(await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".suppressions`))]).toStrictEqual([{ n: 0 }]);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('events: one key row per event, one row per message and tracking ID; replays add nothing', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    try {
+      const project = 'acme';
+      const batch = [
+        event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.sent, at: T + 1 } }),
+        event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.delivered, at: T + 2 } }),
+        event({ message: { id: 'm2', trackingId: 'Promo', facts: Fact.hard_bounced, at: T + 3 }, suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 3 } }),
+        event({ message: { id: 'm3', facts: Fact.delivered, at: T + 4 } }),
+      ];
+      expect(await store.applyEvents(project, batch)).toStrictEqual(['applied', 'applied', 'applied', 'applied']);
+      expect(await store.applyEvents(project, [...batch].reverse())).toStrictEqual(batch.map(() => 'duplicate'));
+
+      const count = async (table: string) =>
+        (await sql.unsafe(`SELECT count(*)::int AS n, count(DISTINCT (project_id, ${table === 'tracking_ids' ? 'tracking_id' : table === 'suppressions' ? 'hash' : 'key'}))::int AS d FROM "${schema}".${table}`))[0];
+      expect(await count('event_keys')).toStrictEqual({ n: 4, d: 4 });
+      expect(await count('messages')).toStrictEqual({ n: 3, d: 3 });
+      expect(await count('tracking_ids')).toStrictEqual({ n: 1, d: 1 });
+      expect(await count('suppressions')).toStrictEqual({ n: 1, d: 1 });
+
+      const messages = await sql.unsafe(
+        `SELECT message_id, tracking_id, facts, status, first_event_at::float8 AS first, last_event_at::float8 AS last
+         FROM "${schema}".messages ORDER BY message_id`,
+      );
+      expect([...messages]).toStrictEqual([
+        { message_id: 'm1', tracking_id: 'Promo', facts: Fact.sent | Fact.delivered, status: 3, first: T + 1, last: T + 2 },
+        { message_id: 'm2', tracking_id: 'Promo', facts: Fact.hard_bounced, status: 1, first: T + 3, last: T + 3 },
+        { message_id: 'm3', tracking_id: null, facts: Fact.delivered, status: 3, first: T + 4, last: T + 4 },
+      ]);
+      const [tracking] = await sql.unsafe(`SELECT tracking_id, search_key, messages, delivered, bounced FROM "${schema}".tracking_ids`);
+      expect(tracking).toStrictEqual({ tracking_id: 'Promo', search_key: 'promo', messages: 2, delivered: 1, bounced: 1 });
+      const { kept, derived } = await countersAndTheirMessages(schema, project);
+      expect(kept).toStrictEqual(derived);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('a batch that fails part-way leaves nothing behind, so the caller may retry it whole', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    try {
+      const good = event({ message: { id: 'm1', trackingId: 'promo', facts: Fact.delivered, at: T } });
+      // Not a hash: the suppressions table refuses it, after the key and message rows were written.
+      const bad = { ...event({ suppression: { email: 'x@example.com', reason: 'manual', at: T } }) };
+      bad.suppression = { ...bad.suppression!, hash: 'NOT-A-HASH' };
+      await expect(store.applyEvents('acme', [good, bad])).rejects.toThrow();
+      for (const table of ['event_keys', 'messages', 'tracking_ids', 'suppressions']) {
+        expect([...(await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".${table}`))], table).toStrictEqual([{ n: 0 }]);
+      }
+      expect(await store.applyEvents('acme', [good])).toStrictEqual(['applied']);
+    } finally {
+      await drop();
+    }
+  });
+});
+
+describe('hot paths use indexes, and pages cost the same at any depth', () => {
+  const SUPPRESSIONS = 1_000_000;
+  const MESSAGES = 100_000;
+  const TRACKING_IDS = 100_000;
+  const project = 'big';
+  let schema: string;
+  let drop: () => Promise<void>;
+  const captured: { query: string; parameters: unknown[] }[] = [];
+  // A client that records what the store sends, so the plans below are those of the store's own SQL.
+  const recording = connect({ max: 1, debug: (_connection, query, parameters) => captured.push({ query, parameters }) });
+
+  beforeAll(async () => {
+    ({ schema, drop } = await freshStore(sql));
+    const s = `"${schema}"`;
+    // Inserted in key order, so filling a million rows takes seconds, not minutes; hashes are hex
+    // numbers and times descend with them, with ties (three rows per millisecond).
+    await sql.unsafe(
+      `INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at)
+       SELECT $1, lpad(to_hex(i), 64, '0'), 'user' || i || '@example.com', 1 + i % 3, $2::bigint - i / 3
+       FROM generate_series(1, $3::int) AS i`,
+      [project, T + SUPPRESSIONS, SUPPRESSIONS],
+    );
+    // Other projects, so that the planner sees project_id as selective, as in a shared database.
+    await sql.unsafe(
+      `INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at)
+       SELECT 'other-' || (i % 20), lpad(to_hex(i), 64, '0'), 'user' || i || '@example.org', 1, $1::bigint + i
+       FROM generate_series(1, 200000) AS i`,
+      [T],
+    );
+    await sql.unsafe(
+      `INSERT INTO ${s}.messages (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
+       SELECT p, lpad(to_hex(i), 32, '0'), 'ses', 'm' || i, 'user' || i || '@example.com',
+              'campaign-' || (i % $2::int), 1 << (i % 10), $3::bigint + i * 10, $3::bigint + i * 10 + 5
+       FROM (VALUES ('big', $1::int), ('other-1', 10000), ('other-2', 10000)) AS projects(p, n), generate_series(1, n) AS i`,
+      [MESSAGES, TRACKING_IDS / 10, T],
+    );
+    // The search index is built after the rows, by migrate(), which recreates it when it is missing.
+    await sql.unsafe(`DROP INDEX ${s}.tracking_ids_search`);
+    await sql.unsafe(
+      `INSERT INTO ${s}.tracking_ids (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at)
+       SELECT p, 'Campaign-' || i, 'campaign-' || i, 10, 5, 2, 0, $2::bigint
+       FROM (VALUES ('big', $1::int), ('other-1', 10000), ('other-2', 10000)) AS projects(p, n), generate_series(0, n - 1) AS i`,
+      [TRACKING_IDS, T],
+    );
+    await migrate(sql, { schema });
+    await sql.unsafe(`ANALYZE ${s}.suppressions, ${s}.messages, ${s}.tracking_ids`);
+  }, 120_000);
+  afterAll(async () => {
+    await recording.end();
+    await drop?.();
+  });
+
+  /** Runs a store call, and EXPLAIN ANALYZEs the statement it sent, as sent (custom plan). */
+  async function planOf(call: (store: ReturnType<typeof createPostgresStore>) => Promise<unknown>): Promise<string> {
+    captured.length = 0;
+    await call(createPostgresStore({ sql: recording, schema }));
+    const sent = captured.at(-1)!;
+    const rows = await sql.unsafe(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) ${sent.query}`, sent.parameters as never[]);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  }
+
+  /** The plan a prepared statement gets once PostgreSQL switches it to a generic plan. */
+  async function genericPlanOf(call: (store: ReturnType<typeof createPostgresStore>) => Promise<unknown>): Promise<string> {
+    captured.length = 0;
+    await call(createPostgresStore({ sql: recording, schema }));
+    const sent = captured.at(-1)!;
+    // The parameter types the server inferred when the store prepared the statement on that connection.
+    const [prepared] = await recording.unsafe('SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE statement = $1', [
+      sent.query,
+    ]);
+    const types = prepared!.types as string[];
+    // EXECUTE takes its arguments as literals (a utility statement cannot take bind parameters).
+    const literal = (value: unknown) => (typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+    const args = sent.parameters.map((value, i) => `${literal(value)}::${types[i]}`).join(', ');
+    // On the recording client's one connection, where the store's statements live; not in a transaction,
+    // so the statement is deallocated whatever happens.
+    await recording.unsafe(`PREPARE generic_plan_check (${types.join(', ')}) AS ${sent.query}`);
+    try {
+      await recording.unsafe('SET plan_cache_mode = force_generic_plan');
+      const rows = await recording.unsafe(`EXPLAIN (COSTS OFF) EXECUTE generic_plan_check(${args})`);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await recording.unsafe('RESET plan_cache_mode; DEALLOCATE generic_plan_check');
+    }
+  }
+
+  const buffers = (plan: string) => {
+    const line = plan.split('\n').find((text) => text.includes('Buffers:'))!;
+    return [...line.matchAll(/(?:hit|read)=(\d+)/g)].reduce((total, match) => total + Number(match[1]), 0);
+  };
+  const hashOf = (i: number) => i.toString(16).padStart(64, '0');
+  const hot: [string, (store: ReturnType<typeof createPostgresStore>) => Promise<unknown>][] = [
+    ['check', (store) => store.getSuppression(project, hashOf(123_456))],
+    ['checkMany of 100', (store) => store.getSuppressions(project, Array.from({ length: 100 }, (_, i) => hashOf(1 + i * 9_973)))],
+    ['first page of suppressions', (store) => store.listSuppressions(project, { limit: 100 })],
+    ['deep page of suppressions', (store) => store.listSuppressions(project, { limit: 100, after: { createdAt: T + 400, hash: hashOf(999_000) } })],
+    ['messages by tracking ID', (store) => store.listMessages(project, { limit: 50, trackingId: 'campaign-77' })],
+    ['deep page of messages', (store) => store.listMessages(project, { limit: 50, after: { firstEventAt: T + 500, key: 'f'.repeat(32) } })],
+    ['messages by status', (store) => store.listMessages(project, { limit: 50, status: 'complained' })],
+    ['tracking IDs', (store) => store.listTrackingIds(project, { limit: 50, after: 'Campaign-5' })],
+    ['tracking-ID search, rare', (store) => store.listTrackingIds(project, { limit: 50, search: 'gn-7777' })],
+    ['tracking-ID search, common', (store) => store.listTrackingIds(project, { limit: 50, search: 'campaign' })],
+    ['tracking-ID search, one character', (store) => store.listTrackingIds(project, { limit: 50, search: '7' })],
+  ];
+
+  test.each(hot)('%s: no sequential scan', async (_name, call) => {
+    const plan = await planOf(call);
+    expect(plan).not.toMatch(/Seq Scan/);
+    expect(plan).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
+  });
+
+  test.each(hot.filter(([name]) => !name.startsWith('tracking-ID search')))(
+    '%s: the generic plan of the prepared statement uses an index too',
+    async (_name, call) => {
+      const plan = await genericPlanOf(call);
+      expect(plan).not.toMatch(/Seq Scan/);
+    },
+  );
+
+  test('a rare substring is found through the trigram index; a common one by walking the ID order', async () => {
+    const rare = await planOf((store) => store.listTrackingIds(project, { limit: 50, search: 'gn-7777' }));
+    expect(rare).toMatch(/Bitmap Index Scan on tracking_ids_search/);
+    const common = await planOf((store) => store.listTrackingIds(project, { limit: 50, search: 'campaign' }));
+    expect(common).toMatch(/Index Scan using tracking_ids_pkey/);
+    expect(common).not.toMatch(/Sort/);
+  });
+
+  test('a page a million rows deep is an index range scan, with no sort, reading as much as the first page', async () => {
+    const first = await planOf((store) => store.listSuppressions(project, { limit: 100 }));
+    // The position of the 999 900th row: its time and hash, as a cursor carries them.
+    const [position] = await sql.unsafe(
+      `SELECT created_at::float8, hash FROM "${schema}".suppressions WHERE project_id = $1
+       ORDER BY -created_at, hash OFFSET 999899 LIMIT 1`,
+      [project],
+    );
+    let page: unknown[] = [];
+    const deep = await planOf(async (store) => {
+      page = await store.listSuppressions(project, { limit: 100, after: { createdAt: position!.created_at, hash: position!.hash } });
+    });
+    expect(page).toHaveLength(100);
+    for (const plan of [first, deep]) {
+      expect(plan).toMatch(/Index Scan using suppressions_newest_first/);
+      expect(plan).not.toMatch(/Sort|Seq Scan/);
+    }
+    expect(deep).toMatch(/Index Cond: .*ROW\(\(- created_at\), hash\) > ROW\(/);
+    // Buffers touched: the same handful of pages (a descent and a leaf or two) at either depth.
+    expect(buffers(deep)).toBeLessThanOrEqual(buffers(first) + 4);
+  });
+});
+
+describe('store_unavailable', () => {
+  test('every operation on an unreachable server throws MailwardenError(store_unavailable)', async () => {
+    // A port nothing listens on.
+    // No reconnection backoff: postgres.js would otherwise wait longer before each new attempt.
+    const unreachable = connect({ host: '127.0.0.1', port: 1, max: 1, connect_timeout: 2, backoff: () => 0 });
+    const store = createPostgresStore({ sql: unreachable, schema: 'mailwarden', retention: { messagesMs: 1 } });
+    const calls: [string, () => Promise<unknown>][] = [
+      ['getSuppression', () => store.getSuppression('p', 'a'.repeat(64))],
+      ['getSuppressions', () => store.getSuppressions('p', ['a'.repeat(64)])],
+      ['addSuppression', () => store.addSuppression('p', { hash: 'a'.repeat(64), email: 'a@example.com', reason: 'manual', createdAt: 1 })],
+      ['removeSuppression', () => store.removeSuppression('p', 'a'.repeat(64))],
+      ['listSuppressions', () => store.listSuppressions('p', { limit: 1 })],
+      ['applyEvents', () => store.applyEvents('p', [event({})])],
+      ['listMessages', () => store.listMessages('p', { limit: 1 })],
+      ['listTrackingIds', () => store.listTrackingIds('p', { limit: 1, search: 'x' })],
+      ['subscribeInvalidations', () => store.subscribeInvalidations(() => {})],
+      ['purgeExpired', () => store.purgeExpired(Date.now())],
+    ];
+    try {
+      for (const [name, call] of calls) {
+        const error = await call().then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
+        expect(isMailwardenError(error) && error.code, name).toBe('store_unavailable');
+        expect((error as Error).cause, name).toMatchObject({ code: 'ECONNREFUSED' });
+      }
+    } finally {
+      await unreachable.end({ timeout: 0 });
+    }
+  });
+
+  test('a connection terminated in the middle of a call is store_unavailable, and the next call reconnects', async () => {
+    const { schema, store: setup, drop } = await freshStore(sql);
+    const name = `mw-terminated-${randomUUID().slice(0, 8)}`;
+    const victim = connect({ max: 1, connection: { application_name: name } });
+    const store = createPostgresStore({ sql: victim, schema });
+    const hash = hashEmail('held@example.com');
+    try {
+      await setup.addSuppression('p', { hash, email: 'held@example.com', reason: 'manual', createdAt: 1 });
+      // Another session holds the row, so the store's DELETE waits until its connection is terminated.
+      const outcome = await sql.begin(async (tx) => {
+        await tx.unsafe(`SELECT FROM "${schema}".suppressions WHERE project_id = 'p' AND hash = $1 FOR UPDATE`, [hash]);
+        const pending = store.removeSuppression('p', hash).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        for (let tries = 0; ; tries++) {
+          // Outside the transaction: pg_stat_activity is read once per transaction.
+          const [row] = await sql.unsafe(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [name],
+          );
+          if (row !== undefined) {
+            await sql.unsafe('SELECT pg_terminate_backend($1)', [row.pid]);
+            break;
+          }
+          if (tries > 200) throw new Error('the store never waited for the lock');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return pending;
+      });
+      expect(isMailwardenError(outcome) && outcome.code).toBe('store_unavailable');
+      // postgres.js opens a new connection for the calls that follow (one may still meet the old one).
+      let found: unknown;
+      for (let tries = 0; found === undefined; tries++) {
+        found = await store.getSuppression('p', hash).catch((error: unknown) => {
+          if (!isMailwardenError(error) || error.code !== 'store_unavailable' || tries > 20) throw error;
+          return new Promise((resolve) => setTimeout(() => resolve(undefined), 50));
+        });
+      }
+      expect(found).toMatchObject({ hash });
+    } finally {
+      await victim.end();
+      await drop();
+    }
+  });
+});
+
+describe('invalidations through LISTEN/NOTIFY', () => {
+  /** Collects invalidations; `next(n)` waits for n more. */
+  function collector() {
+    const received: SuppressionInvalidation[] = [];
+    let wake: (() => void) | undefined;
+    return {
+      received,
+      listener: (invalidation: SuppressionInvalidation) => {
+        received.push(invalidation);
+        wake?.();
+      },
+      async until(predicate: () => boolean, what: string) {
+        const deadline = Date.now() + 5000;
+        while (!predicate()) {
+          if (Date.now() > deadline) throw new Error(`no invalidation: ${what}`);
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 50);
+          });
+        }
+      },
+    };
+  }
+
+  test("another instance's writes reach this one, after commit, once per write that changed something", async () => {
+    const { schema, store: writer, drop } = await freshStore(sql);
+    const otherClient = connect({ max: 2 });
+    const reader = createPostgresStore({ sql: otherClient, schema });
+    const { store: otherSchema, drop: dropOther } = await freshStore(sql);
+    const seen = collector();
+    const stop = await reader.subscribeInvalidations(seen.listener);
+    try {
+      const [a, b, c] = ['a@example.com', 'b@example.com', 'c@example.com'];
+      const record = (email: string) => ({ hash: hashEmail(email), email, reason: 'manual' as const, createdAt: T });
+
+      await writer.addSuppression('acme', record(a));
+      await seen.until(() => seen.received.length === 1, 'add');
+      expect(seen.received).toStrictEqual([{ projectId: 'acme', hashes: [hashEmail(a)] }]);
+
+      // Not created, not removed, not changed, or another schema: no invalidation. The write after them
+      // is delivered after anything they would have sent (notifications arrive in commit order).
+      await writer.addSuppression('acme', record(a));
+      await writer.removeSuppression('acme', hashEmail(c));
+      await writer.applyEvents('acme', [event({ suppression: { email: a, reason: 'manual', at: T + 9 } })]);
+      await otherSchema.addSuppression('acme', record(c));
+      await writer.removeSuppression('acme', hashEmail(a));
+      await seen.until(() => seen.received.length === 2, 'remove');
+      expect(seen.received[1]).toStrictEqual({ projectId: 'acme', hashes: [hashEmail(a)] });
+
+      await writer.applyEvents('acme', [
+        event({ suppression: { email: b, reason: 'hard_bounce', at: T } }),
+        event({ suppression: { email: c, reason: 'complaint', at: T } }),
+      ]);
+      await seen.until(() => seen.received.length === 3, 'applyEvents');
+      expect(seen.received[2]).toStrictEqual({ projectId: 'acme', hashes: [hashEmail(b), hashEmail(c)].sort() });
+
+      await stop();
+      await writer.addSuppression('acme', record(a));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(seen.received).toHaveLength(3);
+    } finally {
+      await reader.close();
+      await otherClient.end();
+      await dropOther();
+      await drop();
+    }
+  });
+
+  test('a batch suppressing many addresses is split into notifications under 8000 bytes', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    const payloads: string[] = [];
+    const listening = await sql.listen(INVALIDATION_CHANNEL, (payload) => {
+      if (JSON.parse(payload).schema === schema) payloads.push(payload);
+    });
+    const seen = collector();
+    const stop = await store.subscribeInvalidations(seen.listener);
+    try {
+      const emails = Array.from({ length: 300 }, (_, i) => `user${i}@example.com`);
+      const projectId = `project-${'x'.repeat(200)}`;
+      await store.applyEvents(projectId, emails.map((email) => event({ suppression: { email, reason: 'complaint', at: T } })));
+      const hashes = () => seen.received.flatMap((invalidation) => invalidation.hashes);
+      await seen.until(() => hashes().length === 300, 'all 300 hashes');
+      expect(new Set(hashes())).toStrictEqual(new Set(emails.map((email) => hashEmail(email))));
+      expect(seen.received.every((invalidation) => invalidation.projectId === projectId)).toBe(true);
+      expect(payloads.length).toBeGreaterThan(1);
+      for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+    } finally {
+      await stop();
+      await listening.unlisten();
+      await drop();
+    }
+  });
+});
+
+describe('retention: purgeExpired', () => {
+  const DAY = 86_400_000;
+
+  test('deletes messages whose last event is older than the retention and dedup keys seen before then; counters and suppressions stay', async () => {
+    const { schema, store, drop } = await freshStore(sql, { retention: { messagesMs: 30 * DAY } });
+    try {
+      const now = Date.now();
+      const old = now - 40 * DAY;
+      const project = 'acme';
+      await store.applyEvents(project, [
+        event({ message: { id: 'old-1', trackingId: 'camp', facts: Fact.delivered, at: old } }),
+        event({ message: { id: 'old-2', trackingId: 'camp', facts: Fact.complained, at: old + 1 } }),
+        event({ message: { id: 'new-1', trackingId: 'camp', facts: Fact.hard_bounced, at: now - DAY } }),
+        event({ message: { id: 'old-3', trackingId: 'gone', facts: Fact.delivered, at: old } }),
+        event({ message: { id: 'old-4', facts: Fact.delivered, at: old } }),
+        // Old first event, recent last one: kept.
+        event({ message: { id: 'kept', trackingId: 'gone', facts: Fact.sent, at: old } }),
+        event({ message: { id: 'kept', trackingId: 'gone', facts: Fact.delivered, at: now - 2 * DAY } }),
+        event({ suppression: { email: 'old@example.com', reason: 'hard_bounce', at: old } }),
+      ]);
+      await store.applyEvents('other', [event({ message: { id: 'old-5', trackingId: 'x', facts: Fact.sent, at: old } })]);
+      const counters = await store.listTrackingIds(project, { limit: 10 });
+      expect(counters).toStrictEqual([
+        { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: now - DAY },
+        { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY },
+      ]);
+
+      expect(await store.purgeExpired(now)).toBe(5);
+      const ids = async (projectId: string) => (await store.listMessages(projectId, { limit: 10 })).map((message) => message.messageId);
+      expect((await ids(project)).sort()).toStrictEqual(['kept', 'new-1']);
+      expect(await ids('other')).toStrictEqual([]);
+      // Counters are totals of what was recorded: purging messages does not lower them.
+      expect(await store.listTrackingIds(project, { limit: 10 })).toStrictEqual(counters);
+      expect(await store.getSuppression(project, hashEmail('old@example.com'))).toMatchObject({ reason: 'hard_bounce' });
+      expect(await store.purgeExpired(now)).toBe(0);
+
+      // A message leaving a row whose other messages were purged: lastEventAt has nothing to be
+      // recomputed from, and stays.
+      await store.applyEvents(project, [event({ message: { id: 'kept', trackingId: 'a-first', facts: Fact.sent, at: now } })]);
+      expect(await store.listTrackingIds(project, { limit: 10 })).toStrictEqual([
+        { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now },
+        counters[0],
+        { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY },
+      ]);
+
+      // Dedup keys are kept for the retention after they were first seen (by the database clock).
+      const keys = async () => (await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".event_keys`))[0]!.n;
+      expect(await keys()).toBe(10);
+      expect(await store.purgeExpired(now + 31 * DAY)).toBe(2);
+      expect(await keys()).toBe(0);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('purges in bounded batches', async () => {
+    const { store, drop } = await freshStore(sql, { retention: { messagesMs: DAY } });
+    try {
+      const now = Date.now();
+      const project = 'acme';
+      // 2 500 expired messages: three statements of the sweep.
+      const expired = Array.from({ length: 2500 }, (_, i) =>
+        event({ message: { id: `old-${i}`, trackingId: i % 2 === 0 ? 'even' : 'odd', facts: Fact.delivered, at: now - 10 * DAY + i } }),
+      );
+      for (let i = 0; i < expired.length; i += 500) await store.applyEvents(project, expired.slice(i, i + 500));
+      await store.applyEvents(project, [event({ message: { id: 'fresh', trackingId: 'even', facts: Fact.sent, at: now } })]);
+      expect(await store.purgeExpired(now)).toBe(2500);
+      expect((await store.listMessages(project, { limit: 10 })).map((message) => message.messageId)).toStrictEqual(['fresh']);
+      expect((await store.listMessages(project, { limit: 10, trackingId: 'odd' })).length).toBe(0);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('without a retention nothing expires', async () => {
+    const { store, drop } = await freshStore(sql);
+    try {
+      await store.applyEvents('acme', [event({ message: { id: 'm', facts: Fact.sent, at: 0 } })]);
+      expect(await store.purgeExpired(Date.now())).toBe(0);
+      expect(await store.listMessages('acme', { limit: 10 })).toHaveLength(1);
+    } finally {
+      await drop();
+    }
+  });
+});

@@ -1,0 +1,1 @@
+export { createRedisStore, type RedisStoreOptions } from './redis-store.js';

@@ -1,0 +1,116 @@
+import {
+  reasonFromRank,
+  reasonRank,
+  type MessageRecord,
+  type Provider,
+  type SuppressionRecord,
+  type TrackingIdRecord,
+} from '@mailwarden/core';
+
+/**
+ * The keys of one project, all under `${keyPrefix}{${projectId}}:`: the `{projectId}` hash tag puts a
+ * whole project in one Redis Cluster slot, so every script of a project runs on one node. The Lua
+ * scripts (scripts.ts) derive `m:<key>` and `mt:<trackingId>` from `prefix` with the same names.
+ */
+export interface ProjectKeys {
+  /** `${keyPrefix}{${projectId}}:` */
+  prefix: string;
+  /** HASH: suppression hash → packed record (`packSuppression`). */
+  suppressions: string;
+  /** ZSET, all scores 0: `orderMember(createdAt, hash)`, newest first in byte order. */
+  suppressionOrder: string;
+  /** ZSET, all scores 0: `orderMember(firstEventAt, key)` of every message, newest first. */
+  messageOrder: string;
+  /** HASH: tracking ID → packed counters and search key (`decodeTrackingIdRow`). */
+  trackingIds: string;
+  /**
+   * ZSET, all scores 0: every tracking ID in byte order (= code-point order of UTF-8), each member the
+   * ID (NULs escaped), a NUL and its search key, so a search reads members only (scripts.ts `encodeId`).
+   */
+  trackingIdOrder: string;
+}
+
+export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
+  const prefix = projectPrefix(keyPrefix, projectId);
+  return {
+    prefix,
+    suppressions: `${prefix}s`,
+    suppressionOrder: `${prefix}so`,
+    messageOrder: `${prefix}mo`,
+    trackingIds: `${prefix}t`,
+    trackingIdOrder: `${prefix}to`,
+  };
+}
+
+export function projectPrefix(keyPrefix: string, projectId: string): string {
+  // A brace in the ID would end the hash tag early and scatter the project over slots.
+  if (projectId.includes('{') || projectId.includes('}')) throw new TypeError(`project ID contains a brace: ${JSON.stringify(projectId)}`);
+  return `${keyPrefix}{${projectId}}:`;
+}
+
+/** HASH of one message: fields p, i, r, t (absent for none), f, a, b (see `decodeMessage`). */
+export const messageKeyOf = (prefix: string, key: string): string => `${prefix}m:${key}`;
+/** ZSET of the messages of one tracking ID, like `messageOrder`. */
+export const trackingIdMessagesKeyOf = (prefix: string, trackingId: string): string => `${prefix}mt:${trackingId}`;
+/** STRING, set once: the dedup key of an event. */
+export const eventKeyOf = (prefix: string, key: string): string => `${prefix}e:${key}`;
+
+// --- newest-first order ----------------------------------------------------------------------------
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A time as 17 characters whose byte order is the time's descending order: '0' and (2^53 − 1 − t) for
+ * t ≥ 0, '1' and −t below, each 16 digits. The Lua `order` function writes the same.
+ */
+export function orderOf(time: number): string {
+  if (!Number.isSafeInteger(time)) throw new RangeError(`not an integer time in milliseconds: ${time}`);
+  return time >= 0 ? `0${String(MAX - time).padStart(16, '0')}` : `1${String(-time).padStart(16, '0')}`;
+}
+
+/** A member of a newest-first ZSET: ties on time fall to the id in byte order, ascending. */
+export const orderMember = (time: number, id: string): string => orderOf(time) + id;
+
+// --- records ---------------------------------------------------------------------------------------
+
+/** A suppression as one HASH value: the reason's rank digit, createdAt, ':', the email (last: it may hold anything). */
+export function packSuppression(record: SuppressionRecord): string {
+  return `${reasonRank(record.reason)}${record.createdAt}:${record.email}`;
+}
+
+export function unpackSuppression(hash: string, value: string): SuppressionRecord {
+  const colon = value.indexOf(':', 1);
+  return {
+    hash,
+    email: value.slice(colon + 1),
+    reason: reasonFromRank(value.charCodeAt(0) - 48),
+    createdAt: Number(value.slice(1, colon)),
+  };
+}
+
+/** A tracking-ID row as one HASH value: `messages,delivered,bounced,complained,lastEventAt,searchKey`. */
+export function decodeTrackingIdRow(trackingId: string, value: string): TrackingIdRecord {
+  const [messages, delivered, bounced, complained, lastEventAt] = value.split(',', 5);
+  return {
+    trackingId,
+    messages: Number(messages),
+    delivered: Number(delivered),
+    bounced: Number(bounced),
+    complained: Number(complained),
+    lastEventAt: Number(lastEventAt),
+  };
+}
+
+/** A message from the 8 reply items the listing script sends: key, then fields p, i, r, t, f, a, b. */
+export function decodeMessage(reply: readonly (string | null)[], at: number): MessageRecord {
+  return {
+    key: reply[at]!,
+    provider: reply[at + 1] as Provider,
+    messageId: reply[at + 2]!,
+    recipient: reply[at + 3]!,
+    trackingId: reply[at + 4] ?? null,
+    facts: Number(reply[at + 5]),
+    firstEventAt: Number(reply[at + 6]),
+    lastEventAt: Number(reply[at + 7]),
+  };
+}

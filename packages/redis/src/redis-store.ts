@@ -1,0 +1,358 @@
+import {
+  MailwardenError,
+  messageStatuses,
+  statusFacts,
+  isEmailHash,
+  reasonRank,
+  trackingIdSearchKey,
+  type MessageRecord,
+  type MessageStatus,
+  type StoredEvent,
+  type Store,
+  type SuppressionInvalidation,
+  type SuppressionRecord,
+  type TrackingIdRecord,
+} from '@mailwarden/core';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  decodeMessage,
+  decodeTrackingIdRow,
+  eventKeyOf,
+  messageKeyOf,
+  orderMember,
+  orderOf,
+  packSuppression,
+  projectKeys,
+  projectPrefix,
+  trackingIdMessagesKeyOf,
+  unpackSuppression,
+} from './layout.js';
+import * as scripts from './scripts.js';
+
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster` client. It stays the caller's: the store never closes it. */
+  client: Redis | Cluster;
+  /**
+   * Starts every key and the invalidation channel, e.g. `'mailwarden:'`, so several stores (or other
+   * data) can share one Redis. No braces: the store adds the `{projectId}` hash tag after it.
+   */
+  keyPrefix: string;
+  /**
+   * Optional message retention: each message, and each event's dedup key, expires `messagesMs` after
+   * its last write (Redis PEXPIRE). Suppressions and tracking-ID counters never expire.
+   */
+  retention?: { messagesMs: number };
+  /**
+   * Index entries one listing call reads at most (default 20 000) when a filter (a message status, a
+   * tracking-ID search) skips entries: it bounds how long one script blocks Redis. A sparser match
+   * takes further calls, each resuming where the last stopped.
+   */
+  scanBudget?: number;
+}
+
+/** Events per script call: a webhook request's batch is applied in calls of this many, in order. */
+const EVENTS_PER_CALL = 1000;
+const DEFAULT_SCAN_BUDGET = 20_000;
+
+/** Per status, as `messageStatus` derives it: facts that must be absent (a stronger status) and the one that must be present. */
+const statusMasks = (() => {
+  const masks = new Map<MessageStatus | undefined, { stronger: number; want: number }>([[undefined, { stronger: 0, want: 0 }]]);
+  let stronger = 0;
+  for (const status of messageStatuses) {
+    // `sent` is the fallback: none of the stronger facts, whatever else the message has.
+    const want = status === 'sent' ? 0 : statusFacts[status];
+    masks.set(status, { stronger, want });
+    stronger |= statusFacts[status];
+  }
+  return masks;
+})();
+
+const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// ioredis's messages for a connection that is gone or not ready, and Redis's replies that mean "not now".
+const UNAVAILABLE_MESSAGES =
+  /^(?:Connection is closed|Stream isn't writeable|Cluster isn't ready|None of startup nodes|Cluster is disconnect|Too many Cluster redirections|Command timed out|Node is disconnected|Socket timeout|connect ETIMEDOUT|(?:LOADING|BUSY|CLUSTERDOWN|MASTERDOWN|TRYAGAIN|READONLY|NOREPLICAS) )/;
+
+/** A driver error meaning "Redis cannot be reached now" becomes `store_unavailable`; anything else is thrown as is. */
+function fail(error: unknown): never {
+  if (
+    error instanceof Error &&
+    (UNAVAILABLE_NAMES.has(error.name) ||
+      UNAVAILABLE_CODES.has((error as { code?: string }).code ?? '') ||
+      UNAVAILABLE_MESSAGES.test(error.message))
+  ) {
+    throw new MailwardenError('store_unavailable', 'The Redis store cannot be reached; try again later.', { cause: error });
+  }
+  throw error;
+}
+
+function assertTime(time: number, what: string): void {
+  if (!Number.isSafeInteger(time)) throw new RangeError(`${what} is not an integer number of milliseconds: ${time}`);
+}
+
+function assertSuppression(record: SuppressionRecord): void {
+  if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
+  assertTime(record.createdAt, 'createdAt');
+}
+
+/** An event as the applyEvents script reads it: short names, key arguments by their index in KEYS. */
+interface ScriptEvent {
+  d: number;
+  m?: {
+    k: number;
+    key: string;
+    p: string;
+    i: string;
+    r: string;
+    f: number;
+    a: number;
+    /** `orderOf(a)`, so the script need not format it. */
+    o: string;
+    b: number;
+    t?: string;
+    q?: string;
+    x?: number;
+  };
+  s?: { h: string; r: number; c: number; e: string };
+}
+
+/**
+ * A store on Redis or Redis Cluster, over an ioredis client you create and close. Reads are single
+ * commands (HGET, HMGET) or read-only scripts; every write is one Lua script call, so it is atomic; an
+ * `applyEvents` batch of up to 1 000 events is one script call. Every key of a project carries the
+ * `{projectId}` hash tag. Needs Redis 7.0 or later.
+ *
+ * @example
+ * import { createMailwarden } from '@mailwarden/core';
+ * import { createRedisStore } from '@mailwarden/redis';
+ * import { Redis } from 'ioredis';
+ *
+ * const client = new Redis(process.env.REDIS_URL!);
+ * const mailwarden = createMailwarden({ store: createRedisStore({ client, keyPrefix: 'mailwarden:' }) });
+ */
+export function createRedisStore(options: RedisStoreOptions): Store {
+  const { client, keyPrefix } = options;
+  if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
+    throw new TypeError('keyPrefix must be a string without braces: the store adds the {projectId} hash tag after it.');
+  }
+  const clientOptions = client.options as { keyPrefix?: string; redisOptions?: { keyPrefix?: string } };
+  if (clientOptions.keyPrefix || clientOptions.redisOptions?.keyPrefix) {
+    // Scripts derive keys from stored data, which ioredis would not prefix: one prefix, the store's.
+    throw new TypeError('The ioredis client has a keyPrefix option; set keyPrefix on createRedisStore instead.');
+  }
+  const retentionMs = options.retention?.messagesMs;
+  if (retentionMs !== undefined && !(Number.isSafeInteger(retentionMs) && retentionMs > 0)) {
+    throw new RangeError(`retention.messagesMs must be a positive integer: ${retentionMs}`);
+  }
+  const scanBudget = options.scanBudget ?? DEFAULT_SCAN_BUDGET;
+  if (!(Number.isSafeInteger(scanBudget) && scanBudget > 0)) throw new RangeError(`scanBudget must be a positive integer: ${scanBudget}`);
+  const channel = `${keyPrefix}invalidations`;
+  const subscriptions = new Set<() => Promise<void>>();
+
+  /** EVALSHA; EVAL once per server that does not have the script yet (NOSCRIPT), which caches it there. */
+  const run = async (script: scripts.Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
+    try {
+      try {
+        return script.readOnly
+          ? await client.evalsha_ro(script.sha, keys.length, ...keys, ...args)
+          : await client.evalsha(script.sha, keys.length, ...keys, ...args);
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        return script.readOnly
+          ? await client.eval_ro(script.lua, keys.length, ...keys, ...args)
+          : await client.eval(script.lua, keys.length, ...keys, ...args);
+      }
+    } catch (error) {
+      return fail(error);
+    }
+  };
+
+  const suppressionsKey = (projectId: string) => `${projectPrefix(keyPrefix, projectId)}s`;
+
+  async function applyBatch(projectId: string, events: readonly StoredEvent[]): Promise<string> {
+    const keys = projectKeys(keyPrefix, projectId);
+    const keyList = [keys.suppressions, keys.suppressionOrder, keys.messageOrder, keys.trackingIds, keys.trackingIdOrder];
+    const indexes = new Map<string, number>();
+    /** The 1-based index of a key in KEYS, each key listed once. */
+    const keyIndex = (key: string): number => {
+      let index = indexes.get(key);
+      if (index === undefined) {
+        index = keyList.push(key);
+        indexes.set(key, index);
+      }
+      return index;
+    };
+    // Built whole before the call: a malformed event throws here, before anything is written.
+    const encoded = events.map((event): ScriptEvent => {
+      const encodedEvent: ScriptEvent = { d: keyIndex(eventKeyOf(keys.prefix, event.key)) };
+      const message = event.message;
+      if (message !== null) {
+        assertTime(message.firstEventAt, 'firstEventAt');
+        assertTime(message.lastEventAt, 'lastEventAt');
+        if (!Number.isSafeInteger(message.facts) || message.facts < 0) throw new RangeError(`facts is not a bit set: ${message.facts}`);
+        const { trackingId } = message;
+        encodedEvent.m = {
+          k: keyIndex(messageKeyOf(keys.prefix, message.key)),
+          key: message.key,
+          p: message.provider,
+          i: message.messageId,
+          r: message.recipient,
+          f: message.facts,
+          a: message.firstEventAt,
+          o: orderOf(message.firstEventAt),
+          b: message.lastEventAt,
+        };
+        if (trackingId !== null) {
+          const searchKey = event.trackingIdSearchKey ?? trackingIdSearchKey(trackingId);
+          encodedEvent.m.t = trackingId;
+          // Usually the ID itself (already lower-case): then the script takes `t`.
+          if (searchKey !== trackingId) encodedEvent.m.q = searchKey;
+          encodedEvent.m.x = keyIndex(trackingIdMessagesKeyOf(keys.prefix, trackingId));
+        }
+      }
+      const suppression = event.suppression;
+      if (suppression !== null) {
+        assertSuppression(suppression);
+        encodedEvent.s = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
+      }
+      return encodedEvent;
+    });
+    return (await run(scripts.applyEvents, keyList, [
+      JSON.stringify(encoded),
+      keys.prefix,
+      retentionMs ?? '',
+      channel,
+      projectId,
+    ])) as string;
+  }
+
+  return {
+    async getSuppression(projectId, hash) {
+      return client.hget(suppressionsKey(projectId), hash).then(
+        (value) => (value === null ? undefined : unpackSuppression(hash, value)),
+        fail,
+      );
+    },
+
+    async getSuppressions(projectId, hashes) {
+      if (hashes.length === 0) return [];
+      return client.hmget(suppressionsKey(projectId), ...hashes).then(
+        (values) => values.map((value, index) => (value === null ? undefined : unpackSuppression(hashes[index]!, value))),
+        fail,
+      );
+    },
+
+    async addSuppression(projectId, record) {
+      assertSuppression(record);
+      const keys = projectKeys(keyPrefix, projectId);
+      const existing = (await run(
+        scripts.addSuppression,
+        [keys.suppressions, keys.suppressionOrder],
+        [record.hash, packSuppression(record), orderMember(record.createdAt, record.hash), channel, projectId],
+      )) as string | null;
+      if (existing !== null) return { record: unpackSuppression(record.hash, existing), created: false };
+      const { hash, email, reason, createdAt } = record;
+      return { record: { hash, email, reason, createdAt }, created: true };
+    },
+
+    async removeSuppression(projectId, hash) {
+      const keys = projectKeys(keyPrefix, projectId);
+      return (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) === 1;
+    },
+
+    async listSuppressions(projectId, { limit, after }) {
+      if (limit < 1) return [];
+      const keys = projectKeys(keyPrefix, projectId);
+      const start = after === undefined ? '-' : `(${orderMember(after.createdAt, after.hash)}`;
+      const reply = (await run(scripts.listSuppressions, [keys.suppressions, keys.suppressionOrder], [start, limit])) as string[];
+      const page: SuppressionRecord[] = [];
+      for (let at = 0; at < reply.length; at += 2) page.push(unpackSuppression(reply[at]!, reply[at + 1]!));
+      return page;
+    },
+
+    async applyEvents(projectId, events) {
+      const outcomes: ('applied' | 'duplicate')[] = [];
+      for (let from = 0; from < events.length; from += EVENTS_PER_CALL) {
+        const applied = await applyBatch(projectId, events.slice(from, from + EVENTS_PER_CALL));
+        for (const outcome of applied) outcomes.push(outcome === 'a' ? 'applied' : 'duplicate');
+      }
+      return outcomes;
+    },
+
+    async listMessages(projectId, { trackingId, status, limit, after }) {
+      if (limit < 1) return [];
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const index = trackingId === undefined ? `${prefix}mo` : trackingIdMessagesKeyOf(prefix, trackingId);
+      const { stronger, want } = statusMasks.get(status)!;
+      let start = after === undefined ? '-' : `(${orderMember(after.firstEventAt, after.key)}`;
+      const page: MessageRecord[] = [];
+      // One call, unless a filter skips more than the scan budget: then the next call resumes there.
+      for (;;) {
+        const reply = (await run(
+          scripts.listMessages,
+          [index],
+          [prefix, start, limit - page.length, stronger, want, trackingId ?? '', scanBudget],
+        )) as (string | null)[];
+        for (let at = 1; at < reply.length; at += 8) page.push(decodeMessage(reply, at));
+        if (!reply[0] || page.length >= limit) return page;
+        start = `(${reply[0]}`;
+      }
+    },
+
+    async listTrackingIds(projectId, { search, limit, after }) {
+      if (limit < 1) return [];
+      const keys = projectKeys(keyPrefix, projectId);
+      let start = after ?? '';
+      const page: TrackingIdRecord[] = [];
+      // One call, unless a search skips more than the scan budget: then the next call resumes there.
+      for (;;) {
+        const reply = (await run(
+          scripts.listTrackingIds,
+          [keys.trackingIds, keys.trackingIdOrder],
+          [start, limit - page.length, search ?? '', scanBudget],
+        )) as string[];
+        for (let at = 1; at < reply.length; at += 2) page.push(decodeTrackingIdRow(reply[at]!, reply[at + 1]!));
+        if (!reply[0] || page.length >= limit) return page;
+        start = reply[0];
+      }
+    },
+
+    async subscribeInvalidations(listener) {
+      // A connection of its own: one in subscriber mode takes no other commands.
+      const subscriber = client.duplicate();
+      // Best effort (the check cache's TTLs bound what a lost message costs); ioredis reconnects and resubscribes.
+      subscriber.on('error', () => {});
+      subscriber.on('message', (from: string, message: string) => {
+        if (from !== channel) return;
+        const invalidation = parseInvalidation(message);
+        if (invalidation !== undefined) listener(invalidation);
+      });
+      try {
+        await subscriber.subscribe(channel);
+      } catch (error) {
+        subscriber.disconnect();
+        fail(error);
+      }
+      const stop = async () => {
+        if (!subscriptions.delete(stop)) return;
+        await subscriber.quit().catch(() => subscriber.disconnect());
+      };
+      subscriptions.add(stop);
+      return stop;
+    },
+
+    async close() {
+      await Promise.all([...subscriptions].map((stop) => stop()));
+    },
+  } satisfies Store;
+}
+
+function parseInvalidation(message: string): SuppressionInvalidation | undefined {
+  try {
+    const parsed = JSON.parse(message) as { projectId?: unknown; hashes?: unknown };
+    if (typeof parsed.projectId !== 'string' || !Array.isArray(parsed.hashes)) return undefined;
+    return { projectId: parsed.projectId, hashes: parsed.hashes.filter((hash): hash is string => typeof hash === 'string') };
+  } catch {
+    return undefined;
+  }
+}

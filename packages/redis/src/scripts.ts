@@ -1,0 +1,394 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * A Lua script, sent by SHA (EVALSHA) and by its text only when a server answers NOSCRIPT: each server
+ * caches it from that first EVAL on. Write scripts start with `#!lua` (Redis 7 flags): while the
+ * server is out of memory such a script is refused before it starts, not failed at a write half-way.
+ * Read scripts declare `no-writes`, so they run as EVALSHA_RO.
+ */
+export interface Script {
+  name: string;
+  lua: string;
+  sha: string;
+  readOnly: boolean;
+}
+
+function script(name: string, body: string, readOnly = false): Script {
+  const lua = `${readOnly ? '#!lua flags=no-writes' : '#!lua'}\n${PRELUDE}\n${body.trim()}\n`;
+  return { name, lua, sha: createHash('sha1').update(lua).digest('hex'), readOnly };
+}
+
+// Shared by every script. Names of derived keys ('m:', 'mt:') match layout.ts.
+const PRELUDE = String.raw`
+local MAX = 9007199254740991
+-- Newest first in byte order: layout.ts orderOf.
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+-- The suppression HASH value: rank digit, createdAt, ':', email.
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), string.sub(v, colon + 1)
+end
+local function packSuppression(rank, createdAt, email)
+  return string.format('%d%d:', rank, createdAt) .. email
+end
+-- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
+-- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
+-- reads the search key from the member itself.
+local function encodeId(id)
+  return (string.gsub(id, '%z', '\0\255')) .. '\0'
+end
+-- Where the encoded ID of a member ends (its NUL): a search key never starts with 0xFF (UTF-8).
+local function idEnd(member)
+  local at = 0
+  repeat at = string.find(member, '\0', at + 1, true) until string.byte(member, at + 1) ~= 255
+  return at
+end
+local function decodeId(member, at)
+  return (string.gsub(string.sub(member, 1, at - 1), '%z\255', '\0'))
+end
+`;
+
+/** KEYS: suppressions, suppressionOrder. ARGV: hash, packed record, order member, channel, projectId. Returns the existing value, or nil once created. */
+export const addSuppression = script(
+  'addSuppression',
+  String.raw`
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 0, ARGV[3])
+publish(ARGV[4], ARGV[5], { ARGV[1] })
+return false
+`,
+);
+
+/** KEYS: suppressions, suppressionOrder. ARGV: hash, channel, projectId. Returns 1 if it existed. */
+export const removeSuppression = script(
+  'removeSuppression',
+  String.raw`
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if not existing then return 0 end
+local _, createdAt = unpackSuppression(existing)
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], order(createdAt) .. ARGV[1])
+publish(ARGV[2], ARGV[3], { ARGV[1] })
+return 1
+`,
+);
+
+/** KEYS: suppressions, suppressionOrder. ARGV: ZRANGE BYLEX start, limit. Returns hash, value, hash, value… */
+export const listSuppressions = script(
+  'listSuppressions',
+  String.raw`
+local members = redis.call('ZRANGE', KEYS[2], ARGV[1], '+', 'BYLEX', 'LIMIT', 0, tonumber(ARGV[2]))
+local reply = {}
+-- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
+for from = 1, #members, 1000 do
+  local hashes = {}
+  for i = from, math.min(from + 999, #members) do hashes[#hashes + 1] = string.sub(members[i], 18) end
+  local values = redis.call('HMGET', KEYS[1], unpack(hashes))
+  for i, hash in ipairs(hashes) do
+    if values[i] then
+      reply[#reply + 1] = hash
+      reply[#reply + 1] = values[i]
+    end
+  end
+end
+return reply
+`,
+  true,
+);
+
+/**
+ * KEYS: suppressions, suppressionOrder, messageOrder, trackingIds, trackingIdOrder, then the keys the
+ * events name (dedup keys, message hashes, tracking-ID message orders), referred to by index.
+ * ARGV: events as JSON, project key prefix, retention in ms ('' for none), channel, projectId.
+ * Returns one character per event: 'a' applied, 'd' duplicate.
+ *
+ * Each event is applied whole: the dedup key, the message merge (mergeMessage), the tracking-ID rows
+ * (trackingIdDeltas) and the suppression upsert. Keys not in KEYS, all under the project's prefix, so
+ * in its slot: the message order of a tracking ID a message leaves or keeps (from the stored message),
+ * and the messages read to recompute a row's lastEventAt.
+ */
+export const applyEvents = script(
+  'applyEvents',
+  String.raw`
+local S, SO, MO, T, TO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local events = cjson.decode(ARGV[1])
+local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local changed, changedList = {}, {}
+
+local function counters(f)
+  return bit.band(f, 4) ~= 0 and 1 or 0, bit.band(f, 24) ~= 0 and 1 or 0, bit.band(f, 32) ~= 0 and 1 or 0
+end
+
+local function messagesOf(id) return prefix .. 'mt:' .. id end
+
+-- The latest event of a row's messages. Drops entries whose message expired or came back under
+-- another ID or time (retention): an entry is current when its message has this ID and that first time.
+local function latestOf(id, fallback)
+  local index, latest = messagesOf(id), nil
+  for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    local m = redis.call('HMGET', prefix .. 'm:' .. string.sub(member, 18), 't', 'a', 'b')
+    if m[2] and m[1] == id and tonumber(m[2]) == timeOf(member) then
+      local b = tonumber(m[3])
+      if latest == nil or b > latest then latest = b end
+    else
+      redis.call('ZREM', index, member)
+    end
+  end
+  return latest or fallback
+end
+
+-- Rows read once per call (most events of a batch share a few tracking IDs), written at every event.
+local rows = {}
+local function row(id)
+  local r = rows[id]
+  if r == nil then
+    local v = redis.call('HGET', T, id)
+    if v then
+      local m, d, b, c, last, key = string.match(v, '^(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(.*)$')
+      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key }
+    else
+      r = false
+    end
+    rows[id] = r
+  end
+  return r
+end
+
+-- Moves a row by a delta; raise = nil recomputes lastEventAt (the message left the row).
+local function moveRow(id, searchKey, dm, dd, db, dc, raise)
+  local r = row(id)
+  if not r then
+    r = { 0, 0, 0, 0, raise or 0, searchKey or id }
+    rows[id] = r
+    redis.call('ZADD', TO, 0, encodeId(id) .. r[6])
+  end
+  r[1], r[2], r[3], r[4] = r[1] + dm, r[2] + dd, r[3] + db, r[4] + dc
+  if r[1] <= 0 then
+    redis.call('HDEL', T, id)
+    redis.call('ZREM', TO, encodeId(id) .. r[6])
+    redis.call('DEL', messagesOf(id))
+    rows[id] = false
+    return
+  end
+  if raise then r[5] = math.max(r[5], raise) else r[5] = latestOf(id, r[5]) end
+  redis.call('HSET', T, id, string.format('%d,%d,%d,%d,%d,', r[1], r[2], r[3], r[4], r[5]) .. r[6])
+end
+
+local function mergeMessage(e)
+  local mk = KEYS[e.k]
+  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b')
+  local seenIndex = e.x and KEYS[e.x]
+  if not known[2] then
+    local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
+    if e.t then fields[13], fields[14] = 't', e.t end
+    redis.call('HSET', mk, unpack(fields))
+    local member = e.o .. e.key
+    redis.call('ZADD', MO, 0, member)
+    if e.t then
+      redis.call('ZADD', seenIndex, 0, member)
+      local dd, db, dc = counters(e.f)
+      moveRow(e.t, e.q or e.t, 1, dd, db, dc, e.b)
+    end
+  else
+    local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
+    -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
+    local newT = oldT
+    if e.t and e.t ~= oldT and (not oldT or before(e.t, oldT)) then newT = e.t end
+    local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
+    if newT ~= oldT then
+      redis.call('HSET', mk, 'f', newF, 'a', newA, 'b', newB, 't', newT)
+    elseif newF ~= oldF or newA ~= oldA or newB ~= oldB then
+      redis.call('HSET', mk, 'f', newF, 'a', newA, 'b', newB)
+    end
+    -- Order members, only when an index changes: the time moved earlier, or the ID changed.
+    local oldMember, newMember
+    if newA ~= oldA or newT ~= oldT then
+      oldMember = order(oldA) .. e.key
+      newMember = newA == oldA and oldMember or e.o .. e.key
+    end
+    if newA ~= oldA then
+      redis.call('ZREM', MO, oldMember)
+      redis.call('ZADD', MO, 0, newMember)
+    end
+    if oldT and oldT ~= newT then
+      redis.call('ZREM', messagesOf(oldT), oldMember)
+      local dd, db, dc = counters(oldF)
+      moveRow(oldT, nil, -1, -dd, -db, -dc, nil)
+    end
+    if newT then
+      local index = newT == e.t and seenIndex or messagesOf(newT)
+      local nd, nb, nc = counters(newF)
+      if oldT == newT then
+        if newA ~= oldA then
+          redis.call('ZREM', index, oldMember)
+          redis.call('ZADD', index, 0, newMember)
+        end
+        local od, ob, oc = counters(oldF)
+        moveRow(newT, nil, 0, nd - od, nb - ob, nc - oc, newB)
+      else
+        redis.call('ZADD', index, 0, newMember)
+        moveRow(newT, e.q or e.t, 1, nd, nb, nc, newB)
+      end
+    end
+  end
+  if ttl then redis.call('PEXPIRE', mk, ttl) end
+end
+
+-- Reason only upgraded, createdAt the earliest, the email the first one stored.
+local function upsertSuppression(s)
+  local v = redis.call('HGET', S, s.h)
+  if not v then
+    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e))
+    redis.call('ZADD', SO, 0, order(s.c) .. s.h)
+  else
+    local rank, createdAt, email = unpackSuppression(v)
+    local newRank, newCreatedAt = math.max(rank, s.r), math.min(createdAt, s.c)
+    if newRank == rank and newCreatedAt == createdAt then return end
+    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email))
+    if newCreatedAt ~= createdAt then
+      redis.call('ZREM', SO, order(createdAt) .. s.h)
+      redis.call('ZADD', SO, 0, order(newCreatedAt) .. s.h)
+    end
+  end
+  if not changed[s.h] then
+    changed[s.h] = true
+    changedList[#changedList + 1] = s.h
+  end
+end
+
+local outcomes = {}
+for i, e in ipairs(events) do
+  local fresh
+  if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
+  if fresh then
+    if e.m then mergeMessage(e.m) end
+    if e.s then upsertSuppression(e.s) end
+    outcomes[i] = 'a'
+  else
+    outcomes[i] = 'd'
+  end
+end
+publish(channel, projectId, changedList)
+return table.concat(outcomes)
+`,
+);
+
+/**
+ * KEYS: a message order (the project's, or one tracking ID's). ARGV: the project key prefix, ZRANGE
+ * BYLEX start, limit, the status masks (`stronger`: facts that must be absent; `want`: one that must
+ * be present, 0 for any), the tracking ID the order belongs to ('' for the project's), and the most
+ * entries to read in this call. Returns a resume member ('' when done), then 8 items per message: key,
+ * p, i, r, t, f, a, b. Writes only to drop entries of messages that expired (retention).
+ */
+export const listMessages = script(
+  'listMessages',
+  String.raw`
+local index, prefix, start = KEYS[1], ARGV[1], ARGV[2]
+local limit, stronger, want, trackingId, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local filtered = stronger ~= 0 or want ~= 0
+-- A filter reads chunks that start at the page size and double (ZRANGE of 1 000 costs as much as 50 HMGETs).
+local reply, found, scanned, chunk = { '' }, 0, 0, limit
+while true do
+  local size = math.min(filtered and chunk or limit - found, budget - scanned)
+  chunk = math.min(chunk * 2, 1000)
+  local members = redis.call('ZRANGE', index, start, '+', 'BYLEX', 'LIMIT', 0, size)
+  for _, member in ipairs(members) do
+    scanned = scanned + 1
+    local key = string.sub(member, 18)
+    local m = redis.call('HMGET', prefix .. 'm:' .. key, 'p', 'i', 'r', 't', 'f', 'a', 'b')
+    local current = m[5] and tonumber(m[6]) == timeOf(member) and (trackingId == '' or m[4] == trackingId)
+    if not current then
+      redis.call('ZREM', index, member)
+    else
+      local f = tonumber(m[5])
+      if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0) then
+        local n = #reply
+        reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = key, m[1], m[2], m[3]
+        reply[n + 5], reply[n + 6], reply[n + 7], reply[n + 8] = m[4], m[5], m[6], m[7]
+        found = found + 1
+        if found == limit then return reply end
+      end
+    end
+    start = '(' .. member
+  end
+  if #members < size then return reply end
+  if scanned >= budget then
+    reply[1] = string.sub(start, 2)
+    return reply
+  end
+end
+`,
+);
+
+/**
+ * KEYS: trackingIds, trackingIdOrder. ARGV: the tracking ID to start after ('' for the first), limit,
+ * search ('' for none), the most IDs to read in this call. Returns a resume ID ('' when done), then ID,
+ * packed row, ID, packed row…
+ */
+export const listTrackingIds = script(
+  'listTrackingIds',
+  String.raw`
+local after, limit, search, budget = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+-- Strictly after every member of that ID, whatever its search key: 0xFF never starts one.
+local start = after == '' and '-' or '(' .. encodeId(after) .. '\255'
+local resume, ids, scanned, chunk = '', {}, 0, limit
+while #ids < limit do
+  -- A search reads chunks that start at the page size and double, up to 1 000.
+  local size = math.min(search == '' and limit - #ids or chunk, budget - scanned)
+  chunk = math.min(chunk * 2, 1000)
+  local members = redis.call('ZRANGE', KEYS[2], start, '+', 'BYLEX', 'LIMIT', 0, size)
+  for _, member in ipairs(members) do
+    scanned = scanned + 1
+    -- One find over the whole member; only a hit needs to know where the search key starts.
+    local hit = search == '' or string.find(member, search, 1, true)
+    local at = hit and idEnd(member)
+    if hit and hit ~= true and hit <= at then hit = string.find(member, search, at + 1, true) end
+    if hit then
+      ids[#ids + 1] = decodeId(member, at)
+      if #ids == limit then break end
+    end
+  end
+  if #ids == limit or #members < size then break end
+  start = '(' .. members[#members]
+  if scanned >= budget then
+    resume = decodeId(members[#members], idEnd(members[#members]))
+    break
+  end
+end
+local reply = { resume }
+-- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
+for from = 1, #ids, 1000 do
+  local slice = {}
+  for i = from, math.min(from + 999, #ids) do slice[#slice + 1] = ids[i] end
+  local rows = redis.call('HMGET', KEYS[1], unpack(slice))
+  for i, id in ipairs(slice) do
+    reply[#reply + 1] = id
+    reply[#reply + 1] = rows[i]
+  end
+end
+return reply
+`,
+  true,
+);

@@ -1,0 +1,517 @@
+// What the Redis store persists, read back through raw commands (a side channel), and what only a real
+// server shows: the key layout, scripts by SHA, unreachable servers, pub/sub invalidations, retention.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import {
+  Fact,
+  MailwardenError,
+  compareCodePoints,
+  createEmailHasher,
+  messageKey,
+  type MessageRecord,
+  type Store,
+  type StoredEvent,
+  type SuppressionInvalidation,
+  type SuppressionRecord,
+} from '@mailwarden/core';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, test } from 'vitest';
+import { createRedisStore } from '../src/index.js';
+import * as scripts from '../src/scripts.js';
+import { clusterClient } from './cluster-client.js';
+
+const T0 = Date.UTC(2025, 0, 1);
+const at = (seconds: number) => T0 + seconds * 1000;
+const hashEmail = createEmailHasher();
+
+const url = inject('redisUrl');
+/** The side channel: raw commands only. */
+const raw = new Redis(url);
+const client = new Redis(url);
+const cluster = clusterClient(inject('redisClusterNodes'));
+afterAll(() => Promise.all([raw.quit(), client.quit(), cluster.quit()]));
+
+function fresh() {
+  const keyPrefix = `raw:${randomUUID()}:`;
+  const projectId = `project-${randomUUID()}`;
+  return { keyPrefix, projectId, tag: `${keyPrefix}{${projectId}}:` };
+}
+
+function address(name: string) {
+  const email = `${name}-${randomUUID()}@example.com`;
+  return { email, hash: hashEmail(email) };
+}
+
+function suppression(name: string, reason: SuppressionRecord['reason'], createdAt: number): SuppressionRecord {
+  return { ...address(name), reason, createdAt };
+}
+
+function message(trackingId: string | null, facts: number, time: number, id = randomUUID()): MessageRecord {
+  const recipient = `${id}@example.net`;
+  return {
+    key: messageKey('ses', id, recipient),
+    provider: 'ses',
+    messageId: id,
+    recipient,
+    trackingId,
+    facts,
+    firstEventAt: time,
+    lastEventAt: time,
+  };
+}
+
+function event(parts: { message?: MessageRecord; suppression?: SuppressionRecord; key?: string }): StoredEvent {
+  const trackingId = parts.message?.trackingId ?? null;
+  return {
+    key: parts.key ?? `ses:${randomUUID()}`,
+    message: parts.message ?? null,
+    trackingIdSearchKey: trackingId?.toLowerCase() ?? null,
+    suppression: parts.suppression ?? null,
+  };
+}
+
+/** The order prefix of a newest-first member, written independently of src/layout.ts. */
+function order(time: number): string {
+  return time >= 0
+    ? `0${(BigInt(Number.MAX_SAFE_INTEGER) - BigInt(time)).toString().padStart(16, '0')}`
+    : `1${(-time).toString().padStart(16, '0')}`;
+}
+
+/** Every key under a pattern, through SCAN (never KEYS), on one node. */
+async function scanKeys(node: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys.sort();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function commandCalls(info: string, command: string): number {
+  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+}
+
+describe('key layout', () => {
+  test('every key of a project carries the {projectId} hash tag, and nothing else is written', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const a = suppression('a', 'manual', at(1));
+    const b = suppression('b', 'hard_bounce', at(2));
+    const m1 = message('promo', Fact.delivered, at(3));
+    const m2 = message('{braces}}', Fact.sent, at(4));
+    const m3 = message(null, Fact.sent, at(5));
+    const events = [
+      event({ message: m1, suppression: b }),
+      event({ message: m2 }),
+      event({ message: m3 }),
+      // A sender error: m1 moves to a smaller ID, with a brace that must not end the hash tag.
+      event({ message: { ...m1, trackingId: 'a{b}', facts: Fact.opened, firstEventAt: at(6), lastEventAt: at(6) } }),
+    ];
+    await store.addSuppression(projectId, a);
+    await store.applyEvents(projectId, events);
+    await store.removeSuppression(projectId, a.hash);
+
+    const keys = await scanKeys(raw, `${keyPrefix}*`);
+    expect(keys).toStrictEqual(
+      [
+        ...['s', 'so', 'mo', 't', 'to'],
+        ...[m1, m2, m3].map((m) => `m:${m.key}`),
+        'mt:a{b}',
+        'mt:{braces}}',
+        ...events.map((e) => `e:${e.key}`),
+      ]
+        .map((name) => tag + name)
+        .sort(),
+    );
+    for (const key of keys) expect(key.startsWith(tag)).toBe(true);
+  });
+
+  test('on a cluster, all of a project lands in the slot of its tag, on one master', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client: cluster, keyPrefix });
+    await store.addSuppression(projectId, suppression('a', 'manual', at(1)));
+    await store.applyEvents(projectId, [event({ message: message('promo', Fact.delivered, at(2)) })]);
+
+    const masters = cluster.nodes('master');
+    const perNode = await Promise.all(masters.map((node) => scanKeys(node, `${keyPrefix}*`)));
+    expect(perNode.filter((keys) => keys.length > 0)).toHaveLength(1);
+    const keys = perNode.flat();
+    expect(keys).toHaveLength(8);
+    const slot = await masters[0]!.cluster('KEYSLOT', `{${projectId}}`);
+    for (const key of keys) {
+      expect(key.startsWith(tag)).toBe(true);
+      expect(await masters[0]!.cluster('KEYSLOT', key)).toBe(slot);
+    }
+  });
+
+  test('records are stored as documented', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const a = suppression('a', 'manual', at(1));
+    const b = suppression('b', 'hard_bounce', at(2));
+    const m1 = message('Promo', Fact.delivered, at(3));
+    const m2 = message(null, Fact.sent | Fact.deferred, at(4));
+    const e1 = event({ message: m1, suppression: b });
+    await store.addSuppression(projectId, a);
+    await store.applyEvents(projectId, [e1, event({ message: m2 })]);
+
+    // Suppressions: HASH hash → reason rank, createdAt, ':', email; ZSET of order members, scores 0.
+    expect(await raw.hgetall(`${tag}s`)).toStrictEqual({ [a.hash]: `1${a.createdAt}:${a.email}`, [b.hash]: `2${b.createdAt}:${b.email}` });
+    expect(await raw.zrange(`${tag}so`, 0, -1, 'WITHSCORES')).toStrictEqual([order(b.createdAt) + b.hash, '0', order(a.createdAt) + a.hash, '0']);
+    // Messages: one HASH each; no `t` field without a tracking ID.
+    expect(await raw.hgetall(`${tag}m:${m1.key}`)).toStrictEqual({
+      p: 'ses', i: m1.messageId, r: m1.recipient, t: 'Promo', f: String(Fact.delivered), a: String(at(3)), b: String(at(3)),
+    });
+    expect(await raw.hgetall(`${tag}m:${m2.key}`)).toStrictEqual({
+      p: 'ses', i: m2.messageId, r: m2.recipient, f: String(Fact.sent | Fact.deferred), a: String(at(4)), b: String(at(4)),
+    });
+    expect(await raw.zrange(`${tag}mo`, 0, -1)).toStrictEqual([order(at(4)) + m2.key, order(at(3)) + m1.key]);
+    expect(await raw.zrange(`${tag}mt:Promo`, 0, -1)).toStrictEqual([order(at(3)) + m1.key]);
+    // Tracking IDs: HASH ID → counters, lastEventAt, search key; ZSET members ID, NUL, search key.
+    expect(await raw.hgetall(`${tag}t`)).toStrictEqual({ Promo: `1,1,0,0,${at(3)},promo` });
+    expect(await raw.zrangeBuffer(`${tag}to`, 0, -1)).toStrictEqual([Buffer.from('Promo\0promo')]);
+    // Dedup keys: set once, no expiry without retention; suppressions never expire.
+    expect(await raw.get(`${tag}e:${e1.key}`)).toBe('1');
+    for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'so', 'mo', 't', 'to', 'mt:Promo']) expect(await raw.pttl(tag + key)).toBe(-1);
+  });
+
+  test('a NUL inside a tracking ID keeps the code-point order of the listing', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const ids = ['a', 'a\u0000', 'a\u0000\u0000b', 'a\u0000b', 'a\u0001'];
+    await store.applyEvents(projectId, [...ids].reverse().map((id, i) => event({ message: message(id, Fact.sent, at(i)) })));
+    expect((await store.listTrackingIds(projectId, { limit: 10 })).map((row) => row.trackingId)).toStrictEqual(ids);
+    expect((await store.listTrackingIds(projectId, { limit: 10, after: 'a\u0000' })).map((row) => row.trackingId)).toStrictEqual(ids.slice(2));
+    expect((await store.listTrackingIds(projectId, { limit: 10, search: '\u0000b' })).map((row) => row.trackingId)).toStrictEqual([
+      'a\u0000\u0000b',
+      'a\u0000b',
+    ]);
+    expect(await raw.zcard(`${tag}to`)).toBe(5);
+  });
+
+  test('times anywhere in the safe-integer range keep the newest-first order', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const times = [Number.MAX_SAFE_INTEGER, 1, 0, -1, -1000, -Number.MAX_SAFE_INTEGER];
+    const records = times.map((time) => suppression('t', 'manual', time));
+    for (const record of [...records].reverse()) await store.addSuppression(projectId, record);
+    expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual(records);
+    expect(await store.listSuppressions(projectId, { limit: 10, after: { createdAt: 0, hash: 'f'.repeat(64) } })).toStrictEqual(records.slice(3));
+    const messages = times.map((time) => message(null, Fact.sent, time));
+    await store.applyEvents(projectId, messages.map((m) => event({ message: m })));
+    expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual(messages);
+  });
+
+  test('a malformed record is refused before anything is written', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    await expect(store.addSuppression(projectId, { ...suppression('a', 'manual', at(1)), hash: 'ABC' })).rejects.toThrow(TypeError);
+    await expect(store.addSuppression(projectId, suppression('a', 'manual', 1.5))).rejects.toThrow(RangeError);
+    // One bad event fails the whole call, before the good ones are applied.
+    const good = event({ message: message('promo', Fact.sent, at(1)) });
+    await expect(store.applyEvents(projectId, [good, event({ suppression: { ...suppression('b', 'complaint', at(2)), hash: 'x' } })])).rejects.toThrow(TypeError);
+    await expect(store.getSuppression('a{b}', 'f'.repeat(64))).rejects.toThrow(TypeError);
+    expect(await scanKeys(raw, `${keyPrefix}*`)).toStrictEqual([]);
+  });
+
+  test('options that would break the hash tag are refused', () => {
+    expect(() => createRedisStore({ client, keyPrefix: 'a{b}:' })).toThrow(TypeError);
+    const prefixed = new Redis(url, { keyPrefix: 'app:', lazyConnect: true });
+    expect(() => createRedisStore({ client: prefixed, keyPrefix: 'mw:' })).toThrow(/keyPrefix/);
+    prefixed.disconnect();
+    expect(() => createRedisStore({ client, keyPrefix: 'mw:', retention: { messagesMs: 0 } })).toThrow(RangeError);
+  });
+});
+
+describe('scripts', () => {
+  /** Runs every script once for a fresh project. */
+  async function everyScript(store: Store, projectId: string): Promise<void> {
+    const a = suppression('a', 'manual', at(1));
+    await store.addSuppression(projectId, a);
+    await store.removeSuppression(projectId, a.hash);
+    await store.listSuppressions(projectId, { limit: 10 });
+    await store.applyEvents(projectId, [event({ message: message('promo', Fact.sent, at(1)) })]);
+    await store.listMessages(projectId, { limit: 10 });
+    await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
+  }
+  const shas = Object.values(scripts).map((script) => script.sha);
+
+  test('are called by SHA once a server has them: no EVAL after the first use', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    await everyScript(store, projectId);
+    expect(await raw.script('EXISTS', ...shas)).toStrictEqual(shas.map(() => 1));
+
+    const before = await raw.info('commandstats');
+    for (let i = 0; i < 10; i++) await everyScript(store, `${projectId}-${i}`);
+    const after = await raw.info('commandstats');
+    expect(commandCalls(after, 'eval') - commandCalls(before, 'eval')).toBe(0);
+    expect(commandCalls(after, 'eval_ro') - commandCalls(before, 'eval_ro')).toBe(0);
+    expect(commandCalls(after, 'evalsha') - commandCalls(before, 'evalsha')).toBeGreaterThanOrEqual(40);
+    expect(commandCalls(after, 'evalsha_ro') - commandCalls(before, 'evalsha_ro')).toBeGreaterThanOrEqual(20);
+  });
+
+  test('are loaded on every master of a cluster that serves a project', async () => {
+    const { keyPrefix } = fresh();
+    const store = createRedisStore({ client: cluster, keyPrefix });
+    const masters = cluster.nodes('master');
+    // One project per master: the slot of its tag decides where it lives.
+    const keyOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
+    const projectOf = new Map<string, string>();
+    for (let i = 0; projectOf.size < masters.length; i++) {
+      const projectId = `scripts-${randomUUID()}`;
+      const slot = Number(await masters[0]!.cluster('KEYSLOT', `{${projectId}}`));
+      const owner = (cluster.slots[slot] ?? [])[0];
+      if (owner !== undefined && !projectOf.has(owner)) projectOf.set(owner, projectId);
+    }
+    for (const node of masters) await everyScript(store, projectOf.get(keyOf(node))!);
+    for (const node of masters) expect(await node.script('EXISTS', ...shas)).toStrictEqual(shas.map(() => 1));
+  });
+
+  test('after SCRIPT FLUSH, the next call loads the script again by EVAL', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    await raw.script('FLUSH');
+    const record = suppression('a', 'manual', at(1));
+    expect(await store.addSuppression(projectId, record)).toStrictEqual({ record, created: true });
+    expect(await store.listSuppressions(projectId, { limit: 1 })).toStrictEqual([record]);
+    expect(await raw.script('EXISTS', scripts.addSuppression.sha, scripts.listSuppressions.sha)).toStrictEqual([1, 1]);
+  });
+});
+
+describe('store_unavailable', () => {
+  /** Every operation, each expected to fail with store_unavailable. */
+  const operations: [string, (store: Store) => Promise<unknown>][] = [
+    ['getSuppression', (store) => store.getSuppression('p', 'f'.repeat(64))],
+    ['getSuppressions', (store) => store.getSuppressions('p', ['f'.repeat(64)])],
+    ['addSuppression', (store) => store.addSuppression('p', suppression('a', 'manual', at(1)))],
+    ['removeSuppression', (store) => store.removeSuppression('p', 'f'.repeat(64))],
+    ['listSuppressions', (store) => store.listSuppressions('p', { limit: 1 })],
+    ['applyEvents', (store) => store.applyEvents('p', [event({ message: message('x', Fact.sent, at(1)) })])],
+    ['listMessages', (store) => store.listMessages('p', { limit: 1 })],
+    ['listTrackingIds', (store) => store.listTrackingIds('p', { limit: 1, search: 'x' })],
+    ['subscribeInvalidations', (store) => store.subscribeInvalidations!(() => {})],
+  ];
+
+  async function expectUnavailable(store: Store, { subscribe = true } = {}): Promise<void> {
+    for (const [name, operation] of operations) {
+      if (name === 'subscribeInvalidations' && !subscribe) continue;
+      const error = await operation(store).then(
+        () => new Error(`${name} succeeded`),
+        (error: unknown) => error,
+      );
+      expect(error, name).toBeInstanceOf(MailwardenError);
+      expect((error as MailwardenError).code, name).toBe('store_unavailable');
+      expect((error as MailwardenError).cause, name).toBeInstanceOf(Error);
+    }
+  }
+
+  test('when nothing listens on the port', async () => {
+    const port = await freePort();
+    const unreachable = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, retryStrategy: () => 20 });
+    unreachable.on('error', () => {});
+    try {
+      await expectUnavailable(createRedisStore({ client: unreachable, keyPrefix: 'mw:' }));
+    } finally {
+      unreachable.disconnect();
+    }
+  });
+
+  test('when the client was closed', async () => {
+    const closed = new Redis(url);
+    await closed.quit();
+    // Subscribing still works: it opens a connection of its own (client.duplicate()).
+    await expectUnavailable(createRedisStore({ client: closed, keyPrefix: 'mw:' }), { subscribe: false });
+  });
+
+  test('when no node of a cluster can be reached', async () => {
+    const port = await freePort();
+    const unreachable = new Cluster([{ host: '127.0.0.1', port }], { clusterRetryStrategy: () => null });
+    unreachable.on('error', () => {});
+    try {
+      await expectUnavailable(createRedisStore({ client: unreachable, keyPrefix: 'mw:' }));
+    } finally {
+      unreachable.disconnect();
+    }
+  });
+
+  test('is only for reachability: other server errors pass through unchanged', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    await raw.set(`${tag}s`, 'not a hash');
+    const error = await createRedisStore({ client, keyPrefix })
+      .getSuppression(projectId, 'f'.repeat(64))
+      .catch((error: unknown) => error);
+    expect(error).not.toBeInstanceOf(MailwardenError);
+    expect(String(error)).toMatch(/WRONGTYPE/);
+  });
+});
+
+describe('invalidations', () => {
+  test('every suppression write that changes something reaches the subscribers of other clients', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const other = new Redis(url);
+    const listening = createRedisStore({ client: other, keyPrefix });
+    const writing = createRedisStore({ client, keyPrefix });
+    const received: SuppressionInvalidation[] = [];
+    const stop = await listening.subscribeInvalidations!((invalidation) => received.push(invalidation));
+    const rawPayloads: string[] = [];
+    const rawSubscriber = raw.duplicate();
+    rawSubscriber.on('message', (_channel: string, payload: string) => rawPayloads.push(payload));
+    await rawSubscriber.subscribe(`${keyPrefix}invalidations`);
+
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => suppression(name, 'manual', at(5)));
+    await writing.addSuppression(projectId, a!); // created: published
+    await writing.addSuppression(projectId, a!); // unchanged: not
+    await writing.applyEvents(projectId, [event({ suppression: { ...a!, reason: 'complaint' } })]); // upgraded
+    await writing.applyEvents(projectId, [event({ suppression: { ...a!, reason: 'hard_bounce', createdAt: at(9) } })]); // unchanged
+    await writing.applyEvents(projectId, [event({ suppression: { ...b!, reason: 'hard_bounce' } }), event({ suppression: { ...c!, reason: 'complaint' } })]);
+    await writing.removeSuppression(projectId, a!.hash); // existed: published
+    await writing.removeSuppression(projectId, a!.hash); // absent: not
+    await writing.addSuppression(projectId, d!);
+
+    const expected = [[a!.hash], [a!.hash], [b!.hash, c!.hash], [a!.hash], [d!.hash]].map((hashes) => ({ projectId, hashes }));
+    await until(() => received.length >= expected.length && rawPayloads.length >= expected.length, 'invalidations');
+    expect(received).toStrictEqual(expected);
+    expect(rawPayloads.map((payload) => JSON.parse(payload) as unknown)).toStrictEqual(expected);
+
+    // Stopped: no more calls, while the channel still carries them.
+    await stop();
+    const e = suppression('e', 'manual', at(5));
+    await writing.addSuppression(projectId, e);
+    await until(() => rawPayloads.length === expected.length + 1, 'the raw subscriber');
+    expect(received).toHaveLength(expected.length);
+    await Promise.all([rawSubscriber.quit(), other.quit()]);
+  });
+
+  test('close() ends the subscriptions the store opened, not the client', async () => {
+    const { keyPrefix } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const channel = `${keyPrefix}invalidations`;
+    await store.subscribeInvalidations!(() => {});
+    await store.subscribeInvalidations!(() => {});
+    expect(await raw.pubsub('NUMSUB', channel)).toStrictEqual([channel, 2]);
+    await store.close();
+    expect(await raw.pubsub('NUMSUB', channel)).toStrictEqual([channel, 0]);
+    expect(await client.ping()).toBe('PONG');
+  });
+
+  test('on a cluster, writes on every master reach one subscriber', async () => {
+    const { keyPrefix } = fresh();
+    const store = createRedisStore({ client: cluster, keyPrefix });
+    const received: SuppressionInvalidation[] = [];
+    const stop = await store.subscribeInvalidations!((invalidation) => received.push(invalidation));
+    const projects = Array.from({ length: 12 }, () => `project-${randomUUID()}`);
+    for (const projectId of projects) await store.addSuppression(projectId, suppression('a', 'manual', at(1)));
+    await until(() => received.length === projects.length, 'invalidations from every master');
+    expect(received.map((invalidation) => invalidation.projectId).sort()).toStrictEqual([...projects].sort());
+    await stop();
+  });
+});
+
+describe('retention', () => {
+  test('messages and dedup keys get a TTL; suppressions, counters and indexes do not', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix, retention: { messagesMs: 60_000 } });
+    const m = message('promo', Fact.delivered, at(1));
+    const e = event({ message: m, suppression: suppression('a', 'hard_bounce', at(1)) });
+    await store.applyEvents(projectId, [e]);
+    for (const key of [`m:${m.key}`, `e:${e.key}`]) {
+      const ttl = await raw.pttl(tag + key);
+      expect(ttl, key).toBeGreaterThan(50_000);
+      expect(ttl, key).toBeLessThanOrEqual(60_000);
+    }
+    for (const key of ['s', 'so', 'mo', 't', 'to', 'mt:promo']) expect(await raw.pttl(tag + key), key).toBe(-1);
+  });
+
+  test('expired messages leave the listings, their index entries are dropped when met, counters stay', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix, retention: { messagesMs: 200 } });
+    const m1 = message('promo', Fact.delivered, at(1));
+    const m2 = message('promo', Fact.sent, at(2));
+    const first = [event({ message: m1 }), event({ message: m2 })];
+    await store.applyEvents(projectId, first);
+    expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([m2, m1]);
+
+    await until(async () => (await raw.exists(`${tag}m:${m1.key}`, `${tag}m:${m2.key}`)) === 0, 'expiry');
+    expect(await raw.zcard(`${tag}mo`)).toBe(2);
+    expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([]);
+    expect(await raw.zcard(`${tag}mo`)).toBe(0);
+    expect(await store.listMessages(projectId, { limit: 10, trackingId: 'promo', status: 'delivered' })).toStrictEqual([]);
+    expect(await raw.zcard(`${tag}mt:promo`)).toBe(0);
+    // Counters are totals of what was recorded: they do not fall when messages expire.
+    const row = { trackingId: 'promo', messages: 2, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2) };
+    expect(await store.listTrackingIds(projectId, { limit: 10 })).toStrictEqual([row]);
+    // A late event (its dedup key expired too) for an expired message starts it over, and counts again.
+    expect(await store.applyEvents(projectId, [first[0]!])).toStrictEqual(['applied']);
+    expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([m1]);
+    expect(await store.listTrackingIds(projectId, { limit: 10 })).toStrictEqual([{ ...row, messages: 3, delivered: 2 }]);
+  });
+});
+
+describe('scan budget', () => {
+  test('a sparse filter resumes across calls until the page is full or the index ends', async () => {
+    const { keyPrefix, projectId } = fresh();
+    const store = createRedisStore({ client, keyPrefix, scanBudget: 3 });
+    const messages = Array.from({ length: 20 }, (_, i) => message(`id-${String(i).padStart(2, '0')}`, i % 7 === 0 ? Fact.complained : Fact.sent, at(100 - i)));
+    await store.applyEvents(projectId, messages.map((m) => event({ message: m })));
+    const complained = messages.filter((m) => m.facts === Fact.complained);
+    expect(await store.listMessages(projectId, { limit: 10, status: 'complained' })).toStrictEqual(complained);
+    expect(await store.listMessages(projectId, { limit: 2, status: 'complained' })).toStrictEqual(complained.slice(0, 2));
+    expect((await store.listTrackingIds(projectId, { limit: 10, search: '-1' })).map((row) => row.trackingId)).toStrictEqual(
+      Array.from({ length: 10 }, (_, i) => `id-1${i}`),
+    );
+    expect((await store.listTrackingIds(projectId, { limit: 10, search: '9' })).map((row) => row.trackingId)).toStrictEqual(['id-09', 'id-19']);
+  });
+});
+
+describe('tracking-ID search over thousands of IDs', () => {
+  test('rare and common matches, across resumed calls, in code-point order', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix, scanBudget: 1000 });
+    // 1 500 IDs that never match 'x', then 11 000 that all do; a few of each match 'needle'.
+    const ids = [
+      ...Array.from({ length: 1500 }, (_, i) => `a-${i}${i % 500 === 7 ? '-Needle' : ''}`),
+      ...Array.from({ length: 11_000 }, (_, i) => `b-x-${i}${i % 3000 === 11 ? '-NEEDLE' : ''}`),
+    ];
+    for (let from = 0; from < ids.length; from += 1000) {
+      await store.applyEvents(
+        projectId,
+        ids.slice(from, from + 1000).map((id, i) => event({ message: message(id, Fact.sent, at(from + i)) })),
+      );
+    }
+    const sorted = [...ids].sort(compareCodePoints);
+    const expected = (search: string, after?: string, limit = 51) =>
+      sorted.filter((id) => id.toLowerCase().includes(search) && (after === undefined || compareCodePoints(id, after) > 0)).slice(0, limit);
+    const listed = async (search: string, after?: string, limit = 51) =>
+      (await store.listTrackingIds(projectId, { limit, search, ...(after === undefined ? {} : { after }) })).map((row) => row.trackingId);
+
+    expect(await raw.hlen(`${tag}t`)).toBe(ids.length);
+    expect(expected('needle')).toHaveLength(7);
+    expect(await listed('needle')).toStrictEqual(expected('needle'));
+    expect(await listed('needle', 'a-507-needle')).toStrictEqual(expected('needle', 'a-507-needle'));
+    expect(await listed('needle', 'a-507-Needle', 2)).toStrictEqual(expected('needle', 'a-507-Needle', 2));
+    expect(await listed('x')).toStrictEqual(expected('x'));
+    expect(await listed('x', 'b-x-5')).toStrictEqual(expected('x', 'b-x-5'));
+    expect(await listed('-1')).toStrictEqual(expected('-1'));
+    expect(await listed('no such text')).toStrictEqual([]);
+  });
+});

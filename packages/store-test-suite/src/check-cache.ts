@@ -1,0 +1,65 @@
+import { createCheckCache, createMailwarden, type Store } from '@mailwarden/core';
+import type * as vitest from 'vitest';
+import { randomProjectId } from './harness.js';
+
+export interface CheckCacheSuiteOptions {
+  name: string;
+  test: typeof vitest.test;
+  expect: typeof vitest.expect;
+  /** Two stores on one server and one namespace, as two app instances would hold them. */
+  createStores: () => Promise<[Store, Store]>;
+}
+
+/** Waits until `check` holds, failing after `attempts` tries 20 ms apart: waits for an event, asserts no time. */
+async function eventually(check: () => Promise<boolean>, attempts = 250): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+/**
+ * Two service instances, each with a check cache over its own store, sharing one server: writes on
+ * one reach the other's cache through the store's invalidations (pub/sub, LISTEN/NOTIFY). The
+ * negative TTL is an hour here, so only an invalidation can make the other instance see a change.
+ */
+export function runCheckCacheSuite(options: CheckCacheSuiteOptions): void {
+  const { test, expect } = options;
+
+  test(`${options.name}: an add on one instance is seen by the other, whose cache said "not suppressed"`, async () => {
+    const [storeA, storeB] = await options.createStores();
+    const a = createMailwarden({ store: await createCheckCache({ store: storeA, negativeTtlMs: 3_600_000 }) });
+    const b = createMailwarden({ store: await createCheckCache({ store: storeB, negativeTtlMs: 3_600_000 }) });
+    const project = randomProjectId();
+    try {
+      expect((await a.suppressions.check(project, 'jane@example.com')).suppressed).toBe(false); // now cached
+      await b.suppressions.add(project, 'jane@example.com');
+      expect(await eventually(async () => (await a.suppressions.check(project, 'jane@example.com')).suppressed)).toBe(true);
+
+      // And back: a removal on A reaches B's positive entry.
+      expect((await b.suppressions.check(project, 'jane@example.com')).suppressed).toBe(true);
+      await a.suppressions.remove(project, b.suppressions.hashOf('jane@example.com'));
+      expect(await eventually(async () => !(await b.suppressions.check(project, 'jane@example.com')).suppressed)).toBe(true);
+
+      // Event-driven suppressions invalidate too, in batch checks.
+      expect((await a.suppressions.checkMany(project, ['bob@example.com'])).results[0]!.suppressed).toBe(false);
+      await b.applyEvents(project, [
+        {
+          provider: 'sendgrid',
+          type: 'bounced',
+          bounceClass: 'hard',
+          messageId: 'm-1',
+          recipient: 'bob@example.com',
+          trackingId: null,
+          occurredAt: new Date('2026-11-22T10:00:00Z'),
+          eventKey: 'check-cache-1',
+        },
+      ]);
+      expect(await eventually(async () => (await a.suppressions.checkMany(project, ['bob@example.com'])).results[0]!.suppressed)).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+}
