@@ -2,52 +2,23 @@
 // checks (point SELECT, = ANY), list pages at depth 0 and 1 000 000, applyEvents batches, tracking-ID
 // search over 100 000 IDs, and bytes per suppression. Uses DATABASE_URL, or starts PostgreSQL the way
 // the tests do (scripts/test-services.ts).
-import { createHash } from 'node:crypto';
 import { createEmailHasher, createMailwarden, messageKey, normalizeEmail, type DeliveryEvent, type Store } from '@mailwarden/core';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import postgres, { type Sql } from 'postgres';
 import { address, eventBatch } from './core.bench.js';
 import { measureGroup, ratio, type BenchCase, type Measurement, type MeasureOptions } from './measure.js';
 import { formatBytes, formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
+import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, rawHash, startServer } from './store-bench.js';
 
-const SUPPRESSIONS = 1_000_000;
-const MESSAGES = 1_000_000;
-const TRACKING_IDS = 100_000;
-const PAGE = 51; // the service asks for a page of 50 plus one, to know whether another follows
-const BATCH = 100;
-const START = Date.UTC(2025, 0, 1);
-const GOALS = { single: 1.15, batch: 1.25, deep: 1.5 };
 const SCHEMA = 'mailwarden_bench';
 
-interface Services {
-  setup(project: { provide(key: string, value: string): void }): Promise<void>;
-  teardown(): Promise<void>;
-}
 
-/** DATABASE_URL, or a PostgreSQL started by the tests' global setup (only PostgreSQL: the others are set aside). */
-async function startPostgres(context: SuiteContext): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (process.env.DATABASE_URL !== undefined) return { url: process.env.DATABASE_URL, stop: async () => {} };
-  context.log('starting PostgreSQL…');
-  // A variable path: the setup module is the tests' (vitest types), not part of the bench program.
-  const path = new URL('../scripts/test-services.ts', import.meta.url).href;
-  const services = (await import(path)) as Services;
-  const saved = { REDIS_URL: process.env.REDIS_URL, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES };
-  process.env.REDIS_URL ??= 'unused';
-  process.env.REDIS_CLUSTER_NODES ??= 'unused';
-  const provided: Record<string, string> = {};
-  try {
-    await services.setup({ provide: (key, value) => (provided[key] = value) });
-  } finally {
-    for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
-  }
-  return { url: provided.databaseUrl!, stop: () => services.teardown() };
-}
 
 export const postgresSuite: BenchSuite = {
   name: 'postgres',
   async run(context) {
     const options: MeasureOptions = context.quick ? { warmupMs: 150, sampleMs: 100, samples: 3 } : { warmupMs: 300, sampleMs: 300, samples: 7 };
-    const server = await startPostgres(context);
+    const server = await startServer('postgres', context);
     // One connection each, so every call is one round trip on a warm connection, as in the Redis suite.
     const client = postgres(server.url, { max: 1, onnotice: () => {} });
     const raw = postgres(server.url, { max: 1, onnotice: () => {} });
@@ -70,22 +41,8 @@ export const postgresSuite: BenchSuite = {
 };
 
 /** The raw floor's address hash: trim, NFC, lower-case, SHA-256 (no validation; the bench addresses are ASCII). */
-const rawHash = (email: string) => createHash('sha256').update(email.trim().normalize('NFC').toLowerCase()).digest('hex');
 
-function comparison(what: string, ours: Measurement, raw: Measurement, goal: number | undefined): string[] {
-  // Time ratio: how many times the raw call's time ours takes.
-  const slower = 1 / ratio(ours, raw);
-  return [
-    what,
-    formatNanos(ours.nsPerOp),
-    formatNanos(raw.nsPerOp),
-    formatRatio(slower),
-    goal === undefined ? '—' : `≤ ${formatRatio(goal)} ${slower <= goal ? 'met' : '**missed**'}`,
-    `${formatPercent(ours.spread)} / ${formatPercent(raw.spread)}`,
-  ];
-}
 
-const COMPARISON_COLUMNS = ['case', 'ours, per call', 'raw, per call', 'ours / raw (time)', 'goal', 'noise (ours / raw)'];
 
 /** Shared buffers an EXPLAIN ANALYZE of `text` touched (hit + read): the work of a query, whatever the clock says. */
 async function buffersOf(sql: Sql, text: string, params: unknown[]): Promise<number> {

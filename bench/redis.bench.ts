@@ -2,7 +2,7 @@
 // checks (HGET, HMGET), list pages at depth 0 and 1 000 000, applyEvents batches, tracking-ID search
 // over 100 000 IDs, and Redis memory per suppression. Uses REDIS_URL, or starts redis-server the way
 // the tests do (scripts/test-services.ts).
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   Fact,
   createEmailHasher,
@@ -18,44 +18,16 @@ import { Redis } from 'ioredis';
 import { address, eventBatch } from './core.bench.js';
 import { measureGroup, ratio, type BenchCase, type Measurement, type MeasureOptions } from './measure.js';
 import { formatBytes, formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
+import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, rawHash, startServer } from './store-bench.js';
 
-const SUPPRESSIONS = 1_000_000;
-const MESSAGES = 1_000_000;
-const TRACKING_IDS = 100_000;
-const PAGE = 51; // the service asks for a page of 50 plus one, to know whether another follows
-const BATCH = 100;
-const START = Date.UTC(2025, 0, 1);
-const GOALS = { single: 1.15, batch: 1.25, deep: 1.5 };
 
-interface Services {
-  setup(project: { provide(key: string, value: string): void }): Promise<void>;
-  teardown(): Promise<void>;
-}
 
-/** REDIS_URL, or a redis-server started by the tests' global setup (only Redis: the others are set aside). */
-async function startRedis(context: SuiteContext): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (process.env.REDIS_URL !== undefined) return { url: process.env.REDIS_URL, stop: async () => {} };
-  context.log('starting redis-server…');
-  // A variable path: the setup module is the tests' (vitest types), not part of the bench program.
-  const path = new URL('../scripts/test-services.ts', import.meta.url).href;
-  const services = (await import(path)) as Services;
-  const saved = { DATABASE_URL: process.env.DATABASE_URL, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES };
-  process.env.DATABASE_URL ??= 'unused';
-  process.env.REDIS_CLUSTER_NODES ??= 'unused';
-  const provided: Record<string, string> = {};
-  try {
-    await services.setup({ provide: (key, value) => (provided[key] = value) });
-  } finally {
-    for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
-  }
-  return { url: provided.redisUrl!, stop: () => services.teardown() };
-}
 
 export const redisSuite: BenchSuite = {
   name: 'redis',
   async run(context) {
     const options: MeasureOptions = context.quick ? { warmupMs: 150, sampleMs: 100, samples: 3 } : { warmupMs: 300, sampleMs: 300, samples: 7 };
-    const server = await startRedis(context);
+    const server = await startServer('redis', context);
     const client = new Redis(server.url);
     const raw = new Redis(server.url);
     try {
@@ -75,7 +47,6 @@ export const redisSuite: BenchSuite = {
 };
 
 /** The raw floor's address hash: trim, NFC, lower-case, SHA-256 (no validation; the bench addresses are ASCII). */
-const rawHash = (email: string) => createHash('sha256').update(email.trim().normalize('NFC').toLowerCase()).digest('hex');
 
 const usedMemory = async (redis: Redis) => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
 
@@ -91,20 +62,7 @@ async function inFlight(count: number, width: number, call: (i: number) => Promi
   return performance.now() - started;
 }
 
-function comparison(what: string, ours: Measurement, raw: Measurement, goal: number | undefined): string[] {
-  // Time ratio: how many times the raw call's time ours takes.
-  const slower = 1 / ratio(ours, raw);
-  return [
-    what,
-    formatNanos(ours.nsPerOp),
-    formatNanos(raw.nsPerOp),
-    formatRatio(slower),
-    goal === undefined ? '—' : `≤ ${formatRatio(goal)} ${slower <= goal ? 'met' : '**missed**'}`,
-    `${formatPercent(ours.spread)} / ${formatPercent(raw.spread)}`,
-  ];
-}
 
-const COMPARISON_COLUMNS = ['case', 'ours, per call', 'raw, per call', 'ours / raw (time)', 'goal', 'noise (ours / raw)'];
 
 // --- suppressions -----------------------------------------------------------------------------------
 
