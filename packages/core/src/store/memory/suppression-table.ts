@@ -3,6 +3,13 @@ import type { SuppressionPosition, SuppressionRecord } from '../store.js';
 
 const HASH_BYTES = 32;
 const HASH_WORDS = HASH_BYTES / 4;
+// One row per slot: the hash (bytes 0–31), the time (a float64 at byte 32) and the reason (byte 40),
+// so a lookup that finds its hash finds the rest on the same cache line or the next.
+const ROW_BYTES = 48;
+const ROW_WORDS = ROW_BYTES / 4;
+const ROW_TIMES = ROW_BYTES / 8;
+const TIME_AT = 32 / 8;
+const REASON_AT = 40;
 const EMPTY = 0;
 const DELETED = -1;
 /** Values of the lower-case hex digits by character code; 0x100 (more than a byte) for every other code. */
@@ -11,20 +18,19 @@ for (let i = 0; i < 10; i++) NIBBLE[0x30 + i] = i;
 for (let i = 0; i < 6; i++) NIBBLE[0x61 + i] = 10 + i;
 
 /**
- * One project's suppressions in memory, laid out for a million entries: columns of typed arrays
- * indexed by slot (hash bytes, time, reason) instead of an object per entry, an open-addressed
- * hash index over the hash bytes, and a slot order sorted oldest first for keyset listing.
+ * One project's suppressions in memory, laid out for a million entries: a row of bytes per slot
+ * (hash, time, reason) in one typed array instead of an object per entry, an open-addressed hash
+ * index over the hash bytes, and a slot order sorted oldest first for keyset listing.
  *
  * A removed entry stays in the order (its key still sorts) until enough removals pile up to compact;
  * only then is its slot reused, so the order never points at a slot holding another entry.
  */
 export class SuppressionTable {
   private capacity = 0;
-  private hashWords = new Uint32Array(0);
-  private hashBytes = new Uint8Array(0);
-  private createdAt = new Float64Array(0);
-  /** `reasonRank` of a live slot; 0 for a free or removed one. */
-  private reasons = new Uint8Array(0);
+  /** Three views of the same rows. A row's reason is its `reasonRank`, or 0 for a free or removed slot. */
+  private rowWords = new Uint32Array(0);
+  private rowBytes = new Uint8Array(0);
+  private rowTimes = new Float64Array(0);
   private emails: (string | undefined)[] = [];
   private slotsUsed = 0;
   private freeSlots: number[] = [];
@@ -63,14 +69,14 @@ export class SuppressionTable {
       this.insert(record);
       return;
     }
-    const reason = strongerReason(reasonFromRank(this.reasons[slot]!), record.reason);
-    if (record.createdAt < this.createdAt[slot]!) {
+    const reason = strongerReason(reasonFromRank(this.rowBytes[slot * ROW_BYTES + REASON_AT]!), record.reason);
+    if (record.createdAt < this.rowTimes[slot * ROW_TIMES + TIME_AT]!) {
       // The entry moves in the order: re-insert it under its new key.
       const email = this.emails[slot]!;
       this.remove(record.hash);
       this.insert({ hash: record.hash, email, reason, createdAt: record.createdAt });
     } else {
-      this.reasons[slot] = reasonRank(reason);
+      this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(reason);
     }
   }
 
@@ -79,7 +85,7 @@ export class SuppressionTable {
     if (bucket < 0) return false;
     const slot = this.index[bucket]! - 1;
     this.index[bucket] = DELETED;
-    this.reasons[slot] = 0;
+    this.rowBytes[slot * ROW_BYTES + REASON_AT] = 0;
     this.emails[slot] = undefined;
     this.size--;
     this.removedInOrder++;
@@ -97,7 +103,7 @@ export class SuppressionTable {
     const page: SuppressionRecord[] = [];
     for (; i >= 0 && page.length < limit; i--) {
       const slot = this.order[i]!;
-      if (this.reasons[slot] !== 0) page.push(this.record(slot, this.hashHex(slot)));
+      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] !== 0) page.push(this.record(slot, this.hashHex(slot)));
     }
     return page;
   }
@@ -106,17 +112,17 @@ export class SuppressionTable {
     return {
       hash,
       email: this.emails[slot]!,
-      reason: reasonFromRank(this.reasons[slot]!),
-      createdAt: this.createdAt[slot]!,
+      reason: reasonFromRank(this.rowBytes[slot * ROW_BYTES + REASON_AT]!),
+      createdAt: this.rowTimes[slot * ROW_TIMES + TIME_AT]!,
     };
   }
 
   private insert(record: SuppressionRecord): void {
     const slot = this.allocateSlot();
     this.loadProbe(record.hash);
-    this.hashWords.set(this.probe, slot * HASH_WORDS);
-    this.createdAt[slot] = record.createdAt;
-    this.reasons[slot] = reasonRank(record.reason);
+    this.rowWords.set(this.probe, slot * ROW_WORDS);
+    this.rowTimes[slot * ROW_TIMES + TIME_AT] = record.createdAt;
+    this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(record.reason);
     this.emails[slot] = record.email;
     this.size++;
     this.indexInsert(slot);
@@ -132,18 +138,14 @@ export class SuppressionTable {
 
   private grow(): void {
     const capacity = Math.max(64, this.capacity * 2);
-    const hashWords = new Uint32Array(capacity * HASH_WORDS);
-    hashWords.set(this.hashWords);
-    const createdAt = new Float64Array(capacity);
-    createdAt.set(this.createdAt);
-    const reasons = new Uint8Array(capacity);
-    reasons.set(this.reasons);
+    const rows = new ArrayBuffer(capacity * ROW_BYTES);
+    const rowBytes = new Uint8Array(rows);
+    rowBytes.set(this.rowBytes);
     const order = new Int32Array(capacity);
     order.set(this.order.subarray(0, this.orderLength));
-    this.hashWords = hashWords;
-    this.hashBytes = new Uint8Array(hashWords.buffer);
-    this.createdAt = createdAt;
-    this.reasons = reasons;
+    this.rowBytes = rowBytes;
+    this.rowWords = new Uint32Array(rows);
+    this.rowTimes = new Float64Array(rows);
     this.order = order;
     this.capacity = capacity;
   }
@@ -168,7 +170,7 @@ export class SuppressionTable {
   private indexInsert(slot: number): void {
     if ((this.indexFilled + 1) * 2 > this.index.length) this.rehash();
     const mask = this.index.length - 1;
-    let bucket = this.hashWords[slot * HASH_WORDS]! & mask;
+    let bucket = this.rowWords[slot * ROW_WORDS]! & mask;
     while (this.index[bucket]! > 0) bucket = (bucket + 1) & mask;
     if (this.index[bucket] === EMPTY) this.indexFilled++;
     this.index[bucket] = slot + 1;
@@ -183,7 +185,7 @@ export class SuppressionTable {
     const mask = length - 1;
     for (const entry of old) {
       if (entry <= 0) continue;
-      let bucket = this.hashWords[(entry - 1) * HASH_WORDS]! & mask;
+      let bucket = this.rowWords[(entry - 1) * ROW_WORDS]! & mask;
       while (this.index[bucket] !== EMPTY) bucket = (bucket + 1) & mask;
       this.index[bucket] = entry;
       this.indexFilled++;
@@ -205,7 +207,7 @@ export class SuppressionTable {
   }
 
   private orderInsert(slot: number): void {
-    const createdAt = this.createdAt[slot]!;
+    const createdAt = this.rowTimes[slot * ROW_TIMES + TIME_AT]!;
     // The probe holds this slot's hash. New entries are usually the newest: append without searching.
     let position = this.orderLength;
     if (position > 0 && this.compareToProbe(this.order[position - 1]!, createdAt) > 0) {
@@ -218,11 +220,11 @@ export class SuppressionTable {
 
   /** Compares a slot's key with (createdAt, probe hash) in (createdAt asc, hash desc) order. */
   private compareToProbe(slot: number, createdAt: number): number {
-    const time = this.createdAt[slot]!;
+    const time = this.rowTimes[slot * ROW_TIMES + TIME_AT]!;
     if (time !== createdAt) return time < createdAt ? -1 : 1;
-    const base = slot * HASH_BYTES;
+    const base = slot * ROW_BYTES;
     for (let i = 0; i < HASH_BYTES; i++) {
-      const difference = this.hashBytes[base + i]! - this.probeBytes[i]!;
+      const difference = this.rowBytes[base + i]! - this.probeBytes[i]!;
       if (difference !== 0) return -difference;
     }
     return 0;
@@ -232,7 +234,7 @@ export class SuppressionTable {
     let kept = 0;
     for (let i = 0; i < this.orderLength; i++) {
       const slot = this.order[i]!;
-      if (this.reasons[slot] !== 0) this.order[kept++] = slot;
+      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] !== 0) this.order[kept++] = slot;
       else this.freeSlots.push(slot);
     }
     this.orderLength = kept;
@@ -267,12 +269,12 @@ export class SuppressionTable {
   }
 
   private probeEquals(slot: number): boolean {
-    const base = slot * HASH_WORDS;
-    for (let i = 0; i < HASH_WORDS; i++) if (this.hashWords[base + i] !== this.probe[i]) return false;
+    const base = slot * ROW_WORDS;
+    for (let i = 0; i < HASH_WORDS; i++) if (this.rowWords[base + i] !== this.probe[i]) return false;
     return true;
   }
 
   private hashHex(slot: number): string {
-    return Buffer.from(this.hashWords.buffer, slot * HASH_BYTES, HASH_BYTES).toString('hex');
+    return Buffer.from(this.rowBytes.buffer, slot * ROW_BYTES, HASH_BYTES).toString('hex');
   }
 }
