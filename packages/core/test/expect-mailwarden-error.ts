@@ -14,3 +14,13 @@ export async function expectMailwardenError(action: () => unknown, code: ErrorCo
   expect(error.code).toBe(code);
   return error;
 }
+
+/** Runs a synchronous `action` that may succeed; if it throws, it must be a MailwardenError with `code`. */
+export function expectSuccessOrMailwardenError(action: () => unknown, code: ErrorCode): void {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(MailwardenError);
+    expect((error as MailwardenError).code).toBe(code);
+  }
+}
