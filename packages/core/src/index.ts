@@ -129,3 +129,10 @@ export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, t
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
+
+// HTTP: the framework-free handler the Express and Fastify bindings translate to.
+export { createHttpHandler, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';
+export type { HttpRequest, HttpResponse, HttpHeaders } from './http/request.js';
+export type { ApiKeys, ApiKeyScope } from './http/api-keys.js';
+export { routes, type Route, type RouteAuth, type RouteMethod } from './http/routes.js';
+export { createOpenApiDocument, type OpenApiOptions } from './http/openapi.js';

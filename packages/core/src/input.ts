@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { MailwardenError } from './errors.js';
 
-const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** What a project id looks like; see `assertProjectId`. */
+export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Parses caller input with a wire schema, or throws `invalid_request` naming every problem. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {

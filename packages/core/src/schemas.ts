@@ -42,7 +42,9 @@ export const listSuppressionsResponseSchema = z
   .object({ items: z.array(suppressionSchema), next_cursor: nextCursor, count: z.int().min(0) })
   .meta({ id: 'SuppressionPage' });
 
-export const checkSuppressionQuerySchema = z.object({ email: z.string() });
+export const checkSuppressionQuerySchema = z.object({
+  email: z.string().meta({ description: 'The address to check; echoed as sent. Encode `+` as `%2B`.' }),
+});
 export const checkSuppressionResponseSchema = z
   .union([
     z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, created_at: timestamp }),
@@ -86,8 +88,8 @@ export const messageSchema = z
   .meta({ id: 'Message' });
 
 export const listMessagesQuerySchema = z.object({
-  trackingId: z.string().optional(),
-  status: messageStatusSchema.optional(),
+  trackingId: z.string().optional().meta({ description: 'Only messages with exactly this tracking ID (at most 128 characters).' }),
+  status: messageStatusSchema.optional().meta({ description: 'Only messages with this status.' }),
   limit: pageLimit,
   cursor,
 });

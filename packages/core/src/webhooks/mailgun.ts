@@ -96,17 +96,20 @@ export function parseMailgunLegacyWebhook(fields: MailgunFormFields): WebhookRec
 export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<MailgunWebhookAuth> {
   // Tokens of stored requests. Bounded (least recently used go first, and old tokens fail the timestamp
   // check anyway); per instance, so a replay on another instance is caught only by the store's dedup.
-  const tokens = new LRUCache<string, true>({ max: MAILGUN_REPLAY_CACHE_SIZE });
+  // Made on first use: lru-cache allocates its `max` slots up front (~15 ms for 100 000), a cost every
+  // mailwarden instance would otherwise pay, Mailgun or not.
+  let tokens: LRUCache<string, true> | undefined;
+  const usedTokens = () => (tokens ??= new LRUCache<string, true>({ max: MAILGUN_REPLAY_CACHE_SIZE }));
   return {
     provider: 'mailgun',
     async receive(request, auth) {
       const body = await decode(request);
       const signature = body.kind === 'json' ? jsonSignature(body.payload) : formSignature(body.fields);
       verifyMailgunSignature(signature, auth.signingKey, auth.toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS, env.now());
-      if (tokens.has(signature.token)) throw unauthorized('This Mailgun token was already used.');
+      if (usedTokens().has(signature.token)) throw unauthorized('This Mailgun token was already used.');
 
       const receipt = body.kind === 'json' ? parseMailgunWebhook(body.payload) : parseMailgunLegacyWebhook(body.fields);
-      receipt.afterStored = () => void tokens.set(signature.token, true);
+      receipt.afterStored = () => void usedTokens().set(signature.token, true);
       return receipt;
     },
   };

@@ -1,0 +1,197 @@
+import { MailwardenError, isMailwardenError, type ErrorBody } from '../errors.js';
+import type { Mailwarden } from '../mailwarden.js';
+import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
+import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
+import { createOpenApiDocument, type OpenApiOptions } from './openapi.js';
+import { firstHeader, type HttpRequest, type HttpResponse } from './request.js';
+import { routes, type Route, type RouteInput } from './routes.js';
+
+/** Where the handler reports what callers cannot be told: unexpected errors, an unreachable store. Pino-shaped. */
+export interface HttpLogger {
+  error(context: Record<string, unknown>, message: string): void;
+}
+
+export interface HttpHandlerOptions {
+  /** The `X-API-Key` keys and the projects each opens; see `ApiKeys`. */
+  apiKeys: ApiKeys;
+  /** Default: `console.error`. Bindings pass the framework's logger. */
+  logger?: HttpLogger;
+  /** Body caps in bytes. Default: 1 MiB for the API, 10 MiB for webhooks. */
+  bodyLimits?: { api?: number; webhook?: number };
+  /** Seconds a client should wait after a 503. Default 5. */
+  retryAfterSeconds?: number;
+  /** What `/openapi.json` says about where the API lives. */
+  openapi?: OpenApiOptions;
+}
+
+export interface HttpHandler {
+  /** Answers one request. Never throws: every failure becomes the error body of DESIGN §8. */
+  handle(request: HttpRequest): Promise<HttpResponse>;
+}
+
+/** What the handler learned of a request before it failed, for shaping the error response. */
+interface Matched {
+  /** The provider of a webhook route, percent-decoded. */
+  provider?: string;
+}
+
+interface CompiledRoute {
+  route: Route;
+  segments: readonly string[];
+}
+
+/** Providers that authenticate webhooks with basic auth; a 401 invites their client to send it. */
+const BASIC_AUTH_PROVIDERS = new Set(['ses', 'postmark', 'sparkpost']);
+
+/**
+ * The framework-free HTTP API: every endpoint of the spec plus webhook intake and `/openapi.json`,
+ * with DESIGN §8's auth, validation, limits and error bodies. Express and Fastify bindings only
+ * translate their request into an `HttpRequest` and copy the `HttpResponse` back.
+ *
+ * @example
+ * const handler = createHttpHandler(mailwarden, { apiKeys: { [process.env.ACME_KEY!]: 'acme' } });
+ * const response = await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: {} });
+ */
+export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOptions): HttpHandler {
+  const checkApiKey = createApiKeyCheck(options.apiKeys);
+  const logger = options.logger ?? { error: (context, message) => console.error(message, context) };
+  const apiLimit = options.bodyLimits?.api ?? MiB;
+  const webhookLimit = options.bodyLimits?.webhook ?? 10 * MiB;
+  const retryAfter = String(options.retryAfterSeconds ?? 5);
+  const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  let openApiText: string | undefined;
+
+  async function dispatch(request: HttpRequest, matched: Matched): Promise<HttpResponse> {
+    const method = request.method.toUpperCase();
+    const segments = pathSegments(request.path);
+    if (segments.length === 1 && segments[0] === 'openapi.json') {
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);
+      openApiText ??= JSON.stringify(createOpenApiDocument(options.openapi));
+      return json(200, openApiText, method === 'HEAD');
+    }
+    const matches = matchRoutes(compiled, segments);
+    if (matches.length === 0) throw new MailwardenError('not_found', `No endpoint at ${request.path}.`);
+    // HEAD reads like GET unless a route answers HEAD itself (webhook probes).
+    const match =
+      matches.find((candidate) => candidate.route.method === method) ??
+      (method === 'HEAD' ? matches.find((candidate) => candidate.route.method === 'GET') : undefined);
+    if (match === undefined) throw methodNotAllowed(allowedMethods(matches.map((candidate) => candidate.route.method)));
+    const { route, params } = match;
+    if (route.auth === 'webhook') matched.provider = params.provider;
+
+    if (route.auth === 'api_key') await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!);
+    const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
+    const input: RouteInput = {
+      params,
+      query: queryParameters(request.query),
+      json: async () => {
+        if (request.parsedBody !== undefined && request.body === undefined) {
+          // Another parser read the body: its declared size and type still have to pass ours.
+          await readBody(request.headers, undefined, limit);
+          assertJsonMediaType(request.headers);
+          return request.parsedBody;
+        }
+        return parseJsonBody(request.headers, await readBody(request.headers, request.body, limit));
+      },
+      bytes: async () => {
+        if (request.body === undefined && request.parsedBody !== undefined) {
+          throw new Error('The request body was consumed by a body parser mounted before mailwarden: webhooks need the raw bytes.');
+        }
+        return readBody(request.headers, request.body, limit);
+      },
+      request,
+    };
+    const result = await route.run(mailwarden, input);
+    return json(result.status, result.body === undefined ? '' : JSON.stringify(result.body), method === 'HEAD');
+  }
+
+  function failure(error: unknown, request: HttpRequest, matched: Matched): HttpResponse {
+    const known = isMailwardenError(error) && error.code !== 'internal_error' ? error : undefined;
+    if (known === undefined || known.status >= 500) {
+      logger.error(
+        { err: error, method: request.method, path: request.path },
+        known === undefined ? 'mailwarden: unexpected error while answering a request' : `mailwarden: ${known.code}`,
+      );
+    }
+    const answer = known ?? new MailwardenError('internal_error', 'Something went wrong on our side; the error is logged.');
+    const response = json(answer.status, JSON.stringify(answer.toBody() satisfies ErrorBody), request.method.toUpperCase() === 'HEAD');
+    if (answer.status === 503) response.headers['retry-after'] = retryAfter;
+    if (answer.code === 'method_not_allowed') response.headers.allow = (answer.details as { allow: string[] }).allow.join(', ');
+    if (answer.code === 'webhook_unauthorized' && BASIC_AUTH_PROVIDERS.has(matched.provider ?? '')) {
+      response.headers['www-authenticate'] = 'Basic realm="mailwarden webhooks", charset="UTF-8"';
+    }
+    return response;
+  }
+
+  return {
+    async handle(request) {
+      const matched: Matched = {};
+      try {
+        return await dispatch(request, matched);
+      } catch (error) {
+        return failure(error, request, matched);
+      }
+    },
+  };
+}
+
+function json(status: number, body: string, head: boolean): HttpResponse {
+  const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+  if (body !== '') headers['content-type'] = 'application/json; charset=utf-8';
+  return { status, headers, body: head ? '' : body };
+}
+
+function methodNotAllowed(allow: string[]): MailwardenError {
+  return new MailwardenError('method_not_allowed', `This endpoint answers ${allow.join(', ')}.`, { details: { allow } });
+}
+
+function allowedMethods(methods: string[]): string[] {
+  const allow = new Set(methods);
+  if (allow.has('GET')) allow.add('HEAD');
+  return [...allow];
+}
+
+/** The path's segments, percent-decoded; one trailing slash is ignored. Malformed encoding is `invalid_request`. */
+function pathSegments(path: string): string[] {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  if (!trimmed.startsWith('/')) return [];
+  try {
+    return trimmed.slice(1).split('/').map(decodeURIComponent);
+  } catch {
+    throw new MailwardenError('invalid_request', 'The path is not valid percent-encoded UTF-8.');
+  }
+}
+
+function matchRoutes(compiled: readonly CompiledRoute[], segments: readonly string[]): { route: Route; params: Record<string, string> }[] {
+  const matches: { route: Route; params: Record<string, string> }[] = [];
+  for (const { route, segments: template } of compiled) {
+    if (template.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let matched = true;
+    for (let i = 0; i < template.length && matched; i++) {
+      const part = template[i]!;
+      const given = segments[i]!;
+      if (part.startsWith('{')) {
+        if (given === '') matched = false;
+        else params[part.slice(1, -1)] = given;
+      } else matched = part === given;
+    }
+    if (matched) matches.push({ route, params });
+  }
+  // A literal segment beats a parameter: `/suppressions/check` is the check, not a hash named "check".
+  const literals = (match: { params: Record<string, string> }) => Object.keys(match.params).length;
+  const fewest = Math.min(...matches.map(literals));
+  return matches.filter((match) => literals(match) === fewest);
+}
+
+/** Query parameters, each at most once: a repeated one is ambiguous, so it is refused. */
+function queryParameters(query: string): Record<string, string> {
+  const result: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (Object.hasOwn(result, name)) {
+      throw new MailwardenError('invalid_request', `The query parameter "${name}" is given more than once.`);
+    }
+    result[name] = value;
+  }
+  return result;
+}

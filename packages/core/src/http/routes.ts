@@ -1,0 +1,215 @@
+import { z } from 'zod';
+import type { ErrorCode } from '../errors.js';
+import { MailwardenError } from '../errors.js';
+import { providers, type Provider } from '../events/delivery-event.js';
+import { parseInput } from '../input.js';
+import type { Mailwarden } from '../mailwarden.js';
+import {
+  addSuppressionRequestSchema,
+  addSuppressionResponseSchema,
+  applyEventsResultSchema,
+  batchCheckRequestSchema,
+  batchCheckResponseSchema,
+  checkSuppressionQuerySchema,
+  checkSuppressionResponseSchema,
+  listMessagesQuerySchema,
+  listMessagesResponseSchema,
+  listSuppressionsQuerySchema,
+  listSuppressionsResponseSchema,
+  listTrackingIdsQuerySchema,
+  listTrackingIdsResponseSchema,
+  removeSuppressionResponseSchema,
+} from '../schemas.js';
+import type { HttpRequest } from './request.js';
+
+export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
+
+/** Who may call a route: API-key holders of the project, the project's provider, or anyone. */
+export type RouteAuth = 'api_key' | 'webhook' | 'public';
+
+export interface RouteInput {
+  /** Path parameters, percent-decoded. */
+  params: Readonly<Record<string, string>>;
+  /** Query parameters, each given at most once. */
+  query: Readonly<Record<string, string>>;
+  /** The parsed JSON body (API routes). */
+  json(): Promise<unknown>;
+  /** The body bytes exactly as received (webhooks). */
+  bytes(): Promise<Uint8Array>;
+  request: HttpRequest;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+}
+
+/**
+ * One endpoint: how it is matched, who may call it, what it does, and what the OpenAPI document says of
+ * it. The handler and the OpenAPI document both read this table, so they cannot drift apart.
+ */
+export interface Route {
+  method: RouteMethod;
+  /** OpenAPI-style template: `/projects/{projectId}/suppressions/{hash}`. */
+  path: string;
+  auth: RouteAuth;
+  operationId: string;
+  summary: string;
+  description?: string;
+  query?: z.ZodObject;
+  requestBody?: z.ZodType;
+  responses: Readonly<Record<number, { description: string; schema?: z.ZodType }>>;
+  /** The error codes the route itself may answer with, beyond those every route of its kind may. */
+  errors: readonly ErrorCode[];
+  run(mailwarden: Mailwarden, input: RouteInput): Promise<RouteResult>;
+}
+
+// A batch is checked for size before its entries, so 101 addresses answer `batch_too_large`, and an
+// entry that is no string answers `invalid_email` with its index, like an invalid address.
+const batchCheckBody = z.object({ emails: z.array(z.unknown()) });
+
+export const routes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/suppressions',
+    auth: 'api_key',
+    operationId: 'listSuppressions',
+    summary: 'List suppressions, newest first',
+    query: listSuppressionsQuerySchema,
+    responses: { 200: { description: 'A page of suppressions.', schema: listSuppressionsResponseSchema } },
+    errors: ['invalid_request', 'invalid_cursor'],
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      body: await mailwarden.suppressions.list(params.projectId!, query),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/suppressions',
+    auth: 'api_key',
+    operationId: 'addSuppression',
+    summary: 'Suppress an address by hand (reason manual)',
+    description: 'Answers 201 when the address was added, 200 with the stored record unchanged when it was already suppressed.',
+    requestBody: addSuppressionRequestSchema,
+    responses: {
+      201: { description: 'Added.', schema: addSuppressionResponseSchema },
+      200: { description: 'Already suppressed; the stored record, unchanged.', schema: addSuppressionResponseSchema },
+    },
+    errors: ['invalid_request', 'invalid_email'],
+    run: async (mailwarden, { params, json }) => {
+      const { email } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
+      const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email);
+      return { status: created ? 201 : 200, body: suppression };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/suppressions/check',
+    auth: 'api_key',
+    operationId: 'checkSuppression',
+    summary: 'Check one address',
+    query: checkSuppressionQuerySchema,
+    responses: { 200: { description: 'Whether the address is suppressed.', schema: checkSuppressionResponseSchema } },
+    errors: ['invalid_request', 'invalid_email'],
+    run: async (mailwarden, { params, query }) => {
+      const { email } = parseInput(checkSuppressionQuerySchema, query, 'query');
+      return { status: 200, body: await mailwarden.suppressions.check(params.projectId!, email) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/suppressions/check',
+    auth: 'api_key',
+    operationId: 'checkSuppressions',
+    summary: 'Check up to 100 addresses',
+    description: 'One result per input entry, in input order, each echoing the address as sent.',
+    requestBody: batchCheckRequestSchema,
+    responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
+    errors: ['invalid_request', 'invalid_email', 'batch_too_large'],
+    run: async (mailwarden, { params, json }) => {
+      const { emails } = parseInput(batchCheckBody, await json(), 'request body');
+      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[]) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/projects/{projectId}/suppressions/{hash}',
+    auth: 'api_key',
+    operationId: 'removeSuppression',
+    summary: 'Remove a suppression by its hash',
+    responses: { 200: { description: 'Removed.', schema: removeSuppressionResponseSchema } },
+    errors: ['invalid_request', 'suppression_not_found'],
+    run: async (mailwarden, { params }) => ({
+      status: 200,
+      body: await mailwarden.suppressions.remove(params.projectId!, params.hash!),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/messages',
+    auth: 'api_key',
+    operationId: 'listMessages',
+    summary: 'List messages, newest first, optionally of one tracking ID and status',
+    query: listMessagesQuerySchema,
+    responses: { 200: { description: 'A page of messages.', schema: listMessagesResponseSchema } },
+    errors: ['invalid_request', 'invalid_cursor', 'invalid_tracking_id'],
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      body: await mailwarden.messages.list(params.projectId!, query),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/tracking-ids',
+    auth: 'api_key',
+    operationId: 'listTrackingIds',
+    summary: 'List tracking IDs with their counters',
+    query: listTrackingIdsQuerySchema,
+    responses: { 200: { description: 'A page of tracking IDs.', schema: listTrackingIdsResponseSchema } },
+    errors: ['invalid_request', 'invalid_cursor'],
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      body: await mailwarden.trackingIds.list(params.projectId!, query),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/webhooks/{provider}',
+    auth: 'webhook',
+    operationId: 'receiveWebhook',
+    summary: "Receive a provider's delivery events",
+    description:
+      "Authenticated by the provider's own mechanism configured for the project, not by X-API-Key. " +
+      'Answers 200 only once every event is stored; 503 when the store is unavailable, so the provider retries.',
+    responses: { 200: { description: 'Stored (or a ping / subscription handshake).', schema: applyEventsResultSchema } },
+    errors: ['invalid_request', 'invalid_payload', 'webhook_unauthorized', 'not_found', 'verification_unavailable'],
+    run: async (mailwarden, { params, bytes, request }) => {
+      const result = await mailwarden.ingestWebhook(webhookProvider(params.provider!), params.projectId!, {
+        method: request.method,
+        headers: request.headers,
+        rawBody: await bytes(),
+      });
+      return { status: 200, body: result };
+    },
+  },
+  {
+    method: 'HEAD',
+    path: '/projects/{projectId}/webhooks/{provider}',
+    auth: 'public',
+    operationId: 'probeWebhook',
+    summary: 'Answer a provider probe (Mandrill checks the URL with HEAD)',
+    responses: { 200: { description: 'The webhook URL exists.' } },
+    errors: ['not_found'],
+    run: async (_mailwarden, { params }) => {
+      webhookProvider(params.provider!);
+      return { status: 200 };
+    },
+  },
+];
+
+function webhookProvider(name: string): Provider {
+  if (!(providers as readonly string[]).includes(name)) {
+    throw new MailwardenError('not_found', `Unknown provider "${name}"; use one of ${providers.join(', ')}.`);
+  }
+  return name as Provider;
+}

@@ -1,0 +1,175 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { errorCodes, errorStatus, type ErrorCode } from '../src/errors.js';
+import { providers } from '../src/events/delivery-event.js';
+import { createOpenApiDocument } from '../src/http/openapi.js';
+import { routes, type Route, type RouteAuth } from '../src/http/routes.js';
+
+interface Response {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: { 'application/json': { schema: Record<string, unknown> } };
+}
+interface Parameter {
+  name: string;
+  in: string;
+  required: boolean;
+  description?: string;
+  schema: Record<string, unknown>;
+}
+interface Operation {
+  operationId: string;
+  description?: string;
+  parameters?: Parameter[];
+  requestBody?: unknown;
+  responses: Record<string, Response>;
+  security: unknown[];
+}
+interface Document {
+  openapi: string;
+  info: { title: string; version: string };
+  servers?: unknown[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+}
+
+const document = () => createOpenApiDocument() as unknown as Document;
+const operationOf = (doc: Document, route: Pick<Route, 'path' | 'method'>): Operation => {
+  const operation = doc.paths[route.path]?.[route.method.toLowerCase()];
+  if (operation === undefined) throw new Error(`No ${route.method} ${route.path} in the document.`);
+  return operation;
+};
+
+/** Every `$ref` in the document. */
+function refsOf(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(refsOf);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => (key === '$ref' && typeof item === 'string' ? [item] : refsOf(item)));
+}
+
+// DESIGN §8: the errors every route of a kind may answer, stated again here so the test checks the code.
+const errorsOfKind: Record<RouteAuth, ErrorCode[]> = {
+  api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'store_unavailable', 'internal_error'],
+  webhook: ['payload_too_large', 'store_unavailable', 'internal_error'],
+  public: ['internal_error'],
+};
+const codesOf = (route: Route): ErrorCode[] => [
+  ...route.errors,
+  ...errorsOfKind[route.auth],
+  ...(route.requestBody === undefined ? [] : (['payload_too_large', 'unsupported_media_type'] as const)),
+];
+
+describe('createOpenApiDocument', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    for (const options of [undefined, { title: 'Acme mail', version: '1.2.3', servers: [{ url: 'https://mail.example.com/api' }] }]) {
+      const validator = new Validator();
+      const result = await validator.validate(createOpenApiDocument(options));
+      expect(result.valid, JSON.stringify(result.errors, null, 2)).toBe(true);
+      expect(validator.version).toBe('3.1');
+    }
+  });
+
+  it.each([
+    ['without info', (doc: Document) => delete (doc as Partial<Document>).info],
+    ['with a dangling $ref', (doc: Document) => delete doc.components.schemas.Suppression],
+    ['with a response lacking its description', (doc: Document) => delete (doc.paths['/openapi.json']?.get?.responses['200'] as Partial<Response>).description],
+  ])('is rejected by the validator when broken: %s', async (_name, breakIt) => {
+    const broken = document();
+    breakIt(broken);
+    expect((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid).toBe(false);
+  });
+
+  it('has every route under its method and operationId, plus /openapi.json', () => {
+    const doc = document();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const route of routes) expect(operationOf(doc, route).operationId).toBe(route.operationId);
+    expect(operationOf(doc, { method: 'GET', path: '/openapi.json' }).responses['200']?.content?.['application/json'].schema).toMatchObject({
+      type: 'object',
+    });
+    const operationIds = Object.values(doc.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    expect(operationIds).toHaveLength(routes.length + 1);
+    expect(new Set(operationIds).size).toBe(operationIds.length);
+  });
+
+  it('resolves every $ref to a component, and every component is used', () => {
+    const doc = document();
+    const refs = refsOf(doc);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) {
+      expect(ref).toMatch(/^#\/components\/schemas\/[A-Za-z]+$/);
+      expect(doc.components.schemas).toHaveProperty([ref.slice('#/components/schemas/'.length)]);
+    }
+    expect(new Set(refs)).toEqual(new Set(Object.keys(doc.components.schemas).map((id) => `#/components/schemas/${id}`)));
+    expect(JSON.stringify(doc)).not.toContain('$defs');
+  });
+
+  it('documents every error a route can answer under its status, as an Error body', () => {
+    const doc = document();
+    const documented = new Set<string>();
+    for (const route of routes) {
+      const { responses } = operationOf(doc, route);
+      for (const code of codesOf(route)) {
+        const response = responses[errorStatus[code]];
+        expect(response?.description, `${route.operationId} ${code}`).toContain(`\`${code}\``);
+        expect(response?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        if (errorStatus[code] === 503) expect(response?.headers).toHaveProperty('Retry-After');
+        documented.add(code);
+      }
+    }
+    // The rest are not answered by a route: 405 comes from the router, the other from the send side.
+    expect(errorCodes.filter((code) => !documented.has(code)).sort()).toEqual(['method_not_allowed', 'tracking_id_not_carriable']);
+  });
+
+  it('applies the X-API-Key scheme exactly to api_key routes', () => {
+    const doc = document();
+    expect(doc.components.securitySchemes).toEqual({ apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
+    for (const route of routes) {
+      expect(operationOf(doc, route).security, route.operationId).toEqual(route.auth === 'api_key' ? [{ apiKey: [] }] : []);
+    }
+    expect(operationOf(doc, { method: 'GET', path: '/openapi.json' }).security).toEqual([]);
+    expect(operationOf(doc, { method: 'POST', path: '/projects/{projectId}/webhooks/{provider}' }).description).toMatch(
+      /provider's own mechanism/,
+    );
+  });
+
+  it('describes parameters, bodies and both success statuses of addSuppression', () => {
+    const doc = document();
+    const add = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/suppressions' });
+    for (const status of ['200', '201']) {
+      expect(add.responses[status]?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Suppression' });
+    }
+    expect(add.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { required: ['email'] } } } });
+
+    const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions' });
+    expect(list.parameters).toEqual([
+      expect.objectContaining({ name: 'projectId', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } }),
+      expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }),
+      expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: { type: 'string' } }),
+    ]);
+    expect(list.parameters?.[1]?.description).toMatch(/1 to 100/);
+
+    const check = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions/check' });
+    expect(check.parameters).toContainEqual(expect.objectContaining({ name: 'email', in: 'query', required: true }));
+    const webhook = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/webhooks/{provider}' });
+    expect(webhook.parameters).toContainEqual(
+      expect.objectContaining({ name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...providers] } }),
+    );
+  });
+
+  it('takes title, version and servers from the options', () => {
+    const servers = [{ url: 'https://mail.example.com/api', description: 'Production' }];
+    const doc = createOpenApiDocument({ title: 'Acme mail', version: '1.2.3', servers }) as unknown as Document;
+    expect(doc.info).toMatchObject({ title: 'Acme mail', version: '1.2.3' });
+    expect(doc.servers).toEqual(servers);
+    expect(document().info).toMatchObject({ title: 'mailwarden API', version: '0.0.0' });
+    expect(document()).not.toHaveProperty('servers');
+  });
+
+  it('is JSON-serializable and the same on every call', () => {
+    const first = document();
+    expect(JSON.parse(JSON.stringify(first))).toEqual(first);
+    first.components.schemas.Error = 'edited by a caller';
+    expect(JSON.stringify(document())).toBe(JSON.stringify(document()));
+    expect(document().components.schemas.Error).toMatchObject({ type: 'object' });
+  });
+});

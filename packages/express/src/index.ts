@@ -1,0 +1,49 @@
+import { createHttpHandler, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type Mailwarden } from '@mailwarden/core';
+import express, { type Request, type Response, type Router } from 'express';
+
+export interface MailwardenRouterOptions extends HttpHandlerOptions {
+  mailwarden: Mailwarden;
+}
+
+/**
+ * An Express router (Express 4 and 5) serving the mailwarden API, webhook intake and `/openapi.json`.
+ * Every route, status and error comes from the core handler; this only translates requests and responses.
+ *
+ * Mount it before any body parser of the app (or at a path they skip): it reads bodies itself, because
+ * webhook signatures cover the exact bytes. API routes still work behind `express.json()`.
+ *
+ * @example
+ * app.use('/mailwarden', createMailwardenRouter({ mailwarden, apiKeys: { [process.env.ACME_KEY!]: 'acme' } }));
+ */
+export function createMailwardenRouter(options: MailwardenRouterOptions): Router {
+  const handler = createHttpHandler(options.mailwarden, options);
+  const router = express.Router();
+  router.use((request, response, next) => {
+    handler.handle(toHttpRequest(request)).then((answer) => send(response, answer), next);
+  });
+  return router;
+}
+
+function toHttpRequest(request: Request): HttpRequest {
+  // `request.url` is relative to the mount point and still percent-encoded; the core parses it once.
+  const url = request.url;
+  const queryStart = url.indexOf('?');
+  const consumed = request.readableEnded || (request as { _body?: boolean })._body === true;
+  const base = {
+    method: request.method,
+    path: queryStart === -1 ? url : url.slice(0, queryStart),
+    query: queryStart === -1 ? '' : url.slice(queryStart + 1),
+    headers: request.headers,
+  };
+  if (!consumed) return { ...base, body: request };
+  // An earlier body parser read the stream: its raw bytes (express.raw) are the body; a parsed value
+  // serves API routes only.
+  const parsed: unknown = request.body;
+  return Buffer.isBuffer(parsed) ? { ...base, body: parsed } : { ...base, parsedBody: parsed };
+}
+
+function send(response: Response, answer: HttpResponse): void {
+  response.status(answer.status);
+  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
+  response.end(answer.body);
+}

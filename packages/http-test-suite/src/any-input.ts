@@ -1,0 +1,101 @@
+import {
+  addSuppressionResponseSchema,
+  applyEventsResultSchema,
+  batchCheckResponseSchema,
+  checkSuppressionResponseSchema,
+  errorBodySchema,
+  errorStatus,
+  listMessagesResponseSchema,
+  listSuppressionsResponseSchema,
+  listTrackingIdsResponseSchema,
+  removeSuppressionResponseSchema,
+  type ErrorBody,
+} from '@mailwarden/core';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { arbitraryRequest } from './arbitraries.js';
+import { expectError } from './expect-answer.js';
+import type { OpenApp } from './harness.js';
+import { jsonOf, send, type Answer } from './http.js';
+
+const successSchemas = [
+  listSuppressionsResponseSchema,
+  checkSuppressionResponseSchema,
+  batchCheckResponseSchema,
+  addSuppressionResponseSchema,
+  removeSuppressionResponseSchema,
+  listMessagesResponseSchema,
+  listTrackingIdsResponseSchema,
+  applyEventsResultSchema,
+];
+
+const isOpenApiDocument = (body: unknown) => typeof (body as { openapi?: unknown } | null)?.openapi === 'string';
+
+/** Any answer of mailwarden: never 5xx; a body that is a success shape or the error body, with the status of its code. */
+export function expectMailwardenAnswer(answer: Answer, method: string): void {
+  expect(answer.status, answer.text).toBeLessThan(500);
+  if (method === 'HEAD') {
+    expect(answer.text).toBe('');
+    return;
+  }
+  const body = jsonOf(answer);
+  if (answer.status >= 400) {
+    expect(errorBodySchema.safeParse(body).success, answer.text).toBe(true);
+    expect(Object.keys(body as object)).toEqual(['error']);
+    const { code, message } = (body as ErrorBody).error;
+    expect(errorStatus[code]).toBe(answer.status);
+    expect(message.length).toBeGreaterThan(0);
+  } else {
+    expect(successSchemas.some((schema) => schema.safeParse(body).success) || isOpenApiDocument(body), answer.text).toBe(true);
+  }
+}
+
+export function describeAnyInputTests(open: OpenApp, numRuns: number): void {
+  describe('any input', () => {
+    test('no request gives a 5xx, and every answer is a success shape or the error body (property)', async () => {
+      const app = await open();
+      await fc.assert(
+        fc.asyncProperty(arbitraryRequest(app.projects), async (request) => {
+          const url = `${app.server.baseUrl}${request.path}${request.query === '' ? '' : `?${request.query}`}`;
+          expectMailwardenAnswer(await send(url, request.call), request.method);
+        }),
+        { numRuns },
+      );
+    });
+
+    // Pinned examples: requests the property leaves out because a binding may answer them before
+    // mailwarden sees them. Every binding must still answer them with mailwarden's error body.
+
+    test('a method no route knows (PROPFIND, PURGE) is 405 method_not_allowed with an Allow header', async () => {
+      const app = await open();
+      for (const method of ['PROPFIND', 'PURGE', 'REPORT']) {
+        const answer = await app.api(method, `/projects/${app.projects.acme}/suppressions`);
+        expectError(answer, 405, 'method_not_allowed');
+        expect(answer.headers.get('allow')).toBe('GET, POST, HEAD');
+      }
+    });
+
+    test('a path with malformed percent-encoding is answered with the error body (400 invalid_request)', async () => {
+      const app = await open();
+      for (const path of ['/%', `/projects/%E0%A4%A/suppressions`, `/projects/${app.projects.acme}/suppressions/%zz`]) {
+        expectError(await app.api('GET', path), 400, 'invalid_request');
+      }
+    });
+
+    test('an empty or malformed Content-Type reaches mailwarden: 415 for an API body, the route answers otherwise', async () => {
+      const app = await open();
+      const path = `/projects/${app.projects.acme}/suppressions`;
+      for (const contentType of ['', 'a', ';', 'application/']) {
+        expectError(await app.api('POST', path, { headers: { 'content-type': contentType }, body: '{}' }), 415, 'unsupported_media_type');
+        // No body at all: the Content-Type is irrelevant, the route answers as it would without one.
+        expectError(await app.api('DELETE', path, { headers: { 'content-type': contentType } }), 405, 'method_not_allowed');
+      }
+    });
+
+    test('the mount point itself, with or without a trailing slash, is 404 not_found', async () => {
+      const app = await open();
+      expectError(await send(`${app.server.baseUrl}/`), 404, 'not_found');
+      expectError(await send(app.server.baseUrl), 404, 'not_found');
+    });
+  });
+}

@@ -1,0 +1,13 @@
+export * from './servers.js';
+export * from './http.js';
+export * from './expect-answer.js';
+export * from './clock.js';
+export * from './failing-store.js';
+export * from './provider-requests.js';
+export * from './test-app.js';
+export * from './mailwarden-host.js';
+export * from './harness.js';
+export { runHttpConformanceSuite } from './suite.js';
+export { expectMailwardenAnswer } from './any-input.js';
+export { arbitraryRequest, type ArbitraryRequest } from './arbitraries.js';
+export * from './identical.js';

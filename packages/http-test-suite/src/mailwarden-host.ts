@@ -1,0 +1,66 @@
+import { createMailwarden, type Mailwarden, type ProviderAuth, type Store } from '@mailwarden/core';
+import { createTestClock, type TestClock } from './clock.js';
+import { createFailingStore, type FailingStore } from './failing-store.js';
+import { WEBHOOK_NOW, createWebhookEnvironment, type TestWebhookEnvironment } from './provider-requests.js';
+import { snsSigningCertificate } from '../../core/test/providers/ses.simulator.js';
+
+/** What one test gets of a host: its own clock and webhook environment, its projects' webhook auth. */
+export interface HostTenancy {
+  clock: TestClock;
+  environment: TestWebhookEnvironment;
+  /** Unregisters the projects and heals the store. */
+  end(): void;
+}
+
+/**
+ * One mailwarden over one store, shared by the tests of a suite (creating a mailwarden is not free),
+ * yet each test sees its own: the clock, the webhook environment and the webhook authentication are
+ * those of the test that is running, and every test works in projects of its own. Tests of one host
+ * run one after the other. The store is wrapped so a test can make it fail; it heals when the test ends.
+ */
+export interface MailwardenHost {
+  mailwarden: Mailwarden;
+  store: FailingStore;
+  /** Starts a test: its projects' provider authentication, a fresh clock and environment. */
+  begin(auth: Readonly<Record<string, ProviderAuth>>): HostTenancy;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+export function createMailwardenHost(store: Store): MailwardenHost {
+  const failing = createFailingStore(store);
+  const auth = new Map<string, ProviderAuth>();
+  let clock = createTestClock();
+  let environment = createWebhookEnvironment();
+  const mailwarden = createMailwarden({
+    store: failing,
+    now: () => clock.now(),
+    webhooks: {
+      auth: (projectId) => auth.get(projectId),
+      // Read once when the mailwarden is made: every call goes to the running test's environment.
+      environment: {
+        now: () => WEBHOOK_NOW,
+        fetchCertificate: async () => snsSigningCertificate,
+        confirmSubscription: (url) => environment.confirmSubscription(url),
+      },
+    },
+  });
+  return {
+    mailwarden,
+    store: failing,
+    begin(projectAuth) {
+      clock = createTestClock();
+      environment = createWebhookEnvironment();
+      for (const [projectId, providerAuth] of Object.entries(projectAuth)) auth.set(projectId, providerAuth);
+      return {
+        clock,
+        environment,
+        end() {
+          for (const projectId of Object.keys(projectAuth)) auth.delete(projectId);
+          failing.failWith(undefined);
+        },
+      };
+    },
+    close: () => mailwarden.close(),
+  };
+}

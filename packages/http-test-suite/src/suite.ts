@@ -1,0 +1,36 @@
+import { describe } from 'vitest';
+import { describeAnyInputTests } from './any-input.js';
+import { describeAuthTests } from './auth.js';
+import { appOpener, type HttpConformanceOptions } from './harness.js';
+import { describeMessageTests } from './messages.js';
+import { describeRequestTests } from './requests.js';
+import { describeStoreFailureTests } from './store-failures.js';
+import { describeSuppressionTests } from './suppressions.js';
+import { describeWebhookTests } from './webhooks.js';
+
+export type { HttpConformanceOptions } from './harness.js';
+
+/**
+ * The HTTP contract of DESIGN §8, checked over a real socket with `fetch`: every endpoint, every error
+ * with its exact status and body, webhook intake for the six providers, store failures, and a property
+ * that no input gives a 5xx. Each test opens a fresh mailwarden on a fresh store (with random project
+ * ids) behind the binding under test, with a fixed clock.
+ *
+ * @example
+ * import { createMemoryStore } from '@mailwarden/core';
+ * import { runHttpConformanceSuite, startFastify } from '@mailwarden/http-test-suite';
+ *
+ * runHttpConformanceSuite({ name: 'fastify on memory', start: startFastify, createStore: createMemoryStore });
+ */
+export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
+  const open = appOpener(options);
+  describe(`${options.name} conforms to the HTTP API`, () => {
+    describeAuthTests(open);
+    describeSuppressionTests(open);
+    describeMessageTests(open);
+    describeRequestTests(open);
+    describeWebhookTests(open);
+    describeStoreFailureTests(open);
+    describeAnyInputTests(open, options.numRuns ?? 100);
+  });
+}

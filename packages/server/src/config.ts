@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { MailwardenError, type ProviderAuth } from '@mailwarden/core';
+import { z } from 'zod';
+
+// The service's configuration: a JSON file (`--config` or MAILWARDEN_CONFIG) and environment variables,
+// validated once at start so a typo fails the start with a clear message, never a later request.
+
+const secrets = z.array(z.string().min(1)).min(1);
+const sharedSecret = z
+  .object({
+    basic: z.array(z.object({ username: z.string(), password: z.string().min(1) })).optional(),
+    bearer: secrets.optional(),
+    headers: z.array(z.object({ name: z.string().min(1), value: z.string().min(1) })).optional(),
+  })
+  .strict();
+
+const providerAuth = z
+  .object({
+    ses: z
+      .object({
+        topicArns: z.array(z.string().startsWith('arn:')).min(1),
+        basic: sharedSecret.shape.basic,
+        signatureRequired: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    sendgrid: z
+      .object({ publicKey: z.string().min(1), toleranceSeconds: z.number().positive().optional(), oauthTokens: secrets.optional() })
+      .strict()
+      .optional(),
+    mailgun: z.object({ signingKey: z.string().min(1), toleranceSeconds: z.number().positive().optional() }).strict().optional(),
+    sparkpost: sharedSecret.optional(),
+    postmark: sharedSecret.optional(),
+    mandrill: z.object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() }).strict().optional(),
+  })
+  .strict() satisfies z.ZodType<ProviderAuth>;
+
+const project = z
+  .object({
+    /** Keys that open this project's API. */
+    apiKeys: secrets.optional(),
+    /** The project's webhook authentication, per provider (DESIGN §7). */
+    webhooks: providerAuth.optional(),
+  })
+  .strict();
+
+const projectId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'project ids are 1-64 letters, digits, ".", "_" or "-"');
+
+export const configSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.int().min(0).max(65535).default(3000),
+    /** Path under which the API is mounted, e.g. `/mailwarden`; default the root. */
+    basePath: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'basePath is empty or like /mailwarden')
+      .default(''),
+    /**
+     * Trust `X-Forwarded-*` headers: `true` for any proxy, or the proxies' addresses / CIDR ranges
+     * separated by commas (`"10.0.0.0/8,127.0.0.1"`). Only client addresses in logs depend on it.
+     */
+    trustProxy: z.union([z.boolean(), z.string().min(1)]).default(false),
+    /** HMAC key for address hashes; keep it stable once data exists. */
+    hashKey: z.string().min(16).optional(),
+    /** Signs pagination cursors. */
+    cursorSecret: z.string().min(16).optional(),
+    /** Keys that open every project (operators, the dashboard). */
+    adminApiKeys: secrets.optional(),
+    projects: z.record(projectId, project).default({}),
+    /** Messages (and their dedup keys) are kept this many days after their last event; default forever. */
+    retentionDays: z.number().positive().optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type ServerConfig = z.output<typeof configSchema>;
+export type ServerConfigInput = z.input<typeof configSchema>;
+
+/** Environment variables the service reads, beside the store's (REDIS_URL, DATABASE_URL). */
+const ENVIRONMENT = {
+  HOST: 'host',
+  PORT: 'port',
+  MAILWARDEN_BASE_PATH: 'basePath',
+  MAILWARDEN_HASH_KEY: 'hashKey',
+  MAILWARDEN_CURSOR_SECRET: 'cursorSecret',
+  MAILWARDEN_RETENTION_DAYS: 'retentionDays',
+  MAILWARDEN_LOG_LEVEL: 'logLevel',
+  MAILWARDEN_TRUST_PROXY: 'trustProxy',
+} as const;
+
+/**
+ * The configuration: the JSON file if given, then environment variables over it. `MAILWARDEN_API_KEYS`
+ * adds keys as `project:key` pairs separated by commas (`*:key` for an admin key).
+ */
+export function loadConfig(options: { file?: string | undefined; env?: NodeJS.ProcessEnv } = {}): ServerConfig {
+  const env = options.env ?? process.env;
+  const file = options.file ?? env.MAILWARDEN_CONFIG;
+  const input: Record<string, unknown> = file === undefined || file === '' ? {} : readConfigFile(file);
+  for (const [variable, key] of Object.entries(ENVIRONMENT)) {
+    const value = env[variable];
+    if (value === undefined || value === '') continue;
+    input[key] = key === 'port' || key === 'retentionDays' ? Number(value) : key === 'trustProxy' && value === 'true' ? true : value;
+  }
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
+    throw new MailwardenError('invalid_request', `Invalid configuration${file === undefined ? '' : ` in ${file}`}:\n${problems}`);
+  }
+  return addEnvironmentKeys(parsed.data, env.MAILWARDEN_API_KEYS);
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new MailwardenError('invalid_request', `Cannot read the configuration file ${file}: ${(error as Error).message}`);
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // Reported below.
+  }
+  throw new MailwardenError('invalid_request', `The configuration file ${file} is not a JSON object.`);
+}
+
+function addEnvironmentKeys(config: ServerConfig, pairs: string | undefined): ServerConfig {
+  if (pairs === undefined || pairs.trim() === '') return config;
+  const projects = { ...config.projects };
+  const adminApiKeys = [...(config.adminApiKeys ?? [])];
+  for (const pair of pairs.split(',')) {
+    const separator = pair.indexOf(':');
+    const id = pair.slice(0, separator).trim();
+    const key = pair.slice(separator + 1).trim();
+    if (separator <= 0 || key === '' || (id !== '*' && !projectId.safeParse(id).success)) {
+      throw new MailwardenError('invalid_request', 'MAILWARDEN_API_KEYS takes project:key pairs separated by commas, e.g. acme:k1,*:admin.');
+    }
+    if (id === '*') adminApiKeys.push(key);
+    else projects[id] = { ...projects[id], apiKeys: [...(projects[id]?.apiKeys ?? []), key] };
+  }
+  return { ...config, projects, ...(adminApiKeys.length === 0 ? {} : { adminApiKeys }) };
+}
+
+/** The API-key map of the handler: each key to the projects it opens, `'*'` for admin keys. */
+export function apiKeyScopes(config: ServerConfig): Record<string, string[] | '*'> {
+  const scopes = new Map<string, string[] | '*'>();
+  for (const [id, { apiKeys = [] }] of Object.entries(config.projects)) {
+    for (const key of apiKeys) {
+      const scope = scopes.get(key);
+      if (scope !== '*') scopes.set(key, [...(scope ?? []), id]);
+    }
+  }
+  for (const key of config.adminApiKeys ?? []) scopes.set(key, '*');
+  return Object.fromEntries(scopes);
+}
+
+/** Each project's webhook authentication, as `createMailwarden({ webhooks: { auth } })` takes it. */
+export function webhookAuth(config: ServerConfig): Record<string, ProviderAuth> {
+  return Object.fromEntries(Object.entries(config.projects).map(([id, { webhooks = {} }]) => [id, webhooks as ProviderAuth]));
+}

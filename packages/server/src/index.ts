@@ -1,0 +1,5 @@
+export { loadConfig, configSchema, apiKeyScopes, webhookAuth, type ServerConfig, type ServerConfigInput } from './config.js';
+export { openStore, storeKind, type OpenedStore, type StoreKind, type StoreEnvironment } from './store.js';
+export { startService, type Service } from './service.js';
+export { importSuppressions, type ImportOptions, type ImportSummary } from './suppressions-file/import.js';
+export { exportSuppressions } from './suppressions-file/export.js';

@@ -1,0 +1,106 @@
+import { createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
+import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
+import type { OpenedStore } from './store.js';
+
+export interface Service {
+  app: FastifyInstance;
+  mailwarden: Mailwarden;
+  /** The base URL of the API once listening, e.g. `http://127.0.0.1:3000/mailwarden`. */
+  url: string;
+  /** Stops taking requests, lets in-flight ones finish, then closes the store. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How often expired messages are purged when the store needs the host to do it (Postgres). */
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * The standalone service: Fastify with the mailwarden plugin under `basePath`, `/health` (the process
+ * answers) and `/ready` (the store answers). Logs are JSON lines without addresses in clear: query
+ * values of `email` are redacted, and handled errors carry only their code.
+ */
+export async function startService(config: ServerConfig, opened: OpenedStore, options: { logStream?: NodeJS.WritableStream } = {}): Promise<Service> {
+  const mailwarden = createMailwarden({
+    store: opened.store,
+    ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
+    ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
+    webhooks: { auth: webhookAuth(config) },
+  });
+  const app = Fastify({
+    trustProxy: config.trustProxy,
+    frameworkErrors: mailwardenFrameworkErrors,
+    logger: {
+      level: config.logLevel,
+      ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+      serializers: {
+        req: (request) => ({ method: request.method, url: redactQuery(request.url), remoteAddress: request.ip }),
+      },
+    },
+  });
+
+  // Connections of requests still running at shutdown are closed after their response, instead of
+  // idling in keep-alive and holding `app.close()` up until the keep-alive timeout.
+  let draining = false;
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close');
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_request, reply) => {
+    try {
+      await opened.store.getSuppression('mailwarden-ready', '0'.repeat(64));
+      return { status: 'ready', store: opened.kind };
+    } catch (error) {
+      const answer = isMailwardenError(error) && error.code === 'store_unavailable' ? error : new MailwardenError('store_unavailable', 'The store does not answer.');
+      return reply.code(503).header('retry-after', '5').send(answer.toBody());
+    }
+  });
+  await app.register(mailwardenPlugin, {
+    prefix: config.basePath,
+    mailwarden,
+    apiKeys: apiKeyScopes(config),
+    openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
+  });
+
+  const purge =
+    opened.purgeExpired === undefined || config.retentionDays === undefined
+      ? undefined
+      : setInterval(() => {
+          opened.purgeExpired!(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purging expired messages failed'));
+        }, PURGE_INTERVAL_MS).unref();
+
+  const address = await app.listen({ host: config.host, port: config.port });
+  const url = `${address.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}${config.basePath}`;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    mailwarden,
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        clearInterval(purge);
+        draining = true;
+        await app.close();
+        await opened.close();
+      })()),
+  };
+}
+
+/** Retention in milliseconds, from the configured days. */
+export function retentionMs(config: ServerConfig): number | undefined {
+  return config.retentionDays === undefined ? undefined : config.retentionDays * DAY_MS;
+}
+
+/** A request URL for logs: the value of every `email` query parameter replaced. */
+export function redactQuery(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const parameters = new URLSearchParams(url.slice(queryStart + 1));
+  for (const name of new Set(parameters.keys())) {
+    if (name.toLowerCase().includes('email')) parameters.set(name, 'redacted');
+  }
+  return `${url.slice(0, queryStart)}?${parameters.toString()}`;
+}

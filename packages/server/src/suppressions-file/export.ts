@@ -1,0 +1,90 @@
+import type { Mailwarden, Suppression } from '@mailwarden/core';
+
+export interface ExportOptions {
+  projectId: string;
+  format: 'csv' | 'jsonl';
+  /** Where the rows go. It stays the caller's: it is not ended. */
+  output: NodeJS.WritableStream;
+  /** Called after each page with the number of rows written so far. */
+  onProgress?: (exported: number) => void;
+  signal?: AbortSignal;
+}
+
+const PAGE_SIZE = 100;
+const CSV_HEADER = 'email,reason,created_at,hash\n';
+
+/**
+ * Writes a project's suppressions, newest first, as CSV (`email,reason,created_at,hash`, with a header)
+ * or JSON Lines, one page at a time and waiting for `output` to drain, so memory stays constant. The
+ * CSV is what `importSuppressions` reads back.
+ *
+ * @example
+ * import { createWriteStream } from 'node:fs';
+ *
+ * const output = createWriteStream('suppressions.csv');
+ * const { exported } = await exportSuppressions(mailwarden, { projectId: 'acme', format: 'csv', output });
+ * output.end();
+ */
+export async function exportSuppressions(mailwarden: Pick<Mailwarden, 'suppressions'>, options: ExportOptions): Promise<{ exported: number }> {
+  const { projectId, format, output, onProgress, signal } = options;
+  const line = format === 'csv' ? csvLine : jsonLine;
+  signal?.throwIfAborted();
+  if (format === 'csv') await write(output, CSV_HEADER, signal);
+  let exported = 0;
+  let cursor: string | null = null;
+  do {
+    signal?.throwIfAborted();
+    const page = await mailwarden.suppressions.list(projectId, cursor === null ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, cursor });
+    if (page.items.length > 0) {
+      await write(output, page.items.map(line).join(''), signal);
+      exported += page.items.length;
+      onProgress?.(exported);
+    }
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return { exported };
+}
+
+/** One CSV row, `\n`-terminated. */
+export function csvLine(suppression: Suppression): string {
+  const { email, reason, created_at, hash } = suppression;
+  return `${[email, reason, created_at, hash].map(csvField).join(',')}\n`;
+}
+
+/**
+ * Quotes a field when it holds a comma, a quote or a line break, or starts or ends with white space
+ * (which a reader may trim, or take for a blank line).
+ */
+export function csvField(value: string): string {
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+function jsonLine({ email, reason, created_at, hash }: Suppression): string {
+  return `${JSON.stringify({ email, reason, created_at, hash })}\n`;
+}
+
+/** Writes, and when the stream's buffer is full waits for 'drain' (or fails on 'error', 'close' or abort). */
+async function write(output: NodeJS.WritableStream, text: string, signal: AbortSignal | undefined): Promise<void> {
+  if (output.write(text)) return;
+  const { destroyed, errored } = output as { destroyed?: boolean; errored?: Error | null };
+  // An output that already failed emits no more 'drain', 'error' or 'close'.
+  if (destroyed === true) throw errored ?? new Error('The export output is closed.');
+  await new Promise<void>((resolve, reject) => {
+    const settle = (error?: unknown) => {
+      output.off('drain', onDrain);
+      output.off('error', onError);
+      output.off('close', onClose);
+      signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onDrain = () => settle();
+    const onError = (error: unknown) => settle(error);
+    const onClose = () => settle(new Error('The export output closed before every row was written.'));
+    const onAbort = () => settle(signal?.reason);
+    output.on('drain', onDrain);
+    output.on('error', onError);
+    output.on('close', onClose);
+    signal?.addEventListener('abort', onAbort);
+  });
+}

@@ -1,0 +1,237 @@
+// The standalone service as an operator runs it: configuration, store selection, health, logs,
+// graceful shutdown, several instances on one database, and `mailwarden serve --demo` as a process.
+import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
+import { afterEach, describe, expect, inject, test } from 'vitest';
+import { apiKeyScopes, loadConfig, type ServerConfig } from '../src/config.js';
+import { openStore, storeKind, type OpenedStore } from '../src/store.js';
+import { redactQuery, startService, type Service } from '../src/service.js';
+
+const run = promisify(execFile);
+const services: Service[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.close()));
+});
+
+function config(overrides: Record<string, unknown> = {}): ServerConfig {
+  const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+  const file = join(directory, 'config.json');
+  writeFileSync(file, JSON.stringify({ port: 0, logLevel: 'silent', projects: { acme: { apiKeys: ['acme-key'] } }, ...overrides }));
+  return loadConfig({ file, env: {} });
+}
+
+function memory(store: Store = createMemoryStore()): OpenedStore {
+  return { kind: 'memory', store, close: () => store.close() };
+}
+
+async function start(serverConfig: ServerConfig, opened: OpenedStore, logStream?: NodeJS.WritableStream): Promise<Service> {
+  const service = await startService(serverConfig, opened, logStream === undefined ? {} : { logStream });
+  services.push(service);
+  return service;
+}
+
+const asAcme = { 'x-api-key': 'acme-key', 'content-type': 'application/json' };
+
+describe('configuration', () => {
+  test('a file and environment variables combine; MAILWARDEN_API_KEYS adds project and admin keys', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+    const file = join(directory, 'config.json');
+    writeFileSync(file, JSON.stringify({ projects: { acme: { apiKeys: ['k1'] } } }));
+    const loaded = loadConfig({ file, env: { PORT: '8080', MAILWARDEN_API_KEYS: 'acme:k2, beta:k3,*:root' } });
+    expect(loaded.port).toBe(8080);
+    expect(loaded.host).toBe('127.0.0.1');
+    expect(apiKeyScopes(loaded)).toStrictEqual({ k1: ['acme'], k2: ['acme'], k3: ['beta'], root: '*' });
+  });
+
+  test('one key may open several projects', () => {
+    const loaded = loadConfig({ env: { MAILWARDEN_API_KEYS: 'acme:shared,beta:shared' } });
+    expect(apiKeyScopes(loaded)).toStrictEqual({ shared: ['acme', 'beta'] });
+  });
+
+  test.each([
+    [{ port: 'eighty' }, 'port'],
+    [{ projects: { 'bad id!': {} } }, 'projects'],
+    [{ projects: { acme: { webhooks: { sendgrid: {} } } } }, 'projects.acme.webhooks.sendgrid.publicKey'],
+    [{ projects: { acme: { webhooks: { ses: { topicArns: ['not-an-arn'] } } } } }, 'topicArns'],
+    [{ unknownSetting: true }, 'unknownSetting'],
+  ])('a wrong configuration fails the start, naming the setting: %j', (bad, named) => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+    const file = join(directory, 'config.json');
+    writeFileSync(file, JSON.stringify(bad));
+    expect(() => loadConfig({ file, env: {} })).toThrow(named);
+  });
+
+  test('a missing file, a file that is not JSON, and malformed key pairs are refused', () => {
+    expect(() => loadConfig({ file: '/nonexistent/mailwarden.json', env: {} })).toThrow(/Cannot read/);
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+    writeFileSync(join(directory, 'bad.json'), '{ nope');
+    expect(() => loadConfig({ file: join(directory, 'bad.json'), env: {} })).toThrow(/not a JSON object/);
+    expect(() => loadConfig({ env: { MAILWARDEN_API_KEYS: 'no-colon' } })).toThrow(/project:key/);
+  });
+
+  test('the store is memory by default, else chosen by DATABASE_URL, REDIS_URL or MAILWARDEN_STORE', () => {
+    expect(storeKind({})).toBe('memory');
+    expect(storeKind({ REDIS_URL: 'redis://x' })).toBe('redis');
+    expect(storeKind({ DATABASE_URL: 'postgres://x' })).toBe('postgres');
+    expect(() => storeKind({ REDIS_URL: 'redis://x', DATABASE_URL: 'postgres://x' })).toThrow(/MAILWARDEN_STORE/);
+    expect(storeKind({ REDIS_URL: 'redis://x', DATABASE_URL: 'postgres://x', MAILWARDEN_STORE: 'redis' })).toBe('redis');
+    expect(() => storeKind({ MAILWARDEN_STORE: 'mongo' })).toThrow(/memory, redis or postgres/);
+  });
+});
+
+describe('the service', () => {
+  test('serves the API under basePath, /health, /ready and an OpenAPI document that names basePath', async () => {
+    const service = await start(config({ basePath: '/mailwarden' }), memory());
+    expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mailwarden$/);
+    const origin = new URL(service.url).origin;
+    expect(await (await fetch(`${origin}/health`)).json()).toStrictEqual({ status: 'ok' });
+    expect(await (await fetch(`${origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: 'memory' });
+
+    const added = await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"a@example.com"}' });
+    expect(added.status).toBe(201);
+    const check = await fetch(`${service.url}/projects/acme/suppressions/check?email=a%40example.com`, { headers: asAcme });
+    expect(await check.json()).toMatchObject({ suppressed: true, reason: 'manual' });
+    expect((await fetch(`${service.url}/projects/acme/suppressions`)).status).toBe(401);
+    const openapi = (await (await fetch(`${service.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+    expect(openapi.servers).toStrictEqual([{ url: '/mailwarden' }]);
+  });
+
+  test('/ready answers 503 store_unavailable when the store does not', async () => {
+    const store = createMemoryStore();
+    const down: Store = {
+      ...store,
+      getSuppression: async () => {
+        throw new MailwardenError('store_unavailable', 'down');
+      },
+    };
+    const service = await start(config(), memory(down));
+    const ready = await fetch(`${service.url}/ready`);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('retry-after')).toBe('5');
+    expect(((await ready.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+  });
+
+  test('logs are JSON lines without addresses in clear', async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const service = await start(config({ logLevel: 'info' }), memory(), logStream);
+    await fetch(`${service.url}/projects/acme/suppressions/check?email=secret.person%40example.com`, { headers: asAcme });
+    await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"other.secret@example.com"}' });
+    await service.close();
+    const log = lines.join('');
+    expect(log).toContain('"url":"/projects/acme/suppressions/check?email=redacted"');
+    expect(log).not.toMatch(/secret/);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  test('redactQuery replaces every email parameter and keeps the rest', () => {
+    expect(redactQuery('/p?email=a%40b.c&limit=5')).toBe('/p?email=redacted&limit=5');
+    expect(redactQuery('/p?Email=x&email=y')).toBe('/p?Email=redacted&email=redacted');
+    expect(redactQuery('/p')).toBe('/p');
+  });
+
+  test('close lets an in-flight request finish, then closes the store', async () => {
+    const store = createMemoryStore();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const inside = new Promise<void>((resolve) => (reached = resolve));
+    let closed = false;
+    const slow: Store = {
+      ...store,
+      getSuppression: async (projectId, hash) => {
+        reached();
+        await released;
+        return store.getSuppression(projectId, hash);
+      },
+      close: async () => {
+        closed = true;
+        await store.close();
+      },
+    };
+    const service = await start(config(), memory(slow));
+    const response = fetch(`${service.url}/projects/acme/suppressions/check?email=a%40example.com`, { headers: asAcme });
+    await inside;
+    const closing = service.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(false);
+    release();
+    expect((await response).status).toBe(200);
+    await closing;
+    expect(closed).toBe(true);
+  });
+});
+
+describe('several instances on one store', () => {
+  test.each(['redis', 'postgres'] as const)('%s: what one instance writes, another reads; the store is migrated on start', async (kind) => {
+    const env =
+      kind === 'redis'
+        ? { REDIS_URL: inject('redisUrl'), MAILWARDEN_REDIS_KEY_PREFIX: `serve-${randomUUID()}:` }
+        : { DATABASE_URL: inject('databaseUrl'), MAILWARDEN_PG_SCHEMA: `serve_${randomUUID().replaceAll('-', '')}` };
+    const [first, second] = await Promise.all([openStore(env), openStore(env)]);
+    expect(first.kind).toBe(kind);
+    const a = await start(config(), first);
+    const b = await start(config(), second);
+    const added = await fetch(`${a.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"shared@example.com"}' });
+    expect(added.status).toBe(201);
+    const again = await fetch(`${b.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"shared@example.com"}' });
+    expect(again.status).toBe(200);
+    const check = await fetch(`${b.url}/projects/acme/suppressions/check?email=shared%40example.com`, { headers: asAcme });
+    expect(await check.json()).toMatchObject({ suppressed: true });
+    expect(await (await fetch(`${new URL(b.url).origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: kind });
+  });
+
+  test('an unreachable store fails the start with store_unavailable', async () => {
+    await expect(openStore({ REDIS_URL: 'redis://127.0.0.1:1' })).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(openStore({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' })).rejects.toMatchObject({ code: 'store_unavailable' });
+  });
+});
+
+describe('mailwarden serve --demo, as a process', () => {
+  test('prints the base URL, the demo key and curl commands that work when pasted; SIGTERM stops it cleanly', async () => {
+    const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', cli, 'serve', '--demo'], {
+      env: { ...process.env, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += String(chunk)));
+    child.stderr.on('data', (chunk) => (output += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await waitFor(() => output.includes('Stop with Ctrl-C.'), () => output);
+      const key = /demo API key: (\S+)/.exec(output)?.[1];
+      expect(key).toMatch(/^mw_demo_[0-9a-f]{24}$/);
+      const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
+      expect(commands).toHaveLength(4);
+      const [check, add, messages, openapi] = await Promise.all(commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)));
+      expect(check).toMatchObject({ email: 'bounced@example.com', suppressed: true, reason: 'hard_bounce' });
+      expect(add).toMatchObject({ email: 'someone@example.com', reason: 'manual' });
+      expect(messages.items.length).toBeGreaterThan(0);
+      expect(openapi.openapi).toBe('3.1.0');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
+async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
