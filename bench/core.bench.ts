@@ -29,7 +29,7 @@ const TRACKING_IDS = 10;
 // --- realistic, reproducible inputs ---------------------------------------------------------------
 
 /** A 32-bit integer hash (murmur3 finalizer): reproducible "random" numbers from an index. */
-function mix(i: number): number {
+export function mix(i: number): number {
   let x = Math.imul(i ^ 0x9e3779b9, 0x85ebca6b);
   x ^= x >>> 13;
   x = Math.imul(x, 0xc2b2ae35);

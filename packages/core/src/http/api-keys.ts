@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { MailwardenError } from '../errors.js';
 
 /** What one API key may reach: a list of project ids, or `'*'` for every project (an admin key). */
@@ -18,7 +18,7 @@ export type ApiKeys =
 
 export type ApiKeyCheck = (key: string | undefined, projectId: string) => Promise<void>;
 
-const digest = (key: string): string => createHash('sha256').update(key).digest('base64');
+const digest = (key: string): string => hash('sha256', key, 'base64');
 
 /**
  * Builds the `X-API-Key` check of DESIGN §8: missing → `missing_api_key`, unknown → `invalid_api_key`,

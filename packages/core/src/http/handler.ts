@@ -1,3 +1,4 @@
+import { parse as parseQueryString } from 'node:querystring';
 import { MailwardenError, isMailwardenError, type ErrorBody } from '../errors.js';
 import type { Mailwarden } from '../mailwarden.js';
 import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
@@ -37,7 +38,10 @@ interface Matched {
 
 interface CompiledRoute {
   route: Route;
-  segments: readonly string[];
+  /** The path template's segments: a literal, or the name of a parameter. */
+  parts: readonly (string | { param: string })[];
+  /** How many parameters it has: of two matching routes, the one with fewer wins. */
+  paramCount: number;
 }
 
 /** Providers that authenticate webhooks with basic auth; a 401 invites their client to send it. */
@@ -58,7 +62,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   const apiLimit = options.bodyLimits?.api ?? MiB;
   const webhookLimit = options.bodyLimits?.webhook ?? 10 * MiB;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
-  const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  const compiled: CompiledRoute[] = routes.map(compileRoute);
   let openApiText: string | undefined;
 
   async function dispatch(request: HttpRequest, matched: Matched): Promise<HttpResponse> {
@@ -76,7 +80,8 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       matches.find((candidate) => candidate.route.method === method) ??
       (method === 'HEAD' ? matches.find((candidate) => candidate.route.method === 'GET') : undefined);
     if (match === undefined) throw methodNotAllowed(allowedMethods(matches.map((candidate) => candidate.route.method)));
-    const { route, params } = match;
+    const { route } = match;
+    const params = paramsOf(match, segments);
     if (route.auth === 'webhook') matched.provider = params.provider;
 
     if (route.auth === 'api_key') await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!);
@@ -155,43 +160,60 @@ function allowedMethods(methods: string[]): string[] {
 function pathSegments(path: string): string[] {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   if (!trimmed.startsWith('/')) return [];
+  const segments = trimmed.slice(1).split('/');
+  if (!trimmed.includes('%')) return segments;
   try {
-    return trimmed.slice(1).split('/').map(decodeURIComponent);
+    return segments.map(decodeURIComponent);
   } catch {
     throw new MailwardenError('invalid_request', 'The path is not valid percent-encoded UTF-8.');
   }
 }
 
-function matchRoutes(compiled: readonly CompiledRoute[], segments: readonly string[]): { route: Route; params: Record<string, string> }[] {
-  const matches: { route: Route; params: Record<string, string> }[] = [];
-  for (const { route, segments: template } of compiled) {
-    if (template.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    let matched = true;
-    for (let i = 0; i < template.length && matched; i++) {
-      const part = template[i]!;
-      const given = segments[i]!;
-      if (part.startsWith('{')) {
-        if (given === '') matched = false;
-        else params[part.slice(1, -1)] = given;
-      } else matched = part === given;
+function compileRoute(route: Route): CompiledRoute {
+  const parts = route.path
+    .split('/')
+    .slice(1)
+    .map((part) => (part.startsWith('{') ? { param: part.slice(1, -1) } : part));
+  return { route, parts, paramCount: parts.filter((part) => typeof part !== 'string').length };
+}
+
+/**
+ * The routes whose template matches the segments (one per method). A literal segment beats a
+ * parameter: `/suppressions/check` is the check, not a hash named "check".
+ */
+function matchRoutes(compiled: readonly CompiledRoute[], segments: readonly string[]): CompiledRoute[] {
+  let matches: CompiledRoute[] = [];
+  let fewest = Infinity;
+  for (const candidate of compiled) {
+    if (candidate.parts.length !== segments.length || candidate.paramCount > fewest) continue;
+    const matched = candidate.parts.every((part, i) => (typeof part === 'string' ? part === segments[i] : segments[i] !== ''));
+    if (!matched) continue;
+    if (candidate.paramCount < fewest) {
+      fewest = candidate.paramCount;
+      matches = [];
     }
-    if (matched) matches.push({ route, params });
+    matches.push(candidate);
   }
-  // A literal segment beats a parameter: `/suppressions/check` is the check, not a hash named "check".
-  const literals = (match: { params: Record<string, string> }) => Object.keys(match.params).length;
-  const fewest = Math.min(...matches.map(literals));
-  return matches.filter((match) => literals(match) === fewest);
+  return matches;
+}
+
+function paramsOf({ parts }: CompiledRoute, segments: readonly string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  parts.forEach((part, i) => {
+    if (typeof part !== 'string') params[part.param] = segments[i]!;
+  });
+  return params;
 }
 
 /** Query parameters, each at most once: a repeated one is ambiguous, so it is refused. */
 function queryParameters(query: string): Record<string, string> {
-  const result: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [name, value] of new URLSearchParams(query)) {
-    if (Object.hasOwn(result, name)) {
+  // `querystring` decodes as URLSearchParams does (`+` is a space, bad escapes kept) at a fraction of
+  // the cost, into an object without a prototype; a repeated name comes back as an array.
+  const parsed = parseQueryString(query);
+  for (const name in parsed) {
+    if (typeof parsed[name] !== 'string') {
       throw new MailwardenError('invalid_request', `The query parameter "${name}" is given more than once.`);
     }
-    result[name] = value;
   }
-  return result;
+  return parsed as Record<string, string>;
 }
