@@ -95,7 +95,7 @@ const ENVIRONMENT = {
 export function loadConfig(options: { file?: string | undefined; env?: NodeJS.ProcessEnv } = {}): ServerConfig {
   const env = options.env ?? process.env;
   const file = options.file ?? env.MAILWARDEN_CONFIG;
-  const input: Record<string, unknown> = file === undefined || file === '' ? {} : readConfigFile(file);
+  const input: Record<string, unknown> = file === undefined || file === '' ? {} : readConfigFile(file, env);
   for (const [variable, key] of Object.entries(ENVIRONMENT)) {
     const value = env[variable];
     if (value === undefined || value === '') continue;
@@ -109,7 +109,7 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
   return addEnvironmentKeys(parsed.data, env.MAILWARDEN_API_KEYS);
 }
 
-function readConfigFile(file: string): Record<string, unknown> {
+function readConfigFile(file: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -118,11 +118,33 @@ function readConfigFile(file: string): Record<string, unknown> {
   }
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // Reported below.
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return substituteVariables(value, env) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof MailwardenError) throw error;
+    // Not JSON: reported below.
   }
   throw new MailwardenError('invalid_request', `The configuration file ${file} is not a JSON object.`);
+}
+
+/**
+ * Replaces `${NAME}` in every string of the file with the environment variable NAME, so secrets (API
+ * keys, signing keys) can stay in the environment while the file holds the structure.
+ */
+function substituteVariables(value: unknown, env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      const replacement = env[name];
+      if (replacement === undefined) {
+        throw new MailwardenError('invalid_request', `The configuration file uses \${${name}}, but the environment variable ${name} is not set.`);
+      }
+      return replacement;
+    });
+  }
+  if (Array.isArray(value)) return value.map((item) => substituteVariables(item, env));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substituteVariables(item, env)]));
+  }
+  return value;
 }
 
 function addEnvironmentKeys(config: ServerConfig, pairs: string | undefined): ServerConfig {

@@ -50,6 +50,16 @@ describe('configuration', () => {
     expect(apiKeyScopes(loaded)).toStrictEqual({ k1: ['acme'], k2: ['acme'], k3: ['beta'], root: '*' });
   });
 
+  test('${NAME} in the file is replaced by the environment variable, and a missing one is named', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+    const file = join(directory, 'config.json');
+    writeFileSync(file, JSON.stringify({ projects: { acme: { apiKeys: ['${ACME_KEY}'], webhooks: { mailgun: { signingKey: 'key-${MG}-x' } } } } }));
+    const loaded = loadConfig({ file, env: { ACME_KEY: 'k-from-env', MG: 'abc' } });
+    expect(loaded.projects.acme?.apiKeys).toStrictEqual(['k-from-env']);
+    expect(loaded.projects.acme?.webhooks?.mailgun?.signingKey).toBe('key-abc-x');
+    expect(() => loadConfig({ file, env: { ACME_KEY: 'k' } })).toThrow(/\$\{MG\}.*MG is not set/);
+  });
+
   test('one key may open several projects', () => {
     const loaded = loadConfig({ env: { MAILWARDEN_API_KEYS: 'acme:shared,beta:shared' } });
     expect(apiKeyScopes(loaded)).toStrictEqual({ shared: ['acme', 'beta'] });
