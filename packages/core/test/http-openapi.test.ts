@@ -173,3 +173,15 @@ describe('createOpenApiDocument', () => {
     expect(document().components.schemas.Error).toMatchObject({ type: 'object' });
   });
 });
+
+describe('response schemas stay open for additions', () => {
+  it('no schema of the document closes its objects with additionalProperties: false', () => {
+    expect(JSON.stringify(document())).not.toContain('"additionalProperties":false');
+  });
+
+  it('a response schema still lists its fields and which are required', () => {
+    const suppression = document().components.schemas.Suppression as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(suppression.properties).sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+    expect([...suppression.required].sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+  });
+});

@@ -60,7 +60,15 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
 
   /** The JSON Schema of `schema`; schemas with a meta `id` move to `components.schemas` and are referenced. */
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
-    const { $defs = {}, ...root } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+    // Responses may gain fields in later versions: their objects stay open (zod's output side closes
+    // them with `additionalProperties: false`), so strict clients do not break on an addition.
+    const { $defs = {}, ...root } = z.toJSONSchema(schema, {
+      io,
+      unrepresentable: 'any',
+      override: ({ jsonSchema }) => {
+        if (io === 'output' && jsonSchema.additionalProperties === false) delete jsonSchema.additionalProperties;
+      },
+    });
     delete root.$schema;
     for (const [id, definition] of Object.entries($defs)) {
       const relocated = relocateRefs(definition);
