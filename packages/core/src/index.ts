@@ -46,6 +46,7 @@ export type {
   SuppressionRecord,
   SuppressionPosition,
   SuppressionInvalidation,
+  WebhookTokenClaim,
   MessagePosition,
   MessageQuery,
   TrackingIdQuery,

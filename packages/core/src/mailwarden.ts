@@ -71,7 +71,12 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
   };
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
   // Without configuration every provider is refused, but an unknown provider is still "not found".
-  const ingestWebhook = createWebhookIngest(applyEventsOfProject, options.webhooks ?? { auth: {} });
+  const { store } = context;
+  const ingestWebhook = createWebhookIngest(
+    applyEventsOfProject,
+    options.webhooks ?? { auth: {} },
+    store.claimWebhookToken === undefined ? undefined : (...claim) => store.claimWebhookToken!(...claim),
+  );
   return {
     suppressions: createSuppressionService(context),
     messages: createMessageService(context),

@@ -200,11 +200,6 @@ export interface WebhookCase {
   suppressions: Record<string, SuppressionReason>;
   /** The recipients as the sender wrote them. */
   recipients: string[];
-  /**
-   * What the very same request gets a second time: its events counted as duplicates, or, for Mailgun,
-   * which signs no body, a refusal, because its token was already used (by design: DESIGN §7).
-   */
-  replay: 'duplicates' | 'refused';
   /** Whether a 401 invites basic auth (`WWW-Authenticate: Basic`): providers configured with it. */
   basicAuth: boolean;
 }
@@ -224,7 +219,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['ana@example.org bounced', 'bo@example.org bounced'],
     suppressions: { 'ana@example.org': 'hard_bounce', 'bo@example.org': 'hard_bounce' },
     recipients: ['ana@example.org', 'Bo@Example.org'],
-    replay: 'duplicates',
     basicAuth: true,
   },
   {
@@ -236,7 +230,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['jane@example.com complained', 'john@example.com complained'],
     suppressions: { 'jane@example.com': 'complaint', 'john@example.com': 'complaint' },
     recipients: ['jane@example.com', 'john@example.com'],
-    replay: 'duplicates',
     basicAuth: false,
   },
   {
@@ -248,7 +241,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['mia@example.com delivered'],
     suppressions: {},
     recipients: ['mia@example.com'],
-    replay: 'refused',
     basicAuth: false,
   },
   {
@@ -263,7 +255,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['tia@example.net delivered', 'uma@example.net delivered'],
     suppressions: {},
     recipients: ['tia@example.net', 'Uma@Example.net'],
-    replay: 'duplicates',
     basicAuth: true,
   },
   {
@@ -278,7 +269,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['quinn@example.com bounced'],
     suppressions: { 'quinn@example.com': 'hard_bounce' },
     recipients: ['quinn@example.com'],
-    replay: 'duplicates',
     basicAuth: true,
   },
   {
@@ -289,7 +279,6 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['yan@example.net bounced', 'zoe@example.net bounced'],
     suppressions: { 'yan@example.net': 'hard_bounce', 'zoe@example.net': 'hard_bounce' },
     recipients: ['yan@example.net', 'zoe@example.net'],
-    replay: 'duplicates',
     basicAuth: false,
   },
 ];

@@ -28,25 +28,16 @@ export function describeWebhookTests(open: OpenApp): void {
     describe.each(webhookCases)('$provider', (c) => {
       const events = c.messages.length;
 
-      test(
-        c.replay === 'refused'
-          ? 'a signed request is stored (200); the same request again is refused 401, its token being used'
-          : 'a signed request is stored (200); the same request again is 200 with every event a duplicate',
-        async () => {
-          const app = await open();
-          const request = c.request(app.secrets.acme);
-          const first = await app.webhook(c.provider, app.projects.acme, request);
-          expect(expectSuccess(first, 200, applyEventsResultSchema)).toEqual({ accepted: events, duplicates: 0, skipped: 0, warnings: [] });
-          const again = await app.webhook(c.provider, app.projects.acme, request);
-          if (c.replay === 'refused') {
-            expectError(again, 401, 'webhook_unauthorized');
-          } else {
-            expect(expectSuccess(again, 200, applyEventsResultSchema)).toEqual({ accepted: 0, duplicates: events, skipped: 0, warnings: [] });
-          }
-          await expectLanded(app, app.projects.acme, c);
-          expect(await storedMessages(app, app.projects.globex)).toEqual([]);
-        },
-      );
+      test('a signed request is stored (200); the same request again is 200 with every event a duplicate', async () => {
+        const app = await open();
+        const request = c.request(app.secrets.acme);
+        const first = await app.webhook(c.provider, app.projects.acme, request);
+        expect(expectSuccess(first, 200, applyEventsResultSchema)).toEqual({ accepted: events, duplicates: 0, skipped: 0, warnings: [] });
+        const again = await app.webhook(c.provider, app.projects.acme, request);
+        expect(expectSuccess(again, 200, applyEventsResultSchema)).toEqual({ accepted: 0, duplicates: events, skipped: 0, warnings: [] });
+        await expectLanded(app, app.projects.acme, c);
+        expect(await storedMessages(app, app.projects.globex)).toEqual([]);
+      });
 
       test(`refusals store nothing: forged 401${c.basicAuth ? ' (inviting basic auth)' : ''}, another project's 401, not JSON 400; HEAD is 200`, async () => {
         const app = await open();

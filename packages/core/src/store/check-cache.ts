@@ -127,6 +127,10 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),
     ...(store.purgeExpired === undefined ? {} : { purgeExpired: (now) => store.purgeExpired!(now) }),
 
+    ...(store.claimWebhookToken === undefined
+      ? {}
+      : { claimWebhookToken: (projectId, token, digest, expiresAt) => store.claimWebhookToken!(projectId, token, digest, expiresAt) }),
+
     async close() {
       await unsubscribe?.();
       cache.clear();

@@ -125,6 +125,17 @@ export interface Store {
   subscribeInvalidations?(listener: (invalidation: SuppressionInvalidation) => void): Promise<() => Promise<void>>;
 
   /**
+   * Optional, for webhook replay protection shared by every instance (Mailgun signs a one-time token,
+   * not the body). Atomically records that `token` was used by a request whose body has the digest
+   * `digest`, until `expiresAt` (epoch milliseconds), and answers how this use relates to earlier ones:
+   * `'first'` when the token was not recorded (it is now), `'same'` when it was recorded with this same
+   * digest (a retry of the same request, harmless since events are deduplicated), `'conflict'` when it
+   * was recorded with another digest (the token replayed with another body: refuse it). A record may be
+   * forgotten once `expiresAt` has passed. Stores without it fall back to a per-process memory.
+   */
+  claimWebhookToken?(projectId: string, token: string, digest: string, expiresAt: number): Promise<WebhookTokenClaim>;
+
+  /**
    * Optional, for stores whose retention needs a sweep (see docs/storage.md): deletes messages whose
    * last event is older than the store's configured message retention, with their dedup keys.
    * `now` is epoch milliseconds. Returns how many messages were deleted.
@@ -134,6 +145,9 @@ export interface Store {
   /** Releases what the store holds (connections belong to the caller and stay open). */
   close(): Promise<void>;
 }
+
+/** How a use of a one-time webhook token relates to earlier uses; see `Store.claimWebhookToken`. */
+export type WebhookTokenClaim = 'first' | 'same' | 'conflict';
 
 /** Which suppressions changed: some hashes of a project. */
 export interface SuppressionInvalidation {

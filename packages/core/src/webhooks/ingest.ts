@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import type { ApplyEventsResult } from '../schemas.js';
@@ -6,6 +7,8 @@ import { createMailgunWebhook, type MailgunWebhookAuth } from './mailgun.js';
 import { createMandrillWebhook, type MandrillWebhookAuth } from './mandrill.js';
 import { createPostmarkWebhook, type PostmarkWebhookAuth } from './postmark.js';
 import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
+import { unauthorized } from './auth.js';
+import { createProcessTokenClaims, type ClaimWebhookToken } from './one-time-tokens.js';
 import type { WebhookReceipt } from './receipt.js';
 import type { WebhookRequest } from './request.js';
 import { createSendGridWebhook, type SendGridWebhookAuth } from './sendgrid.js';
@@ -42,10 +45,14 @@ type Receivers = { [P in Provider]: ProviderWebhook<NonNullable<ProviderAuth[P]>
  * Webhook intake: verify, parse and normalize a provider request, then store its events. The result
  * is returned only once every event is stored, so a caller may acknowledge the provider then; any
  * failure before that throws, and the provider's retry is safe (events are deduplicated).
+ *
+ * `claimToken` records one-time tokens (Mailgun's) across instances: pass the store's
+ * `claimWebhookToken`; without it, tokens are remembered by this process only.
  */
 export function createWebhookIngest(
   applyEvents: (projectId: string, events: readonly DeliveryEvent[]) => Promise<ApplyEventsResult>,
   options: WebhookOptions,
+  claimToken?: ClaimWebhookToken,
 ): IngestWebhook {
   const environment: WebhookEnvironment = {
     now: Date.now,
@@ -61,6 +68,7 @@ export function createWebhookIngest(
     postmark: createPostmarkWebhook(environment),
     mandrill: createMandrillWebhook(environment),
   };
+  const claimOneTimeToken = claimToken ?? createProcessTokenClaims(environment.now);
   const authOf = async (projectId: string): Promise<ProviderAuth | undefined> =>
     typeof options.auth === 'function' ? options.auth(projectId) : Object.hasOwn(options.auth, projectId) ? options.auth[projectId] : undefined;
 
@@ -74,8 +82,14 @@ export function createWebhookIngest(
     }
     const receiver = receivers[provider] as ProviderWebhook<typeof auth>;
     const receipt = await receiver.receive(request, auth);
+    if (receipt.oneTimeToken !== undefined) {
+      const { token, expiresAt } = receipt.oneTimeToken;
+      const digest = createHash('sha256').update(request.rawBody).digest('hex');
+      if ((await claimOneTimeToken(projectId, token, digest, expiresAt)) === 'conflict') {
+        throw unauthorized(`This ${provider} token was already used by a different request.`);
+      }
+    }
     const applied = await applyEvents(projectId, receipt.events);
-    receipt.afterStored?.();
     // applyEvents numbers its warnings by event; report them by the provider item they came from.
     const warnings = [
       ...receipt.warnings,

@@ -1,5 +1,4 @@
 import { createHash, createHmac } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
 import { MailwardenError } from '../errors.js';
 import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
@@ -15,8 +14,11 @@ import { headerValue, type WebhookRequest } from './request.js';
  */
 export const MAILGUN_DEFAULT_TOLERANCE_SECONDS = 9 * 60 * 60;
 
-/** How many tokens a receiver remembers against replays (about 10 MB at most). */
-export const MAILGUN_REPLAY_CACHE_SIZE = 100_000;
+/**
+ * How long a used token is remembered against replays, at least: past any tolerance up to this, so a
+ * tolerance loosened later cannot readmit a token whose record has expired.
+ */
+export const MAILGUN_TOKEN_MEMORY_SECONDS = 7 * 24 * 60 * 60;
 
 /** How a project's Mailgun webhooks are authenticated (DESIGN §7). */
 export interface MailgunWebhookAuth {
@@ -84,32 +86,30 @@ export function parseMailgunLegacyWebhook(fields: MailgunFormFields): WebhookRec
 
 /**
  * The Mailgun receiver: decodes the JSON body (or a legacy form, urlencoded or multipart), checks the hex
- * HMAC-SHA256 of timestamp + token with the signing key in constant time, the timestamp's freshness and
- * that the token was not used before, then parses. Mailgun signs no body, so the token is what binds a
- * request: it is remembered once the events are stored (`afterStored`), so a request that failed to store
- * (503) can be retried with the same token, and any later use of it is refused.
+ * HMAC-SHA256 of timestamp + token with the signing key in constant time and the timestamp's freshness,
+ * then parses. Mailgun signs no body, so the token is what binds a request: the receipt names it
+ * (`oneTimeToken`), and intake claims it in the store with the body's digest before storing anything. The
+ * same request again (a retry, also after a 503) is accepted, its events deduplicated; the token with any
+ * other body is refused, on every instance sharing the store.
  *
  * @example
  * const mailgun = createMailgunWebhook(env);
  * const receipt = await mailgun.receive(request, { signingKey: process.env.MAILGUN_WEBHOOK_SIGNING_KEY! });
  */
 export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<MailgunWebhookAuth> {
-  // Tokens of stored requests. Bounded (least recently used go first, and old tokens fail the timestamp
-  // check anyway); per instance, so a replay on another instance is caught only by the store's dedup.
-  // Made on first use: lru-cache allocates its `max` slots up front (~15 ms for 100 000), a cost every
-  // mailwarden instance would otherwise pay, Mailgun or not.
-  let tokens: LRUCache<string, true> | undefined;
-  const usedTokens = () => (tokens ??= new LRUCache<string, true>({ max: MAILGUN_REPLAY_CACHE_SIZE }));
   return {
     provider: 'mailgun',
     async receive(request, auth) {
       const body = await decode(request);
       const signature = body.kind === 'json' ? jsonSignature(body.payload) : formSignature(body.fields);
-      verifyMailgunSignature(signature, auth.signingKey, auth.toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS, env.now());
-      if (usedTokens().has(signature.token)) throw unauthorized('This Mailgun token was already used.');
+      const tolerance = auth.toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS;
+      verifyMailgunSignature(signature, auth.signingKey, tolerance, env.now());
 
       const receipt = body.kind === 'json' ? parseMailgunWebhook(body.payload) : parseMailgunLegacyWebhook(body.fields);
-      receipt.afterStored = () => void usedTokens().set(signature.token, true);
+      receipt.oneTimeToken = {
+        token: `mailgun:${signature.token}`,
+        expiresAt: (Number(signature.timestamp) + Math.max(tolerance, MAILGUN_TOKEN_MEMORY_SECONDS)) * 1000,
+      };
       return receipt;
     },
   };

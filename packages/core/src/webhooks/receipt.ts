@@ -15,8 +15,11 @@ export interface WebhookReceipt {
    * subscription handshake. Answered with 200 so the provider is satisfied.
    */
   notice?: 'ping' | 'subscription_confirmed' | 'unsubscribe_confirmation';
-  /** Runs once the events are stored (for example, remembering a Mailgun token against replays). */
-  afterStored?: () => void;
+  /**
+   * A one-time token the request was signed with (Mailgun): intake claims it in the store before
+   * storing the events, and refuses the request if the token was already used with another body.
+   */
+  oneTimeToken?: { token: string; expiresAt: number };
 }
 
 export function emptyReceipt(notice?: WebhookReceipt['notice']): WebhookReceipt {

@@ -9,7 +9,18 @@ import {
   readMailgunTrackingId,
 } from '../../src/carriers/mailgun.js';
 import type { DeliveryEvent } from '../../src/events/delivery-event.js';
-import { createMailgunWebhook, parseMailgunLegacyWebhook, parseMailgunWebhook, type MailgunWebhookAuth } from '../../src/webhooks/mailgun.js';
+import { MailwardenError } from '../../src/errors.js';
+import { createMailwarden } from '../../src/mailwarden.js';
+import { createMemoryStore } from '../../src/store/memory/memory-store.js';
+import type { Store } from '../../src/store/store.js';
+import {
+  MAILGUN_DEFAULT_TOLERANCE_SECONDS,
+  MAILGUN_TOKEN_MEMORY_SECONDS,
+  createMailgunWebhook,
+  parseMailgunLegacyWebhook,
+  parseMailgunWebhook,
+  type MailgunWebhookAuth,
+} from '../../src/webhooks/mailgun.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
@@ -280,42 +291,66 @@ describe('Mailgun webhook receiver: JSON', () => {
     await expectMailwardenError(() => webhook.receive(noBlock, auth), 'webhook_unauthorized');
   });
 
-  it('refuses a replayed token once the first request was stored', async () => {
-    const webhook = createMailgunWebhook(env);
+  it('names its signed token, remembered past any tolerance up to 7 days, for intake to claim', async () => {
     const request = signedJson('delivered');
-    const receipt = await webhook.receive(request, auth);
-    receipt.afterStored?.();
-    await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
-    // Another event under the same token is just as refused: Mailgun signs the token, not the body.
-    const forged = JSON.parse(Buffer.from(request.rawBody).toString('utf8')) as Record<string, unknown>;
-    await expectMailwardenError(() => webhook.receive(jsonRequest({ ...forged, ...eventData['complained'] }), auth), 'webhook_unauthorized');
-  });
-
-  it('accepts the retry of a request whose events were not stored (afterStored not called, e.g. a 503)', async () => {
-    const webhook = createMailgunWebhook(env);
-    const request = signedJson('delivered');
-    await webhook.receive(request, auth); // the store failed: afterStored is never called
-    const retry = await webhook.receive(request, auth);
-    expect(retry.events).toHaveLength(1);
-    retry.afterStored?.();
-    await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
-  });
-
-  it('keeps refusing a stored token when the tolerance is loosened later', async () => {
-    // Found by this test: remembering a token only until its timestamp went stale under the tolerance of
-    // the day let a looser tolerance configured afterwards accept the replay.
-    const webhook = createMailgunWebhook(env);
-    const request = signedJson('delivered');
-    (await webhook.receive(request, { ...auth, toleranceSeconds: 60 })).afterStored?.();
-    const saved = now;
-    now += 61_000;
-    try {
-      await expectMailwardenError(() => webhook.receive(request, { ...auth, toleranceSeconds: 60 }), 'webhook_unauthorized');
-      const error = await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
-      expect(error.message).toContain('already used');
-    } finally {
-      now = saved;
+    const { token, timestamp } = JSON.parse(Buffer.from(request.rawBody).toString('utf8')).signature as { token: string; timestamp: string };
+    for (const toleranceSeconds of [60, undefined, 30 * 24 * 3600]) {
+      const receipt = await createMailgunWebhook(env).receive(request, { ...auth, ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }) });
+      const remembered = Math.max(toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS, MAILGUN_TOKEN_MEMORY_SECONDS);
+      expect(receipt.oneTimeToken).toStrictEqual({ token: `mailgun:${token}`, expiresAt: (Number(timestamp) + remembered) * 1000 });
     }
+  });
+
+  // Replays through intake, where the token is claimed: the same request again is a harmless retry
+  // (its events are duplicates), the token with another body is refused, on every instance of a store.
+  const intake = (store: Store = createMemoryStore()) =>
+    createMailwarden({ store, webhooks: { auth: { acme: { mailgun: auth } }, environment: env } });
+  const forgedWith = (request: WebhookRequest, event: string) =>
+    jsonRequest({ ...(JSON.parse(Buffer.from(request.rawBody).toString('utf8')) as object), ...eventData[event] });
+
+  it('stores a replayed request once, and refuses its token with another body', async () => {
+    const mailwarden = intake();
+    const request = signedJson('delivered');
+    expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ accepted: 0, duplicates: 1 });
+    // Mailgun signs the token, not the body: a captured signature must not carry another event.
+    const error = await expectMailwardenError(() => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')), 'webhook_unauthorized');
+    expect(error.message).toContain('already used');
+    expect((await mailwarden.messages.list('acme')).items.map((message) => message.status)).toStrictEqual(['delivered']);
+  });
+
+  it('refuses the replay on another instance sharing the store', async () => {
+    const store = createMemoryStore();
+    const [first, second] = [intake(store), intake(store)];
+    const request = signedJson('delivered');
+    await first.ingestWebhook('mailgun', 'acme', request);
+    await expectMailwardenError(() => second.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')), 'webhook_unauthorized');
+    expect(await second.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ duplicates: 1 });
+  });
+
+  it('accepts the retry of a request whose events could not be stored (a 503)', async () => {
+    const store = createMemoryStore();
+    let failures = 1;
+    const flaky: Store = {
+      ...store,
+      applyEvents: async (projectId, events) => {
+        if (failures-- > 0) throw new MailwardenError('store_unavailable', 'down');
+        return store.applyEvents(projectId, events);
+      },
+    };
+    const mailwarden = intake(flaky);
+    const request = signedForm(legacy['delivered']!);
+    await expectMailwardenError(() => mailwarden.ingestWebhook('mailgun', 'acme', request), 'store_unavailable');
+    expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ accepted: 1 });
+  });
+
+  it('without a store that claims tokens, still refuses a replayed token within this process', async () => {
+    const { claimWebhookToken: _omitted, ...plain } = createMemoryStore();
+    const mailwarden = intake(plain);
+    const request = signedJson('delivered');
+    await mailwarden.ingestWebhook('mailgun', 'acme', request);
+    expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ duplicates: 1 });
+    await expectMailwardenError(() => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')), 'webhook_unauthorized');
   });
 
   it('answers bodies that can never be parsed with invalid_payload', async () => {
@@ -409,14 +444,6 @@ describe('Mailgun webhook receiver: legacy forms', () => {
     const request: WebhookRequest = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: new TextEncoder().encode(form.toString()) };
     await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
     await expectMailwardenError(() => webhook.receive(signedForm(legacy['opened']!, { key: 'wrong' }), auth), 'webhook_unauthorized');
-  });
-
-  it('refuses a replayed legacy token after storing, accepts it after a failed store', async () => {
-    const webhook = createMailgunWebhook(env);
-    const request = signedForm(legacy['delivered']!);
-    await webhook.receive(request, auth);
-    (await webhook.receive(request, auth)).afterStored?.();
-    await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
   });
 
   it('reads a multipart legacy form and ignores its attachments', async () => {

@@ -583,10 +583,9 @@ describe('a realistic mixed stream from all six providers', () => {
           } else if (!stored.has(index)) {
             expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({ accepted: p.events, duplicates: 0, skipped: 0, warnings: [] });
             stored.add(index);
-          } else if (p.provider === 'mailgun') {
-            // Mailgun's token was remembered once the events were stored: a replay is refused.
-            await expectMailwardenError(() => mailwarden.ingestWebhook(p.provider, PROJECT, request), 'webhook_unauthorized');
           } else {
+            // Every provider's retry is counted as duplicates; Mailgun's resends its signature block
+            // unchanged, so its claimed token meets the same body again.
             expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({ accepted: 0, duplicates: p.events, skipped: 0, warnings: [] });
           }
         }

@@ -104,6 +104,9 @@ class ProjectState {
   }
 }
 
+/** Claims between two sweeps of expired webhook tokens. */
+const TOKEN_SWEEP_EVERY = 10_000;
+
 /**
  * The embedded default: every project's state in this process's memory, lost when it exits. Each
  * operation runs synchronously inside one call, so it is atomic with respect to every other call.
@@ -123,6 +126,10 @@ export function createMemoryStore(): Store {
   };
   // Reads of a project that was never written do not create it.
   const existing = (projectId: string): ProjectState | undefined => projects.get(projectId);
+  // One-time webhook tokens by project and token. Expired ones are swept now and then; the sweep is the
+  // only place this store reads a clock, and only to forget.
+  const tokens = new Map<string, { digest: string; expiresAt: number }>();
+  let claimsUntilSweep = TOKEN_SWEEP_EVERY;
 
   return {
     async getSuppression(projectId, hash) {
@@ -179,8 +186,24 @@ export function createMemoryStore(): Store {
       return page;
     },
 
+    async claimWebhookToken(projectId, token, digest, expiresAt) {
+      if (--claimsUntilSweep === 0) {
+        claimsUntilSweep = TOKEN_SWEEP_EVERY;
+        const now = Date.now();
+        for (const [key, claim] of tokens) if (claim.expiresAt < now) tokens.delete(key);
+      }
+      const key = `${projectId}\n${token}`;
+      const known = tokens.get(key);
+      if (known === undefined) {
+        tokens.set(key, { digest, expiresAt });
+        return 'first';
+      }
+      return known.digest === digest ? 'same' : 'conflict';
+    },
+
     async close() {
       projects.clear();
+      tokens.clear();
     },
   } satisfies Store;
 }
