@@ -14,7 +14,7 @@ export interface Service {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** How often expired messages are purged when the store needs the host to do it (Postgres). */
+/** How often expired data (token claims, old messages) is purged when the store needs the host to (Postgres). */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
@@ -66,10 +66,10 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
   });
 
   const purge =
-    opened.purgeExpired === undefined || config.retentionDays === undefined
+    opened.purgeExpired === undefined
       ? undefined
       : setInterval(() => {
-          opened.purgeExpired!(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purging expired messages failed'));
+          opened.purgeExpired!(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purging expired data failed'));
         }, PURGE_INTERVAL_MS).unref();
 
   const address = await app.listen({ host: config.host, port: config.port });

@@ -77,7 +77,8 @@ export async function openStore(env: StoreEnvironment, options: { retentionMs?: 
   return {
     kind,
     store,
-    ...(options.retentionMs === undefined ? {} : { purgeExpired: (now: number) => postgresStore.purgeExpired(now) }),
+    // Expired Mailgun token claims, and messages past the retention if one is set.
+    purgeExpired: (now: number) => postgresStore.purgeExpired(now),
     close: async () => void (await store.close(), await sql.end({ timeout: 5 })),
   };
 }
