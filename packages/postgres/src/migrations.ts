@@ -296,8 +296,29 @@ $fn$;
 `,
 };
 
+/**
+ * One-time webhook tokens (Mailgun's), for `claimWebhookToken`: the body digest of the request that
+ * first used each token, until `expires_at` (epoch ms, from the caller). `purgeExpired` deletes rows
+ * past it, project by project, through `webhook_tokens_by_expires_at` (which leads with project_id,
+ * like every index here).
+ */
+const webhookTokens: Migration = {
+  version: 2,
+  name: 'webhook_tokens',
+  sql: ({ identifier: s }) => `
+CREATE TABLE ${s}.webhook_tokens (
+  project_id text COLLATE "C" NOT NULL,
+  token text COLLATE "C" NOT NULL,
+  digest text COLLATE "C" NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (project_id, token)
+);
+CREATE INDEX webhook_tokens_by_expires_at ON ${s}.webhook_tokens (project_id, expires_at);
+`,
+};
+
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [initial];
+export const migrations: readonly Migration[] = [initial, webhookTokens];
 
 /**
  * The trigram index behind tracking-ID search. Not a versioned step: it needs the pg_trgm extension,

@@ -12,6 +12,7 @@ import {
   type SuppressionInvalidation,
   type SuppressionRecord,
   type TrackingIdRecord,
+  type WebhookTokenClaim,
 } from '@mailwarden/core';
 import type { ListenMeta, Sql } from 'postgres';
 import { INVALIDATION_CHANNEL, schemaNames } from './migrations.js';
@@ -25,14 +26,15 @@ export interface PostgresStoreOptions {
    * How long messages and their dedup keys are kept. `purgeExpired(now)` deletes messages whose last
    * event is older than `messagesMs`, and dedup keys first seen before then; nothing expires by itself.
    * Tracking-ID counters are totals and stay; suppressions never expire. Default: kept forever.
+   * (Expired one-time webhook tokens are purged whatever this says.)
    */
   retention?: { messagesMs: number };
 }
 
 /** A `Store` whose optional parts this store always has. */
-export type PostgresStore = Store & Required<Pick<Store, 'subscribeInvalidations' | 'purgeExpired'>>;
+export type PostgresStore = Store & Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>>;
 
-/** Messages and dedup keys deleted per statement by `purgeExpired`, so no sweep holds locks for long. */
+/** Messages deleted per statement by `purgeExpired` (dedup keys and webhook tokens: ten times as many), so no sweep holds locks for long. */
 const PURGE_BATCH = 1000;
 /** Deadlocks and serialization failures are retried this many times before giving up. */
 const CONFLICT_RETRIES = 4;
@@ -112,6 +114,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       DELETE FROM ${s}.messages m USING expired e WHERE m.project_id = $1 AND m.key = e.key`,
     purgeEventKeys: `DELETE FROM ${s}.event_keys WHERE project_id = $1 AND key IN (
       SELECT key FROM ${s}.event_keys WHERE project_id = $1 AND seen_at < $2 LIMIT $3)`,
+    // Insert-if-absent, then read, as addSuppression does. Inserted: 'first'. Present: the stored
+    // digest decides. No row at all: a concurrent claim of the same token committed after this
+    // statement's snapshot (ON CONFLICT waited for it, then did nothing, but the SELECT reads the
+    // snapshot, which cannot see it), so the caller asks again, in a new snapshot that does. This
+    // avoids ON CONFLICT DO UPDATE … RETURNING (xmax = 0), which would answer in one statement every
+    // time but write a new row version for every repeated claim and rest on an undocumented xmax.
+    // An existing row is answered from even past its expires_at: the store reads no clock, the
+    // contract only allows forgetting, and a token claimed after its expiry is a replay that the
+    // caller's timestamp check already refused (expiresAt is past the signature's tolerance);
+    // purgeExpired(now) deletes it.
+    claimWebhookToken: `WITH claimed AS (
+        INSERT INTO ${s}.webhook_tokens (project_id, token, digest, expires_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT 'first' FROM claimed
+      UNION ALL
+      SELECT CASE WHEN digest = $3 THEN 'same' ELSE 'conflict' END FROM ${s}.webhook_tokens
+      WHERE project_id = $1 AND token = $2 AND NOT EXISTS (SELECT FROM claimed)`,
+    purgeWebhookTokens: `DELETE FROM ${s}.webhook_tokens WHERE project_id = $1 AND token IN (
+      SELECT token FROM ${s}.webhook_tokens WHERE project_id = $1 AND expires_at < $2 LIMIT $3)`,
   };
 
   const toSuppression = ([hash, email, reason, createdAt]: any[]): SuppressionRecord => ({
@@ -222,6 +245,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       );
     },
 
+    async claimWebhookToken(projectId, token, digest, expiresAt) {
+      if (!Number.isSafeInteger(expiresAt)) throw new RangeError(`expiresAt is not an integer number of milliseconds: ${expiresAt}`);
+      const params = [projectId, token, digest, expiresAt];
+      for (;;) {
+        const [row] = await attempt(() => query(statements.claimWebhookToken, params));
+        if (row !== undefined) return row[0] as WebhookTokenClaim;
+        // A concurrent claim won; read its row in a new snapshot (or, if it was purged meanwhile, insert).
+      }
+    },
+
     async subscribeInvalidations(listener: (invalidation: SuppressionInvalidation) => void) {
       const onNotify = (payload: string) => {
         let message: { schema?: unknown; projectId?: unknown; hashes?: unknown };
@@ -240,11 +273,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       };
     },
 
+    // Returns the number of messages deleted; expired webhook tokens are deleted too, always (with or
+    // without a message retention), but not counted.
     async purgeExpired(now) {
-      if (messagesMs === undefined) return 0;
-      const before = now - messagesMs;
       /** Runs a bounded DELETE until it deletes less than a batch; returns how many rows it deleted. */
-      const sweep = async (statement: string, projectId: string, batch: number) => {
+      const sweep = async (statement: string, projectId: string, before: number, batch: number) => {
         let deleted = 0;
         for (;;) {
           const { count } = await attempt(() => sql.unsafe(statement, [projectId, before, batch], { prepare: true }));
@@ -253,8 +286,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         }
       };
       let purged = 0;
-      for (const projectId of await projectsOf('messages')) purged += await sweep(statements.purgeMessages, projectId, PURGE_BATCH);
-      for (const projectId of await projectsOf('event_keys')) await sweep(statements.purgeEventKeys, projectId, PURGE_BATCH * 10);
+      if (messagesMs !== undefined) {
+        const before = now - messagesMs;
+        for (const projectId of await projectsOf('messages')) purged += await sweep(statements.purgeMessages, projectId, before, PURGE_BATCH);
+        for (const projectId of await projectsOf('event_keys')) await sweep(statements.purgeEventKeys, projectId, before, PURGE_BATCH * 10);
+      }
+      // A token is kept until its own expiresAt; `now` is the caller's clock, as for messages.
+      for (const projectId of await projectsOf('webhook_tokens')) {
+        await sweep(statements.purgeWebhookTokens, projectId, now, PURGE_BATCH * 10);
+      }
       return purged;
     },
 
@@ -266,7 +306,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   } satisfies PostgresStore;
 
   /** The projects of a table, by skipping through its primary key: one index probe per project. */
-  async function projectsOf(table: 'messages' | 'event_keys'): Promise<string[]> {
+  async function projectsOf(table: 'messages' | 'event_keys' | 'webhook_tokens'): Promise<string[]> {
     const rows = await attempt(() =>
       query(
         `WITH RECURSIVE projects AS (

@@ -3,6 +3,7 @@ import { messageStatus, messageStatuses } from '@mailwarden/core';
 import postgres from 'postgres';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, migrate, migrations } from '../src/index.js';
+import { schemaNames } from '../src/migrations.js';
 import { connect, databaseUrl, randomSchema } from './database.js';
 
 const sql = connect();
@@ -46,6 +47,33 @@ describe('migrate', () => {
     });
   });
 
+  test("brings a schema that has only 'initial' up to date, keeping its data", async () => {
+    await withSchema(async (schema) => {
+      // What a migrate() of the first release left: the migrations table and version 1 alone.
+      const initial = migrations.find((migration) => migration.version === 1)!;
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`CREATE SCHEMA "${schema}"`);
+        await tx.unsafe(`CREATE TABLE "${schema}".mailwarden_migrations (
+          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+        await tx.unsafe(initial.sql(schemaNames(schema)));
+        await tx.unsafe(`INSERT INTO "${schema}".mailwarden_migrations (version, name) VALUES (1, 'initial')`);
+      });
+      const store = createPostgresStore({ sql, schema });
+      const hash = 'a'.repeat(64);
+      await store.addSuppression('acme', { hash, email: 'a@example.com', reason: 'manual', createdAt: 1 });
+      await expect(store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).rejects.toThrow(/webhook_tokens/);
+
+      expect(await migrate(sql, { schema })).toStrictEqual({ applied: latest.filter((version) => version > 1) });
+      expect(latest).toContain(2);
+      expect(await store.getSuppression('acme', hash)).toStrictEqual({ hash, email: 'a@example.com', reason: 'manual', createdAt: 1 });
+      expect(await store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).toBe('first');
+      expect(await store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).toBe('same');
+      const versions = await sql.unsafe(`SELECT version, name FROM "${schema}".mailwarden_migrations ORDER BY version`);
+      expect([...versions]).toStrictEqual(migrations.map(({ version, name }) => ({ version, name })));
+      expect(await migrate(sql, { schema })).toStrictEqual({ applied: [] });
+    });
+  });
+
   test('every primary key and index leads with project_id', async () => {
     await withSchema(async (schema) => {
       await migrate(sql, { schema });
@@ -72,6 +100,8 @@ describe('migrate', () => {
         'tracking_ids_pkey',
         // The test server offers pg_trgm and btree_gin, so search has its trigram index.
         'tracking_ids_search',
+        'webhook_tokens_by_expires_at',
+        'webhook_tokens_pkey',
       ]);
       for (const row of indexes) expect(row.first_column, `${row.index}`).toBe('project_id');
       expect(indexes.find((row) => row.index === 'tracking_ids_search')!.method).toBe('gin');

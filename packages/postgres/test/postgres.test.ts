@@ -307,6 +307,7 @@ describe('store_unavailable', () => {
       ['applyEvents', () => store.applyEvents('p', [event({})])],
       ['listMessages', () => store.listMessages('p', { limit: 1 })],
       ['listTrackingIds', () => store.listTrackingIds('p', { limit: 1, search: 'x' })],
+      ['claimWebhookToken', () => store.claimWebhookToken('p', 'mailgun:token', 'a'.repeat(64), Date.now() + 60_000)],
       ['subscribeInvalidations', () => store.subscribeInvalidations(() => {})],
       ['purgeExpired', () => store.purgeExpired(Date.now())],
     ];

@@ -54,6 +54,8 @@ export const messageKeyOf = (prefix: string, key: string): string => `${prefix}m
 export const trackingIdMessagesKeyOf = (prefix: string, trackingId: string): string => `${prefix}mt:${trackingId}`;
 /** STRING, set once: the dedup key of an event. */
 export const eventKeyOf = (prefix: string, key: string): string => `${prefix}e:${key}`;
+/** STRING, set once with PXAT: the body digest of the request that first used a one-time webhook token. */
+export const webhookTokenKeyOf = (prefix: string, token: string): string => `${prefix}wt:${token}`;
 
 // --- newest-first order ----------------------------------------------------------------------------
 

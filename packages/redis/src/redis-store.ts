@@ -12,6 +12,7 @@ import {
   type SuppressionInvalidation,
   type SuppressionRecord,
   type TrackingIdRecord,
+  type WebhookTokenClaim,
 } from '@mailwarden/core';
 import type { Cluster, Redis } from 'ioredis';
 import {
@@ -26,6 +27,7 @@ import {
   projectPrefix,
   trackingIdMessagesKeyOf,
   unpackSuppression,
+  webhookTokenKeyOf,
 } from './layout.js';
 import * as scripts from './scripts.js';
 
@@ -315,6 +317,13 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         if (!reply[0] || page.length >= limit) return page;
         start = reply[0];
       }
+    },
+
+    async claimWebhookToken(projectId, token, digest, expiresAt) {
+      assertTime(expiresAt, 'expiresAt');
+      // One key in the project's slot; the script's GET and SET run with nothing in between.
+      const key = webhookTokenKeyOf(projectPrefix(keyPrefix, projectId), token);
+      return (await run(scripts.claimWebhookToken, [key], [digest, expiresAt])) as WebhookTokenClaim;
     },
 
     async subscribeInvalidations(listener) {

@@ -119,6 +119,28 @@ return reply
 );
 
 /**
+ * KEYS: the token's key (`wt:<token>`). ARGV: the body digest, expiresAt (epoch ms). Returns 'first'
+ * (recorded now), 'same' (recorded with this digest) or 'conflict' (recorded with another one).
+ *
+ * The record expires at expiresAt by Redis's own clock (PXAT, absolute, so no clock is read here). A
+ * time already past is still a valid answer: SET with a past PXAT deletes the key at once (the token
+ * is forgotten as soon as it is recorded, which the contract allows), and PXAT must be positive, so
+ * for times at or before the epoch the SET is skipped altogether.
+ */
+export const claimWebhookToken = script(
+  'claimWebhookToken',
+  String.raw`
+local known = redis.call('GET', KEYS[1])
+if known then
+  if known == ARGV[1] then return 'same' end
+  return 'conflict'
+end
+if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2]) end
+return 'first'
+`,
+);
+
+/**
  * KEYS: suppressions, suppressionOrder, messageOrder, trackingIds, trackingIdOrder, then the keys the
  * events name (dedup keys, message hashes, tracking-ID message orders), referred to by index.
  * ARGV: events as JSON, project key prefix, retention in ms ('' for none), channel, projectId.

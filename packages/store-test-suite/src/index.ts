@@ -3,6 +3,7 @@ import type { StoreConformanceOptions } from './harness.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeSuppressionTests } from './suppressions.js';
+import { describeWebhookTokenTests } from './webhook-tokens.js';
 
 export type { StoreConformanceOptions } from './harness.js';
 export { createStoreModel } from './model.js';
@@ -26,6 +27,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('events')) describeEventTests(options);
     if (runs('listings')) describeListingTests(options);
     if (runs('model')) describeModelBasedTests(options);
+    if (runs('webhookTokens')) describeWebhookTokenTests(options);
   });
 }
 export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';

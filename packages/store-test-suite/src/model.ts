@@ -17,6 +17,8 @@ interface ProjectModel {
   suppressions: Map<string, SuppressionRecord>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
+  /** One-time webhook token → the digest it was first claimed with (never forgotten: the contract allows keeping). */
+  webhookTokens: Map<string, string>;
 }
 
 /** Newest first: `createdAt` descending, then `hash` ascending. */
@@ -64,7 +66,7 @@ function trackingIdRows(messages: Iterable<MessageRecord>): TrackingIdRecord[] {
 export function createStoreModel(): Store {
   const projects = new Map<string, ProjectModel>();
   const project = (projectId: string): ProjectModel => {
-    const state = projects.get(projectId) ?? { suppressions: new Map(), eventKeys: new Set(), messages: new Map() };
+    const state = projects.get(projectId) ?? { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), webhookTokens: new Map() };
     projects.set(projectId, state);
     return state;
   };
@@ -142,6 +144,16 @@ export function createStoreModel(): Store {
         .filter((row) => search === undefined || trackingIdSearchKey(row.trackingId).includes(search))
         .filter((row) => after === undefined || compareCodePoints(row.trackingId, after) > 0)
         .slice(0, limit);
+    },
+
+    async claimWebhookToken(projectId, token, digest) {
+      const { webhookTokens } = project(projectId);
+      const known = webhookTokens.get(token);
+      if (known === undefined) {
+        webhookTokens.set(token, digest);
+        return 'first';
+      }
+      return known === digest ? 'same' : 'conflict';
     },
 
     async close() {},

@@ -137,8 +137,9 @@ export interface Store {
 
   /**
    * Optional, for stores whose retention needs a sweep (see docs/storage.md): deletes messages whose
-   * last event is older than the store's configured message retention, with their dedup keys.
-   * `now` is epoch milliseconds. Returns how many messages were deleted.
+   * last event is older than the store's configured message retention, with their dedup keys, and
+   * webhook token claims whose `expiresAt` is before `now`. `now` is epoch milliseconds. Returns how
+   * many messages were deleted.
    */
   purgeExpired?(now: number): Promise<number>;
 
