@@ -1,11 +1,4 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '../../tsup.base.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  // The tsconfig is a composite project for `tsc -b`; the declaration build compiles src alone.
-  dts: { compilerOptions: { composite: false } },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default defineConfig(libraryBuild);

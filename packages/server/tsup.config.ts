@@ -1,11 +1,10 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '../../tsup.base.js';
 
+// The CLI is a second entry; it runs on Node only, as ESM.
 export default defineConfig({
+  ...libraryBuild,
   entry: ['src/index.ts', 'src/cli.ts'],
   format: ['esm'],
-  // The tsconfig is composite for `tsc -b`; the declaration build is a separate, plain program.
   dts: { entry: 'src/index.ts', compilerOptions: { composite: false } },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
 });
