@@ -1,40 +1,55 @@
+/** Items per chunk at most; a fuller chunk is split in two. */
+const CHUNK_SIZE = 512;
+
 /**
- * An array kept sorted by `compare`, for the memory store's listings. Items that compare equal are the
- * same item (every order ends on a unique key). The array is stored back to front: listings are newest
- * first, so a new item, the common case, is an append rather than a shift of the whole array.
+ * A list kept sorted by `compare`, for the memory store's listings. Items that compare equal are the
+ * same item (every order ends on a unique key).
+ *
+ * The items live in chunks of at most 512, each sorted, the chunks in order. An insert or a removal
+ * anywhere moves at most one chunk's items, so a project of a million messages takes an event that is
+ * older than the newest (a backfill, a late provider retry) as fast as a new one; one flat array
+ * moved half its elements on every such insert.
  */
 export class SortedList<T extends K, K = T> {
-  /** Sorted by `compare` descending: the first item in order is the last element. */
-  private readonly items: T[] = [];
+  /** Non-empty chunks, each sorted ascending by `compare`, every chunk before the next. */
+  private readonly chunks: T[][] = [];
+  private size = 0;
 
   constructor(private readonly compare: (a: K, b: K) => number) {}
 
   get length(): number {
-    return this.items.length;
+    return this.size;
   }
 
   insert(item: T): void {
-    const first = this.items[this.items.length - 1];
-    if (first === undefined || this.compare(item, first) < 0) this.items.push(item);
-    else this.items.splice(this.indexAfter(item), 0, item);
+    if (this.chunks.length === 0) {
+      this.chunks.push([item]);
+    } else {
+      const chunkIndex = this.chunkOf(item);
+      const chunk = this.chunks[chunkIndex]!;
+      chunk.splice(this.firstAbove(chunk, item), 0, item);
+      if (chunk.length > CHUNK_SIZE) this.chunks.splice(chunkIndex + 1, 0, chunk.splice(CHUNK_SIZE / 2));
+    }
+    this.size++;
   }
 
   /** Removes the item that compares equal to `item`; returns whether there was one. */
   remove(item: K): boolean {
-    const index = this.indexAfter(item) - 1;
-    const found = this.items[index];
-    if (found === undefined || this.compare(found, item) !== 0) return false;
-    this.items.splice(index, 1);
+    const found = this.find(item);
+    if (found === undefined) return false;
+    const chunk = this.chunks[found.chunk]!;
+    chunk.splice(found.index, 1);
+    if (chunk.length === 0) this.chunks.splice(found.chunk, 1);
+    this.size--;
     return true;
   }
 
   /** Replaces `before` by `after`, moving it if its key changed. */
   replace(before: T, after: T): void {
     if (this.compare(before, after) === 0) {
-      const index = this.indexAfter(before) - 1;
-      const found = this.items[index];
-      if (found !== undefined && this.compare(found, before) === 0) {
-        this.items[index] = after;
+      const found = this.find(before);
+      if (found !== undefined) {
+        this.chunks[found.chunk]![found.index] = after;
         return;
       }
     } else {
@@ -45,23 +60,43 @@ export class SortedList<T extends K, K = T> {
 
   /** The items strictly after `position` (all of them when it is undefined), in order. */
   *after(position: K | undefined): Generator<T> {
-    let index = this.items.length - 1;
-    if (position !== undefined) {
-      // Items strictly after `position` in order compare above it: they sit at the front of the
-      // descending array, before the elements that compare <= it.
-      index = this.indexAfter(position) - 1;
-      if (index >= 0 && this.compare(this.items[index]!, position) === 0) index--;
+    let chunkIndex = position === undefined ? 0 : this.chunkOf(position);
+    let index = position === undefined ? 0 : this.firstAbove(this.chunks[chunkIndex] ?? [], position);
+    for (; chunkIndex < this.chunks.length; chunkIndex++, index = 0) {
+      const chunk = this.chunks[chunkIndex]!;
+      for (; index < chunk.length; index++) yield chunk[index]!;
     }
-    for (; index >= 0; index--) yield this.items[index]!;
   }
 
-  /** The number of elements that compare >= `item` in the descending array: where `item` goes after its equals. */
-  private indexAfter(item: K): number {
+  /** Where the item equal to `item` is, if any. */
+  private find(item: K): { chunk: number; index: number } | undefined {
+    if (this.chunks.length === 0) return undefined;
+    const chunk = this.chunkOf(item);
+    const index = this.firstAbove(this.chunks[chunk]!, item) - 1;
+    const found = this.chunks[chunk]![index];
+    return found !== undefined && this.compare(found, item) === 0 ? { chunk, index } : undefined;
+  }
+
+  /** The first chunk whose last item compares >= `item`, or the last chunk: where `item` belongs. */
+  private chunkOf(item: K): number {
     let low = 0;
-    let high = this.items.length;
+    let high = this.chunks.length - 1;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (this.compare(this.items[middle]!, item) >= 0) low = middle + 1;
+      const chunk = this.chunks[middle]!;
+      if (this.compare(chunk[chunk.length - 1]!, item) >= 0) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /** The index of the first item of `chunk` that compares above `item`. */
+  private firstAbove(chunk: readonly T[], item: K): number {
+    let low = 0;
+    let high = chunk.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.compare(chunk[middle]!, item) <= 0) low = middle + 1;
       else high = middle;
     }
     return low;
