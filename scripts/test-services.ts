@@ -1,12 +1,14 @@
 // Starts the real servers the store suites talk to — PostgreSQL and Redis (single and a 3-master
-// cluster) — from local binaries on free loopback ports, and stops them afterwards. Used as vitest's
-// globalSetup, so `npm test` is the one command locally and in CI. REDIS_URL, REDIS_CLUSTER_NODES and
-// DATABASE_URL point the suites at servers you run yourself instead.
+// cluster) — from local binaries on free loopback ports, and the Chromium the dashboard's tests drive,
+// and stops them afterwards. Used as vitest's globalSetup, so `npm test` is the one command locally and
+// in CI. REDIS_URL, REDIS_CLUSTER_NODES and DATABASE_URL point the suites at servers you run yourself
+// instead; CHROMIUM_PATH at another Chromium binary.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium, type BrowserServer } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -14,10 +16,13 @@ declare module 'vitest' {
     databaseUrl: string;
     redisUrl: string;
     redisClusterNodes: string;
+    /** Where the dashboard's tests connect to Chromium (`chromium.connect`). */
+    browserWsEndpoint: string;
   }
 }
 
 const children: ChildProcess[] = [];
+let browser: BrowserServer | undefined;
 const directories: string[] = [];
 
 export async function setup(project: TestProject): Promise<void> {
@@ -25,6 +30,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('databaseUrl', process.env.DATABASE_URL ?? (await startPostgres()));
     project.provide('redisUrl', process.env.REDIS_URL ?? (await startRedis()));
     project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? (await startRedisCluster()));
+    project.provide('browserWsEndpoint', await startChromium());
   } catch (error) {
     await teardown();
     throw error;
@@ -32,6 +38,8 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  await browser?.close();
+  browser = undefined;
   for (const child of children.splice(0)) {
     if (child.exitCode === null) child.kill('SIGTERM');
     await new Promise((resolve) => {
@@ -130,6 +138,27 @@ async function startRedisCluster(): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return nodes.join(',');
+}
+
+// --- Chromium ------------------------------------------------------------------------------------
+
+/** Debian's Chromium, driven by playwright-core (Playwright's own browser downloads need the internet). */
+async function startChromium(): Promise<string> {
+  const executablePath =
+    process.env.CHROMIUM_PATH ??
+    findOnPath('chromium') ??
+    (installDebianPackage('chromium'), findOnPath('chromium'));
+  if (executablePath === undefined) {
+    throw new Error('Chromium not found for the dashboard tests. Install Debian\'s chromium package (apt-get install chromium) or set CHROMIUM_PATH.');
+  }
+  browser = await chromium.launchServer({
+    executablePath,
+    headless: true,
+    host: '127.0.0.1',
+    // Without these, Chromium keeps trying to reach Google's services, which a closed network refuses.
+    args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return browser.wsEndpoint();
 }
 
 // --- processes, ports, packages ------------------------------------------------------------------

@@ -132,7 +132,7 @@ export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth }
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
 
 // HTTP: the framework-free handler the Express and Fastify bindings translate to.
-export { createHttpHandler, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';
+export { createHttpHandler, type DashboardFiles, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';
 export type { HttpRequest, HttpResponse, HttpHeaders } from './http/request.js';
 export type { ApiKeys, ApiKeyScope } from './http/api-keys.js';
 export { routes, type Route, type RouteAuth, type RouteMethod } from './http/routes.js';

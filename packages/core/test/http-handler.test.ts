@@ -16,7 +16,7 @@ function handler(apiKeys: ApiKeys = { 'acme-key': 'acme' }) {
   return createHttpHandler(createMailwarden(), { apiKeys, logger: { error: () => {} } });
 }
 
-const codeOf = (body: string) => (JSON.parse(body) as { error?: { code: string } }).error?.code;
+const codeOf = (body: string | Uint8Array) => (JSON.parse(Buffer.from(body).toString()) as { error?: { code: string } }).error?.code;
 
 describe('API keys', () => {
   test.each([

@@ -76,7 +76,7 @@ async function play(store: Store): Promise<{ operation: string; status: number }
   const seen: { operation: string; status: number }[] = [];
   // Then remove what the scenario suppressed, for the 200 of DELETE.
   const remove = async () => {
-    const page = JSON.parse((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: api })).body) as { items: { hash: string }[] };
+    const page = JSON.parse(String((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: api })).body)) as { items: { hash: string }[] };
     return page.items.map((item) => ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${item.hash}` }] as const);
   };
   for (const [template, overrides] of [...scenario, ...(await remove())]) {
@@ -91,7 +91,7 @@ async function play(store: Store): Promise<{ operation: string; status: number }
     const response = await handler.handle(request);
     const validate = validatorOf(template, method, response.status);
     expect(validate, `${method} ${template} answered ${response.status}, which the document does not list: ${response.body}`).toBeDefined();
-    expect(validate!(JSON.parse(response.body)), `${method} ${template} ${response.status}: ${ajv.errorsText(validate!.errors)}\n${response.body}`).toBe(true);
+    expect(validate!(JSON.parse(String(response.body))), `${method} ${template} ${response.status}: ${ajv.errorsText(validate!.errors)}\n${response.body}`).toBe(true);
     seen.push({ operation: `${method} ${template}`, status: response.status });
   }
   return seen;

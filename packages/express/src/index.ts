@@ -1,12 +1,16 @@
-import { createHttpHandler, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type Mailwarden } from '@mailwarden/core';
+import { createHttpHandler, type DashboardFiles, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type Mailwarden } from '@mailwarden/core';
+import { createDashboard } from '@mailwarden/dashboard';
 import express, { type Request, type Response, type Router } from 'express';
 
-export interface MailwardenRouterOptions extends HttpHandlerOptions {
+export interface MailwardenRouterOptions extends Omit<HttpHandlerOptions, 'dashboard'> {
   mailwarden: Mailwarden;
+  /** Serve the dashboard at `dashboard/` under the router's mount point. Default `false`: see docs/dashboard.md. */
+  dashboard?: boolean | DashboardFiles;
 }
 
 /**
- * An Express router (Express 4 and 5) serving the mailwarden API, webhook intake and `/openapi.json`.
+ * An Express router (Express 4 and 5) serving the mailwarden API, webhook intake, `/openapi.json` and,
+ * with `dashboard: true`, the dashboard at `dashboard/`.
  * Every route, status and error comes from the core handler; this only translates requests and responses.
  *
  * Mount it before any body parser of the app (or at a path they skip): it reads bodies itself, because
@@ -16,12 +20,16 @@ export interface MailwardenRouterOptions extends HttpHandlerOptions {
  * app.use('/mailwarden', createMailwardenRouter({ mailwarden, apiKeys: { [process.env.ACME_KEY!]: 'acme' } }));
  */
 export function createMailwardenRouter(options: MailwardenRouterOptions): Router {
-  const handler = createHttpHandler(options.mailwarden, options);
+  const handler = createHttpHandler(options.mailwarden, { ...options, dashboard: dashboardOf(options.dashboard) });
   const router = express.Router();
   router.use((request, response, next) => {
     handler.handle(toHttpRequest(request)).then((answer) => send(response, answer), next);
   });
   return router;
+}
+
+function dashboardOf(option: MailwardenRouterOptions['dashboard']): DashboardFiles | undefined {
+  return option === true ? createDashboard() : option || undefined;
 }
 
 function toHttpRequest(request: Request): HttpRequest {

@@ -1,12 +1,16 @@
-import { createHttpHandler, MailwardenError, type HttpHandlerOptions, type HttpRequest, type Mailwarden } from '@mailwarden/core';
+import { createHttpHandler, MailwardenError, type DashboardFiles, type HttpHandlerOptions, type HttpRequest, type Mailwarden } from '@mailwarden/core';
+import { createDashboard } from '@mailwarden/dashboard';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-export interface MailwardenPluginOptions extends HttpHandlerOptions {
+export interface MailwardenPluginOptions extends Omit<HttpHandlerOptions, 'dashboard'> {
   mailwarden: Mailwarden;
+  /** Serve the dashboard at `dashboard/` under the plugin's prefix. Default `false`: see docs/dashboard.md. */
+  dashboard?: boolean | DashboardFiles;
 }
 
 /**
- * A Fastify plugin serving the mailwarden API, webhook intake and `/openapi.json` under its `prefix`.
+ * A Fastify plugin serving the mailwarden API, webhook intake, `/openapi.json` and, with
+ * `dashboard: true`, the dashboard at `dashboard/`, under its `prefix`.
  * It is encapsulated: its content-type handling (every body kept as the raw stream, read by the core
  * handler within its size caps) does not leak into the rest of the app. Errors are logged through the
  * app's logger unless `logger` is given.
@@ -15,7 +19,8 @@ export interface MailwardenPluginOptions extends HttpHandlerOptions {
  * await app.register(mailwardenPlugin, { prefix: '/mailwarden', mailwarden, apiKeys: { [process.env.ACME_KEY!]: 'acme' } });
  */
 export const mailwardenPlugin: FastifyPluginAsync<MailwardenPluginOptions> = async (fastify, options) => {
-  const handler = createHttpHandler(options.mailwarden, { logger: fastify.log, ...options });
+  const dashboard = options.dashboard === true ? createDashboard() : options.dashboard || undefined;
+  const handler = createHttpHandler(options.mailwarden, { logger: fastify.log, ...options, dashboard });
   const prefix = fastify.prefix;
 
   // The core reads and parses bodies (JSON for the API; JSON, text/plain JSON and forms for webhooks),

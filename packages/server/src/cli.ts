@@ -88,7 +88,7 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
   });
   if (apiKey !== undefined) {
     await seedDemo(service.mailwarden);
-    process.stdout.write(demoBanner(service.url, apiKey, opened.kind));
+    process.stdout.write(demoBanner(service.url, apiKey, opened.kind, config.dashboard));
   }
   return new Promise((resolve) => {
     const stop = (signal: string) => {

@@ -70,6 +70,8 @@ export const configSchema = z
     /** Messages (and their dedup keys) are kept this many days after their last event; default forever. */
     retentionDays: z.number().positive().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Serve the dashboard at `{basePath}/dashboard/`; it reads only through the API, with the key a person enters. */
+    dashboard: z.boolean().default(true),
   })
   .strict();
 
@@ -86,6 +88,7 @@ const ENVIRONMENT = {
   MAILWARDEN_RETENTION_DAYS: 'retentionDays',
   MAILWARDEN_LOG_LEVEL: 'logLevel',
   MAILWARDEN_TRUST_PROXY: 'trustProxy',
+  MAILWARDEN_DASHBOARD: 'dashboard',
 } as const;
 
 /**
@@ -99,7 +102,12 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
   for (const [variable, key] of Object.entries(ENVIRONMENT)) {
     const value = env[variable];
     if (value === undefined || value === '') continue;
-    input[key] = key === 'port' || key === 'retentionDays' ? Number(value) : key === 'trustProxy' && value === 'true' ? true : value;
+    input[key] =
+      key === 'port' || key === 'retentionDays'
+        ? Number(value)
+        : (key === 'trustProxy' || key === 'dashboard') && (value === 'true' || value === 'false')
+          ? value === 'true'
+          : value;
   }
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {

@@ -18,8 +18,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
- * The standalone service: Fastify with the mailwarden plugin under `basePath`, `/health` (the process
- * answers) and `/ready` (the store answers). Logs are JSON lines without addresses in clear: query
+ * The standalone service: Fastify with the mailwarden plugin (and its dashboard, unless turned off) under
+ * `basePath`, `/health` (the process answers) and `/ready` (the store answers). Logs are JSON lines without addresses in clear: query
  * values of `email` are redacted, and handled errors carry only their code.
  */
 export async function startService(config: ServerConfig, opened: OpenedStore, options: { logStream?: NodeJS.WritableStream } = {}): Promise<Service> {
@@ -62,6 +62,7 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     prefix: config.basePath,
     mailwarden,
     apiKeys: apiKeyScopes(config),
+    dashboard: config.dashboard,
     openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
   });
 

@@ -4,7 +4,7 @@ import type { Mailwarden } from '../mailwarden.js';
 import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
 import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.js';
-import { firstHeader, type HttpRequest, type HttpResponse } from './request.js';
+import { firstHeader, type HttpHeaders, type HttpRequest, type HttpResponse } from './request.js';
 import { routes, type Route, type RouteInput } from './routes.js';
 
 /** Where the handler reports what callers cannot be told: unexpected errors, an unreachable store. Pino-shaped. */
@@ -23,6 +23,17 @@ export interface HttpHandlerOptions {
   retryAfterSeconds?: number;
   /** What `/openapi.json` says about where the API lives. */
   openapi?: OpenApiOptions;
+  /**
+   * Serves the dashboard at `/dashboard/` (`createDashboard()` of `@mailwarden/dashboard`; the bindings'
+   * `dashboard: true` does this). Without it, `/dashboard/` answers 404.
+   */
+  dashboard?: DashboardFiles;
+}
+
+/** The dashboard's static files: what `createDashboard()` of `@mailwarden/dashboard` returns. */
+export interface DashboardFiles {
+  /** The answer for a GET or HEAD of `path` (`/dashboard…`, still percent-encoded), or `undefined` when no file is there. */
+  serve(request: { path: string; headers: HttpHeaders; head: boolean }): HttpResponse | undefined;
 }
 
 export interface HttpHandler {
@@ -73,6 +84,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       openApiText ??= JSON.stringify(createOpenApiDocument(options.openapi));
       return json(200, openApiText, method === 'HEAD');
     }
+    if (segments[0] === 'dashboard') return serveDashboard(request, method);
     const matches = matchRoutes(compiled, segments);
     if (matches.length === 0) throw new MailwardenError('not_found', `No endpoint at ${request.path}.`);
     // HEAD reads like GET unless a route answers HEAD itself (webhook probes).
@@ -108,6 +120,17 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     };
     const result = await route.run(mailwarden, input);
     return json(result.status, result.body === undefined ? '' : JSON.stringify(result.body), method === 'HEAD');
+  }
+
+  /** The dashboard's files: public, like `/openapi.json`; every read of data goes through the API and its keys. */
+  function serveDashboard(request: HttpRequest, method: string): HttpResponse {
+    if (options.dashboard === undefined) {
+      throw new MailwardenError('not_found', 'The dashboard is not enabled here: mount mailwarden with `dashboard: true`.');
+    }
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);
+    const answer = options.dashboard.serve({ path: request.path, headers: request.headers, head: method === 'HEAD' });
+    if (answer === undefined) throw new MailwardenError('not_found', `No dashboard file at ${request.path}.`);
+    return answer;
   }
 
   function failure(error: unknown, request: HttpRequest, matched: Matched): HttpResponse {

@@ -29,8 +29,8 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
-  /** JSON text, or `''` when the response has no body (HEAD). */
-  body: string;
+  /** JSON text, the bytes of a dashboard file, or `''` when the response has no body (HEAD, 304). */
+  body: string | Uint8Array;
 }
 
 /** The first value of a header, by lower-case name. */

@@ -1,0 +1,7 @@
+// What scripts/test-services.ts provides (its own declaration is outside this package's program).
+declare module 'vitest' {
+  export interface ProvidedContext {
+    browserWsEndpoint: string;
+  }
+}
+export {};

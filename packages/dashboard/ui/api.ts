@@ -1,0 +1,117 @@
+import type {
+  ErrorBody,
+  MessagePage,
+  MessageStatus,
+  Suppression,
+  SuppressionCheck,
+  SuppressionPage,
+  TrackingIdPage,
+} from '@mailwarden/core';
+import { apiBase } from './location.js';
+import type { Session } from './session.js';
+
+/** A failed call: the API's own code and message, or `network_error` when the service was not reached. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Query = Record<string, string | number | undefined>;
+
+export interface MessageQuery {
+  trackingId?: string | undefined;
+  status?: MessageStatus | undefined;
+  limit?: number;
+  cursor?: string | undefined;
+}
+
+export interface TrackingIdQuery {
+  search?: string | undefined;
+  trackingId?: string | undefined;
+  limit?: number;
+  cursor?: string | undefined;
+}
+
+/** The public JSON API of one project, called with the signed-in API key. */
+export interface Api {
+  messages(query: MessageQuery, signal?: AbortSignal): Promise<MessagePage>;
+  trackingIds(query: TrackingIdQuery, signal?: AbortSignal): Promise<TrackingIdPage>;
+  suppressions: {
+    list(query: { limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<SuppressionPage>;
+    check(email: string, signal?: AbortSignal): Promise<SuppressionCheck>;
+    /** `created` is false when the address was already suppressed (the API's 200 instead of 201). */
+    add(email: string): Promise<{ suppression: Suppression; created: boolean }>;
+    remove(hash: string): Promise<{ deleted: true; hash: string }>;
+  };
+}
+
+/**
+ * The API client of a session. Every answer that is not 2xx becomes an `ApiError` carrying the API's
+ * own message; a 401 also calls `onUnauthorized` (the key was revoked or changed: back to sign-in).
+ */
+export function createApi(session: Session, onUnauthorized: (error: ApiError) => void = () => {}): Api {
+  const project = new URL(`projects/${encodeURIComponent(session.projectId)}/`, apiBase);
+
+  async function request<T>(
+    method: string,
+    path: string,
+    { query, body, signal }: { query?: Query; body?: unknown; signal?: AbortSignal | undefined } = {},
+  ): Promise<{ status: number; data: T }> {
+    const url = new URL(path, project);
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { 'x-api-key': session.apiKey, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal === undefined ? {} : { signal }),
+        cache: 'no-store',
+        credentials: 'same-origin',
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ApiError(0, 'network_error', 'The mailwarden service could not be reached. Check the connection and try again.');
+    }
+    const text = await response.text();
+    if (response.ok) return { status: response.status, data: (text === '' ? undefined : JSON.parse(text)) as T };
+    const error = errorOf(response.status, text);
+    if (response.status === 401) onUnauthorized(error);
+    throw error;
+  }
+
+  const call = async <T>(...parameters: Parameters<typeof request>): Promise<T> => (await request<T>(...parameters)).data;
+
+  return {
+    messages: (query, signal) => call('GET', 'messages', { query: { ...query }, signal }),
+    trackingIds: (query, signal) => call('GET', 'tracking-ids', { query: { ...query }, signal }),
+    suppressions: {
+      list: (query, signal) => call('GET', 'suppressions', { query: { ...query }, signal }),
+      check: (email, signal) => call('GET', 'suppressions/check', { query: { email }, signal }),
+      add: async (email) => {
+        const { status, data } = await request<Suppression>('POST', 'suppressions', { body: { email } });
+        return { suppression: data, created: status === 201 };
+      },
+      remove: (hash) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`),
+    },
+  };
+}
+
+function errorOf(status: number, text: string): ApiError {
+  try {
+    const { error } = JSON.parse(text) as ErrorBody;
+    if (typeof error.code === 'string' && typeof error.message === 'string') return new ApiError(status, error.code, error.message);
+  } catch {
+    // Not mailwarden's error body (a proxy's page, say): described below.
+  }
+  return new ApiError(status, 'unexpected_response', `The service answered HTTP ${status} without an error body mailwarden knows.`);
+}

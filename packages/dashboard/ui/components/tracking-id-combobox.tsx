@@ -1,0 +1,152 @@
+import type { TrackingIdPage, TrackingIdSummary } from '@mailwarden/core';
+import { useCombobox } from 'downshift';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Api, ApiError } from '../api.js';
+import { formatCount, formatRate } from '../format.js';
+import { asApiError } from '../load.js';
+
+/** How many tracking IDs the list offers at once; typing narrows it. */
+export const OPTION_LIMIT = 20;
+
+/** An option: a tracking ID with its counters, or the one that clears the filter. */
+interface Option {
+  trackingId: string | null;
+  summary?: TrackingIdSummary;
+}
+
+const allTrackingIds: Option = { trackingId: null };
+
+interface SearchResult {
+  /** The text these options answer. */
+  text: string;
+  page?: TrackingIdPage;
+  error?: ApiError;
+}
+
+/**
+ * Server-side search for the combobox, at the server's pace: at most one request in flight, and when it
+ * answers, the newest text (if it changed meanwhile) goes next. A fixed debounce timer would add its
+ * whole delay to every search; this keeps one search per answer and shows only the answer to the text
+ * last asked, so a slow, stale answer never replaces a newer one.
+ */
+function useTrackingIdSearch(api: Api): { result: SearchResult | undefined; wanted: string | undefined; find(text: string): void } {
+  const [result, setResult] = useState<SearchResult>();
+  const [wanted, setWanted] = useState<string>();
+  const state = useRef({ running: false, wanted: undefined as string | undefined, live: true });
+  useEffect(() => {
+    state.current.live = true;
+    return () => {
+      state.current.live = false;
+    };
+  }, []);
+
+  const run = (text: string): void => {
+    const current = state.current;
+    current.running = true;
+    api.trackingIds({ search: text, limit: OPTION_LIMIT }).then(
+      (page) => current.live && current.wanted === text && setResult({ text, page }),
+      (error: unknown) => current.live && current.wanted === text && setResult({ text, error: asApiError(error) }),
+    ).finally(() => {
+      current.running = false;
+      if (current.live && current.wanted !== undefined && current.wanted !== text) run(current.wanted);
+    });
+  };
+  const find = (text: string): void => {
+    state.current.wanted = text;
+    setWanted(text);
+    if (!state.current.running) run(text);
+  };
+  return { result, wanted, find };
+}
+
+/**
+ * The Tracking ID combobox (WAI-ARIA combobox with a listbox popup, by downshift): typing searches the
+ * project's tracking IDs, each option shows its counters, the first option clears the filter. Arrow keys,
+ * Home / End, Enter, Escape and the mouse work as the pattern says.
+ */
+export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; trackingId: string | null; onChoose(trackingId: string | null): void }) {
+  const { result, wanted, find } = useTrackingIdSearch(api);
+  const options: Option[] = [allTrackingIds, ...(result?.page?.items ?? []).map((summary) => ({ trackingId: summary.trackingId, summary }))];
+  const selected: Option = trackingId === null ? allTrackingIds : { trackingId };
+  const { isOpen, highlightedIndex, getLabelProps, getInputProps, getMenuProps, getItemProps, getToggleButtonProps } = useCombobox<Option>({
+    items: options,
+    // The text is downshift's own (a controlled text under Preact loses keystrokes typed quickly); it
+    // follows the selected item, so back / forward and links that change the filter change the text.
+    selectedItem: selected,
+    itemToString: (option) => option?.trackingId ?? '',
+    itemToKey: (option) => option?.trackingId ?? null,
+    onInputValueChange: ({ inputValue: text = '', type }) => {
+      if (type === useCombobox.stateChangeTypes.InputChange) find(text);
+    },
+    onIsOpenChange: ({ isOpen: open, inputValue: text = '', type }) => {
+      // Opening by click or arrow shows the whole list when the box holds the chosen ID; typing searches.
+      if (open && type !== useCombobox.stateChangeTypes.InputChange) find(text === (trackingId ?? '') ? '' : text);
+    },
+    onSelectedItemChange: ({ selectedItem }) => onChoose(selectedItem?.trackingId ?? null),
+    stateReducer: (state, { type, changes }) => {
+      // Escape closes the list; on a closed list it keeps the filter instead of clearing it.
+      if (type === useCombobox.stateChangeTypes.InputKeyDownEscape && !state.isOpen) return state;
+      return changes;
+    },
+  });
+
+  const shown = result?.text;
+  const searching = isOpen && wanted !== undefined && wanted !== shown;
+  const status = !isOpen
+    ? ''
+    : searching
+      ? 'Searching…'
+      : result?.error !== undefined
+        ? `The search failed: ${result.error.message}`
+        : result?.page === undefined
+          ? ''
+          : describeResult(result.text, result.page);
+
+  return (
+    <div class="combobox">
+      <label {...getLabelProps()}>Tracking ID</label>
+      <div class="combobox-field">
+        <input {...getInputProps({ placeholder: 'All tracking IDs: type to search', spellcheck: false, autoComplete: 'off' })} />
+        <button type="button" class="combobox-toggle" aria-label="Show tracking IDs" {...getToggleButtonProps()}>
+          <svg viewBox="0 0 10 6" aria-hidden="true">
+            <path d="M1 1l4 4 4-4" />
+          </svg>
+        </button>
+      </div>
+      <ul class="listbox" hidden={!isOpen} data-search={isOpen && !searching ? shown : undefined} {...getMenuProps()}>
+        {isOpen &&
+          options.map((option, index) => (
+            <li key={option.trackingId ?? ''} class={index === highlightedIndex ? 'option highlighted' : 'option'} {...getItemProps({ item: option, index })}>
+              {option.trackingId === null ? (
+                <span class="option-all">All tracking IDs</span>
+              ) : (
+                <span class="option-id literal">
+                  <bdi>{option.trackingId}</bdi>
+                </span>
+              )}
+              {option.summary === undefined ? null : <OptionCounts summary={option.summary} />}
+            </li>
+          ))}
+      </ul>
+      <p class="combobox-status" role="status">
+        {status}
+      </p>
+    </div>
+  );
+}
+
+function OptionCounts({ summary }: { summary: TrackingIdSummary }) {
+  const { messages, delivered, bounced, complained } = summary;
+  return (
+    <span class="option-counts">
+      {formatCount(messages)} messages · {formatRate(delivered, messages)} delivered · {formatCount(bounced)} bounced · {formatCount(complained)} complained
+    </span>
+  );
+}
+
+function describeResult(text: string, page: TrackingIdPage): string {
+  if (page.count === 0) return text === '' ? 'No tracking IDs yet.' : `No tracking ID contains “${text}”.`;
+  const some = page.next_cursor === null ? `${page.count}` : `The first ${page.count}`;
+  const of = text === '' ? 'tracking IDs' : `tracking IDs containing “${text}”`;
+  return page.next_cursor === null ? `${some} ${of}.` : `${some} ${of}; type to narrow the list.`;
+}

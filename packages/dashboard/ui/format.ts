@@ -1,0 +1,17 @@
+const count = new Intl.NumberFormat('en');
+const percent = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
+
+/** 12345 → "12,345". */
+export function formatCount(value: number): string {
+  return count.format(value);
+}
+
+/** The share `part / whole` as "93.1%", or "–" when there is no whole to take a share of. */
+export function formatRate(part: number, whole: number): string {
+  return whole === 0 ? '–' : percent.format(part / whole);
+}
+
+/** An API timestamp as "2026-11-23 14:05:12 UTC": unambiguous for people in any time zone. */
+export function formatTime(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}

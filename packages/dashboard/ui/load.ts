@@ -1,0 +1,38 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+
+export type Loaded<T> =
+  | { state: 'loading'; data?: undefined; error?: undefined }
+  | { state: 'done'; data: T; error?: undefined }
+  | { state: 'failed'; data?: undefined; error: ApiError };
+
+/**
+ * Loads with `load` whenever `keys` change, aborting the previous call, so an answer to an old question
+ * never replaces a newer one. `reload` asks again (the Retry button, or after a change).
+ */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, keys: readonly unknown[]): Loaded<T> & { reload(): void } {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
+  const [round, setRound] = useState(0);
+  const latest = useRef(load);
+  latest.current = load;
+  useEffect(() => {
+    const controller = new AbortController();
+    setLoaded({ state: 'loading' });
+    latest.current(controller.signal).then(
+      (data) => {
+        if (!controller.signal.aborted) setLoaded({ state: 'done', data });
+      },
+      (error: unknown) => {
+        if (!controller.signal.aborted) setLoaded({ state: 'failed', error: asApiError(error) });
+      },
+    );
+    return () => controller.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `keys` are the dependencies, by design.
+  }, [...keys, round]);
+  const reload = useCallback(() => setRound((value) => value + 1), []);
+  return { ...loaded, reload };
+}
+
+export function asApiError(error: unknown): ApiError {
+  return error instanceof ApiError ? error : new ApiError(0, 'unexpected_error', error instanceof Error ? error.message : String(error));
+}

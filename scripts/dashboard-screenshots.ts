@@ -1,0 +1,62 @@
+// Screenshots of every dashboard page for docs/dashboard.md, taken from the demo data as a new user
+// sees it: `npm run screenshots` (needs Debian's chromium, or CHROMIUM_PATH).
+import { mkdirSync } from 'node:fs';
+import { chromium, type Page } from 'playwright-core';
+import { loadConfig } from '../packages/server/src/config.js';
+import { seedDemo, withDemoProject, DEMO_PROJECT } from '../packages/server/src/demo.js';
+import { startService } from '../packages/server/src/service.js';
+import { openStore } from '../packages/server/src/store.js';
+
+const output = new URL('../docs/dashboard/', import.meta.url);
+mkdirSync(output, { recursive: true });
+
+const { config, apiKey } = withDemoProject(loadConfig({ env: { PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn' } }));
+const opened = await openStore({});
+const service = await startService(config, opened);
+await seedDemo(service.mailwarden);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
+  const shoot = async (name: string, target: Page = page) => {
+    await target.screenshot({ path: new URL(`${name}.png`, output).pathname });
+    console.log(`docs/dashboard/${name}.png`);
+  };
+
+  await page.goto(`${service.url}/dashboard/`);
+  await page.getByLabel('Project').fill(DEMO_PROJECT);
+  await page.getByLabel('API key').fill(apiKey);
+  await shoot('sign-in');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('table').waitFor();
+  await shoot('messages');
+
+  const combobox = page.getByRole('combobox', { name: 'Tracking ID' });
+  await combobox.click();
+  await combobox.pressSequentially('news');
+  await page.locator('[role="listbox"][data-search="news"]').waitFor();
+  await shoot('tracking-id-combobox');
+  await page.getByRole('option', { name: /^newsletter-2026-11-20/ }).click();
+  await page.getByRole('heading', { name: /Counts for/ }).waitFor();
+  await page.getByRole('table').waitFor();
+  await shoot('messages-filtered');
+
+  await page.getByRole('link', { name: 'Tracking IDs' }).click();
+  await page.getByRole('table').waitFor();
+  await shoot('tracking-ids');
+
+  await page.getByRole('link', { name: 'Suppressions' }).click();
+  await page.getByRole('table').waitFor();
+  await page.getByLabel('Email to check').fill('bounced@example.com');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('is suppressed').waitFor();
+  await shoot('suppressions');
+  await page.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
+  await page.getByRole('dialog').waitFor();
+  await shoot('suppressions-remove');
+} finally {
+  await browser.close();
+  await service.close();
+}
