@@ -100,9 +100,10 @@ export async function seedMessages(mailwarden: Mailwarden, projectId: string, tr
   for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(projectId, events.slice(at, at + 500));
 }
 
-/** The text of every cell of a column of the page's table, by its header. */
+/** The text of every cell of a column of the page's table, by its header; `[]` while no table is shown. */
 export async function columnTexts(page: Page, header: string): Promise<string[]> {
   const headers = await page.locator('table thead th').allTextContents();
+  if (headers.length === 0) return [];
   const column = headers.indexOf(header);
   if (column === -1) throw new Error(`No column "${header}" in ${JSON.stringify(headers)}`);
   return page.locator(`table tbody tr > :nth-child(${column + 1})`).allTextContents();

@@ -1,0 +1,95 @@
+import { AxeBuilder } from '@axe-core/playwright';
+import { MailwardenError } from '@mailwarden/core';
+import type { TestApp } from '@mailwarden/http-test-suite';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { connectBrowser, dashboardUrl, event, openPage, seedMessages, signIn, startDashboardApp } from './harness.js';
+
+let browser: Browser;
+let app: TestApp;
+
+beforeAll(async () => {
+  browser = await connectBrowser();
+  app = await startDashboardApp();
+  await seedMessages(app.mailwarden, app.projects.acme, 'newsletter-2026-11', 60);
+  await app.mailwarden.applyEvents(app.projects.acme, [
+    event({ recipient: 'bounced@example.com', type: 'bounced', trackingId: 'welcome' }),
+    event({ recipient: 'angry@example.com', type: 'complained', trackingId: 'welcome' }),
+    event({ recipient: 'late@example.com', type: 'deferred', trackingId: '\u202Ertl-🎉' }),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** Every axe rule (WCAG 2.x A and AA, and best practices) in the page's current state. */
+async function violations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice']).analyze();
+  return results.violations.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join('; ')})`);
+}
+
+test.each([
+  ['light', 'light'],
+  ['dark', 'dark'],
+] as const)('no axe violations on any page or state (%s colour scheme)', async (_name, colorScheme) => {
+  const watched = await openPage(browser, app, { expectedProblems: [/401|503/] });
+  const { page } = watched;
+  await page.emulateMedia({ colorScheme });
+  // The checker finds what it should: a nameless button and grey-on-grey text.
+  await page.setContent('<html lang="en"><title>t</title><main><h1>t</h1><button></button><p style="color:#bbb;background:#ccc">faint</p></main></html>');
+  expect((await violations(page)).map((violation) => violation.split(':')[0])).toStrictEqual(['button-name', 'color-contrast']);
+  const states: Record<string, string[]> = {};
+
+  await page.goto(dashboardUrl(app));
+  await page.getByLabel('Project').fill(app.projects.acme);
+  await page.getByLabel('API key').fill('wrong');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').waitFor();
+  states['sign-in with an error'] = await violations(page);
+
+  await signIn(page, app);
+  await page.getByRole('table').waitFor();
+  states.messages = await violations(page);
+
+  await page.getByRole('combobox', { name: 'Tracking ID' }).pressSequentially('e');
+  await page.locator('[role="listbox"][data-search="e"]').waitFor();
+  await page.keyboard.press('ArrowDown');
+  states['messages, combobox open'] = await violations(page);
+  await page.keyboard.press('Escape');
+
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=newsletter-2026-11`);
+  await page.getByRole('heading', { name: /Counts for/ }).waitFor();
+  await page.getByRole('table').waitFor();
+  states['messages of one tracking ID, paged'] = await violations(page);
+
+  await page.getByRole('link', { name: 'Tracking IDs' }).click();
+  await page.getByRole('table').waitFor();
+  states['tracking IDs'] = await violations(page);
+  await page.getByLabel('Search tracking IDs').fill('nothing like it');
+  await page.getByText('No tracking ID contains').waitFor();
+  states['tracking IDs, none found'] = await violations(page);
+
+  await page.getByRole('link', { name: 'Suppressions' }).click();
+  await page.getByRole('table').waitFor();
+  await page.getByLabel('Email to check').fill('bounced@example.com');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('is suppressed').waitFor();
+  states.suppressions = await violations(page);
+  await page.getByRole('button', { name: 'Remove bounced@example.com' }).click();
+  await page.getByRole('dialog').waitFor();
+  states['suppressions, remove dialog'] = await violations(page);
+  await page.keyboard.press('Escape');
+
+  app.store.failWith(() => new MailwardenError('store_unavailable', 'The store did not answer in time.'));
+  try {
+    await page.getByRole('link', { name: 'Messages' }).click();
+    await page.getByRole('button', { name: 'Retry' }).waitFor();
+    states['store down'] = await violations(page);
+  } finally {
+    app.store.failWith(undefined);
+  }
+
+  expect(states).toStrictEqual(Object.fromEntries(Object.keys(states).map((state) => [state, []])));
+  await watched.close();
+});

@@ -1,0 +1,254 @@
+import type { TestApp } from '@mailwarden/http-test-suite';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { columnTexts, connectBrowser, dashboardUrl, event, openPage, seedMessages, signIn, startDashboardApp } from './harness.js';
+
+let browser: Browser;
+let app: TestApp;
+
+/** Tracking IDs a hostile or careless sender may use: each must show literally and break nothing. */
+const hostile = {
+  markup: '<img src=x onerror="window.__pwned=1">',
+  bold: '"quotes\' & <b>bold</b>',
+  rtl: '\u202Egnp.exe-\u05E9\u05DC\u05D5\u05DD',
+  emoji: '🎉📬 launch 👩🏽‍💻',
+  long: 'x'.repeat(128),
+  longEmoji: '📬'.repeat(128),
+  path: '../../projects/other',
+};
+
+beforeAll(async () => {
+  browser = await connectBrowser();
+  app = await startDashboardApp();
+  const acme = app.projects.acme;
+  // Two newsletters, a welcome campaign, a tracking ID with three pages of messages, and untracked mail.
+  await app.mailwarden.applyEvents(acme, [
+    event({ recipient: 'n1@example.com', trackingId: 'newsletter-2026-10' }),
+    event({ recipient: 'n2@example.com', trackingId: 'newsletter-2026-10', type: 'bounced' }),
+    event({ recipient: 'n3@example.com', trackingId: 'newsletter-2026-11' }),
+    event({ recipient: 'n4@example.com', trackingId: 'newsletter-2026-11', type: 'complained' }),
+    event({ recipient: 'w1@example.com', trackingId: 'welcome' }),
+    event({ recipient: 'plain@example.com', trackingId: null }),
+  ]);
+  // A day older than the rest, so the unfiltered first page shows the others.
+  await seedMessages(app.mailwarden, acme, 'bulk', 120, Date.parse('2026-11-19T10:00:00.000Z'));
+  await app.mailwarden.applyEvents(
+    acme,
+    Object.values(hostile).map((trackingId, i) => event({ recipient: `hostile${i}@example.com`, trackingId })),
+  );
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+const combobox = (page: Page) => page.getByRole('combobox', { name: 'Tracking ID' });
+/** Waits until the options shown answer `text` (the listbox says which text its options answer). */
+const optionsFor = async (page: Page, text: string) => {
+  await page.locator(`[role="listbox"][data-search="${text.replace(/["\\]/g, '\\$&')}"]`).waitFor();
+  return page.getByRole('listbox').getByRole('option').allTextContents();
+};
+/** The tracking IDs the options show, `null` for the one that clears the filter. */
+const optionIds = (page: Page) =>
+  page.getByRole('listbox').getByRole('option').evaluateAll((options) => options.map((option) => option.querySelector('bdi')?.textContent ?? null));
+const trackingIdParameter = (page: Page) => new URL(page.url()).searchParams.get('trackingId');
+
+test('the combobox by keyboard: typing searches the server, arrows and Enter choose, the page filters and shows the counts', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  const input = combobox(page);
+  await input.focus();
+  // Typed as fast as the keyboard sends: no keystroke may be lost to a re-render.
+  await input.pressSequentially('NEWS');
+  const options = await optionsFor(page, 'NEWS');
+  expect(await optionIds(page)).toStrictEqual([null, 'newsletter-2026-10', 'newsletter-2026-11']);
+  expect(options[0]).toBe('All tracking IDs');
+  expect(options[1]).toContain('2 messages · 50% delivered · 1 bounced · 0 complained');
+  expect(await input.getAttribute('aria-expanded')).toBe('true');
+
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  // The highlighted option is the active descendant, and the only one marked selected.
+  const highlighted = page.locator(`#${await input.getAttribute('aria-activedescendant')}`);
+  expect(await highlighted.locator('bdi').textContent()).toBe('newsletter-2026-11');
+  expect(await page.getByRole('listbox').getByRole('option', { selected: true }).allTextContents()).toStrictEqual([await highlighted.textContent()]);
+  await page.keyboard.press('Enter');
+
+  await page.getByRole('heading', { name: 'Counts for newsletter-2026-11' }).waitFor();
+  expect(trackingIdParameter(page)).toBe('newsletter-2026-11');
+  await expect.poll(() => input.inputValue()).toBe('newsletter-2026-11');
+  expect(await input.getAttribute('aria-expanded')).toBe('false');
+  await expect.poll(async () => (await columnTexts(page, 'Recipient')).sort()).toStrictEqual(['n3@example.com', 'n4@example.com']);
+  expect(await page.locator('.count-grid').textContent()).toBe('Messages2Delivered1 50%Bounced0 0%Complained1 50%');
+  expect(await page.getByRole('img').getAttribute('aria-label')).toBe('Of 2 messages: delivered 50%, bounced 0%, complained 50%');
+
+  // Escape closes an open list and keeps the filter; on a closed list it changes nothing.
+  await input.press('ArrowDown');
+  await page.getByRole('listbox').waitFor();
+  await input.press('Escape');
+  expect(await input.getAttribute('aria-expanded')).toBe('false');
+  await input.press('Escape');
+  expect([trackingIdParameter(page), await input.inputValue()]).toStrictEqual(['newsletter-2026-11', 'newsletter-2026-11']);
+  await watched.close();
+});
+
+test('the combobox by mouse, and its first option clears the filter', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.getByRole('button', { name: 'Show tracking IDs' }).click();
+  const all = await optionsFor(page, '');
+  expect(all.length).toBe(1 + 4 + Object.keys(hostile).length);
+  await page.getByRole('option', { name: /^welcome/ }).click();
+  await page.getByRole('heading', { name: 'Counts for welcome' }).waitFor();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['w1@example.com']);
+
+  // Opening again shows every tracking ID, not only the chosen one.
+  await page.getByRole('button', { name: 'Show tracking IDs' }).click();
+  expect((await optionsFor(page, '')).length).toBe(all.length);
+  await page.getByRole('option', { name: 'All tracking IDs' }).click();
+  await expect.poll(() => trackingIdParameter(page)).toBeNull();
+  await expect.poll(() => combobox(page).inputValue()).toBe('');
+  expect(await page.getByRole('heading', { name: /Counts for/ }).count()).toBe(0);
+  await expect.poll(async () => (await columnTexts(page, 'Recipient')).includes('plain@example.com')).toBe(true);
+
+  // A tracking ID in the table is a link to the same filter.
+  await page.getByRole('link', { name: 'newsletter-2026-10' }).first().click();
+  await page.getByRole('heading', { name: 'Counts for newsletter-2026-10' }).waitFor();
+  await watched.close();
+});
+
+test('the filter lives in the URL: shareable, and reload, back and forward restore it', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  const choose = async (text: string, name: string) => {
+    await combobox(page).fill('');
+    await combobox(page).pressSequentially(text);
+    await optionsFor(page, text);
+    await page.getByRole('option', { name: new RegExp(`^${name}`) }).click();
+    await page.getByRole('heading', { name: `Counts for ${name}` }).waitFor();
+  };
+  await choose('welc', 'welcome');
+  await choose('2026-10', 'newsletter-2026-10');
+  expect(page.url()).toBe(`${dashboardUrl(app, 'messages')}?trackingId=newsletter-2026-10`);
+
+  await page.reload();
+  await page.getByRole('heading', { name: 'Counts for newsletter-2026-10' }).waitFor();
+  await expect.poll(() => combobox(page).inputValue()).toBe('newsletter-2026-10');
+
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Counts for welcome' }).waitFor();
+  await expect.poll(() => combobox(page).inputValue()).toBe('welcome');
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['w1@example.com']);
+  await page.goBack();
+  await expect.poll(() => trackingIdParameter(page)).toBeNull();
+  await expect.poll(() => combobox(page).inputValue()).toBe('');
+  await page.goForward();
+  await page.getByRole('heading', { name: 'Counts for welcome' }).waitFor();
+
+  // A link opened straight away, in a signed-in tab, shows the same.
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=bulk&status=delivered`);
+  await page.getByRole('heading', { name: 'Counts for bulk' }).waitFor();
+  expect(await page.getByLabel('Status').inputValue()).toBe('delivered');
+  await watched.close();
+});
+
+test('paging a tracking ID with more messages than a page: every message once, none skipped, back and forth', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=bulk`);
+  await page.getByRole('heading', { name: 'Counts for bulk' }).waitFor();
+  const pager = page.getByRole('navigation', { name: 'Pages of messages' });
+  const pages: string[][] = [];
+  for (;;) {
+    await page.getByRole('table').waitFor();
+    await expect.poll(async () => pager.getByText(`Page ${pages.length + 1}`).count()).toBe(1);
+    pages.push(await columnTexts(page, 'Recipient'));
+    const next = pager.getByRole('button', { name: 'Next page' });
+    if (await next.isDisabled()) break;
+    await next.click();
+  }
+  expect(pages.map((rows) => rows.length)).toStrictEqual([50, 50, 20]);
+  const seen = pages.flat();
+  expect(new Set(seen).size).toBe(120);
+  expect(new Set(seen)).toStrictEqual(new Set(Array.from({ length: 120 }, (_, i) => `r${i}.bulk@example.com`)));
+  // Newest first across the pages.
+  expect(seen[0]).toBe('r119.bulk@example.com');
+  expect(seen.at(-1)).toBe('r0.bulk@example.com');
+
+  await pager.getByRole('button', { name: 'Previous page' }).click();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(pages[1]);
+  await watched.close();
+});
+
+test('the status filter narrows the table and is kept in the URL', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.getByLabel('Status').selectOption('complained');
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['n4@example.com']);
+  expect(new URL(page.url()).searchParams.get('status')).toBe('complained');
+  await page.getByLabel('Status').selectOption('bounced');
+  await expect.poll(() => columnTexts(page, 'Status')).toStrictEqual(['Bounced']);
+  await combobox(page).pressSequentially('welcome');
+  await optionsFor(page, 'welcome');
+  await page.getByRole('option', { name: /^welcome/ }).click();
+  await page.getByText('No messages match these filters.').waitFor();
+  expect(new URL(page.url()).search).toBe('?trackingId=welcome&status=bounced');
+  await watched.close();
+});
+
+test('hostile tracking IDs show literally everywhere, never run, and never widen the page', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  const noOverflow = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+
+  await page.getByRole('button', { name: 'Show tracking IDs' }).click();
+  await optionsFor(page, '');
+  const options = await optionIds(page);
+  for (const trackingId of Object.values(hostile)) expect(options).toContain(trackingId);
+  expect(await noOverflow()).toBe(true);
+  await page.keyboard.press('Escape');
+
+  for (const trackingId of Object.values(hostile)) {
+    await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=${encodeURIComponent(trackingId)}`);
+    await page.getByRole('heading', { name: /Counts for/ }).waitFor();
+    expect(await page.locator('#counts-title bdi').textContent()).toBe(trackingId);
+    await expect.poll(() => combobox(page).inputValue()).toBe(trackingId);
+    await expect.poll(() => columnTexts(page, 'Tracking ID')).toStrictEqual([trackingId]);
+    expect(await noOverflow(), trackingId).toBe(true);
+  }
+  await page.getByRole('link', { name: 'Tracking IDs' }).click();
+  await page.getByRole('table').waitFor();
+  const listed = await columnTexts(page, 'Tracking ID');
+  for (const trackingId of Object.values(hostile)) expect(listed).toContain(trackingId);
+  expect(await noOverflow()).toBe(true);
+
+  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({ pwned: undefined, images: 0 });
+  expect(await page.locator('b').count()).toBe(0);
+  await watched.close();
+});
+
+test('the Tracking IDs page: counts and rates, server-side search, and each ID opens its messages', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.getByRole('link', { name: 'Tracking IDs' }).click();
+  await page.getByRole('table').waitFor();
+  await page.getByLabel('Search tracking IDs').fill('newsletter');
+  await expect.poll(() => columnTexts(page, 'Tracking ID')).toStrictEqual(['newsletter-2026-10', 'newsletter-2026-11']);
+  expect(new URL(page.url()).searchParams.get('search')).toBe('newsletter');
+  expect(await page.getByRole('row', { name: /newsletter-2026-10/ }).textContent()).toContain('1 50%');
+  await page.getByLabel('Search tracking IDs').fill('no such campaign');
+  await page.getByText('No tracking ID contains').waitFor();
+  await page.getByLabel('Search tracking IDs').fill('bulk');
+  await page.getByRole('link', { name: 'bulk' }).click();
+  await page.getByRole('heading', { name: 'Counts for bulk' }).waitFor();
+  expect(trackingIdParameter(page)).toBe('bulk');
+  await watched.close();
+});

@@ -1,0 +1,105 @@
+import { MailwardenError } from '@mailwarden/core';
+import { jsonOf, type TestApp } from '@mailwarden/http-test-suite';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { columnTexts, connectBrowser, event, openPage, signIn, startDashboardApp } from './harness.js';
+
+let browser: Browser;
+let app: TestApp;
+
+beforeAll(async () => {
+  browser = await connectBrowser();
+  app = await startDashboardApp();
+  await app.mailwarden.applyEvents(app.projects.acme, [
+    event({ recipient: 'bounced@example.com', type: 'bounced', occurredAt: new Date('2026-03-01T00:00:00.000Z') }),
+    event({ recipient: 'angry@example.com', type: 'complained', occurredAt: new Date('2026-03-02T00:00:00.000Z') }),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+const checkViaApi = async (email: string) => jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions/check?email=${encodeURIComponent(email)}`));
+
+test('add, check and remove a suppression: each change shows at once and is true in the API', async () => {
+  const watched = await openPage(browser, app, { expectedProblems: [/400/] });
+  const { page } = watched;
+  await signIn(page, app);
+  await page.getByRole('link', { name: 'Suppressions' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Suppressions' }).waitFor();
+  await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(['angry@example.com', 'bounced@example.com']);
+  expect(await columnTexts(page, 'Reason')).toStrictEqual(['Complaint', 'Hard bounce']);
+  expect(await columnTexts(page, 'Since')).toStrictEqual(['2026-03-02 00:00:00 UTC', '2026-03-01 00:00:00 UTC']);
+
+  // Add by hand: the list shows it first, the API agrees.
+  await page.getByLabel('Email to suppress').fill('Someone@Example.com');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByText('Added someone@example.com to the suppression list.').waitFor();
+  await expect.poll(async () => (await columnTexts(page, 'Email'))[0]).toBe('someone@example.com');
+  expect(await checkViaApi('someone@example.com')).toMatchObject({ suppressed: true, reason: 'manual' });
+  // Adding it again changes nothing, and says so.
+  await page.getByLabel('Email to suppress').fill('someone@example.com');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByText('someone@example.com was already suppressed (Manual); nothing changed.').waitFor();
+  // An invalid address gets the API's own message.
+  await page.getByLabel('Email to suppress').fill('not an address');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await expect.poll(() => page.getByRole('alert').textContent()).toContain('Could not add the address.');
+
+  // Check one address.
+  await page.getByLabel('Email to check').fill('bounced@example.com');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('bounced@example.com is suppressed: Hard bounce, since 2026-03-01 00:00:00 UTC.').waitFor();
+  await page.getByLabel('Email to check').fill('fresh@example.com');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('fresh@example.com is not suppressed.').waitFor();
+
+  // Remove asks first; Cancel (or Escape) keeps the entry.
+  await page.getByRole('button', { name: 'Remove someone@example.com' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Remove this suppression?' });
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Remove someone@example.com' }).click();
+  await dialog.waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  expect(await checkViaApi('someone@example.com')).toMatchObject({ suppressed: true });
+
+  await page.getByRole('button', { name: 'Remove someone@example.com' }).click();
+  await dialog.getByRole('button', { name: 'Remove' }).click();
+  await page.getByText('Removed someone@example.com from the suppression list.').waitFor();
+  await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(['angry@example.com', 'bounced@example.com']);
+  expect(await checkViaApi('someone@example.com')).toStrictEqual({ email: 'someone@example.com', suppressed: false });
+  await watched.close();
+});
+
+test('a store that is down: every page says so with the API’s message and offers Retry, which recovers', async () => {
+  const watched = await openPage(browser, app, { expectedProblems: [/503/] });
+  const { page } = watched;
+  await signIn(page, app);
+  app.store.failWith(() => new MailwardenError('store_unavailable', 'The store did not answer in time.'));
+  try {
+    for (const [link, heading] of [
+      ['Tracking IDs', 'Tracking IDs'],
+      ['Suppressions', 'Suppressions'],
+      ['Messages', 'Messages'],
+    ] as const) {
+      await page.getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      const alert = page.getByRole('alert');
+      await expect.poll(() => alert.textContent()).toBe('The store is down, so mailwarden cannot answer right now.The store did not answer in time.Retry');
+    }
+    // The combobox reports the failure in its status instead of showing no options silently.
+    await page.getByRole('button', { name: 'Show tracking IDs' }).click();
+    await expect.poll(() => page.locator('.combobox-status').textContent()).toBe('The search failed: The store did not answer in time.');
+    await page.keyboard.press('Escape');
+  } finally {
+    app.store.failWith(undefined);
+  }
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.getByRole('table').waitFor();
+  expect(await page.getByRole('alert').count()).toBe(0);
+  await watched.close();
+});
