@@ -110,6 +110,7 @@ export const trackingIdSummarySchema = z
 
 export const listTrackingIdsQuerySchema = z.object({
   search: z.string().optional().meta({ description: 'Case-insensitive substring of the tracking ID.' }),
+  trackingId: z.string().optional().meta({ description: 'Only this exact tracking ID: a page of 0 or 1 item.' }),
   limit: pageLimit,
   cursor,
 });

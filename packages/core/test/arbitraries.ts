@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { CursorScope, DeliveryEvent, DeliveryEventType, Provider } from '@mailwarden/core';
+import { checkTrackingId, type CursorScope, type DeliveryEvent, type DeliveryEventType, type Provider } from '@mailwarden/core';
 
 // Arbitraries shared by the *.property.test.ts files of @mailwarden/core. Pools are small on purpose:
 // collisions (same recipient, same message, same time) are where order and dedup bugs live.
@@ -170,6 +170,37 @@ export const validTrackingId = fc.oneof(
     .tuple(fc.constantFrom(...trackingIdUnits), fc.oneof(fc.constant(128), fc.integer({ min: 1, max: 128 })))
     .chain(([unit, length]) => fc.string({ unit, minLength: length, maxLength: length })),
 );
+
+/** A tracking ID that intake stores and a `trackingId` filter accepts (U+0000, which both refuse, becomes `0`). */
+export const storableTrackingId = validTrackingId.map((id) => id.replaceAll('\u0000', '0')).filter((id) => checkTrackingId(id).ok);
+
+/** Short IDs of letters with case (ASCII and not, `ß`, `İ`, Deseret…): ones that case variants change. */
+const caseRichTrackingId = fc.string({
+  unit: fc.oneof(asciiLetterOrDigit, trickyLetters, roundTrippingLetter, fc.constant('-')),
+  minLength: 1,
+  maxLength: 12,
+});
+
+/** `trackingId`, a case variant of it, a prefix of it, or it with a suffix: IDs an exact lookup must tell apart. */
+function relativeOf(trackingId: string): fc.Arbitrary<string> {
+  const codePoints = [...trackingId];
+  return fc.oneof(
+    fc.constant(trackingId),
+    caseVariantOf(trackingId),
+    fc.integer({ min: 1, max: codePoints.length }).map((length) => codePoints.slice(0, length).join('')),
+    fc.constantFrom('-2', 'x', ' ', '😀').map((suffix) => trackingId + suffix),
+  );
+}
+
+/**
+ * A few tracking IDs with their relatives (case variants, prefixes, longer IDs), each one storable and
+ * none twice: the sets an exact lookup must not confuse. Never empty: a relative may be too long and is
+ * dropped, the ID itself is kept.
+ */
+export const relatedTrackingIds: fc.Arbitrary<string[]> = fc
+  .array(fc.oneof(storableTrackingId, caseRichTrackingId), { minLength: 1, maxLength: 4 })
+  .chain((ids) => fc.tuple(...ids.map((id) => fc.array(relativeOf(id), { maxLength: 3 }).map((relatives) => [id, ...relatives]))))
+  .map((families) => [...new Set(families.flat())].filter((id) => checkTrackingId(id).ok));
 
 /** Positions of the real listings: suppressions, messages, tracking IDs. */
 export const listingPosition: fc.Arbitrary<unknown> = fc.oneof(

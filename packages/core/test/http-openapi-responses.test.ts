@@ -66,6 +66,8 @@ const scenario: [string, Partial<HttpRequest>][] = [
   ['/projects/{projectId}/messages', { method: 'GET', query: 'trackingId=campaign-1' }],
   ['/projects/{projectId}/messages', { method: 'GET', query: `trackingId=${'x'.repeat(129)}` }],
   ['/projects/{projectId}/tracking-ids', { method: 'GET', query: 'search=CAMP' }],
+  ['/projects/{projectId}/tracking-ids', { method: 'GET', query: 'trackingId=campaign-1&search=CAMP' }],
+  ['/projects/{projectId}/tracking-ids', { method: 'GET', query: `trackingId=${'x'.repeat(129)}` }],
   ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${'0'.repeat(64)}` }],
   ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: '/projects/acme/suppressions/xyz' }],
   ['/openapi.json', { method: 'GET', path: '/openapi.json', headers: {} }],

@@ -588,6 +588,53 @@ describe('trackingIds.list', () => {
     await expectMailwardenError(() => mailwarden.trackingIds.list('acme', { search: 'a'.repeat(129) }), 'invalid_request');
   });
 
+  it('gives exactly the tracking ID asked for: a page of its one item, or an empty page', async () => {
+    const mailwarden = await seeded();
+    const all = (await mailwarden.trackingIds.list('acme')).items;
+    const only = async (trackingId: string) => mailwarden.trackingIds.list('acme', { trackingId });
+    for (const item of all) expect(await only(item.trackingId)).toStrictEqual({ items: [item], next_cursor: null, count: 1 });
+    // Another case, a part of an ID, another project's ID: not that tracking ID.
+    for (const absent of ['spring-sale', 'SPRING-SALE', 'Spring', 'Spring-Sale ', 'ünïcode-été']) {
+      expect(await only(absent)).toStrictEqual({ items: [], next_cursor: null, count: 0 });
+    }
+    expect(await mailwarden.trackingIds.list('globex', { trackingId: 'Spring-Sale' })).toStrictEqual({ items: [], next_cursor: null, count: 0 });
+  });
+
+  it('applies search to the tracking ID asked for too', async () => {
+    const mailwarden = await seeded();
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', search: 'SALE' }))).toEqual(['Spring-Sale']);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', search: 'spring-sale' }))).toEqual(['Spring-Sale']);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', search: 'launch' }))).toEqual([]);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', search: '' }))).toEqual(['Spring-Sale']);
+  });
+
+  it('takes an empty trackingId as no filter', async () => {
+    const mailwarden = await seeded();
+    expect((await mailwarden.trackingIds.list('acme', { trackingId: '' })).count).toBe(6);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: '', search: 'spring' }))).toEqual(['Spring-Sale', 'autumn-SPRING', 'spring-launch']);
+  });
+
+  it('accepts a trackingId of 128 code points and rejects 129, or a lone surrogate, with invalid_tracking_id', async () => {
+    const mailwarden = createMailwarden();
+    const long = '\u{1F680}'.repeat(128);
+    await mailwarden.applyEvents('acme', [event({ trackingId: long })]);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: long }))).toEqual([long]);
+    const error = await expectMailwardenError(() => mailwarden.trackingIds.list('acme', { trackingId: `${long}x` }), 'invalid_tracking_id');
+    expect(error.status).toBe(400);
+    await expectMailwardenError(() => mailwarden.trackingIds.list('acme', { trackingId: 'a'.repeat(129) }), 'invalid_tracking_id');
+    await expectMailwardenError(() => mailwarden.trackingIds.list('acme', { trackingId: 'a\udc00' }), 'invalid_tracking_id');
+  });
+
+  it('rejects a cursor beside a trackingId with invalid_cursor: that page is the whole answer', async () => {
+    const mailwarden = await seeded();
+    const first = await mailwarden.trackingIds.list('acme', { limit: 2 });
+    await expectMailwardenError(
+      () => mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', cursor: first.next_cursor! }),
+      'invalid_cursor',
+    );
+    await expectMailwardenError(() => mailwarden.trackingIds.list('acme', { trackingId: 'Spring-Sale', limit: 0 }), 'invalid_request');
+  });
+
   it('recomputes the counters and last event time of a tracking ID a message moved away from', async () => {
     const mailwarden = createMailwarden();
     await mailwarden.applyEvents('acme', [
@@ -615,5 +662,42 @@ describe('trackingIds.list', () => {
     expect(names(await mailwarden.trackingIds.list('acme'))).toEqual(['zeta']);
     await mailwarden.applyEvents('acme', [event({ trackingId: 'alpha', type: 'opened' })]);
     expect(names(await mailwarden.trackingIds.list('acme'))).toEqual(['alpha']);
+  });
+});
+
+describe('trackingIds.get', () => {
+  it('gives the counters of exactly this tracking ID, or undefined', async () => {
+    const mailwarden = createMailwarden();
+    await mailwarden.applyEvents('acme', [
+      event({ messageId: 'm1', trackingId: 'Spring-Sale', type: 'delivered', occurredAt: new Date(T0 + 1000) }),
+      event({ messageId: 'm2', trackingId: 'Spring-Sale', type: 'complained', occurredAt: new Date(T0 + 2000) }),
+      event({ messageId: 'm3', trackingId: 'spring-sale', type: 'bounced', bounceClass: 'hard' }),
+    ]);
+    expect(await mailwarden.trackingIds.get('acme', 'Spring-Sale')).toStrictEqual({
+      trackingId: 'Spring-Sale',
+      messages: 2,
+      delivered: 1,
+      bounced: 0,
+      complained: 1,
+      lastEventAt: iso(2000),
+    });
+    expect(await mailwarden.trackingIds.get('acme', 'spring-sale')).toMatchObject({ messages: 1, bounced: 1 });
+    expect(await mailwarden.trackingIds.get('acme', 'SPRING-SALE')).toBeUndefined();
+    expect(await mailwarden.trackingIds.get('acme', 'Spring')).toBeUndefined();
+    expect(await mailwarden.trackingIds.get('globex', 'Spring-Sale')).toBeUndefined();
+  });
+
+  it.each([
+    ['empty', ''],
+    ['over 128 code points', 'a'.repeat(129)],
+    ['with a lone surrogate', 'a\ud800'],
+  ])('rejects a tracking ID that is %s with invalid_tracking_id', async (_, trackingId) => {
+    const mailwarden = createMailwarden();
+    await expectMailwardenError(() => mailwarden.trackingIds.get('acme', trackingId), 'invalid_tracking_id');
+  });
+
+  it('rejects an invalid project id', async () => {
+    const mailwarden = createMailwarden();
+    await expectMailwardenError(() => mailwarden.trackingIds.get('', 'spring'), 'invalid_request');
   });
 });

@@ -102,6 +102,7 @@ export function conformanceScript({ projects, secrets }: ScriptFixture): ScriptS
     { method: 'GET', path: `/projects/${acme}/messages?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&status=bounced&limit=1`, headers: key('acme') },
     { method: 'GET', path: `/projects/${acme}/messages?trackingId=${'x'.repeat(129)}`, headers: key('acme') },
     { method: 'GET', path: `/projects/${acme}/tracking-ids?search=%C3%BCH`, headers: key('both') },
+    { method: 'GET', path: `/projects/${acme}/tracking-ids?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&search=%C3%BCH`, headers: key('acme') },
     { method: 'GET', path: list, headers: key('admin'), store: 'unavailable' },
     webhookStep('sendgrid', acme, sendgridEvents(secrets.acme, ['kim@example.com'], 'delivered', 'retry')),
     { method: 'GET', path: list, headers: key('admin'), store: 'broken' },

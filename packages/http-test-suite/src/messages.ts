@@ -174,5 +174,34 @@ export function describeMessageTests(open: OpenApp): void {
         'invalid_cursor',
       );
     });
+
+    test('trackingId gives that one tracking ID exactly (a page of 0 or 1 item), search applying too; over 128 code points is 400', async () => {
+      const app = await open();
+      await seed(app);
+      const all = (await listTrackingIds(app)).items;
+      for (const item of all) {
+        expect(await listTrackingIds(app, { trackingId: item.trackingId })).toEqual({ items: [item], next_cursor: null, count: 1 });
+      }
+      const empty = { items: [], next_cursor: null, count: 0 };
+      for (const absent of ['SPRING-SALE', 'spring', 'sale', 'Frühling', 'frühling 🌷 2026', `${SALE} `]) {
+        expect(await listTrackingIds(app, { trackingId: absent })).toEqual(empty);
+      }
+      expect(await listTrackingIds(app, { trackingId: '' })).toEqual(await listTrackingIds(app));
+      // Both filters: the one ID, if it also matches the search.
+      expect((await listTrackingIds(app, { trackingId: SALE, search: 'SALE' })).items.map((item) => item.trackingId)).toEqual([SALE]);
+      expect(await listTrackingIds(app, { trackingId: SALE, search: '🌷' })).toEqual(empty);
+      expect((await listTrackingIds(app, { trackingId: TRACKING_ID, search: '🌷' })).items.map((item) => item.trackingId)).toEqual([TRACKING_ID]);
+      // Another project has none of acme's tracking IDs.
+      const globex = await app.api('GET', `/projects/${app.projects.globex}/tracking-ids?${new URLSearchParams({ trackingId: SALE })}`, { key: 'globex' });
+      expect(expectSuccess(globex, 200, listTrackingIdsResponseSchema)).toEqual(empty);
+
+      const query = (params: Record<string, string>) => `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams(params)}`;
+      expectError(await app.api('GET', query({ trackingId: 'x'.repeat(129) })), 400, 'invalid_tracking_id');
+      expectError(await app.api('GET', query({ trackingId: '🌷'.repeat(129), search: 'x' })), 400, 'invalid_tracking_id');
+      expect(expectSuccess(await app.api('GET', query({ trackingId: '🌷'.repeat(128) })), 200)).toEqual(empty);
+      // The page is the whole answer: no cursor continues it.
+      const first = await listTrackingIds(app, { limit: '1' });
+      expectError(await app.api('GET', query({ trackingId: SALE, cursor: first.next_cursor! })), 400, 'invalid_cursor');
+    });
   });
 }

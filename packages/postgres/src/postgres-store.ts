@@ -74,6 +74,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     `pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_build_array(${hash}))::text)`;
 
   const suppressionColumns = 'hash, email, reason, created_at::float8';
+  const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8';
   const statements = {
     getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2`,
     // The hashes travel as one text parameter, so the call needs no array type set up in the client.
@@ -101,6 +102,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`,
     nextSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
       WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
+    getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
     // The oldest expired messages, locked in key order as applyEvents locks them (so the two never
     // deadlock); one that got a newer event meanwhile fails the recheck and stays.
@@ -142,6 +144,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     email,
     reason: reasonFromRank(reason),
     createdAt,
+  });
+
+  const toTrackingIdRecord = ([trackingId, messages, delivered, bounced, complained, lastEventAt]: any[]): TrackingIdRecord => ({
+    trackingId,
+    messages,
+    delivered,
+    bounced,
+    complained,
+    lastEventAt,
   });
 
   return {
@@ -228,21 +239,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // Stored IDs hold no NUL: being after "a\0…" is being after "a".
       if (after !== undefined) where.push(`tracking_id > ${param(after.split('\0')[0])}`);
       if (search !== undefined) where.push(`search_key LIKE ${param(`%${search.replace(/[\\%_]/g, '\\$&')}%`)}`);
-      const text = `SELECT tracking_id, messages, delivered, bounced, complained, last_event_at::float8
+      const text = `SELECT ${trackingIdColumns}
         FROM ${s}.tracking_ids WHERE ${where.join(' AND ')} ORDER BY tracking_id LIMIT ${param(limit)}`;
       // A search is planned for its own pattern (an unnamed statement): the trigram index pays off only
       // for rare substrings, and a generic plan would pick one way for every pattern.
       const rows = await attempt(() => query(text, params, search === undefined));
-      return rows.map(
-        ([trackingId, messages, delivered, bounced, complained, lastEventAt]): TrackingIdRecord => ({
-          trackingId,
-          messages,
-          delivered,
-          bounced,
-          complained,
-          lastEventAt,
-        }),
-      );
+      return rows.map(toTrackingIdRecord);
+    },
+
+    async getTrackingId(projectId, trackingId) {
+      // PostgreSQL text cannot hold NUL, so no stored tracking ID has one.
+      if (trackingId.includes('\0')) return undefined;
+      const [row] = await attempt(() => query(statements.getTrackingId, [projectId, trackingId]));
+      return row === undefined ? undefined : toTrackingIdRecord(row);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

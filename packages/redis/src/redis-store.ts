@@ -319,6 +319,13 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       }
     },
 
+    async getTrackingId(projectId, trackingId) {
+      return client.hget(projectKeys(keyPrefix, projectId).trackingIds, trackingId).then(
+        (value) => (value === null ? undefined : decodeTrackingIdRow(trackingId, value)),
+        fail,
+      );
+    },
+
     async claimWebhookToken(projectId, token, digest, expiresAt) {
       assertTime(expiresAt, 'expiresAt');
       // One key in the project's slot; the script's GET and SET run with nothing in between.

@@ -79,6 +79,9 @@ export const search = fc.oneof(
   }),
 );
 
+/** Tracking IDs no message of the pool carries: other case, inside or around the pool's IDs, U+0000. */
+export const absentTrackingIds = ['PROMO', 'prom', 'promo-2', 'A', 'a\u0000', 'a😀z', '😀'.repeat(127), 'istanbul'];
+
 /** An `after` for tracking IDs: one of the pool, or a string between or beyond them. */
 export const trackingIdAfter = fc.oneof(trackingId, fc.constantFrom('Q', 'a\u0000', 'a😀z', '\uE000', '\u{10FFFF}'));
 

@@ -207,6 +207,10 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       ]);
       expect(await store.listTrackingIds(projectId, { limit: 10, search: 'b' })).toStrictEqual([]);
       expect(await store.listTrackingIds(projectId, { limit: 10, after: 'a' })).toStrictEqual([]);
+      expect(await store.getTrackingId(projectId, 'b')).toBeUndefined();
+      expect(await store.getTrackingId(projectId, 'a')).toStrictEqual(
+        row('a', { messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2) }),
+      );
       expect(await store.listMessages(projectId, { limit: 10, trackingId: 'b' })).toStrictEqual([]);
     });
 

@@ -1,5 +1,5 @@
-import { Fact, type MessagePosition, type MessageRecord, type MessageStatus, type Store } from '@mailwarden/core';
-import { storeTest, type StoreConformanceOptions } from './harness.js';
+import { Fact, compareCodePoints, type MessagePosition, type MessageRecord, type MessageStatus, type Store, type TrackingIdRecord } from '@mailwarden/core';
+import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { walkPages } from './pages.js';
 import { at, message, messageIdentities, storedEvent } from './records.js';
 
@@ -12,6 +12,44 @@ async function withTrackingIds(store: Store, projectId: string, trackingIds: rea
     projectId,
     trackingIds.map((trackingId, index) =>
       storedEvent({ message: message(identities[index]!, Fact.delivered, at(index), trackingId) }),
+    ),
+  );
+}
+
+/**
+ * Case variants, an ID inside others, non-ASCII (characters that lower-case to longer text too), astral
+ * and 128-code-point IDs, and pattern characters.
+ */
+const lookedUpIds = [
+  'promo',
+  'Promo',
+  'PROMO',
+  'promo-2',
+  'Spring-Promo',
+  'Ünïcode-Été',
+  'ünïcode-été',
+  'İstanbul',
+  'Straße',
+  'a😀',
+  '😀',
+  '😀'.repeat(128),
+  'x'.repeat(128),
+  '50%_off',
+];
+
+/** Facts given in turn to the messages of `withCountedTrackingIds`, so rows differ in every counter. */
+const factsInTurn = [Fact.delivered, Fact.hard_bounced, Fact.complained | Fact.delivered, Fact.soft_bounced, Fact.sent];
+
+/** Gives the tracking ID at index i of `trackingIds` 1 + i % 3 messages, of facts and times that vary. */
+async function withCountedTrackingIds(store: Store, projectId: string, trackingIds: readonly string[]): Promise<void> {
+  const perId = trackingIds.map((_, index) => 1 + (index % 3));
+  const identities = messageIdentities(perId.reduce((sum, count) => sum + count, 0));
+  await store.applyEvents(
+    projectId,
+    trackingIds.flatMap((trackingId, index) =>
+      Array.from({ length: perId[index]! }, (_, turn) =>
+        storedEvent({ message: message(identities.pop()!, factsInTurn[(index + turn) % factsInTurn.length]!, at(index + turn), trackingId) }),
+      ),
     ),
   );
 }
@@ -168,6 +206,52 @@ export function describeListingTests(options: StoreConformanceOptions): void {
       expect(await listedIds(store, projectId, { after: 'bb' })).toStrictEqual(['c']);
       expect(await listedIds(store, projectId, { after: 'c' })).toStrictEqual([]);
       expect(await listedIds(store, projectId, { after: '😀' })).toStrictEqual([]);
+    });
+
+    test('getTrackingId answers, for every ID, the row a listTrackingIds walk has for it', async ({ store, projectId }) => {
+      await withCountedTrackingIds(store, projectId, lookedUpIds);
+      const rows = (
+        await walkPages<TrackingIdRecord, string>(
+          3,
+          (after) => store.listTrackingIds(projectId, after === undefined ? { limit: 3 } : { limit: 3, after }),
+          (row) => row.trackingId,
+        )
+      ).flat();
+      expect(rows.map((row) => row.trackingId)).toStrictEqual([...lookedUpIds].sort(compareCodePoints));
+      for (const row of rows) expect(await store.getTrackingId(projectId, row.trackingId)).toStrictEqual(row);
+      // Two messages: hard-bounced at 1 s, complained after delivery at 2 s.
+      expect(await store.getTrackingId(projectId, 'Promo')).toStrictEqual({
+        trackingId: 'Promo',
+        messages: 2,
+        delivered: 1,
+        bounced: 1,
+        complained: 1,
+        lastEventAt: at(2),
+      });
+    });
+
+    test('getTrackingId is undefined for an ID the project has no message with, even one another project has', async ({ store, projectId }) => {
+      await withCountedTrackingIds(store, projectId, lookedUpIds);
+      const other = randomProjectId();
+      await withTrackingIds(store, other, ['elsewhere', 'Promo']);
+      // Other case, inside or around a stored ID, one code point short or long, U+0000 appended.
+      const absent = ['PROMO-2', 'prom', 'romo', 'promo ', ' promo', 'ÜNÏCODE-ÉTÉ', 'istanbul', 'strasse', 'a', '😀😀'];
+      absent.push('😀'.repeat(127), 'x'.repeat(127), 'x'.repeat(129), 'promo\u0000', 'elsewhere');
+      for (const trackingId of absent) expect(await store.getTrackingId(projectId, trackingId), trackingId).toBeUndefined();
+
+      expect(await store.getTrackingId(other, 'elsewhere')).toStrictEqual({
+        trackingId: 'elsewhere',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: at(0),
+      });
+      // The same ID in two projects: each answers its own counters.
+      expect((await store.getTrackingId(other, 'Promo'))?.messages).toBe(1);
+      expect((await store.getTrackingId(projectId, 'Promo'))?.messages).toBe(2);
+      expect(await store.getTrackingId(other, 'promo')).toBeUndefined();
+      expect(await store.getTrackingId(randomProjectId(), 'promo')).toBeUndefined();
     });
 
     test('listTrackingIds search matches a substring of the lower-cased tracking ID, literally', async ({ store, projectId }) => {

@@ -104,6 +104,16 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
           ),
       ),
     ),
+    // Every tracking ID of the pool and some never stored, so a row left behind or missing shows.
+    fc.constant(
+      command(
+        () => 'getTrackingId of every ID of the pool, and of IDs never stored',
+        (store, projectId) =>
+          Promise.all(
+            [...arbitrary.trackingIdPool, ...arbitrary.absentTrackingIds].map((trackingId) => store.getTrackingId(projectId, trackingId)),
+          ),
+      ),
+    ),
   ];
 
   describe('model', () => {

@@ -146,6 +146,10 @@ export function createStoreModel(): Store {
         .slice(0, limit);
     },
 
+    async getTrackingId(projectId, trackingId) {
+      return trackingIdRows(project(projectId).messages.values()).find((row) => row.trackingId === trackingId);
+    },
+
     async claimWebhookToken(projectId, token, digest) {
       const { webhookTokens } = project(projectId);
       const known = webhookTokens.get(token);

@@ -163,10 +163,10 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/tracking-ids',
     auth: 'api_key',
     operationId: 'listTrackingIds',
-    summary: 'List tracking IDs with their counters',
+    summary: 'List tracking IDs with their counters, or look up one exactly',
     query: listTrackingIdsQuerySchema,
     responses: { 200: { description: 'A page of tracking IDs.', schema: listTrackingIdsResponseSchema } },
-    errors: ['invalid_request', 'invalid_cursor'],
+    errors: ['invalid_request', 'invalid_cursor', 'invalid_tracking_id'],
     run: async (mailwarden, { params, query }) => ({
       status: 200,
       body: await mailwarden.trackingIds.list(params.projectId!, query),

@@ -28,8 +28,22 @@ export interface MessageService {
 }
 
 export interface TrackingIdService {
-  /** Tracking IDs with their counters, in code-point order, optionally matching a case-insensitive substring. */
+  /**
+   * Tracking IDs with their counters, in code-point order, optionally matching a case-insensitive
+   * substring. With a non-empty `trackingId`, only that exact ID (also filtered by `search`): a page of
+   * 0 or 1 item with `next_cursor: null`, and a `cursor` beside it throws `invalid_cursor`.
+   */
   list(projectId: string, query?: ListTrackingIdsQuery): Promise<TrackingIdPage>;
+
+  /**
+   * The counters of exactly this tracking ID (no case folding), or `undefined` when the project has no
+   * message with it. An empty ID or one over 128 code points throws `invalid_tracking_id`.
+   *
+   * @example
+   * const campaign = await mailwarden.trackingIds.get('acme', 'Newsletter-2026-01');
+   * if (campaign !== undefined) console.log(`${campaign.bounced} of ${campaign.messages} bounced`);
+   */
+  get(projectId: string, trackingId: string): Promise<TrackingIdSummary | undefined>;
 }
 
 export function toMessage(record: MessageRecord): Message {
@@ -78,13 +92,33 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
 }
 
 export function createTrackingIdService({ store, cursors }: MailwardenContext): TrackingIdService {
+  const summaryOf = async (projectId: string, trackingId: string): Promise<TrackingIdSummary | undefined> => {
+    const record = await store.getTrackingId(projectId, trackingId);
+    return record === undefined ? undefined : toTrackingIdSummary(record);
+  };
+
   return {
     async list(projectId, query = {}) {
       assertProjectId(projectId);
-      const { search, limit, cursor } = parseInput(listTrackingIdsQuerySchema, query, 'tracking ID list query');
+      const parsed = parseInput(listTrackingIdsQuerySchema, query, 'tracking ID list query');
+      const { search, limit, cursor } = parsed;
       const searchCheck = checkTrackingId(search);
       if (!searchCheck.ok) throw new MailwardenError('invalid_request', `Invalid search: ${searchCheck.reason}.`);
       const searchKey = searchCheck.trackingId === null ? undefined : trackingIdSearchKey(searchCheck.trackingId);
+
+      // An empty filter (`?trackingId=`) means no filter, as in the message listing.
+      if (parsed.trackingId !== undefined && parsed.trackingId !== '') {
+        const trackingId = assertTrackingId(parsed.trackingId);
+        // This page is the whole answer and never has a next_cursor, so no cursor can continue it.
+        if (cursor !== undefined) {
+          throw new MailwardenError('invalid_cursor', 'Invalid cursor: a trackingId page is the whole answer; no cursor continues it.');
+        }
+        const summary = await summaryOf(projectId, trackingId);
+        const found = summary !== undefined && (searchKey === undefined || trackingIdSearchKey(trackingId).includes(searchKey));
+        const items = found ? [summary] : [];
+        return { items, next_cursor: null, count: items.length };
+      }
+
       const page = await paginate(cursors, {
         scope: { listing: 'tracking-ids', projectId, filters: { search: searchKey } },
         limit,
@@ -100,6 +134,11 @@ export function createTrackingIdService({ store, cursors }: MailwardenContext): 
       });
       const items = page.rows.map(toTrackingIdSummary);
       return { items, next_cursor: page.next_cursor, count: items.length };
+    },
+
+    async get(projectId, trackingId) {
+      assertProjectId(projectId);
+      return summaryOf(projectId, assertTrackingId(trackingId));
     },
   };
 }

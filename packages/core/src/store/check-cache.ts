@@ -122,6 +122,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     listSuppressions: (projectId, page) => store.listSuppressions(projectId, page),
     listMessages: (projectId, query) => store.listMessages(projectId, query),
     listTrackingIds: (projectId, query) => store.listTrackingIds(projectId, query),
+    getTrackingId: (projectId, trackingId) => store.getTrackingId(projectId, trackingId),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),

@@ -118,6 +118,12 @@ export interface Store {
   listTrackingIds(projectId: string, query: TrackingIdQuery): Promise<TrackingIdRecord[]>;
 
   /**
+   * The row of exactly this tracking ID (no case folding), as `listTrackingIds` lists it; `undefined`
+   * when the project has no message with that tracking ID. One round trip.
+   */
+  getTrackingId(projectId: string, trackingId: string): Promise<TrackingIdRecord | undefined>;
+
+  /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
    * store adds, removes or changes suppressions of a project (at most once per write, after it is
    * committed; delivery is best effort). Resolves once listening; the returned function stops.

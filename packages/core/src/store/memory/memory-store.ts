@@ -186,6 +186,11 @@ export function createMemoryStore(): Store {
       return page;
     },
 
+    async getTrackingId(projectId, trackingId) {
+      const row = existing(projectId)?.trackingIds.get(trackingId);
+      return row === undefined ? undefined : { ...row.record };
+    },
+
     async claimWebhookToken(projectId, token, digest, expiresAt) {
       if (--claimsUntilSweep === 0) {
         claimsUntilSweep = TOKEN_SWEEP_EVERY;
