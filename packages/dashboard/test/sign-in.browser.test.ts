@@ -58,6 +58,18 @@ test('a good key opens the project; the key lives in this tab’s sessionStorage
   await watched.close();
 });
 
+test('a shared link opened signed out leads through sign-in to the same view', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=acme-launch`);
+  await page.getByLabel('Project').fill(app.projects.acme);
+  await page.getByLabel('API key').fill('key-acme');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Counts for acme-launch' }).waitFor();
+  expect(page.url()).toBe(`${dashboardUrl(app, 'messages')}?trackingId=acme-launch`);
+  await watched.close();
+});
+
 test('a wrong key shows the API’s refusal and nothing of the project', async () => {
   const watched = await openPage(browser, app, { expectedProblems: [/401/] });
   const { page } = watched;
