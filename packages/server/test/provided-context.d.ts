@@ -3,6 +3,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
     databaseUrl: string;
+    browserWsEndpoint: string;
   }
 }
 export {};

@@ -1,5 +1,7 @@
 // The standalone service as an operator runs it: configuration, store selection, health, logs,
-// graceful shutdown, several instances on one database, and `mailwarden serve --demo` as a process.
+// graceful shutdown, several instances on one database, and `mailwarden serve --demo` as a process, tried
+// as a new user would: the printed curl commands pasted into a shell, the printed dashboard opened in
+// Chromium and signed in with the printed key.
 import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
+import { chromium } from 'playwright-core';
 import { afterEach, describe, expect, inject, test } from 'vitest';
 import { apiKeyScopes, loadConfig, type ServerConfig } from '../src/config.js';
 import { openStore, storeKind, type OpenedStore } from '../src/store.js';
@@ -210,7 +213,7 @@ describe('several instances on one store', () => {
 });
 
 describe('mailwarden serve --demo, as a process', () => {
-  test('prints the base URL, the demo key and curl commands that work when pasted; SIGTERM stops it cleanly', async () => {
+  test('prints the base URL, the demo key, curl commands that work when pasted and the dashboard that the key opens; SIGTERM stops it cleanly', async () => {
     const cli = new URL('../src/cli.ts', import.meta.url).pathname;
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', cli, 'serve', '--demo'], {
       env: { ...process.env, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '' },
@@ -231,6 +234,23 @@ describe('mailwarden serve --demo, as a process', () => {
       expect(add).toMatchObject({ email: 'someone@example.com', reason: 'manual' });
       expect(messages.items.length).toBeGreaterThan(0);
       expect(openapi.openapi).toBe('3.1.0');
+
+      const dashboard = /^Dashboard: (\S+)$/m.exec(output)?.[1];
+      expect(dashboard).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard\/$/);
+      const browser = await chromium.connect(inject('browserWsEndpoint'));
+      try {
+        const page = await browser.newPage();
+        await page.goto(dashboard!);
+        await page.getByLabel('Project').fill('demo');
+        await page.getByLabel('API key').fill(key!);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('link', { name: 'Tracking IDs' }).click();
+        await expect.poll(() => page.getByRole('row').count()).toBe(1 + 6);
+        await page.getByRole('link', { name: 'welcome-2026-11' }).click();
+        await page.getByRole('heading', { name: 'Counts for welcome-2026-11' }).waitFor();
+      } finally {
+        await browser.close();
+      }
     } finally {
       child.kill('SIGTERM');
     }
