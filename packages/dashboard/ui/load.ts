@@ -27,7 +27,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, keys: read
       },
     );
     return () => controller.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- `keys` are the dependencies, by design.
+    // `keys` are the dependencies, not `load`: a new closure each render must not load again.
   }, [...keys, round]);
   const reload = useCallback(() => setRound((value) => value + 1), []);
   return { ...loaded, reload };
