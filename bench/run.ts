@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { coreSuite } from './core.bench.js';
+import { dashboardSuite } from './dashboard.bench.js';
 import { httpSuite } from './http.bench.js';
 import { ingestSuite } from './ingest.bench.js';
 import { collectGarbage } from './measure.js';
@@ -15,7 +16,7 @@ import { redisSuite } from './redis.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
-const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite, httpSuite];
+const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite, httpSuite, dashboardSuite];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
