@@ -49,7 +49,7 @@ export async function startServer(kind: 'redis' | 'postgres', context: SuiteCont
   // A variable path: the setup module is the tests' (vitest types), not part of the bench program.
   const path = new URL('../scripts/test-services.ts', import.meta.url).href;
   const services = (await import(path)) as Services;
-  const others = ['REDIS_URL', 'DATABASE_URL', 'REDIS_CLUSTER_NODES'].filter((name) => name !== serverEnv[kind]);
+  const others = ['REDIS_URL', 'DATABASE_URL', 'REDIS_CLUSTER_NODES', 'BROWSER_WS_ENDPOINT'].filter((name) => name !== serverEnv[kind]);
   const saved = others.filter((name) => process.env[name] === undefined);
   for (const name of saved) process.env[name] = 'unused';
   const urls: Record<string, string> = {};

@@ -2,7 +2,8 @@
 // cluster) — from local binaries on free loopback ports, and the Chromium the dashboard's tests drive,
 // and stops them afterwards. Used as vitest's globalSetup, so `npm test` is the one command locally and
 // in CI. REDIS_URL, REDIS_CLUSTER_NODES and DATABASE_URL point the suites at servers you run yourself
-// instead; CHROMIUM_PATH at another Chromium binary.
+// instead; CHROMIUM_PATH at another Chromium binary, BROWSER_WS_ENDPOINT at a running Playwright browser
+// server.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
@@ -30,7 +31,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('databaseUrl', process.env.DATABASE_URL ?? (await startPostgres()));
     project.provide('redisUrl', process.env.REDIS_URL ?? (await startRedis()));
     project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? (await startRedisCluster()));
-    project.provide('browserWsEndpoint', await startChromium());
+    project.provide('browserWsEndpoint', process.env.BROWSER_WS_ENDPOINT ?? (await startChromium()));
   } catch (error) {
     await teardown();
     throw error;
