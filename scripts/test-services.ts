@@ -219,7 +219,7 @@ function findOnPath(command: string): string | undefined {
 /** On Debian as root, installs a missing server package; elsewhere does nothing (the caller then explains). */
 function installDebianPackage(name: string): void {
   if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return;
-  console.log(`Installing ${name} with apt-get for the store tests…`);
+  console.log(`Installing ${name} with apt-get for the tests…`);
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', name], {
     stdio: 'inherit',
