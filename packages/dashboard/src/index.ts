@@ -29,6 +29,14 @@ export interface Dashboard {
   serve(request: DashboardRequest): DashboardResponse | undefined;
 }
 
+/** How the Express router and the Fastify plugin take it: `true` for the files shipped here, or your own. */
+export type DashboardOption = boolean | Dashboard;
+
+/** The dashboard a binding serves for its `dashboard` option: none for `false` or no option. */
+export function dashboardFor(option: DashboardOption | undefined): Dashboard | undefined {
+  return option === true ? createDashboard() : option || undefined;
+}
+
 export interface DashboardOptions {
   /** The folder of the built app; default: the `app/` folder shipped in this package. */
   directory?: string;

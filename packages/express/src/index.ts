@@ -1,11 +1,11 @@
-import { createHttpHandler, type DashboardFiles, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type Mailwarden } from '@mailwarden/core';
-import { createDashboard } from '@mailwarden/dashboard';
+import { createHttpHandler, type HttpHandlerOptions, type HttpRequest, type HttpResponse, type Mailwarden } from '@mailwarden/core';
+import { dashboardFor, type DashboardOption } from '@mailwarden/dashboard';
 import express, { type Request, type Response, type Router } from 'express';
 
 export interface MailwardenRouterOptions extends Omit<HttpHandlerOptions, 'dashboard'> {
   mailwarden: Mailwarden;
   /** Serve the dashboard at `dashboard/` under the router's mount point. Default `false`: see docs/dashboard.md. */
-  dashboard?: boolean | DashboardFiles;
+  dashboard?: DashboardOption;
 }
 
 /**
@@ -20,16 +20,12 @@ export interface MailwardenRouterOptions extends Omit<HttpHandlerOptions, 'dashb
  * app.use('/mailwarden', createMailwardenRouter({ mailwarden, apiKeys: { [process.env.ACME_KEY!]: 'acme' } }));
  */
 export function createMailwardenRouter(options: MailwardenRouterOptions): Router {
-  const handler = createHttpHandler(options.mailwarden, { ...options, dashboard: dashboardOf(options.dashboard) });
+  const handler = createHttpHandler(options.mailwarden, { ...options, dashboard: dashboardFor(options.dashboard) });
   const router = express.Router();
   router.use((request, response, next) => {
     handler.handle(toHttpRequest(request)).then((answer) => send(response, answer), next);
   });
   return router;
-}
-
-function dashboardOf(option: MailwardenRouterOptions['dashboard']): DashboardFiles | undefined {
-  return option === true ? createDashboard() : option || undefined;
 }
 
 function toHttpRequest(request: Request): HttpRequest {

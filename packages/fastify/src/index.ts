@@ -1,11 +1,11 @@
-import { createHttpHandler, MailwardenError, type DashboardFiles, type HttpHandlerOptions, type HttpRequest, type Mailwarden } from '@mailwarden/core';
-import { createDashboard } from '@mailwarden/dashboard';
+import { createHttpHandler, MailwardenError, type HttpHandlerOptions, type HttpRequest, type Mailwarden } from '@mailwarden/core';
+import { dashboardFor, type DashboardOption } from '@mailwarden/dashboard';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface MailwardenPluginOptions extends Omit<HttpHandlerOptions, 'dashboard'> {
   mailwarden: Mailwarden;
   /** Serve the dashboard at `dashboard/` under the plugin's prefix. Default `false`: see docs/dashboard.md. */
-  dashboard?: boolean | DashboardFiles;
+  dashboard?: DashboardOption;
 }
 
 /**
@@ -19,8 +19,7 @@ export interface MailwardenPluginOptions extends Omit<HttpHandlerOptions, 'dashb
  * await app.register(mailwardenPlugin, { prefix: '/mailwarden', mailwarden, apiKeys: { [process.env.ACME_KEY!]: 'acme' } });
  */
 export const mailwardenPlugin: FastifyPluginAsync<MailwardenPluginOptions> = async (fastify, options) => {
-  const dashboard = options.dashboard === true ? createDashboard() : options.dashboard || undefined;
-  const handler = createHttpHandler(options.mailwarden, { logger: fastify.log, ...options, dashboard });
+  const handler = createHttpHandler(options.mailwarden, { logger: fastify.log, ...options, dashboard: dashboardFor(options.dashboard) });
   const prefix = fastify.prefix;
 
   // The core reads and parses bodies (JSON for the API; JSON, text/plain JSON and forms for webhooks),
