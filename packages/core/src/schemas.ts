@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorCodes } from './errors.js';
 import { deliveryEventTypes, providers } from './events/delivery-event.js';
 import { Fact, messageStatuses, type FactName } from './messages/facts.js';
+import { storableTextProblem } from './storable-text.js';
 import { suppressionReasons } from './suppressions/reason.js';
 
 // The spec's wire shapes (and DESIGN's extensions), for users and for the OpenAPI document. The service
@@ -118,18 +119,24 @@ export const listTrackingIdsResponseSchema = z
   .object({ items: z.array(trackingIdSummarySchema), next_cursor: nextCursor, count: z.int().min(0) })
   .meta({ id: 'TrackingIdPage' });
 
+/** A string every store keeps exactly (see `storableTextProblem`). */
+const storableText = z.string().check((context) => {
+  const problem = storableTextProblem(context.value);
+  if (problem !== undefined) context.issues.push({ code: 'custom', message: `must be text every store can keep; it ${problem}`, input: context.value });
+});
+
 export const deliveryEventSchema = z.object({
   provider: providerSchema,
   type: z.enum(deliveryEventTypes),
   bounceClass: z.enum(['hard', 'soft', 'undetermined']).nullish(),
   providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).nullish(),
-  // U+0000 cannot be stored as text (PostgreSQL refuses it): such an event is skipped, not a poison batch.
-  messageId: z.string().min(1).max(1024).regex(/^[^\u0000]*$/, 'must not contain U+0000').nullable(),
+  // Text no store can keep (U+0000, a lone surrogate) makes the event skipped, not the batch poisoned.
+  messageId: storableText.min(1).max(1024).nullable(),
   recipient: z.string(),
   trackingId: z.string().nullable(),
   // z.date() already rejects an invalid Date.
   occurredAt: z.date(),
-  eventKey: z.string().min(1).max(512).regex(/^[^\u0000]*$/, 'must not contain U+0000'),
+  eventKey: storableText.min(1).max(512),
   description: z.string().optional(),
 });
 

@@ -1,4 +1,5 @@
 import { MailwardenError } from './errors.js';
+import { storableTextProblem } from './storable-text.js';
 
 /** A tracking ID holds at most this many Unicode code points (the spec's "128 characters"). */
 export const MAX_TRACKING_ID_CODE_POINTS = 128;
@@ -32,9 +33,8 @@ export function checkTrackingId(value: string | null | undefined): TrackingIdChe
   if (codePointLength(value) > MAX_TRACKING_ID_CODE_POINTS) {
     return { ok: false, problem: 'too_long', reason: `tracking ID is over ${MAX_TRACKING_ID_CODE_POINTS} characters` };
   }
-  if (!isWellFormed(value)) return { ok: false, problem: 'malformed', reason: 'tracking ID contains a lone surrogate' };
-  // No store can keep U+0000 in text (PostgreSQL refuses it), and no header can carry it.
-  if (value.includes('\u0000')) return { ok: false, problem: 'malformed', reason: 'tracking ID contains U+0000' };
+  const problem = storableTextProblem(value);
+  if (problem !== undefined) return { ok: false, problem: 'malformed', reason: `tracking ID ${problem}` };
   return { ok: true, trackingId: value };
 }
 
@@ -73,14 +73,3 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function isWellFormed(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0xd800 || unit > 0xdfff) continue;
-    if (unit > 0xdbff) return false;
-    const next = text.charCodeAt(i + 1);
-    if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
-    i++;
-  }
-  return true;
-}

@@ -26,8 +26,11 @@ const designStatus: Record<ErrorCode, number> = {
   not_found: 404,
   suppression_not_found: 404,
   method_not_allowed: 405,
+  // Not in DESIGN §8: what Node's HTTP server refuses before a framework sees the request (answerClientError).
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   internal_error: 500,
   store_unavailable: 503,
   // Not in DESIGN §8: an SNS certificate or subscription URL that cannot be fetched; SNS retries a 503.

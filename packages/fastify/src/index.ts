@@ -54,10 +54,18 @@ export const mailwardenPlugin: FastifyPluginAsync<MailwardenPluginOptions> = asy
   // methods Fastify has no route for (PROPFIND…), the bare prefix, and Content-Types it cannot parse.
   fastify.setNotFoundHandler((request, reply) => answer(request, reply));
   fastify.setErrorHandler((error, request, reply) => {
-    if ((error as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return answer(request, reply, request.raw);
+    if (requestRefusals.has((error as { code?: string }).code ?? '')) return answer(request, reply, request.raw);
     throw error;
   });
 };
+
+/** Refusals Fastify makes of a request before its route runs, which the core answers in its own way. */
+const requestRefusals = new Set([
+  'FST_ERR_CTP_INVALID_MEDIA_TYPE', // a Content-Type it cannot parse
+  'FST_ERR_ROUTE_MISSING_CONTENT_TYPE', // QUERY without a Content-Type
+  'FST_ERR_CTP_EMPTY_TYPE',
+  'FST_ERR_CTP_INVALID_TYPE',
+]);
 
 /**
  * Fastify rejects a URL with malformed percent-encoding before any plugin runs, with its own 400 body.

@@ -73,6 +73,11 @@ export function describeAnyInputTests(open: OpenApp, numRuns: number): void {
         expectError(answer, 405, 'method_not_allowed');
         expect(answer.headers.get('allow')).toBe('GET, POST, HEAD');
       }
+      // QUERY takes a body, and Fastify refuses one without a Content-Type before any route runs.
+      for (const call of [{}, { headers: { 'content-type': 'application/json' }, body: '{}' }]) {
+        const answer = await app.api('QUERY', `/projects/${app.projects.acme}/suppressions`, call);
+        expectError(answer, 405, 'method_not_allowed');
+      }
     });
 
     test('a path with malformed percent-encoding is answered with the error body (400 invalid_request)', async () => {

@@ -148,7 +148,7 @@ export function describeSuppressionTests(open: OpenApp): void {
       const app = await open();
       const p = paths(app.projects.acme);
       const error = expectError(
-        await app.api('POST', p.batch, { json: { emails: ['ok@example.com', 'nope', 'fine@example.com', 42, ''] } }),
+        await app.api('POST', p.batch, { json: { emails: ['ok@example.com', 'nope', 'fine@example.com', 42, '', { a: 1 }] } }),
         400,
         'invalid_email',
       );
@@ -156,7 +156,16 @@ export function describeSuppressionTests(open: OpenApp): void {
         { index: 1, email: 'nope', reason: expect.any(String) },
         { index: 3, email: 42, reason: expect.any(String) },
         { index: 4, email: '', reason: expect.any(String) },
+        { index: 5, email: null, reason: 'not a string (an object)' },
       ]);
+      // An entry nested deeper than any serializer recurses is refused like any other, not a 500.
+      const deep = `{"emails":["ok@example.com",${'['.repeat(20_000)}${']'.repeat(20_000)}]}`;
+      const refused = expectError(
+        await app.api('POST', p.batch, { body: deep, headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_email',
+      );
+      expect(refused.details).toEqual([{ index: 1, email: null, reason: 'not a string (an array)' }]);
       for (const json of [{}, { emails: 'ok@example.com' }, { emails: null }, [], { email: 'ok@example.com' }]) {
         expectError(await app.api('POST', p.batch, { json }), 400, 'invalid_request');
       }

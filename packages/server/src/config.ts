@@ -72,6 +72,12 @@ export const configSchema = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Serve the dashboard at `{basePath}/dashboard/`; it reads only through the API, with the key a person enters. */
     dashboard: z.boolean().default(true),
+    /** A request's headers must all arrive within this; else 408 and the connection is closed. */
+    headersTimeoutMs: z.int().min(1).default(10_000),
+    /** A connection that sends nothing for this long (a stalled upload, an idle socket) is closed. */
+    idleTimeoutMs: z.int().min(1).default(10_000),
+    /** A whole request, body included, must arrive within this: room for a 10 MiB webhook at about 300 kbit/s. */
+    requestTimeoutMs: z.int().min(1).default(300_000),
   })
   .strict();
 
@@ -89,6 +95,9 @@ const ENVIRONMENT = {
   MAILWARDEN_LOG_LEVEL: 'logLevel',
   MAILWARDEN_TRUST_PROXY: 'trustProxy',
   MAILWARDEN_DASHBOARD: 'dashboard',
+  MAILWARDEN_HEADERS_TIMEOUT_MS: 'headersTimeoutMs',
+  MAILWARDEN_IDLE_TIMEOUT_MS: 'idleTimeoutMs',
+  MAILWARDEN_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
 } as const;
 
 /**
@@ -103,7 +112,7 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     const value = env[variable];
     if (value === undefined || value === '') continue;
     input[key] =
-      key === 'port' || key === 'retentionDays'
+      key === 'port' || key === 'retentionDays' || key.endsWith('TimeoutMs')
         ? Number(value)
         : (key === 'trustProxy' || key === 'dashboard') && (value === 'true' || value === 'false')
           ? value === 'true'

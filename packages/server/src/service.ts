@@ -1,4 +1,4 @@
-import { createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
+import { answerClientError, answerConnect, createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
@@ -32,6 +32,14 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
   const app = Fastify({
     trustProxy: config.trustProxy,
     frameworkErrors: mailwardenFrameworkErrors,
+    // What Node refuses before Fastify sees it (malformed HTTP, headers too large, a stalled request)
+    // gets mailwarden's error body too.
+    clientErrorHandler: answerClientError,
+    // A stalled upload is closed after `idleTimeoutMs` of silence, however long a steady one takes.
+    connectionTimeout: config.idleTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node checks headers and request timeouts every 30 s by default: a second keeps them close to their values.
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
     logger: {
       level: config.logLevel,
       ...(options.logStream === undefined ? {} : { stream: options.logStream }),
@@ -48,6 +56,7 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     if (draining) reply.header('connection', 'close');
   });
 
+  app.server.on('connect', answerConnect);
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {

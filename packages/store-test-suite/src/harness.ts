@@ -11,7 +11,7 @@ export interface StoreConformanceOptions {
   /** A store to test. Called once per test and closed after it; it may already hold other projects' data. */
   createStore: () => Promise<Store> | Store;
   /** Groups to run; every group runs unless set to `false`. */
-  groups?: { suppressions?: boolean; events?: boolean; listings?: boolean; model?: boolean; webhookTokens?: boolean };
+  groups?: { suppressions?: boolean; events?: boolean; hostile?: boolean; listings?: boolean; model?: boolean; webhookTokens?: boolean };
   /** Runs of the model-based property tests (default 50; also the webhook-token one): raise it locally, lower it for slow stores. */
   numRuns?: number;
 }

@@ -1,4 +1,5 @@
 import { describeEventTests } from './events.js';
+import { describeHostileEventTests } from './hostile-events.js';
 import type { StoreConformanceOptions } from './harness.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
@@ -25,6 +26,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
   options.describe(`${options.name} conforms to the Store contract`, () => {
     if (runs('suppressions')) describeSuppressionTests(options);
     if (runs('events')) describeEventTests(options);
+    if (runs('hostile')) describeHostileEventTests(options);
     if (runs('listings')) describeListingTests(options);
     if (runs('model')) describeModelBasedTests(options);
     if (runs('webhookTokens')) describeWebhookTokenTests(options);

@@ -1,4 +1,4 @@
-import { MailwardenError } from '../errors.js';
+import { isMailwardenError, MailwardenError } from '../errors.js';
 import { firstHeader, type HttpHeaders } from './request.js';
 
 export const MiB = 1024 * 1024;
@@ -19,10 +19,17 @@ export async function readBody(headers: HttpHeaders, body: Uint8Array | AsyncIte
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
+  try {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (isMailwardenError(error)) throw error;
+    // The client hung up (or timed out) mid-upload: an ordinary event, answered as the client's fault
+    // (nobody will read the answer) rather than logged as an unexpected error.
+    throw new MailwardenError('invalid_request', 'The connection closed before the whole request body arrived.', { cause: error });
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }

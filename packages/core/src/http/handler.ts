@@ -142,7 +142,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       );
     }
     const answer = known ?? new MailwardenError('internal_error', 'Something went wrong on our side; the error is logged.');
-    const response = json(answer.status, JSON.stringify(answer.toBody() satisfies ErrorBody), request.method.toUpperCase() === 'HEAD');
+    const response = json(answer.status, errorText(answer), request.method.toUpperCase() === 'HEAD');
     if (answer.status === 503) response.headers['retry-after'] = retryAfter;
     if (answer.code === 'method_not_allowed') response.headers.allow = (answer.details as { allow: string[] }).allow.join(', ');
     if (answer.code === 'webhook_unauthorized' && BASIC_AUTH_PROVIDERS.has(matched.provider ?? '')) {
@@ -167,6 +167,15 @@ function json(status: number, body: string, head: boolean): HttpResponse {
   const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
   if (body !== '') headers['content-type'] = 'application/json; charset=utf-8';
   return { status, headers, body: head ? '' : body };
+}
+
+/** The error body as JSON; without its details if they cannot be serialized, so an answer is always sent. */
+function errorText(error: MailwardenError): string {
+  try {
+    return JSON.stringify(error.toBody() satisfies ErrorBody);
+  } catch {
+    return JSON.stringify({ error: { code: error.code, message: error.message } } satisfies ErrorBody);
+  }
 }
 
 function methodNotAllowed(allow: string[]): MailwardenError {

@@ -125,14 +125,20 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
   };
 }
 
-/** Hashes a batch, or throws one `invalid_email` listing every bad entry as `{ index, email, reason }`. */
+/**
+ * Hashes a batch, or throws one `invalid_email` listing every bad entry as `{ index, email, reason }`.
+ * An entry is echoed as given unless it is an array or an object: those are echoed as `null`, since
+ * a client's arbitrarily deep structure in an error body could not even be serialized.
+ */
 export function hashAll(hashEmail: (email: string) => string, emails: readonly string[]): string[] {
   const hashes: string[] = [];
   const invalid: { index: number; email: unknown; reason: string }[] = [];
-  emails.forEach((email, index) => {
-    const result = tryNormalizeEmail(email);
+  emails.forEach((email: unknown, index) => {
+    const result = tryNormalizeEmail(email as string);
     if (result.ok) hashes.push(hashEmail(result.email));
-    else invalid.push({ index, email, reason: result.reason });
+    else if (typeof email === 'object' && email !== null) {
+      invalid.push({ index, email: null, reason: `not a string (${Array.isArray(email) ? 'an array' : 'an object'})` });
+    } else invalid.push({ index, email, reason: result.reason });
   });
   if (invalid.length > 0) {
     throw new MailwardenError(

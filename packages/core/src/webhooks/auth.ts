@@ -35,6 +35,26 @@ export interface SharedSecretAuth {
   headers?: readonly { name: string; value: string }[];
 }
 
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The `user:password` of a Basic credentials token, or `undefined` unless it is canonical base64 (RFC
+ * 4648: padded, no stray `=`, no stray bits) of UTF-8 (RFC 7617 with `charset="UTF-8"`, which the 401
+ * challenge announces). One spelling per password: a Latin-1 encoding of a non-ASCII password, or extra
+ * padding, is refused rather than decoded into something that might match.
+ */
+export function decodeBasicCredentials(token: string): string | undefined {
+  if (!BASE64.test(token)) return undefined;
+  const bytes = Buffer.from(token, 'base64');
+  if (bytes.toString('base64') !== token) return undefined;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 export function hasSharedSecret(auth: SharedSecretAuth | undefined): boolean {
   return (auth?.basic?.length ?? 0) + (auth?.bearer?.length ?? 0) + (auth?.headers?.length ?? 0) > 0;
 }
@@ -46,8 +66,10 @@ export function checkSharedSecret(request: WebhookRequest, auth: SharedSecretAut
   const [scheme = '', credentials = ''] = authorization.split(' ', 2);
   let ok = false;
   if (scheme.toLowerCase() === 'basic' && auth.basic !== undefined) {
-    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
-    for (const entry of auth.basic) ok = secretsEqual(decoded, `${entry.username}:${entry.password}`) || ok;
+    const decoded = decodeBasicCredentials(credentials);
+    if (decoded !== undefined) {
+      for (const entry of auth.basic) ok = secretsEqual(decoded, `${entry.username}:${entry.password}`) || ok;
+    }
   }
   if (scheme.toLowerCase() === 'bearer' && auth.bearer !== undefined) {
     for (const token of auth.bearer) ok = secretsEqual(credentials, token) || ok;

@@ -745,6 +745,18 @@ describe('createSesWebhook', () => {
     }
   });
 
+  it('accepts a validly signed message of any age, with the same event keys (no Timestamp limit: see ses.md)', async () => {
+    const { env } = fakeEnv();
+    const ses = createSesWebhook(env);
+    const fresh = snsEnvelope(bounce, { messageId: 'b1f0c4b2-0000-4000-8000-000000000001' });
+    const yearOld: Record<string, string> = { ...fresh, Timestamp: new Date(Date.now() - 400 * 24 * 60 * 60 * 1000).toISOString() };
+    yearOld.Signature = signEnvelope(yearOld, snsSigningKey);
+    const keys = async (envelope: Record<string, string>) => (await ses.receive(snsRequest(envelope), auth)).events.map((event) => event.eventKey);
+    // A replay, however late, is the same events under the same keys: the store counts them as duplicates.
+    expect(await keys(yearOld)).toStrictEqual(await keys(fresh));
+    expect(await keys(yearOld)).toHaveLength(2);
+  });
+
   it('requires an allowlist, and a signature unless told otherwise', async () => {
     const { env } = fakeEnv();
     const ses = createSesWebhook(env);
