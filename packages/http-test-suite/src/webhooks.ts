@@ -2,7 +2,7 @@ import { applyEventsResultSchema, listMessagesResponseSchema, providers, type Me
 import { describe, expect, test } from 'vitest';
 import { TIMESTAMP, expectEmpty, expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';
-import { TRACKING_ID, sesSubscriptionConfirmation, webhookCases, type WebhookCase } from './provider-requests.js';
+import { TRACKING_ID, sesSubscriptionConfirmation, sparkpostDeliveries, webhookCases, type WebhookCase } from './provider-requests.js';
 import type { TestApp } from './test-app.js';
 
 /** What a project holds, read over HTTP with the admin key. */
@@ -69,6 +69,27 @@ export function describeWebhookTests(open: OpenApp): void {
       }
       const stored = await app.webhook('se%73', encodedProject, ses.request(app.secrets.acme));
       expect(expectSuccess(stored, 200, applyEventsResultSchema)).toMatchObject({ accepted: ses.messages.length });
+    });
+
+    test('an event with text no store can keep (a lone surrogate) is skipped with a warning; the rest of the webhook is stored (200)', async () => {
+      const app = await open();
+      const request = sparkpostDeliveries(app.secrets.acme, ['ok@example.com', 'poison@example.com'], TRACKING_ID);
+      const batch = JSON.parse(Buffer.from(request.rawBody).toString()) as { msys: { message_event: { rcpt_to: string; transmission_id: string } } }[];
+      const poisoned = batch.find((entry) => entry.msys.message_event.rcpt_to === 'poison@example.com')!;
+      poisoned.msys.message_event.transmission_id = 'm\ud800x';
+      const rawBody = new TextEncoder().encode(JSON.stringify(batch));
+      expect(Buffer.from(rawBody).toString()).toContain('"m\\ud800x"');
+      for (const attempt of ['first', 'retry']) {
+        const answer = expectSuccess(await app.webhook('sparkpost', app.projects.acme, { ...request, rawBody }), 200, applyEventsResultSchema);
+        expect({ attempt, ...answer, warnings: answer.warnings.map((warning) => warning.code) }).toEqual({
+          attempt,
+          accepted: attempt === 'first' ? 1 : 0,
+          duplicates: attempt === 'first' ? 0 : 1,
+          skipped: 1,
+          warnings: ['invalid_event'],
+        });
+      }
+      expect((await storedMessages(app, app.projects.acme)).map((message) => message.recipient)).toEqual(['ok@example.com']);
     });
 
     test('an unknown provider is 404 not_found, for POST and HEAD', async () => {
