@@ -1,6 +1,6 @@
 import { answerClientError, answerConnect, createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
 import type { OpenedStore } from './store.js';
 
@@ -57,6 +57,16 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
   });
 
   app.server.on('connect', answerConnect);
+  // Outside mailwarden's prefix, Fastify would answer with bodies of its own: every answer of the
+  // service has the documented error body instead.
+  if (config.basePath !== '') {
+    app.setNotFoundHandler((request, reply) => sendError(reply, new MailwardenError('not_found', `No endpoint at ${request.url.split('?')[0]}.`)));
+  }
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'unexpected error');
+    sendError(reply, frameworkError(status));
+  });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {
@@ -97,6 +107,19 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
         await opened.close();
       })()),
   };
+}
+
+function sendError(reply: FastifyReply, error: MailwardenError): FastifyReply {
+  return reply.code(error.status).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(error.toBody());
+}
+
+/** Mailwarden's error for a refusal Fastify makes itself, by its status. */
+function frameworkError(status: number): MailwardenError {
+  if (status === 404) return new MailwardenError('not_found', 'No endpoint here.');
+  if (status === 413) return new MailwardenError('payload_too_large', 'The request body is too large.');
+  if (status === 415) return new MailwardenError('unsupported_media_type', 'The request body has a Content-Type this endpoint does not take.');
+  if (status < 500) return new MailwardenError('invalid_request', 'The request cannot be answered as sent.');
+  return new MailwardenError('internal_error', 'Something went wrong on our side; the error is logged.');
 }
 
 /** Retention in milliseconds, from the configured days. */

@@ -71,6 +71,19 @@ describe('requests Node refuses before Fastify sees them get the documented erro
     expect(logs.filter((line) => line.level >= 50)).toStrictEqual([]);
   });
 
+  test('outside the base path, Fastify’s own refusals have mailwarden’s error body', async () => {
+    const { port } = await start({ MAILWARDEN_BASE_PATH: '/mailwarden' });
+    for (const [request, status, code] of [
+      ['GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 404, 'not_found'],
+      ['PUT /elsewhere HTTP/1.1\r\nHost: x\r\nContent-Type: text/x-unknown\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi', 404, 'not_found'],
+      // Fastify parses a JSON body before it finds no route for it.
+      ['POST /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{oops', 400, 'invalid_request'],
+    ] as const) {
+      const { text } = await exchange(port, request);
+      expect(answerOf(text), request).toStrictEqual({ status, code });
+    }
+  });
+
   test('QUERY without a Content-Type is answered by mailwarden, not by Fastify', async () => {
     const { port } = await start();
     const { text } = await exchange(port, 'QUERY /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nConnection: close\r\n\r\n');
