@@ -17,6 +17,35 @@ import { arbitraryRequest } from './arbitraries.js';
 import { expectError } from './expect-answer.js';
 import type { OpenApp } from './harness.js';
 import { jsonOf, send, type Answer } from './http.js';
+import { sparkpostDeliveries } from './provider-requests.js';
+
+/** Strings as a provider payload may carry them: lone surrogates, NUL and other controls, long runs. */
+const payloadText = fc.oneof(
+  fc.string({ unit: fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), fc.constantFrom('\ud800', '\udfff', '\u0000', 'a')) , maxLength: 20 }),
+  fc.constantFrom('x'.repeat(129), '\u{1f4ec}'.repeat(128), ''),
+);
+const payloadValue = fc.oneof(payloadText, fc.integer(), fc.constant(null), fc.boolean());
+
+/** A SparkPost webhook body whose fields are anything: authenticated, so it reaches parsing and the store. */
+const hostileSparkPostBody = fc.array(
+  fc.record({
+    msys: fc.record({
+      message_event: fc.record(
+        {
+          type: fc.oneof(fc.constantFrom('delivery', 'bounce', 'spam_complaint', 'injection'), payloadText),
+          event_id: payloadValue,
+          transmission_id: payloadValue,
+          rcpt_to: fc.oneof(fc.constantFrom('a@example.com'), payloadText.map((local) => `${local}@example.com`), payloadValue),
+          timestamp: fc.oneof(fc.constant('1711962000'), payloadValue),
+          bounce_class: fc.oneof(fc.constantFrom('10', '25'), payloadValue),
+          rcpt_meta: fc.dictionary(fc.constantFrom('service_id', 'other'), payloadValue),
+        },
+        { requiredKeys: ['type', 'rcpt_to'] },
+      ),
+    }),
+  }),
+  { maxLength: 8 },
+);
 
 const successSchemas = [
   listSuppressionsResponseSchema,
@@ -60,6 +89,18 @@ export function describeAnyInputTests(open: OpenApp, numRuns: number): void {
           expectMailwardenAnswer(await send(url, request.call), request.method);
         }),
         { numRuns },
+      );
+    });
+
+    test('an authenticated webhook whose fields are anything never gives a 5xx (property)', async () => {
+      const app = await open();
+      const { headers } = sparkpostDeliveries(app.secrets.acme, ['a@example.com'], 'x');
+      await fc.assert(
+        fc.asyncProperty(hostileSparkPostBody, async (body) => {
+          const answer = await app.webhook('sparkpost', app.projects.acme, { method: 'POST', headers, rawBody: new TextEncoder().encode(JSON.stringify(body)) });
+          expectMailwardenAnswer(answer, 'POST');
+        }),
+        { numRuns: Math.ceil(numRuns / 2) },
       );
     });
 
