@@ -1,4 +1,5 @@
 import type { Suppression, SuppressionCheck, SuppressionReason } from '@mailwarden/core';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, ApiError } from '../api.js';
 import { Pager, usePages } from '../components/pager.js';
@@ -41,41 +42,64 @@ export function SuppressionsPage({ api }: { api: Api }) {
 
 type Outcome<T> = { state: 'idle' } | { state: 'busy' } | { state: 'done'; value: T } | { state: 'failed'; error: ApiError };
 
-/** Runs one submission at a time and keeps its outcome for the form to show. */
-function useSubmission<T>(): [Outcome<T>, (run: () => Promise<T>) => Promise<void>] {
+/** Runs a submission and keeps its outcome for the form to show; resolves to its value, `undefined` if it failed. */
+function useSubmission<T>(): [Outcome<T>, (run: () => Promise<T>) => Promise<T | undefined>] {
   const [outcome, setOutcome] = useState<Outcome<T>>({ state: 'idle' });
   const submit = async (run: () => Promise<T>) => {
     setOutcome({ state: 'busy' });
     try {
-      setOutcome({ state: 'done', value: await run() });
+      const value = await run();
+      setOutcome({ state: 'done', value });
+      return value;
     } catch (error) {
       setOutcome({ state: 'failed', error: asApiError(error) });
+      return undefined;
     }
   };
   return [outcome, submit];
 }
 
-function CheckForm({ api }: { api: Api }) {
+/** A tool of this page: one email field and a button. `run` returns whether to clear the field. */
+function EmailForm(props: { name: string; title: string; label: string; button: string; busy: boolean; run(email: string): Promise<boolean>; children: ComponentChildren }) {
+  const { name, title, label, button, busy, run, children } = props;
   const [email, setEmail] = useState('');
-  const [outcome, submit] = useSubmission<SuppressionCheck>();
   return (
     <form
       class="tool"
-      aria-labelledby="check-title"
+      aria-labelledby={`${name}-title`}
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void submit(() => api.suppressions.check(email));
+        void run(email).then((clear) => clear && setEmail(''));
       }}
     >
-      <h2 id="check-title">Check an address</h2>
+      <h2 id={`${name}-title`}>{title}</h2>
       <div class="field">
-        <label for="check-email">Email to check</label>
-        <input id="check-email" type="email" required value={email} spellcheck={false} autoComplete="off" onInput={(event) => setEmail(event.currentTarget.value)} />
+        <label for={`${name}-email`}>{label}</label>
+        <input id={`${name}-email`} type="email" required value={email} spellcheck={false} autoComplete="off" onInput={(event) => setEmail(event.currentTarget.value)} />
       </div>
-      <button type="submit" disabled={outcome.state === 'busy'}>
-        Check
+      <button type="submit" disabled={busy}>
+        {button}
       </button>
+      {children}
+    </form>
+  );
+}
+
+function CheckForm({ api }: { api: Api }) {
+  const [outcome, submit] = useSubmission<SuppressionCheck>();
+  return (
+    <EmailForm
+      name="check"
+      title="Check an address"
+      label="Email to check"
+      button="Check"
+      busy={outcome.state === 'busy'}
+      run={async (email) => {
+        await submit(() => api.suppressions.check(email));
+        return false;
+      }}
+    >
       {outcome.state === 'done' ? (
         <p class="result" role="status">
           <bdi class="literal">{outcome.value.email}</bdi>{' '}
@@ -86,41 +110,34 @@ function CheckForm({ api }: { api: Api }) {
       ) : outcome.state === 'failed' ? (
         <Failure error={outcome.error} doing="check the address" />
       ) : null}
-    </form>
+    </EmailForm>
   );
 }
 
 function AddForm({ api, onAdded }: { api: Api; onAdded(message: string): void }) {
-  const [email, setEmail] = useState('');
-  const [outcome, submit] = useSubmission<void>();
+  const [outcome, submit] = useSubmission<boolean>();
   return (
-    <form
-      class="tool"
-      aria-labelledby="add-title"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void submit(async () => {
+    <EmailForm
+      name="add"
+      title="Add a suppression"
+      label="Email to suppress"
+      button="Add"
+      busy={outcome.state === 'busy'}
+      run={async (email) => {
+        const added = await submit(async () => {
           const { suppression, created } = await api.suppressions.add(email);
-          setEmail('');
           onAdded(
             created
               ? `Added ${suppression.email} to the suppression list.`
               : `${suppression.email} was already suppressed (${reasonLabels[suppression.reason]}); nothing changed.`,
           );
+          return true;
         });
+        return added === true;
       }}
     >
-      <h2 id="add-title">Add a suppression</h2>
-      <div class="field">
-        <label for="add-email">Email to suppress</label>
-        <input id="add-email" type="email" required value={email} spellcheck={false} autoComplete="off" onInput={(event) => setEmail(event.currentTarget.value)} />
-      </div>
-      <button type="submit" disabled={outcome.state === 'busy'}>
-        Add
-      </button>
       {outcome.state === 'failed' ? <Failure error={outcome.error} doing="add the address" /> : null}
-    </form>
+    </EmailForm>
   );
 }
 
