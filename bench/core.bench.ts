@@ -1,9 +1,10 @@
 // Benchmarks of @mailwarden/core on the memory store: suppression checks against the raw floor, memory
-// per suppression, and applyEvents throughput.
+// per suppression, applyEvents throughput, and memory per message, dedup key and token claim under
+// retention.
 import { createHash, hash as oneShotHash } from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import { createMailwarden, type DeliveryEvent, type Mailwarden } from '@mailwarden/core';
-import { collectGarbage, measureGroup, ratio, retainedBy, retainedByAsync, type Measurement, type MeasureOptions } from './measure.js';
+import { createMailwarden, createMemoryStore, type DeliveryEvent, type Mailwarden, type MemoryStore, type MemoryStoreOptions } from '@mailwarden/core';
+import { collectGarbage, liveBytes, measureGroup, ratio, retainedBy, retainedByAsync, type Measurement, type MeasureOptions } from './measure.js';
 import {
   formatBytes,
   formatCount,
@@ -82,6 +83,8 @@ export const coreSuite: BenchSuite = {
     const sections = await suppressionSections(context, options);
     collectGarbage();
     sections.push(await applyEventsSection(context, options));
+    collectGarbage();
+    sections.push(await retentionSection(context));
     return sections;
   },
 };
@@ -400,4 +403,124 @@ async function countMessages(mailwarden: Mailwarden): Promise<number> {
   let count = 0;
   for (const row of (await mailwarden.trackingIds.list(PROJECT, { limit: 100 })).items) count += row.messages;
   return count;
+}
+
+const DAY_MS = 86_400_000;
+/** Entries per memory-per-entry measure. */
+const RETAINED_ENTRIES = 200_000;
+
+/** `count` Mailgun-like token claims: `mailgun:` and 50 hex characters, a SHA-256 body digest, 7 days. */
+async function claimTokens(store: MemoryStore, count: number, at: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const token = `mailgun:${oneShotHash('sha256', `token ${at} ${i}`, 'hex').slice(0, 50)}`;
+    await store.claimWebhookToken(PROJECT, token, oneShotHash('sha256', token, 'hex'), at + 7 * DAY_MS);
+  }
+}
+
+/** Live bytes a store holds after `fill`, per entry of `what`, with the store's own count of them. */
+async function bytesPerEntry(
+  options: MemoryStoreOptions,
+  fill: (mailwarden: Mailwarden, store: MemoryStore) => Promise<void>,
+  what: 'messages' | 'eventKeys' | 'webhookTokens',
+) {
+  const retained = await retainedByAsync(async () => {
+    const store = createMemoryStore(options);
+    await fill(createMailwarden({ store }), store);
+    return store;
+  });
+  const entries = retained.value.retained()[what];
+  await retained.value.close();
+  return { bytes: retained.total, entries, perEntry: retained.total / entries };
+}
+
+async function retentionSection(context: SuiteContext): Promise<ReportSection> {
+  const retention: MemoryStoreOptions = { retention: { messagesMs: 30 * DAY_MS } };
+  const batches = Math.ceil((RETAINED_ENTRIES * 1.9) / EVENT_BATCH_SIZE);
+  const fillMessages = async (mailwarden: Mailwarden) => {
+    for (let b = 0; b < batches; b++) await mailwarden.applyEvents(PROJECT, eventBatch(b));
+  };
+  const fillKeys = async (mailwarden: Mailwarden) => {
+    for (let b = 0; b < RETAINED_ENTRIES / EVENT_BATCH_SIZE; b++) {
+      await mailwarden.applyEvents(
+        PROJECT,
+        eventBatch(b).map((event, i) => ({ ...event, type: 'unknown' as const, messageId: null, eventKey: `unknown-${b}-${i}` })),
+      );
+    }
+  };
+  context.log('retention: bytes per message, dedup key and token claim…');
+  const messagesRetained = await bytesPerEntry(retention, fillMessages, 'messages');
+  const messagesForever = await bytesPerEntry({}, fillMessages, 'messages');
+  const keys = await bytesPerEntry(retention, fillKeys, 'eventKeys');
+  const claims = await bytesPerEntry({}, (_, store) => claimTokens(store, RETAINED_ENTRIES, START), 'webhookTokens');
+  const eventsPerMessage = (batches * EVENT_BATCH_SIZE) / messagesRetained.entries;
+
+  // A simulated week of webhooks: a batch of 1 000 events every 10 minutes, each with a token claim.
+  const BATCH_EVERY = 10 * 60_000;
+  const DAYS = 7;
+  const week = async (options: MemoryStoreOptions) => {
+    const before = liveBytes().total;
+    const store = createMemoryStore(options);
+    const mailwarden = createMailwarden({ store });
+    const days: { bytes: number; messages: number; eventKeys: number; webhookTokens: number }[] = [];
+    for (let b = 0, at = START; days.length < DAYS; b++, at += BATCH_EVERY) {
+      await mailwarden.applyEvents(PROJECT, eventBatch(b, at));
+      await claimTokens(store, 1, at);
+      if ((at + BATCH_EVERY - START) % DAY_MS === 0) days.push({ bytes: liveBytes().total - before, ...store.retained() });
+    }
+    await store.close();
+    return days;
+  };
+  context.log('retention: a simulated week with a retention of one day…');
+  const weekRetained = await week({ retention: { messagesMs: DAY_MS } });
+  collectGarbage();
+  context.log('retention: the same week without retention…');
+  const weekForever = await week({});
+
+  const perEntryRow = (what: string, measured: { bytes: number; entries: number; perEntry: number }) => [
+    what,
+    formatCount(measured.entries),
+    formatBytes(measured.bytes),
+    measured.perEntry.toFixed(0),
+  ];
+  return {
+    title: 'Memory store: memory per message, dedup key and token claim, and a week under retention',
+    intro: [
+      `Live bytes (\`heapUsed + arrayBuffers\` after a full collection, filled minus empty) of a \`createMemoryStore\` ` +
+        `filled through \`mailwarden.applyEvents\` with the SendGrid-like batches of the \`applyEvents\` benchmark ` +
+        `(${eventsPerMessage.toFixed(2)} events per message: delivered or bounced, often opened; 10 tracking IDs; event keys like ` +
+        `\`ev-123-456\`, message ids of 55 characters), divided by the entries the store reports (\`retained()\`). ` +
+        `A message's figure includes the dedup keys of its events. Keys alone: \`unknown\` events, which name no ` +
+        `message. Token claims: \`claimWebhookToken\` with a Mailgun token and a SHA-256 body digest.`,
+    ],
+    tables: [
+      {
+        columns: ['entries', 'count', 'live bytes', 'bytes per entry'],
+        rows: [
+          perEntryRow(`message with its ${eventsPerMessage.toFixed(2)} dedup keys, with retention`, messagesRetained),
+          perEntryRow(`message with its ${eventsPerMessage.toFixed(2)} dedup keys, without retention`, messagesForever),
+          perEntryRow('dedup key of an event that names no message, with retention', keys),
+          perEntryRow('token claim (with or without retention)', claims),
+        ],
+      },
+      {
+        columns: ['end of day', 'with a retention of 1 day: live bytes', 'messages', 'dedup keys', 'token claims', 'without retention: live bytes', 'messages'],
+        rows: weekRetained.map((day, i) => [
+          String(i + 1),
+          formatBytes(day.bytes),
+          formatCount(day.messages),
+          formatCount(day.eventKeys),
+          formatCount(day.webhookTokens),
+          formatBytes(weekForever[i]!.bytes),
+          formatCount(weekForever[i]!.messages),
+        ]),
+      },
+    ],
+    notes: [
+      `The week: a batch of ${formatCount(EVENT_BATCH_SIZE)} events every 10 simulated minutes (${formatCount((DAY_MS / BATCH_EVERY) * EVENT_BATCH_SIZE)} ` +
+        `events a day), each batch with one token claim kept 7 days, event times advancing with the batches (no ` +
+        `real time passes; the store reads its time from them). With the retention, messages and keys level off ` +
+        `after the first day at one day's worth; token claims grow until their 7 days are up. Suppressions and ` +
+        `tracking-ID rows never expire: here about one address in 12 is suppressed, and there are 10 tracking IDs.`,
+    ],
+  };
 }

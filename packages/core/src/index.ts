@@ -52,7 +52,7 @@ export type {
   TrackingIdQuery,
   TrackingIdRecord,
 } from './store/store.js';
-export { createMemoryStore } from './store/memory/memory-store.js';
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './store/memory/memory-store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 
 export * from './schemas.js';

@@ -15,7 +15,7 @@ import type { WebhookRequest } from './webhooks/request.js';
 import type { Provider } from './events/delivery-event.js';
 
 export interface MailwardenOptions {
-  /** Where state lives. Default: a new memory store. */
+  /** Where state lives. Default: a new memory store, without retention (`createMemoryStore()`). */
   store?: Store;
   /** Hash addresses with HMAC-SHA256 under this key instead of plain SHA-256. Keep it stable. */
   hashKey?: string | Uint8Array;

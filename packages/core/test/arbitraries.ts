@@ -346,6 +346,11 @@ export const deliveryEvent: fc.Arbitrary<DeliveryEvent> = fc
     ...(event.type === 'rejected' && providerSuppression !== undefined ? { providerSuppression } : {}),
   }));
 
+/** `deliveryEvent` at a whole hour from `EVENT_EPOCH` up to `hours`: for retention, whose windows are hours long. */
+export function deliveryEventWithinHours(hours: number): fc.Arbitrary<DeliveryEvent> {
+  return fc.tuple(deliveryEvent, fc.nat(hours)).map(([event, hour]) => ({ ...event, occurredAt: new Date(EVENT_EPOCH + hour * 3_600_000) }));
+}
+
 /**
  * Events about few messages (one provider, eight ids, two recipients) at `EVENT_EPOCH` + `min`..`max`
  * milliseconds: for walks that race writes, where each write should often touch a listed item (move

@@ -12,14 +12,65 @@ import type {
   TrackingIdQuery,
   TrackingIdRecord,
 } from '../store.js';
+import { EventClock } from './event-clock.js';
+import { EventKeys } from './event-keys.js';
 import { SortedList } from './sorted-list.js';
 import { SuppressionTable } from './suppression-table.js';
 
+export interface MemoryStoreOptions {
+  /**
+   * Message retention, as the Redis and Postgres stores have it: a message is forgotten once the
+   * store's clock is `messagesMs` past its last event, and an event's dedup key once the clock is
+   * `messagesMs` past the reading at which the key was applied. Suppressions and tracking-ID counters
+   * never expire. The clock is read from the event times the store receives (see docs/storage.md).
+   * Default: messages and dedup keys are kept for the life of the store.
+   */
+  retention?: { messagesMs: number };
+}
+
+/** How many entries a memory store holds, over all of its projects. */
+export interface RetainedEntries {
+  messages: number;
+  /** Dedup keys (one per event applied and not yet forgotten). */
+  eventKeys: number;
+  /** One-time webhook token claims (Mailgun's). */
+  webhookTokens: number;
+  /** Tracking-ID rows: never expire, one per tracking ID with messages counted. */
+  trackingIds: number;
+}
+
+/** What `createMemoryStore` returns: a `Store` with every optional method but invalidations, and a count of its entries. */
+export type MemoryStore = Store &
+  Required<Pick<Store, 'claimWebhookToken' | 'purgeExpired'>> & {
+    /** How many entries the store holds now: for tests, metrics and sizing (see docs/storage.md). */
+    retained(): RetainedEntries;
+  };
+
 type MessageOrderKey = Pick<MessageRecord, 'firstEventAt' | 'key'>;
+type MessageExpiryKey = Pick<MessageRecord, 'lastEventAt' | 'key'>;
 
 /** Newest first, then by key. */
 function compareMessages(a: MessageOrderKey, b: MessageOrderKey): number {
   if (a.firstEventAt !== b.firstEventAt) return b.firstEventAt - a.firstEventAt;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** Latest last event first, then by key: the next message to expire is the list's last, whose removal moves nothing. */
+function compareExpiry(a: MessageExpiryKey, b: MessageExpiryKey): number {
+  if (a.lastEventAt !== b.lastEventAt) return b.lastEventAt - a.lastEventAt;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+interface TokenClaim {
+  /** Project and token. */
+  key: string;
+  digest: string;
+  expiresAt: number;
+}
+
+/** Latest expiry first, then by key: the next claim to expire is the list's last. */
+function compareClaims(a: TokenClaim, b: TokenClaim): number {
+  if (a.expiresAt !== b.expiresAt) return b.expiresAt - a.expiresAt;
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
@@ -31,22 +82,56 @@ interface TrackingIdRow {
 
 class ProjectState {
   readonly suppressions = new SuppressionTable();
-  readonly seenEventKeys = new Set<string>();
+  readonly eventKeys: EventKeys;
   readonly messages = new Map<string, MessageRecord>();
   readonly messageOrder = new SortedList<MessageRecord, MessageOrderKey>(compareMessages);
+  /** With retention: the messages in the order they expire. */
+  private readonly expiry: SortedList<MessageRecord, MessageExpiryKey> | undefined;
   readonly trackingIds = new Map<string, TrackingIdRow>();
   readonly trackingIdOrder = new SortedList<string>(compareCodePoints);
+
+  /** `expires`: whether the store has a retention, so messages and keys are queued to be forgotten. */
+  constructor(
+    private readonly clock: EventClock,
+    expires: boolean,
+  ) {
+    this.eventKeys = new EventKeys(expires);
+    if (expires) this.expiry = new SortedList(compareExpiry);
+  }
 
   apply(event: StoredEvent): EventOutcome {
     // Checked before anything changes, so an event is applied wholly or not at all.
     if (event.suppression !== null && !isEmailHash(event.suppression.hash)) {
       throw new TypeError(`not a suppression hash: ${JSON.stringify(event.suppression.hash)}`);
     }
-    if (this.seenEventKeys.has(event.key)) return 'duplicate';
-    this.seenEventKeys.add(event.key);
+    // An event that names neither a message nor a suppression carries no time: its key is stamped
+    // with what the clock reads from the others.
+    const time = event.message?.lastEventAt ?? event.suppression?.createdAt;
+    if (time !== undefined) this.clock.observe(time);
+    if (this.eventKeys.has(event.key)) return 'duplicate';
+    this.eventKeys.add(event.key, this.clock.now);
     if (event.message !== null) this.mergeMessage(event.message, event.trackingIdSearchKey);
     if (event.suppression !== null) this.suppressions.upsert(event.suppression);
     return 'applied';
+  }
+
+  /**
+   * Forgets the messages whose last event is before `before` and the dedup keys applied (by the
+   * clock) before it. Tracking-ID rows keep their counters, totals of what was recorded, and
+   * suppressions are untouched. Returns how many messages it forgot.
+   */
+  forgetBefore(before: number): number {
+    if (this.expiry === undefined) return 0;
+    this.eventKeys.forgetAppliedBefore(before, this.clock.startedAt);
+    let forgotten = 0;
+    for (let oldest = this.expiry.last(); oldest !== undefined && oldest.lastEventAt < before; oldest = this.expiry.last()) {
+      this.expiry.remove(oldest);
+      this.messages.delete(oldest.key);
+      this.messageOrder.remove(oldest);
+      if (oldest.trackingId !== null) this.trackingIds.get(oldest.trackingId)?.messages.remove(oldest);
+      forgotten++;
+    }
+    return forgotten;
   }
 
   private mergeMessage(seen: MessageRecord, searchKey: string | null): void {
@@ -54,8 +139,13 @@ class ProjectState {
     // A copy: the store must not share objects its caller may change later.
     const after = mergeMessage(before, { ...seen });
     this.messages.set(after.key, after);
-    if (before === undefined) this.messageOrder.insert(after);
-    else this.messageOrder.replace(before, after);
+    if (before === undefined) {
+      this.messageOrder.insert(after);
+      this.expiry?.insert(after);
+    } else {
+      this.messageOrder.replace(before, after);
+      this.expiry?.replace(before, after);
+    }
 
     if (before?.trackingId != null && before.trackingId !== after.trackingId) {
       this.trackingIds.get(before.trackingId)?.messages.remove(before);
@@ -94,42 +184,60 @@ class ProjectState {
       this.trackingIds.delete(record.trackingId);
       this.trackingIdOrder.remove(record.trackingId);
     } else if (delta.lastEventAt === 'recompute') {
-      record.lastEventAt = -Infinity;
-      for (const message of row.messages.after(undefined)) {
-        record.lastEventAt = Math.max(record.lastEventAt, message.lastEventAt);
-      }
+      let latest = -Infinity;
+      for (const message of row.messages.after(undefined)) latest = Math.max(latest, message.lastEventAt);
+      // From the messages still there; when retention forgot them all, the row keeps its time (as in
+      // the Redis and Postgres stores).
+      if (latest !== -Infinity) record.lastEventAt = latest;
     } else {
       record.lastEventAt = Math.max(record.lastEventAt, delta.lastEventAt.raise);
     }
   }
 }
 
-/** Claims between two sweeps of expired webhook tokens. */
-const TOKEN_SWEEP_EVERY = 10_000;
-
 /**
  * The embedded default: every project's state in this process's memory, lost when it exits. Each
  * operation runs synchronously inside one call, so it is atomic with respect to every other call.
  *
+ * With `retention`, messages and dedup keys expire as in the Redis and Postgres stores; one-time
+ * webhook token claims expire at their `expiresAt` with or without it. The store reads no clock: its
+ * "now" is the 100th latest event time it has received, or a later `now` given to `purgeExpired`, and
+ * every write forgets what that clock has expired in its project (docs/storage.md#retention-memory-store).
+ *
  * @example
- * const mailwarden = createMailwarden({ store: createMemoryStore() });
+ * const store = createMemoryStore({ retention: { messagesMs: 30 * 86_400_000 } });
+ * const mailwarden = createMailwarden({ store });
+ * // Optional: forget by the host's clock too, so an idle project's messages go without new events.
+ * setInterval(() => void store.purgeExpired(Date.now()), 3_600_000).unref();
  */
-export function createMemoryStore(): Store {
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const retentionMs = options.retention?.messagesMs;
+  if (retentionMs !== undefined && !(Number.isSafeInteger(retentionMs) && retentionMs > 0)) {
+    throw new RangeError(`retention.messagesMs must be a positive integer: ${retentionMs}`);
+  }
+  const clock = new EventClock();
   const projects = new Map<string, ProjectState>();
   const project = (projectId: string): ProjectState => {
     let state = projects.get(projectId);
     if (state === undefined) {
-      state = new ProjectState();
+      state = new ProjectState(clock, retentionMs !== undefined);
       projects.set(projectId, state);
     }
     return state;
   };
   // Reads of a project that was never written do not create it.
   const existing = (projectId: string): ProjectState | undefined => projects.get(projectId);
-  // One-time webhook tokens by project and token. Expired ones are swept now and then; the sweep is the
-  // only place this store reads a clock, and only to forget.
-  const tokens = new Map<string, { digest: string; expiresAt: number }>();
-  let claimsUntilSweep = TOKEN_SWEEP_EVERY;
+  // One-time webhook tokens by project and token, and the same claims in the order they expire.
+  const tokens = new Map<string, TokenClaim>();
+  let tokenExpiry = new SortedList<TokenClaim>(compareClaims);
+  // What the clock has expired: in one project, and among token claims (with or without retention).
+  const forgetExpiredIn = (state: ProjectState): number => (retentionMs === undefined ? 0 : state.forgetBefore(clock.now - retentionMs));
+  const forgetExpiredTokens = (): void => {
+    for (let oldest = tokenExpiry.last(); oldest !== undefined && oldest.expiresAt < clock.now; oldest = tokenExpiry.last()) {
+      tokenExpiry.remove(oldest);
+      tokens.delete(oldest.key);
+    }
+  };
 
   return {
     async getSuppression(projectId, hash) {
@@ -155,7 +263,11 @@ export function createMemoryStore(): Store {
 
     async applyEvents(projectId, events) {
       const state = project(projectId);
-      return events.map((event) => state.apply(event));
+      const outcomes = events.map((event) => state.apply(event));
+      // Every write forgets what has expired in its project, so memory stays bounded without a timer.
+      forgetExpiredIn(state);
+      forgetExpiredTokens();
+      return outcomes;
     },
 
     async listMessages(projectId, query: MessageQuery) {
@@ -192,23 +304,43 @@ export function createMemoryStore(): Store {
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {
-      if (--claimsUntilSweep === 0) {
-        claimsUntilSweep = TOKEN_SWEEP_EVERY;
-        const now = Date.now();
-        for (const [key, claim] of tokens) if (claim.expiresAt < now) tokens.delete(key);
-      }
+      if (!Number.isSafeInteger(expiresAt)) throw new RangeError(`expiresAt is not an integer number of milliseconds: ${expiresAt}`);
+      forgetExpiredTokens();
       const key = `${projectId}\n${token}`;
       const known = tokens.get(key);
       if (known === undefined) {
-        tokens.set(key, { digest, expiresAt });
+        const claim = { key, digest, expiresAt };
+        tokens.set(key, claim);
+        tokenExpiry.insert(claim);
         return 'first';
       }
       return known.digest === digest ? 'same' : 'conflict';
     },
 
+    // Returns the number of messages forgotten. `now` also moves the store's clock (never back), so
+    // later writes forget by it too.
+    async purgeExpired(now) {
+      clock.advanceTo(now);
+      let forgotten = 0;
+      for (const state of projects.values()) forgotten += forgetExpiredIn(state);
+      forgetExpiredTokens();
+      return forgotten;
+    },
+
+    retained() {
+      const entries: RetainedEntries = { messages: 0, eventKeys: 0, webhookTokens: tokens.size, trackingIds: 0 };
+      for (const state of projects.values()) {
+        entries.messages += state.messages.size;
+        entries.eventKeys += state.eventKeys.size;
+        entries.trackingIds += state.trackingIds.size;
+      }
+      return entries;
+    },
+
     async close() {
       projects.clear();
       tokens.clear();
+      tokenExpiry = new SortedList<TokenClaim>(compareClaims);
     },
-  } satisfies Store;
+  } satisfies MemoryStore;
 }

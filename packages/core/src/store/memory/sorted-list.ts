@@ -58,6 +58,12 @@ export class SortedList<T extends K, K = T> {
     this.insert(after);
   }
 
+  /** The last item in order, or `undefined` when the list is empty. */
+  last(): T | undefined {
+    const chunk = this.chunks[this.chunks.length - 1];
+    return chunk?.[chunk.length - 1];
+  }
+
   /** The items strictly after `position` (all of them when it is undefined), in order. */
   *after(position: K | undefined): Generator<T> {
     let chunkIndex = position === undefined ? 0 : this.chunkOf(position);
