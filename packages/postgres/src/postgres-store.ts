@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   MailwardenError,
   messageStatuses,
@@ -31,8 +32,18 @@ export interface PostgresStoreOptions {
   retention?: { messagesMs: number };
 }
 
-/** A `Store` whose optional parts this store always has. */
-export type PostgresStore = Store & Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>>;
+/** A `Store` whose optional parts this store always has, and a probe of its invalidation listeners. */
+export type PostgresStore = Store &
+  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>> & {
+    /**
+     * Whether invalidations reach this store's subscriptions now: sends a probe notification on the
+     * invalidation channel (other listeners ignore it) and resolves `true` once every subscription has
+     * heard it, or `false` if one has not within `timeoutMs`: its connection is down or not listening
+     * again yet, and invalidations sent meanwhile are lost to it. `true` at once without subscriptions.
+     * Rejects with `store_unavailable` when the probe cannot be sent. For readiness checks.
+     */
+    probeInvalidations(timeoutMs: number): Promise<boolean>;
+  };
 
 /** Messages deleted per statement by `purgeExpired` (dedup keys and webhook tokens: ten times as many), so no sweep holds locks for long. */
 const PURGE_BATCH = 1000;
@@ -64,7 +75,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   if (messagesMs !== undefined && !(Number.isSafeInteger(messagesMs) && messagesMs > 0)) {
     throw new RangeError(`retention.messagesMs must be a positive integer: ${messagesMs}`);
   }
-  const subscriptions = new Set<ListenMeta>();
+  /** One `subscribeInvalidations` call: its LISTEN, once it holds. */
+  interface Subscription {
+    listening?: ListenMeta;
+  }
+  const subscriptions = new Set<Subscription>();
+  /** Probes on their way: the subscriptions that have not heard each yet, and what to call when none is left. */
+  const probes = new Map<string, { unheard: Set<Subscription>; heard: () => void }>();
+  const hear = (probe: string, subscription: Subscription) => {
+    const waiting = probes.get(probe);
+    if (waiting?.unheard.delete(subscription) && waiting.unheard.size === 0) waiting.heard();
+  };
+  /** Set when a statement found the server unreachable, cleared by the next one that gets through (see `attempt`). */
+  let unreachable: { cause: unknown; reconnecting: boolean } | undefined;
 
   /** One statement, prepared unless told otherwise; rows as arrays. */
   const query = (text: string, params: unknown[], prepare = true): Promise<any[][]> =>
@@ -137,6 +160,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       WHERE project_id = $1 AND token = $2 AND NOT EXISTS (SELECT FROM claimed)`,
     purgeWebhookTokens: `DELETE FROM ${s}.webhook_tokens WHERE project_id = $1 AND token IN (
       SELECT token FROM ${s}.webhook_tokens WHERE project_id = $1 AND expires_at < $2 LIMIT $3)`,
+    probeInvalidations: `SELECT pg_notify('${INVALIDATION_CHANNEL}', $1)`,
   };
 
   const toSuppression = ([hash, email, reason, createdAt]: any[]): SuppressionRecord => ({
@@ -265,21 +289,41 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async subscribeInvalidations(listener: (invalidation: SuppressionInvalidation) => void) {
+      const subscription: Subscription = {};
       const onNotify = (payload: string) => {
-        let message: { schema?: unknown; projectId?: unknown; hashes?: unknown };
+        let message: { schema?: unknown; projectId?: unknown; hashes?: unknown; probe?: unknown };
         try {
           message = JSON.parse(payload);
         } catch {
           return;
         }
-        if (message.schema !== schema || typeof message.projectId !== 'string' || !Array.isArray(message.hashes)) return;
+        if (message.schema !== schema) return;
+        if (typeof message.probe === 'string') return hear(message.probe, subscription);
+        if (typeof message.projectId !== 'string' || !Array.isArray(message.hashes)) return;
         listener({ projectId: message.projectId, hashes: message.hashes });
       };
-      const subscription = await attempt(() => sql.listen(INVALIDATION_CHANNEL, onNotify));
+      subscription.listening = await attempt(() => sql.listen(INVALIDATION_CHANNEL, onNotify));
       subscriptions.add(subscription);
       return async () => {
-        if (subscriptions.delete(subscription)) await attempt(() => subscription.unlisten());
+        if (!subscriptions.delete(subscription)) return;
+        // A probe under way no longer waits for this one.
+        for (const probe of probes.keys()) hear(probe, subscription);
+        await attempt(() => subscription.listening!.unlisten());
       };
+    },
+
+    async probeInvalidations(timeoutMs) {
+      if (subscriptions.size === 0) return true;
+      const probe = randomUUID();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const heard = new Promise<boolean>((resolve) => probes.set(probe, { unheard: new Set(subscriptions), heard: () => resolve(true) }));
+      try {
+        await attempt(() => query(statements.probeInvalidations, [JSON.stringify({ schema, probe })]));
+        return await Promise.race([heard, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)))]);
+      } finally {
+        clearTimeout(timer);
+        probes.delete(probe);
+      }
     },
 
     // Returns the number of messages deleted; expired webhook tokens are deleted too, always (with or
@@ -310,7 +354,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async close() {
       const open = [...subscriptions];
       subscriptions.clear();
-      await Promise.allSettled(open.map((subscription) => subscription.unlisten()));
+      await Promise.allSettled(open.map((subscription) => subscription.listening!.unlisten()));
     },
   } satisfies PostgresStore;
 
@@ -329,6 +373,46 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       ),
     );
     return rows.map(([projectId]) => projectId as string);
+  }
+
+  /**
+   * Runs one statement, failing fast while the server is unreachable. Once a statement found it
+   * unreachable, calls fail at once with `store_unavailable` rather than queue behind postgres.js's
+   * reconnection attempts (which can be seconds apart), except one at a time, which first waits for a
+   * `SELECT 1` to find out whether the server is back: a caller waits for one reconnection attempt at
+   * most, and the first call after the server returns gets through.
+   */
+  async function attempt<T>(run: () => Promise<T>): Promise<T> {
+    if (unreachable !== undefined) {
+      if (unreachable.reconnecting) throw unavailable(unreachable.cause);
+      unreachable.reconnecting = true;
+      try {
+        await send(() => sql`SELECT 1`);
+      } finally {
+        if (unreachable !== undefined) unreachable.reconnecting = false;
+      }
+    }
+    return send(run);
+  }
+
+  /** Runs one statement; retries a conflict a few times; reports an unreachable server as `store_unavailable`, and remembers it. */
+  async function send<T>(run: () => Promise<T>): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      try {
+        const result = await run();
+        unreachable = undefined;
+        return result;
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (CONFLICT.has(code as string) && retry < CONFLICT_RETRIES) {
+          await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** retry * (1 + Math.random())));
+          continue;
+        }
+        if (isUnreachable(code)) unreachable = { cause: error, reconnecting: unreachable?.reconnecting ?? false };
+        if (isUnreachable(code) || REFUSED_FOR_NOW.has(code as string) || CONFLICT.has(code as string)) throw unavailable(error);
+        throw error;
+      }
+    }
   }
 }
 
@@ -361,8 +445,8 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
 
 // --- errors -------------------------------------------------------------------------------------------
 
-/** Errors meaning the server cannot be reached or cannot serve now: the caller should retry later. */
-const UNAVAILABLE = new Set([
+/** Errors meaning no connection to the server can be made or kept now: the caller should retry later. */
+const UNREACHABLE = new Set([
   // Socket and DNS errors, and postgres.js's own connection errors.
   'ECONNREFUSED',
   'ECONNRESET',
@@ -376,37 +460,19 @@ const UNAVAILABLE = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
-  // SQLSTATEs: too many connections, shutting down or starting up, a read-only standby after a failover,
-  // a statement timeout.
+  // SQLSTATEs: too many connections, shutting down or starting up.
   '53300',
   '57P01',
   '57P02',
   '57P03',
-  '25006',
-  '57014',
 ]);
+/** Errors meaning the server answers but cannot serve this call now: a read-only standby after a failover, a statement timeout. */
+const REFUSED_FOR_NOW = new Set(['25006', '57014']);
 /** Deadlock and serialization failure: the transaction was rolled back whole and may simply run again. */
 const CONFLICT = new Set(['40P01', '40001']);
 
-function isUnavailable(code: unknown): boolean {
-  return typeof code === 'string' && (UNAVAILABLE.has(code) || code.startsWith('08'));
+function isUnreachable(code: unknown): boolean {
+  return typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08'));
 }
 
-/** Runs one statement; retries a conflict a few times; reports an unreachable server as `store_unavailable`. */
-async function attempt<T>(run: () => Promise<T>): Promise<T> {
-  for (let retry = 0; ; retry++) {
-    try {
-      return await run();
-    } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (CONFLICT.has(code as string) && retry < CONFLICT_RETRIES) {
-        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** retry * (1 + Math.random())));
-        continue;
-      }
-      if (isUnavailable(code) || CONFLICT.has(code as string)) {
-        throw new MailwardenError('store_unavailable', 'The PostgreSQL store cannot be reached.', { cause: error });
-      }
-      throw error;
-    }
-  }
-}
+const unavailable = (cause: unknown) => new MailwardenError('store_unavailable', 'The PostgreSQL store cannot be reached.', { cause });

@@ -1,10 +1,11 @@
 // What the Postgres store persisted, read back through direct SQL (a side channel beside the store),
 // the plans of its hot paths, its errors, its invalidations and its retention sweep.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createEmailHasher, Fact, isMailwardenError, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, INVALIDATION_CHANNEL, migrate } from '../src/index.js';
-import { connect, freshStore } from './database.js';
+import { connect, databaseUrl, freshStore } from './database.js';
+import { startTcpRelay } from './tcp-relay.js';
 
 const sql = connect({ max: 6 });
 afterAll(() => sql.end());
@@ -377,6 +378,45 @@ describe('store_unavailable', () => {
       await drop();
     }
   });
+
+  test('while the server is unreachable, calls fail at once but for one that reconnects first, and the first call after it returns gets through', async () => {
+    const { schema, drop } = await freshStore(sql);
+    const server = new URL(databaseUrl);
+    const relay = await startTcpRelay({ host: server.hostname, port: Number(server.port) });
+    // A second between reconnection attempts: calls that waited for them would still be pending below.
+    const client = connect({ port: relay.port, max: 2, backoff: () => 1 });
+    const store = createPostgresStore({ sql: client, schema });
+    const hash = hashEmail('anyone@example.com');
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        () => 'answered',
+        (error: unknown) => (isMailwardenError(error) ? error.code : error),
+      );
+    try {
+      expect(await store.getSuppression('p', hash)).toBeUndefined();
+      await relay.cut();
+      expect(await outcome(store.getSuppression('p', hash))).toBe('store_unavailable');
+
+      // Unreachable now: the next call tries to reconnect; the calls made meanwhile do not wait for it.
+      const settled: string[] = [];
+      const reconnecting = outcome(store.getSuppression('p', hash)).finally(() => settled.push('the call that reconnects'));
+      const meanwhile = await Promise.all(
+        Array.from({ length: 5 }, () => outcome(store.addSuppression('p', { hash, email: 'anyone@example.com', reason: 'manual', createdAt: T }))),
+      );
+      settled.push('the calls made meanwhile');
+      expect(meanwhile).toStrictEqual(Array(5).fill('store_unavailable'));
+      expect(await reconnecting).toBe('store_unavailable');
+      expect(settled).toStrictEqual(['the calls made meanwhile', 'the call that reconnects']);
+
+      await relay.restore();
+      expect(await outcome(store.getSuppression('p', hash))).toBe('answered');
+      expect(await Promise.all(Array.from({ length: 5 }, () => outcome(store.getSuppression('p', hash))))).toStrictEqual(Array(5).fill('answered'));
+    } finally {
+      await client.end({ timeout: 0 });
+      await relay.cut();
+      await drop();
+    }
+  });
 });
 
 describe('invalidations through LISTEN/NOTIFY', () => {
@@ -443,6 +483,45 @@ describe('invalidations through LISTEN/NOTIFY', () => {
       await reader.close();
       await otherClient.end();
       await dropOther();
+      await drop();
+    }
+  });
+
+  test('probeInvalidations tells whether every subscription listens now: false while one is reconnecting', async () => {
+    const { schema, store: writer, drop } = await freshStore(sql);
+    // A role of its own, so that its connections can be kept from coming back while those already open work.
+    const role = `mw_listener_${randomBytes(6).toString('hex')}`;
+    await sql.unsafe(`CREATE ROLE ${role} LOGIN`);
+    const own = connect({ user: role, max: 1, backoff: () => 0.02 });
+    const store = createPostgresStore({ sql: own, schema });
+    const seen = collector();
+    try {
+      expect(await store.probeInvalidations(1000)).toBe(true); // nothing to hear it
+      await store.subscribeInvalidations(seen.listener);
+      expect(await store.probeInvalidations(1000)).toBe(true);
+
+      // The LISTEN connection drops and cannot come back; the pool's connection still works.
+      await sql.unsafe(`ALTER ROLE ${role} NOLOGIN`);
+      const terminated = await sql.unsafe(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND query ILIKE 'listen %'`,
+        [role],
+      );
+      expect(terminated).toHaveLength(1);
+      expect(await store.probeInvalidations(300)).toBe(false);
+
+      await sql.unsafe(`ALTER ROLE ${role} LOGIN`);
+      const deadline = Date.now() + 5000;
+      while (!(await store.probeInvalidations(300))) {
+        if (Date.now() > deadline) throw new Error('the listener did not come back');
+      }
+      // Back for real: an invalidation reaches it, and probes never reach a listener.
+      await writer.addSuppression('acme', { hash: hashEmail('a@example.com'), email: 'a@example.com', reason: 'manual', createdAt: T });
+      await seen.until(() => seen.received.length === 1, 'add');
+      expect(seen.received).toStrictEqual([{ projectId: 'acme', hashes: [hashEmail('a@example.com')] }]);
+    } finally {
+      await store.close();
+      await own.end({ timeout: 0 });
+      await sql.unsafe(`DROP ROLE ${role}`);
       await drop();
     }
   });

@@ -1,1 +1,1 @@
-export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
+export { createRedisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   MailwardenError,
   messageStatuses,
@@ -51,6 +52,19 @@ export interface RedisStoreOptions {
    */
   scanBudget?: number;
 }
+
+/** A `Store` whose optional parts this store always has, and a probe of its invalidation subscribers. */
+export type RedisStore = Store &
+  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken'>> & {
+    /**
+     * Whether invalidations reach this store's subscriptions now: publishes a probe on the invalidation
+     * channel (other subscribers ignore it) and resolves `true` once every subscription has heard it, or
+     * `false` if one has not within `timeoutMs`: its connection is down or not subscribed again yet, and
+     * invalidations published meanwhile are lost to it. `true` at once without subscriptions. Rejects
+     * with `store_unavailable` when the probe cannot be published. For readiness checks.
+     */
+    probeInvalidations(timeoutMs: number): Promise<boolean>;
+  };
 
 /** Events per script call: a webhook request's batch is applied in calls of this many, in order. */
 const EVENTS_PER_CALL = 1000;
@@ -132,7 +146,7 @@ interface ScriptEvent {
  * const client = new Redis(process.env.REDIS_URL!);
  * const mailwarden = createMailwarden({ store: createRedisStore({ client, keyPrefix: 'mailwarden:' }) });
  */
-export function createRedisStore(options: RedisStoreOptions): Store {
+export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { client, keyPrefix } = options;
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
     throw new TypeError('keyPrefix must be a string without braces: the store adds the {projectId} hash tag after it.');
@@ -149,7 +163,14 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   const scanBudget = options.scanBudget ?? DEFAULT_SCAN_BUDGET;
   if (!(Number.isSafeInteger(scanBudget) && scanBudget > 0)) throw new RangeError(`scanBudget must be a positive integer: ${scanBudget}`);
   const channel = `${keyPrefix}invalidations`;
+  /** Each subscription, by the function that stops it. */
   const subscriptions = new Set<() => Promise<void>>();
+  /** Probes on their way: the subscriptions that have not heard each yet, and what to call when none is left. */
+  const probes = new Map<string, { unheard: Set<() => Promise<void>>; heard: () => void }>();
+  const hear = (probe: string, subscription: () => Promise<void>) => {
+    const waiting = probes.get(probe);
+    if (waiting?.unheard.delete(subscription) && waiting.unheard.size === 0) waiting.heard();
+  };
 
   /** EVALSHA; EVAL once per server that does not have the script yet (NOSCRIPT), which caches it there. */
   const run = async (script: scripts.Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
@@ -336,12 +357,20 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     async subscribeInvalidations(listener) {
       // A connection of its own: one in subscriber mode takes no other commands.
       const subscriber = client.duplicate();
+      const stop = async () => {
+        if (!subscriptions.delete(stop)) return;
+        // A probe under way no longer waits for this one.
+        for (const probe of probes.keys()) hear(probe, stop);
+        await subscriber.quit().catch(() => subscriber.disconnect());
+      };
       // Best effort (the check cache's TTLs bound what a lost message costs); ioredis reconnects and resubscribes.
       subscriber.on('error', () => {});
       subscriber.on('message', (from: string, message: string) => {
         if (from !== channel) return;
-        const invalidation = parseInvalidation(message);
-        if (invalidation !== undefined) listener(invalidation);
+        const parsed = parseMessage(message);
+        if (parsed === undefined) return;
+        if ('probe' in parsed) hear(parsed.probe, stop);
+        else listener(parsed);
       });
       try {
         await subscriber.subscribe(channel);
@@ -349,23 +378,35 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         subscriber.disconnect();
         fail(error);
       }
-      const stop = async () => {
-        if (!subscriptions.delete(stop)) return;
-        await subscriber.quit().catch(() => subscriber.disconnect());
-      };
       subscriptions.add(stop);
       return stop;
+    },
+
+    async probeInvalidations(timeoutMs) {
+      if (subscriptions.size === 0) return true;
+      const probe = randomUUID();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const heard = new Promise<boolean>((resolve) => probes.set(probe, { unheard: new Set(subscriptions), heard: () => resolve(true) }));
+      try {
+        await client.publish(channel, JSON.stringify({ probe })).catch(fail);
+        return await Promise.race([heard, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)))]);
+      } finally {
+        clearTimeout(timer);
+        probes.delete(probe);
+      }
     },
 
     async close() {
       await Promise.all([...subscriptions].map((stop) => stop()));
     },
-  } satisfies Store;
+  } satisfies RedisStore;
 }
 
-function parseInvalidation(message: string): SuppressionInvalidation | undefined {
+/** A message on the invalidation channel: an invalidation, a readiness probe, or (anything else) undefined. */
+function parseMessage(message: string): SuppressionInvalidation | { probe: string } | undefined {
   try {
-    const parsed = JSON.parse(message) as { projectId?: unknown; hashes?: unknown };
+    const parsed = JSON.parse(message) as { projectId?: unknown; hashes?: unknown; probe?: unknown };
+    if (typeof parsed.probe === 'string') return { probe: parsed.probe };
     if (typeof parsed.projectId !== 'string' || !Array.isArray(parsed.hashes)) return undefined;
     return { projectId: parsed.projectId, hashes: parsed.hashes.filter((hash): hash is string => typeof hash === 'string') };
   } catch {

@@ -420,6 +420,45 @@ describe('invalidations', () => {
     expect(await client.ping()).toBe('PONG');
   });
 
+  test('probeInvalidations tells whether every subscription hears the channel now: false while one is resubscribing', async () => {
+    const { keyPrefix, projectId } = fresh();
+    // A user of its own, so that its connections can be kept from coming back while those already open work.
+    const user = `mw-listener-${randomUUID()}`;
+    await raw.call('ACL', 'SETUSER', user, 'on', '>secret', '~*', '&*', '+@all');
+    const own = new Redis(url, { username: user, password: 'secret', retryStrategy: () => 20 });
+    own.on('error', () => {});
+    const store = createRedisStore({ client: own, keyPrefix });
+    try {
+      expect(await store.probeInvalidations(1000)).toBe(true); // nothing to hear it
+      const received: SuppressionInvalidation[] = [];
+      await store.subscribeInvalidations((invalidation) => received.push(invalidation));
+      await store.subscribeInvalidations(() => {});
+      expect(await store.probeInvalidations(1000)).toBe(true);
+
+      // One subscriber's connection drops and cannot come back; the store's own connection still works.
+      await raw.call('ACL', 'SETUSER', user, 'off');
+      const subscribers = String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+        .split('\n')
+        .filter((line) => line.includes(` user=${user} `));
+      expect(subscribers).toHaveLength(2);
+      const id = /(?:^| )id=(\d+)/.exec(subscribers[0]!)![1]!;
+      expect(await raw.call('CLIENT', 'KILL', 'ID', id)).toBe(1);
+      expect(await store.probeInvalidations(300)).toBe(false);
+
+      await raw.call('ACL', 'SETUSER', user, 'on');
+      await until(() => store.probeInvalidations(300), 'the subscriber to be back');
+      // Back for real: an invalidation reaches it, and probes never reach a listener.
+      const added = suppression('a', 'manual', at(1));
+      await createRedisStore({ client, keyPrefix }).addSuppression(projectId, added);
+      await until(() => received.length === 1, 'the invalidation');
+      expect(received).toStrictEqual([{ projectId, hashes: [added.hash] }]);
+    } finally {
+      await store.close();
+      own.disconnect();
+      await raw.call('ACL', 'DELUSER', user);
+    }
+  });
+
   test('on a cluster, writes on every master reach one subscriber', async () => {
     const { keyPrefix } = fresh();
     const store = createRedisStore({ client: cluster, keyPrefix });

@@ -68,13 +68,23 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     sendError(reply, frameworkError(status));
   });
   app.get('/health', async () => ({ status: 'ok' }));
+  // A probe that hangs tells a load balancer nothing, and its own timeout may be longer than ours.
+  const readyDeadlineMs = 500;
   app.get('/ready', async (_request, reply) => {
+    let deadline: ReturnType<typeof setTimeout> | undefined;
     try {
-      await opened.store.getSuppression('mailwarden-ready', '0'.repeat(64));
+      await Promise.race([
+        opened.ready?.() ?? opened.store.getSuppression('mailwarden-ready', '0'.repeat(64)),
+        new Promise((_resolve, reject) => {
+          deadline = setTimeout(reject, readyDeadlineMs, new MailwardenError('store_unavailable', `The store did not answer within ${readyDeadlineMs} ms.`));
+        }),
+      ]);
       return { status: 'ready', store: opened.kind };
     } catch (error) {
       const answer = isMailwardenError(error) && error.code === 'store_unavailable' ? error : new MailwardenError('store_unavailable', 'The store does not answer.');
       return reply.code(503).header('retry-after', '5').send(answer.toBody());
+    } finally {
+      clearTimeout(deadline);
     }
   });
   await app.register(mailwardenPlugin, {

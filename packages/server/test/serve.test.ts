@@ -97,6 +97,16 @@ describe('configuration', () => {
     expect(storeKind({ REDIS_URL: 'redis://x', DATABASE_URL: 'postgres://x', MAILWARDEN_STORE: 'redis' })).toBe('redis');
     expect(() => storeKind({ MAILWARDEN_STORE: 'mongo' })).toThrow(/memory, redis or postgres/);
   });
+
+  test.each([
+    ['MAILWARDEN_STORE_CONNECT_TIMEOUT_MS', 'soon'],
+    ['MAILWARDEN_STORE_RECONNECT_DELAY_MS', '0'],
+    ['MAILWARDEN_REDIS_COMMAND_TIMEOUT_MS', '1.5'],
+    ['MAILWARDEN_PG_POOL_SIZE', '-1'],
+  ])('a store connection setting that is not a positive whole number fails the start, naming it: %s=%s', async (name, value) => {
+    await expect(openStore({ REDIS_URL: inject('redisUrl'), [name]: value })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(name) });
+    await expect(openStore({ DATABASE_URL: inject('databaseUrl'), [name]: value })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(name) });
+  });
 });
 
 describe('the service', () => {
@@ -129,6 +139,17 @@ describe('the service', () => {
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toBe('5');
     expect(((await ready.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+  });
+
+  test('/ready answers 503 within a second when the store never answers', async () => {
+    const hanging: OpenedStore = { ...memory(), ready: () => new Promise(() => {}) };
+    const service = await start(config(), hanging);
+    const started = performance.now();
+    const ready = await fetch(`${service.url}/ready`);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('retry-after')).toBe('5');
+    expect(await ready.json()).toMatchObject({ error: { code: 'store_unavailable', message: expect.stringMatching(/did not answer within/) } });
   });
 
   test('logs are JSON lines without addresses in clear', async () => {
