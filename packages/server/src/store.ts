@@ -9,7 +9,7 @@ export type StoreKind = 'memory' | 'redis' | 'postgres';
 export interface OpenedStore {
   kind: StoreKind;
   store: Store;
-  /** Periodic upkeep the store needs from its host (Postgres retention); undefined when none. */
+  /** Periodic upkeep the store needs from its host (memory and Postgres retention); undefined when none. */
   purgeExpired?: (now: number) => Promise<unknown>;
   /**
    * Resolves when the instance can serve: the store answers and, for Redis and Postgres, invalidations
@@ -86,8 +86,9 @@ export async function openStore(env: StoreEnvironment, options: { retentionMs?: 
   const kind = storeKind(env);
   const retention = options.retentionMs === undefined ? {} : { retention: { messagesMs: options.retentionMs } };
   if (kind === 'memory') {
-    const store = createMemoryStore();
-    return { kind, store, close: () => store.close() };
+    // The hourly purge forgets what idle projects hold past the retention, and expired token claims.
+    const store = createMemoryStore(retention);
+    return { kind, store, purgeExpired: (now: number) => store.purgeExpired(now), close: () => store.close() };
   }
   const settings = storeConnectionSettings(env);
   if (kind === 'redis') {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
-import { createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
+import { createMailwarden, createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
 import { chromium } from 'playwright-core';
 import { afterEach, describe, expect, inject, test } from 'vitest';
 import { apiKeyScopes, loadConfig, type ServerConfig } from '../src/config.js';
@@ -225,6 +225,25 @@ describe('several instances on one store', () => {
     const check = await fetch(`${b.url}/projects/acme/suppressions/check?email=shared%40example.com`, { headers: asAcme });
     expect(await check.json()).toMatchObject({ suppressed: true });
     expect(await (await fetch(`${new URL(b.url).origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: kind });
+  });
+
+  test('the memory store keeps retentionDays too: the hourly purge forgets messages past it, suppressions stay', async () => {
+    const opened = await openStore({}, { retentionMs: 24 * 60 * 60 * 1000 });
+    try {
+      expect(opened.purgeExpired).toBeTypeOf('function');
+      const at = Date.parse('2026-11-01T00:00:00.000Z');
+      const mailwarden = createMailwarden({ store: opened.store });
+      await mailwarden.applyEvents('acme', [
+        { provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'm1', recipient: 'gone@example.com', trackingId: 't', occurredAt: new Date(at), eventKey: 'k1' },
+      ]);
+      await opened.purgeExpired!(at + 23 * 60 * 60 * 1000);
+      expect((await mailwarden.messages.list('acme')).count).toBe(1);
+      await opened.purgeExpired!(at + 25 * 60 * 60 * 1000);
+      expect((await mailwarden.messages.list('acme')).count).toBe(0);
+      expect(await mailwarden.suppressions.check('acme', 'gone@example.com')).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
+    } finally {
+      await opened.close();
+    }
   });
 
   test('an unreachable store fails the start with store_unavailable', async () => {
