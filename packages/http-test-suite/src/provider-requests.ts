@@ -291,3 +291,59 @@ export function headersOf(request: WebhookRequest): Record<string, string> {
   }
   return headers;
 }
+
+// --- Fuzzing: each provider's authenticated request around any JSON document. ---------------------
+
+/**
+ * For each provider: a real payload as a JSON document, and how to send any document in its place,
+ * authenticated as the provider does (signed anew where the signature covers the body). A fuzz test
+ * mutates the document's fields and posts it, so what it sends gets past authentication to parsing and
+ * the store.
+ */
+export interface WebhookFuzzCase {
+  provider: Provider;
+  /** The JSON document the provider sends (SES: the notification inside the SNS message). */
+  document(secrets: ProviderSecrets): unknown;
+  request(secrets: ProviderSecrets, document: unknown): WebhookRequest;
+}
+
+const decoder = new TextDecoder();
+const jsonOfBody = (request: WebhookRequest): unknown => JSON.parse(decoder.decode(request.rawBody));
+const withBody = (request: WebhookRequest, document: unknown): WebhookRequest => ({ ...request, rawBody: encoder.encode(JSON.stringify(document)) });
+
+export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
+  {
+    provider: 'ses',
+    document: (secrets) => JSON.parse((jsonOfBody(sesBounce(secrets, ['a@example.com'], 'x')) as { Message: string }).Message),
+    request: (secrets, document) => snsRequest(snsEnvelope(JSON.stringify(document), { topicArn: secrets.topicArn })),
+  },
+  {
+    provider: 'sendgrid',
+    document: (secrets) => jsonOfBody(sendgridEvents(secrets, ['a@example.com'], 'bounce', 'x')),
+    request: (secrets, document) => signedSendGridRequest(encoder.encode(JSON.stringify(document)), secrets.sendgridKey),
+  },
+  {
+    provider: 'mailgun',
+    document: (secrets) => (jsonOfBody(mailgunDelivered(secrets, 'a@example.com', 'x')) as Record<string, unknown>)['event-data'],
+    // Mailgun signs a fresh token, not the body: every request gets one of its own.
+    request: (secrets, document) => {
+      const { signature } = jsonOfBody(mailgunDelivered(secrets, 'a@example.com', 'x')) as { signature: unknown };
+      return { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: encoder.encode(JSON.stringify({ signature, 'event-data': document })) };
+    },
+  },
+  {
+    provider: 'sparkpost',
+    document: (secrets) => jsonOfBody(sparkpostDeliveries(secrets, ['a@example.com'], 'x')),
+    request: (secrets, document) => withBody(sparkpostDeliveries(secrets, ['a@example.com'], 'x'), document),
+  },
+  {
+    provider: 'postmark',
+    document: (secrets) => jsonOfBody(postmarkRecord(secrets, 'a@example.com', 'Bounce', 'x')),
+    request: (secrets, document) => withBody(postmarkRecord(secrets, 'a@example.com', 'Bounce', 'x'), document),
+  },
+  {
+    provider: 'mandrill',
+    document: (secrets) => JSON.parse(new URLSearchParams(decoder.decode(mandrillEvents(secrets, ['a@example.com'], 'hard_bounce', 'x').rawBody)).get('mandrill_events')!),
+    request: (secrets, document) => mandrillForm(secrets, { mandrill_events: JSON.stringify(document) }),
+  },
+];
