@@ -53,6 +53,9 @@ export interface MailwardenErrorOptions {
  *   throw error;
  * }
  */
+/** On every MailwardenError, whichever copy of the package made it; `Symbol.for` is one symbol per realm. */
+const errorBrand = Symbol.for('@mailwarden/error');
+
 export class MailwardenError extends Error {
   override readonly name = 'MailwardenError';
   readonly code: ErrorCode;
@@ -66,6 +69,10 @@ export class MailwardenError extends Error {
 
   get status(): number {
     return errorStatus[this.code];
+  }
+
+  get [errorBrand](): true {
+    return true;
   }
 
   /** The error body of every non-2xx HTTP response: `{ error: { code, message, details? } }`. */
@@ -84,6 +91,11 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }
 
+/**
+ * Whether `error` is a mailwarden error: of this copy of the package, or of another one (CommonJS loaded
+ * beside ESM, or two versions in one app), which `instanceof` alone would miss, so a store's
+ * `store_unavailable` would turn into a 500.
+ */
 export function isMailwardenError(error: unknown): error is MailwardenError {
-  return error instanceof MailwardenError;
+  return error instanceof MailwardenError || (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[errorBrand] === true);
 }

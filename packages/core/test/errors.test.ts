@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createHttpHandler,
+  createMailwarden,
+  createMemoryStore,
   MailwardenError,
   errorBodySchema,
   errorCodes,
@@ -125,5 +128,25 @@ describe('isMailwardenError', () => {
     expect(isMailwardenError({ code: 'forbidden', message: 'No.' })).toBe(false);
     expect(isMailwardenError(undefined)).toBe(false);
     expect(isMailwardenError('forbidden')).toBe(false);
+  });
+
+  it('recognizes an error made by another copy of the package, and the handler answers it as its code says', async () => {
+    // A second instance of the module, as CommonJS loaded beside ESM (or two versions) gives an app.
+    const path = '../src/errors.js?another-copy';
+    const other = (await import(/* @vite-ignore */ path)) as typeof import('../src/errors.js');
+    expect(other.MailwardenError).not.toBe(MailwardenError);
+    const error = new other.MailwardenError('store_unavailable', 'The store is away.');
+    expect(error instanceof MailwardenError).toBe(false);
+    expect(isMailwardenError(error)).toBe(true);
+    expect(other.isMailwardenError(new MailwardenError('forbidden', 'No.'))).toBe(true);
+
+    const store = { ...createMemoryStore(), getSuppression: async () => Promise.reject(error) };
+    const handler = createHttpHandler(createMailwarden({ store }), { apiKeys: { k: 'acme' }, logger: { error: () => {} } });
+    const answer = await handler.handle({ method: 'GET', path: '/projects/acme/suppressions/check', query: 'email=a%40example.com', headers: { 'x-api-key': 'k' } });
+    expect([answer.status, answer.headers['retry-after'], JSON.parse(String(answer.body))]).toStrictEqual([
+      503,
+      '5',
+      { error: { code: 'store_unavailable', message: 'The store is away.' } },
+    ]);
   });
 });

@@ -23,7 +23,11 @@ export function createMailwardenRouter(options: MailwardenRouterOptions): Router
   const handler = createHttpHandler(options.mailwarden, { ...options, dashboard: dashboardFor(options.dashboard) });
   const router = express.Router();
   router.use((request, response, next) => {
-    handler.handle(toHttpRequest(request)).then((answer) => send(response, answer), next);
+    // `catch` after `then`: an error while sending (headers already sent by the app, say) reaches `next` too.
+    handler
+      .handle(toHttpRequest(request))
+      .then((answer) => send(response, answer))
+      .catch(next);
   });
   return router;
 }
