@@ -255,7 +255,7 @@ describe('several instances on one store', () => {
 describe('mailwarden serve --demo, as a process', () => {
   test('prints the base URL, the demo key, curl commands that work when pasted and the dashboard that the key opens; SIGTERM stops it cleanly', async () => {
     const cli = new URL('../src/cli.ts', import.meta.url).pathname;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', cli, 'serve', '--demo'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@mailwarden/source', cli, 'serve', '--demo'], {
       env: { ...process.env, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
