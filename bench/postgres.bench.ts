@@ -2,7 +2,8 @@
 // checks (point SELECT, = ANY), list pages at depth 0 and 1 000 000, applyEvents batches, tracking-ID
 // search over 100 000 IDs, and bytes per suppression. Uses DATABASE_URL, or starts PostgreSQL the way
 // the tests do (scripts/test-services.ts).
-import { createEmailHasher, createMailwarden, messageKey, normalizeEmail, type DeliveryEvent, type Store } from '@mailwarden/core';
+import { createMailwarden, normalizeEmail, type DeliveryEvent, type Store } from '@mailwarden/core';
+import { createEmailHasher, messageKey } from '@mailwarden/core/store';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import postgres, { type Sql } from 'postgres';
 import { address, eventBatch } from './core.bench.js';

@@ -4,15 +4,17 @@
 // the tests do (scripts/test-services.ts).
 import { randomUUID } from 'node:crypto';
 import {
-  Fact,
-  createEmailHasher,
   createMailwarden,
-  messageKey,
   normalizeEmail,
   type DeliveryEvent,
   type Store,
-  type StoredEvent,
 } from '@mailwarden/core';
+import {
+  Fact,
+  createEmailHasher,
+  messageKey,
+  type StoredEvent,
+} from '@mailwarden/core/store';
 import { createRedisStore } from '@mailwarden/redis';
 import { Redis } from 'ioredis';
 import { address, eventBatch } from './core.bench.js';

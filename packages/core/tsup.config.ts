@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { libraryBuild } from '../../tsup.base.js';
 
-export default defineConfig(libraryBuild);
+// Four entries: the application's API, the wire schemas, the store author's kit and the testing kit.
+export default defineConfig({ ...libraryBuild, entry: ['src/index.ts', 'src/wire-schemas.ts', 'src/store-kit.ts', 'src/testing.ts'] });

@@ -4,22 +4,13 @@ export { MailwardenError, isMailwardenError, errorStatus, errorCodes, errorDocsU
 export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
 
 export { normalizeEmail, tryNormalizeEmail, type NormalizeResult } from './email/normalize.js';
-export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';
 
-export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
+export { suppressionReasons, strongerReason, type SuppressionReason } from './suppressions/reason.js';
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService } from './suppressions/service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './suppressions/send-gate.js';
 
-export {
-  MAX_TRACKING_ID_CODE_POINTS,
-  checkTrackingId,
-  assertTrackingId,
-  codePointLength,
-  compareCodePoints,
-  trackingIdSearchKey,
-  type TrackingIdCheck,
-} from './tracking-id.js';
+export { MAX_TRACKING_ID_CODE_POINTS, checkTrackingId, assertTrackingId, type TrackingIdCheck } from './tracking-id.js';
 
 export {
   providers,
@@ -31,31 +22,30 @@ export {
   type ProviderSuppression,
 } from './events/delivery-event.js';
 
-export { Fact, factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, countersOf } from './messages/facts.js';
-export type { FactName, MessageStatus, Counters } from './messages/facts.js';
-export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
-export type { MessageRecord, TrackingIdDelta } from './messages/message.js';
+export { messageStatuses, type FactName, type MessageStatus, type Counters } from './messages/facts.js';
 export type { MessageService, TrackingIdService } from './messages/service.js';
 
-export { createCursorCodec, type CursorCodec, type CursorScope } from './cursor.js';
-
-export type {
-  Store,
-  StoredEvent,
-  EventOutcome,
-  SuppressionRecord,
-  SuppressionPosition,
-  SuppressionInvalidation,
-  WebhookTokenClaim,
-  MessagePosition,
-  MessageQuery,
-  TrackingIdQuery,
-  TrackingIdRecord,
-} from './store/store.js';
+// The store an application passes to createMailwarden. Writing a store: '@mailwarden/core/store'.
+export type { Store } from './store/store.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './store/memory/memory-store.js';
-export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 
-export * from './schemas.js';
+// What the API and the services answer, and their limits.
+export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE } from './schemas.js';
+export type {
+  Suppression,
+  SuppressionPage,
+  SuppressionCheck,
+  BatchCheckResult,
+  Message,
+  MessagePage,
+  TrackingIdSummary,
+  TrackingIdPage,
+  EventWarning,
+  ApplyEventsResult,
+  ListSuppressionsQuery,
+  ListMessagesQuery,
+  ListTrackingIdsQuery,
+} from './schemas.js';
 
 // Send side: attach a tracking ID to each provider's send request.
 export {

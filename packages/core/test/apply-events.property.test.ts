@@ -4,12 +4,12 @@ import {
   createMailwarden,
   defaultSuppressionPolicy,
   messageStatuses,
-  reasonRank,
   tryNormalizeEmail,
   type DeliveryEvent,
   type Mailwarden,
   type SuppressionReason,
 } from '@mailwarden/core';
+import { reasonRank } from '@mailwarden/core/store';
 import {
   EVENT_EPOCH,
   batchesOf,

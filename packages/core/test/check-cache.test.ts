@@ -1,4 +1,5 @@
-import { createCheckCache, createEmailHasher, createMemoryStore, type Store, type SuppressionInvalidation } from '@mailwarden/core';
+import { createMemoryStore, type Store } from '@mailwarden/core';
+import { createCheckCache, createEmailHasher, type SuppressionInvalidation } from '@mailwarden/core/store';
 import { describe, expect, it } from 'vitest';
 
 const hashOf = createEmailHasher();

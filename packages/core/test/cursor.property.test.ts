@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { MailwardenError, createCursorCodec, createMailwarden, type Mailwarden } from '@mailwarden/core';
+import { MailwardenError, createMailwarden, type Mailwarden } from '@mailwarden/core';
+import { createCursorCodec } from '@mailwarden/core/store';
 import {
   EVENT_EPOCH,
   cursorPosition,

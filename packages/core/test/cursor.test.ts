@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCursorCodec, createMailwarden, type CursorScope, type DeliveryEvent } from '@mailwarden/core';
+import { createMailwarden, type DeliveryEvent } from '@mailwarden/core';
+import { createCursorCodec, type CursorScope } from '@mailwarden/core/store';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const scope: CursorScope = { listing: 'messages', projectId: 'acme', filters: { trackingId: 'spring', status: undefined } };

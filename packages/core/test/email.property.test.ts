@@ -3,12 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   MailwardenError,
-  createEmailHasher,
   createMailwarden,
-  isEmailHash,
   normalizeEmail,
   tryNormalizeEmail,
 } from '@mailwarden/core';
+import { createEmailHasher, isEmailHash } from '@mailwarden/core/store';
 import { anyCodeUnit, anyString, caseVariantOf, emailLike, surroundingWhiteSpace } from './arbitraries.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,7 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createEmailHasher, createMailwarden, isEmailHash, normalizeEmail, tryNormalizeEmail } from '@mailwarden/core';
+import { createMailwarden, normalizeEmail, tryNormalizeEmail } from '@mailwarden/core';
+import { createEmailHasher, isEmailHash } from '@mailwarden/core/store';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const octets = (text: string) => Buffer.byteLength(text, 'utf8');

@@ -4,13 +4,13 @@ import {
   createMailwarden,
   createMemoryStore,
   MailwardenError,
-  errorBodySchema,
   errorCodes,
   errorDocsUrl,
   errorStatus,
   isMailwardenError,
   type ErrorCode,
 } from '@mailwarden/core';
+import { errorBodySchema } from '@mailwarden/core/schemas';
 
 // DESIGN §8 (API conventions), §7 (webhook intake: 401 on failed authentication, 400 on a body that can
 // never be parsed) and §6 (tracking_id_not_carriable is a caller error).

@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MailwardenError,
   checkTrackingId,
-  compareCodePoints,
   createMailwarden,
-  messageKey,
   messageStatuses,
   type DeliveryEvent,
   type DeliveryEventType,
@@ -15,6 +13,7 @@ import {
   type Suppression,
   type TrackingIdSummary,
 } from '@mailwarden/core';
+import { compareCodePoints, messageKey } from '@mailwarden/core/store';
 import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType, pageLimit } from './arbitraries.js';
 import { listAll, walkPages } from './walk-pages.js';
 

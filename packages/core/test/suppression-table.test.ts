@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { SuppressionPosition, SuppressionRecord, SuppressionReason } from '@mailwarden/core';
+import type { SuppressionReason } from '@mailwarden/core';
+import type { SuppressionPosition, SuppressionRecord } from '@mailwarden/core/store';
 import { SuppressionTable } from '../src/store/memory/suppression-table.js';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_TRACKING_ID_CODE_POINTS,
-  assertTrackingId,
-  checkTrackingId,
-  codePointLength,
-  compareCodePoints,
-  trackingIdSearchKey,
-} from '@mailwarden/core';
+import { MAX_TRACKING_ID_CODE_POINTS, assertTrackingId, checkTrackingId } from '@mailwarden/core';
+import { codePointLength, compareCodePoints, trackingIdSearchKey } from '@mailwarden/core/store';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const GRINNING = '\u{1F600}'; // one code point, two UTF-16 units, four UTF-8 octets

@@ -1,16 +1,15 @@
+import { errorStatus, type ErrorBody } from '@mailwarden/core';
 import {
   addSuppressionResponseSchema,
   applyEventsResultSchema,
   batchCheckResponseSchema,
   checkSuppressionResponseSchema,
   errorBodySchema,
-  errorStatus,
   listMessagesResponseSchema,
   listSuppressionsResponseSchema,
   listTrackingIdsResponseSchema,
   removeSuppressionResponseSchema,
-  type ErrorBody,
-} from '@mailwarden/core';
+} from '@mailwarden/core/schemas';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { arbitraryRequest } from './arbitraries.js';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { listSuppressionsResponseSchema, suppressionSchema, type ApiKeyScope } from '@mailwarden/core';
+import { type ApiKeyScope } from '@mailwarden/core';
+import { listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';

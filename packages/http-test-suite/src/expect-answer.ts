@@ -1,4 +1,5 @@
-import { errorBodySchema, type ErrorBody, type ErrorCode } from '@mailwarden/core';
+import { type ErrorBody, type ErrorCode } from '@mailwarden/core';
+import { errorBodySchema } from '@mailwarden/core/schemas';
 import { expect } from 'vitest';
 import { jsonOf, type Answer } from './http.js';
 

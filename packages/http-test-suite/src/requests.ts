@@ -1,4 +1,4 @@
-import { batchCheckResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core';
+import { batchCheckResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { JSON_CONTENT_TYPE, expectEmpty, expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';

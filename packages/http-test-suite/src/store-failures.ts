@@ -1,4 +1,5 @@
-import { MailwardenError, applyEventsResultSchema } from '@mailwarden/core';
+import { MailwardenError } from '@mailwarden/core';
+import { applyEventsResultSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';

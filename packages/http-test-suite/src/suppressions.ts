@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
+import { type Suppression, type SuppressionPage } from '@mailwarden/core';
 import {
   batchCheckResponseSchema,
   checkSuppressionResponseSchema,
   listSuppressionsResponseSchema,
   removeSuppressionResponseSchema,
   suppressionSchema,
-  type Suppression,
-  type SuppressionPage,
-} from '@mailwarden/core';
+} from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { CLOCK_START } from './clock.js';
 import { TIMESTAMP, expectError, expectSuccess } from './expect-answer.js';

@@ -1,4 +1,5 @@
-import { applyEventsResultSchema, listMessagesResponseSchema, providers, type Message } from '@mailwarden/core';
+import { providers, type Message } from '@mailwarden/core';
+import { applyEventsResultSchema, listMessagesResponseSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { TIMESTAMP, expectEmpty, expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { batchCheckResponseSchema, createMemoryStore, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core';
+import { createMemoryStore } from '@mailwarden/core';
+import { batchCheckResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import {
   TRACKING_ID,

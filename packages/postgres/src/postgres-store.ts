@@ -2,19 +2,21 @@ import { randomUUID } from 'node:crypto';
 import {
   MailwardenError,
   messageStatuses,
+  type Provider,
+  type Store,
+} from '@mailwarden/core';
+import {
   reasonFromRank,
   reasonRank,
   trackingIdSearchKey,
   type EventOutcome,
   type MessageRecord,
-  type Provider,
   type StoredEvent,
-  type Store,
   type SuppressionInvalidation,
   type SuppressionRecord,
   type TrackingIdRecord,
   type WebhookTokenClaim,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 import type { ListenMeta, Sql } from 'postgres';
 import { INVALIDATION_CHANNEL, schemaNames } from './migrations.js';
 

@@ -1,6 +1,7 @@
 // Several app instances (each its own postgres.js client) hammering the same addresses and messages at
 // once: the end state must be one the model allows, with exact counters and no duplicate rows.
-import { createEmailHasher, Fact, messageKey, providers, type StoredEvent, type SuppressionReason } from '@mailwarden/core';
+import { providers, type SuppressionReason } from '@mailwarden/core';
+import { createEmailHasher, Fact, messageKey, type StoredEvent } from '@mailwarden/core/store';
 import { createStoreModel } from '@mailwarden/store-test-suite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore } from '../src/index.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { messageStatus, messageStatuses } from '@mailwarden/core';
+import { messageStatuses } from '@mailwarden/core';
+import { messageStatus } from '@mailwarden/core/store';
 import postgres from 'postgres';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, migrate, migrations } from '../src/index.js';

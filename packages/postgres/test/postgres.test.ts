@@ -1,7 +1,8 @@
 // What the Postgres store persisted, read back through direct SQL (a side channel beside the store),
 // the plans of its hot paths, its errors, its invalidations and its retention sweep.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createEmailHasher, Fact, isMailwardenError, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core';
+import { isMailwardenError } from '@mailwarden/core';
+import { createEmailHasher, Fact, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core/store';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, INVALIDATION_CHANNEL, migrate } from '../src/index.js';
 import { connect, databaseUrl, freshStore } from './database.js';

@@ -2,7 +2,8 @@
 // instances, including the one a single statement cannot see (a claim committed after the statement's
 // snapshot), and the purge of expired tokens.
 import { createHash, randomUUID } from 'node:crypto';
-import { Fact, isMailwardenError } from '@mailwarden/core';
+import { isMailwardenError } from '@mailwarden/core';
+import { Fact } from '@mailwarden/core/store';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { connect, freshStore } from './database.js';

@@ -1,11 +1,11 @@
+import { type Provider } from '@mailwarden/core';
 import {
   reasonFromRank,
   reasonRank,
   type MessageRecord,
-  type Provider,
   type SuppressionRecord,
   type TrackingIdRecord,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 
 /**
  * The keys of one project, all under `${keyPrefix}{${projectId}}:`: the `{projectId}` hash tag puts a

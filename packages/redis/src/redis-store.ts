@@ -2,19 +2,21 @@ import { randomUUID } from 'node:crypto';
 import {
   MailwardenError,
   messageStatuses,
+  type MessageStatus,
+  type Store,
+} from '@mailwarden/core';
+import {
   statusFacts,
   isEmailHash,
   reasonRank,
   trackingIdSearchKey,
   type MessageRecord,
-  type MessageStatus,
   type StoredEvent,
-  type Store,
   type SuppressionInvalidation,
   type SuppressionRecord,
   type TrackingIdRecord,
   type WebhookTokenClaim,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import {
   decodeMessage,

@@ -1,6 +1,7 @@
 // Several app instances (clients) hammer the same addresses, messages and event keys at once. The end
 // state must be one the model allows, with no duplicate rows and no lost or doubled counts.
 import { randomUUID } from 'node:crypto';
+import { type SuppressionReason } from '@mailwarden/core';
 import {
   Fact,
   createEmailHasher,
@@ -8,9 +9,8 @@ import {
   reasonRank,
   type MessageRecord,
   type StoredEvent,
-  type SuppressionReason,
   type SuppressionRecord,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 import { createStoreModel } from '@mailwarden/store-test-suite';
 import { Redis } from 'ioredis';
 import { afterAll, expect, inject, test } from 'vitest';

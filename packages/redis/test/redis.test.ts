@@ -2,18 +2,17 @@
 // server shows: the key layout, scripts by SHA, unreachable servers, pub/sub invalidations, retention.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { MailwardenError, type Store } from '@mailwarden/core';
 import {
   Fact,
-  MailwardenError,
   compareCodePoints,
   createEmailHasher,
   messageKey,
   type MessageRecord,
-  type Store,
   type StoredEvent,
   type SuppressionInvalidation,
   type SuppressionRecord,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { createRedisStore } from '../src/index.js';

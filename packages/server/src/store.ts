@@ -1,4 +1,5 @@
-import { createCheckCache, createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
+import { createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
+import { createCheckCache } from '@mailwarden/core/store';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import { createRedisStore } from '@mailwarden/redis';
 import { Redis } from 'ioredis';

@@ -1,11 +1,13 @@
 import {
-  Fact,
-  createEmailHasher,
-  messageKey,
   messageStatuses,
   normalizeEmail,
   providers,
   suppressionReasons,
+} from '@mailwarden/core';
+import {
+  Fact,
+  createEmailHasher,
+  messageKey,
   trackingIdSearchKey,
   type MessagePosition,
   type MessageQuery,
@@ -14,7 +16,7 @@ import {
   type SuppressionPosition,
   type SuppressionRecord,
   type TrackingIdQuery,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { at } from './records.js';
 

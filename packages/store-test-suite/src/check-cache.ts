@@ -1,4 +1,5 @@
-import { createCheckCache, createMailwarden, type Store } from '@mailwarden/core';
+import { createMailwarden, type Store } from '@mailwarden/core';
+import { createCheckCache } from '@mailwarden/core/store';
 import type * as vitest from 'vitest';
 import { randomProjectId } from './harness.js';
 

@@ -1,4 +1,5 @@
-import { Fact, type Store, type TrackingIdRecord } from '@mailwarden/core';
+import { type Store } from '@mailwarden/core';
+import { Fact, type TrackingIdRecord } from '@mailwarden/core/store';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { addresses, at, message, messageIdentities, storedEvent, suppression } from './records.js';
 

@@ -1,4 +1,5 @@
-import type { MessageRecord, Store, SuppressionRecord } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
+import type { MessageRecord, SuppressionRecord } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import * as arbitrary from './arbitraries.js';
 import { randomProjectId, type StoreConformanceOptions } from './harness.js';

@@ -1,17 +1,16 @@
+import { strongerReason, type Store } from '@mailwarden/core';
 import {
   compareCodePoints,
   countersOf,
   mergeMessage,
   messageStatus,
-  strongerReason,
   trackingIdSearchKey,
   type MessagePosition,
   type MessageRecord,
-  type Store,
   type SuppressionPosition,
   type SuppressionRecord,
   type TrackingIdRecord,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 
 interface ProjectModel {
   suppressions: Map<string, SuppressionRecord>;

@@ -1,14 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { providers, type SuppressionReason } from '@mailwarden/core';
 import {
   createEmailHasher,
   messageKey,
-  providers,
   trackingIdSearchKey,
   type MessageRecord,
   type StoredEvent,
-  type SuppressionReason,
   type SuppressionRecord,
-} from '@mailwarden/core';
+} from '@mailwarden/core/store';
 
 const hashEmail = createEmailHasher();
 

@@ -1,4 +1,5 @@
-import type { Store, SuppressionPosition, SuppressionRecord } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
+import type { SuppressionPosition, SuppressionRecord } from '@mailwarden/core/store';
 import { storeTest, randomProjectId, type StoreConformanceOptions } from './harness.js';
 import { walkPages } from './pages.js';
 import { addresses, at, suppression } from './records.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Store, WebhookTokenClaim } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
+import type { WebhookTokenClaim } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { createStoreModel } from './model.js';

@@ -1,0 +1,28 @@
+// `@mailwarden/core/store`: what a store implementation needs beyond the application's API. The Store
+// interface and its records, the message facts and their join, the suppression reasons' ranks, and the
+// keys and orders a store must reproduce exactly. Prove a store with `@mailwarden/store-test-suite`.
+
+export type {
+  Store,
+  StoredEvent,
+  EventOutcome,
+  SuppressionRecord,
+  SuppressionPosition,
+  SuppressionInvalidation,
+  WebhookTokenClaim,
+  MessagePosition,
+  MessageQuery,
+  TrackingIdQuery,
+  TrackingIdRecord,
+} from './store/store.js';
+export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
+
+export { Fact, factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, countersOf } from './messages/facts.js';
+export type { FactName, MessageStatus, Counters } from './messages/facts.js';
+export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
+export type { MessageRecord, TrackingIdDelta } from './messages/message.js';
+
+export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
+export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';
+export { compareCodePoints, codePointLength, trackingIdSearchKey } from './tracking-id.js';
+export { createCursorCodec, type CursorCodec, type CursorScope } from './cursor.js';

@@ -1,0 +1,2 @@
+// `@mailwarden/core/testing`: what an application's own tests use to prove its webhook integration.
+export {};
