@@ -31,21 +31,7 @@ export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type Reta
 
 // What the API and the services answer, and their limits.
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE } from './schemas.js';
-export type {
-  Suppression,
-  SuppressionPage,
-  SuppressionCheck,
-  BatchCheckResult,
-  Message,
-  MessagePage,
-  TrackingIdSummary,
-  TrackingIdPage,
-  EventWarning,
-  ApplyEventsResult,
-  ListSuppressionsQuery,
-  ListMessagesQuery,
-  ListTrackingIdsQuery,
-} from './schemas.js';
+export type * from './api-shapes.js';
 
 // Send side: attach a tracking ID to each provider's send request.
 export {

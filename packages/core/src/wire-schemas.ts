@@ -31,18 +31,4 @@ export {
   applyEventsResultSchema,
   errorBodySchema,
 } from './schemas.js';
-export type {
-  Suppression,
-  SuppressionPage,
-  SuppressionCheck,
-  BatchCheckResult,
-  Message,
-  MessagePage,
-  TrackingIdSummary,
-  TrackingIdPage,
-  EventWarning,
-  ApplyEventsResult,
-  ListSuppressionsQuery,
-  ListMessagesQuery,
-  ListTrackingIdsQuery,
-} from './schemas.js';
+export type * from './api-shapes.js';

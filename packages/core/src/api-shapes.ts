@@ -1,0 +1,17 @@
+// The API's shapes as types: what the service and the HTTP API answer. One list, exported by
+// `@mailwarden/core` and by `@mailwarden/core/schemas` beside the schemas they are inferred from.
+export type {
+  Suppression,
+  SuppressionPage,
+  SuppressionCheck,
+  BatchCheckResult,
+  Message,
+  MessagePage,
+  TrackingIdSummary,
+  TrackingIdPage,
+  EventWarning,
+  ApplyEventsResult,
+  ListSuppressionsQuery,
+  ListMessagesQuery,
+  ListTrackingIdsQuery,
+} from './schemas.js';
