@@ -17,7 +17,9 @@ export type {
 } from './store/store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 
-export { Fact, factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, countersOf } from './messages/facts.js';
+// The numbers stores persist (append-only: never renumbered), then the functions over them.
+export { Fact, statusCodes, reasonRanks } from './store/encodings.js';
+export { factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, counterFacts, countersOf } from './messages/facts.js';
 export type { FactName, MessageStatus, Counters } from './messages/facts.js';
 export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
 export type { MessageRecord, TrackingIdDelta } from './messages/message.js';

@@ -1,21 +1,12 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
+import { Fact } from '../store/encodings.js';
 
 /**
  * What is known about a message, as bits. A message's state is the OR of its events' facts, so merging
- * is a join: any order of the same events, with any duplicates, gives the same state.
+ * is a join: any order of the same events, with any duplicates, gives the same state. The bits are
+ * persisted by every store: their values live in `store/encodings.ts` (append-only).
  */
-export const Fact = {
-  sent: 1 << 0,
-  deferred: 1 << 1,
-  delivered: 1 << 2,
-  soft_bounced: 1 << 3,
-  hard_bounced: 1 << 4,
-  complained: 1 << 5,
-  rejected: 1 << 6,
-  opened: 1 << 7,
-  clicked: 1 << 8,
-  unsubscribed: 1 << 9,
-} as const;
+export { Fact };
 export type FactName = keyof typeof Fact;
 
 const factNames = Object.keys(Fact) as FactName[];
@@ -88,11 +79,18 @@ export interface Counters {
   complained: number;
 }
 
+/** The facts each counter counts: a message counts 1 when it has any of them. Stores that count in their own language use this table. */
+export const counterFacts: Readonly<Record<keyof Counters, number>> = {
+  delivered: Fact.delivered,
+  bounced: Fact.hard_bounced | Fact.soft_bounced,
+  complained: Fact.complained,
+};
+
 /** Which counters a message with these facts contributes 1 to. */
 export function countersOf(facts: number): Counters {
   return {
-    delivered: facts & Fact.delivered ? 1 : 0,
-    bounced: facts & (Fact.hard_bounced | Fact.soft_bounced) ? 1 : 0,
-    complained: facts & Fact.complained ? 1 : 0,
+    delivered: facts & counterFacts.delivered ? 1 : 0,
+    bounced: facts & counterFacts.bounced ? 1 : 0,
+    complained: facts & counterFacts.complained ? 1 : 0,
   };
 }

@@ -1,22 +1,26 @@
+import { reasonRanks } from '../store/encodings.js';
+
 export const suppressionReasons = ['manual', 'hard_bounce', 'complaint'] as const;
 
 /** Why an address is suppressed. Strength: `complaint` > `hard_bounce` > `manual`. */
 export type SuppressionReason = (typeof suppressionReasons)[number];
 
-const strength: Record<SuppressionReason, number> = { manual: 1, hard_bounce: 2, complaint: 3 };
-
 /** The stronger of two reasons: a suppression is only ever upgraded, never downgraded. */
 export function strongerReason(a: SuppressionReason, b: SuppressionReason): SuppressionReason {
-  return strength[b] > strength[a] ? b : a;
+  return reasonRanks[b] > reasonRanks[a] ? b : a;
 }
 
-/** Reasons as small integers, for stores that pack them (1 = manual, 2 = hard_bounce, 3 = complaint). */
+/** Reasons as small integers, for stores that pack them; greater is stronger. Persisted: `store/encodings.ts`. */
 export function reasonRank(reason: SuppressionReason): number {
-  return strength[reason];
+  return reasonRanks[reason];
 }
+
+// Indexed by rank (an array, not a Map: the memory store reads a rank on every check).
+const reasonsByRank: (SuppressionReason | undefined)[] = [];
+for (const reason of suppressionReasons) reasonsByRank[reasonRanks[reason]] = reason;
 
 export function reasonFromRank(rank: number): SuppressionReason {
-  const reason = suppressionReasons[rank - 1];
+  const reason = reasonsByRank[rank];
   if (reason === undefined) throw new RangeError(`no suppression reason has rank ${rank}`);
   return reason;
 }
