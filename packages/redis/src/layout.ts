@@ -59,7 +59,8 @@ export const webhookTokenKeyOf = (prefix: string, token: string): string => `${p
 
 // --- newest-first order ----------------------------------------------------------------------------
 
-const MAX = Number.MAX_SAFE_INTEGER;
+/** The largest time an order member holds: 2^53 − 1. The Lua scripts (scripts.ts) take it from here. */
+export const ORDER_MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * A time as 17 characters whose byte order is the time's descending order: '0' and (2^53 − 1 − t) for
@@ -67,7 +68,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
  */
 export function orderOf(time: number): string {
   if (!Number.isSafeInteger(time)) throw new RangeError(`not an integer time in milliseconds: ${time}`);
-  return time >= 0 ? `0${String(MAX - time).padStart(16, '0')}` : `1${String(-time).padStart(16, '0')}`;
+  return time >= 0 ? `0${String(ORDER_MAX - time).padStart(16, '0')}` : `1${String(-time).padStart(16, '0')}`;
 }
 
 /** A member of a newest-first ZSET: ties on time fall to the id in byte order, ascending. */

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { counterFacts } from '@mailwarden/core/store';
+import { ORDER_MAX } from './layout.js';
 
 /**
  * A Lua script, sent by SHA (EVALSHA) and by its text only when a server answers NOSCRIPT: each server
@@ -18,9 +20,11 @@ function script(name: string, body: string, readOnly = false): Script {
   return { name, lua, sha: createHash('sha1').update(lua).digest('hex'), readOnly };
 }
 
-// Shared by every script. Names of derived keys ('m:', 'mt:') match layout.ts.
+// Shared by every script. Names of derived keys ('m:', 'mt:') match layout.ts. Numbers that core owns
+// (counterFacts, from the persisted fact bits) are written into the text here, not repeated by hand.
 const PRELUDE = String.raw`
-local MAX = 9007199254740991
+local MAX = ${ORDER_MAX}
+local DELIVERED, BOUNCED, COMPLAINED = ${counterFacts.delivered}, ${counterFacts.bounced}, ${counterFacts.complained}
 -- Newest first in byte order: layout.ts orderOf.
 local function order(t)
   if t >= 0 then return string.format('0%016d', MAX - t) end
@@ -159,8 +163,9 @@ local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local changed, changedList = {}, {}
 
+-- countersOf: delivered, bounced, complained.
 local function counters(f)
-  return bit.band(f, 4) ~= 0 and 1 or 0, bit.band(f, 24) ~= 0 and 1 or 0, bit.band(f, 32) ~= 0 and 1 or 0
+  return bit.band(f, DELIVERED) ~= 0 and 1 or 0, bit.band(f, BOUNCED) ~= 0 and 1 or 0, bit.band(f, COMPLAINED) ~= 0 and 1 or 0
 end
 
 local function messagesOf(id) return prefix .. 'mt:' .. id end
