@@ -2,7 +2,7 @@ import { createMailwarden, type Mailwarden, type ProviderAuth, type Store } from
 import { createTestClock, type TestClock } from './clock.js';
 import { createFailingStore, type FailingStore } from './failing-store.js';
 import { WEBHOOK_NOW, createWebhookEnvironment, type TestWebhookEnvironment } from './provider-requests.js';
-import { snsSigningCertificate } from '../../core/test/providers/ses.simulator.js';
+import { snsSigningCertificate } from '../../core/src/testing/ses.js';
 
 /** What one test gets of a host: its own clock and webhook environment, its projects' webhook auth. */
 export interface HostTenancy {

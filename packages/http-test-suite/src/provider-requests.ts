@@ -14,12 +14,12 @@ import {
 } from '@mailwarden/core';
 // The provider stand-ins of core's tests: they sign exactly as each provider does, so requests built
 // here are the ones a real provider would post.
-import { mailgunApiUserVariables, mailgunJsonWebhook } from '../../core/test/providers/mailgun.simulator.js';
-import { deliverMandrillMessage } from '../../core/test/providers/mandrill.simulator.js';
-import { deliverPostmarkMessages } from '../../core/test/providers/postmark.simulator.js';
-import { deliverSendGridMail, signSendGridBody } from '../../core/test/providers/sendgrid.simulator.js';
-import { sesNotification, sesV2SendEmail, snsEnvelope, snsRequest, snsSigningCertificate } from '../../core/test/providers/ses.simulator.js';
-import { deliverSparkPostTransmission } from '../../core/test/providers/sparkpost.simulator.js';
+import { mailgunApiUserVariables, mailgunJsonWebhook } from '../../core/src/testing/mailgun.js';
+import { deliverMandrillMessage } from '../../core/src/testing/mandrill.js';
+import { deliverPostmarkMessages } from '../../core/src/testing/postmark.js';
+import { deliverSendGridMail, signSendGridBody } from '../../core/src/testing/sendgrid.js';
+import { sesNotification, sesV2SendEmail, snsEnvelope, snsRequest, snsSigningCertificate } from '../../core/src/testing/ses.js';
+import { deliverSparkPostTransmission } from '../../core/src/testing/sparkpost.js';
 
 /** The receivers' clock: the simulators date their events and signatures just before it. */
 export const WEBHOOK_NOW = Date.parse('2026-04-01T09:00:05Z');

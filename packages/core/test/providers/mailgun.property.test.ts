@@ -14,7 +14,7 @@ import {
   mailgunLegacyWebhook,
   mailgunSmtpUserVariables,
   type MailgunDelivery,
-} from './mailgun.simulator.js';
+} from '../../src/testing/mailgun.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const now = Date.parse('2026-01-01T00:00:00Z');

@@ -19,7 +19,7 @@ import {
   snsSigningCertificate,
   topicArn,
   type SentMessage,
-} from './ses.simulator.js';
+} from '../../src/testing/ses.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const env: WebhookEnvironment = {

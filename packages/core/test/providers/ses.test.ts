@@ -25,7 +25,7 @@ import {
   snsSigningCertificate,
   snsSigningKey,
   topicArn,
-} from './ses.simulator.js';
+} from '../../src/testing/ses.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/ses/${name}.json`, import.meta.url), 'utf8');
 const parseFixture = (name: string, snsMessageId: string | null = 'sns-1'): ReturnType<typeof parseSesWebhook> =>

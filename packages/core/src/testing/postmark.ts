@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { WebhookRequest } from '../../src/webhooks/request.js';
+import type { WebhookRequest } from '../webhooks/request.js';
 
 /** What Postmark's API answers with an error (422 "Invalid metadata content", 403 `$.Metadata`) instead of sending. */
 export class PostmarkRefusal extends Error {}

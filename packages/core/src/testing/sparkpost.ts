@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { WebhookRequest } from '../../src/webhooks/request.js';
+import type { WebhookRequest } from '../webhooks/request.js';
 
 /** What SparkPost's transmissions API answers with an error instead of sending. */
 export class SparkPostRefusal extends Error {}

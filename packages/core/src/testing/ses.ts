@@ -1,6 +1,6 @@
 import { randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { WebhookRequest } from '../../src/webhooks/request.js';
+import type { WebhookRequest } from '../webhooks/request.js';
 
 /**
  * A stand-in for Amazon SES and SNS: it accepts send requests the way the SES APIs do (refusing what
@@ -8,7 +8,7 @@ import type { WebhookRequest } from '../../src/webhooks/request.js';
  * HTTP POST signed like SNS signs, with the test key below.
  */
 
-const fixtures = new URL('./fixtures/ses/', import.meta.url);
+const fixtures = new URL('../../test/providers/fixtures/ses/', import.meta.url);
 /** The test key that plays SNS's signing key, and its certificate (see the notes in the files). */
 export const snsSigningKey = readFileSync(new URL('sns-signing-key.pem', fixtures), 'utf8');
 export const snsSigningCertificate = readFileSync(new URL('sns-signing-cert.pem', fixtures), 'utf8');

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { WebhookRequest } from '../../src/webhooks/request.js';
+import type { WebhookRequest } from '../webhooks/request.js';
 
 /** What Mandrill's `messages/send` answers with an error instead of sending. */
 export class MandrillRefusal extends Error {}
