@@ -1,9 +1,14 @@
-import type { Sql } from 'postgres';
+import { Fact, reasonRanks, statusCodes } from '@mailwarden/core/store';
+import type { Sql, TransactionSql } from 'postgres';
+import { schemaFunctions } from './schema-functions.js';
+import { schemaNames, type SchemaNames } from './schema-names.js';
 
 /**
- * One versioned step of the schema. The SQL is a function of the quoted schema name, so one database can
- * hold several mailwarden schemas. A shipped migration never changes: a change is a new version.
- * Kept as TypeScript strings rather than .sql files so the bundler ships them inside `dist`.
+ * One versioned step of the schema: tables and indexes, the state that must be changed in place. The
+ * SQL is a function of the quoted schema name, so one database can hold several mailwarden schemas. A
+ * shipped migration creates the same objects forever: a change is a new version. Functions are not
+ * versioned steps (see schema-functions.ts). Kept as TypeScript strings rather than .sql files so the
+ * bundler ships them inside `dist`.
  */
 export interface Migration {
   version: number;
@@ -11,28 +16,16 @@ export interface Migration {
   sql: (schema: SchemaNames) => string;
 }
 
-/** The schema as an identifier (`"mailwarden"`) and as a string literal (`'mailwarden'`), both quoted. */
-export interface SchemaNames {
-  identifier: string;
-  literal: string;
-}
-
-/** The channel every mailwarden schema of a database notifies on; payloads name their schema. */
-export const INVALIDATION_CHANNEL = 'mailwarden_invalidations';
-
 /** Taken by every migrate() of any schema, so concurrent starts (and CREATE EXTENSION) never race. */
 const MIGRATION_LOCK = 7_366_231_861_020_554_051n;
 
-// Facts bits (core's `Fact`) as the SQL below uses them: delivered 4, soft_bounced 8, hard_bounced 16,
-// complained 32, rejected 64, deferred 2. A test checks the status expression against `messageStatus`.
-const DELIVERED = 4;
-const BOUNCED = 8 | 16;
-const COMPLAINED = 32;
-
+// Creates the tables it created when it shipped (test/upgrade.test.ts compares them with that version);
+// the function it also created then is now defined on every migrate(). It names core's persisted numbers
+// entry by entry (Fact.complained, not "32"): they never change, so neither does this text.
 const initial: Migration = {
   version: 1,
   name: 'initial',
-  sql: ({ identifier: s, literal }) => `
+  sql: ({ identifier: s }) => `
 -- Every primary key and index leads with project_id; text keys use the "C" collation, so they compare
 -- as bytes: code-point order, the order of every mailwarden store.
 
@@ -43,7 +36,7 @@ CREATE TABLE ${s}.suppressions (
   hash text COLLATE "C" NOT NULL CHECK (octet_length(hash) = 64 AND hash !~ '[^0-9a-f]'),
   email text NOT NULL,
   -- reasonRank: 1 manual, 2 hard_bounce, 3 complaint, so "only upgrade" is greatest().
-  reason smallint NOT NULL CHECK (reason BETWEEN 1 AND 3),
+  reason smallint NOT NULL CHECK (reason BETWEEN ${reasonRanks.manual} AND ${reasonRanks.complaint}),
   created_at bigint NOT NULL,
   PRIMARY KEY (project_id, hash)
 );
@@ -68,17 +61,17 @@ CREATE TABLE ${s}.messages (
   recipient text NOT NULL,
   tracking_id text COLLATE "C",
   facts integer NOT NULL,
-  -- messageStatus(facts) as its index in messageStatuses: 0 complained, 1 bounced, 2 rejected,
+  -- messageStatus(facts) as its code (statusCodes): 0 complained, 1 bounced, 2 rejected,
   -- 3 delivered, 4 soft_bounced, 5 deferred, 6 sent.
   status smallint NOT NULL GENERATED ALWAYS AS (
     CASE
-      WHEN facts & 32 <> 0 THEN 0
-      WHEN facts & 16 <> 0 THEN 1
-      WHEN facts & 64 <> 0 THEN 2
-      WHEN facts & 4 <> 0 THEN 3
-      WHEN facts & 8 <> 0 THEN 4
-      WHEN facts & 2 <> 0 THEN 5
-      ELSE 6
+      WHEN facts & ${Fact.complained} <> 0 THEN ${statusCodes.complained}
+      WHEN facts & ${Fact.hard_bounced} <> 0 THEN ${statusCodes.bounced}
+      WHEN facts & ${Fact.rejected} <> 0 THEN ${statusCodes.rejected}
+      WHEN facts & ${Fact.delivered} <> 0 THEN ${statusCodes.delivered}
+      WHEN facts & ${Fact.soft_bounced} <> 0 THEN ${statusCodes.soft_bounced}
+      WHEN facts & ${Fact.deferred} <> 0 THEN ${statusCodes.deferred}
+      ELSE ${statusCodes.sent}
     END
   ) STORED,
   first_event_at bigint NOT NULL,
@@ -104,195 +97,8 @@ CREATE TABLE ${s}.tracking_ids (
   PRIMARY KEY (project_id, tracking_id)
 );
 -- The trigram index for search is created by migrate() when pg_trgm is available (see searchIndex).
-
--- applyEvents: one call per batch, one transaction. Set-based, with the semantics of applying each
--- event in order: the first occurrence of a key not seen before is applied, the rest are duplicates;
--- messages, counters and suppressions are joins, so their end state does not depend on the order.
--- Every writer locks rows table by table (event_keys, messages, tracking_ids, suppressions), each in
--- key order, so concurrent batches wait for each other instead of deadlocking.
--- p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
--- Returns one character per event: 'a' applied, 'd' duplicate.
-CREATE FUNCTION ${s}.mailwarden_apply_events(p_project_id text, p_events jsonb) RETURNS text
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_outcomes boolean[];
-  v_created text[];
-  v_recompute text[];
-  v_emptied text[];
-  v_hashes text[];
-  v_chunk integer;
-BEGIN
-  -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
-  --    holds the same key and then treats it as seen.
-  WITH keys AS (
-    SELECT (x.event->>'key') COLLATE "C" AS key, x.ord
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-  ), firsts AS (
-    SELECT DISTINCT ON (key) key, ord FROM keys ORDER BY key, ord
-  ), recorded AS (
-    INSERT INTO ${s}.event_keys (project_id, key, seen_at)
-    SELECT p_project_id, key, (extract(epoch FROM transaction_timestamp()) * 1000)::bigint
-    FROM firsts ORDER BY key
-    ON CONFLICT DO NOTHING
-    RETURNING key
-  )
-  SELECT array_agg(r.key IS NOT NULL ORDER BY k.ord) INTO v_outcomes
-  FROM keys k LEFT JOIN firsts f ON f.ord = k.ord LEFT JOIN recorded r ON r.key = f.key;
-
-  -- 2. Messages the batch creates are inserted whole; existing ones are only locked (WHERE false
-  --    updates nothing but still locks), so step 3 reads them unchanged by anyone else.
-  WITH seen AS (
-    SELECT (x.event->>'message_key') COLLATE "C" AS key,
-           min(x.event->>'provider') AS provider,
-           min(x.event->>'message_id') AS message_id,
-           min(x.event->>'recipient') AS recipient,
-           -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
-           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
-           bit_or((x.event->>'facts')::integer) AS facts,
-           min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
-    GROUP BY 1
-  ), created AS (
-    INSERT INTO ${s}.messages AS m
-      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
-    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at
-    FROM seen ORDER BY key
-    ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
-    RETURNING m.key
-  )
-  SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
-
-  -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
-  --    touched, summed per tracking ID and applied in tracking-ID order.
-  WITH seen AS (
-    SELECT (x.event->>'message_key') COLLATE "C" AS key,
-           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
-           bit_or((x.event->>'facts')::integer) AS facts,
-           min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
-    GROUP BY 1
-  ), new_messages AS (
-    SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
-  ), known AS (
-    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at
-    FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
-    JOIN ${s}.messages m ON m.project_id = p_project_id AND m.key = e.key
-  ), merged AS (
-    UPDATE ${s}.messages m SET
-      tracking_id = least(k.tracking_id, s.tracking_id),
-      facts = k.facts | s.facts,
-      first_event_at = least(k.first_event_at, s.first_event_at),
-      last_event_at = greatest(k.last_event_at, s.last_event_at)
-    FROM known k JOIN seen s ON s.key = k.key
-    WHERE m.project_id = p_project_id AND m.key = k.key
-      AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
-           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at)
-    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at
-  ), changes AS (
-    SELECT before_id, before_facts, tracking_id, facts, last_event_at FROM merged
-    UNION ALL
-    SELECT NULL, NULL, tracking_id, facts, last_event_at FROM new_messages
-  ), deltas AS (
-    -- A message leaving its tracking ID takes its counts along; the row's lastEventAt is recomputed.
-    SELECT before_id AS tracking_id, -1 AS messages,
-           -(before_facts & ${DELIVERED} <> 0)::integer AS delivered,
-           -(before_facts & ${BOUNCED} <> 0)::integer AS bounced,
-           -(before_facts & ${COMPLAINED} <> 0)::integer AS complained,
-           NULL::bigint AS raise, true AS recompute
-    FROM changes WHERE before_id IS NOT NULL AND before_id IS DISTINCT FROM tracking_id
-    UNION ALL
-    -- Counters move only when a fact flips from false to true.
-    SELECT tracking_id, (before_id IS DISTINCT FROM tracking_id)::integer,
-           (facts & ${DELIVERED} <> 0)::integer
-             - CASE WHEN before_id = tracking_id THEN (before_facts & ${DELIVERED} <> 0)::integer ELSE 0 END,
-           (facts & ${BOUNCED} <> 0)::integer
-             - CASE WHEN before_id = tracking_id THEN (before_facts & ${BOUNCED} <> 0)::integer ELSE 0 END,
-           (facts & ${COMPLAINED} <> 0)::integer
-             - CASE WHEN before_id = tracking_id THEN (before_facts & ${COMPLAINED} <> 0)::integer ELSE 0 END,
-           last_event_at, false
-    FROM changes WHERE tracking_id IS NOT NULL
-  ), totals AS (
-    SELECT tracking_id, sum(messages)::integer AS messages, sum(delivered)::integer AS delivered,
-           sum(bounced)::integer AS bounced, sum(complained)::integer AS complained,
-           max(raise) AS raise, bool_or(recompute) AS recompute
-    FROM deltas GROUP BY tracking_id
-  ), search_keys AS (
-    SELECT DISTINCT ON (tracking_id) tracking_id, search_key
-    FROM (SELECT (x.event->>'tracking_id') COLLATE "C" AS tracking_id, x.event->>'search_key' AS search_key
-          FROM jsonb_array_elements(p_events) AS x(event) WHERE x.event ? 'tracking_id') e
-  ), moved AS (
-    INSERT INTO ${s}.tracking_ids AS t
-      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at)
-    -- NOT NULL is checked before the conflict is: a row only left has no raise, and is recomputed.
-    SELECT p_project_id, d.tracking_id, coalesce(k.search_key, lower(d.tracking_id)),
-           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808)
-    FROM totals d LEFT JOIN search_keys k ON k.tracking_id = d.tracking_id
-    ORDER BY d.tracking_id
-    ON CONFLICT (project_id, tracking_id) DO UPDATE SET
-      messages = t.messages + excluded.messages,
-      delivered = t.delivered + excluded.delivered,
-      bounced = t.bounced + excluded.bounced,
-      complained = t.complained + excluded.complained,
-      last_event_at = greatest(t.last_event_at, excluded.last_event_at)
-    RETURNING t.tracking_id, t.messages
-  )
-  SELECT array_agg(m.tracking_id) FILTER (WHERE m.messages > 0 AND d.recompute),
-         array_agg(m.tracking_id) FILTER (WHERE m.messages <= 0)
-  INTO v_recompute, v_emptied
-  FROM moved m JOIN totals d ON d.tracking_id = m.tracking_id;
-
-  -- 4. Rows this transaction holds locked: a new snapshot sees every message change committed before.
-  IF v_emptied IS NOT NULL THEN
-    DELETE FROM ${s}.tracking_ids WHERE project_id = p_project_id AND tracking_id = ANY (v_emptied);
-  END IF;
-  IF v_recompute IS NOT NULL THEN
-    -- From the messages still there; when retention purged them all, the row keeps its time.
-    UPDATE ${s}.tracking_ids t SET last_event_at = coalesce((
-      SELECT max(m.last_event_at) FROM ${s}.messages m
-      WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
-    ), t.last_event_at)
-    WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
-  END IF;
-
-  -- 5. Suppressions: the reason only upgrades, createdAt is the earliest. Only rows that changed are
-  --    written, and only they are invalidated.
-  WITH seen AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash,
-           (array_agg(x.event->>'email' ORDER BY x.ord))[1] AS email,
-           max((x.event->>'reason')::smallint) AS reason,
-           min((x.event->>'created_at')::bigint) AS created_at
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
-    GROUP BY 1
-  ), written AS (
-    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at)
-    SELECT p_project_id, hash, email, reason, created_at FROM seen ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET
-      reason = greatest(s.reason, excluded.reason),
-      created_at = least(s.created_at, excluded.created_at)
-    WHERE excluded.reason > s.reason OR excluded.created_at < s.created_at
-    RETURNING s.hash
-  )
-  SELECT array_agg(hash) INTO v_hashes FROM written;
-
-  -- 6. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
-  IF v_hashes IS NOT NULL THEN
-    v_chunk := greatest(1, (7900 - octet_length(
-      json_build_object('schema', ${literal}, 'projectId', p_project_id, 'hashes', '[]'::json)::text)) / 67);
-    FOR i IN 1 .. cardinality(v_hashes) BY v_chunk LOOP
-      PERFORM pg_notify('${INVALIDATION_CHANNEL}', json_build_object(
-        'schema', ${literal}, 'projectId', p_project_id, 'hashes', v_hashes[i : i + v_chunk - 1])::text);
-    END LOOP;
-  END IF;
-
-  RETURN (SELECT string_agg(CASE WHEN applied THEN 'a' ELSE 'd' END, '' ORDER BY ord)
-          FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
-END
-$fn$;
+-- mailwarden_apply_events was created here until it moved to schema-functions.ts, which every
+-- migrate() (re)defines: a schema migrated before then has it already and gets it replaced.
 `,
 };
 
@@ -363,14 +169,6 @@ END
 $do$;
 `;
 
-export function schemaNames(schema: string): SchemaNames {
-  if (typeof schema !== 'string' || schema.length === 0 || Buffer.byteLength(schema) > 63) {
-    // Longer names would be silently truncated by PostgreSQL (NAMEDATALEN).
-    throw new TypeError(`schema must be a name of 1 to 63 bytes, got ${JSON.stringify(schema)}`);
-  }
-  return { identifier: `"${schema.replace(/"/g, '""')}"`, literal: `'${schema.replace(/'/g, "''")}'` };
-}
-
 export interface MigrateOptions {
   /** The schema to create or bring up to date. Default `mailwarden`. */
   schema?: string;
@@ -379,12 +177,15 @@ export interface MigrateOptions {
 export interface MigrateResult {
   /** Versions this call applied, oldest first; empty when the schema was already up to date. */
   applied: number[];
+  /** Functions this call created or replaced (missing, or their source differed from this release's); empty when all were current. */
+  functions: string[];
 }
 
 /**
  * Creates the schema, or brings it up to the latest version. Idempotent, and safe when many app
  * instances start at once: everything runs in one transaction holding an advisory lock, and each
- * applied version is recorded in `<schema>.mailwarden_migrations`.
+ * applied version is recorded in `<schema>.mailwarden_migrations`. Then, every time, it defines the
+ * schema's functions (`CREATE OR REPLACE` when missing or changed) and the search index if it can.
  *
  * @example
  * import postgres from 'postgres';
@@ -424,7 +225,33 @@ export async function migrate(sql: Sql<any>, options: MigrateOptions = {}): Prom
       ]);
       applied.push(migration.version);
     }
+    const functions = await defineFunctions(tx, schemaName, names);
     await tx.unsafe(searchIndex(names));
-    return { applied };
+    return { applied, functions };
   });
+}
+
+/**
+ * Creates each function of `schemaFunctions`, or replaces it when its source or result differs: after
+ * the versioned steps, so a function always matches the tables of this release. One that is current is
+ * left alone, so a migrate() at every start writes no catalog row and invalidates no session's plans.
+ */
+async function defineFunctions(tx: TransactionSql<any>, schemaName: string, names: SchemaNames): Promise<string[]> {
+  const defined: string[] = [];
+  for (const fn of schemaFunctions) {
+    const body = fn.body(names);
+    const [current] = await tx
+      .unsafe(
+        `SELECT p.prosrc, pg_get_function_result(p.oid) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = $1 AND p.proname = $2 AND pg_get_function_identity_arguments(p.oid) = $3`,
+        [schemaName, fn.name, fn.arguments],
+      )
+      .values();
+    if (current !== undefined && current[0] === body && current[1] === fn.returns) continue;
+    await tx.unsafe(
+      `CREATE OR REPLACE FUNCTION ${names.identifier}.${fn.name}(${fn.arguments}) RETURNS ${fn.returns}\nLANGUAGE ${fn.language} AS $fn$${body}$fn$`,
+    );
+    defined.push(fn.name);
+  }
+  return defined;
 }

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import {
-  MailwardenError,
-  messageStatuses,
-  type Provider,
-  type Store,
-} from '@mailwarden/core';
+import { MailwardenError, type Provider, type Store } from '@mailwarden/core';
 import {
   reasonFromRank,
   reasonRank,
+  statusCodes,
   trackingIdSearchKey,
   type EventOutcome,
   type MessageRecord,
@@ -18,7 +14,7 @@ import {
   type WebhookTokenClaim,
 } from '@mailwarden/core/store';
 import type { ListenMeta, Sql } from 'postgres';
-import { INVALIDATION_CHANNEL, schemaNames } from './migrations.js';
+import { INVALIDATION_CHANNEL, schemaNames } from './schema-names.js';
 
 export interface PostgresStoreOptions {
   /** A postgres.js client. It stays the caller's: `close()` does not end it. */
@@ -236,7 +232,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const where = ['project_id = $1'];
       const param = (value: unknown) => `$${params.push(value)}`;
       if (trackingId !== undefined) where.push(`tracking_id = ${param(trackingId)}`);
-      if (status !== undefined) where.push(`status = ${param(messageStatuses.indexOf(status))}`);
+      if (status !== undefined) where.push(`status = ${param(statusCodes[status])}`);
       if (after !== undefined) {
         where.push(`(-first_event_at, key) > (${param(-after.firstEventAt)}::bigint, ${param(after.key)})`);
       }

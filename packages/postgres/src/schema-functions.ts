@@ -1,0 +1,223 @@
+import { counterFacts } from '@mailwarden/core/store';
+import { INVALIDATION_CHANNEL, type SchemaNames } from './schema-names.js';
+
+/**
+ * A function of the schema. Not a versioned step: every `migrate()` creates it, or replaces it when the
+ * source in the database differs from this release's (`CREATE OR REPLACE`, which keeps its owner and
+ * grants), so a fix to a function is an edit here, not a new migration that copies it. Two rules follow:
+ *
+ * - During a rolling deploy, instances of the previous release call the new function: it must accept
+ *   what they send (`toEventRow` in postgres-store.ts) and answer what they expect.
+ * - `CREATE OR REPLACE` cannot change a function's arguments or result type: such a change is a
+ *   numbered migration that drops the old function (it runs before the functions are defined).
+ */
+export interface SchemaFunction {
+  name: string;
+  /** The arguments as `pg_get_function_identity_arguments` prints them. */
+  arguments: string;
+  /** The result type as `pg_get_function_result` prints it. */
+  returns: string;
+  language: 'plpgsql';
+  /** The source as `pg_proc.prosrc` keeps it: what `migrate()` compares to decide whether to replace it. */
+  body: (schema: SchemaNames) => string;
+}
+
+/**
+ * The store's `applyEvents`: one call per batch, one transaction. Set-based, with the semantics of applying each
+ * event in order: the first occurrence of a key not seen before is applied, the rest are duplicates;
+ * messages, counters and suppressions are joins, so their end state does not depend on the order.
+ * Every writer locks rows table by table (event_keys, messages, tracking_ids, suppressions), each in
+ * key order, so concurrent batches wait for each other instead of deadlocking.
+ * p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
+ * Returns one character per event: 'a' applied, 'd' duplicate.
+ */
+const applyEvents: SchemaFunction = {
+  name: 'mailwarden_apply_events',
+  arguments: 'p_project_id text, p_events jsonb',
+  returns: 'text',
+  language: 'plpgsql',
+  // The counters' masks come from core's counterFacts (persisted fact bits): nothing here repeats them.
+  body: ({ identifier: s, literal }) => `
+DECLARE
+  v_outcomes boolean[];
+  v_created text[];
+  v_recompute text[];
+  v_emptied text[];
+  v_hashes text[];
+  v_chunk integer;
+BEGIN
+  -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
+  --    holds the same key and then treats it as seen.
+  WITH keys AS (
+    SELECT (x.event->>'key') COLLATE "C" AS key, x.ord
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+  ), firsts AS (
+    SELECT DISTINCT ON (key) key, ord FROM keys ORDER BY key, ord
+  ), recorded AS (
+    INSERT INTO ${s}.event_keys (project_id, key, seen_at)
+    SELECT p_project_id, key, (extract(epoch FROM transaction_timestamp()) * 1000)::bigint
+    FROM firsts ORDER BY key
+    ON CONFLICT DO NOTHING
+    RETURNING key
+  )
+  SELECT array_agg(r.key IS NOT NULL ORDER BY k.ord) INTO v_outcomes
+  FROM keys k LEFT JOIN firsts f ON f.ord = k.ord LEFT JOIN recorded r ON r.key = f.key;
+
+  -- 2. Messages the batch creates are inserted whole; existing ones are only locked (WHERE false
+  --    updates nothing but still locks), so step 3 reads them unchanged by anyone else.
+  WITH seen AS (
+    SELECT (x.event->>'message_key') COLLATE "C" AS key,
+           min(x.event->>'provider') AS provider,
+           min(x.event->>'message_id') AS message_id,
+           min(x.event->>'recipient') AS recipient,
+           -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
+           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
+           bit_or((x.event->>'facts')::integer) AS facts,
+           min((x.event->>'first_event_at')::bigint) AS first_event_at,
+           max((x.event->>'last_event_at')::bigint) AS last_event_at
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
+    GROUP BY 1
+  ), created AS (
+    INSERT INTO ${s}.messages AS m
+      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
+    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at
+    FROM seen ORDER BY key
+    ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
+    RETURNING m.key
+  )
+  SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
+
+  -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
+  --    touched, summed per tracking ID and applied in tracking-ID order.
+  WITH seen AS (
+    SELECT (x.event->>'message_key') COLLATE "C" AS key,
+           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
+           bit_or((x.event->>'facts')::integer) AS facts,
+           min((x.event->>'first_event_at')::bigint) AS first_event_at,
+           max((x.event->>'last_event_at')::bigint) AS last_event_at
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
+    GROUP BY 1
+  ), new_messages AS (
+    SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
+  ), known AS (
+    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at
+    FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
+    JOIN ${s}.messages m ON m.project_id = p_project_id AND m.key = e.key
+  ), merged AS (
+    UPDATE ${s}.messages m SET
+      tracking_id = least(k.tracking_id, s.tracking_id),
+      facts = k.facts | s.facts,
+      first_event_at = least(k.first_event_at, s.first_event_at),
+      last_event_at = greatest(k.last_event_at, s.last_event_at)
+    FROM known k JOIN seen s ON s.key = k.key
+    WHERE m.project_id = p_project_id AND m.key = k.key
+      AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
+           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at)
+    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at
+  ), changes AS (
+    SELECT before_id, before_facts, tracking_id, facts, last_event_at FROM merged
+    UNION ALL
+    SELECT NULL, NULL, tracking_id, facts, last_event_at FROM new_messages
+  ), deltas AS (
+    -- A message leaving its tracking ID takes its counts along; the row's lastEventAt is recomputed.
+    SELECT before_id AS tracking_id, -1 AS messages,
+           -(before_facts & ${counterFacts.delivered} <> 0)::integer AS delivered,
+           -(before_facts & ${counterFacts.bounced} <> 0)::integer AS bounced,
+           -(before_facts & ${counterFacts.complained} <> 0)::integer AS complained,
+           NULL::bigint AS raise, true AS recompute
+    FROM changes WHERE before_id IS NOT NULL AND before_id IS DISTINCT FROM tracking_id
+    UNION ALL
+    -- Counters move only when a fact flips from false to true.
+    SELECT tracking_id, (before_id IS DISTINCT FROM tracking_id)::integer,
+           (facts & ${counterFacts.delivered} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.delivered} <> 0)::integer ELSE 0 END,
+           (facts & ${counterFacts.bounced} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.bounced} <> 0)::integer ELSE 0 END,
+           (facts & ${counterFacts.complained} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.complained} <> 0)::integer ELSE 0 END,
+           last_event_at, false
+    FROM changes WHERE tracking_id IS NOT NULL
+  ), totals AS (
+    SELECT tracking_id, sum(messages)::integer AS messages, sum(delivered)::integer AS delivered,
+           sum(bounced)::integer AS bounced, sum(complained)::integer AS complained,
+           max(raise) AS raise, bool_or(recompute) AS recompute
+    FROM deltas GROUP BY tracking_id
+  ), search_keys AS (
+    SELECT DISTINCT ON (tracking_id) tracking_id, search_key
+    FROM (SELECT (x.event->>'tracking_id') COLLATE "C" AS tracking_id, x.event->>'search_key' AS search_key
+          FROM jsonb_array_elements(p_events) AS x(event) WHERE x.event ? 'tracking_id') e
+  ), moved AS (
+    INSERT INTO ${s}.tracking_ids AS t
+      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at)
+    -- NOT NULL is checked before the conflict is: a row only left has no raise, and is recomputed.
+    SELECT p_project_id, d.tracking_id, coalesce(k.search_key, lower(d.tracking_id)),
+           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808)
+    FROM totals d LEFT JOIN search_keys k ON k.tracking_id = d.tracking_id
+    ORDER BY d.tracking_id
+    ON CONFLICT (project_id, tracking_id) DO UPDATE SET
+      messages = t.messages + excluded.messages,
+      delivered = t.delivered + excluded.delivered,
+      bounced = t.bounced + excluded.bounced,
+      complained = t.complained + excluded.complained,
+      last_event_at = greatest(t.last_event_at, excluded.last_event_at)
+    RETURNING t.tracking_id, t.messages
+  )
+  SELECT array_agg(m.tracking_id) FILTER (WHERE m.messages > 0 AND d.recompute),
+         array_agg(m.tracking_id) FILTER (WHERE m.messages <= 0)
+  INTO v_recompute, v_emptied
+  FROM moved m JOIN totals d ON d.tracking_id = m.tracking_id;
+
+  -- 4. Rows this transaction holds locked: a new snapshot sees every message change committed before.
+  IF v_emptied IS NOT NULL THEN
+    DELETE FROM ${s}.tracking_ids WHERE project_id = p_project_id AND tracking_id = ANY (v_emptied);
+  END IF;
+  IF v_recompute IS NOT NULL THEN
+    -- From the messages still there; when retention purged them all, the row keeps its time.
+    UPDATE ${s}.tracking_ids t SET last_event_at = coalesce((
+      SELECT max(m.last_event_at) FROM ${s}.messages m
+      WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
+    ), t.last_event_at)
+    WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
+  END IF;
+
+  -- 5. Suppressions: the reason only upgrades, createdAt is the earliest. Only rows that changed are
+  --    written, and only they are invalidated.
+  WITH seen AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash,
+           (array_agg(x.event->>'email' ORDER BY x.ord))[1] AS email,
+           max((x.event->>'reason')::smallint) AS reason,
+           min((x.event->>'created_at')::bigint) AS created_at
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
+    GROUP BY 1
+  ), written AS (
+    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at)
+    SELECT p_project_id, hash, email, reason, created_at FROM seen ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET
+      reason = greatest(s.reason, excluded.reason),
+      created_at = least(s.created_at, excluded.created_at)
+    WHERE excluded.reason > s.reason OR excluded.created_at < s.created_at
+    RETURNING s.hash
+  )
+  SELECT array_agg(hash) INTO v_hashes FROM written;
+
+  -- 6. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
+  IF v_hashes IS NOT NULL THEN
+    v_chunk := greatest(1, (7900 - octet_length(
+      json_build_object('schema', ${literal}, 'projectId', p_project_id, 'hashes', '[]'::json)::text)) / 67);
+    FOR i IN 1 .. cardinality(v_hashes) BY v_chunk LOOP
+      PERFORM pg_notify('${INVALIDATION_CHANNEL}', json_build_object(
+        'schema', ${literal}, 'projectId', p_project_id, 'hashes', v_hashes[i : i + v_chunk - 1])::text);
+    END LOOP;
+  END IF;
+
+  RETURN (SELECT string_agg(CASE WHEN applied THEN 'a' ELSE 'd' END, '' ORDER BY ord)
+          FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
+END
+`,
+};
+
+/** Every function of the schema, defined in this order by every `migrate()`. */
+export const schemaFunctions: readonly SchemaFunction[] = [applyEvents];

@@ -1,0 +1,227 @@
+// A database that the version before the definitions step migrated (its migration 1 created
+// mailwarden_apply_events) upgrades with today's migrate(): same catalog as a fresh schema, data kept,
+// same behaviour. And every migrate() replaces a function whose source differs, even under traffic.
+import { createMailwarden, createMemoryStore, type DeliveryEvent, type Store } from '@mailwarden/core';
+import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
+import fc from 'fast-check';
+import type { Sql } from 'postgres';
+import { afterAll, describe, expect, test } from 'vitest';
+import { createPostgresStore, migrate, migrations, schemaFunctions } from '../src/index.js';
+import { connect, randomSchema } from './database.js';
+import * as before from './fixtures/migrations-before-definitions.js';
+
+const sql = connect({ max: 8 });
+afterAll(() => sql.end());
+
+const latest = migrations.map((migration) => migration.version);
+const dropSchema = (schema: string) => sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+
+/** A schema as a deployment of the previous version left it: that version's migrate(), all its steps. */
+async function previousVersionSchema(): Promise<string> {
+  const schema = randomSchema();
+  expect(await before.migrate(sql, { schema })).toStrictEqual({ applied: [1, 2] });
+  return schema;
+}
+
+/** What a schema is made of, with its name taken out so two schemas compare. */
+async function catalogOf(schema: string): Promise<unknown> {
+  const columns = await sql`
+    SELECT table_name, column_name, data_type, is_nullable, collation_name, column_default, is_generated, generation_expression
+    FROM information_schema.columns WHERE table_schema = ${schema} ORDER BY table_name, ordinal_position`;
+  const constraints = await sql`
+    SELECT t.relname AS table, c.conname AS name, pg_get_constraintdef(c.oid) AS definition
+    FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+    WHERE n.nspname = ${schema} ORDER BY 1, 2`;
+  const indexes = await sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ${schema} ORDER BY 1`;
+  const functions = await sql`
+    SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments, pg_get_function_result(p.oid) AS result,
+           l.lanname AS language, p.prosrc
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
+    WHERE n.nspname = ${schema} ORDER BY 1, 2`;
+  const versions = await sql.unsafe(`SELECT version, name FROM "${schema}".mailwarden_migrations ORDER BY version`);
+  const text = JSON.stringify({ columns, constraints, indexes, functions, versions: [...versions] });
+  return JSON.parse(text.replaceAll(schema, '<schema>'));
+}
+
+/** Everything a project holds, read back in full. */
+async function contents(store: Store, projectId: string) {
+  return {
+    messages: await store.listMessages(projectId, { limit: 10_000 }),
+    trackingIds: await store.listTrackingIds(projectId, { limit: 10_000 }),
+    suppressions: await store.listSuppressions(projectId, { limit: 10_000 }),
+  };
+}
+
+const T0 = Date.UTC(2026, 0, 1);
+
+/** Events that meet: few messages, recipients, tracking IDs and keys, so batches after the upgrade change what was there. */
+const event: fc.Arbitrary<DeliveryEvent> = fc
+  .record({
+    provider: fc.constantFrom('sendgrid', 'ses'),
+    type: fc.constantFrom('sent', 'delivered', 'bounced', 'complained', 'deferred', 'opened', 'unknown'),
+    bounceClass: fc.constantFrom('hard', 'soft'),
+    messageId: fc.constantFrom('m1', 'm2', 'm3', null),
+    recipient: fc.constantFrom('ana@example.com', 'bo@example.org'),
+    trackingId: fc.constantFrom(null, 'promo', 'Promo', 'news'),
+    occurredAt: fc.integer({ min: 0, max: 20 }).map((seconds) => new Date(T0 + seconds * 1000)),
+    eventKey: fc.integer({ min: 0, max: 15 }).map((key) => `key-${key}`),
+  })
+  .map(({ bounceClass, ...event }) => ({ ...event, ...(event.type === 'bounced' ? { bounceClass } : {}) }) as DeliveryEvent);
+
+describe('upgrading a schema of the version whose migration 1 created mailwarden_apply_events', () => {
+  test("ends with a fresh schema's tables, indexes, constraints, functions and versions; a second migrate does nothing", async () => {
+    const old = await previousVersionSchema();
+    const fresh = randomSchema();
+    try {
+      expect((await migrate(sql, { schema: old })).applied).toStrictEqual([]);
+      await migrate(sql, { schema: fresh });
+      expect(await catalogOf(old)).toStrictEqual(await catalogOf(fresh));
+      expect(await migrate(sql, { schema: old })).toStrictEqual({ applied: [], functions: [] });
+    } finally {
+      await Promise.all([dropSchema(old), dropSchema(fresh)]);
+    }
+  });
+
+  test('keeps what the previous version stored, and events after the upgrade join it as if there had been no upgrade', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { maxLength: 12 }), fc.array(event, { maxLength: 12 }), async (earlier, later) => {
+        const schema = await previousVersionSchema();
+        try {
+          const store = createPostgresStore({ sql, schema });
+          const reference = createMemoryStore();
+          const [postgresService, referenceService] = [createMailwarden({ store }), createMailwarden({ store: reference })];
+          await postgresService.suppressions.add('acme', 'manual@example.com');
+          await referenceService.suppressions.add('acme', 'manual@example.com');
+          // Written by the previous version's function.
+          expect(await postgresService.applyEvents('acme', earlier)).toStrictEqual(await referenceService.applyEvents('acme', earlier));
+          const stored = await contents(store, 'acme');
+
+          await migrate(sql, { schema });
+          expect(await contents(store, 'acme')).toStrictEqual(stored);
+          expect(await postgresService.applyEvents('acme', later)).toStrictEqual(await referenceService.applyEvents('acme', later));
+          // createdAt of the manual suppression is each service's own clock: compare the rest.
+          const withoutManualTime = (state: Awaited<ReturnType<typeof contents>>) => ({
+            ...state,
+            suppressions: state.suppressions.map((record) => (record.reason === 'manual' ? { ...record, createdAt: 0 } : record)),
+          });
+          expect(withoutManualTime(await contents(store, 'acme'))).toStrictEqual(withoutManualTime(await contents(reference, 'acme')));
+        } finally {
+          await dropSchema(schema);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  test('a schema at version 1 alone gets version 2 and keeps its data', async () => {
+    const schema = randomSchema();
+    try {
+      // What that version's migrate() left before webhook tokens existed: the migrations table and version 1.
+      const initial = before.migrations.find((migration) => migration.version === 1)!;
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`CREATE SCHEMA "${schema}"`);
+        await tx.unsafe(`CREATE TABLE "${schema}".mailwarden_migrations (
+          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+        await tx.unsafe(initial.sql(before.schemaNames(schema)));
+        await tx.unsafe(`INSERT INTO "${schema}".mailwarden_migrations (version, name) VALUES (1, 'initial')`);
+      });
+      const store = createPostgresStore({ sql, schema });
+      const hash = 'a'.repeat(64);
+      await store.addSuppression('acme', { hash, email: 'a@example.com', reason: 'manual', createdAt: 1 });
+      await expect(store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).rejects.toThrow(/webhook_tokens/);
+
+      expect((await migrate(sql, { schema })).applied).toStrictEqual(latest.filter((version) => version > 1));
+      expect(await store.getSuppression('acme', hash)).toStrictEqual({ hash, email: 'a@example.com', reason: 'manual', createdAt: 1 });
+      expect(await store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).toBe('first');
+      expect(await store.claimWebhookToken('acme', 'mailgun:t', hash, 2)).toBe('same');
+      expect(await migrate(sql, { schema })).toStrictEqual({ applied: [], functions: [] });
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe('functions are defined on every migrate', () => {
+  const applyEventsFunction = schemaFunctions.find((fn) => fn.name === 'mailwarden_apply_events')!;
+  const replaceSource = (schema: string, body: string) =>
+    sql.unsafe(`CREATE OR REPLACE FUNCTION "${schema}".mailwarden_apply_events(p_project_id text, p_events jsonb) RETURNS text
+      LANGUAGE plpgsql AS $fn$${body}$fn$`);
+  const event = (key: string): DeliveryEvent => ({
+    provider: 'ses',
+    type: 'delivered',
+    messageId: key,
+    recipient: 'ana@example.com',
+    trackingId: 'promo',
+    occurredAt: new Date(T0),
+    eventKey: key,
+  });
+
+  test('a function whose source differs is replaced, keeping its grants', async () => {
+    const schema = randomSchema();
+    try {
+      await migrate(sql, { schema });
+      await replaceSource(schema, `BEGIN RETURN 'broken'; END`);
+      await sql.unsafe(`REVOKE EXECUTE ON FUNCTION "${schema}".mailwarden_apply_events(text, jsonb) FROM PUBLIC`);
+      const grants = async () =>
+        (await sql.unsafe(`SELECT proacl::text AS acl FROM pg_proc WHERE oid = '"${schema}".mailwarden_apply_events(text, jsonb)'::regprocedure`))[0]!
+          .acl as string | null;
+      const revoked = await grants();
+      expect(revoked).not.toBeNull(); // PUBLIC's default EXECUTE is gone: the owner's grant alone is listed
+
+      expect(await migrate(sql, { schema })).toStrictEqual({ applied: [], functions: ['mailwarden_apply_events'] });
+      expect(await grants()).toBe(revoked);
+      const mailwarden = createMailwarden({ store: createPostgresStore({ sql, schema }) });
+      expect((await mailwarden.applyEvents('acme', [event('e1'), event('e1')])).accepted).toBe(1);
+      expect(await migrate(sql, { schema })).toStrictEqual({ applied: [], functions: [] });
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  test('migrators racing while instances apply events (a rolling deploy): one replaces the function, every batch is applied once', async () => {
+    const schema = randomSchema();
+    const migrators = Array.from({ length: 3 }, () => connect({ max: 1 }));
+    try {
+      await migrate(sql, { schema });
+      // The same function with another source, as the previous release would have left it.
+      await replaceSource(schema, `${applyEventsFunction.body({ identifier: `"${schema}"`, literal: `'${schema}'` })}-- previous release\n`);
+      const instances = Array.from({ length: 4 }, () => createMailwarden({ store: createPostgresStore({ sql, schema }) }));
+
+      const [results, accepted] = await Promise.all([
+        Promise.all(migrators.map((client: Sql) => migrate(client, { schema }))),
+        Promise.all(
+          Array.from({ length: 40 }, (_, batch) =>
+            instances[batch % instances.length]!.applyEvents('acme', [event(`b${batch}`), event(`b${batch}`), event(`shared-${batch % 5}`)]),
+          ),
+        ),
+      ]);
+      expect(results.map((result) => result.functions).sort()).toStrictEqual([[], [], ['mailwarden_apply_events']]);
+      expect(accepted.reduce((sum, result) => sum + result.accepted, 0)).toBe(40 + 5);
+      const [row] = await createPostgresStore({ sql, schema }).listTrackingIds('acme', { limit: 1 });
+      expect(row).toMatchObject({ trackingId: 'promo', messages: 45, delivered: 45 });
+    } finally {
+      await Promise.all(migrators.map((client) => client.end()));
+      await dropSchema(schema);
+    }
+  });
+});
+
+// The whole contract on upgraded schemas: every test gets one the previous version migrated, then today's migrate().
+runStoreConformanceSuite({
+  name: 'postgres store on a schema upgraded from the version before the definitions step',
+  test,
+  describe,
+  expect,
+  async createStore() {
+    const schema = await previousVersionSchema();
+    await migrate(sql, { schema });
+    const store = createPostgresStore({ sql, schema });
+    return {
+      ...store,
+      close: async () => {
+        await store.close();
+        await dropSchema(schema);
+      },
+    };
+  },
+});
