@@ -64,6 +64,7 @@ export {
 export {
   MAILGUN_OPTIONS_MAX_BYTES,
   MAILGUN_VARIABLES_HEADER,
+  MAILGUN_SERVICE_ID_ENCODING_VARIABLE,
   attachMailgunTrackingId,
   attachMailgunSmtpTrackingId,
   readMailgunTrackingId,
@@ -71,6 +72,8 @@ export {
   type MailgunMessageFields,
   type MailgunCarrierOptions,
   type MailgunSmtpCarrierOptions,
+  type MailgunSmtpHeaders,
+  type MailgunSmtpHeaderValue,
 } from './carriers/mailgun.js';
 export {
   SPARKPOST_METADATA_MAX_BYTES,

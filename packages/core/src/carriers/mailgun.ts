@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../webhooks/body.js';
+import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { metadataTrackingId } from './metadata-value.js';
 
 /** "Sending options (those prefixed by o:, h:, or v:) are limited to 16 kB in total" (Mailgun sending API). */
@@ -11,7 +12,11 @@ export const MAILGUN_HEADER_LINE_MAX_BYTES = 998;
 
 export const MAILGUN_VARIABLES_HEADER = 'X-Mailgun-Variables';
 
+/** Present (value `b64u`) when the `service_id` variable holds base64url of the ID's UTF-8 instead of the ID itself. */
+export const MAILGUN_SERVICE_ID_ENCODING_VARIABLE = 'service_id_enc';
+
 const variableField = 'v:service_id';
+const encodingVariableField = `v:${MAILGUN_SERVICE_ID_ENCODING_VARIABLE}`;
 const headerField = `h:${MAILGUN_VARIABLES_HEADER}`;
 
 /**
@@ -35,18 +40,32 @@ export interface MailgunSmtpCarrierOptions {
    * string, for SMTP clients that write header values as given.
    */
   prepared?: boolean;
+  /**
+   * `false` (default): the header is 7-bit ASCII, every non-ASCII character (and DEL) in its JSON strings
+   * written as a `\uXXXX` escape, so the message needs no SMTPUTF8. `true`: non-ASCII stays raw UTF-8, for
+   * senders whose SMTP sessions use SMTPUTF8 (RFC 6531). Either way the JSON means the same.
+   */
+  smtputf8?: boolean;
 }
 
-/** A header value of nodemailer's `headers` option. */
-export type MailgunSmtpHeaderValue = string | { prepared: boolean; value: string } | readonly (string | { prepared: boolean; value: string })[];
+/** The value the SMTP helper writes: one that nodemailer's `headers` option takes (its own types and `@types/nodemailer`). */
+export type MailgunSmtpHeaderValue = string | { prepared: boolean; value: string };
+
+/** The caller's headers without their `X-Mailgun-Variables` (whatever its case), plus the one the SMTP helper writes. */
+export type MailgunSmtpHeaders<T> = {
+  [K in keyof T as K extends string ? (Lowercase<K> extends 'x-mailgun-variables' ? never : K) : K]: T[K];
+} & { [name: string]: MailgunSmtpHeaderValue };
 
 /**
  * Returns a copy of a Mailgun message (the fields of `POST /v3/{domain}/messages`) carrying the tracking ID
  * as the plain string `v:service_id` (or, with `via: 'header'`, merged into `h:X-Mailgun-Variables`).
- * Mailgun reports it in every event's `user-variables.service_id`.
+ * Mailgun reports it in every event's `user-variables.service_id`. An ID holding CR or LF, which a
+ * multipart body (Node's FormData, so mailgun.js) would turn into CRLF, goes as base64url of its UTF-8
+ * with `v:service_id_enc=b64u`; `readMailgunTrackingId` decodes it. Any other ID goes as is.
  *
  * The header variant keeps the caller's other variables byte for byte, stays valid JSON, writes control
- * characters as JSON escapes and folds between members when the header line would exceed 998 octets.
+ * characters as JSON escapes and `=?` as `\u003d?` (never an RFC 2047 encoded word), and folds between
+ * members when the header line would exceed 998 octets.
  *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` when an `X-Mailgun-Variables` field is
  * not text, and `tracking_id_not_carriable` when the `o:`/`h:`/`v:` options would exceed Mailgun's 16 kB,
@@ -68,14 +87,14 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
   const id = assertTrackingId(trackingId);
   const via = options.via ?? 'variable';
   const pairs = fieldPairs(fields);
-  const touched = (name: string) => name === variableField || name.toLowerCase() === headerField.toLowerCase();
-  const headerName = pairs.find(([name]) => name.toLowerCase() === headerField.toLowerCase())?.[0] ?? headerField;
-  const texts = pairs.filter(([name]) => touched(name) && name !== variableField).map(([, value]) => headerText(value));
-  const headers = via === 'header' ? mergeTrackingId(texts, id, headerName) : texts.map((text) => withoutTrackingId(text, headerName));
-  const added: [string, string][] = [
-    ...(via === 'variable' ? [[variableField, id] as [string, string]] : []),
-    ...headers.map((text): [string, string] => [headerName, text]),
-  ];
+  const isHeader = (name: string) => name.toLowerCase() === headerField.toLowerCase();
+  const touched = (name: string) => name === variableField || name === encodingVariableField || isHeader(name);
+  const headerName = pairs.find(([name]) => isHeader(name))?.[0] ?? headerField;
+  const texts = pairs.filter(([name]) => isHeader(name)).map(([, value]) => headerText(value));
+  const headers =
+    via === 'header' ? mergeTrackingId(texts, [trackingMember(id)], headerName) : texts.map((text) => withoutTrackingId(text, headerName));
+  const variables = via === 'variable' ? variableFields(id) : [];
+  const added: [string, string][] = [...variables, ...headers.map((text): [string, string] => [headerName, text])];
   checkOptionsSize([...pairs.filter(([name]) => !touched(name)), ...added]);
 
   if (fields instanceof URLSearchParams || fields instanceof FormData) {
@@ -85,15 +104,19 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
     return next as T;
   }
   const next: Record<string, unknown> = Object.fromEntries(Object.entries(fields).filter(([name]) => !touched(name)));
-  if (via === 'variable') next[variableField] = id;
+  for (const [name, value] of variables) next[name] = value;
   if (headers.length > 0) next[headerName] = headers.length === 1 ? headers[0] : headers;
   return next as T;
 }
 
 /**
  * Returns a copy of the headers of an SMTP message sent through Mailgun (nodemailer's `headers` option)
- * with the tracking ID merged into the `X-Mailgun-Variables` JSON header, found whatever its case. The
- * caller's other variables are kept byte for byte; long headers are folded between JSON members.
+ * with the tracking ID merged into the `X-Mailgun-Variables` JSON header, found whatever its case (several
+ * such headers become one). The header is 7-bit (non-ASCII as `\uXXXX` escapes) unless `smtputf8` is set,
+ * holds no `=?` that a receiver could take for an RFC 2047 encoded word (written `\u003d?`), and is folded
+ * between JSON members so no line exceeds 998 octets. The caller's other variables keep their JSON values
+ * and are otherwise written as given. An ID whose escaped JSON would not fit one line goes as base64url of
+ * its UTF-8 with `service_id_enc: "b64u"`, which `readMailgunTrackingId` decodes.
  *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` for headers given as an array, and
  * `tracking_id_not_carriable` when an existing `X-Mailgun-Variables` value is not a JSON object.
@@ -111,7 +134,7 @@ export function attachMailgunSmtpTrackingId<T extends object>(
   headers: T | undefined,
   trackingId: string,
   options: MailgunSmtpCarrierOptions = {},
-): T & Record<string, MailgunSmtpHeaderValue> {
+): MailgunSmtpHeaders<T> {
   const id = assertTrackingId(trackingId);
   if (Array.isArray(headers)) {
     throw new MailwardenError('invalid_request', 'Pass the SMTP headers as an object of header names to values.');
@@ -124,16 +147,22 @@ export function attachMailgunSmtpTrackingId<T extends object>(
     .filter(([key]) => isVariables(key))
     .flatMap(([, value]) => (Array.isArray(value) ? (value as unknown[]) : [value]))
     .map((item) => headerText(isRecord(item) ? item['value'] : item));
-  const merged = mergeTrackingId(texts, id, name);
-  const written = merged.map((value) => (options.prepared === false ? value : { prepared: true, value }));
-  next[name] = written.length === 1 ? written[0] : written;
-  return next as T & Record<string, MailgunSmtpHeaderValue>;
+  const sevenBit = options.smtputf8 !== true;
+  // One header: nodemailer's types take a list of plain strings only, and Mailgun merges the variables anyway.
+  const members = texts
+    .flatMap(mergeableMembers)
+    .filter((member) => !isTrackingMember(member))
+    .map((member) => smtpSafe(member, sevenBit));
+  const value = foldMembers([...members, ...smtpTrackingMembers(id, name, sevenBit)], name);
+  next[name] = options.prepared === false ? value : { prepared: true, value };
+  return next as MailgunSmtpHeaders<T>;
 }
 
 /**
  * The tracking ID of a Mailgun event: `user-variables.service_id` of the `event-data` object (the whole
- * webhook body is accepted too). Strings come back as sent; a number set through the JSON header as its
- * decimal string (DESIGN §6); `null` when absent, empty or of another type.
+ * webhook body is accepted too). Strings come back as sent, base64url-decoded when `service_id_enc` is
+ * `b64u`; a number set through the JSON header as its decimal string (DESIGN §6); `null` when absent,
+ * empty or of another type, or when the encoding is unknown or the value does not decode.
  *
  * A double-encoded string (`"\"abc\""`, written by some client libraries) is NOT unwrapped: a tracking ID
  * may itself start and end with a quote, and unwrapping would return a different string than was sent.
@@ -144,18 +173,27 @@ export function attachMailgunSmtpTrackingId<T extends object>(
 export function readMailgunTrackingId(eventData: unknown): string | null {
   const data = isRecord(eventData) && isRecord(eventData['event-data']) ? eventData['event-data'] : eventData;
   if (!isRecord(data) || !isRecord(data['user-variables'])) return null;
-  return metadataTrackingId(data['user-variables']['service_id']);
+  const variables = data['user-variables'];
+  return trackingIdOf(variables['service_id'], variables[MAILGUN_SERVICE_ID_ENCODING_VARIABLE]);
 }
 
 /**
  * The tracking ID of a legacy (form-encoded) Mailgun webhook, where user variables are merged in as form
- * fields: the first `service_id` field. No Mailgun field has that name, so there is no collision to undo.
+ * fields: the first `service_id` field (decoded when the first `service_id_enc` is `b64u`). No Mailgun
+ * field has either name, so there is no collision to undo.
  *
  * @example
  * const trackingId = readMailgunLegacyTrackingId([...new URLSearchParams(body)]);
  */
 export function readMailgunLegacyTrackingId(fields: readonly (readonly [string, string])[]): string | null {
-  return metadataTrackingId(fields.find(([name]) => name === 'service_id')?.[1]);
+  const value = (name: string) => fields.find(([field]) => field === name)?.[1];
+  return trackingIdOf(value('service_id'), value(MAILGUN_SERVICE_ID_ENCODING_VARIABLE));
+}
+
+/** `service_id` as sent, or decoded when `service_id_enc` is `b64u`; `null` for another encoding or a value that does not decode. */
+function trackingIdOf(value: unknown, encoding: unknown): string | null {
+  if (encoding === undefined) return metadataTrackingId(value);
+  return encoding === BASE64URL_ID_ENCODING && typeof value === 'string' ? decodeBase64urlId(value) : null;
 }
 
 
@@ -172,39 +210,98 @@ function headerText(value: unknown): string {
   throw new MailwardenError('invalid_request', `${MAILGUN_VARIABLES_HEADER} must be a JSON text.`);
 }
 
-/** The texts of the variables headers with ours merged into the first (or a new header when none). */
-function mergeTrackingId(texts: readonly string[], id: string, name: string): string[] {
-  const ours = `"service_id":${headerJsonString(id)}`;
-  if (texts.length === 0) return [foldMembers([ours], name)];
+/**
+ * `v:service_id` with the ID as is, or, for an ID holding CR or LF, base64url of its UTF-8 plus
+ * `v:service_id_enc=b64u`: a multipart/form-data body (Node's FormData, and so mailgun.js) turns a bare
+ * CR or LF into CRLF, so such an ID would not come back as sent.
+ */
+function variableFields(id: string): [string, string][] {
+  if (!/[\r\n]/.test(id)) return [[variableField, id]];
+  return [
+    [variableField, encodeBase64urlId(id)],
+    [encodingVariableField, BASE64URL_ID_ENCODING],
+  ];
+}
+
+/** Our `service_id` member (written last, so the caller's members stay first). */
+function trackingMember(id: string): string {
+  return `"service_id":${headerJsonString(id)}`;
+}
+
+/** `service_id` and its encoding marker: the members the helpers own, replaced whatever the caller put there. */
+function isTrackingMember(member: string): boolean {
+  const name = memberName(member);
+  return name === 'service_id' || name === MAILGUN_SERVICE_ID_ENCODING_VARIABLE;
+}
+
+/** The texts of the variables headers with our members merged into the first (or a new header when none). */
+function mergeTrackingId(texts: readonly string[], ours: readonly string[], name: string): string[] {
+  if (texts.length === 0) return [foldMembers(ours, name)];
   return texts.map((text, index) => {
-    const members = membersOf(text);
-    if (members === undefined) {
-      throw new MailwardenError(
-        'tracking_id_not_carriable',
-        `The existing ${MAILGUN_VARIABLES_HEADER} is not a JSON object, so service_id cannot be merged into it; ` +
-          'fix that header or carry the tracking ID in the v:service_id field.',
-      );
-    }
-    const others = members.filter((member) => memberName(member) !== 'service_id');
-    return index === 0 ? foldMembers([...others, ours], name) : others.length === members.length ? text : foldMembers(others, name);
+    const members = mergeableMembers(text);
+    const others = members.filter((member) => !isTrackingMember(member));
+    return index === 0 ? foldMembers([...others, ...ours], name) : others.length === members.length ? text : foldMembers(others, name);
   });
+}
+
+/** The members of an existing variables header, or `tracking_id_not_carriable` when it is not a JSON object. */
+function mergeableMembers(text: string): string[] {
+  const members = membersOf(text);
+  if (members === undefined) {
+    throw new MailwardenError(
+      'tracking_id_not_carriable',
+      `The existing ${MAILGUN_VARIABLES_HEADER} is not a JSON object, so service_id cannot be merged into it; ` +
+        'fix that header or carry the tracking ID in the v:service_id field.',
+    );
+  }
+  return members;
+}
+
+/**
+ * Our members of the SMTP header: `service_id` as a JSON string; when that does not fit one line even
+ * alone (7-bit, over about 80 astral characters, each written `\ud83d\ude00`), base64url of the ID's UTF-8
+ * (at most 683 characters) with `service_id_enc: "b64u"`.
+ */
+function smtpTrackingMembers(id: string, name: string, sevenBit: boolean): string[] {
+  const plain = smtpSafe(trackingMember(id), sevenBit);
+  if (Buffer.byteLength(`${name}: {${plain}}`, 'utf8') <= MAILGUN_HEADER_LINE_MAX_BYTES) return [plain];
+  return [`"service_id":"${encodeBase64urlId(id)}"`, `"${MAILGUN_SERVICE_ID_ENCODING_VARIABLE}":"${BASE64URL_ID_ENCODING}"`];
+}
+
+/**
+ * A JSON member as a header must carry it: `=?` written `\u003d?` (a receiver could decode it as the start
+ * of an RFC 2047 encoded word), and, for 7-bit, every character from DEL up as `\uXXXX`. In valid JSON both
+ * occur only inside strings, where the escape means the same character: the JSON value is unchanged.
+ */
+function smtpSafe(json: string, sevenBit: boolean): string {
+  const guarded = guardEncodedWords(json);
+  return sevenBit ? guarded.replace(/[\u007f-\uffff]/g, unicodeEscape) : guarded;
+}
+
+function guardEncodedWords(json: string): string {
+  return json.replaceAll('=?', '\\u003d?');
+}
+
+function unicodeEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** A variables text without its `service_id` member; texts without one (or not JSON) are kept as they are. */
 function withoutTrackingId(text: string, name: string): string {
   const members = membersOf(text);
   if (members === undefined) return text;
-  const others = members.filter((member) => memberName(member) !== 'service_id');
+  const others = members.filter((member) => !isTrackingMember(member));
   return others.length === members.length ? text : foldMembers(others, name);
 }
 
 /**
  * JSON, with DEL and the C1 controls escaped too (JSON.stringify escapes only C0): control characters
- * do not belong in a header line. Other characters stay literal, so 128 code points take at most 770
- * octets and always fit one line.
+ * do not belong in a header line. `=?` is written `\u003d?`, so no receiver decodes it as an RFC 2047
+ * encoded word. Other characters stay literal, so 128 code points take at most 770 octets and always
+ * fit one line.
  */
 function headerJsonString(text: string): string {
-  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return guardEncodedWords(JSON.stringify(text).replace(/[\u007f-\u009f]/g, unicodeEscape));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
+import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { isRecord } from '../webhooks/body.js';
 
 /** The tag that carries the tracking ID. */
@@ -38,7 +39,7 @@ export type SesV2TagsRequest = object & { EmailTags?: readonly SesMessageTag[] |
 export function sesTrackingTags(trackingId: string): { Name: string; Value: string }[] {
   const id = assertTrackingId(trackingId);
   if (TAG_VALUE.test(id)) return [{ Name: SERVICE_ID_TAG, Value: id }];
-  const encoded = Buffer.from(id, 'utf8').toString('base64url');
+  const encoded = encodeBase64urlId(id);
   if (encoded.length > MAX_TAG_VALUE) {
     throw new MailwardenError(
       'tracking_id_not_carriable',
@@ -47,7 +48,7 @@ export function sesTrackingTags(trackingId: string): { Name: string; Value: stri
   }
   return [
     { Name: SERVICE_ID_TAG, Value: encoded },
-    { Name: SERVICE_ID_ENCODING_TAG, Value: 'b64u' },
+    { Name: SERVICE_ID_ENCODING_TAG, Value: BASE64URL_ID_ENCODING },
   ];
 }
 
@@ -100,15 +101,7 @@ export function readSesTagsTrackingId(tags: unknown): string | null {
   if (value === undefined || value === '') return null;
   const encoding = firstValue(tags[SERVICE_ID_ENCODING_TAG]);
   if (encoding === undefined) return value;
-  if (encoding !== 'b64u') return null;
-  if (!/^[A-Za-z0-9_-]*$/.test(value) || value.length % 4 === 1) return null;
-  try {
-    // ignoreBOM keeps a leading U+FEFF: it is part of the ID, not a byte-order mark.
-    const id = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(value, 'base64url'));
-    return id === '' ? null : id;
-  } catch {
-    return null;
-  }
+  return encoding === BASE64URL_ID_ENCODING ? decodeBase64urlId(value) : null;
 }
 
 /** SES publishes each tag as a list of values; a bare string is accepted too. */

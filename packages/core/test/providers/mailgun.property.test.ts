@@ -74,7 +74,8 @@ function smallestOptionBytes(fields: Record<string, unknown>, existing: object |
     const header = callerJson === undefined ? 0 : Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(callerJson);
     return options + header + Buffer.byteLength('v:service_id') + Buffer.byteLength(id);
   }
-  const ours = `"service_id":${JSON.stringify(id).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)}`;
+  // `=?` is escaped too (\u003d?): a receiver could otherwise decode it as an RFC 2047 encoded word.
+  const ours = `"service_id":${JSON.stringify(id).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`).replaceAll('=?', '\\u003d?')}`;
   const merged = callerJson === undefined || callerJson === '{}' ? `{${ours}}` : `${callerJson.slice(0, -1)},${ours}}`;
   return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged);
 }

@@ -142,6 +142,21 @@ describe('attachMailgunTrackingId', () => {
     expect(mailgunApiUserVariables(next)['service_id']).toBe('😀'.repeat(128));
   });
 
+  it('encodes an ID with CR or LF (multipart bodies turn them into CRLF) as base64url with v:service_id_enc', () => {
+    expect(attachMailgunTrackingId({ to: 'a@example.com' }, 'a\nb')).toEqual({ to: 'a@example.com', 'v:service_id': 'YQpi', 'v:service_id_enc': 'b64u' });
+    const form = new FormData();
+    form.append('v:service_id_enc', 'b64u');
+    expect([...attachMailgunTrackingId(form, 'x').entries()]).toEqual([['v:service_id', 'x']]);
+    expect([...attachMailgunTrackingId(new URLSearchParams(), '\r').entries()]).toEqual([
+      ['v:service_id', 'DQ'],
+      ['v:service_id_enc', 'b64u'],
+    ]);
+    // The JSON header escapes CR and LF itself: no encoding, and a stale v:service_id_enc is removed.
+    expect(attachMailgunTrackingId({ 'v:service_id_enc': 'b64u' }, 'a\nb', { via: 'header' })).toEqual({
+      'h:X-Mailgun-Variables': '{"service_id":"a\\nb"}',
+    });
+  });
+
   it('refuses a header that is not a JSON object to merge into, and an invalid tracking ID', async () => {
     await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': 'nope' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
     await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': '[1]' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
@@ -163,15 +178,36 @@ describe('attachMailgunSmtpTrackingId', () => {
   it('writes a prepared X-Mailgun-Variables header for nodemailer, merged with the existing one', () => {
     const headers = { 'X-Campaign': 'spring', 'x-mailgun-variables': '{"plan":"pro"}' };
     const next = attachMailgunSmtpTrackingId(headers, 'ü"x');
-    expect(next).toEqual({ 'X-Campaign': 'spring', 'x-mailgun-variables': { prepared: true, value: '{"plan":"pro","service_id":"ü\\"x"}' } });
+    expect(next).toEqual({ 'X-Campaign': 'spring', 'x-mailgun-variables': { prepared: true, value: '{"plan":"pro","service_id":"\\u00fc\\"x"}' } });
     expect(headers['x-mailgun-variables']).toBe('{"plan":"pro"}');
     expect(mailgunSmtpUserVariables(next)).toEqual({ plan: 'pro', service_id: 'ü"x' });
     expect(attachMailgunSmtpTrackingId(undefined, 'x')).toEqual({ 'X-Mailgun-Variables': { prepared: true, value: '{"service_id":"x"}' } });
   });
 
-  it('merges into the first of several headers and drops service_id from the others', () => {
+  it('writes 7-bit JSON by default, the caller\'s members too (same JSON values), and raw UTF-8 with smtputf8', () => {
+    const headers = { 'X-Mailgun-Variables': '{"city":"Zürich","n":1.0}' };
+    const sevenBit = attachMailgunSmtpTrackingId(headers, 'Frühling 🌷', { prepared: false });
+    expect(sevenBit).toEqual({ 'X-Mailgun-Variables': '{"city":"Z\\u00fcrich","n":1.0,"service_id":"Fr\\u00fchling \\ud83c\\udf37"}' });
+    expect(JSON.parse(sevenBit['X-Mailgun-Variables'] as string)).toEqual({ city: 'Zürich', n: 1, service_id: 'Frühling 🌷' });
+    const utf8 = attachMailgunSmtpTrackingId(headers, 'Frühling 🌷', { prepared: false, smtputf8: true });
+    expect(utf8).toEqual({ 'X-Mailgun-Variables': '{"city":"Zürich","n":1.0,"service_id":"Frühling 🌷"}' });
+  });
+
+  it('writes =? as \\u003d? everywhere in the header, so no receiver decodes an encoded word out of the JSON', () => {
+    const headers = { 'X-Mailgun-Variables': '{"note":"=?utf-8?q?=22?="}' };
+    const value = attachMailgunSmtpTrackingId(headers, '=?UTF-8?B?IiI=?=', { prepared: false, smtputf8: true })['X-Mailgun-Variables'];
+    expect(value).toBe('{"note":"\\u003d?utf-8?q?=22?=","service_id":"\\u003d?UTF-8?B?IiI\\u003d?="}');
+    expect(JSON.parse(value as string)).toEqual({ note: '=?utf-8?q?=22?=', service_id: '=?UTF-8?B?IiI=?=' });
+  });
+
+  it('merges several X-Mailgun-Variables headers into one (nodemailer takes a list of plain strings only)', () => {
     const next = attachMailgunSmtpTrackingId({ 'X-Mailgun-Variables': ['{"a":1}', { prepared: true, value: '{"service_id":"old","b":2}' }] }, 'x', { prepared: false });
-    expect(next).toEqual({ 'X-Mailgun-Variables': ['{"a":1,"service_id":"x"}', '{"b":2}'] });
+    expect(next).toEqual({ 'X-Mailgun-Variables': '{"a":1,"b":2,"service_id":"x"}' });
+  });
+
+  it('replaces a service_id_enc the caller left, so a plain ID is never read as encoded', () => {
+    const next = attachMailgunSmtpTrackingId({ 'X-Mailgun-Variables': '{"service_id_enc":"b64u","a":1}' }, 'x', { prepared: false });
+    expect(next).toEqual({ 'X-Mailgun-Variables': '{"a":1,"service_id":"x"}' });
   });
 
   it('shows why the header must be prepared: nodemailer would encode a plain JSON value', () => {
@@ -195,6 +231,15 @@ describe('readMailgunTrackingId', () => {
     expect(readMailgunTrackingId({ 'user-variables': { service_id: '' } })).toBeNull();
     expect(readMailgunTrackingId({ 'user-variables': null })).toBeNull();
     expect(readMailgunTrackingId(null)).toBeNull();
+  });
+
+  it('decodes service_id when service_id_enc is b64u, and reads nothing for another encoding or a bad value', () => {
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: 'YQpi', service_id_enc: 'b64u' } })).toBe('a\nb');
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: 'YQpi', service_id_enc: 'zip' } })).toBeNull();
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: 'a.b', service_id_enc: 'b64u' } })).toBeNull();
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: 7, service_id_enc: 'b64u' } })).toBeNull();
+    expect(readMailgunLegacyTrackingId([['service_id', 'DQ'], ['service_id_enc', 'b64u']])).toBe('\r');
+    expect(readMailgunLegacyTrackingId([['service_id', 'DQ'], ['service_id_enc', '']])).toBeNull();
   });
 
   it('does not unwrap a double-encoded string: the quotes may be part of the ID', () => {
