@@ -1,13 +1,18 @@
 import { createMailwarden, type Store } from '@mailwarden/core';
 import { createCheckCache } from '@mailwarden/core/store';
 import type * as vitest from 'vitest';
-import { randomProjectId } from './harness.js';
+import { randomProjectId, type TestFunction } from './harness.js';
 
 export interface CheckCacheSuiteOptions {
+  /** Names the store in the test's title. */
   name: string;
-  test: typeof vitest.test;
+  /** The runner's `test` and `expect` (vitest's fit). */
+  test: TestFunction;
   expect: typeof vitest.expect;
-  /** Two stores on one server and one namespace, as two app instances would hold them. */
+  /**
+   * Two stores on one server and one namespace, as two app instances would hold them, each with its
+   * own `subscribeInvalidations`. Closed through the services after the test.
+   */
   createStores: () => Promise<[Store, Store]>;
 }
 
@@ -21,9 +26,17 @@ async function eventually(check: () => Promise<boolean>, attempts = 250): Promis
 }
 
 /**
- * Two service instances, each with a check cache over its own store, sharing one server: writes on
- * one reach the other's cache through the store's invalidations (pub/sub, LISTEN/NOTIFY). The
- * negative TTL is an hour here, so only an invalidation can make the other instance see a change.
+ * For a store that implements `subscribeInvalidations`: two service instances, each with a check cache
+ * over its own store, sharing one server; writes on one reach the other's cache through the store's
+ * invalidations (pub/sub, LISTEN/NOTIFY). The negative TTL is an hour here, so only an invalidation can
+ * make the other instance see a change.
+ *
+ * @example
+ * import { describe, expect, test } from 'vitest';
+ * import { runCheckCacheSuite } from '@mailwarden/store-test-suite';
+ * import { createMyStore } from '../src/index.js';
+ *
+ * runCheckCacheSuite({ name: 'my store', test, expect, createStores: async () => [createMyStore(), createMyStore()] });
  */
 export function runCheckCacheSuite(options: CheckCacheSuiteOptions): void {
   const { test, expect } = options;

@@ -2,18 +2,32 @@ import { randomUUID } from 'node:crypto';
 import type { Store } from '@mailwarden/core';
 import type * as vitest from 'vitest';
 
+/** Registers a test: vitest's `test` (or `it`) fits; `timeout` is the test's limit in milliseconds. */
+export type TestFunction = (name: string, body: () => Promise<void>, timeout?: number) => void;
+/** Registers a group of tests: vitest's `describe` fits. */
+export type DescribeFunction = (name: string, body: () => void) => void;
+
 export interface StoreConformanceOptions {
   /** Names the store in test titles. */
   name: string;
-  test: typeof vitest.test;
-  describe: typeof vitest.describe;
+  /** The runner's `test`, `describe` and `expect`: the suite registers its tests through them and never imports a runner itself. */
+  test: TestFunction;
+  describe: DescribeFunction;
   expect: typeof vitest.expect;
-  /** A store to test. Called once per test and closed after it; it may already hold other projects' data. */
+  /**
+   * A store to test. Called once per test, and the store's `close()` is called after it. It may hold
+   * other data already (a shared server): every test writes to projects of its own and clears nothing.
+   */
   createStore: () => Promise<Store> | Store;
-  /** Groups to run; every group runs unless set to `false`. */
+  /**
+   * Groups to run; every group runs unless set to `false`. `webhookTokens` fails for a store without
+   * the optional `claimWebhookToken`: turn it off if your store leaves that out on purpose.
+   */
   groups?: { suppressions?: boolean; events?: boolean; hostile?: boolean; listings?: boolean; model?: boolean; webhookTokens?: boolean };
-  /** Runs of the model-based property tests (default 50; also the webhook-token one): raise it locally, lower it for slow stores. */
+  /** Runs of each property test (model-based, hostile events, webhook tokens). Default 50: raise it to hunt, lower it for a slow store. */
   numRuns?: number;
+  /** Each test's time limit in milliseconds, passed to `test`. Default 60 000: one test stores a 6 000-event batch, another runs `numRuns` command sequences. */
+  timeout?: number;
 }
 
 export interface StoreTestContext {

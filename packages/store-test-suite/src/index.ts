@@ -1,35 +1,41 @@
 import { describeEventTests } from './events.js';
-import { describeHostileEventTests } from './hostile-events.js';
 import type { StoreConformanceOptions } from './harness.js';
+import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeWebhookTokenTests } from './webhook-tokens.js';
 
-export type { StoreConformanceOptions } from './harness.js';
+export type { DescribeFunction, StoreConformanceOptions, TestFunction } from './harness.js';
 export { createStoreModel } from './model.js';
+export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';
+
+/** Long enough for the 6 000-event batch and the property tests on a remote store. */
+const DEFAULT_TIMEOUT = 60_000;
 
 /**
- * The executable form of the `Store` contract: example tests per group, then random command sequences
- * compared with a plain model. Every test writes to a project of its own, so a remote store may hold
- * other data. Call it from a test file with the runner's functions and a store factory.
+ * The executable form of the `Store` contract (`@mailwarden/core/store`): example tests per group,
+ * then random command sequences whose every answer must equal that of a plain model. Every test writes
+ * to a project of its own, so a store on a shared server may hold other data. Call it at the top level
+ * of a test file with the runner's functions and a store factory.
  *
  * @example
- * import { createMemoryStore } from '@mailwarden/core';
- * import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
  * import { describe, expect, test } from 'vitest';
+ * import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
+ * import { createMyStore } from '../src/index.js';
  *
- * runStoreConformanceSuite({ name: 'memory store', test, describe, expect, createStore: createMemoryStore });
+ * runStoreConformanceSuite({ name: 'my store', test, describe, expect, createStore: () => createMyStore() });
  */
 export function runStoreConformanceSuite(options: StoreConformanceOptions): void {
+  const timeout = options.timeout ?? DEFAULT_TIMEOUT;
+  const suite: StoreConformanceOptions = { ...options, test: (name, body) => options.test(name, body, timeout) };
   const runs = (group: keyof NonNullable<StoreConformanceOptions['groups']>) => options.groups?.[group] !== false;
-  options.describe(`${options.name} conforms to the Store contract`, () => {
-    if (runs('suppressions')) describeSuppressionTests(options);
-    if (runs('events')) describeEventTests(options);
-    if (runs('hostile')) describeHostileEventTests(options);
-    if (runs('listings')) describeListingTests(options);
-    if (runs('model')) describeModelBasedTests(options);
-    if (runs('webhookTokens')) describeWebhookTokenTests(options);
+  suite.describe(`${options.name} conforms to the Store contract`, () => {
+    if (runs('suppressions')) describeSuppressionTests(suite);
+    if (runs('events')) describeEventTests(suite);
+    if (runs('hostile')) describeHostileEventTests(suite);
+    if (runs('listings')) describeListingTests(suite);
+    if (runs('model')) describeModelBasedTests(suite);
+    if (runs('webhookTokens')) describeWebhookTokenTests(suite);
   });
 }
-export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';

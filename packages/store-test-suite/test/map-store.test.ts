@@ -1,0 +1,7 @@
+// A store proven the way a third party proves theirs: written against @mailwarden/core/store alone
+// (map-store.ts, the example of docs/storage.md), run through the package's public entry.
+import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
+import { describe, expect, test } from 'vitest';
+import { createMapStore } from './map-store.js';
+
+runStoreConformanceSuite({ name: 'a Map store', test, describe, expect, createStore: createMapStore });

@@ -1,0 +1,147 @@
+import {
+  compareCodePoints,
+  mergeMessage,
+  messageStatus,
+  strongerReason,
+  trackingIdDeltas,
+  trackingIdSearchKey,
+  type MessagePosition,
+  type MessageRecord,
+  type Store,
+  type StoredEvent,
+  type SuppressionPosition,
+  type SuppressionRecord,
+  type TrackingIdRecord,
+} from '@mailwarden/core/store';
+
+/** One project's tables. A real store keeps them in its database, keyed by project first. */
+interface Tables {
+  suppressions: Map<string, SuppressionRecord>;
+  eventKeys: Set<string>;
+  messages: Map<string, MessageRecord>;
+  trackingIds: Map<string, TrackingIdRecord & { searchKey: string }>;
+  webhookTokens: Map<string, string>;
+}
+
+// The listing orders of the contract: a real store keeps an index in each.
+const newestSuppressionFirst = (a: SuppressionPosition, b: SuppressionPosition) =>
+  b.createdAt - a.createdAt || compareCodePoints(a.hash, b.hash);
+const newestMessageFirst = (a: MessagePosition, b: MessagePosition) => b.firstEventAt - a.firstEventAt || compareCodePoints(a.key, b.key);
+
+/** A `Store` over Maps: core's functions decide every merge, the store only keeps and orders. */
+export function createMapStore(): Store {
+  const projects = new Map<string, Tables>();
+  const tables = (projectId: string): Tables => {
+    let found = projects.get(projectId);
+    if (found === undefined) {
+      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
+      projects.set(projectId, found);
+    }
+    return found;
+  };
+  const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
+  const row = ({ searchKey: _, ...record }: TrackingIdRecord & { searchKey: string }): TrackingIdRecord => record;
+
+  // One event, wholly: a real store makes this one transaction.
+  function apply(t: Tables, event: StoredEvent): 'applied' | 'duplicate' {
+    if (t.eventKeys.has(event.key)) return 'duplicate';
+    t.eventKeys.add(event.key);
+    if (event.message !== null) {
+      const before = t.messages.get(event.message.key);
+      const after = mergeMessage(before, { ...event.message });
+      t.messages.set(after.key, after);
+      for (const delta of trackingIdDeltas(before, after)) {
+        const current = t.trackingIds.get(delta.trackingId) ?? {
+          trackingId: delta.trackingId,
+          searchKey: trackingIdSearchKey(delta.trackingId),
+          messages: 0,
+          delivered: 0,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: -Infinity,
+        };
+        const messages = current.messages + delta.messages;
+        if (messages === 0) {
+          t.trackingIds.delete(delta.trackingId);
+          continue;
+        }
+        const lastEventAt =
+          delta.lastEventAt === 'recompute'
+            ? Math.max(...[...t.messages.values()].filter((m) => m.trackingId === delta.trackingId).map((m) => m.lastEventAt))
+            : Math.max(current.lastEventAt, delta.lastEventAt.raise);
+        t.trackingIds.set(delta.trackingId, {
+          ...current,
+          messages,
+          delivered: current.delivered + delta.delivered,
+          bounced: current.bounced + delta.bounced,
+          complained: current.complained + delta.complained,
+          lastEventAt,
+        });
+      }
+    }
+    const seen = event.suppression;
+    if (seen !== null) {
+      const known = t.suppressions.get(seen.hash);
+      const merged = known && { ...known, reason: strongerReason(known.reason, seen.reason), createdAt: Math.min(known.createdAt, seen.createdAt) };
+      t.suppressions.set(seen.hash, merged ?? { ...seen });
+    }
+    return 'applied';
+  }
+
+  return {
+    async getSuppression(projectId, hash) {
+      return copy(tables(projectId).suppressions.get(hash));
+    },
+    async getSuppressions(projectId, hashes) {
+      return hashes.map((hash) => copy(tables(projectId).suppressions.get(hash)));
+    },
+    async addSuppression(projectId, record) {
+      const { suppressions } = tables(projectId);
+      const existing = suppressions.get(record.hash);
+      if (existing !== undefined) return { record: { ...existing }, created: false };
+      suppressions.set(record.hash, { ...record });
+      return { record: { ...record }, created: true };
+    },
+    async removeSuppression(projectId, hash) {
+      return tables(projectId).suppressions.delete(hash);
+    },
+    async listSuppressions(projectId, { limit, after }) {
+      return [...tables(projectId).suppressions.values()]
+        .filter((record) => after === undefined || newestSuppressionFirst(record, after) > 0)
+        .sort(newestSuppressionFirst)
+        .slice(0, limit)
+        .map((record) => ({ ...record }));
+    },
+    async applyEvents(projectId, events) {
+      return events.map((event) => apply(tables(projectId), event));
+    },
+    async listMessages(projectId, { trackingId, status, limit, after }) {
+      return [...tables(projectId).messages.values()]
+        .filter((message) => trackingId === undefined || message.trackingId === trackingId)
+        .filter((message) => status === undefined || messageStatus(message.facts) === status)
+        .filter((message) => after === undefined || newestMessageFirst(message, after) > 0)
+        .sort(newestMessageFirst)
+        .slice(0, limit)
+        .map((message) => ({ ...message }));
+    },
+    async listTrackingIds(projectId, { search, limit, after }) {
+      return [...tables(projectId).trackingIds.values()]
+        .filter((record) => search === undefined || record.searchKey.includes(search))
+        .filter((record) => after === undefined || compareCodePoints(record.trackingId, after) > 0)
+        .sort((a, b) => compareCodePoints(a.trackingId, b.trackingId))
+        .slice(0, limit)
+        .map(row);
+    },
+    async getTrackingId(projectId, trackingId) {
+      const found = tables(projectId).trackingIds.get(trackingId);
+      return found && row(found);
+    },
+    async claimWebhookToken(projectId, token, digest) {
+      const { webhookTokens } = tables(projectId);
+      const known = webhookTokens.get(token);
+      if (known === undefined) webhookTokens.set(token, digest);
+      return known === undefined ? 'first' : known === digest ? 'same' : 'conflict';
+    },
+    async close() {},
+  };
+}
