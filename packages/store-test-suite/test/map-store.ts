@@ -19,7 +19,7 @@ interface Tables {
   suppressions: Map<string, SuppressionRecord>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
-  trackingIds: Map<string, TrackingIdRecord & { searchKey: string }>;
+  trackingIds: Map<string, TrackingIdRecord>;
   webhookTokens: Map<string, string>;
 }
 
@@ -40,7 +40,6 @@ export function createMapStore(): Store {
     return found;
   };
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
-  const row = ({ searchKey: _, ...record }: TrackingIdRecord & { searchKey: string }): TrackingIdRecord => record;
 
   // One event, wholly: a real store makes this one transaction.
   function apply(t: Tables, event: StoredEvent): 'applied' | 'duplicate' {
@@ -51,15 +50,8 @@ export function createMapStore(): Store {
       const after = mergeMessage(before, { ...event.message });
       t.messages.set(after.key, after);
       for (const delta of trackingIdDeltas(before, after)) {
-        const current = t.trackingIds.get(delta.trackingId) ?? {
-          trackingId: delta.trackingId,
-          searchKey: trackingIdSearchKey(delta.trackingId),
-          messages: 0,
-          delivered: 0,
-          bounced: 0,
-          complained: 0,
-          lastEventAt: -Infinity,
-        };
+        const empty = { trackingId: delta.trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity };
+        const current = t.trackingIds.get(delta.trackingId) ?? empty;
         const messages = current.messages + delta.messages;
         if (messages === 0) {
           t.trackingIds.delete(delta.trackingId);
@@ -70,7 +62,7 @@ export function createMapStore(): Store {
             ? Math.max(...[...t.messages.values()].filter((m) => m.trackingId === delta.trackingId).map((m) => m.lastEventAt))
             : Math.max(current.lastEventAt, delta.lastEventAt.raise);
         t.trackingIds.set(delta.trackingId, {
-          ...current,
+          trackingId: delta.trackingId,
           messages,
           delivered: current.delivered + delta.delivered,
           bounced: current.bounced + delta.bounced,
@@ -126,15 +118,14 @@ export function createMapStore(): Store {
     },
     async listTrackingIds(projectId, { search, limit, after }) {
       return [...tables(projectId).trackingIds.values()]
-        .filter((record) => search === undefined || record.searchKey.includes(search))
+        .filter((record) => search === undefined || trackingIdSearchKey(record.trackingId).includes(search))
         .filter((record) => after === undefined || compareCodePoints(record.trackingId, after) > 0)
         .sort((a, b) => compareCodePoints(a.trackingId, b.trackingId))
         .slice(0, limit)
-        .map(row);
+        .map((record) => ({ ...record }));
     },
     async getTrackingId(projectId, trackingId) {
-      const found = tables(projectId).trackingIds.get(trackingId);
-      return found && row(found);
+      return copy(tables(projectId).trackingIds.get(trackingId));
     },
     async claimWebhookToken(projectId, token, digest) {
       const { webhookTokens } = tables(projectId);
