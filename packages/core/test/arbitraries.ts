@@ -409,3 +409,97 @@ export function batchesOf<T>(items: readonly T[]): fc.Arbitrary<T[][]> {
 }
 
 export const pageLimit = fc.integer({ min: 1, max: 7 });
+
+// --- JSON text --------------------------------------------------------------------------------------
+
+/** The white space JSON allows between tokens. */
+export const jsonWhiteSpace = fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '\r'), maxLength: 3 });
+
+/**
+ * One character of a JSON string literal as some writer spells it: literally (JSON's own punctuation
+ * often, where a scanner that loses track of strings goes wrong), or any escape JSON allows.
+ */
+const jsonStringPiece = fc.oneof(
+  anyCodeUnit.filter((unit) => unit !== '"' && unit !== '\\' && unit >= ' '),
+  fc.constantFrom('{', '}', '[', ']', ',', ':', ' '),
+  fc.constantFrom('\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t'),
+  fc.tuple(fc.nat(0xffff), fc.boolean()).map(([unit, upper]) => {
+    const hex = unit.toString(16).padStart(4, '0');
+    return `\\u${upper ? hex.toUpperCase() : hex}`;
+  }),
+);
+
+/** A JSON string literal, quotes included. */
+export const jsonStringLiteral = fc.array(jsonStringPiece, { maxLength: 12 }).map((pieces) => `"${pieces.join('')}"`);
+
+/** A JSON number literal, digits past 2^53 and exponents past a double's range included. */
+export const jsonNumberLiteral = fc
+  .tuple(
+    fc.constantFrom('', '-'),
+    fc.oneof(fc.constant('0'), fc.stringMatching(/^[1-9][0-9]{0,30}$/)),
+    fc.option(fc.stringMatching(/^\.[0-9]{1,8}$/), { nil: '' }),
+    fc.option(fc.stringMatching(/^[eE][+-]?[0-9]{1,3}$/), { nil: '' }),
+  )
+  .map((parts) => parts.join(''));
+
+/**
+ * Member names where a scanner's bugs hide: names repeated (a small pool), one name spelled with and
+ * without escapes, `__proto__` (an own member to `JSON.parse`, a prototype setter to an object literal),
+ * the empty name, and any other.
+ */
+const jsonMemberName = fc.oneof(fc.constantFrom('"ID"', '"\\u0049D"', '"I\\u0044"', '"__proto__"', '""', '"a"'), jsonStringLiteral);
+
+/** A member of a JSON object as written: white space around it, its name, the white space around the colon, its value. */
+export interface WrittenJsonMember {
+  before: string;
+  name: string;
+  beforeColon: string;
+  afterColon: string;
+  value: string;
+  after: string;
+}
+
+const writtenMember = (m: WrittenJsonMember): string => `${m.before}${m.name}${m.beforeColon}:${m.afterColon}${m.value}${m.after}`;
+
+const { jsonValue: jsonValueText, member: jsonMember } = fc.letrec<{ jsonValue: string; member: WrittenJsonMember }>((tie) => ({
+  jsonValue: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    jsonStringLiteral,
+    jsonNumberLiteral,
+    fc.constantFrom('true', 'false', 'null'),
+    fc.tuple(fc.array(fc.tuple(jsonWhiteSpace, tie('jsonValue'), jsonWhiteSpace), { maxLength: 4 }), jsonWhiteSpace).map(
+      ([items, empty]) => `[${items.length === 0 ? empty : items.map(([before, value, after]) => before + value + after).join(',')}]`,
+    ),
+    fc.tuple(fc.array(tie('member'), { maxLength: 4 }), jsonWhiteSpace).map(
+      ([members, empty]) => `{${members.length === 0 ? empty : members.map(writtenMember).join(',')}}`,
+    ),
+  ),
+  member: fc.record({
+    before: jsonWhiteSpace,
+    name: jsonMemberName,
+    beforeColon: jsonWhiteSpace,
+    afterColon: jsonWhiteSpace,
+    value: tie('jsonValue'),
+    after: jsonWhiteSpace,
+  }),
+}));
+
+/** Any JSON text (of any top-level value), spelled as some writer might. */
+export const jsonText = fc.tuple(jsonWhiteSpace, jsonValueText, jsonWhiteSpace).map(([before, value, after]) => before + value + after);
+
+/** A JSON object text with its top-level members as written, names repeated now and then. */
+export const jsonObjectText: fc.Arbitrary<{ text: string; members: WrittenJsonMember[] }> = fc
+  .tuple(jsonWhiteSpace, fc.array(jsonMember, { maxLength: 6 }), jsonWhiteSpace, jsonWhiteSpace)
+  .map(([before, members, empty, after]) => ({
+    text: `${before}{${members.length === 0 ? empty : members.map(writtenMember).join(',')}}${after}`,
+    members,
+  }));
+
+/** A JSON text with one character dropped, one inserted, or cut short: mostly no longer JSON. */
+export function jsonMutationOf(text: string): fc.Arbitrary<string> {
+  return fc.oneof(
+    fc.nat(Math.max(0, text.length - 1)).map((at) => text.slice(0, at) + text.slice(at + 1)),
+    fc.tuple(fc.nat(text.length), fc.constantFrom('"', '\\', ',', ':', '{', '}', '[', ']', '0', '-', 'x', '\u0001')).map(([at, char]) => text.slice(0, at) + char + text.slice(at)),
+    fc.nat(text.length).map((at) => text.slice(0, at)),
+  );
+}
