@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { jsonObjectMembers, type JsonMemberText } from '../json/members.js';
+import { isRecord } from '../json/record.js';
 import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { metadataTrackingId } from './metadata-value.js';
 
@@ -152,7 +153,7 @@ export function attachMailgunSmtpTrackingId<T extends object>(
   const members = texts
     .flatMap(mergeableMembers)
     .filter((member) => !isTrackingMember(member))
-    .map((member) => smtpSafe(member, sevenBit));
+    .map((member) => smtpSafe(member.text, sevenBit));
   const value = foldMembers([...members, ...smtpTrackingMembers(id, name, sevenBit)], name);
   next[name] = options.prepared === false ? value : { prepared: true, value };
   return next as MailgunSmtpHeaders<T>;
@@ -229,8 +230,7 @@ function trackingMember(id: string): string {
 }
 
 /** `service_id` and its encoding marker: the members the helpers own, replaced whatever the caller put there. */
-function isTrackingMember(member: string): boolean {
-  const name = memberName(member);
+function isTrackingMember({ name }: JsonMemberText): boolean {
   return name === 'service_id' || name === MAILGUN_SERVICE_ID_ENCODING_VARIABLE;
 }
 
@@ -239,14 +239,14 @@ function mergeTrackingId(texts: readonly string[], ours: readonly string[], name
   if (texts.length === 0) return [foldMembers(ours, name)];
   return texts.map((text, index) => {
     const members = mergeableMembers(text);
-    const others = members.filter((member) => !isTrackingMember(member));
+    const others = members.filter((member) => !isTrackingMember(member)).map((member) => member.text);
     return index === 0 ? foldMembers([...others, ...ours], name) : others.length === members.length ? text : foldMembers(others, name);
   });
 }
 
 /** The members of an existing variables header, or `tracking_id_not_carriable` when it is not a JSON object. */
-function mergeableMembers(text: string): string[] {
-  const members = membersOf(text);
+function mergeableMembers(text: string): JsonMemberText[] {
+  const members = jsonObjectMembers(text);
   if (members === undefined) {
     throw new MailwardenError(
       'tracking_id_not_carriable',
@@ -288,9 +288,9 @@ function unicodeEscape(char: string): string {
 
 /** A variables text without its `service_id` member; texts without one (or not JSON) are kept as they are. */
 function withoutTrackingId(text: string, name: string): string {
-  const members = membersOf(text);
+  const members = jsonObjectMembers(text);
   if (members === undefined) return text;
-  const others = members.filter((member) => !isTrackingMember(member));
+  const others = members.filter((member) => !isTrackingMember(member)).map((member) => member.text);
   return others.length === members.length ? text : foldMembers(others, name);
 }
 
@@ -302,51 +302,6 @@ function withoutTrackingId(text: string, name: string): string {
  */
 function headerJsonString(text: string): string {
   return guardEncodedWords(JSON.stringify(text).replace(/[\u007f-\u009f]/g, unicodeEscape));
-}
-
-/**
- * The member texts (`"key": value`, verbatim) of a JSON object text, or undefined when the text is not a
- * JSON object. Splits on the commas at depth 1, outside strings.
- */
-function membersOf(text: string): string[] | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(parsed)) return undefined;
-  const members: string[] = [];
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let start = -1;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (char === '\\') escaped = true;
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') {
-      inString = true;
-      if (depth === 1 && start < 0) start = i;
-    } else if (char === '{' || char === '[') depth++;
-    else if (char === '}' || char === ']') {
-      depth--;
-      if (depth === 0 && start >= 0) members.push(text.slice(start, i).trim());
-    } else if (char === ',' && depth === 1) {
-      members.push(text.slice(start, i).trim());
-      start = -1;
-    }
-  }
-  return members;
-}
-
-function memberName(member: string): string {
-  const key = /^"(?:[^"\\]|\\.)*"/.exec(member)?.[0] ?? '""';
-  return JSON.parse(key) as string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
 
 /**

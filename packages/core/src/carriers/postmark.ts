@@ -1,6 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 
 /** Postmark refuses `Metadata` with more fields than this, counting the caller's own. */
 export const POSTMARK_METADATA_MAX_FIELDS = 10;

@@ -1,6 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
 
 /** "Total custom_args size may not exceed 10,000 bytes" (SendGrid v3 mail send reference). */

@@ -1,6 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 
 /** The header that carries the tracking ID (DESIGN §6). Header names match case-insensitively. */
 export const SERVICE_ID_HEADER = 'X-Service-Id';

@@ -1,7 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 
 /** The tag that carries the tracking ID. */
 export const SERVICE_ID_TAG = 'service_id';

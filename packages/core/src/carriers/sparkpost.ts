@@ -1,4 +1,4 @@
-import { isRecord } from '../webhooks/body.js';
+import { isRecord } from '../json/record.js';
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { metadataTrackingId } from './metadata-value.js';
