@@ -42,6 +42,7 @@ export {
   decodeHeaderValue,
   type SesMessageHeader,
   type SesV2HeadersRequest,
+  type SesBulkEntryHeaders,
 } from './carriers/ses-header.js';
 export {
   SERVICE_ID_TAG,
@@ -53,6 +54,7 @@ export {
   type SesMessageTag,
   type SesV1TagsRequest,
   type SesV2TagsRequest,
+  type SesBulkEntryTags,
 } from './carriers/ses-tags.js';
 export {
   SENDGRID_CUSTOM_ARGS_MAX_BYTES,

@@ -21,9 +21,17 @@ export interface SesMessageHeader {
 /** `Content.Simple` or `Content.Template`; `object &` keeps TypeScript from treating it as a weak type. */
 export type SesHeadersPart = object & { Headers?: readonly SesMessageHeader[] | undefined };
 
-/** The parts of an SES v2 `SendEmail` request (`SendEmailCommandInput`) that the header carrier touches. */
+/** An entry of SES v2 `SendBulkEmail` (`BulkEmailEntry`), as far as headers go. */
+export type SesBulkEntryHeaders = object & { ReplacementHeaders?: readonly SesMessageHeader[] | undefined };
+
+/**
+ * The parts of an SES v2 `SendEmail` request (`SendEmailCommandInput`) or `SendBulkEmail` request
+ * (`SendBulkEmailCommandInput`) that the header carrier touches.
+ */
 export interface SesV2HeadersRequest {
   Content?: { Simple?: SesHeadersPart | undefined; Template?: SesHeadersPart | undefined } | undefined;
+  DefaultContent?: { Template?: SesHeadersPart | undefined } | undefined;
+  BulkEmailEntries?: readonly SesBulkEntryHeaders[] | undefined;
 }
 
 /**
@@ -61,9 +69,13 @@ export function encodeServiceIdHeader(trackingId: string, firstWordMax = MAX_ENC
  *   end of the header block, before the blank line, with the message's own line endings; long
  *   encoded values are folded so every line stays within RFC 2047's 76 characters.
  * - An SES v2 `SendEmail` request: appended to `Content.Simple.Headers` (or `Content.Template.Headers`).
+ * - An SES v2 `SendBulkEmail` request: appended to `DefaultContent.Template.Headers`, and to the
+ *   `ReplacementHeaders` of each entry that has them (an entry's header would take precedence). A bulk
+ *   send carries one tracking ID for all its entries.
  *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` for a v2 request without
- * `Content.Simple` or `Content.Template`.
+ * `Content.Simple` or `Content.Template` (bulk: `DefaultContent.Template`), or with both `Content` and
+ * the bulk fields.
  *
  * @example
  * const raw = attachSesHeaderTrackingId(mimeText, 'spring-sale');
@@ -82,6 +94,7 @@ export function attachSesHeaderTrackingId(request: string | SesV2HeadersRequest,
   const id = assertTrackingId(trackingId);
   if (typeof request === 'string') return insertRawHeader(request, id);
 
+  if (request.DefaultContent !== undefined || request.BulkEmailEntries !== undefined) return attachBulkHeader(request, id);
   const content = request.Content;
   const part = content?.Simple !== undefined ? 'Simple' : content?.Template !== undefined ? 'Template' : undefined;
   if (content === undefined || part === undefined) {
@@ -90,9 +103,36 @@ export function attachSesHeaderTrackingId(request: string | SesV2HeadersRequest,
       'The SES v2 request has no Content.Simple or Content.Template; for Content.Raw, attach the header to the MIME text before encoding it.',
     );
   }
-  const headers = (content[part]?.Headers ?? []).filter((header) => !isServiceIdName(header.Name));
-  headers.push({ Name: SERVICE_ID_HEADER, Value: encodeServiceIdHeader(id).join(' ') });
-  return { ...request, Content: { ...content, [part]: { ...content[part], Headers: headers } } };
+  return { ...request, Content: { ...content, [part]: { ...content[part], Headers: withServiceIdHeader(content[part]?.Headers, id) } } };
+}
+
+/** SES v2 `SendBulkEmail`: the header in the shared template, and in every entry that sets headers of its own. */
+function attachBulkHeader(request: SesV2HeadersRequest, id: string): SesV2HeadersRequest {
+  const template = request.DefaultContent?.Template;
+  if (request.Content !== undefined || template === undefined) {
+    throw new MailwardenError(
+      'invalid_request',
+      request.Content !== undefined
+        ? 'The SES v2 request has both Content (SendEmail) and DefaultContent or BulkEmailEntries (SendBulkEmail); the SDK would drop one of them.'
+        : 'The SES v2 SendBulkEmail request has no DefaultContent.Template to carry the header.',
+    );
+  }
+  return {
+    ...request,
+    DefaultContent: { ...request.DefaultContent, Template: { ...template, Headers: withServiceIdHeader(template.Headers, id) } },
+    ...(request.BulkEmailEntries === undefined
+      ? {}
+      : {
+          BulkEmailEntries: request.BulkEmailEntries.map((entry) =>
+            entry.ReplacementHeaders === undefined ? entry : { ...entry, ReplacementHeaders: withServiceIdHeader(entry.ReplacementHeaders, id) },
+          ),
+        }),
+  };
+}
+
+/** The caller's headers without any `X-Service-Id` (whatever its case), then ours. */
+function withServiceIdHeader(headers: readonly SesMessageHeader[] | undefined, id: string): SesMessageHeader[] {
+  return [...(headers ?? []).filter((header) => !isServiceIdName(header.Name)), { Name: SERVICE_ID_HEADER, Value: encodeServiceIdHeader(id).join(' ') }];
 }
 
 /**

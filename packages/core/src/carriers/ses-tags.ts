@@ -21,14 +21,51 @@ export interface SesMessageTag {
   Value?: string | undefined;
 }
 
-/**
- * SES v1 `SendEmail` / `SendRawEmail` / `SendTemplatedEmail` input, as far as tags go (`object &`
- * keeps TypeScript from rejecting a request without tags as a weak-type mismatch).
- */
-export type SesV1TagsRequest = object & { Tags?: readonly SesMessageTag[] | undefined };
+/** A destination of a bulk send (v1 `BulkEmailDestination`, v2 `BulkEmailEntry`), as far as tags go. */
+export type SesBulkEntryTags = object & { ReplacementTags?: readonly SesMessageTag[] | undefined };
 
-/** SES v2 `SendEmail` input, as far as tags go. */
-export type SesV2TagsRequest = object & { EmailTags?: readonly SesMessageTag[] | undefined };
+/**
+ * SES v1 input, as far as tags go: `SendEmail` / `SendRawEmail` / `SendTemplatedEmail` take `Tags`,
+ * `SendBulkTemplatedEmail` takes `DefaultTags` and per-destination `ReplacementTags` (`object &` keeps
+ * TypeScript from rejecting a request without tags as a weak-type mismatch).
+ */
+export type SesV1TagsRequest = object & {
+  Tags?: readonly SesMessageTag[] | undefined;
+  DefaultTags?: readonly SesMessageTag[] | undefined;
+  Destinations?: readonly SesBulkEntryTags[] | undefined;
+};
+
+/** SES v2 input, as far as tags go: `SendEmail` takes `EmailTags`, `SendBulkEmail` `DefaultEmailTags` and per-entry `ReplacementTags`. */
+export type SesV2TagsRequest = object & {
+  EmailTags?: readonly SesMessageTag[] | undefined;
+  DefaultEmailTags?: readonly SesMessageTag[] | undefined;
+  BulkEmailEntries?: readonly SesBulkEntryTags[] | undefined;
+};
+
+/** Where an SES operation takes its tags; the AWS SDK drops any other name without a word, and the send succeeds. */
+interface TagsShape {
+  operation: string;
+  tags: string;
+  /** The bulk operations' list of destinations, each with optional `ReplacementTags`. */
+  entries?: string;
+}
+
+const tagShapes: Record<SesApiVersion, { single: TagsShape; bulk: TagsShape & { marks: readonly string[] } }> = {
+  v1: {
+    single: { operation: 'SendEmail, SendRawEmail or SendTemplatedEmail', tags: 'Tags' },
+    bulk: { operation: 'SendBulkTemplatedEmail', tags: 'DefaultTags', entries: 'Destinations', marks: ['Destinations', 'DefaultTags', 'DefaultTemplateData'] },
+  },
+  v2: {
+    single: { operation: 'SendEmail', tags: 'EmailTags' },
+    bulk: { operation: 'SendBulkEmail', tags: 'DefaultEmailTags', entries: 'BulkEmailEntries', marks: ['BulkEmailEntries', 'DefaultEmailTags', 'DefaultContent'] },
+  },
+};
+
+/** Top-level fields of the other API version's operations (v1 and v2 share none of these), so a mix-up fails loudly. */
+const foreignFields: Record<SesApiVersion, readonly string[]> = {
+  v1: ['EmailTags', 'Content', 'FromEmailAddress', 'DefaultEmailTags', 'BulkEmailEntries', 'DefaultContent'],
+  v2: ['Tags', 'Message', 'RawMessage', 'Source', 'DefaultTags', 'Destinations', 'Template', 'DefaultTemplateData'],
+};
 
 /**
  * The tags that carry a tracking ID: `service_id` with the ID itself when it fits the tag alphabet,
@@ -54,8 +91,16 @@ export function sesTrackingTags(trackingId: string): { Name: string; Value: stri
 
 /**
  * Adds the tracking ID tags to an SES send request and returns a new request (the input is not
- * changed): into `Tags` for `api: 'v1'`, `EmailTags` for `api: 'v2'` — the AWS SDK silently drops the
- * other name, so a request that carries the other API's fields is refused with `invalid_request`.
+ * changed), under the name its operation takes — the AWS SDK silently drops any other, and the send
+ * succeeds without the tag:
+ *
+ * - `api: 'v1'`: `Tags` (`SendEmail`, `SendRawEmail`, `SendTemplatedEmail`); for `SendBulkTemplatedEmail`
+ *   (a request with `Destinations`) `DefaultTags`, and the `ReplacementTags` of each destination that has them.
+ * - `api: 'v2'`: `EmailTags` (`SendEmail`); for `SendBulkEmail` (a request with `BulkEmailEntries`)
+ *   `DefaultEmailTags`, and the `ReplacementTags` of each entry that has them.
+ *
+ * A bulk send carries one tracking ID for all its destinations. A request with fields of the other API
+ * version, or a bulk request with the single-send tag field, is refused with `invalid_request`.
  * Existing `service_id` / `service_id_enc` tags are replaced; the caller's other tags are kept in order.
  * SES publishes tags only through configuration-set event publishing, not in identity feedback
  * notifications.
@@ -75,19 +120,40 @@ export function attachSesTagsTrackingId(
   trackingId: string,
   options: { api: SesApiVersion },
 ): SesV1TagsRequest | SesV2TagsRequest {
-  const key = options.api === 'v1' ? 'Tags' : 'EmailTags';
-  // Field names of the other API (v1 and v2 share none of these), so a mix-up fails loudly.
-  const foreignFields = options.api === 'v1' ? ['EmailTags', 'Content', 'FromEmailAddress'] : ['Tags', 'Message', 'RawMessage', 'Source'];
-  const foreign = foreignFields.filter((name) => request[name] !== undefined);
+  const { api } = options;
+  const foreign = foreignFields[api].filter((name) => request[name] !== undefined);
   if (foreign.length > 0) {
     throw new MailwardenError(
       'invalid_request',
-      `The request has ${foreign.join(', ')}, which SES ${options.api} does not take: is it for the other API version? (v1 takes Tags, v2 EmailTags.)`,
+      `The request has ${foreign.join(', ')}, which SES ${api} does not take: is it for the other API version? (v1 takes Tags, v2 EmailTags.)`,
     );
   }
+  const { single, bulk } = tagShapes[api];
+  const marks = bulk.marks.filter((name) => request[name] !== undefined);
+  if (marks.length > 0 && request[single.tags] !== undefined) {
+    throw new MailwardenError(
+      'invalid_request',
+      `The request has ${marks.join(', ')}, so it is an SES ${api} ${bulk.operation} input, which takes ${bulk.tags} and per-destination ` +
+        `ReplacementTags: SES would drop its ${single.tags}. Move them to ${bulk.tags}.`,
+    );
+  }
+  const shape: TagsShape = marks.length > 0 ? bulk : single;
   const added = sesTrackingTags(trackingId);
-  const kept = (request[key] ?? []).filter((tag) => tag.Name !== SERVICE_ID_TAG && tag.Name !== SERVICE_ID_ENCODING_TAG);
-  return { ...request, [key]: [...kept, ...added] };
+  const next: Record<string, unknown> = { ...request, [shape.tags]: withTrackingTags(request[shape.tags] as readonly SesMessageTag[] | undefined, added) };
+  const entries = shape.entries === undefined ? undefined : request[shape.entries];
+  if (shape.entries !== undefined && Array.isArray(entries)) {
+    // Whether SES merges an entry's ReplacementTags with the default tags or uses them instead is not
+    // documented: an entry with its own tags gets ours too, so it carries the ID either way.
+    next[shape.entries] = (entries as SesBulkEntryTags[]).map((entry) =>
+      entry.ReplacementTags === undefined ? entry : { ...entry, ReplacementTags: withTrackingTags(entry.ReplacementTags, added) },
+    );
+  }
+  return next;
+}
+
+/** The caller's tags in order without any `service_id` / `service_id_enc`, then ours. */
+function withTrackingTags(tags: readonly SesMessageTag[] | undefined, added: readonly SesMessageTag[]): SesMessageTag[] {
+  return [...(tags ?? []).filter((tag) => tag.Name !== SERVICE_ID_TAG && tag.Name !== SERVICE_ID_ENCODING_TAG), ...added];
 }
 
 /**
