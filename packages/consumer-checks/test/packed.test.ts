@@ -216,7 +216,8 @@ describe('the packed packages', () => {
   });
 });
 
-describe('installed from the tarballs, outside the repo', () => {
+// Child processes and compilers: generous under a loaded machine (`npm test` runs every suite at once).
+describe('installed from the tarballs, outside the repo', { timeout: 180_000 }, () => {
   test('npm finds every dependency and peer, and one @mailwarden/core', async () => {
     const all = await run('npm', ['ls', '--all'], { cwd: scratch });
     expect(all.code, describeFailure(all)).toBe(0);
@@ -265,7 +266,7 @@ describe('installed from the tarballs, outside the repo', () => {
   });
 });
 
-describe('linters on the tarballs', () => {
+describe('linters on the tarballs', { timeout: 180_000 }, () => {
   test('publint (strict) reports nothing, or only what is accepted with a reason', async () => {
     const problems: string[] = [];
     for (const pkg of packed) {
