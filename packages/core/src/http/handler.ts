@@ -41,12 +41,6 @@ export interface HttpHandler {
   handle(request: HttpRequest): Promise<HttpResponse>;
 }
 
-/** What the handler learned of a request before it failed, for shaping the error response. */
-interface Matched {
-  /** The provider of a webhook route, percent-decoded. */
-  provider?: string;
-}
-
 interface CompiledRoute {
   route: Route;
   /** The path template's segments: a literal, or the name of a parameter. */
@@ -54,9 +48,6 @@ interface CompiledRoute {
   /** How many parameters it has: of two matching routes, the one with fewer wins. */
   paramCount: number;
 }
-
-/** Providers that authenticate webhooks with basic auth; a 401 invites their client to send it. */
-const BASIC_AUTH_PROVIDERS = new Set(['ses', 'postmark', 'sparkpost']);
 
 /**
  * The framework-free HTTP API: every endpoint of the spec plus webhook intake and `/openapi.json`,
@@ -76,7 +67,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   const compiled: CompiledRoute[] = routes.map(compileRoute);
   let openApiText: string | undefined;
 
-  async function dispatch(request: HttpRequest, matched: Matched): Promise<HttpResponse> {
+  async function dispatch(request: HttpRequest): Promise<HttpResponse> {
     const method = request.method.toUpperCase();
     const segments = pathSegments(request.path);
     if (segments.length === 1 && segments[0] === 'openapi.json') {
@@ -94,8 +85,11 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     if (match === undefined) throw methodNotAllowed(allowedMethods(matches.map((candidate) => candidate.route.method)));
     const { route } = match;
     const params = paramsOf(match, segments);
-    if (route.auth === 'webhook') matched.provider = params.provider;
+    // Once a route is known, its failures are its own: a 401 carries the route's challenge.
+    return runRoute(request, method, route, params).catch((error: unknown) => failure(error, request, route.challenge?.(params)));
+  }
 
+  async function runRoute(request: HttpRequest, method: string, route: Route, params: Record<string, string>): Promise<HttpResponse> {
     if (route.auth === 'api_key') await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!);
     const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
     const input: RouteInput = {
@@ -133,7 +127,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     return answer;
   }
 
-  function failure(error: unknown, request: HttpRequest, matched: Matched): HttpResponse {
+  function failure(error: unknown, request: HttpRequest, challenge?: string): HttpResponse {
     const known = isMailwardenError(error) && error.code !== 'internal_error' ? error : undefined;
     if (known === undefined || known.status >= 500) {
       logger.error(
@@ -145,19 +139,16 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     const response = json(answer.status, errorText(answer), request.method.toUpperCase() === 'HEAD');
     if (answer.status === 503) response.headers['retry-after'] = retryAfter;
     if (answer.code === 'method_not_allowed') response.headers.allow = (answer.details as { allow: string[] }).allow.join(', ');
-    if (answer.code === 'webhook_unauthorized' && BASIC_AUTH_PROVIDERS.has(matched.provider ?? '')) {
-      response.headers['www-authenticate'] = 'Basic realm="mailwarden webhooks", charset="UTF-8"';
-    }
+    if (answer.status === 401 && challenge !== undefined) response.headers['www-authenticate'] = challenge;
     return response;
   }
 
   return {
     async handle(request) {
-      const matched: Matched = {};
       try {
-        return await dispatch(request, matched);
+        return await dispatch(request);
       } catch (error) {
-        return failure(error, request, matched);
+        return failure(error, request);
       }
     },
   };

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../errors.js';
-import { MailwardenError } from '../errors.js';
-import { providers, type Provider } from '../events/delivery-event.js';
 import { parseInput } from '../input.js';
 import type { Mailwarden } from '../mailwarden.js';
 import {
@@ -20,6 +18,7 @@ import {
   listTrackingIdsResponseSchema,
   removeSuppressionResponseSchema,
 } from '../schemas.js';
+import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
 import type { HttpRequest } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
@@ -61,6 +60,8 @@ export interface Route {
   responses: Readonly<Record<number, { description: string; schema?: z.ZodType }>>;
   /** The error codes the route itself may answer with, beyond those every route of its kind may. */
   errors: readonly ErrorCode[];
+  /** The `WWW-Authenticate` challenge its 401 answers carry, for these path parameters, if any. */
+  challenge?(params: Readonly<Record<string, string>>): string | undefined;
   run(mailwarden: Mailwarden, input: RouteInput): Promise<RouteResult>;
 }
 
@@ -183,6 +184,7 @@ export const routes: readonly Route[] = [
       'Answers 200 only once every event is stored; 503 when the store is unavailable, so the provider retries.',
     responses: { 200: { description: 'Stored (or a ping / subscription handshake).', schema: applyEventsResultSchema } },
     errors: ['invalid_request', 'invalid_payload', 'webhook_unauthorized', 'not_found', 'verification_unavailable'],
+    challenge: (params) => webhookChallenge(params.provider!),
     run: async (mailwarden, { params, bytes, request }) => {
       const result = await mailwarden.ingestWebhook(webhookProvider(params.provider!), params.projectId!, {
         method: request.method,
@@ -197,7 +199,7 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/webhooks/{provider}',
     auth: 'public',
     operationId: 'probeWebhook',
-    summary: 'Answer a provider probe (Mandrill checks the URL with HEAD)',
+    summary: 'Answer a provider probe (a provider may check the URL with HEAD before it posts)',
     responses: { 200: { description: 'The webhook URL exists.' } },
     errors: ['not_found'],
     run: async (_mailwarden, { params }) => {
@@ -206,10 +208,3 @@ export const routes: readonly Route[] = [
     },
   },
 ];
-
-function webhookProvider(name: string): Provider {
-  if (!(providers as readonly string[]).includes(name)) {
-    throw new MailwardenError('not_found', `Unknown provider "${name}"; use one of ${providers.join(', ')}.`);
-  }
-  return name as Provider;
-}

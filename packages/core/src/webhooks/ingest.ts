@@ -1,29 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { Provider } from '../events/delivery-event.js';
+import { providers, type DeliveryEvent, type Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import type { ApplyEventsResult } from '../schemas.js';
-import type { DeliveryEvent } from '../events/delivery-event.js';
-import { createMailgunWebhook, type MailgunWebhookAuth } from './mailgun.js';
-import { createMandrillWebhook, type MandrillWebhookAuth } from './mandrill.js';
-import { createPostmarkWebhook, type PostmarkWebhookAuth } from './postmark.js';
-import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
 import { unauthorized } from './auth.js';
 import { createProcessTokenClaims, type ClaimWebhookToken } from './one-time-tokens.js';
+import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
+import { providerWebhooks, webhookProvider, type ProviderAuth } from './providers.js';
 import type { WebhookReceipt } from './receipt.js';
 import type { WebhookRequest } from './request.js';
-import { createSendGridWebhook, type SendGridWebhookAuth } from './sendgrid.js';
-import { createSesWebhook, type SesWebhookAuth } from './ses.js';
-import { createSparkPostWebhook, type SparkPostWebhookAuth } from './sparkpost.js';
 
-/** One project's webhook authentication, per provider. A provider without an entry is refused. */
-export interface ProviderAuth {
-  ses?: SesWebhookAuth;
-  sendgrid?: SendGridWebhookAuth;
-  mailgun?: MailgunWebhookAuth;
-  sparkpost?: SparkPostWebhookAuth;
-  postmark?: PostmarkWebhookAuth;
-  mandrill?: MandrillWebhookAuth;
-}
+// Intake is configured per provider: the options name the auth each provider's definition takes.
+export type { ProviderAuth };
 
 export interface WebhookOptions {
   /** Each project's provider authentication: a map by project id, or a (possibly async) lookup. */
@@ -60,22 +47,13 @@ export function createWebhookIngest(
     confirmSubscription: async (url) => void (await defaultFetchText(url)),
     ...options.environment,
   };
-  const receivers: Receivers = {
-    ses: createSesWebhook(environment),
-    sendgrid: createSendGridWebhook(environment),
-    mailgun: createMailgunWebhook(environment),
-    sparkpost: createSparkPostWebhook(environment),
-    postmark: createPostmarkWebhook(environment),
-    mandrill: createMandrillWebhook(environment),
-  };
+  const receivers = Object.fromEntries(providers.map((provider) => [provider, providerWebhooks[provider].createReceiver(environment)])) as Receivers;
   const claimOneTimeToken = claimToken ?? createProcessTokenClaims(environment.now);
   const authOf = async (projectId: string): Promise<ProviderAuth | undefined> =>
     typeof options.auth === 'function' ? options.auth(projectId) : Object.hasOwn(options.auth, projectId) ? options.auth[projectId] : undefined;
 
-  return async (provider, projectId, request) => {
-    if (!Object.hasOwn(receivers, provider)) {
-      throw new MailwardenError('not_found', `Unknown provider "${String(provider)}".`);
-    }
+  return async (name, projectId, request) => {
+    const provider = webhookProvider(name);
     const auth = (await authOf(projectId))?.[provider];
     if (auth === undefined) {
       throw new MailwardenError('webhook_unauthorized', `No ${provider} webhook authentication is configured for this project.`);

@@ -1,11 +1,13 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
 import { MailwardenError } from '../errors.js';
 import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
-import { bodyForm, bodyJson, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyForm, bodyJson } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { noticeReceipt, receiptOf, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
 /**
@@ -66,8 +68,8 @@ export function parseMailgunWebhook(payload: unknown): WebhookReceipt {
     throw new MailwardenError('invalid_payload', 'A Mailgun webhook body is a JSON object with an event-data object.');
   }
   const data = payload['event-data'];
-  if (testPostMessageId.test(stringField(messageHeaders(data), 'message-id') ?? '')) return emptyReceipt('ping');
-  return single(parseEventData(data));
+  if (testPostMessageId.test(stringField(messageHeaders(data), 'message-id') ?? '')) return noticeReceipt('ping');
+  return receiptOf([parseEventData(data)]);
 }
 
 /**
@@ -81,7 +83,7 @@ export function parseMailgunWebhook(payload: unknown): WebhookReceipt {
  */
 export function parseMailgunLegacyWebhook(fields: MailgunFormFields): WebhookReceipt {
   if (fields.length === 0) throw new MailwardenError('invalid_payload', 'The Mailgun webhook form is empty.');
-  return single(parseLegacyFields(fields));
+  return receiptOf([parseLegacyFields(fields)]);
 }
 
 /**
@@ -114,6 +116,9 @@ export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<M
     },
   };
 }
+
+/** Mailgun signs its payloads (no basic credentials): a 401 invites none. */
+export const mailgunWebhook: ProviderWebhookDefinition<MailgunWebhookAuth> = { basicChallenge: false, createReceiver: createMailgunWebhook };
 
 interface MailgunSignature {
   timestamp: string;
@@ -198,7 +203,7 @@ function parseEventData(data: Record<string, unknown>): DeliveryEvent | string {
     trackingId: readMailgunTrackingId(data),
     occurredAt,
     // event-data.id is unique only within a day: with the timestamp (kept on retries) it is unique for good.
-    eventKey: hashKey([stringField(data, 'id') ?? null, timestamp, event, recipient]),
+    eventKey: hashedEventKey([stringField(data, 'id') ?? null, timestamp, event, recipient]),
     ...(description === undefined ? {} : { description }),
   };
 }
@@ -259,7 +264,7 @@ function parseLegacyFields(fields: MailgunFormFields): DeliveryEvent | string {
     trackingId: readMailgunLegacyTrackingId(fields),
     occurredAt,
     // Legacy events have no id: SHA-256 of ["legacy", event, message id, recipient, timestamp, url of a click].
-    eventKey: hashKey(['legacy', event, messageId, recipient, timestamp, url]),
+    eventKey: hashedEventKey(['legacy', event, messageId, recipient, timestamp, url]),
     ...(description === undefined ? {} : { description }),
   };
 }
@@ -292,18 +297,6 @@ function messageHeaders(data: Record<string, unknown>): Record<string, unknown> 
   return isRecord(message) && isRecord(message['headers']) ? message['headers'] : {};
 }
 
-function single(result: DeliveryEvent | string): WebhookReceipt {
-  const receipt = emptyReceipt();
-  if (typeof result === 'string') {
-    receipt.warnings.push({ index: 0, code: 'invalid_event', message: result });
-    receipt.skipped = 1;
-  } else {
-    receipt.events.push(result);
-    receipt.sources.push(0);
-  }
-  return receipt;
-}
-
 /** Unix seconds as a number (the JSON format, with a fraction) or a string of digits (legacy forms). */
 function dateOf(value: unknown): Date | undefined {
   const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
@@ -328,8 +321,4 @@ function last(fields: MailgunFormFields, name: string): string | undefined {
     if (field === name) return value === '' ? undefined : value;
   }
   return undefined;
-}
-
-function hashKey(fields: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }

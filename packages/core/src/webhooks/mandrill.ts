@@ -1,11 +1,13 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { readMandrillTrackingId } from '../carriers/mandrill.js';
 import { MailwardenError } from '../errors.js';
 import type { DeliveryEvent } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
-import { bodyForm, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, receiptOfItems, type WebhookReceipt } from './receipt.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyForm } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { noticeReceipt, receiptOf, type ItemOutcome, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
 export interface MandrillWebhookAuth {
@@ -39,7 +41,7 @@ type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppress
  */
 export function parseMandrillWebhook(events: unknown): WebhookReceipt {
   if (!Array.isArray(events)) throw new MailwardenError('invalid_payload', 'mandrill_events is not a JSON array.');
-  return receiptOfItems(events, parseEvent);
+  return receiptOf(events.map(parseEvent));
 }
 
 /**
@@ -56,7 +58,7 @@ export function createMandrillWebhook(_env: WebhookEnvironment): ProviderWebhook
     provider: 'mandrill',
     async receive(request, auth) {
       const entries = bodyForm(request.rawBody);
-      if (verify(request, entries, auth) === 'test') return emptyReceipt('ping');
+      if (verify(request, entries, auth) === 'test') return noticeReceipt('ping');
       const raw = new Map(entries).get('mandrill_events');
       if (raw === undefined) throw new MailwardenError('invalid_payload', 'The Mandrill webhook has no mandrill_events field.');
       let events: unknown;
@@ -69,6 +71,9 @@ export function createMandrillWebhook(_env: WebhookEnvironment): ProviderWebhook
     },
   };
 }
+
+/** Mandrill signs its payloads (no basic credentials): a 401 invites none. */
+export const mandrillWebhook: ProviderWebhookDefinition<MandrillWebhookAuth> = { basicChallenge: false, createReceiver: createMandrillWebhook };
 
 /** Which key signed the request, or `webhook_unauthorized`. The test key is only good for the empty URL check. */
 function verify(request: WebhookRequest, entries: [string, string][], auth: MandrillWebhookAuth): 'webhook' | 'test' {
@@ -88,7 +93,7 @@ function sign(key: string, text: string): string {
   return createHmac('sha1', key).update(text, 'utf8').digest('base64');
 }
 
-function parseEvent(item: unknown): DeliveryEvent | 'ignored' | string {
+function parseEvent(item: unknown): ItemOutcome {
   if (!isRecord(item)) return 'the event is not an object';
   const event = stringField(item, 'event');
   if (event === undefined) return 'type' in item ? 'ignored' : 'the event has no event name';
@@ -112,7 +117,7 @@ function parseEvent(item: unknown): DeliveryEvent | 'ignored' | string {
     occurredAt,
     // Mandrill events have no id: a SHA-256 of the message id, recipient, event name, event time and
     // clicked URL. The recipient keeps apart events of payloads that lack `_id`.
-    eventKey: createHash('sha256').update(JSON.stringify([messageId, recipient, event, ts, url])).digest('hex'),
+    eventKey: hashedEventKey([messageId, recipient, event, ts, url]),
     ...(description === undefined ? {} : { description }),
   };
 }

@@ -1,11 +1,13 @@
-import { createHash } from 'node:crypto';
 import { readPostmarkTrackingId } from '../carriers/postmark.js';
 import { MailwardenError } from '../errors.js';
 import type { DeliveryEvent } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
-import { bodyText, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { jsonObjectMembers } from '../json/members.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyText } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { receiptOf, type WebhookReceipt } from './receipt.js';
 
 /** Postmark webhooks are not signed: configure `HttpAuth` (basic auth) and/or `HttpHeaders` (DESIGN §7). */
 export type PostmarkWebhookAuth = SharedSecretAuth;
@@ -33,17 +35,7 @@ export function parsePostmarkWebhook(text: string, receivedAt: Date): WebhookRec
     throw new MailwardenError('invalid_payload', 'The Postmark webhook body is not JSON.');
   }
   if (!isRecord(record)) throw new MailwardenError('invalid_payload', 'A Postmark webhook body is one JSON object.');
-
-  const receipt = emptyReceipt();
-  const result = parseRecord(record, postmarkRecordId(text), receivedAt);
-  if (typeof result === 'string') {
-    receipt.warnings.push({ index: 0, code: 'invalid_event', message: result });
-    receipt.skipped = 1;
-  } else {
-    receipt.events.push(result);
-    receipt.sources.push(0);
-  }
-  return receipt;
+  return receiptOf([parseRecord(record, postmarkRecordId(text), receivedAt)]);
 }
 
 /**
@@ -63,6 +55,9 @@ export function createPostmarkWebhook(env: WebhookEnvironment): ProviderWebhook<
     },
   };
 }
+
+/** Postmark can authenticate with basic credentials (`HttpAuth`): a 401 invites them. */
+export const postmarkWebhook: ProviderWebhookDefinition<PostmarkWebhookAuth> = { basicChallenge: true, createReceiver: createPostmarkWebhook };
 
 function parseRecord(record: Record<string, unknown>, id: string | undefined, receivedAt: Date): DeliveryEvent | string {
   const recordType = stringField(record, 'RecordType');
@@ -88,7 +83,7 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
     eventKey:
       id !== undefined
         ? `${recordType}:${id}`
-        : hashKey([
+        : hashedEventKey([
             recordType,
             messageId,
             recipient,
@@ -207,73 +202,21 @@ function timeOf(value: string | undefined): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-function hashKey(fields: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
-}
-
 /**
- * The exact digits of the top-level `ID` member, read from the JSON text of an object: `JSON.parse`
- * rounds integers above 2^53. Nested objects (Metadata may hold a key "ID") are skipped by tracking
- * depth; a repeated member counts last, as in `JSON.parse`.
+ * The exact digits of the top-level `ID` member of a record's JSON text (`JSON.parse` rounds integers
+ * above 2^53); nested members (Metadata may hold a key "ID") are not it, and a repeated member counts
+ * last, as in `JSON.parse`. A non-empty string `ID` of up to 100 characters counts too; anything else,
+ * or a text that is not a JSON object, has no ID.
  *
  * @example
  * postmarkRecordId('{"RecordType":"Bounce","ID":4323372036854775807}'); // '4323372036854775807'
  */
 export function postmarkRecordId(text: string): string | undefined {
-  let id: string | undefined;
-  let depth = 0;
-  let i = 0;
-  while (i < text.length) {
-    const char = text[i]!;
-    if (char === '{' || char === '[') depth++;
-    else if (char === '}' || char === ']') depth--;
-    if (char !== '"') {
-      i++;
-      continue;
-    }
-    const end = stringEnd(text, i);
-    const member = depth === 1 ? memberValue(text, end) : undefined;
-    if (member !== undefined && nameOf(text.slice(i, end)) === 'ID') id = idToken(member.token);
-    i = end;
-  }
-  return id;
-}
-
-/** The index just past the string literal that starts at `start`. */
-function stringEnd(text: string, start: number): number {
-  let i = start + 1;
-  while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-  return i + 1;
-}
-
-const COLON = /[ \t\n\r]*:[ \t\n\r]*/y;
-const NUMBER = /-?[0-9][0-9.eE+-]*/y;
-
-/** When the string just read is a member name (a colon follows), the raw token of its value. */
-function memberValue(text: string, afterName: number): { token: string } | undefined {
-  COLON.lastIndex = afterName;
-  if (COLON.exec(text) === null) return undefined;
-  const start = COLON.lastIndex;
-  if (text[start] === '"') return { token: text.slice(start, stringEnd(text, start)) };
-  NUMBER.lastIndex = start;
-  return { token: NUMBER.exec(text)?.[0] ?? '' };
-}
-
-/** A member name's text, tolerating text that is not JSON (the function is public). */
-function nameOf(literal: string): unknown {
-  try {
-    return JSON.parse(literal);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A non-negative integer literal as its digits, or a non-empty string value; anything else is no ID. */
-function idToken(token: string): string | undefined {
-  if (/^(0|[1-9][0-9]{0,99})$/.test(token)) return token;
-  if (token.startsWith('"')) {
-    const value = nameOf(token);
-    return typeof value === 'string' && value !== '' && value.length <= 100 ? value : undefined;
-  }
-  return undefined;
+  const id = jsonObjectMembers(text)
+    ?.filter((member) => member.name === 'ID')
+    .at(-1)?.value;
+  if (id === undefined) return undefined;
+  if (/^(0|[1-9][0-9]{0,99})$/.test(id)) return id;
+  const value: unknown = id.startsWith('"') ? JSON.parse(id) : undefined;
+  return typeof value === 'string' && value !== '' && value.length <= 100 ? value : undefined;
 }

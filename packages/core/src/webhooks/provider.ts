@@ -28,3 +28,16 @@ export async function defaultFetchText(url: string): Promise<string> {
   if (!response.ok) throw new Error(`GET ${new URL(url).host} answered ${response.status}`);
   return response.text();
 }
+
+/**
+ * One provider's webhook as mailwarden knows it before any request: how its receiver is made (one per
+ * intake, since receivers keep caches), and how a refused request is answered.
+ */
+export interface ProviderWebhookDefinition<Auth> {
+  /**
+   * Whether a 401 carries `WWW-Authenticate: Basic`: true for providers that can authenticate with basic
+   * credentials. SNS sends those of an `https://user:pass@…` endpoint only after that challenge.
+   */
+  readonly basicChallenge: boolean;
+  readonly createReceiver: (env: WebhookEnvironment) => ProviderWebhook<Auth>;
+}

@@ -22,32 +22,42 @@ export interface WebhookReceipt {
   oneTimeToken?: { token: string; expiresAt: number };
 }
 
-export function emptyReceipt(notice?: WebhookReceipt['notice']): WebhookReceipt {
-  return notice === undefined
-    ? { events: [], sources: [], warnings: [], skipped: 0 }
-    : { events: [], sources: [], warnings: [], skipped: 0, notice };
+/** The receipt of a request that carried no events on purpose. */
+export function noticeReceipt(notice: NonNullable<WebhookReceipt['notice']>): WebhookReceipt {
+  return { events: [], sources: [], warnings: [], skipped: 0, notice };
 }
 
-/** What one provider item gives: an event, nothing on purpose (a ping, a kind we do not track), or why it is unusable. */
+/**
+ * What one provider item gives: an event, nothing on purpose (`'ignored'`: a ping, a kind we do not
+ * track), or why it is unusable.
+ */
 export type ItemOutcome = DeliveryEvent | 'ignored' | string;
 
 /**
- * A batch of provider items as a receipt: events with the index of their item, a warning for each
- * unusable item (skipped, the rest applied), and a ping when every item (of none or more) was ignored on purpose.
+ * The one way a receipt of provider items is built, from what each item gave, in item order: every event
+ * with the index of its item, a warning for each unusable item (skipped, the rest applied), and a ping
+ * when every item, of none or more, was ignored on purpose. An item that gives several events (an SES
+ * notification, one per recipient) gives a list, whose unusable parts are each a warning of that item.
+ *
+ * @example
+ * const receipt = receiptOf(payload.map(parseItem));
  */
-export function receiptOfItems(items: readonly unknown[], parseItem: (item: unknown) => ItemOutcome): WebhookReceipt {
-  const receipt = emptyReceipt();
+export function receiptOf(outcomes: readonly (ItemOutcome | readonly ItemOutcome[])[]): WebhookReceipt {
+  const receipt: WebhookReceipt = { events: [], sources: [], warnings: [], skipped: 0 };
   let ignored = 0;
-  items.forEach((item, index) => {
-    const outcome = parseItem(item);
+  outcomes.forEach((outcome, index) => {
     if (outcome === 'ignored') ignored++;
-    else if (typeof outcome === 'string') {
-      receipt.warnings.push({ index, code: 'invalid_event', message: outcome });
-      receipt.skipped++;
-    } else {
-      receipt.events.push(outcome);
-      receipt.sources.push(index);
+    const parts = (Array.isArray(outcome) ? outcome : [outcome]) as readonly ItemOutcome[];
+    for (const part of parts) {
+      if (part === 'ignored') continue;
+      if (typeof part === 'string') {
+        receipt.warnings.push({ index, code: 'invalid_event', message: part });
+        receipt.skipped++;
+      } else {
+        receipt.events.push(part);
+        receipt.sources.push(index);
+      }
     }
   });
-  return ignored === items.length ? emptyReceipt('ping') : receipt;
+  return ignored === outcomes.length ? noticeReceipt('ping') : receipt;
 }

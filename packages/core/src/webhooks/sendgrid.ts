@@ -1,12 +1,14 @@
-import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { readSendGridTrackingId } from '../carriers/sendgrid.js';
 import { MailwardenError } from '../errors.js';
 import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
 import { checkSharedSecret, unauthorized } from './auth.js';
-import { bodyJson, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, receiptOfItems, type WebhookReceipt } from './receipt.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyJson } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { noticeReceipt, receiptOf, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
 /** How far the signed timestamp may be from now, either way, when `toleranceSeconds` is not set. */
@@ -61,8 +63,8 @@ export function parseSendGridWebhook(payload: unknown): WebhookReceipt {
   if (!Array.isArray(payload)) {
     throw new MailwardenError('invalid_payload', 'A SendGrid Event Webhook body is a JSON array of events.');
   }
-  if (payload.every((item: unknown) => isRecord(item) && item['email'] === testPostRecipient)) return emptyReceipt('ping');
-  return receiptOfItems(payload, parseItem);
+  if (payload.every((item: unknown) => isRecord(item) && item['email'] === testPostRecipient)) return noticeReceipt('ping');
+  return receiptOf(payload.map(parseItem));
 }
 
 /**
@@ -96,6 +98,9 @@ export function createSendGridWebhook(env: WebhookEnvironment): ProviderWebhook<
     },
   };
 }
+
+/** SendGrid signs its payloads; its OAuth option is a bearer token, not basic credentials: a 401 invites none. */
+export const sendGridWebhook: ProviderWebhookDefinition<SendGridWebhookAuth> = { basicChallenge: false, createReceiver: createSendGridWebhook };
 
 function verifySendGridSignature(
   request: WebhookRequest,
@@ -205,5 +210,5 @@ function classify(event: string, item: Record<string, unknown>): Classified {
 function eventKeyOf(event: string, item: Record<string, unknown>, email: string, timestamp: number): string {
   const messageRef = stringField(item, 'sg_message_id') ?? stringField(item, 'smtp-id') ?? null;
   const url = event === 'click' ? (stringField(item, 'url') ?? null) : null;
-  return createHash('sha256').update(JSON.stringify([event, messageRef, email, timestamp, url])).digest('hex');
+  return hashedEventKey([event, messageRef, email, timestamp, url]);
 }

@@ -1,12 +1,13 @@
-import { createHash } from 'node:crypto';
 import { readSesHeaderTrackingId } from '../carriers/ses-header.js';
 import { readSesTagsTrackingId } from '../carriers/ses-tags.js';
 import type { BounceClass, DeliveryEvent, DeliveryEventType, ProviderSuppression } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import { checkSharedSecret, unauthorized, type BasicAuthCredentials } from './auth.js';
-import { bodyJson, bodyText, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, type WebhookReceipt } from './receipt.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyJson, bodyText } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { noticeReceipt, receiptOf, type ItemOutcome, type WebhookReceipt } from './receipt.js';
 import { headerValue, type WebhookRequest } from './request.js';
 import { createSnsVerifier, parseSnsMessage, snsUrl, type SnsMessage } from './sns.js';
 
@@ -48,40 +49,28 @@ export interface ParseSesWebhookOptions {
  */
 export function parseSesWebhook(notification: unknown, options: ParseSesWebhookOptions = {}): WebhookReceipt {
   if (!isRecord(notification)) throw new MailwardenError('invalid_payload', 'The SES notification is not a JSON object.');
-  const receipt = emptyReceipt();
-  const skip = (message: string): void => {
-    receipt.warnings.push({ index: 0, code: 'invalid_event', message });
-    receipt.skipped++;
-  };
+  return receiptOf([notificationOutcomes(notification, options)]);
+}
 
+/** The events of one notification, one per recipient, and a reason for each part that cannot be used. */
+function notificationOutcomes(notification: Record<string, unknown>, options: ParseSesWebhookOptions): ItemOutcome[] {
   const eventType = stringField(notification, 'eventType') ?? stringField(notification, 'notificationType');
-  if (eventType === undefined) {
-    skip('The notification has neither eventType nor notificationType: it is not from SES.');
-    return receipt;
-  }
+  if (eventType === undefined) return ['The notification has neither eventType nor notificationType: it is not from SES.'];
   const detailKey = detailKeys.get(eventType);
-  if (detailKey === undefined) {
-    skip(`SES event type "${eventType}" is not a delivery event mailwarden understands.`);
-    return receipt;
-  }
+  if (detailKey === undefined) return [`SES event type "${eventType}" is not a delivery event mailwarden understands.`];
   const mail = isRecord(notification.mail) ? notification.mail : {};
   const detail = notification[detailKey] ?? (detailRequired.has(eventType) ? undefined : {});
-  if (!isRecord(detail)) {
-    skip(`The ${eventType} notification has no "${detailKey}" object.`);
-    return receipt;
-  }
+  if (!isRecord(detail)) return [`The ${eventType} notification has no "${detailKey}" object.`];
   const timestamp = validTimestamp(detail.timestamp) ?? validTimestamp(mail.timestamp);
-  if (timestamp === undefined) {
-    skip(`The ${eventType} notification has no valid timestamp.`);
-    return receipt;
-  }
+  if (timestamp === undefined) return [`The ${eventType} notification has no valid timestamp.`];
 
   const messageId = stringField(mail, 'messageId') ?? null;
   // The header can carry every ID and also reaches feedback notifications; tags are the fallback.
   const trackingId = readSesHeaderTrackingId(mail.headers) ?? readSesTagsTrackingId(mail.tags);
   // An empty id would make every notification share keys; treat it as absent.
   const snsMessageId = options.snsMessageId || null;
-  for (const outcome of outcomesOf(eventType, detail, mail, skip)) {
+  const problems: string[] = [];
+  const events = outcomesOf(eventType, detail, mail, (problem) => problems.push(problem)).map((outcome) => {
     const event: DeliveryEvent = {
       provider: 'ses',
       type: outcome.type,
@@ -95,13 +84,12 @@ export function parseSesWebhook(notification: unknown, options: ParseSesWebhookO
       eventKey:
         snsMessageId !== null
           ? `${snsMessageId}:${outcome.recipient}`
-          : sha256(JSON.stringify([messageId, eventType, timestamp, outcome.recipient])),
+          : hashedEventKey([messageId, eventType, timestamp, outcome.recipient]),
     };
     if (outcome.description !== undefined) event.description = outcome.description;
-    receipt.events.push(event);
-    receipt.sources.push(0);
-  }
-  return receipt;
+    return event;
+  });
+  return [...events, ...problems];
 }
 
 /**
@@ -153,16 +141,19 @@ export function createSesWebhook(env: WebhookEnvironment): ProviderWebhook<SesWe
           } catch (error) {
             throw new MailwardenError('verification_unavailable', 'Could not confirm the SNS subscription; SNS will retry.', { cause: error });
           }
-          return emptyReceipt('subscription_confirmed');
+          return noticeReceipt('subscription_confirmed');
         }
         case 'UnsubscribeConfirmation':
-          return emptyReceipt('unsubscribe_confirmation');
+          return noticeReceipt('unsubscribe_confirmation');
         case 'Notification':
           return receiptForMessage(message.Message, message.MessageId);
       }
     },
   };
 }
+
+/** SNS sends the basic credentials of an `https://user:pass@…` endpoint only after a 401 challenges it. */
+export const sesWebhook: ProviderWebhookDefinition<SesWebhookAuth> = { basicChallenge: true, createReceiver: createSesWebhook };
 
 /** The object SES puts next to `mail`: the event type in lower camel case, except Rendering Failure. */
 const detailKeys = new Map([
@@ -196,7 +187,7 @@ interface Outcome {
 }
 
 function receiptForMessage(text: string, snsMessageId: string | null): WebhookReceipt {
-  if (text.trimStart().startsWith(VALIDATION_NOTICE)) return emptyReceipt('ping');
+  if (text.trimStart().startsWith(VALIDATION_NOTICE)) return noticeReceipt('ping');
   let notification: unknown;
   try {
     notification = JSON.parse(text);
@@ -349,8 +340,4 @@ function validTimestamp(value: unknown): string | undefined {
 function joinText(...parts: (string | undefined)[]): string | undefined {
   const text = parts.filter((part) => part !== undefined).join(': ');
   return text === '' ? undefined : text;
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

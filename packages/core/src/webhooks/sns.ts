@@ -2,7 +2,7 @@ import { X509Certificate, verify, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { MailwardenError } from '../errors.js';
 import { unauthorized } from './auth.js';
-import { isRecord } from './body.js';
+import { isRecord } from '../json/record.js';
 
 export const snsMessageTypes = ['Notification', 'SubscriptionConfirmation', 'UnsubscribeConfirmation'] as const;
 export type SnsMessageType = (typeof snsMessageTypes)[number];

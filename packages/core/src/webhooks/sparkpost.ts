@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
 import { readSparkPostTrackingId } from '../carriers/sparkpost.js';
 import { MailwardenError } from '../errors.js';
 import type { BounceClass, DeliveryEvent } from '../events/delivery-event.js';
-import type { EventWarning } from '../schemas.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
-import { bodyJson, isRecord, stringField } from './body.js';
-import type { ProviderWebhook, WebhookEnvironment } from './provider.js';
-import { emptyReceipt, receiptOfItems, type ItemOutcome, type WebhookReceipt } from './receipt.js';
+import { isRecord, stringField } from '../json/record.js';
+import { bodyJson } from './body.js';
+import { hashedEventKey } from './event-key.js';
+import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
+import { receiptOf, type ItemOutcome, type WebhookReceipt } from './receipt.js';
 
 /** SparkPost webhooks are not signed: configure basic auth or an OAuth2 bearer token (DESIGN §7). */
 export type SparkPostWebhookAuth = SharedSecretAuth;
@@ -27,7 +27,7 @@ export function parseSparkPostWebhook(payload: unknown): WebhookReceipt {
   }
   const items: unknown[] = Array.isArray(payload) ? payload : [payload];
   // A batch of only pings (`{ msys: {} }`) is SparkPost testing the endpoint.
-  return receiptOfItems(items, parseItem);
+  return receiptOf(items.map(parseItem));
 }
 
 /**
@@ -47,6 +47,9 @@ export function createSparkPostWebhook(_env: WebhookEnvironment): ProviderWebhoo
     },
   };
 }
+
+/** SparkPost can authenticate with basic credentials: a 401 invites them. */
+export const sparkPostWebhook: ProviderWebhookDefinition<SparkPostWebhookAuth> = { basicChallenge: true, createReceiver: createSparkPostWebhook };
 
 /** One batch item: an event, `'ignored'` for a ping, or the reason it was skipped. */
 function parseItem(item: unknown): ItemOutcome {
@@ -73,7 +76,7 @@ function parseItem(item: unknown): ItemOutcome {
     trackingId: readSparkPostTrackingId(body),
     occurredAt,
     // SparkPost's event_id is unique per event and kept on retries; without one, hash what identifies it.
-    eventKey: eventIdOf(body['event_id']) ?? hashKey([type, messageId, stringField(body, 'message_id'), recipient, body['timestamp']]),
+    eventKey: eventIdOf(body['event_id']) ?? hashedEventKey([type, messageId, stringField(body, 'message_id'), recipient, body['timestamp']]),
     ...(description === undefined ? {} : { description }),
   };
 }
@@ -171,9 +174,5 @@ function idOf(value: unknown): string | null {
 function eventIdOf(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '' && value.length <= 256) return value;
   return undefined;
-}
-
-function hashKey(fields: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
 }
 

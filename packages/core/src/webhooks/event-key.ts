@@ -1,0 +1,14 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The event key of an event whose provider gives it no stable id: the SHA-256 (hex) of the JSON array of
+ * the fields a retry repeats and that tell two events apart. Keys are stored to deduplicate retries, so
+ * this text is stored data: JSON.stringify's spelling (an `undefined` field is `null`) and the field order
+ * each receiver passes must never change.
+ *
+ * @example
+ * hashedEventKey([event, messageId, recipient, timestamp, url]);
+ */
+export function hashedEventKey(fields: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+}
