@@ -1,7 +1,7 @@
 import type { MailwardenContext } from './context.js';
 import { createCursorCodec } from './cursor.js';
 import { createEmailHasher } from './email/hash.js';
-import { applyEvents } from './events/apply-events.js';
+import { applyEvents } from './apply-events.js';
 import type { DeliveryEvent } from './events/delivery-event.js';
 import { createMessageService, createTrackingIdService, type MessageService, type TrackingIdService } from './messages/service.js';
 import type { ApplyEventsResult } from './schemas.js';

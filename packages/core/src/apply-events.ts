@@ -1,12 +1,12 @@
-import type { MailwardenContext } from '../context.js';
-import { tryNormalizeEmail } from '../email/normalize.js';
-import { assertProjectId } from '../input.js';
-import { factsOf } from '../messages/facts.js';
-import { messageKey } from '../messages/message.js';
-import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../schemas.js';
-import type { StoredEvent } from '../store/store.js';
-import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
-import type { DeliveryEvent } from './delivery-event.js';
+import type { MailwardenContext } from './context.js';
+import { tryNormalizeEmail } from './email/normalize.js';
+import { assertProjectId } from './input.js';
+import { factsOf } from './messages/facts.js';
+import { messageKey } from './messages/message.js';
+import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from './schemas.js';
+import type { StoredEvent } from './store/store.js';
+import { checkTrackingId, trackingIdSearchKey } from './tracking-id.js';
+import type { DeliveryEvent } from './events/delivery-event.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
