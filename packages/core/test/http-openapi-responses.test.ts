@@ -4,7 +4,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describe, expect, test } from 'vitest';
 import { createHttpHandler, createMailwarden, createOpenApiDocument, MailwardenError, createMemoryStore, type HttpRequest, type Store } from '../src/index.js';
-import { deliverPostmarkMessages } from '../src/testing/postmark.js';
+import { deliverPostmarkMessages } from './providers/postmark.simulator.js';
 
 interface Operation {
   responses: Record<string, { content?: { 'application/json': { schema: object } } }>;

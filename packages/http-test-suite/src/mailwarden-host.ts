@@ -1,8 +1,8 @@
 import { createMailwarden, type Mailwarden, type ProviderAuth, type Store } from '@mailwarden/core';
+import { fetchTestSnsCertificate } from '@mailwarden/core/testing';
 import { createTestClock, type TestClock } from './clock.js';
 import { createFailingStore, type FailingStore } from './failing-store.js';
 import { WEBHOOK_NOW, createWebhookEnvironment, type TestWebhookEnvironment } from './provider-requests.js';
-import { snsSigningCertificate } from '../../core/src/testing/ses.js';
 
 /** What one test gets of a host: its own clock and webhook environment, its projects' webhook auth. */
 export interface HostTenancy {
@@ -40,7 +40,7 @@ export function createMailwardenHost(store: Store): MailwardenHost {
       // Read once when the mailwarden is made: every call goes to the running test's environment.
       environment: {
         now: () => WEBHOOK_NOW,
-        fetchCertificate: async () => snsSigningCertificate,
+        fetchCertificate: fetchTestSnsCertificate,
         confirmSubscription: (url) => environment.confirmSubscription(url),
       },
     },

@@ -1,29 +1,25 @@
-import { createHmac, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import type { Provider, ProviderAuth, SuppressionReason, WebhookEnvironment, WebhookRequest } from '@mailwarden/core';
+// The testing kit users test with: each provider's real payload, signed or authenticated as the
+// provider does, so requests built here are the ones a real provider would post.
 import {
-  attachMailgunTrackingId,
-  attachMandrillTrackingId,
-  attachPostmarkTrackingId,
-  attachSendGridTrackingId,
-  attachSesTagsTrackingId,
-  attachSparkPostTrackingId,
-  type Provider,
-  type ProviderAuth,
-  type SuppressionReason,
-  type WebhookEnvironment,
-  type WebhookRequest,
-} from '@mailwarden/core';
-// The provider stand-ins of core's tests: they sign exactly as each provider does, so requests built
-// here are the ones a real provider would post.
-import { mailgunApiUserVariables, mailgunJsonWebhook } from '../../core/src/testing/mailgun.js';
-import { deliverMandrillMessage } from '../../core/src/testing/mandrill.js';
-import { deliverPostmarkMessages } from '../../core/src/testing/postmark.js';
-import { deliverSendGridMail, signSendGridBody } from '../../core/src/testing/sendgrid.js';
-import { sesNotification, sesV2SendEmail, snsEnvelope, snsRequest, snsSigningCertificate } from '../../core/src/testing/ses.js';
-import { deliverSparkPostTransmission } from '../../core/src/testing/sparkpost.js';
+  createSendGridKeyPair,
+  fetchTestSnsCertificate,
+  mailgunWebhook,
+  mandrillWebhook,
+  postmarkWebhook,
+  sendGridWebhook,
+  sesWebhook,
+  snsSubscriptionConfirmation,
+  sparkPostWebhook,
+  type TestEventType,
+} from '@mailwarden/core/testing';
+import { randomBytes } from 'node:crypto';
 
-/** The receivers' clock: the simulators date their events and signatures just before it. */
+/** The receivers' clock: the providers date their events and signatures just before it. */
 export const WEBHOOK_NOW = Date.parse('2026-04-01T09:00:05Z');
-const nowSeconds = Math.floor(WEBHOOK_NOW / 1000);
+const signedAt = new Date(WEBHOOK_NOW);
+/** Seconds before the receivers' clock, when the events happened. */
+const secondsAgo = (seconds: number) => new Date(WEBHOOK_NOW - seconds * 1000);
 
 /** A tracking ID beyond ASCII, as senders may set it. */
 export const TRACKING_ID = 'Frühling 🌷 2026';
@@ -37,7 +33,8 @@ interface Credentials {
 export interface ProviderSecrets {
   projectId: string;
   topicArn: string;
-  sendgridKey: KeyObject;
+  /** SendGrid's private key (PEM), which signs; the project is configured with its public half. */
+  sendgridKey: string;
   sendgridPublicKey: string;
   mailgunSigningKey: string;
   sparkpost: Credentials;
@@ -47,12 +44,12 @@ export interface ProviderSecrets {
 }
 
 export function createProviderSecrets(projectId: string): ProviderSecrets {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const sendgrid = createSendGridKeyPair();
   return {
     projectId,
     topicArn: `arn:aws:sns:us-east-1:123456789012:ses-events-${projectId}`,
-    sendgridKey: privateKey,
-    sendgridPublicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+    sendgridKey: sendgrid.privateKey,
+    sendgridPublicKey: sendgrid.publicKey,
     mailgunSigningKey: randomBytes(16).toString('hex'),
     sparkpost: { username: 'sparkpost', password: randomBytes(12).toString('base64url') },
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
@@ -73,7 +70,7 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
   };
 }
 
-/** The receivers' environment: a fixed clock, the test SNS certificate, and SNS confirmations recorded, not fetched. */
+/** The receivers' environment: a fixed clock, the kit's SNS certificate, and SNS confirmations recorded, not fetched. */
 export interface TestWebhookEnvironment extends WebhookEnvironment {
   confirmedSubscriptions: string[];
 }
@@ -82,73 +79,44 @@ export function createWebhookEnvironment(): TestWebhookEnvironment {
   const confirmedSubscriptions: string[] = [];
   return {
     now: () => WEBHOOK_NOW,
-    fetchCertificate: async () => snsSigningCertificate,
+    fetchCertificate: fetchTestSnsCertificate,
     confirmSubscription: async (url) => void confirmedSubscriptions.push(url),
     confirmedSubscriptions,
   };
 }
 
 const encoder = new TextEncoder();
-const basicHeader = ({ username, password }: Credentials) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const wrong = (credentials: Credentials): Credentials => ({ ...credentials, password: `${credentials.password}-wrong` });
 
 // --- One builder per provider: a signed request about one message, as the provider posts it. ----
 
+/** A hard bounce of one message to `recipients`: one SES notification naming them all. */
 export function sesBounce(secrets: ProviderSecrets, recipients: string[], trackingId: string): WebhookRequest {
-  const send = attachSesTagsTrackingId(
-    {
-      FromEmailAddress: 'shop@example.com',
-      Destination: { ToAddresses: recipients },
-      Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
-    },
-    trackingId,
-    { api: 'v2' },
-  );
-  return snsRequest(snsEnvelope(JSON.stringify(sesNotification(sesV2SendEmail(send), 'Bounce')), { topicArn: secrets.topicArn }));
+  const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(3) }));
+  return sesWebhook({ events, topicArn: secrets.topicArn, signedAt });
 }
 
 export function sesSubscriptionConfirmation(secrets: ProviderSecrets): WebhookRequest {
-  return snsRequest(snsEnvelope('You have chosen to subscribe to the topic.', { type: 'SubscriptionConfirmation', topicArn: secrets.topicArn }));
+  return snsSubscriptionConfirmation({ topicArn: secrets.topicArn, signedAt });
 }
+
+/** SendGrid's event names, as the suite writes them. */
+const sendGridTypes: Record<string, TestEventType> = { delivered: 'delivered', bounce: 'bounced', spamreport: 'complained' };
 
 export function sendgridEvents(secrets: ProviderSecrets, recipients: string[], event: string, trackingId: string, key = secrets.sendgridKey): WebhookRequest {
-  const send = attachSendGridTrackingId(
-    {
-      from: { email: 'news@example.com' },
-      subject: 'Hello',
-      content: [{ type: 'text/plain', value: 'Hi' }],
-      personalizations: recipients.map((email) => ({ to: [{ email }] })),
-    },
-    trackingId,
-  );
-  return signedSendGridRequest(deliverSendGridMail(send, event, nowSeconds - 60), key);
-}
-
-function signedSendGridRequest(rawBody: Uint8Array, key: KeyObject): WebhookRequest {
-  const timestamp = String(nowSeconds);
-  return {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-twilio-email-event-webhook-signature': signSendGridBody(key, timestamp, rawBody),
-      'x-twilio-email-event-webhook-timestamp': timestamp,
-    },
-    rawBody,
-  };
+  const type = sendGridTypes[event]!;
+  return sendGridWebhook({ events: recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) })), privateKey: key, signedAt });
 }
 
 export function mailgunDelivered(secrets: ProviderSecrets, recipient: string, trackingId: string, signingKey = secrets.mailgunSigningKey): WebhookRequest {
-  const send = attachMailgunTrackingId({ from: 'news@mg.example.com', to: recipient, subject: 'Hello', text: 'Hi' }, trackingId);
-  const rawBody = mailgunJsonWebhook(mailgunApiUserVariables(send), { event: 'delivered', recipient, timestamp: nowSeconds - 60, signingKey });
-  return { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody };
+  return mailgunWebhook({ events: [{ type: 'delivered', recipient, trackingId, occurredAt: secondsAgo(30) }], signingKey, signedAt });
 }
 
 export function sparkpostDeliveries(secrets: ProviderSecrets, recipients: string[], trackingId: string, credentials = secrets.sparkpost): WebhookRequest {
-  const send = attachSparkPostTrackingId(
-    { recipients: recipients.map((address) => ({ address })), content: { from: 'news@example.com', subject: 'Hello', text: 'Hi' } },
-    trackingId,
-  );
-  return deliverSparkPostTransmission(send, credentials).request;
+  // One transmission to every recipient: one message id for all.
+  const messageId = String(Date.parse('2026-04-01') + recipients.length);
+  const events = recipients.map((recipient) => ({ type: 'delivered' as const, recipient, trackingId, messageId, occurredAt: secondsAgo(60) }));
+  return sparkPostWebhook({ events, auth: { basic: credentials }, signedAt });
 }
 
 /** A Postmark record; without a tracking ID when `trackingId` is `null`. */
@@ -159,27 +127,17 @@ export function postmarkRecord(
   trackingId: string | null,
   credentials = secrets.postmark,
 ): WebhookRequest {
-  const message = { From: 'news@example.com', To: recipient, Subject: 'Hello', TextBody: 'Hi' };
-  const send = trackingId === null ? message : attachPostmarkTrackingId(message, trackingId);
-  return deliverPostmarkMessages(send, { record, escapeNonAscii: true, credentials })[0]!.request;
+  const type = record === 'Delivery' ? 'delivered' : 'bounced';
+  return postmarkWebhook({ events: [{ type, recipient, trackingId, occurredAt: new Date('2026-01-01T00:00:00.123Z') }], auth: { basic: credentials }, signedAt });
 }
+
+/** Mandrill's event names, as the suite writes them. */
+const mandrillTypes: Record<string, TestEventType> = { delivered: 'delivered', hard_bounce: 'bounced' };
 
 export function mandrillEvents(secrets: ProviderSecrets, recipients: string[], event: string, trackingId: string, webhookKey = secrets.mandrillKey): WebhookRequest {
-  const send = attachMandrillTrackingId(
-    { message: { from_email: 'news@example.com', to: recipients.map((email) => ({ email })), subject: 'Hello', text: 'Hi' } },
-    trackingId,
-  );
-  return deliverMandrillMessage(send, { webhookKey, url: secrets.mandrillUrl, event, escapeNonAscii: true }).request;
-}
-
-/** A form Mandrill signs: URL, then each field sorted by name as name + value, HMAC-SHA1, base64. */
-function mandrillForm(secrets: ProviderSecrets, fields: Record<string, string>): WebhookRequest {
-  const text = secrets.mandrillUrl + Object.keys(fields).sort().map((name) => name + fields[name]).join('');
-  return {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-mandrill-signature': createHmac('sha1', secrets.mandrillKey).update(text).digest('base64') },
-    rawBody: encoder.encode(new URLSearchParams(fields).toString()),
-  };
+  const type = mandrillTypes[event]!;
+  const events = recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) }));
+  return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
 }
 
 const notJsonText = 'this body is not JSON {';
@@ -224,9 +182,8 @@ export const webhookCases: readonly WebhookCase[] = [
   {
     provider: 'sendgrid',
     request: (secrets) => sendgridEvents(secrets, ['jane@example.com', 'john@example.com'], 'spamreport', TRACKING_ID),
-    forged: (secrets) =>
-      sendgridEvents(secrets, ['jane@example.com'], 'spamreport', TRACKING_ID, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey),
-    notJson: (secrets) => signedSendGridRequest(encoder.encode(notJsonText), secrets.sendgridKey),
+    forged: (secrets) => sendgridEvents(secrets, ['jane@example.com'], 'spamreport', TRACKING_ID, createSendGridKeyPair().privateKey),
+    notJson: (secrets) => sendGridWebhook({ payload: notJsonText, privateKey: secrets.sendgridKey, signedAt }),
     messages: ['jane@example.com complained', 'john@example.com complained'],
     suppressions: { 'jane@example.com': 'complaint', 'john@example.com': 'complaint' },
     recipients: ['jane@example.com', 'john@example.com'],
@@ -247,11 +204,7 @@ export const webhookCases: readonly WebhookCase[] = [
     provider: 'sparkpost',
     request: (secrets) => sparkpostDeliveries(secrets, ['tia@example.net', 'Uma@Example.net'], TRACKING_ID),
     forged: (secrets) => sparkpostDeliveries(secrets, ['tia@example.net'], TRACKING_ID, wrong(secrets.sparkpost)),
-    notJson: (secrets) => ({
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: basicHeader(secrets.sparkpost) },
-      rawBody: encoder.encode(notJsonText),
-    }),
+    notJson: (secrets) => sparkPostWebhook({ payload: notJsonText, auth: { basic: secrets.sparkpost }, signedAt }),
     messages: ['tia@example.net delivered', 'uma@example.net delivered'],
     suppressions: {},
     recipients: ['tia@example.net', 'Uma@Example.net'],
@@ -261,11 +214,7 @@ export const webhookCases: readonly WebhookCase[] = [
     provider: 'postmark',
     request: (secrets) => postmarkRecord(secrets, 'quinn@example.com', 'Bounce', TRACKING_ID),
     forged: (secrets) => postmarkRecord(secrets, 'quinn@example.com', 'Bounce', TRACKING_ID, wrong(secrets.postmark)),
-    notJson: (secrets) => ({
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: basicHeader(secrets.postmark) },
-      rawBody: encoder.encode(notJsonText),
-    }),
+    notJson: (secrets) => postmarkWebhook({ payload: notJsonText, auth: { basic: secrets.postmark }, signedAt }),
     messages: ['quinn@example.com bounced'],
     suppressions: { 'quinn@example.com': 'hard_bounce' },
     recipients: ['quinn@example.com'],
@@ -275,7 +224,7 @@ export const webhookCases: readonly WebhookCase[] = [
     provider: 'mandrill',
     request: (secrets) => mandrillEvents(secrets, ['yan@example.net', 'zoe@example.net'], 'hard_bounce', TRACKING_ID),
     forged: (secrets) => mandrillEvents(secrets, ['yan@example.net'], 'hard_bounce', TRACKING_ID, `${secrets.mandrillKey}-wrong`),
-    notJson: (secrets) => mandrillForm(secrets, { mandrill_events: notJsonText }),
+    notJson: (secrets) => mandrillWebhook({ payload: notJsonText, webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
     messages: ['yan@example.net bounced', 'zoe@example.net bounced'],
     suppressions: { 'yan@example.net': 'hard_bounce', 'zoe@example.net': 'hard_bounce' },
     recipients: ['yan@example.net', 'zoe@example.net'],
@@ -309,41 +258,37 @@ export interface WebhookFuzzCase {
 
 const decoder = new TextDecoder();
 const jsonOfBody = (request: WebhookRequest): unknown => JSON.parse(decoder.decode(request.rawBody));
-const withBody = (request: WebhookRequest, document: unknown): WebhookRequest => ({ ...request, rawBody: encoder.encode(JSON.stringify(document)) });
 
 export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
   {
     provider: 'ses',
     document: (secrets) => JSON.parse((jsonOfBody(sesBounce(secrets, ['a@example.com'], 'x')) as { Message: string }).Message),
-    request: (secrets, document) => snsRequest(snsEnvelope(JSON.stringify(document), { topicArn: secrets.topicArn })),
+    request: (secrets, document) => sesWebhook({ payload: JSON.stringify(document), topicArn: secrets.topicArn, signedAt }),
   },
   {
     provider: 'sendgrid',
     document: (secrets) => jsonOfBody(sendgridEvents(secrets, ['a@example.com'], 'bounce', 'x')),
-    request: (secrets, document) => signedSendGridRequest(encoder.encode(JSON.stringify(document)), secrets.sendgridKey),
+    request: (secrets, document) => sendGridWebhook({ payload: JSON.stringify(document), privateKey: secrets.sendgridKey, signedAt }),
   },
   {
     provider: 'mailgun',
     document: (secrets) => (jsonOfBody(mailgunDelivered(secrets, 'a@example.com', 'x')) as Record<string, unknown>)['event-data'],
     // Mailgun signs a fresh token, not the body: every request gets one of its own.
-    request: (secrets, document) => {
-      const { signature } = jsonOfBody(mailgunDelivered(secrets, 'a@example.com', 'x')) as { signature: unknown };
-      return { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: encoder.encode(JSON.stringify({ signature, 'event-data': document })) };
-    },
+    request: (secrets, document) => mailgunWebhook({ payload: JSON.stringify(document), signingKey: secrets.mailgunSigningKey, signedAt }),
   },
   {
     provider: 'sparkpost',
     document: (secrets) => jsonOfBody(sparkpostDeliveries(secrets, ['a@example.com'], 'x')),
-    request: (secrets, document) => withBody(sparkpostDeliveries(secrets, ['a@example.com'], 'x'), document),
+    request: (secrets, document) => sparkPostWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.sparkpost }, signedAt }),
   },
   {
     provider: 'postmark',
     document: (secrets) => jsonOfBody(postmarkRecord(secrets, 'a@example.com', 'Bounce', 'x')),
-    request: (secrets, document) => withBody(postmarkRecord(secrets, 'a@example.com', 'Bounce', 'x'), document),
+    request: (secrets, document) => postmarkWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.postmark }, signedAt }),
   },
   {
     provider: 'mandrill',
     document: (secrets) => JSON.parse(new URLSearchParams(decoder.decode(mandrillEvents(secrets, ['a@example.com'], 'hard_bounce', 'x').rawBody)).get('mandrill_events')!),
-    request: (secrets, document) => mandrillForm(secrets, { mandrill_events: JSON.stringify(document) }),
+    request: (secrets, document) => mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
   },
 ];

@@ -1,7 +1,24 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { attachMailgunTrackingId } from '../carriers/mailgun.js';
+import {
+  asciiJson,
+  encoder,
+  escapeNonAscii,
+  invalid,
+  payloadText,
+  reportEvents,
+  requestTime,
+  unixSeconds,
+  type ReportedEvent,
+  type TestPayload,
+  type TestWebhook,
+} from './test-event.js';
 
-/** What Mailgun (or the client library on the way) refuses, or could not make sense of. */
-export class MailgunRefusal extends Error {}
+/**
+ * Mailgun's webhooks as it posts them: one event per POST, `{ signature, "event-data" }` serialized as
+ * Python's json.dumps writes it, signed with HMAC-SHA256 of timestamp + token under the webhook signing
+ * key; the legacy form webhook too, for core's tests.
+ */
 
 export interface MailgunDelivery {
   event: string;
@@ -11,58 +28,10 @@ export interface MailgunDelivery {
   signingKey: string;
 }
 
-/**
- * The user variables Mailgun reports for a message sent through `POST /v3/{domain}/messages` with these
- * fields, as `mailgun.js` with Node's FormData sends them: empty strings are dropped, numbers and objects
- * throw. Refuses over 16 kB of `o:`/`h:`/`v:` options, an `X-Mailgun-Variables` that is not a JSON object
- * or has a header line over 998 octets, and (stricter than Mailgun, whose precedence is undocumented) a
- * variable given two different values.
- */
-export function mailgunApiUserVariables(fields: object): Record<string, unknown> {
-  const pairs: [string, unknown][] =
-    fields instanceof URLSearchParams || fields instanceof FormData
-      ? [...fields.entries()]
-      : Object.entries(fields).flatMap(([name, value]): [string, unknown][] =>
-          Array.isArray(value) ? value.map((item: unknown): [string, unknown] => [name, item]) : [[name, value]],
-        );
-  let optionBytes = 0;
-  const headerTexts: string[] = [];
-  const variables: [string, string][] = [];
-  for (const [name, value] of pairs) {
-    if (typeof value !== 'string') throw new MailgunRefusal(`${name}: FormData takes only strings`);
-    if (value === '') continue;
-    if (/^[ohv]:/i.test(name)) optionBytes += utf8Bytes(name) + utf8Bytes(value);
-    if (name.toLowerCase() === 'h:x-mailgun-variables') headerTexts.push(checkHeaderLines(name.slice(2), value));
-    else if (name.startsWith('v:')) variables.push([name.slice(2), value]);
-  }
-  if (optionBytes > 16_384) throw new MailgunRefusal(`${optionBytes} bytes of options`);
-  return combine(headerTexts, variables);
-}
-
-/**
- * The user variables Mailgun reports for a message sent over SMTP by nodemailer with these `headers`. A
- * value that is not `{ prepared: true }` and holds a quote or non-ASCII is RFC 2047-encoded by nodemailer,
- * which Mailgun cannot parse as JSON: refused, as are lines over 998 octets.
- */
-export function mailgunSmtpUserVariables(headers: Record<string, unknown>): Record<string, unknown> {
-  const texts: string[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.toLowerCase() !== 'x-mailgun-variables') continue;
-    for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) {
-      const prepared = typeof item === 'object' && item !== null && (item as { prepared?: unknown }).prepared === true;
-      const text = prepared ? (item as { value: unknown }).value : item;
-      if (typeof text !== 'string') throw new MailgunRefusal(`${name} is not text`);
-      if (!prepared && /["\u0080-\uffff]/.test(text)) throw new MailgunRefusal(`nodemailer would RFC 2047-encode ${name}`);
-      texts.push(checkHeaderLines(name, text));
-    }
-  }
-  return combine(texts, []);
-}
-
 /** The current JSON webhook body Mailgun posts, serialized as Python's json.dumps does (non-ASCII escaped). */
 export function mailgunJsonWebhook(variables: Record<string, unknown>, delivery: MailgunDelivery): Uint8Array {
   const body = {
-    signature: sign(delivery),
+    signature: mailgunSignature(delivery.signingKey, String(delivery.timestamp)),
     'event-data': {
       event: delivery.event,
       id: randomBytes(16).toString('base64url'),
@@ -74,8 +43,7 @@ export function mailgunJsonWebhook(variables: Record<string, unknown>, delivery:
       'user-variables': variables,
     },
   };
-  const json = JSON.stringify(body).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return new TextEncoder().encode(json);
+  return encoder.encode(asciiJson(body));
 }
 
 /**
@@ -89,53 +57,129 @@ export function mailgunLegacyWebhook(variables: Record<string, unknown>, deliver
   form.append('domain', 'mg.example.com');
   form.append('Message-Id', `<${randomBytes(8).toString('hex')}@mg.example.com>`);
   for (const [name, value] of Object.entries(variables)) form.append(name, typeof value === 'string' ? value : JSON.stringify(value));
-  const { timestamp, token, signature } = sign(delivery);
+  const { timestamp, token, signature } = mailgunSignature(delivery.signingKey, String(delivery.timestamp));
   form.append('timestamp', timestamp);
   form.append('token', token);
   form.append('signature', signature);
-  return new TextEncoder().encode(form.toString());
+  return encoder.encode(form.toString());
 }
 
-function sign(delivery: MailgunDelivery): { timestamp: string; token: string; signature: string } {
-  const timestamp = String(delivery.timestamp);
-  const token = randomBytes(25).toString('hex');
-  const signature = createHmac('sha256', delivery.signingKey).update(timestamp + token).digest('hex');
+/** Mailgun's signature block: a fresh token, and hex HMAC-SHA256 of timestamp + token under the signing key. */
+export function mailgunSignature(signingKey: string, timestamp: string, token = randomBytes(25).toString('hex')): { timestamp: string; token: string; signature: string } {
+  const signature = createHmac('sha256', signingKey).update(timestamp + token).digest('hex');
   return { timestamp, token, signature };
 }
 
-/** Every physical line of `Name: value` within 998 octets; returns the value unfolded (RFC 5322 §2.2.3). */
-function checkHeaderLines(name: string, value: string): string {
-  const lines = `${name}: ${value}`.split('\r\n');
-  lines.forEach((line, index) => {
-    if (utf8Bytes(line) > 998) throw new MailgunRefusal(`${name} has a line of ${utf8Bytes(line)} octets`);
-    if (/[\r\n]/.test(line)) throw new MailgunRefusal(`${name} has a bare CR or LF`);
-    if (index > 0 && !/^[ \t]/.test(line)) throw new MailgunRefusal(`${name} has a continuation line without white space`);
-  });
-  return value.replace(/\r\n(?=[ \t])/g, '');
+export interface MailgunWebhookOptions {
+  /** The domain's HTTP webhook signing key, as the project is configured with it. */
+  signingKey: string;
+  /** The signature's timestamp; default now. The receiver accepts it within `toleranceSeconds` (9 hours). */
+  signedAt?: Date | undefined;
 }
 
-function combine(headerTexts: readonly string[], variables: readonly [string, string][]): Record<string, unknown> {
-  const combined = new Map<string, unknown>();
-  const put = (name: string, value: unknown) => {
-    if (combined.has(name) && JSON.stringify(combined.get(name)) !== JSON.stringify(value)) {
-      throw new MailgunRefusal(`variable ${name} is given two values`);
-    }
-    combined.set(name, value);
-  };
-  for (const text of headerTexts) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new MailgunRefusal('X-Mailgun-Variables is not valid JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MailgunRefusal('X-Mailgun-Variables is not an object');
-    for (const [name, value] of Object.entries(parsed)) put(name, value);
+/**
+ * The signed POST Mailgun makes for one event (Mailgun posts each event alone), with the tracking ID in
+ * `user-variables` as `attachMailgunTrackingId` puts it there. `payload` is an `event-data` object, signed
+ * anew. Every request carries a fresh token: mailwarden refuses a token it has seen with another body.
+ *
+ * Mailgun has no soft bounce: a temporary failure (`failed`, severity `temporary`) is a `deferred` event.
+ *
+ * @example
+ * const request = mailgunWebhook({
+ *   signingKey: process.env.MAILGUN_SIGNING_KEY!,
+ *   events: [{ type: 'bounced', recipient: 'bob@example.com', trackingId: 'spring-sale' }],
+ * });
+ */
+export function mailgunWebhook(options: TestPayload & MailgunWebhookOptions): TestWebhook {
+  const now = requestTime(options.signedAt);
+  if (options.events === undefined) return signedMailgunRequest(payloadText(options.payload), [], options, now);
+  const events = reportEvents('mailgun', options.events, { now, seconds: true, messageId: mailgunMessageId });
+  if (events.length !== 1) throw invalid(`Mailgun posts one event per request, not ${events.length}: build one request per event.`);
+  const event = events[0]!;
+  if (event.type === 'bounced' && event.bounceClass === 'soft') {
+    throw invalid('Mailgun reports no soft bounces: a temporary failure is a deferral (type deferred).');
   }
-  for (const [name, value] of variables) put(name, value);
-  return Object.fromEntries(combined);
+  return signedMailgunRequest(JSON.stringify(eventData(event)), events, options, now);
 }
 
-function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).length;
+function signedMailgunRequest(eventDataText: string, events: ReportedEvent[], options: MailgunWebhookOptions, now: Date): TestWebhook {
+  const signature = mailgunSignature(options.signingKey, String(unixSeconds(now)));
+  // ASCII only, as Python's json.dumps writes it; the event-data text goes in as given (a payload may not be JSON).
+  const text = `{"signature":${asciiJson(signature)},"event-data":${escapeNonAscii(eventDataText)}}`;
+  return {
+    provider: 'mailgun',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'mailgun/treq-16.12.0' },
+    rawBody: encoder.encode(text),
+    events,
+  };
+}
+
+function mailgunMessageId(): string {
+  return `20260401090000.1.${randomBytes(8).toString('hex').toUpperCase()}@mg.example.com`;
+}
+
+/** The `event-data` Mailgun reports for one event. */
+function eventData(event: ReportedEvent): Record<string, unknown> {
+  const fields = event.trackingId === null ? {} : attachMailgunTrackingId({ to: event.recipient }, event.trackingId);
+  const userVariables = Object.fromEntries(
+    Object.entries(fields)
+      .filter(([name]) => name.startsWith('v:'))
+      .map(([name, value]) => [name.slice(2), value]),
+  );
+  const domain = event.recipient.slice(event.recipient.lastIndexOf('@') + 1);
+  const common = {
+    id: randomBytes(16).toString('base64url'),
+    timestamp: unixSeconds(event.occurredAt),
+    // A rejected message was never sent to anyone: Mailgun names the recipient only in its To header.
+    ...(event.type === 'rejected' ? {} : { recipient: event.recipient, 'recipient-domain': domain }),
+    message: {
+      headers: { to: event.recipient, 'message-id': event.messageId, from: 'Shop <news@mg.example.com>', subject: 'Hello' },
+      attachments: [],
+      size: 1311,
+    },
+    tags: [],
+    'user-variables': userVariables,
+  };
+  switch (event.type) {
+    case 'sent':
+      return { event: 'accepted', 'log-level': 'info', method: 'HTTP', flags: { 'is-authenticated': true, 'is-test-mode': false }, ...common };
+    case 'delivered':
+      return {
+        event: 'delivered',
+        'log-level': 'info',
+        envelope: { transport: 'smtp', sender: 'news@mg.example.com', 'sending-ip': '192.0.2.10', targets: event.recipient },
+        'delivery-status': { code: 250, message: 'OK', description: '', 'attempt-no': 1, tls: true, 'mx-host': `mx.${domain}`, 'session-seconds': 0.4 },
+        ...common,
+      };
+    case 'deferred':
+      return {
+        event: 'failed',
+        severity: 'temporary',
+        reason: 'generic',
+        'log-level': 'warn',
+        'delivery-status': { code: 452, message: '4.2.2 Mailbox full', description: '', 'attempt-no': 1, 'retry-seconds': 600 },
+        ...common,
+      };
+    case 'bounced':
+      return {
+        event: 'failed',
+        severity: 'permanent',
+        reason: 'bounce',
+        'log-level': 'error',
+        'delivery-status': { code: 550, message: '5.1.1 The email account that you tried to reach does not exist', description: '', 'attempt-no': 1, 'bounce-type': 'hard' },
+        flags: { 'is-delayed-bounce': false },
+        ...common,
+      };
+    case 'rejected':
+      return { event: 'rejected', 'log-level': 'warn', reject: { reason: 'Sandbox subdomains are for test purposes only', description: '' }, ...common };
+    case 'opened':
+      return { event: 'opened', 'log-level': 'info', ip: '192.0.2.1', 'client-info': { 'client-type': 'browser', 'user-agent': 'Mozilla/5.0' }, ...common };
+    case 'clicked':
+      return { event: 'clicked', 'log-level': 'info', url: 'https://example.com/spring', ip: '192.0.2.1', ...common };
+    case 'complained':
+      return { event: 'complained', 'log-level': 'warn', ...common };
+    case 'unsubscribed':
+      return { event: 'unsubscribed', 'log-level': 'info', ip: '192.0.2.1', ...common };
+  }
 }

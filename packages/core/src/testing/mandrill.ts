@@ -1,83 +1,120 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { WebhookRequest } from '../webhooks/request.js';
-
-/** What Mandrill's `messages/send` answers with an error instead of sending. */
-export class MandrillRefusal extends Error {}
-
-/** "each message's metadata is limited to 200 bytes of JSON-encoded data" (the older, smaller figure). */
-const METADATA_MAX_BYTES = 200;
-const KEY = /^[A-Za-z0-9][A-Za-z0-9_]*$/;
-
-export interface MandrillPostOptions {
-  /** The webhook's key and URL as configured at Mandrill: the request is signed with them. */
-  webhookKey: string;
-  url: string;
-  /** The message event every recipient gets. */
-  event: string;
-  /** PHP's `json_encode` escapes non-ASCII as `\uXXXX` and `/` as `\/`; both forms are valid JSON. */
-  escapeNonAscii: boolean;
-}
+import { attachMandrillTrackingId } from '../carriers/mandrill.js';
+import {
+  encoder,
+  escapeNonAscii,
+  payloadText,
+  reportEvents,
+  requestTime,
+  unixSeconds,
+  type ReportedEvent,
+  type TestPayload,
+  type TestWebhook,
+} from './test-event.js';
 
 /**
- * Plays Mandrill: validates a send request the way `messages/send` treats metadata (keys alphanumeric or
- * underscore, not starting with one; scalar values; at most 200 bytes of JSON, recipient values merged
- * over the message's), and produces the signed webhook POST reporting one event per recipient.
+ * Mandrill's (Mailchimp Transactional) webhooks as it posts them: a form with one field,
+ * `mandrill_events`, holding a JSON array as PHP's json_encode writes it, and `X-Mandrill-Signature`:
+ * base64 HMAC-SHA1 under the webhook key of the webhook URL followed by each field's name and value.
  */
-export function deliverMandrillMessage(sendRequest: unknown, options: MandrillPostOptions): { request: WebhookRequest; messageIds: string[] } {
-  if (!isPlainObject(sendRequest) || !isPlainObject(sendRequest['message'])) throw new MandrillRefusal('message is required');
-  const message = sendRequest['message'];
-  const to = message['to'];
-  if (!Array.isArray(to) || to.length === 0) throw new MandrillRefusal('message.to is required');
-  const metadata = checkMetadata(message['metadata']);
-  const perRecipient = new Map<string, Record<string, unknown>>();
-  const recipientMetadata = message['recipient_metadata'];
-  if (recipientMetadata !== undefined) {
-    if (!Array.isArray(recipientMetadata)) throw new MandrillRefusal('recipient_metadata must be an array');
-    for (const entry of recipientMetadata) {
-      if (!isPlainObject(entry) || typeof entry['rcpt'] !== 'string') throw new MandrillRefusal('recipient_metadata entries need rcpt');
-      perRecipient.set(entry['rcpt'], checkMetadata(entry['values']));
-    }
-  }
-  const ts = 1_760_000_000;
-  const events = to.map((recipient: unknown) => {
-    if (!isPlainObject(recipient) || typeof recipient['email'] !== 'string') throw new MandrillRefusal('to[].email is required');
-    const email = recipient['email'];
-    const merged = { ...metadata, ...perRecipient.get(email) };
-    checkSize(merged);
-    const id = randomBytes(16).toString('hex');
-    return { event: options.event, _id: id, ts, msg: { ts: ts - 5, _id: id, state: 'sent', email, sender: 'news@example.com', subject: 'Hello', tags: [], metadata: merged, opens: [], clicks: [] } };
-  });
-  let json = JSON.stringify(events);
-  if (options.escapeNonAscii) {
-    json = json.replace(/\//g, '\\/').replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  }
-  const signature = createHmac('sha1', options.webhookKey).update(`${options.url}mandrill_events${json}`).digest('base64');
+
+/** `X-Mandrill-Signature` for a form posted to `url`: fields sorted by name, each as name + value. */
+export function mandrillSignature(webhookKey: string, url: string, fields: Readonly<Record<string, string>>): string {
+  const text = url + Object.keys(fields).sort().map((name) => name + fields[name]).join('');
+  return createHmac('sha1', webhookKey).update(text, 'utf8').digest('base64');
+}
+
+/** The signed POST of a `mandrill_events` value. */
+export function mandrillRequest(eventsText: string, events: ReportedEvent[], options: MandrillWebhookOptions): TestWebhook {
+  const fields = { mandrill_events: eventsText };
   return {
-    messageIds: events.map((event) => event._id),
-    request: {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-mandrill-signature': signature },
-      rawBody: new TextEncoder().encode(new URLSearchParams({ mandrill_events: json }).toString()),
+    provider: 'mandrill',
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'Mandrill-Webhook/1.0',
+      'x-mandrill-signature': mandrillSignature(options.webhookKey, options.url, fields),
     },
+    rawBody: encoder.encode(new URLSearchParams(fields).toString()),
+    events,
   };
 }
 
-function checkMetadata(value: unknown): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (!isPlainObject(value)) throw new MandrillRefusal('metadata must be an object');
-  for (const [key, field] of Object.entries(value)) {
-    if (!KEY.test(key)) throw new MandrillRefusal(`metadata key ${key} must be alphanumeric or underscore, not starting with one`);
-    if (!['string', 'number', 'boolean'].includes(typeof field)) throw new MandrillRefusal('metadata values must be scalars');
+/** PHP's json_encode: `/` as `\/`, everything past ASCII as `\uXXXX`. Both are valid JSON, and the signature covers the text. */
+export function phpJson(value: unknown): string {
+  return escapeNonAscii(JSON.stringify(value).replace(/\//g, '\\/'));
+}
+
+export interface MandrillWebhookOptions {
+  /** The webhook's key, as the project is configured with it. */
+  webhookKey: string;
+  /** The webhook URL exactly as entered at Mandrill (the project's `mandrill.url`): Mandrill signs it. */
+  url: string;
+  /** When Mandrill posts; the default time of events. Default now. */
+  signedAt?: Date | undefined;
+}
+
+/**
+ * The signed POST Mandrill makes for a batch reporting `events` (any number, of any messages), each
+ * message's tracking ID in `msg.metadata` as `attachMandrillTrackingId` attaches it. `payload` is a
+ * `mandrill_events` array (or its text), signed anew.
+ *
+ * @example
+ * const request = mandrillWebhook({
+ *   webhookKey: process.env.MANDRILL_WEBHOOK_KEY!,
+ *   url: 'https://mail.example.com/projects/acme/webhooks/mandrill',
+ *   events: [{ type: 'bounced', recipient: 'bob@example.com', trackingId: 'spring-sale' }],
+ * });
+ */
+export function mandrillWebhook(options: TestPayload & MandrillWebhookOptions): TestWebhook {
+  const now = requestTime(options.signedAt);
+  if (options.events === undefined) return mandrillRequest(payloadText(options.payload), [], options);
+  const events = reportEvents('mandrill', options.events, { now, seconds: true, messageId: () => randomBytes(16).toString('hex') });
+  return mandrillRequest(phpJson(events.map(mandrillEvent)), events, options);
+}
+
+const eventNames = {
+  sent: 'send',
+  delivered: 'delivered',
+  deferred: 'deferral',
+  bounced: 'hard_bounce',
+  complained: 'spam',
+  rejected: 'reject',
+  opened: 'open',
+  clicked: 'click',
+  unsubscribed: 'unsub',
+} as const;
+
+function mandrillEvent(event: ReportedEvent): Record<string, unknown> {
+  const metadata = event.trackingId === null ? {} : attachMandrillTrackingId({ message: { to: [{ email: event.recipient }] } }, event.trackingId).message.metadata;
+  const ts = unixSeconds(event.occurredAt);
+  const soft = event.type === 'bounced' && event.bounceClass === 'soft';
+  const msg: Record<string, unknown> = {
+    ts: ts - 5,
+    _id: event.messageId,
+    state: { bounced: soft ? 'soft-bounced' : 'bounced', deferred: 'deferred', rejected: 'rejected' }[event.type as string] ?? 'sent',
+    email: event.recipient,
+    sender: 'news@example.com',
+    subject: 'Hello',
+    tags: [],
+    metadata,
+    opens: [],
+    clicks: [],
+    smtp_events: [],
+    subaccount: null,
+  };
+  if (event.type === 'bounced') {
+    Object.assign(msg, soft
+      ? { bounce_description: 'mailbox_full', bgtools_code: 22, diag: 'smtp;452 4.2.2 Mailbox full' }
+      : { bounce_description: 'bad_mailbox', bgtools_code: 10, diag: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.' });
   }
-  checkSize(value);
-  return value;
-}
-
-function checkSize(metadata: Record<string, unknown>): void {
-  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
-  if (bytes > METADATA_MAX_BYTES) throw new MandrillRefusal(`metadata is ${bytes} bytes of JSON, over ${METADATA_MAX_BYTES}`);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  const tracking = event.type === 'opened' || event.type === 'clicked' ? { ip: '192.0.2.1', user_agent: 'Mozilla/5.0', location: null } : {};
+  return {
+    event: soft ? 'soft_bounce' : eventNames[event.type],
+    _id: event.messageId,
+    ts,
+    ...tracking,
+    ...(event.type === 'clicked' ? { url: 'https://example.com/spring' } : {}),
+    msg,
+  };
 }

@@ -1,75 +1,126 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { WebhookRequest } from '../webhooks/request.js';
+import { attachPostmarkTrackingId } from '../carriers/postmark.js';
+import {
+  encoder,
+  invalid,
+  payloadText,
+  reportEvents,
+  requestTime,
+  sharedSecretHeaders,
+  type ReportedEvent,
+  type SharedSecretCredentials,
+  type TestPayload,
+  type TestWebhook,
+} from './test-event.js';
 
-/** What Postmark's API answers with an error (422 "Invalid metadata content", 403 `$.Metadata`) instead of sending. */
-export class PostmarkRefusal extends Error {}
+/**
+ * Postmark's webhooks as it posts them: one record per POST (Delivery, Bounce, SpamComplaint, Open,
+ * Click, SubscriptionChange), with the `HttpAuth` basic credentials and/or `HttpHeaders` configured on
+ * the webhook (Postmark signs nothing).
+ */
 
-export interface PostmarkDeliveryOptions {
-  /** Which webhook reports the message. Bounce records carry a numeric `ID`, often above 2^53. */
-  record: 'Delivery' | 'Bounce';
-  /** .NET serializers may write non-ASCII as `\uXXXX` escapes; both forms are valid JSON. */
-  escapeNonAscii: boolean;
-  /** The `HttpAuth` credentials configured on the webhook; sent as basic auth. */
-  credentials: { username: string; password: string };
+/** The POST of one record's JSON text, authenticated with `credentials`. */
+export function postmarkRequest(recordText: string, events: ReportedEvent[], credentials: SharedSecretCredentials | undefined): TestWebhook {
+  return {
+    provider: 'postmark',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'Postmark', ...sharedSecretHeaders(credentials) },
+    rawBody: encoder.encode(recordText),
+    events,
+  };
 }
 
-export interface PostmarkPost {
-  request: WebhookRequest;
-  messageId: string;
-  /** The record's `ID` as Postmark wrote it, digits only (Bounce records). */
-  id?: string;
+/** A Bounce or SpamComplaint record `ID`: Postmark's are often above 2^53, so they are written as digits, never as a rounded number. */
+export function postmarkRecordIdDigits(): string {
+  return `${randomInt(1, 2 ** 47)}${randomInt(0, 100_000).toString().padStart(5, '0')}`;
+}
+
+export interface PostmarkWebhookOptions {
+  /** The webhook's `HttpAuth` (basic) and/or `HttpHeaders` (headers), as the project is configured with them. */
+  auth?: SharedSecretCredentials | undefined;
+  /** When Postmark posts; the default time of the event. Default now. */
+  signedAt?: Date | undefined;
 }
 
 /**
- * Plays Postmark: validates a message (or a batch, an array of them) the way `POST /email` and
- * `/email/batch` do for `Metadata` (at most 10 fields, keys of 1–20 characters not repeated but for case,
- * values strings of at most 80 characters), and produces one webhook POST per message.
+ * The POST Postmark makes for one event (Postmark posts each record alone), the tracking ID in
+ * `Metadata` as `attachPostmarkTrackingId` splits it there. `payload` posts a record given as is.
+ * Postmark has no webhook for a message merely sent.
+ *
+ * @example
+ * const request = postmarkWebhook({
+ *   auth: { basic: { username: 'postmark', password: process.env.POSTMARK_WEBHOOK_PASSWORD! } },
+ *   events: [{ type: 'bounced', recipient: 'bob@example.com', trackingId: 'spring-sale' }],
+ * });
  */
-export function deliverPostmarkMessages(messages: unknown, options: PostmarkDeliveryOptions): PostmarkPost[] {
-  const batch = Array.isArray(messages) ? messages : [messages];
-  return batch.map((message, index) => {
-    if (!isPlainObject(message)) throw new PostmarkRefusal(`message ${index} is not an object`);
-    const to = message['To'];
-    if (typeof to !== 'string' || !to.includes('@')) throw new PostmarkRefusal('To is required');
-    const metadata = checkMetadata(message['Metadata']);
-    const messageId = randomUUID();
-    const id = `${randomInt(1, 2 ** 47)}${randomInt(0, 100_000).toString().padStart(5, '0')}`;
-    const record =
-      options.record === 'Delivery'
-        ? { RecordType: 'Delivery', ServerID: 23, MessageStream: 'outbound', MessageID: messageId, Recipient: to, Tag: '', DeliveredAt: '2026-01-01T00:00:00.1234567Z', Details: 'smtp;250 OK', Metadata: metadata }
-        : { RecordType: 'Bounce', ID: '__ID__', Type: 'HardBounce', TypeCode: 1, Name: 'Hard bounce', MessageID: messageId, Email: to, BouncedAt: '2026-01-01T00:00:00Z', Inactive: true, Metadata: metadata };
-    let text = JSON.stringify(record).replace('"__ID__"', id);
-    if (options.escapeNonAscii) text = text.replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-    const { username, password } = options.credentials;
-    return {
-      messageId,
-      ...(options.record === 'Bounce' ? { id } : {}),
-      request: {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
-        rawBody: new TextEncoder().encode(text),
-      },
-    };
+export function postmarkWebhook(options: TestPayload & PostmarkWebhookOptions): TestWebhook {
+  const now = requestTime(options.signedAt);
+  if (options.events === undefined) return postmarkRequest(payloadText(options.payload), [], options.auth);
+  const events = reportEvents('postmark', options.events, { now, seconds: false, messageId: randomUUID });
+  if (events.length !== 1) throw invalid(`Postmark posts one record per request, not ${events.length}: build one request per event.`);
+  const event = events[0]!;
+  if (event.type === 'sent') throw invalid('Postmark has no webhook for a message merely sent.');
+  return postmarkRequest(recordText(event), events, options.auth);
+}
+
+/** Postmark's times: ISO 8601 with seven fraction digits. */
+function postmarkTime(date: Date): string {
+  return date.toISOString().replace('Z', '0000Z');
+}
+
+function recordText(event: ReportedEvent): string {
+  const metadata = event.trackingId === null ? {} : attachPostmarkTrackingId({}, event.trackingId).Metadata;
+  const at = postmarkTime(event.occurredAt);
+  const common = { MessageID: event.messageId, ServerID: 23, MessageStream: 'outbound', Tag: '', Metadata: metadata };
+  const bounce = (type: string, typeCode: number, name: string, description: string, details: string) => ({
+    RecordType: 'Bounce',
+    ID: '__ID__',
+    Type: type,
+    TypeCode: typeCode,
+    Name: name,
+    ...common,
+    Description: description,
+    Details: details,
+    Email: event.recipient,
+    From: 'news@example.com',
+    BouncedAt: at,
+    DumpAvailable: false,
+    Inactive: typeCode === 1,
+    CanActivate: true,
+    Subject: 'Hello',
   });
-}
-
-function checkMetadata(value: unknown): Record<string, string> {
-  if (value === undefined || value === null) return {};
-  if (!isPlainObject(value)) throw new PostmarkRefusal('Invalid request field(s): $.Metadata');
-  const entries = Object.entries(value);
-  if (entries.length > 10) throw new PostmarkRefusal('Invalid metadata content: at most 10 fields');
-  const seen = new Set<string>();
-  for (const [key, field] of entries) {
-    if (key.length === 0 || key.length > 20) throw new PostmarkRefusal('Field names are limited to 20 characters');
-    if (seen.has(key.toLowerCase())) throw new PostmarkRefusal(`Duplicate metadata key ${key} (keys are case-insensitive)`);
-    seen.add(key.toLowerCase());
-    // .NET string length counts UTF-16 code units, never fewer than the characters.
-    if (typeof field !== 'string') throw new PostmarkRefusal('Invalid request field(s): $.Metadata');
-    if (field.length > 80) throw new PostmarkRefusal('Field values are limited to 80 characters');
+  const client = { UserAgent: 'Mozilla/5.0', Client: { Name: 'Chrome', Company: 'Google', Family: 'Chrome' }, OS: { Name: 'macOS', Company: 'Apple', Family: 'macOS' } };
+  let record: Record<string, unknown>;
+  switch (event.type) {
+    case 'sent':
+      throw invalid('Postmark has no webhook for a message merely sent.');
+    case 'delivered':
+      record = { RecordType: 'Delivery', ...common, Recipient: event.recipient, DeliveredAt: at, Details: 'smtp;250 2.0.0 OK' };
+      break;
+    case 'deferred':
+      record = bounce('Transient', 2, 'Message delayed', 'The server could not temporarily deliver your message.', 'smtp;452 4.2.2 Mailbox full');
+      break;
+    case 'bounced':
+      record =
+        event.bounceClass === 'soft'
+          ? bounce('SoftBounce', 4096, 'Soft bounce', 'Unable to temporarily deliver this email.', 'smtp;452 4.2.2 Mailbox full')
+          : bounce('HardBounce', 1, 'Hard bounce', 'The server was unable to deliver your message (ex: unknown user, mailbox not found).', 'smtp;550 5.1.1 user unknown');
+      break;
+    case 'rejected':
+      record = bounce('BadEmailAddress', 100000, 'Invalid email address', 'The address is not a valid email address.', 'Invalid email address');
+      break;
+    case 'complained':
+      record = { ...bounce('SpamComplaint', 100001, 'Spam complaint', 'The subscriber explicitly marked this message as spam.', ''), RecordType: 'SpamComplaint', Inactive: true };
+      break;
+    case 'opened':
+      record = { RecordType: 'Open', ...common, FirstOpen: true, Recipient: event.recipient, ReceivedAt: at, Platform: 'Desktop', ReadSeconds: 5, ...client };
+      break;
+    case 'clicked':
+      record = { RecordType: 'Click', ...common, Recipient: event.recipient, ReceivedAt: at, ClickLocation: 'HTML', OriginalLink: 'https://example.com/spring', Platform: 'Desktop', ...client };
+      break;
+    case 'unsubscribed':
+      record = { RecordType: 'SubscriptionChange', ...common, Recipient: event.recipient, ChangedAt: at, Origin: 'Recipient', SuppressSending: true, SuppressionReason: 'ManualSuppression' };
+      break;
   }
-  return value as Record<string, string>;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return JSON.stringify(record).replace('"__ID__"', postmarkRecordIdDigits());
 }

@@ -1,27 +1,31 @@
-import { randomUUID, sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { encodeServiceIdHeader, SERVICE_ID_HEADER } from '../carriers/ses-header.js';
+import { sesTrackingTags } from '../carriers/ses-tags.js';
 import type { WebhookRequest } from '../webhooks/request.js';
+import { testSnsSigner } from './sns-test-signer.js';
+import {
+  invalid,
+  payloadText,
+  reportEvents,
+  requestTime,
+  sharedSecretHeaders,
+  type ReportedEvent,
+  type TestEventType,
+  type TestPayload,
+  type TestWebhook,
+} from './test-event.js';
 
 /**
- * A stand-in for Amazon SES and SNS: it accepts send requests the way the SES APIs do (refusing what
- * they refuse), turns the sent message into the notification SES publishes, and wraps that in an SNS
- * HTTP POST signed like SNS signs, with the test key below.
+ * Amazon SES as it reports a sent message: the notification SES publishes (event publishing through a
+ * configuration set, or identity feedback notifications), wrapped in the HTTP POST of an SNS HTTP/S
+ * subscription and signed the way SNS signs, with the testing kit's key unless told otherwise.
  */
 
-const fixtures = new URL('../../test/providers/fixtures/ses/', import.meta.url);
-/** The test key that plays SNS's signing key, and its certificate (see the notes in the files). */
-export const snsSigningKey = readFileSync(new URL('sns-signing-key.pem', fixtures), 'utf8');
-export const snsSigningCertificate = readFileSync(new URL('sns-signing-cert.pem', fixtures), 'utf8');
-/** The certificate of another key: signatures by `snsSigningKey` must not verify against it. */
-export const otherCertificate = readFileSync(new URL('other-cert.pem', fixtures), 'utf8');
-
+/** The topic of core's own tests, and the test key's certificate under the URL its messages name. */
 export const topicArn = 'arn:aws:sns:us-east-1:123456789012:ses-events';
-export const certificateUrl = 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem';
-
-/** What SES refuses (the real API answers 400 `InvalidParameterValue` / `ValidationException`). */
-export class SesRejection extends Error {
-  override readonly name = 'SesRejection';
-}
+export const certificateUrl = testSnsSigner.certificateUrl;
+export const snsSigningKey = testSnsSigner.privateKey;
+export const snsSigningCertificate = testSnsSigner.certificate;
 
 /** A message SES accepted: what its notifications will say about it. */
 export interface SentMessage {
@@ -32,112 +36,110 @@ export interface SentMessage {
   tags: Record<string, string[]>;
 }
 
-/** `MessageTag` Name and Value: ASCII letters, digits, `_`, `-`; 1–256 characters (API_MessageTag). */
-const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
-/** `MessageHeader` Name: printable ASCII but `:`, 1–126; Value: printable ASCII, 1–870 (API_MessageHeader). */
-const HEADER_NAME = /^[!-9;-@A-~]{1,126}$/;
-const HEADER_VALUE = /^[ -~]{1,870}$/;
-/** `Message.Headers` / `Template.Headers` hold at most 15 entries. */
-const MAX_HEADERS = 15;
-/** RFC 5322 §2.1.1: a line is at most 998 characters, CRLF excluded. */
-const MAX_LINE = 998;
-
-const baseHeaders = (to: string[]): { name: string; value: string }[] => [
-  { name: 'From', value: 'Shop <shop@example.com>' },
-  { name: 'To', value: to.join(', ') },
-  { name: 'Subject', value: 'Hello' },
-  { name: 'MIME-Version', value: '1.0' },
-];
-
-/** SES v2 `SendEmail` (`@aws-sdk/client-sesv2`): `EmailTags`, `Content.Simple|Template.Headers`. */
-export function sesV2SendEmail(request: Record<string, unknown>): SentMessage {
-  const destination = destinationOf(request.Destination);
-  // The SDK drops fields it does not know (`Tags` is v1's name): they never reach SES.
-  const tags = messageTags(request.EmailTags);
-  const content = request.Content as Record<string, unknown> | undefined;
-  const part = (content?.Simple ?? content?.Template) as Record<string, unknown> | undefined;
-  if (part === undefined) throw new SesRejection('Content.Simple or Content.Template is required');
-  const extra = part.Headers ?? [];
-  if (!Array.isArray(extra) || extra.length > MAX_HEADERS) throw new SesRejection('Headers: at most 15');
-  const headers = baseHeaders(destination);
-  for (const header of extra as unknown[]) {
-    const { Name, Value } = header as Record<string, unknown>;
-    if (typeof Name !== 'string' || !HEADER_NAME.test(Name)) throw new SesRejection(`header name ${String(Name)}`);
-    if (typeof Value !== 'string' || !HEADER_VALUE.test(Value)) throw new SesRejection(`header value ${JSON.stringify(Value)}`);
-    headers.push({ name: Name, value: Value });
-  }
-  return { messageId: sesMessageId(), destination, headers, tags };
-}
-
-/** SES v1 `SendEmail` (`@aws-sdk/client-ses`): tags in `Tags`; no custom headers. */
-export function sesV1SendEmail(request: Record<string, unknown>): SentMessage {
-  const destination = destinationOf(request.Destination);
-  return { messageId: sesMessageId(), destination, headers: baseHeaders(destination), tags: messageTags(request.Tags) };
-}
-
-/** SES v1 `SendRawEmail`: the MIME text in `RawMessage.Data`, tags in `Tags`; headers as written. */
-export function sesV1SendRawEmail(request: Record<string, unknown>): SentMessage {
-  const raw = (request.RawMessage as Record<string, unknown> | undefined)?.Data;
-  if (typeof raw !== 'string' && !(raw instanceof Uint8Array)) throw new SesRejection('RawMessage.Data is required');
-  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw);
-  const headers = mimeHeaders(bytes);
-  const to = headers.find((header) => header.name.toLowerCase() === 'to')?.value;
-  const destination = Array.isArray(request.Destinations) ? (request.Destinations as string[]) : (to ?? '').split(/,\s*/);
-  return { messageId: sesMessageId(), destination, headers, tags: messageTags(request.Tags) };
-}
-
-/** A raw MIME message as a mail client would build it, ready for `attachSesHeaderTrackingId`. */
-export function mimeMessage(to: string[], newline = '\r\n'): string {
-  return [...baseHeaders(to).map(({ name, value }) => `${name}: ${value}`), 'Content-Type: text/plain; charset=UTF-8', '', 'Hello,', '', 'a body line', ''].join(
-    newline,
-  );
-}
-
 export type SesFamily = 'event-publishing' | 'feedback';
+
+/** The SES event types of delivery events; identity feedback notifications know only Bounce, Complaint and Delivery. */
+export type SesEventType = 'Send' | 'Delivery' | 'DeliveryDelay' | 'Bounce' | 'Complaint' | 'Reject' | 'Open' | 'Click' | 'Subscription';
+
+export interface SesNotificationOptions {
+  family?: SesFamily;
+  /** Whether `mail` carries the original headers: always for event publishing, when "include original headers" is on for feedback. */
+  includeHeaders?: boolean;
+  /** The event's time (the event object's `timestamp`; `mail.timestamp` for Send and Reject, which have none). */
+  occurredAt?: Date;
+  /** Who the event object names (bounced, complained, delivered, delayed recipients); default every destination. */
+  recipients?: readonly string[];
+  /** Bounce only: default `Permanent`. */
+  bounceType?: 'Permanent' | 'Transient';
+}
 
 /**
  * The notification SES publishes about a sent message. Event publishing carries headers and tags;
  * identity feedback notifications carry headers only when "include original headers" is on, and never tags.
  */
-export function sesNotification(
-  sent: SentMessage,
-  eventType: 'Delivery' | 'Bounce' | 'Open',
-  options: { family?: SesFamily; includeHeaders?: boolean } = {},
-): Record<string, unknown> {
+export function sesNotification(sent: SentMessage, eventType: SesEventType, options: SesNotificationOptions = {}): Record<string, unknown> {
   const family = options.family ?? 'event-publishing';
   const includeHeaders = options.includeHeaders ?? family === 'event-publishing';
+  const at = options.occurredAt ?? new Date('2026-04-01T09:00:02.000Z');
+  const sentAt = eventType === 'Send' || eventType === 'Reject' ? at : new Date(at.getTime() - 2000);
   const mail: Record<string, unknown> = {
-    timestamp: '2026-04-01T09:00:00.000Z',
+    timestamp: options.occurredAt === undefined ? '2026-04-01T09:00:00.000Z' : sentAt.toISOString(),
     source: 'shop@example.com',
     sourceArn: 'arn:aws:ses:us-east-1:123456789012:identity/example.com',
     sendingAccountId: '123456789012',
     messageId: sent.messageId,
     destination: sent.destination,
   };
-  if (includeHeaders) Object.assign(mail, { headersTruncated: false, headers: sent.headers, commonHeaders: { to: sent.destination } });
+  if (includeHeaders) Object.assign(mail, { headersTruncated: false, headers: sent.headers, commonHeaders: { from: ['shop@example.com'], to: sent.destination, subject: 'Hello' } });
   if (family === 'event-publishing') {
-    mail.tags = { 'ses:operation': ['SendEmail'], 'ses:configuration-set': ['tracking'], ...sent.tags };
+    mail.tags = { 'ses:operation': ['SendEmail'], 'ses:configuration-set': ['tracking'], 'ses:from-domain': ['example.com'], ...sent.tags };
   }
   const typeKey = family === 'event-publishing' ? 'eventType' : 'notificationType';
-  const at = '2026-04-01T09:00:02.000Z';
+  const timestamp = at.toISOString();
+  const recipients = [...(options.recipients ?? sent.destination)];
+  const notification: Record<string, unknown> = { [typeKey]: eventType, mail };
   switch (eventType) {
+    case 'Send':
+      notification.send = {};
+      break;
     case 'Delivery':
-      return { [typeKey]: 'Delivery', mail, delivery: { timestamp: at, processingTimeMillis: 2000, recipients: sent.destination, smtpResponse: '250 ok' } };
-    case 'Bounce':
-      return {
-        [typeKey]: 'Bounce',
-        mail,
-        bounce: {
-          bounceType: 'Permanent',
-          bounceSubType: 'General',
-          bouncedRecipients: sent.destination.map((emailAddress) => ({ emailAddress, action: 'failed', status: '5.1.1' })),
-          timestamp: at,
-          feedbackId: randomUUID(),
-        },
+      notification.delivery = { timestamp, processingTimeMillis: 2000, recipients, smtpResponse: '250 2.0.0 OK', reportingMTA: 'a8-70.smtp-out.amazonses.com' };
+      break;
+    case 'DeliveryDelay':
+      notification.deliveryDelay = {
+        timestamp,
+        delayType: 'TransientCommunicationFailure',
+        expirationTime: new Date(at.getTime() + 24 * 60 * 60 * 1000).toISOString(),
+        delayedRecipients: recipients.map((emailAddress) => ({ emailAddress, status: '4.4.1', diagnosticCode: 'smtp; 421 4.4.1 Connection timed out' })),
       };
+      break;
+    case 'Bounce': {
+      const permanent = (options.bounceType ?? 'Permanent') === 'Permanent';
+      notification.bounce = {
+        bounceType: permanent ? 'Permanent' : 'Transient',
+        bounceSubType: permanent ? 'General' : 'MailboxFull',
+        bouncedRecipients: recipients.map((emailAddress) =>
+          permanent
+            ? { emailAddress, action: 'failed', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }
+            : { emailAddress, action: 'failed', status: '4.2.2', diagnosticCode: 'smtp; 452 4.2.2 Mailbox full' },
+        ),
+        timestamp,
+        feedbackId: `${randomBytes(8).toString('hex')}-${randomUUID()}-000000`,
+        reportingMTA: 'dns; a8-70.smtp-out.amazonses.com',
+      };
+      break;
+    }
+    case 'Complaint':
+      notification.complaint = {
+        complainedRecipients: recipients.map((emailAddress) => ({ emailAddress })),
+        timestamp,
+        feedbackId: `${randomBytes(8).toString('hex')}-${randomUUID()}-000000`,
+        complaintSubType: null,
+        userAgent: 'Mozilla/5.0 (feedback loop)',
+        complaintFeedbackType: 'abuse',
+        arrivalDate: timestamp,
+      };
+      break;
+    case 'Reject':
+      notification.reject = { reason: 'Bad content' };
+      break;
     case 'Open':
-      return { [typeKey]: 'Open', mail, open: { timestamp: at, ipAddress: '192.0.2.1', userAgent: 'test' } };
+      notification.open = { timestamp, ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0' };
+      break;
+    case 'Click':
+      notification.click = { timestamp, ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0', link: 'https://example.com/spring', linkTags: {} };
+      break;
+    case 'Subscription':
+      notification.subscription = {
+        contactList: 'newsletter',
+        timestamp,
+        source: 'UnsubscribeHeader',
+        newTopicPreferences: { unsubscribeAll: true, topicSubscriptionStatus: [] },
+        oldTopicPreferences: { unsubscribeAll: false, topicSubscriptionStatus: [] },
+      };
+      break;
   }
+  return notification;
 }
 
 export interface SnsEnvelopeOptions {
@@ -148,8 +150,10 @@ export interface SnsEnvelopeOptions {
   subscribeUrl?: string;
   subject?: string;
   messageId?: string;
-  /** The key that signs; SNS's (the test key) unless told otherwise. */
-  key?: string;
+  /** When SNS published it; default a fixed time of core's tests. */
+  timestamp?: Date;
+  /** The key that signs; the testing kit's unless told otherwise. */
+  key?: string | KeyObject;
 }
 
 /** An SNS HTTP/S message around `message`, signed the way SNS signs (reference §1.6). */
@@ -160,7 +164,7 @@ export function snsEnvelope(message: string, options: SnsEnvelopeOptions = {}): 
     MessageId: options.messageId ?? randomUUID(),
     TopicArn: options.topicArn ?? topicArn,
     Message: message,
-    Timestamp: '2026-04-01T09:00:03.123Z',
+    Timestamp: options.timestamp?.toISOString() ?? '2026-04-01T09:00:03.123Z',
     SignatureVersion: options.signatureVersion ?? '1',
     SigningCertURL: options.signingCertUrl ?? certificateUrl,
   };
@@ -168,7 +172,7 @@ export function snsEnvelope(message: string, options: SnsEnvelopeOptions = {}): 
     if (options.subject !== undefined) envelope.Subject = options.subject;
     envelope.UnsubscribeURL = `https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=${envelope.TopicArn}:${randomUUID()}`;
   } else {
-    envelope.Token = '2336412f37fb687f5d51e6e2425dacbba5b0d4d5a8c0e4f7a3f1f7e5d3c2b1a0';
+    envelope.Token = randomBytes(64).toString('hex');
     envelope.SubscribeURL =
       options.subscribeUrl ?? `https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${envelope.TopicArn}&Token=${envelope.Token}`;
   }
@@ -177,7 +181,7 @@ export function snsEnvelope(message: string, options: SnsEnvelopeOptions = {}): 
 }
 
 /** Signs with SHA1withRSA (version 1) or SHA256withRSA (version 2) over the fields SNS signs. */
-export function signEnvelope(envelope: Record<string, string>, key: string): string {
+export function signEnvelope(envelope: Record<string, string>, key: string | KeyObject): string {
   const names =
     envelope.Type === 'Notification'
       ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
@@ -190,7 +194,7 @@ export function signEnvelope(envelope: Record<string, string>, key: string): str
 }
 
 /** The HTTP POST SNS makes: JSON as `text/plain`, with the x-amz-sns-* headers. */
-export function snsRequest(envelope: Record<string, string>, headers: Record<string, string> = {}): WebhookRequest {
+export function snsRequest(envelope: Record<string, string>, headers: Record<string, string> = {}): WebhookRequest & { headers: Record<string, string> } {
   return {
     method: 'POST',
     headers: {
@@ -198,6 +202,7 @@ export function snsRequest(envelope: Record<string, string>, headers: Record<str
       'x-amz-sns-message-type': envelope.Type!,
       'x-amz-sns-message-id': envelope.MessageId!,
       'x-amz-sns-topic-arn': envelope.TopicArn!,
+      ...(envelope.Type === 'Notification' ? { 'x-amz-sns-subscription-arn': `${envelope.TopicArn}:${randomUUID()}` } : {}),
       'user-agent': 'Amazon Simple Notification Service Agent',
       ...headers,
     },
@@ -221,48 +226,134 @@ export function snsRawRequest(message: string, headers: Record<string, string> =
   };
 }
 
-function sesMessageId(): string {
-  return `0100018e${randomUUID().replaceAll('-', '').slice(0, 8)}-${randomUUID()}-000000`;
+/** An id as SES's send APIs return them. */
+export function sesMessageId(): string {
+  return `0100018e${randomBytes(4).toString('hex')}-${randomUUID()}-000000`;
 }
 
-function destinationOf(destination: unknown): string[] {
-  const to = (destination as Record<string, unknown> | undefined)?.ToAddresses;
-  return Array.isArray(to) && to.length > 0 ? (to as string[]) : ['ana@example.org'];
+// --- The kit's builders. ---------------------------------------------------------------------------
+
+/** How SNS signs and posts, as the receiving project is configured for it. */
+export interface SnsSigningOptions {
+  /** The topic the message comes from: one of the project's `topicArns`. */
+  topicArn: string;
+  /** `1` (SHA1withRSA, SNS's default) or `2` (SHA256withRSA). Default `1`. */
+  signatureVersion?: '1' | '2' | undefined;
+  /** The key that signs; default `testSnsSigner.privateKey`, whose certificate the receiver must trust. */
+  signingKey?: string | KeyObject | undefined;
+  /** The `SigningCertURL`; default `testSnsSigner.certificateUrl`. */
+  signingCertUrl?: string | undefined;
+  /** Basic credentials of the subscription URL (`https://user:password@host/…`), for a project that requires them. */
+  basic?: { username: string; password: string } | undefined;
+  /** When SNS posts; default now. */
+  signedAt?: Date | undefined;
 }
 
-function messageTags(tags: unknown): Record<string, string[]> {
-  if (tags === undefined) return {};
-  if (!Array.isArray(tags)) throw new SesRejection('tags must be a list');
-  const result: Record<string, string[]> = {};
-  for (const tag of tags as unknown[]) {
-    const { Name, Value } = tag as Record<string, unknown>;
-    if (typeof Name !== 'string' || !TAG_TEXT.test(Name)) throw new SesRejection(`tag name ${JSON.stringify(Name)}`);
-    if (typeof Value !== 'string' || !TAG_TEXT.test(Value)) throw new SesRejection(`tag value ${JSON.stringify(Value)}`);
-    if (result[Name] !== undefined) throw new SesRejection(`duplicate tag ${Name}`);
-    result[Name] = [Value];
+export interface SesWebhookOptions extends SnsSigningOptions {
+  /** `event-publishing` (a configuration set's SNS destination; the default) or `feedback` (identity notifications, with original headers). */
+  family?: SesFamily | undefined;
+  /** Where the message carried its tracking ID: the `X-Service-Id` header (default) or the `service_id` tag (event publishing only). */
+  carrier?: 'header' | 'tags' | undefined;
+}
+
+const sesEventTypes: Record<TestEventType, SesEventType> = {
+  sent: 'Send',
+  delivered: 'Delivery',
+  deferred: 'DeliveryDelay',
+  bounced: 'Bounce',
+  complained: 'Complaint',
+  rejected: 'Reject',
+  opened: 'Open',
+  clicked: 'Click',
+  unsubscribed: 'Subscription',
+};
+
+/**
+ * The POST SNS makes for one SES notification, signed as SNS signs. One notification is about one
+ * message and one event type, so `events` share their type, message id, tracking ID and time, and name
+ * the message's recipients (several make one notification naming them all). Open, click, send, reject
+ * and subscription events name no recipient: SES applies them to every destination, as here.
+ *
+ * @example
+ * const request = sesWebhook({
+ *   topicArn: 'arn:aws:sns:us-east-1:123456789012:ses-events',
+ *   events: [{ type: 'bounced', recipient: 'bob@example.com', trackingId: 'spring-sale' }],
+ * });
+ * await mailwarden.ingestWebhook('ses', 'acme', request); // with fetchCertificate: fetchTestSnsCertificate
+ */
+export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhook {
+  const now = requestTime(options.signedAt);
+  if (options.events === undefined) return snsTestWebhook(payloadText(options.payload), [], options, now);
+  let generated: string | undefined;
+  const events = reportEvents('ses', options.events, { now, seconds: false, messageId: () => (generated ??= sesMessageId()) });
+  const [first] = events;
+  if (first === undefined) throw invalid('An SES notification reports at least one event.');
+  for (const event of events.slice(1)) {
+    const same = event.type === first.type && event.bounceClass === first.bounceClass && event.messageId === first.messageId;
+    if (!same || event.trackingId !== first.trackingId || event.occurredAt.getTime() !== first.occurredAt.getTime()) {
+      throw invalid('One SES notification is about one message and one event: give its events the same type, messageId, trackingId and occurredAt.');
+    }
   }
-  return result;
+  const family = options.family ?? 'event-publishing';
+  if (family === 'feedback' && !['bounced', 'complained', 'delivered'].includes(first.type)) {
+    throw invalid(`SES identity feedback notifications report bounces, complaints and deliveries only, not ${first.type} events.`);
+  }
+  const carrier = options.carrier ?? 'header';
+  const recipients = [...new Set(events.map((event) => event.recipient))];
+  const sent: SentMessage = {
+    messageId: first.messageId,
+    destination: recipients,
+    headers: [
+      { name: 'From', value: 'Shop <shop@example.com>' },
+      { name: 'To', value: recipients.join(', ') },
+      { name: 'Subject', value: 'Hello' },
+      { name: 'MIME-Version', value: '1.0' },
+      ...(first.trackingId !== null && carrier === 'header' ? [{ name: SERVICE_ID_HEADER, value: encodeServiceIdHeader(first.trackingId).join(' ') }] : []),
+    ],
+    tags: first.trackingId !== null && carrier === 'tags' ? Object.fromEntries(sesTrackingTags(first.trackingId).map(({ Name, Value }) => [Name, [Value]])) : {},
+  };
+  const notification = sesNotification(sent, sesEventTypes[first.type], {
+    family,
+    includeHeaders: true,
+    occurredAt: first.occurredAt,
+    recipients,
+    bounceType: first.bounceClass === 'soft' ? 'Transient' : 'Permanent',
+  });
+  // Identity feedback notifications never carry tags: a tracking ID sent only as a tag is lost there.
+  const reported = family === 'feedback' && carrier === 'tags' ? events.map((event) => ({ ...event, trackingId: null })) : events;
+  return snsTestWebhook(JSON.stringify(notification), reported, options, now);
 }
 
 /**
- * The header fields of a raw message as SES reports them: header block in ASCII with lines of at
- * most 998 characters (else refused), folding undone, the value after the colon without leading blanks.
+ * The `SubscriptionConfirmation` SNS posts when the endpoint is subscribed to a topic, signed as SNS
+ * signs. mailwarden confirms it through `confirmSubscription` of its webhook environment (with the real
+ * default, a GET of the `SubscribeURL` on an SNS host: use it against services whose environment you control).
+ *
+ * @example
+ * const request = snsSubscriptionConfirmation({ topicArn: 'arn:aws:sns:us-east-1:123456789012:ses-events' });
  */
-function mimeHeaders(bytes: Buffer): { name: string; value: string }[] {
-  const text = bytes.toString('latin1');
-  const end = text.search(/\r?\n\r?\n/);
-  const block = end === -1 ? text : text.slice(0, end);
-  if (/[^\x00-\x7f]/.test(block)) throw new SesRejection('header block is not ASCII');
-  const lines = block.split(/\r?\n/);
-  if (lines.some((line) => line.length > MAX_LINE)) throw new SesRejection('header line over 998 characters');
-  const headers: { name: string; value: string }[] = [];
-  for (const line of lines) {
-    if (/^[ \t]/.test(line) && headers.length > 0) headers[headers.length - 1]!.value += line;
-    else {
-      const colon = line.indexOf(':');
-      if (colon <= 0) throw new SesRejection(`malformed header line ${JSON.stringify(line)}`);
-      headers.push({ name: line.slice(0, colon), value: line.slice(colon + 1).replace(/^[ \t]+/, '') });
-    }
-  }
-  return headers;
+export function snsSubscriptionConfirmation(options: SnsSigningOptions): TestWebhook {
+  const now = requestTime(options.signedAt);
+  const envelope = snsEnvelope(`You have chosen to subscribe to the topic ${options.topicArn}.\nTo confirm the subscription, visit the SubscribeURL included in this message.`, {
+    ...envelopeOptions(options, now),
+    type: 'SubscriptionConfirmation',
+  });
+  const request = snsRequest(envelope, sharedSecretHeaders({ basic: options.basic }));
+  return { provider: 'ses', method: 'POST', headers: request.headers, rawBody: request.rawBody, events: [] };
+}
+
+function snsTestWebhook(message: string, events: ReportedEvent[], options: SnsSigningOptions, now: Date): TestWebhook {
+  const request = snsRequest(snsEnvelope(message, envelopeOptions(options, now)), sharedSecretHeaders({ basic: options.basic }));
+  return { provider: 'ses', method: 'POST', headers: request.headers, rawBody: request.rawBody, events };
+}
+
+function envelopeOptions(options: SnsSigningOptions, now: Date): SnsEnvelopeOptions {
+  if (typeof options.topicArn !== 'string' || !options.topicArn.startsWith('arn:')) throw invalid('topicArn must be an SNS topic ARN.');
+  return {
+    topicArn: options.topicArn,
+    signatureVersion: options.signatureVersion ?? '1',
+    signingCertUrl: options.signingCertUrl ?? testSnsSigner.certificateUrl,
+    timestamp: now,
+    key: options.signingKey ?? testSnsSigner.privateKey,
+  };
 }

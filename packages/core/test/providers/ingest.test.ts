@@ -21,12 +21,15 @@ import {
   type WebhookRequest,
 } from '@mailwarden/core';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import { mailgunApiUserVariables, mailgunJsonWebhook } from '../../src/testing/mailgun.js';
-import { deliverMandrillMessage } from '../../src/testing/mandrill.js';
-import { deliverPostmarkMessages } from '../../src/testing/postmark.js';
-import { deliverSendGridMail, signSendGridBody } from '../../src/testing/sendgrid.js';
-import { sesNotification, sesV2SendEmail, snsEnvelope, snsRequest, snsSigningCertificate, topicArn } from '../../src/testing/ses.js';
-import { deliverSparkPostTransmission } from '../../src/testing/sparkpost.js';
+import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
+import { mailgunApiUserVariables } from './mailgun.simulator.js';
+import { deliverMandrillMessage } from './mandrill.simulator.js';
+import { deliverPostmarkMessages } from './postmark.simulator.js';
+import { signSendGridBody } from '../../src/testing/sendgrid.js';
+import { deliverSendGridMail } from './sendgrid.simulator.js';
+import { sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn } from '../../src/testing/ses.js';
+import { sesV2SendEmail } from './ses.simulator.js';
+import { deliverSparkPostTransmission } from './sparkpost.simulator.js';
 
 // `mailwarden.ingestWebhook` end to end on the memory store: real provider requests (built by the
 // simulators from send requests that went through the real attach helpers, and signed), per project.

@@ -8,13 +8,8 @@ import { createMailgunWebhook, parseMailgunLegacyWebhook, parseMailgunWebhook } 
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookReceipt } from '../../src/webhooks/receipt.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
-import {
-  mailgunApiUserVariables,
-  mailgunJsonWebhook,
-  mailgunLegacyWebhook,
-  mailgunSmtpUserVariables,
-  type MailgunDelivery,
-} from '../../src/testing/mailgun.js';
+import { mailgunJsonWebhook, mailgunLegacyWebhook, type MailgunDelivery } from '../../src/testing/mailgun.js';
+import { mailgunApiUserVariables, mailgunSmtpUserVariables } from './mailgun.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const now = Date.parse('2026-01-01T00:00:00Z');

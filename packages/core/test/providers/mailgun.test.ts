@@ -24,7 +24,7 @@ import {
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import { mailgunApiUserVariables, mailgunSmtpUserVariables } from '../../src/testing/mailgun.js';
+import { mailgunApiUserVariables, mailgunSmtpUserVariables } from './mailgun.simulator.js';
 
 let now = Date.parse('2026-01-01T01:00:00Z');
 const env: WebhookEnvironment = {

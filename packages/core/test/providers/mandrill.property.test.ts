@@ -5,7 +5,7 @@ import { attachMandrillTrackingId } from '../../src/carriers/mandrill.js';
 import { MailwardenError } from '../../src/errors.js';
 import { createMandrillWebhook, parseMandrillWebhook } from '../../src/webhooks/mandrill.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
-import { deliverMandrillMessage } from '../../src/testing/mandrill.js';
+import { deliverMandrillMessage } from './mandrill.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const env: WebhookEnvironment = {

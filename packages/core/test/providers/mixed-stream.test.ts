@@ -21,12 +21,14 @@ import {
 } from '@mailwarden/core';
 import { permutationOf } from '../arbitraries.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import { mailgunApiUserVariables } from '../../src/testing/mailgun.js';
-import { deliverMandrillMessage } from '../../src/testing/mandrill.js';
-import { deliverPostmarkMessages } from '../../src/testing/postmark.js';
-import { deliverSendGridMail, signSendGridBody } from '../../src/testing/sendgrid.js';
-import { sesV1SendEmail, sesV2SendEmail, snsEnvelope, snsRequest, snsSigningCertificate, topicArn, type SentMessage } from '../../src/testing/ses.js';
-import { deliverSparkPostTransmission } from '../../src/testing/sparkpost.js';
+import { mailgunApiUserVariables } from './mailgun.simulator.js';
+import { deliverMandrillMessage } from './mandrill.simulator.js';
+import { deliverPostmarkMessages } from './postmark.simulator.js';
+import { signSendGridBody } from '../../src/testing/sendgrid.js';
+import { deliverSendGridMail } from './sendgrid.simulator.js';
+import { snsEnvelope, snsRequest, snsSigningCertificate, topicArn, type SentMessage } from '../../src/testing/ses.js';
+import { sesV1SendEmail, sesV2SendEmail } from './ses.simulator.js';
+import { deliverSparkPostTransmission } from './sparkpost.simulator.js';
 
 // The law of the issue: applyEvents over a realistic mixed stream from all providers, with retries and
 // reordering, gives the expected counters per tracking ID and the expected suppressions. Three campaigns

@@ -5,7 +5,7 @@ import { attachPostmarkTrackingId } from '../../src/carriers/postmark.js';
 import { MailwardenError } from '../../src/errors.js';
 import { createPostmarkWebhook, parsePostmarkWebhook } from '../../src/webhooks/postmark.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
-import { deliverPostmarkMessages } from '../../src/testing/postmark.js';
+import { deliverPostmarkMessages } from './postmark.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 import { expectSuccessOrMailwardenError } from '../expect-mailwarden-error.js';
 

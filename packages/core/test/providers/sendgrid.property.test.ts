@@ -7,7 +7,8 @@ import { deliveryEventSchema } from '../../src/schemas.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSendGridWebhook, parseSendGridWebhook } from '../../src/webhooks/sendgrid.js';
-import { deliverSendGridMail, signSendGridBody } from '../../src/testing/sendgrid.js';
+import { signSendGridBody } from '../../src/testing/sendgrid.js';
+import { deliverSendGridMail } from './sendgrid.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const now = Date.parse('2026-01-01T00:00:00Z');

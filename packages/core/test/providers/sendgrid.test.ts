@@ -11,7 +11,8 @@ import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSendGridWebhook, parseSendGridWebhook, type SendGridWebhookAuth } from '../../src/webhooks/sendgrid.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import { deliverSendGridMail, signSendGridBody } from '../../src/testing/sendgrid.js';
+import { signSendGridBody } from '../../src/testing/sendgrid.js';
+import { deliverSendGridMail } from './sendgrid.simulator.js';
 
 const now = Date.parse('2026-01-01T00:10:00Z');
 const env: WebhookEnvironment = {

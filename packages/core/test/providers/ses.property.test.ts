@@ -7,19 +7,8 @@ import { deliveryEventSchema } from '../../src/schemas.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from '../../src/webhooks/ses.js';
-import {
-  certificateUrl,
-  mimeMessage,
-  sesNotification,
-  sesV1SendEmail,
-  sesV1SendRawEmail,
-  sesV2SendEmail,
-  snsEnvelope,
-  snsRequest,
-  snsSigningCertificate,
-  topicArn,
-  type SentMessage,
-} from '../../src/testing/ses.js';
+import { certificateUrl, sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn, type SentMessage } from '../../src/testing/ses.js';
+import { mimeMessage, sesV1SendEmail, sesV1SendRawEmail, sesV2SendEmail } from './ses.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const env: WebhookEnvironment = {

@@ -14,18 +14,8 @@ import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from '../../src/webhooks/ses.js';
 import { parseSnsMessage, snsCertificateUrl, snsStringToSign, snsUrl } from '../../src/webhooks/sns.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import {
-  certificateUrl,
-  mimeMessage,
-  otherCertificate,
-  signEnvelope,
-  snsEnvelope,
-  snsRawRequest,
-  snsRequest,
-  snsSigningCertificate,
-  snsSigningKey,
-  topicArn,
-} from '../../src/testing/ses.js';
+import { certificateUrl, signEnvelope, snsEnvelope, snsRawRequest, snsRequest, snsSigningCertificate, snsSigningKey, topicArn } from '../../src/testing/ses.js';
+import { mimeMessage, otherCertificate } from './ses.simulator.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/ses/${name}.json`, import.meta.url), 'utf8');
 const parseFixture = (name: string, snsMessageId: string | null = 'sns-1'): ReturnType<typeof parseSesWebhook> =>

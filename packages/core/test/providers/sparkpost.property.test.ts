@@ -5,7 +5,7 @@ import { SPARKPOST_METADATA_MAX_BYTES, attachSparkPostTrackingId } from '../../s
 import { MailwardenError } from '../../src/errors.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { createSparkPostWebhook, parseSparkPostWebhook } from '../../src/webhooks/sparkpost.js';
-import { deliverSparkPostTransmission } from '../../src/testing/sparkpost.js';
+import { deliverSparkPostTransmission } from './sparkpost.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 import { expectSuccessOrMailwardenError } from '../expect-mailwarden-error.js';
 
