@@ -118,7 +118,7 @@ export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<M
 }
 
 /** Mailgun signs its payloads (no basic credentials): a 401 invites none. */
-export const mailgunWebhook: ProviderWebhookDefinition<MailgunWebhookAuth> = { basicChallenge: false, createReceiver: createMailgunWebhook };
+export const mailgunWebhookDefinition: ProviderWebhookDefinition<MailgunWebhookAuth> = { basicChallenge: false, createReceiver: createMailgunWebhook };
 
 interface MailgunSignature {
   timestamp: string;

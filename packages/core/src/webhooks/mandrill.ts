@@ -73,7 +73,7 @@ export function createMandrillWebhook(_env: WebhookEnvironment): ProviderWebhook
 }
 
 /** Mandrill signs its payloads (no basic credentials): a 401 invites none. */
-export const mandrillWebhook: ProviderWebhookDefinition<MandrillWebhookAuth> = { basicChallenge: false, createReceiver: createMandrillWebhook };
+export const mandrillWebhookDefinition: ProviderWebhookDefinition<MandrillWebhookAuth> = { basicChallenge: false, createReceiver: createMandrillWebhook };
 
 /** Which key signed the request, or `webhook_unauthorized`. The test key is only good for the empty URL check. */
 function verify(request: WebhookRequest, entries: [string, string][], auth: MandrillWebhookAuth): 'webhook' | 'test' {

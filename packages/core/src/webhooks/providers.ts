@@ -1,12 +1,12 @@
 import { MailwardenError } from '../errors.js';
 import { providers, type Provider } from '../events/delivery-event.js';
-import { mailgunWebhook, type MailgunWebhookAuth } from './mailgun.js';
-import { mandrillWebhook, type MandrillWebhookAuth } from './mandrill.js';
-import { postmarkWebhook, type PostmarkWebhookAuth } from './postmark.js';
+import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js';
+import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
+import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
 import type { ProviderWebhookDefinition } from './provider.js';
-import { sendGridWebhook, type SendGridWebhookAuth } from './sendgrid.js';
-import { sesWebhook, type SesWebhookAuth } from './ses.js';
-import { sparkPostWebhook, type SparkPostWebhookAuth } from './sparkpost.js';
+import { sendGridWebhookDefinition, type SendGridWebhookAuth } from './sendgrid.js';
+import { sesWebhookDefinition, type SesWebhookAuth } from './ses.js';
+import { sparkPostWebhookDefinition, type SparkPostWebhookAuth } from './sparkpost.js';
 
 /** One project's webhook authentication, per provider. A provider without an entry is refused. */
 export interface ProviderAuth {
@@ -20,12 +20,12 @@ export interface ProviderAuth {
 
 /** Every provider's webhook definition: the one table of the providers mailwarden takes webhooks from. */
 export const providerWebhooks: { readonly [P in Provider]: ProviderWebhookDefinition<NonNullable<ProviderAuth[P]>> } = {
-  ses: sesWebhook,
-  sendgrid: sendGridWebhook,
-  mailgun: mailgunWebhook,
-  sparkpost: sparkPostWebhook,
-  postmark: postmarkWebhook,
-  mandrill: mandrillWebhook,
+  ses: sesWebhookDefinition,
+  sendgrid: sendGridWebhookDefinition,
+  mailgun: mailgunWebhookDefinition,
+  sparkpost: sparkPostWebhookDefinition,
+  postmark: postmarkWebhookDefinition,
+  mandrill: mandrillWebhookDefinition,
 };
 
 /**

@@ -153,7 +153,7 @@ export function createSesWebhook(env: WebhookEnvironment): ProviderWebhook<SesWe
 }
 
 /** SNS sends the basic credentials of an `https://user:pass@…` endpoint only after a 401 challenges it. */
-export const sesWebhook: ProviderWebhookDefinition<SesWebhookAuth> = { basicChallenge: true, createReceiver: createSesWebhook };
+export const sesWebhookDefinition: ProviderWebhookDefinition<SesWebhookAuth> = { basicChallenge: true, createReceiver: createSesWebhook };
 
 /** The object SES puts next to `mail`: the event type in lower camel case, except Rendering Failure. */
 const detailKeys = new Map([

@@ -49,7 +49,7 @@ export function createSparkPostWebhook(_env: WebhookEnvironment): ProviderWebhoo
 }
 
 /** SparkPost can authenticate with basic credentials: a 401 invites them. */
-export const sparkPostWebhook: ProviderWebhookDefinition<SparkPostWebhookAuth> = { basicChallenge: true, createReceiver: createSparkPostWebhook };
+export const sparkPostWebhookDefinition: ProviderWebhookDefinition<SparkPostWebhookAuth> = { basicChallenge: true, createReceiver: createSparkPostWebhook };
 
 /** One batch item: an event, `'ignored'` for a ping, or the reason it was skipped. */
 function parseItem(item: unknown): ItemOutcome {
