@@ -9,11 +9,15 @@ import { openStore } from './store.js';
 import { exportSuppressions } from './suppressions-file/export.js';
 import { importSuppressions } from './suppressions-file/import.js';
 import { createProgressBar } from './suppressions-file/progress.js';
+import { sendTestWebhooks } from './webhooks-send.js';
 
 const USAGE = `Usage:
   mailwarden serve [--config <file>] [--demo]
   mailwarden suppressions import <file> --project <id> [--format csv|jsonl] [--restart] [--config <file>]
   mailwarden suppressions export --project <id> [--format csv|jsonl] [--output <file>] [--config <file>]
+  mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
+      [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
+      [--tracking-id <id>] [--count <n>] [--private-key <sendgrid.pem>] [--config <file>]
 
 The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others.
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
@@ -32,6 +36,12 @@ async function main(argv: string[]): Promise<number> {
       format: { type: 'string' },
       output: { type: 'string' },
       restart: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      type: { type: 'string' },
+      to: { type: 'string', multiple: true },
+      'tracking-id': { type: 'string' },
+      count: { type: 'string' },
+      'private-key': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -42,6 +52,24 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig({ file: values.config });
   if (command === 'serve') return serve(config, values.demo);
+  if (command === 'webhooks' && subcommand === 'send') {
+    if (file === undefined) return usageError('Name the provider: ses, sendgrid, mailgun, sparkpost, postmark or mandrill.');
+    const accepted = await sendTestWebhooks(
+      config,
+      {
+        provider: file,
+        url: values.url,
+        projectId: values.project,
+        type: values.type,
+        to: values.to,
+        trackingId: values['tracking-id'],
+        count: values.count,
+        privateKeyFile: values['private-key'],
+      },
+      (line) => console.log(line),
+    );
+    return accepted ? 0 : 1;
+  }
   if (command === 'suppressions' && (subcommand === 'import' || subcommand === 'export')) {
     const projectId = values.project;
     if (projectId === undefined) return usageError('--project is required.');
@@ -88,7 +116,9 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
   });
   if (apiKey !== undefined) {
     await seedDemo(service.mailwarden);
-    process.stdout.write(demoBanner(service.url, apiKey, opened.kind, config.dashboard));
+    // Under `npm start` (the repository), the CLI runs from source through the root `mailwarden` script.
+    const cli = process.env.npm_lifecycle_event === 'start' ? 'npm run mailwarden --' : 'npx mailwarden';
+    process.stdout.write(demoBanner(service.url, apiKey, opened.kind, config.dashboard, cli));
   }
   return new Promise((resolve) => {
     const stop = (signal: string) => {

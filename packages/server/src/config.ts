@@ -78,6 +78,12 @@ export const configSchema = z
     idleTimeoutMs: z.int().min(1).default(10_000),
     /** A whole request, body included, must arrive within this: room for a 10 MiB webhook at about 300 kbit/s. */
     requestTimeoutMs: z.int().min(1).default(300_000),
+    /**
+     * Test only: also accept SES webhooks signed with the testing kit's SNS key (`mailwarden webhooks send
+     * ses`). Its private key is public, so with this on an SES webhook proves only that its TopicArn is
+     * allowlisted. Off by default; `serve --demo` turns it on (docs/decisions.md, "Testing SES webhooks").
+     */
+    unsafeTrustTestSnsCertificate: z.boolean().default(false),
   })
   .strict();
 
@@ -98,6 +104,7 @@ const ENVIRONMENT = {
   MAILWARDEN_HEADERS_TIMEOUT_MS: 'headersTimeoutMs',
   MAILWARDEN_IDLE_TIMEOUT_MS: 'idleTimeoutMs',
   MAILWARDEN_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
+  MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'unsafeTrustTestSnsCertificate',
 } as const;
 
 /**
@@ -114,7 +121,7 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     input[key] =
       key === 'port' || key === 'retentionDays' || key.endsWith('TimeoutMs')
         ? Number(value)
-        : (key === 'trustProxy' || key === 'dashboard') && (value === 'true' || value === 'false')
+        : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate') && (value === 'true' || value === 'false')
           ? value === 'true'
           : value;
   }

@@ -1,16 +1,43 @@
 import { randomBytes } from 'node:crypto';
-import type { DeliveryEvent, Mailwarden, Provider } from '@mailwarden/core';
+import type { DeliveryEvent, Mailwarden, Provider, ProviderAuth } from '@mailwarden/core';
 import type { ServerConfig } from './config.js';
 
 export const DEMO_PROJECT = 'demo';
 
-/** The configuration with a `demo` project and a fresh random API key for it. */
+/**
+ * The demo project's webhook secrets, for all six providers. They are public (they are in this file), so
+ * `mailwarden webhooks send <provider>` can sign for the demo with no flags: never give them to a real
+ * project. SES is signed with the testing kit's SNS key, which the demo service trusts.
+ */
+export const demoWebhookAuth = {
+  ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:mailwarden-demo'] },
+  sendgrid: { publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEBhZsXI7Fbca/1wz1x1SbAOGybMEQBNzqahoNALflHSqyZaSs9Y7i/OT7bcwiNcQYdzShqVgbAzAmGD+9Pw0Zvw==' },
+  mailgun: { signingKey: 'mailwarden-demo-mailgun-signing-key' },
+  sparkpost: { basic: [{ username: 'sparkpost', password: 'mailwarden-demo' }] },
+  postmark: { basic: [{ username: 'postmark', password: 'mailwarden-demo' }] },
+  // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
+  mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
+} satisfies Required<ProviderAuth>;
+
+/** The private half of the demo's SendGrid key (SendGrid keeps it in real life; the demo is its own SendGrid). */
+export const demoSendGridPrivateKey = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgL4fKtNQmOsxXS6Oe
+H8jc8eNLt/7TVLl4vMxJdGoLSH6hRANCAAQGFmxcjsVtxr/XDPXHVJsA4bJswRAE
+3OpqGg0At+UdKrJlpKz1juL85PttzCI1xBh3NKGpWBsDMCYYP70/DRm/
+-----END PRIVATE KEY-----
+`;
+
+/**
+ * The configuration with a `demo` project: a fresh random API key, the demo webhook secrets (unless the
+ * configuration gives the project its own), and the testing kit's SNS certificate trusted.
+ */
 export function withDemoProject(config: ServerConfig): { config: ServerConfig; apiKey: string } {
   const apiKey = `mw_demo_${randomBytes(12).toString('hex')}`;
   const existing = config.projects[DEMO_PROJECT];
+  const demo = { ...existing, apiKeys: [...(existing?.apiKeys ?? []), apiKey], webhooks: existing?.webhooks ?? demoWebhookAuth };
   return {
     apiKey,
-    config: { ...config, projects: { ...config.projects, [DEMO_PROJECT]: { ...existing, apiKeys: [...(existing?.apiKeys ?? []), apiKey] } } },
+    config: { ...config, unsafeTrustTestSnsCertificate: true, projects: { ...config.projects, [DEMO_PROJECT]: demo } },
   };
 }
 
@@ -82,8 +109,12 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-/** What `serve --demo` prints: where the API and the dashboard are, the key, and commands that work when pasted. */
-export function demoBanner(url: string, apiKey: string, store: string, dashboard: boolean): string {
+/**
+ * What `serve --demo` prints: where the API and the dashboard are, the key, and commands that work when
+ * pasted. `cli` is how to run the CLI where the service runs (`npx mailwarden`, or `npm run mailwarden --`
+ * in the repository).
+ */
+export function demoBanner(url: string, apiKey: string, store: string, dashboard: boolean, cli = 'npx mailwarden'): string {
   const base = `${url}/projects/${DEMO_PROJECT}`;
   return [
     '',
@@ -97,6 +128,9 @@ export function demoBanner(url: string, apiKey: string, store: string, dashboard
     `  curl -s -X POST '${base}/suppressions' -H 'X-API-Key: ${apiKey}' -H 'Content-Type: application/json' -d '{"email":"someone@example.com"}'`,
     `  curl -s '${base}/messages?trackingId=welcome-2026-11' -H 'X-API-Key: ${apiKey}'`,
     `  curl -s '${url}/openapi.json'`,
+    '',
+    'Post a signed test webhook as a provider would (ses, sendgrid, mailgun, sparkpost, postmark or mandrill):',
+    `  ${cli} webhooks send sendgrid --url '${url}' --type bounced --to test@example.com`,
     '',
     'Stop with Ctrl-C.',
     '',

@@ -3,4 +3,5 @@ export { openStore, storeKind, type OpenedStore, type StoreKind, type StoreEnvir
 export { startService, type Service } from './service.js';
 export { importSuppressions, type ImportOptions, type ImportSummary } from './suppressions-file/import.js';
 export { exportSuppressions } from './suppressions-file/export.js';
-export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT } from './demo.js';
+export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, demoWebhookAuth } from './demo.js';
+export { sendTestWebhooks, type SendTestWebhooksOptions } from './webhooks-send.js';

@@ -1,4 +1,5 @@
 import { answerClientError, answerConnect, createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
+import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
@@ -27,7 +28,11 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
     ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
-    webhooks: { auth: webhookAuth(config) },
+    webhooks: {
+      auth: webhookAuth(config),
+      // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.
+      ...(config.unsafeTrustTestSnsCertificate ? { environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } } : {}),
+    },
   });
   const app = Fastify({
     trustProxy: config.trustProxy,
@@ -56,6 +61,11 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     if (draining) reply.header('connection', 'close');
   });
 
+  if (config.unsafeTrustTestSnsCertificate) {
+    app.log.warn(
+      'unsafeTrustTestSnsCertificate is on: SES webhooks signed with the testing kit\'s public SNS test key are accepted for allowlisted topics. Never in production.',
+    );
+  }
   app.server.on('connect', answerConnect);
   // Outside mailwarden's prefix, Fastify would answer with bodies of its own: every answer of the
   // service has the documented error body instead.

@@ -1,0 +1,147 @@
+// `mailwarden webhooks send <provider>` as a user runs it: against `serve --demo` started as a process,
+// with no secrets on the command line, for all six providers, the events then read back through the
+// API; and against a service configured with secrets of its own, with the same configuration file.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createMemoryStore, providers } from '@mailwarden/core';
+import { createSendGridKeyPair } from '@mailwarden/core/testing';
+import { afterEach, describe, expect, test } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { startService, type Service } from '../src/service.js';
+
+const cli = new URL('../src/cli.ts', import.meta.url).pathname;
+const tsx = [process.execPath, '--import', 'tsx', '--conditions=@mailwarden/source', cli];
+const run = promisify(execFile);
+/** The CLI's environment: none of the developer's own settings. */
+const cleanEnv = { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', MAILWARDEN_API_KEYS: '' };
+
+/** Runs the CLI; resolves with its exit code and output, whatever the code. */
+async function mailwarden(args: string[], env: NodeJS.ProcessEnv = cleanEnv): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(tsx[0]!, [...tsx.slice(1), ...args], { env });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+const services: Service[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.close()));
+});
+
+describe('mailwarden webhooks send, against serve --demo as a process', () => {
+  test('posts each of the six providers’ signed webhooks with no secrets given; the service records them, as the API shows', async () => {
+    const child = spawn(tsx[0]!, [...tsx.slice(1), 'serve', '--demo'], {
+      env: { ...cleanEnv, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', MAILWARDEN_DASHBOARD: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += String(chunk)));
+    child.stderr.on('data', (chunk) => (output += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await waitFor(() => output.includes('Stop with Ctrl-C.'), () => output);
+      const url = /listening on (\S+)/.exec(output)?.[1];
+      const key = /demo API key: (\S+)/.exec(output)?.[1];
+      expect(output).toContain(`webhooks send sendgrid --url '${url}' --type bounced --to test@example.com`);
+      // The demo trusts the testing kit's SNS certificate, and says so.
+      expect(output).toMatch(/unsafeTrustTestSnsCertificate is on/);
+
+      const sent = await Promise.all(
+        providers.map((provider) =>
+          mailwarden(['webhooks', 'send', provider, '--url', url!, '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', `cli-${provider}`]),
+        ),
+      );
+      sent.forEach(({ code, output }, index) => {
+        expect(output, providers[index]).toMatch(new RegExp(`POST ${url}/projects/demo/webhooks/${providers[index]}\\n  bounced \\(hard\\) ${providers[index]}@example.com`));
+        expect(output, providers[index]).toContain('→ 200 {"accepted":1,"duplicates":0,"skipped":0,"warnings":[]}');
+        expect(code, output).toBe(0);
+      });
+
+      const api = async (path: string) => (await fetch(`${url}/projects/demo${path}`, { headers: { 'x-api-key': key! } })).json();
+      for (const provider of providers) {
+        const messages = (await api(`/messages?trackingId=cli-${provider}`)) as { items: { recipient: string; status: string; provider: string }[] };
+        expect(messages.items, provider).toMatchObject([{ recipient: `${provider}@example.com`, status: 'bounced', provider }]);
+        expect(await api(`/suppressions/check?email=${provider}%40example.com`), provider).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
+describe('mailwarden webhooks send, with the service’s own configuration', () => {
+  test('signs with the configured secrets; SendGrid’s private key comes from a file; a wrong secret exits 1 with the service’s answer', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-send-'));
+    const sendgrid = createSendGridKeyPair();
+    writeFileSync(join(directory, 'sendgrid.pem'), sendgrid.privateKey);
+    const project = {
+      apiKeys: ['acme-key'],
+      webhooks: {
+        sendgrid: { publicKey: sendgrid.publicKey },
+        mailgun: { signingKey: 'acme-mailgun-key' },
+        postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'acme-postmark-secret' }] },
+      },
+    };
+    const file = join(directory, 'mailwarden.json');
+    writeFileSync(file, JSON.stringify({ port: 0, logLevel: 'silent', basePath: '/mailwarden', projects: { acme: project } }));
+    const service = await startService(loadConfig({ file, env: {} }), { kind: 'memory', store: createMemoryStore(), close: async () => {} });
+    services.push(service);
+    const send = (...args: string[]) => mailwarden(['webhooks', 'send', ...args, '--config', file, '--project', 'acme', '--url', service.url, '--tracking-id', 'acme-test']);
+
+    const mailgun = await send('mailgun', '--type', 'delivered', '--to', 'a@example.com', '--to', 'b@example.com', '--count', '2');
+    expect(mailgun.code, mailgun.output).toBe(0);
+    // Mailgun posts each event alone: two recipients, two messages each.
+    expect(mailgun.output.match(/→ 200/g)).toHaveLength(4);
+
+    const postmark = await send('postmark', '--type', 'complaint', '--to', 'c@example.com');
+    expect(postmark.code, postmark.output).toBe(0);
+
+    const unsigned = await send('sendgrid');
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.output).toMatch(/pass it with --private-key/);
+    const signed = await send('sendgrid', '--private-key', join(directory, 'sendgrid.pem'), '--type', 'opened', '--to', 'd@example.com');
+    expect(signed.code, signed.output).toBe(0);
+
+    const messages = await service.mailwarden.messages.list('acme', { trackingId: 'acme-test' });
+    expect(messages.items.map((message) => `${message.recipient} ${message.status}`).sort()).toEqual([
+      'a@example.com delivered',
+      'a@example.com delivered',
+      'b@example.com delivered',
+      'b@example.com delivered',
+      'c@example.com complained',
+      // An opened message was delivered: that is its status.
+      'd@example.com delivered',
+    ]);
+
+    // Another project's secret: the service refuses, and the command says what it answered.
+    writeFileSync(file, JSON.stringify({ projects: { acme: { webhooks: { mailgun: { signingKey: 'not-acme-s-key' } } } } }));
+    const refused = await send('mailgun');
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/→ 401 \{"error":\{"code":"webhook_unauthorized"/);
+
+    const missing = await send('mandrill');
+    expect(missing.code).toBe(1);
+    expect(missing.output).toMatch(/Project "acme" has no mandrill webhook settings/);
+  });
+
+  test('unsafeTrustTestSnsCertificate is off unless set; the environment variable takes true or false only', () => {
+    expect(loadConfig({ env: {} }).unsafeTrustTestSnsCertificate).toBe(false);
+    expect(loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'true' } }).unsafeTrustTestSnsCertificate).toBe(true);
+    expect(() => loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'yes' } })).toThrow(/unsafeTrustTestSnsCertificate/);
+  });
+});
+
+async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
