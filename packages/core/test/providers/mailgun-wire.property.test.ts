@@ -37,15 +37,33 @@ async function receivedTrackingIds(variables: Record<string, unknown>): Promise<
  * appends every truthy field (an array item by item) to a FormData, fetch serializes it as
  * multipart/form-data (where a bare CR or LF becomes CRLF), and the service parses that body.
  */
-async function overTheWire(fields: Record<string, unknown>): Promise<FormData> {
+async function overTheWire(fields: Record<string, unknown>): Promise<URLSearchParams> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) {
     if (!value) continue;
     for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) form.append(name, item as string);
   }
   const sent = new Response(form);
-  const body = new Uint8Array(await sent.arrayBuffer());
-  return new Response(body, { headers: { 'content-type': sent.headers.get('content-type')! } }).formData();
+  return new URLSearchParams(multipartFields(new Uint8Array(await sent.arrayBuffer()), sent.headers.get('content-type')!));
+}
+
+/**
+ * The text fields of a multipart/form-data body as a server reads them: each part's bytes as UTF-8,
+ * nothing stripped. (Not undici's `Response.formData()`, which drops a leading U+FEFF from every value:
+ * with it, the ID "\ufeff " came back as " ", a quirk of that parser, not of the body or of Mailgun.)
+ */
+function multipartFields(body: Uint8Array, contentType: string): [string, string][] {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const delimiter = `--${boundary?.[1] ?? boundary?.[2]}`;
+  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+  return text
+    .split(delimiter)
+    .slice(1, -1)
+    .map((part): [string, string] => {
+      const [head, ...value] = part.replace(/^\r\n/, '').split('\r\n\r\n');
+      const name = /name="([^"]*)"/.exec(head!)?.[1] ?? '';
+      return [decodeURIComponent(name), value.join('\r\n\r\n').replace(/\r\n$/, '')];
+    });
 }
 
 const message = { from: 'news@mg.example.com', to: ['jane@example.com'], subject: 'Hello', text: 'Hi' };
@@ -63,9 +81,10 @@ describe('Mailgun v:service_id through a real multipart body (DESIGN §6 law)', 
 
   it('pinned: an ID with a bare LF or CR, which FormData rewrites as CRLF, is encoded and comes back as sent', async () => {
     // The counterexamples of the real-SDK run (issue 11): written as is, 'a\nb' arrived as 'a\r\nb'.
-    for (const id of ['a\nb', 'a\rb', '\n', '\r', 'a\r\nb', '\r\n\r', 'line one\nline two 😀']) {
+    // '\ufeff ' is a counterexample of the test's first parser (undici's formData() strips a leading BOM): kept as is.
+    for (const id of ['a\nb', 'a\rb', '\n', '\r', 'a\r\nb', '\r\n\r', 'line one\nline two 😀', '\ufeff ', '\ufeff']) {
       const fields = attachMailgunTrackingId(message, id);
-      expect(fields['v:service_id_enc' as keyof typeof fields]).toBe('b64u');
+      expect(fields['v:service_id_enc' as keyof typeof fields]).toBe(/[\r\n]/.test(id) ? 'b64u' : undefined);
       expect(await receivedTrackingIds(mailgunApiUserVariables(await overTheWire(fields)))).toEqual([id, id]);
     }
   });
