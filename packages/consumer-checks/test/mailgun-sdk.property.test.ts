@@ -39,14 +39,30 @@ async function sendAndReadVariables(fields: Parameters<typeof attachMailgunTrack
   await mg.messages.create('mg.example.com', fields as Parameters<typeof mg.messages.create>[1]);
   expect(received).toHaveLength(1);
   const { contentType, body } = received[0]!;
-  const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
   const variables: Record<string, unknown> = {};
-  for (const [name, value] of form.entries()) {
-    if (typeof value !== 'string') continue;
+  for (const [name, value] of multipartFields(body, contentType)) {
     if (name.startsWith('v:')) variables[name.slice(2)] = value;
     if (name.toLowerCase() === 'h:x-mailgun-variables') Object.assign(variables, JSON.parse(value.replace(/\r\n(?=[ \t])/g, '')));
   }
   return variables;
+}
+
+/**
+ * The text fields of a multipart/form-data body as a server reads them: each part's bytes as UTF-8,
+ * nothing stripped (undici's `Response.formData()` drops a leading U+FEFF from every value).
+ */
+function multipartFields(body: Uint8Array, contentType: string): [string, string][] {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const delimiter = `--${boundary?.[1] ?? boundary?.[2]}`;
+  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+  return text
+    .split(delimiter)
+    .slice(1, -1)
+    .map((part): [string, string] => {
+      const [head, ...value] = part.replace(/^\r\n/, '').split('\r\n\r\n');
+      const name = /name="([^"]*)"/.exec(head!)?.[1] ?? '';
+      return [decodeURIComponent(name), value.join('\r\n\r\n').replace(/\r\n$/, '')];
+    });
 }
 
 const message = { from: 'news@mg.example.com', to: ['jane@example.com'], subject: 'Hello', text: 'Hi' };
@@ -64,13 +80,15 @@ describe('mailgun.js 14 with Node FormData: the tracking ID arrives as sent', ()
     );
   });
 
-  it('pinned: the IDs the real-SDK run changed (a bare LF or CR came back as CRLF)', async () => {
-    for (const id of ['a\nb', 'a\rb', '\n', 'x\r', 'a\r\nb\nc']) {
+  // '\ufeff ' is a counterexample of parsing with undici's formData(), not of mailgun.js: it goes as is.
+  it('pinned: the IDs the real-SDK run changed (a bare LF or CR came back as CRLF), and a leading BOM', async () => {
+    for (const id of ['a\nb', 'a\rb', '\n', 'x\r', 'a\r\nb\nc', '\ufeff ']) {
       for (const useFetch of [false, true]) {
+        const encoded = /[\r\n]/.test(id);
         const plain = await sendAndReadVariables({ ...message, 'v:service_id': id }, useFetch);
-        expect(plain['service_id']).not.toBe(id); // what the encoding is for
+        if (encoded) expect(plain['service_id']).not.toBe(id); // what the encoding is for
         const variables = await sendAndReadVariables(attachMailgunTrackingId(message, id), useFetch);
-        expect(variables['service_id_enc']).toBe('b64u');
+        expect(variables['service_id_enc']).toBe(encoded ? 'b64u' : undefined);
         expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
       }
     }
