@@ -153,7 +153,7 @@ export function attachMailgunSmtpTrackingId<T extends object>(
   const members = texts
     .flatMap(mergeableMembers)
     .filter((member) => !isTrackingMember(member))
-    .map((member) => smtpSafe(member.text, sevenBit));
+    .map((member) => smtpMember(member, sevenBit));
   const value = foldMembers([...members, ...smtpTrackingMembers(id, name, sevenBit)], name);
   next[name] = options.prepared === false ? value : { prepared: true, value };
   return next as MailgunSmtpHeaders<T>;
@@ -276,6 +276,25 @@ function smtpTrackingMembers(id: string, name: string, sevenBit: boolean): strin
 function smtpSafe(json: string, sevenBit: boolean): string {
   const guarded = guardEncodedWords(json);
   return sevenBit ? guarded.replace(/[\u007f-\uffff]/g, unicodeEscape) : guarded;
+}
+
+/**
+ * A caller's member as the SMTP header carries it. Refuses (`invalid_request`) one that fitted a line as
+ * UTF-8 but not once escaped to 7-bit: it cannot be folded (a JSON string is one token), and the caller
+ * can send with SMTPUTF8 or shorten it. One over-long as given is left to the caller, as it always was.
+ */
+function smtpMember(member: JsonMemberText, sevenBit: boolean): string {
+  const written = smtpSafe(member.text, sevenBit);
+  const fits = (text: string) => Buffer.byteLength(text, 'utf8') + 3 <= MAILGUN_HEADER_LINE_MAX_BYTES;
+  if (!fits(written) && fits(member.text)) {
+    throw new MailwardenError(
+      'invalid_request',
+      `The ${MAILGUN_VARIABLES_HEADER} variable ${JSON.stringify(member.name)} takes ${Buffer.byteLength(written, 'utf8')} octets ` +
+        `written 7-bit (non-ASCII as \\uXXXX), over a ${MAILGUN_HEADER_LINE_MAX_BYTES}-octet header line; shorten it, or pass ` +
+        '{ smtputf8: true } if your SMTP sessions use SMTPUTF8.',
+    );
+  }
+  return written;
 }
 
 function guardEncodedWords(json: string): string {

@@ -200,6 +200,16 @@ describe('attachMailgunSmtpTrackingId', () => {
     expect(JSON.parse(value as string)).toEqual({ note: '=?utf-8?q?=22?=', service_id: '=?UTF-8?B?IiI=?=' });
   });
 
+  it('refuses a variable of yours that fits a line as UTF-8 but not once escaped to 7-bit, naming smtputf8', async () => {
+    const headers = { 'X-Mailgun-Variables': JSON.stringify({ note: '日'.repeat(200) }) };
+    const error = await expectMailwardenError(() => attachMailgunSmtpTrackingId(headers, 'x'), 'invalid_request');
+    expect(error.message).toMatch(/"note".*smtputf8/);
+    expect(JSON.parse((attachMailgunSmtpTrackingId(headers, 'x', { smtputf8: true })['X-Mailgun-Variables'] as { value: string }).value)).toEqual({
+      note: '日'.repeat(200),
+      service_id: 'x',
+    });
+  });
+
   it('merges several X-Mailgun-Variables headers into one (nodemailer takes a list of plain strings only)', () => {
     const next = attachMailgunSmtpTrackingId({ 'X-Mailgun-Variables': ['{"a":1}', { prepared: true, value: '{"service_id":"old","b":2}' }] }, 'x', { prepared: false });
     expect(next).toEqual({ 'X-Mailgun-Variables': '{"a":1,"b":2,"service_id":"x"}' });
