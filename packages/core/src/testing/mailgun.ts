@@ -115,8 +115,10 @@ function signedMailgunRequest(eventDataText: string, events: ReportedEvent[], op
   };
 }
 
+/** As Mailgun makes them: the send time as digits, a counter, a random part, the sending domain. */
 function mailgunMessageId(): string {
-  return `20260401090000.1.${randomBytes(8).toString('hex').toUpperCase()}@mg.example.com`;
+  const time = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+  return `${time}.1.${randomBytes(8).toString('hex').toUpperCase()}@mg.example.com`;
 }
 
 /** The `event-data` Mailgun reports for one event. */
