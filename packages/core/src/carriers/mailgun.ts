@@ -61,8 +61,9 @@ export type MailgunSmtpHeaders<T> = {
  * Returns a copy of a Mailgun message (the fields of `POST /v3/{domain}/messages`) carrying the tracking ID
  * as the plain string `v:service_id` (or, with `via: 'header'`, merged into `h:X-Mailgun-Variables`).
  * Mailgun reports it in every event's `user-variables.service_id`. An ID holding CR or LF, which a
- * multipart body (Node's FormData, so mailgun.js) would turn into CRLF, goes as base64url of its UTF-8
- * with `v:service_id_enc=b64u`; `readMailgunTrackingId` decodes it. Any other ID goes as is.
+ * multipart body (Node's FormData, so mailgun.js) would turn into CRLF, or starting with U+FEFF, which a
+ * multipart parser may drop as a byte-order mark, goes as base64url of its UTF-8 with
+ * `v:service_id_enc=b64u`; `readMailgunTrackingId` decodes it. Any other ID goes as is.
  *
  * The header variant keeps the caller's other variables byte for byte, stays valid JSON, writes control
  * characters as JSON escapes and `=?` as `\u003d?` (never an RFC 2047 encoded word), and folds between
@@ -212,12 +213,14 @@ function headerText(value: unknown): string {
 }
 
 /**
- * `v:service_id` with the ID as is, or, for an ID holding CR or LF, base64url of its UTF-8 plus
- * `v:service_id_enc=b64u`: a multipart/form-data body (Node's FormData, and so mailgun.js) turns a bare
- * CR or LF into CRLF, so such an ID would not come back as sent.
+ * `v:service_id` with the ID as is, or, for an ID holding CR or LF or starting with U+FEFF, base64url of
+ * its UTF-8 plus `v:service_id_enc=b64u`: a multipart/form-data body (Node's FormData, and so mailgun.js)
+ * turns a bare CR or LF into CRLF, and a multipart parser that decodes each value as UTF-8 (undici's,
+ * so Node's `Response.formData()`) drops a leading U+FEFF as a byte-order mark: such an ID would not come
+ * back as sent.
  */
 function variableFields(id: string): [string, string][] {
-  if (!/[\r\n]/.test(id)) return [[variableField, id]];
+  if (!/[\r\n]/.test(id) && !id.startsWith('\ufeff')) return [[variableField, id]];
   return [
     [variableField, encodeBase64urlId(id)],
     [encodingVariableField, BASE64URL_ID_ENCODING],

@@ -157,6 +157,20 @@ describe('attachMailgunTrackingId', () => {
     });
   });
 
+  it('encodes an ID starting with U+FEFF, which Node\'s multipart parser (and so the legacy receiver) drops', async () => {
+    const fields = attachMailgunTrackingId({ to: 'a@example.com' }, '\ufeffspring');
+    expect(fields).toEqual({ to: 'a@example.com', 'v:service_id': '77u_c3ByaW5n', 'v:service_id_enc': 'b64u' });
+    // Why: a value written as is comes back without its U+FEFF from Response.formData().
+    const form = new FormData();
+    form.append('service_id', '\ufeffspring');
+    const sent = new Response(form);
+    const parsed = await new Response(await sent.arrayBuffer(), { headers: { 'content-type': sent.headers.get('content-type')! } }).formData();
+    expect(parsed.get('service_id')).toBe('spring');
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: fields['v:service_id'], service_id_enc: 'b64u' } })).toBe('\ufeffspring');
+    // Only a leading one: inside an ID it is kept as is.
+    expect(attachMailgunTrackingId({}, 'spring\ufeff')).toEqual({ 'v:service_id': 'spring\ufeff' });
+  });
+
   it('refuses a header that is not a JSON object to merge into, and an invalid tracking ID', async () => {
     await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': 'nope' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
     await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': '[1]' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
