@@ -158,7 +158,7 @@ describe('attachMailgunTrackingId', () => {
   });
 
   it('encodes an ID starting with U+FEFF, which Node\'s multipart parser (and so the legacy receiver) drops', async () => {
-    const fields = attachMailgunTrackingId({ to: 'a@example.com' }, '\ufeffspring');
+    const fields: Record<string, string> = attachMailgunTrackingId({ to: 'a@example.com' }, '\ufeffspring');
     expect(fields).toEqual({ to: 'a@example.com', 'v:service_id': '77u_c3ByaW5n', 'v:service_id_enc': 'b64u' });
     // Why: a value written as is comes back without its U+FEFF from Response.formData().
     const form = new FormData();
