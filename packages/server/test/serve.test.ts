@@ -2,7 +2,6 @@
 // graceful shutdown, several instances on one database, and `mailwarden serve --demo` as a process, tried
 // as a new user would: the printed curl commands pasted into a shell, the printed dashboard opened in
 // Chromium and signed in with the printed key.
-import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -16,6 +15,7 @@ import { afterEach, describe, expect, inject, test } from 'vitest';
 import { apiKeyScopes, loadConfig, type ServerConfig } from '../src/config.js';
 import { openStore, storeKind, type OpenedStore } from '../src/store.js';
 import { redactQuery, startService, type Service } from '../src/service.js';
+import { startDemoProcess } from './demo-process.js';
 
 const run = promisify(execFile);
 const services: Service[] = [];
@@ -254,18 +254,9 @@ describe('several instances on one store', () => {
 
 describe('mailwarden serve --demo, as a process', () => {
   test('prints the base URL, the demo key, curl commands that work when pasted and the dashboard that the key opens; SIGTERM stops it cleanly', async () => {
-    const cli = new URL('../src/cli.ts', import.meta.url).pathname;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@mailwarden/source', cli, 'serve', '--demo'], {
-      env: { ...process.env, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += String(chunk)));
-    child.stderr.on('data', (chunk) => (output += String(chunk)));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const demo = await startDemoProcess();
+    const { output, key } = demo;
     try {
-      await waitFor(() => output.includes('Stop with Ctrl-C.'), () => output);
-      const key = /demo API key: (\S+)/.exec(output)?.[1];
       expect(key).toMatch(/^mw_demo_[0-9a-f]{24}$/);
       const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
       expect(commands).toHaveLength(4);
@@ -282,7 +273,7 @@ describe('mailwarden serve --demo, as a process', () => {
         const page = await browser.newPage();
         await page.goto(dashboard!);
         await page.getByLabel('Project').fill('demo');
-        await page.getByLabel('API key').fill(key!);
+        await page.getByLabel('API key').fill(key);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.getByRole('link', { name: 'Tracking IDs' }).click();
         await expect.poll(() => page.getByRole('row').count()).toBe(1 + 6);
@@ -292,16 +283,7 @@ describe('mailwarden serve --demo, as a process', () => {
         await browser.close();
       }
     } finally {
-      child.kill('SIGTERM');
+      expect(await demo.stop()).toBe(0);
     }
-    expect(await exited).toBe(0);
   });
 });
-
-async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

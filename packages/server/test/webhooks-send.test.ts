@@ -1,7 +1,7 @@
 // `mailwarden webhooks send <provider>` as a user runs it: against `serve --demo` started as a process,
 // with no secrets on the command line, for all six providers, the events then read back through the
 // API; and against a service configured with secrets of its own, with the same configuration file.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,17 +11,14 @@ import { createSendGridKeyPair } from '@mailwarden/core/testing';
 import { afterEach, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startService, type Service } from '../src/service.js';
+import { cleanEnv, cliCommand, startDemoProcess } from './demo-process.js';
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname;
-const tsx = [process.execPath, '--import', 'tsx', '--conditions=@mailwarden/source', cli];
 const run = promisify(execFile);
-/** The CLI's environment: none of the developer's own settings. */
-const cleanEnv = { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', MAILWARDEN_API_KEYS: '' };
 
 /** Runs the CLI; resolves with its exit code and output, whatever the code. */
 async function mailwarden(args: string[], env: NodeJS.ProcessEnv = cleanEnv): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(tsx[0]!, [...tsx.slice(1), ...args], { env });
+    const { stdout, stderr } = await run(cliCommand[0], [...cliCommand.slice(1), ...args], { env });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -36,25 +33,16 @@ afterEach(async () => {
 
 describe('mailwarden webhooks send, against serve --demo as a process', () => {
   test('posts each of the six providers’ signed webhooks with no secrets given; the service records them, as the API shows', async () => {
-    const child = spawn(tsx[0]!, [...tsx.slice(1), 'serve', '--demo'], {
-      env: { ...cleanEnv, PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn', MAILWARDEN_DASHBOARD: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += String(chunk)));
-    child.stderr.on('data', (chunk) => (output += String(chunk)));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const demo = await startDemoProcess();
+    const { output, url, key } = demo;
     try {
-      await waitFor(() => output.includes('Stop with Ctrl-C.'), () => output);
-      const url = /listening on (\S+)/.exec(output)?.[1];
-      const key = /demo API key: (\S+)/.exec(output)?.[1];
       expect(output).toContain(`webhooks send sendgrid --url '${url}' --type bounced --to test@example.com`);
       // The demo trusts the testing kit's SNS certificate, and says so.
       expect(output).toMatch(/unsafeTrustTestSnsCertificate is on/);
 
       const sent = await Promise.all(
         providers.map((provider) =>
-          mailwarden(['webhooks', 'send', provider, '--url', url!, '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', `cli-${provider}`]),
+          mailwarden(['webhooks', 'send', provider, '--url', url, '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', `cli-${provider}`]),
         ),
       );
       sent.forEach(({ code, output }, index) => {
@@ -63,16 +51,15 @@ describe('mailwarden webhooks send, against serve --demo as a process', () => {
         expect(code, output).toBe(0);
       });
 
-      const api = async (path: string) => (await fetch(`${url}/projects/demo${path}`, { headers: { 'x-api-key': key! } })).json();
+      const api = async (path: string) => (await fetch(`${url}/projects/demo${path}`, { headers: { 'x-api-key': key } })).json();
       for (const provider of providers) {
         const messages = (await api(`/messages?trackingId=cli-${provider}`)) as { items: { recipient: string; status: string; provider: string }[] };
         expect(messages.items, provider).toMatchObject([{ recipient: `${provider}@example.com`, status: 'bounced', provider }]);
         expect(await api(`/suppressions/check?email=${provider}%40example.com`), provider).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
       }
     } finally {
-      child.kill('SIGTERM');
+      expect(await demo.stop()).toBe(0);
     }
-    expect(await exited).toBe(0);
   });
 });
 
@@ -137,11 +124,3 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     expect(() => loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'yes' } })).toThrow(/unsafeTrustTestSnsCertificate/);
   });
 });
-
-async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
