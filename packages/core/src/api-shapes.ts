@@ -7,6 +7,8 @@ export type {
   BatchCheckResult,
   Message,
   MessagePage,
+  MessageDetail,
+  TimelineEntryView,
   TrackingIdSummary,
   TrackingIdPage,
   EventWarning,

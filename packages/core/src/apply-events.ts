@@ -3,10 +3,11 @@ import { tryNormalizeEmail } from './email/normalize.js';
 import { assertProjectId } from './input.js';
 import { factsOf } from './messages/facts.js';
 import { messageKey } from './messages/message.js';
+import { timelineEntryId, type TimelineEntry } from './messages/timeline.js';
 import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from './schemas.js';
 import type { StoredEvent } from './store/store.js';
 import { checkTrackingId, trackingIdSearchKey } from './tracking-id.js';
-import type { DeliveryEvent } from './events/delivery-event.js';
+import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from './events/delivery-event.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
@@ -60,8 +61,9 @@ function prepareEvent(
   const at = event.occurredAt.getTime();
   const facts = factsOf(event);
   const reason = context.policy({ ...event, recipient: recipient.email, trackingId });
+  const key = `${event.provider}:${event.eventKey}`;
   return {
-    key: `${event.provider}:${event.eventKey}`,
+    key,
     message:
       event.messageId === null || facts === 0
         ? null
@@ -80,5 +82,27 @@ function prepareEvent(
       reason === null
         ? null
         : { hash: context.hashEmail(recipient.email), email: recipient.email, reason, createdAt: at },
+    ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
+  };
+}
+
+/** The event as its message's timeline keeps it: personal details only when the instance opts in. */
+function timelineEntryOf(context: MailwardenContext, event: DeliveryEvent, key: string): TimelineEntry {
+  const details: EventDetails = { ...event.details };
+  // One concept: the deprecated description is the diagnostic.
+  if (details.diagnostic === undefined && event.description !== undefined) {
+    const diagnostic = eventDetails({ diagnostic: event.description })?.diagnostic;
+    if (diagnostic !== undefined) details.diagnostic = diagnostic;
+  }
+  if (context.timelinePersonalData !== true) for (const name of personalDetails) delete details[name];
+  return {
+    id: timelineEntryId(key),
+    eventKey: event.eventKey,
+    type: event.type,
+    provider: event.provider,
+    occurredAt: event.occurredAt.getTime(),
+    ...(event.bounceClass == null ? {} : { bounceClass: event.bounceClass }),
+    ...(event.providerSuppression == null ? {} : { providerSuppression: event.providerSuppression }),
+    ...details,
   };
 }

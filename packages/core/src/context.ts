@@ -11,4 +11,6 @@ export interface MailwardenContext {
   policy: SuppressionPolicy;
   /** Epoch milliseconds. */
   now: () => number;
+  /** Whether timelines keep personal details (`url`, `userAgent`); `MailwardenOptions.timeline`. */
+  timelinePersonalData?: boolean;
 }

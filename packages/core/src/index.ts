@@ -20,6 +20,9 @@ export {
   type DeliveryEventType,
   type BounceClass,
   type ProviderSuppression,
+  type EventDetails,
+  eventDetails,
+  eventDetailLimits,
 } from './events/delivery-event.js';
 
 export { messageStatuses, type FactName, type MessageStatus, type Counters } from './messages/facts.js';

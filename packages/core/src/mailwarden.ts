@@ -27,6 +27,12 @@ export interface MailwardenOptions {
   now?: () => number;
   /** Webhook intake: each project's provider authentication. Without it, `ingestWebhook` refuses every request. */
   webhooks?: WebhookOptions;
+  /**
+   * Message timelines. `personalData: true` keeps the clicked `url` and the reader's `userAgent` of
+   * opens and clicks in every project's timelines; by default they are dropped before the store sees
+   * them (they are personal data; see docs/decisions.md#message-timelines).
+   */
+  timeline?: { personalData?: boolean };
 }
 
 export interface Mailwarden {
@@ -68,6 +74,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     cursors: createCursorCodec(options.cursorSecret),
     policy: options.policy ?? defaultSuppressionPolicy,
     now: options.now ?? Date.now,
+    timelinePersonalData: options.timeline?.personalData === true,
   };
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
   // Without configuration every provider is refused, but an unknown provider is still "not found".

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCodes } from './errors.js';
-import { deliveryEventTypes, providers } from './events/delivery-event.js';
+import { deliveryEventTypes, eventDetailLimits, isSmtpStatus, providers } from './events/delivery-event.js';
 import { Fact, messageStatuses, type FactName } from './messages/facts.js';
 import { storableTextProblem } from './storable-text.js';
 import { suppressionReasons } from './suppressions/reason.js';
@@ -75,8 +75,15 @@ export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageSt
 export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
 export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
 
+/** The message's id in the API: `messageKey(provider, messageId, recipient)`, 32 lower-case hex characters. */
+export const messageIdentifierSchema = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/, 'must be a message id: 32 lower-case hex characters, the `id` of a listed message')
+  .meta({ description: 'The message\'s id: 32 lower-case hex characters, stable for its provider, provider message ID and recipient.' });
+
 export const messageSchema = z
   .object({
+    id: z.string().meta({ description: 'Opens the message: `GET /projects/{projectId}/messages/{id}`. 32 lower-case hex characters.' }),
     messageId: z.string(),
     recipient: z.string(),
     status: messageStatusSchema,
@@ -87,6 +94,33 @@ export const messageSchema = z
     lastEventAt: timestamp,
   })
   .meta({ id: 'Message' });
+
+export const timelineEntrySchema = z
+  .object({
+    id: z.string().meta({ description: 'Identifies the event within the timeline; breaks ties of time. 32 hex characters.' }),
+    eventKey: z.string().meta({ description: "The provider's event id, or mailwarden's hash of the event's identifying fields." }),
+    type: z.enum(deliveryEventTypes),
+    provider: providerSchema,
+    occurredAt: timestamp,
+    bounceClass: z.enum(['hard', 'soft', 'undetermined']).optional(),
+    providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).optional(),
+    smtpStatus: z.string().optional().meta({ description: 'Enhanced SMTP status (`5.1.1`), or the reply code (`550`) when the provider gives no other.' }),
+    diagnostic: z.string().optional().meta({ description: 'The SMTP reply or the provider\'s reason, at most 500 characters.' }),
+    bounceClassification: z.string().optional().meta({ description: "The provider's own classification of the bounce." }),
+    feedbackType: z.string().optional().meta({ description: 'The complaint\'s feedback type (`abuse`, …).' }),
+    rejectReason: z.string().optional().meta({ description: 'Why the provider refused to send.' }),
+    url: z.string().optional().meta({ description: 'The clicked link; only when the service keeps personal data.' }),
+    userAgent: z.string().optional().meta({ description: 'The reader\'s user agent; only when the service keeps personal data.' }),
+  })
+  .meta({ id: 'TimelineEntry' });
+
+export const messageDetailSchema = messageSchema
+  .extend({
+    timeline: z
+      .array(timelineEntrySchema)
+      .meta({ description: 'The events, oldest first (then by `id`); past 50, the first 20 and the latest 30.' }),
+  })
+  .meta({ id: 'MessageDetail' });
 
 export const listMessagesQuerySchema = z.object({
   trackingId: z.string().optional().meta({ description: 'Only messages with exactly this tracking ID (at most 128 characters).' }),
@@ -125,6 +159,18 @@ const storableText = z.string().check((context) => {
   if (problem !== undefined) context.issues.push({ code: 'custom', message: `must be text every store can keep; it ${problem}`, input: context.value });
 });
 
+/** `EventDetails`, as `eventDetails` makes them: storable, non-empty, within `eventDetailLimits`. */
+const detailText = (name: keyof typeof eventDetailLimits) => storableText.min(1).max(eventDetailLimits[name]);
+export const eventDetailsSchema = z.strictObject({
+  smtpStatus: detailText('smtpStatus').refine(isSmtpStatus, 'must be an SMTP status: 5.1.1 or 550').optional(),
+  diagnostic: detailText('diagnostic').optional(),
+  bounceClassification: detailText('bounceClassification').optional(),
+  feedbackType: detailText('feedbackType').optional(),
+  rejectReason: detailText('rejectReason').optional(),
+  url: detailText('url').optional(),
+  userAgent: detailText('userAgent').optional(),
+});
+
 export const deliveryEventSchema = z.object({
   provider: providerSchema,
   type: z.enum(deliveryEventTypes),
@@ -137,6 +183,7 @@ export const deliveryEventSchema = z.object({
   // z.date() already rejects an invalid Date.
   occurredAt: z.date(),
   eventKey: storableText.min(1).max(512),
+  details: eventDetailsSchema.optional(),
   description: z.string().optional(),
 });
 
@@ -171,6 +218,8 @@ export type SuppressionCheck = z.infer<typeof checkSuppressionResponseSchema>;
 export type BatchCheckResult = z.infer<typeof batchCheckResultSchema>;
 export type Message = z.infer<typeof messageSchema>;
 export type MessagePage = z.infer<typeof listMessagesResponseSchema>;
+export type TimelineEntryView = z.infer<typeof timelineEntrySchema>;
+export type MessageDetail = z.infer<typeof messageDetailSchema>;
 export type TrackingIdSummary = z.infer<typeof trackingIdSummarySchema>;
 export type TrackingIdPage = z.infer<typeof listTrackingIdsResponseSchema>;
 export type EventWarning = z.infer<typeof eventWarningSchema>;

@@ -5,6 +5,7 @@
 export type {
   Store,
   StoredEvent,
+  MessageWithTimeline,
   EventOutcome,
   SuppressionRecord,
   SuppressionPosition,
@@ -23,6 +24,8 @@ export { factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, coun
 export type { FactName, MessageStatus, Counters } from './messages/facts.js';
 export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
 export type { MessageRecord, TrackingIdDelta } from './messages/message.js';
+export { TIMELINE_CAP, TIMELINE_LIMITS, compareTimelineEntries, insertTimelineEntry, timelineEntryId } from './messages/timeline.js';
+export type { TimelineEntry } from './messages/timeline.js';
 
 export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
 export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';

@@ -7,6 +7,7 @@ import {
   type MessageStatus,
   type SuppressionPolicy,
 } from '@mailwarden/core';
+import { messageKey } from '@mailwarden/core/store';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');
@@ -93,6 +94,7 @@ describe('message status', () => {
     ]);
     expect(await messagesOf(mailwarden)).toStrictEqual([
       {
+        id: messageKey('ses', 'msg-1', 'jane@example.com'),
         messageId: 'msg-1',
         recipient: 'jane@example.com',
         status: 'delivered',
@@ -699,5 +701,89 @@ describe('trackingIds.get', () => {
   it('rejects an invalid project id', async () => {
     const mailwarden = createMailwarden();
     await expectMailwardenError(() => mailwarden.trackingIds.get('', 'spring'), 'invalid_request');
+  });
+});
+
+describe('messages.get: one message with its timeline', () => {
+  const id = messageKey('ses', 'msg-1', 'jane@example.com');
+
+  it('opens a listed message by its id: its events oldest first, with what the provider said', async () => {
+    const mailwarden = createMailwarden();
+    await mailwarden.applyEvents('acme', [
+      event({
+        type: 'bounced',
+        bounceClass: 'hard',
+        occurredAt: new Date(T0 + 5000),
+        eventKey: 'bounce-1',
+        details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown', bounceClassification: 'Permanent/General' },
+      }),
+      event({ type: 'sent', eventKey: 'send-1' }),
+      event({ type: 'sent', eventKey: 'send-1' }),
+    ]);
+    const [listed] = (await mailwarden.messages.list('acme')).items;
+    expect(listed?.id).toBe(id);
+    expect(await mailwarden.messages.get('acme', id)).toStrictEqual({
+      ...listed,
+      timeline: [
+        { id: expect.stringMatching(/^[0-9a-f]{32}$/), eventKey: 'send-1', type: 'sent', provider: 'ses', occurredAt: iso(0) },
+        {
+          id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          eventKey: 'bounce-1',
+          type: 'bounced',
+          provider: 'ses',
+          occurredAt: iso(5000),
+          bounceClass: 'hard',
+          smtpStatus: '5.1.1',
+          diagnostic: 'smtp; 550 5.1.1 user unknown',
+          bounceClassification: 'Permanent/General',
+        },
+      ],
+    });
+  });
+
+  it('answers undefined for an unknown id or another project, and refuses an id of another form', async () => {
+    const mailwarden = createMailwarden();
+    await mailwarden.applyEvents('acme', [event()]);
+    expect(await mailwarden.messages.get('acme', 'f'.repeat(32))).toBeUndefined();
+    expect(await mailwarden.messages.get('other', id)).toBeUndefined();
+    for (const bad of ['', 'msg-1', id.toUpperCase(), `${id}0`, id.slice(1)]) {
+      await expectMailwardenError(() => mailwarden.messages.get('acme', bad), 'invalid_request');
+    }
+  });
+
+  it('keeps the clicked url and the user agent only when the instance opts in', async () => {
+    const click = (eventKey: string) =>
+      event({ type: 'clicked', eventKey, details: { url: 'https://example.com/offer?u=jane', userAgent: 'Mozilla/5.0' } });
+    const plain = createMailwarden();
+    await plain.applyEvents('acme', [click('c-1')]);
+    expect((await plain.messages.get('acme', id))?.timeline[0]).not.toHaveProperty('url');
+    expect((await plain.messages.get('acme', id))?.timeline[0]).not.toHaveProperty('userAgent');
+
+    const opted = createMailwarden({ timeline: { personalData: true } });
+    await opted.applyEvents('acme', [click('c-1')]);
+    expect((await opted.messages.get('acme', id))?.timeline[0]).toMatchObject({ url: 'https://example.com/offer?u=jane', userAgent: 'Mozilla/5.0' });
+  });
+
+  it('reads the deprecated description as the diagnostic, fitted to its limit', async () => {
+    const mailwarden = createMailwarden();
+    await mailwarden.applyEvents('acme', [event({ type: 'deferred', description: `  ${'x'.repeat(600)}` })]);
+    const [entry] = (await mailwarden.messages.get('acme', id))!.timeline;
+    expect(entry?.diagnostic).toBe('x'.repeat(500));
+  });
+
+  it('skips an event whose details no store could keep, with a warning, as for other fields', async () => {
+    const mailwarden = createMailwarden();
+    const result = await mailwarden.applyEvents('acme', [
+      event({ details: { diagnostic: 'a\u0000b' } }),
+      event({ details: { smtpStatus: 'five-one-one' } }),
+      event({ details: { diagnostic: 'x'.repeat(501) } }),
+      event({ details: { diagnostic: 'fine' } }),
+    ]);
+    expect(result.warnings.map((warning) => [warning.index, warning.code])).toStrictEqual([
+      [0, 'invalid_event'],
+      [1, 'invalid_event'],
+      [2, 'invalid_event'],
+    ]);
+    expect(result.accepted).toBe(1);
   });
 });

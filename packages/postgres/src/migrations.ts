@@ -123,8 +123,31 @@ CREATE INDEX webhook_tokens_by_expires_at ON ${s}.webhook_tokens (project_id, ex
 `,
 };
 
+/**
+ * Message timelines: one row per entry, at most TIMELINE_CAP per message (mailwarden_apply_events keeps
+ * the cap). The primary key is the timeline order (`compareTimelineEntries`), so a message's timeline
+ * is one index range, and an entry of the same time and id is not added twice. Rows go with their
+ * message (ON DELETE CASCADE): the retention purge deletes messages only.
+ */
+const timelines: Migration = {
+  version: 3,
+  name: 'timelines',
+  sql: ({ identifier: s }) => `
+CREATE TABLE ${s}.timeline_entries (
+  project_id text COLLATE "C" NOT NULL,
+  message_key text COLLATE "C" NOT NULL,
+  occurred_at bigint NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  -- The whole TimelineEntry as core built it (no raw payload: only the capped detail fields).
+  entry jsonb NOT NULL,
+  PRIMARY KEY (project_id, message_key, occurred_at, id),
+  FOREIGN KEY (project_id, message_key) REFERENCES ${s}.messages (project_id, key) ON DELETE CASCADE
+);
+`,
+};
+
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [initial, webhookTokens];
+export const migrations: readonly Migration[] = [initial, webhookTokens, timelines];
 
 /**
  * The trigram index behind tracking-ID search. Not a versioned step: it needs the pg_trgm extension,

@@ -10,6 +10,7 @@ import {
   type StoredEvent,
   type SuppressionInvalidation,
   type SuppressionRecord,
+  type TimelineEntry,
   type TrackingIdRecord,
   type WebhookTokenClaim,
 } from '@mailwarden/core/store';
@@ -125,6 +126,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
     getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
+    // The message and its timeline in one statement; the entries as one JSON text, in timeline order.
+    getMessage: `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8,
+        (SELECT coalesce(json_agg(t.entry ORDER BY t.occurred_at, t.id), '[]')::text FROM ${s}.timeline_entries t
+         WHERE t.project_id = m.project_id AND t.message_key = m.key)
+      FROM ${s}.messages m WHERE project_id = $1 AND key = $2`,
     // The oldest expired messages, locked in key order as applyEvents locks them (so the two never
     // deadlock); one that got a newer event meanwhile fails the recheck and stays.
     purgeMessages: `WITH expired AS (
@@ -267,6 +273,25 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // for rare substrings, and a generic plan would pick one way for every pattern.
       const rows = await attempt(() => query(text, params, search === undefined));
       return rows.map(toTrackingIdRecord);
+    },
+
+    async getMessage(projectId, key) {
+      // PostgreSQL text cannot hold NUL, so no stored key has one.
+      if (key.includes('\0')) return undefined;
+      const [row] = await attempt(() => query(statements.getMessage, [projectId, key]));
+      if (row === undefined) return undefined;
+      const [messageKey, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt, timeline] = row;
+      return {
+        key: messageKey,
+        provider: provider as Provider,
+        messageId,
+        recipient,
+        trackingId,
+        facts,
+        firstEventAt,
+        lastEventAt,
+        timeline: JSON.parse(timeline as string) as TimelineEntry[],
+      };
     },
 
     async getTrackingId(projectId, trackingId) {
@@ -426,6 +451,7 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
     row.facts = message.facts;
     row.first_event_at = message.firstEventAt;
     row.last_event_at = message.lastEventAt;
+    if (event.timelineEntry !== undefined) row.timeline = event.timelineEntry;
     if (message.trackingId !== null) {
       row.tracking_id = message.trackingId;
       row.search_key = event.trackingIdSearchKey ?? trackingIdSearchKey(message.trackingId);

@@ -1,4 +1,4 @@
-import { counterFacts } from '@mailwarden/core/store';
+import { counterFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
 import { INVALIDATION_CHANNEL, type SchemaNames } from './schema-names.js';
 
 /**
@@ -44,6 +44,7 @@ DECLARE
   v_recompute text[];
   v_emptied text[];
   v_hashes text[];
+  v_timelines text[];
   v_chunk integer;
 BEGIN
   -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
@@ -180,6 +181,33 @@ BEGIN
       WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
     ), t.last_event_at)
     WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
+  END IF;
+
+  -- 4b. Timelines (insertTimelineEntry): the entries of applied events, an entry of the same time and id
+  --     once; then each touched timeline over the cap loses what lies between its first and latest
+  --     entries kept. Its message row is locked since step 2, so no other batch changes it meanwhile.
+  WITH added AS (
+    INSERT INTO ${s}.timeline_entries (project_id, message_key, occurred_at, id, entry)
+    SELECT DISTINCT ON (e.message_key, e.occurred_at, e.id) p_project_id, e.message_key, e.occurred_at, e.id, e.entry
+    FROM (SELECT (x.event->>'message_key') COLLATE "C" AS message_key, (x.event->'timeline'->>'occurredAt')::bigint AS occurred_at,
+                 (x.event->'timeline'->>'id') COLLATE "C" AS id, x.event->'timeline' AS entry
+          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+          WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key' AND x.event ? 'timeline') e
+    ORDER BY e.message_key, e.occurred_at, e.id
+    ON CONFLICT DO NOTHING
+    RETURNING message_key
+  )
+  SELECT array_agg(DISTINCT message_key) INTO v_timelines FROM added;
+  IF v_timelines IS NOT NULL THEN
+    DELETE FROM ${s}.timeline_entries t USING (
+      SELECT message_key, occurred_at, id FROM (
+        SELECT message_key, occurred_at, id,
+               row_number() OVER (PARTITION BY message_key ORDER BY occurred_at, id) AS n,
+               count(*) OVER (PARTITION BY message_key) AS total
+        FROM ${s}.timeline_entries WHERE project_id = p_project_id AND message_key = ANY (v_timelines)
+      ) r WHERE r.total > ${TIMELINE_CAP} AND r.n > ${TIMELINE_LIMITS.first} AND r.n <= r.total - ${TIMELINE_LIMITS.latest}
+    ) d
+    WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
   -- 5. Suppressions: the reason only upgrades, createdAt is the earliest. Only rows that changed are

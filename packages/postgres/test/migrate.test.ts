@@ -71,6 +71,7 @@ describe('migrate', () => {
         'messages_pkey',
         'suppressions_newest_first',
         'suppressions_pkey',
+        'timeline_entries_pkey',
         'tracking_ids_pkey',
         // The test server offers pg_trgm and btree_gin, so search has its trigram index.
         'tracking_ids_search',

@@ -73,7 +73,7 @@ describe('upgrading a schema of the version whose migration 1 created mailwarden
     const old = await previousVersionSchema();
     const fresh = randomSchema();
     try {
-      expect((await migrate(sql, { schema: old })).applied).toStrictEqual([]);
+      expect((await migrate(sql, { schema: old })).applied).toStrictEqual(latest.filter((version) => version > 2));
       await migrate(sql, { schema: fresh });
       expect(await catalogOf(old)).toStrictEqual(await catalogOf(fresh));
       expect(await migrate(sql, { schema: old })).toStrictEqual({ applied: [], functions: [] });

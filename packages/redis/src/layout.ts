@@ -4,6 +4,7 @@ import {
   reasonRank,
   type MessageRecord,
   type SuppressionRecord,
+  type TimelineEntry,
   type TrackingIdRecord,
 } from '@mailwarden/core/store';
 
@@ -50,6 +51,14 @@ export function projectPrefix(keyPrefix: string, projectId: string): string {
 
 /** HASH of one message: fields p, i, r, t (absent for none), f, a, b (see `decodeMessage`). */
 export const messageKeyOf = (prefix: string, key: string): string => `${prefix}m:${key}`;
+/**
+ * ZSET of one message's timeline: score the event time, member `timelineMember(entry)`, so ties fall
+ * to the entry id in byte order (`compareTimelineEntries`). Expires with its message.
+ */
+export const timelineKeyOf = (prefix: string, key: string): string => `${prefix}tl:${key}`;
+/** A timeline member: the entry's 32-character id, then the entry as JSON. */
+export const timelineMember = (entry: TimelineEntry): string => entry.id + JSON.stringify(entry);
+export const decodeTimelineMember = (member: string): TimelineEntry => JSON.parse(member.slice(32)) as TimelineEntry;
 /** ZSET of the messages of one tracking ID, like `messageOrder`. */
 export const trackingIdMessagesKeyOf = (prefix: string, trackingId: string): string => `${prefix}mt:${trackingId}`;
 /** STRING, set once: the dedup key of an event. */

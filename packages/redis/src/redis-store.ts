@@ -23,6 +23,9 @@ import {
   decodeTrackingIdRow,
   eventKeyOf,
   messageKeyOf,
+  timelineKeyOf,
+  timelineMember,
+  decodeTimelineMember,
   orderMember,
   orderOf,
   packSuppression,
@@ -130,6 +133,10 @@ interface ScriptEvent {
     t?: string;
     q?: string;
     x?: number;
+    /** The timeline's key index, the entry's time as a string (exact for every safe integer) and its member. */
+    l?: number;
+    z?: string;
+    e?: string;
   };
   s?: { h: string; r: number; c: number; e: string };
 }
@@ -233,6 +240,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           // Usually the ID itself (already lower-case): then the script takes `t`.
           if (searchKey !== trackingId) encodedEvent.m.q = searchKey;
           encodedEvent.m.x = keyIndex(trackingIdMessagesKeyOf(keys.prefix, trackingId));
+        }
+        const entry = event.timelineEntry;
+        if (entry !== undefined) {
+          assertTime(entry.occurredAt, 'occurredAt');
+          if (!/^[0-9a-f]{32}$/.test(entry.id)) throw new TypeError(`not a timeline entry id: ${JSON.stringify(entry.id)}`);
+          encodedEvent.m.l = keyIndex(timelineKeyOf(keys.prefix, message.key));
+          encodedEvent.m.z = String(entry.occurredAt);
+          encodedEvent.m.e = timelineMember(entry);
         }
       }
       const suppression = event.suppression;
@@ -340,6 +355,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         if (!reply[0] || page.length >= limit) return page;
         start = reply[0];
       }
+    },
+
+    async getMessage(projectId, key) {
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const reply = (await run(scripts.getMessage, [messageKeyOf(prefix, key), timelineKeyOf(prefix, key)], [])) as (string | null)[] | null;
+      if (reply === null) return undefined;
+      return { ...decodeMessage([key, ...reply.slice(0, 7)], 0), timeline: (reply.slice(7) as string[]).map(decodeTimelineMember) };
     },
 
     async getTrackingId(projectId, trackingId) {

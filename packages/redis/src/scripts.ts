@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { counterFacts } from '@mailwarden/core/store';
+import { counterFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
 import { ORDER_MAX } from './layout.js';
 
 /**
@@ -223,6 +223,20 @@ local function moveRow(id, searchKey, dm, dd, db, dc, raise)
   redis.call('HSET', T, id, string.format('%d,%d,%d,%d,%d,', r[1], r[2], r[3], r[4], r[5]) .. r[6])
 end
 
+-- insertTimelineEntry: in order, unless an entry of that time has this id; past the cap, the entry
+-- right after the first ones kept goes. Expires with its message.
+local function addTimelineEntry(tl, time, member)
+  local id = string.sub(member, 1, 32)
+  for _, known in ipairs(redis.call('ZRANGE', tl, time, time, 'BYSCORE')) do
+    if string.sub(known, 1, 32) == id then return end
+  end
+  redis.call('ZADD', tl, time, member)
+  if redis.call('ZCARD', tl) > ${TIMELINE_CAP} then
+    redis.call('ZREMRANGEBYRANK', tl, ${TIMELINE_LIMITS.first}, ${TIMELINE_LIMITS.first})
+  end
+  if ttl then redis.call('PEXPIRE', tl, ttl) end
+end
+
 local function mergeMessage(e)
   local mk = KEYS[e.k]
   local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b')
@@ -281,6 +295,7 @@ local function mergeMessage(e)
     end
   end
   if ttl then redis.call('PEXPIRE', mk, ttl) end
+  if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
 end
 
 -- Reason only upgraded, createdAt the earliest, the email the first one stored.
@@ -367,6 +382,22 @@ while true do
   end
 end
 `,
+);
+
+/**
+ * KEYS: a message's hash, its timeline. Returns nil for no message, else fields p, i, r, t, f, a, b,
+ * then the timeline's members in order.
+ */
+export const getMessage = script(
+  'getMessage',
+  String.raw`
+local m = redis.call('HMGET', KEYS[1], 'p', 'i', 'r', 't', 'f', 'a', 'b')
+if not m[5] then return false end
+local reply = { m[1], m[2], m[3], m[4] or false, m[5], m[6], m[7] }
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do reply[#reply + 1] = member end
+return reply
+`,
+  true,
 );
 
 /**

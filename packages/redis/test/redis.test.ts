@@ -254,6 +254,7 @@ describe('scripts', () => {
     await store.listSuppressions(projectId, { limit: 10 });
     await store.applyEvents(projectId, [event({ message: message('promo', Fact.sent, at(1)) })]);
     await store.listMessages(projectId, { limit: 10 });
+    await store.getMessage(projectId, 'f'.repeat(32));
     await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
     await store.claimWebhookToken!(projectId, 'mailgun:token', 'f'.repeat(64), Date.now() + 60_000);
   }

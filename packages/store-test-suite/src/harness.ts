@@ -23,7 +23,15 @@ export interface StoreConformanceOptions {
    * Groups to run; every group runs unless set to `false`. `webhookTokens` fails for a store without
    * the optional `claimWebhookToken`: turn it off if your store leaves that out on purpose.
    */
-  groups?: { suppressions?: boolean; events?: boolean; hostile?: boolean; listings?: boolean; model?: boolean; webhookTokens?: boolean };
+  groups?: {
+    suppressions?: boolean;
+    events?: boolean;
+    hostile?: boolean;
+    listings?: boolean;
+    timelines?: boolean;
+    model?: boolean;
+    webhookTokens?: boolean;
+  };
   /** Runs of each property test (model-based, hostile events, webhook tokens). Default 50: raise it to hunt, lower it for a slow store. */
   numRuns?: number;
   /** Each test's time limit in milliseconds, passed to `test`. Default 60 000: one test stores a 6 000-event batch, another runs `numRuns` command sequences. */

@@ -4,10 +4,11 @@ import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeSuppressionTests } from './suppressions.js';
+import { describeTimelineTests } from './timelines.js';
 import { describeWebhookTokenTests } from './webhook-tokens.js';
 
 export type { DescribeFunction, StoreConformanceOptions, TestFunction } from './harness.js';
-export { createStoreModel } from './model.js';
+export { createStoreModel, timelineOf } from './model.js';
 export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';
 
 /** Long enough for the 6 000-event batch and the property tests on a remote store. */
@@ -35,6 +36,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('events')) describeEventTests(suite);
     if (runs('hostile')) describeHostileEventTests(suite);
     if (runs('listings')) describeListingTests(suite);
+    if (runs('timelines')) describeTimelineTests(suite);
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);
   });

@@ -4,6 +4,10 @@ import {
   countersOf,
   mergeMessage,
   messageStatus,
+  compareTimelineEntries,
+  TIMELINE_CAP,
+  TIMELINE_LIMITS,
+  type TimelineEntry,
   trackingIdSearchKey,
   type MessagePosition,
   type MessageRecord,
@@ -16,6 +20,8 @@ interface ProjectModel {
   suppressions: Map<string, SuppressionRecord>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
+  /** Every timeline entry ever applied, by message key, unordered and never capped: `timelineOf` derives the timeline. */
+  entries: Map<string, TimelineEntry[]>;
   /** One-time webhook token → the digest it was first claimed with (never forgotten: the contract allows keeping). */
   webhookTokens: Map<string, string>;
 }
@@ -28,6 +34,17 @@ function compareSuppressions(a: SuppressionPosition, b: SuppressionPosition): nu
 /** Newest first: `firstEventAt` descending, then `key` ascending. */
 function compareMessages(a: MessagePosition, b: MessagePosition): number {
   return b.firstEventAt - a.firstEventAt || compareCodePoints(a.key, b.key);
+}
+
+/**
+ * A timeline by its definition: every entry applied, in order, and when over the cap only the first
+ * `TIMELINE_LIMITS.first` and the latest `TIMELINE_LIMITS.latest`. Stores keep it incrementally
+ * (`insertTimelineEntry`); deriving it from everything checks that dropping early is never wrong.
+ */
+export function timelineOf(entries: readonly TimelineEntry[]): TimelineEntry[] {
+  const sorted = [...entries].sort(compareTimelineEntries).map((entry) => ({ ...entry }));
+  if (sorted.length <= TIMELINE_CAP) return sorted;
+  return [...sorted.slice(0, TIMELINE_LIMITS.first), ...sorted.slice(sorted.length - TIMELINE_LIMITS.latest)];
 }
 
 /**
@@ -65,7 +82,13 @@ function trackingIdRows(messages: Iterable<MessageRecord>): TrackingIdRecord[] {
 export function createStoreModel(): Store {
   const projects = new Map<string, ProjectModel>();
   const project = (projectId: string): ProjectModel => {
-    const state = projects.get(projectId) ?? { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), webhookTokens: new Map() };
+    const state = projects.get(projectId) ?? {
+      suppressions: new Map(),
+      eventKeys: new Set(),
+      messages: new Map(),
+      entries: new Map(),
+      webhookTokens: new Map(),
+    };
     projects.set(projectId, state);
     return state;
   };
@@ -108,6 +131,7 @@ export function createStoreModel(): Store {
         if (event.message !== null) {
           const { key } = event.message;
           state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
+          if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
         if (event.suppression !== null) {
           const seen = event.suppression;
@@ -135,6 +159,12 @@ export function createStoreModel(): Store {
         .filter((message) => after === undefined || compareMessages(message, after) > 0)
         .slice(0, limit)
         .map((message) => ({ ...message }));
+    },
+
+    async getMessage(projectId, key) {
+      const { messages, entries } = project(projectId);
+      const message = messages.get(key);
+      return message === undefined ? undefined : { ...message, timeline: timelineOf(entries.get(key) ?? []) };
     },
 
     async listTrackingIds(projectId, { search, limit, after }) {

@@ -1,5 +1,6 @@
 import {
   compareCodePoints,
+  insertTimelineEntry,
   mergeMessage,
   messageStatus,
   strongerReason,
@@ -11,6 +12,7 @@ import {
   type StoredEvent,
   type SuppressionPosition,
   type SuppressionRecord,
+  type TimelineEntry,
   type TrackingIdRecord,
 } from '@mailwarden/core/store';
 
@@ -19,6 +21,7 @@ interface Tables {
   suppressions: Map<string, SuppressionRecord>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
+  timelines: Map<string, TimelineEntry[]>;
   trackingIds: Map<string, TrackingIdRecord>;
   webhookTokens: Map<string, string>;
 }
@@ -34,7 +37,7 @@ export function createMapStore(): Store {
   const tables = (projectId: string): Tables => {
     let found = projects.get(projectId);
     if (found === undefined) {
-      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
+      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), timelines: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
       projects.set(projectId, found);
     }
     return found;
@@ -49,6 +52,11 @@ export function createMapStore(): Store {
       const before = t.messages.get(event.message.key);
       const after = mergeMessage(before, { ...event.message });
       t.messages.set(after.key, after);
+      if (event.timelineEntry !== undefined) {
+        const timeline = t.timelines.get(after.key) ?? [];
+        insertTimelineEntry(timeline, { ...event.timelineEntry });
+        t.timelines.set(after.key, timeline);
+      }
       for (const delta of trackingIdDeltas(before, after)) {
         const empty = { trackingId: delta.trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity };
         const current = t.trackingIds.get(delta.trackingId) ?? empty;
@@ -106,6 +114,11 @@ export function createMapStore(): Store {
     },
     async applyEvents(projectId, events) {
       return events.map((event) => apply(tables(projectId), event));
+    },
+    async getMessage(projectId, key) {
+      const t = tables(projectId);
+      const message = t.messages.get(key);
+      return message === undefined ? undefined : { ...message, timeline: (t.timelines.get(key) ?? []).map((entry) => ({ ...entry })) };
     },
     async listMessages(projectId, { trackingId, status, limit, after }) {
       return [...tables(projectId).messages.values()]

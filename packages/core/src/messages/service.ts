@@ -11,6 +11,9 @@ import {
   type ListTrackingIdsQuery,
   type Message,
   type MessagePage,
+  type MessageDetail,
+  type TimelineEntryView,
+  messageIdentifierSchema,
   type TrackingIdPage,
   type TrackingIdSummary,
 } from '../schemas.js';
@@ -18,6 +21,7 @@ import type { TrackingIdRecord } from '../store/store.js';
 import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { factNamesOf, messageStatus } from './facts.js';
 import type { MessageRecord } from './message.js';
+import type { TimelineEntry } from './timeline.js';
 
 const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32}$/) });
 const trackingIdPosition = z.object({ i: z.string().min(1) });
@@ -25,6 +29,18 @@ const trackingIdPosition = z.object({ i: z.string().min(1) });
 export interface MessageService {
   /** Messages newest first (by first event), optionally of one tracking ID and one status. */
   list(projectId: string, query?: ListMessagesQuery): Promise<MessagePage>;
+
+  /**
+   * One message with its timeline, by its `id` (as listed: `messageKey(provider, messageId, recipient)`,
+   * 32 lower-case hex characters), or `undefined` when the project has none with it (never seen, or
+   * removed by retention). An id of any other form throws `invalid_request`.
+   *
+   * @example
+   * const { items } = await mailwarden.messages.list('acme', { trackingId: 'newsletter-2026-11' });
+   * const message = items[0] && (await mailwarden.messages.get('acme', items[0].id));
+   * for (const entry of message?.timeline ?? []) console.log(entry.occurredAt, entry.type, entry.smtpStatus ?? '', entry.diagnostic ?? '');
+   */
+  get(projectId: string, id: string): Promise<MessageDetail | undefined>;
 }
 
 export interface TrackingIdService {
@@ -48,6 +64,7 @@ export interface TrackingIdService {
 
 export function toMessage(record: MessageRecord): Message {
   return {
+    id: record.key,
     messageId: record.messageId,
     recipient: record.recipient,
     status: messageStatus(record.facts),
@@ -57,6 +74,10 @@ export function toMessage(record: MessageRecord): Message {
     firstEventAt: formatTimestamp(record.firstEventAt),
     lastEventAt: formatTimestamp(record.lastEventAt),
   };
+}
+
+export function toTimelineEntry(entry: TimelineEntry): TimelineEntryView {
+  return { ...entry, occurredAt: formatTimestamp(entry.occurredAt) };
 }
 
 export function toTrackingIdSummary(record: TrackingIdRecord): TrackingIdSummary {
@@ -87,6 +108,15 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
       });
       const items = page.rows.map(toMessage);
       return { items, next_cursor: page.next_cursor, count: items.length };
+    },
+
+    async get(projectId, id) {
+      assertProjectId(projectId);
+      const key = parseInput(messageIdentifierSchema, id, 'message id');
+      const found = await store.getMessage(projectId, key);
+      if (found === undefined) return undefined;
+      const { timeline, ...record } = found;
+      return { ...toMessage(record), timeline: timeline.map(toTimelineEntry) };
     },
   };
 }

@@ -121,6 +121,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
 
     listSuppressions: (projectId, page) => store.listSuppressions(projectId, page),
     listMessages: (projectId, query) => store.listMessages(projectId, query),
+    getMessage: (projectId, key) => store.getMessage(projectId, key),
     listTrackingIds: (projectId, query) => store.listTrackingIds(projectId, query),
     getTrackingId: (projectId, trackingId) => store.getTrackingId(projectId, trackingId),
     ...(store.subscribeInvalidations === undefined

@@ -1,5 +1,6 @@
 import type { MessageStatus } from '../messages/facts.js';
 import type { MessageRecord } from '../messages/message.js';
+import type { TimelineEntry } from '../messages/timeline.js';
 import type { SuppressionReason } from '../suppressions/reason.js';
 
 export interface SuppressionRecord {
@@ -49,6 +50,16 @@ export interface StoredEvent {
   trackingIdSearchKey: string | null;
   /** The suppression the policy decided on, with `createdAt` = the event time; `null` for none. */
   suppression: SuppressionRecord | null;
+  /**
+   * The event's entry in the timeline of `message`, present whenever `message` is: added with the rest
+   * of the event (`insertTimelineEntry`), kept while the message is, removed with it.
+   */
+  timelineEntry?: TimelineEntry;
+}
+
+/** A message with its timeline, oldest event first (`compareTimelineEntries`), at most `TIMELINE_CAP` entries. */
+export interface MessageWithTimeline extends MessageRecord {
+  timeline: TimelineEntry[];
 }
 
 export type EventOutcome = 'applied' | 'duplicate';
@@ -113,6 +124,12 @@ export interface Store {
 
   /** Messages newest first (`firstEventAt` descending, then `key` ascending), filtered, keyset-paged. */
   listMessages(projectId: string, query: MessageQuery): Promise<MessageRecord[]>;
+
+  /**
+   * One message by its key (`MessageRecord.key`) with its timeline, or `undefined` when the project has
+   * no such message (never stored, or removed by retention, timeline and all). One round trip.
+   */
+  getMessage(projectId: string, key: string): Promise<MessageWithTimeline | undefined>;
 
   /** Tracking IDs with at least one message, in code-point order of the ID, filtered by `search`. */
   listTrackingIds(projectId: string, query: TrackingIdQuery): Promise<TrackingIdRecord[]>;

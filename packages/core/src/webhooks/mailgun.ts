@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
 import { MailwardenError } from '../errors.js';
-import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
+import { eventDetails, isSmtpStatus, smtpStatusIn, type DeliveryEvent, type EventDetails, type ProviderSuppression } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
 import { bodyForm, bodyJson } from './body.js';
@@ -191,21 +191,49 @@ function parseEventData(data: Record<string, unknown>): DeliveryEvent | string {
   const headers = messageHeaders(data);
   const messageId = messageIdOf(stringField(headers, 'message-id'));
   if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long message-id`;
-  // delivery-status can be null (anymail #361); rejected events explain themselves in reject.reason.
-  const status = isRecord(data['delivery-status']) ? data['delivery-status'] : {};
-  const reject = isRecord(data['reject']) ? data['reject'] : {};
-  const description = stringField(status, 'description') ?? stringField(status, 'message') ?? stringField(reject, 'reason');
+  const classified = classify(event, data);
+  const details = detailsOf(data, classified);
   return {
     provider: 'mailgun',
-    ...classify(event, data),
+    ...classified,
     messageId,
     recipient,
     trackingId: readMailgunTrackingId(data),
     occurredAt,
     // event-data.id is unique only within a day: with the timestamp (kept on retries) it is unique for good.
     eventKey: hashedEventKey([stringField(data, 'id') ?? null, timestamp, event, recipient]),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * What Mailgun said: `delivery-status` (its `enhanced-code`, else the code in its `message`, else its
+ * `code`; the `message`, the SMTP reply, else its `description`), a failure's `severity` and `reason`,
+ * a rejection's `reject.reason` (or the suppress-… reason of a failure), an open's or click's
+ * `client-info.user-agent` and a click's `url`. Mailgun's complaints carry no feedback type.
+ */
+function detailsOf(data: Record<string, unknown>, classified: Classified): EventDetails | undefined {
+  // delivery-status can be null (anymail #361); rejected events explain themselves in reject.reason.
+  const status = isRecord(data['delivery-status']) ? data['delivery-status'] : {};
+  const reject = isRecord(data['reject']) ? data['reject'] : {};
+  const client = isRecord(data['client-info']) ? data['client-info'] : {};
+  const rejected = classified.type === 'rejected';
+  // Empty strings are common here (`"description": ""`): they say nothing.
+  const description = stringField(status, 'description') || undefined;
+  const reply = stringField(status, 'message') || (rejected ? undefined : description);
+  // A suppress-… failure's code is Mailgun's own (605), which eventDetails leaves out as no SMTP status.
+  const code = typeof status['code'] === 'number' ? String(status['code']) : undefined;
+  const enhanced = stringField(status, 'enhanced-code');
+  const severity = stringField(data, 'severity');
+  const reason = stringField(data, 'reason');
+  return eventDetails({
+    smtpStatus: (enhanced !== undefined && isSmtpStatus(enhanced) ? enhanced : undefined) ?? smtpStatusIn(reply) ?? code,
+    diagnostic: reply,
+    bounceClassification: classified.type === 'bounced' || classified.type === 'deferred' ? [severity, reason].filter(Boolean).join('/') : undefined,
+    rejectReason: rejected ? stringField(reject, 'reason') || description || reason : undefined,
+    userAgent: client['user-agent'],
+    url: data['event'] === 'clicked' ? data['url'] : undefined,
+  });
 }
 
 function classify(event: string, data: Record<string, unknown>): Classified {
@@ -254,18 +282,30 @@ function parseLegacyFields(fields: MailgunFormFields): DeliveryEvent | string {
   if (occurredAt === undefined) return `the ${event} event has no valid timestamp`;
   const messageId = messageIdOf(first(fields, 'Message-Id') ?? first(fields, 'message-id'));
   if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long Message-Id`;
-  const description = first(fields, 'description') ?? first(fields, 'error') ?? first(fields, 'notification');
   const url = event === 'clicked' ? (first(fields, 'url') ?? null) : null;
+  const classified = classifyLegacy(event, first(fields, 'code'));
+  // The legacy forms: `code` and `error` (the SMTP reply) of a bounce or drop, `notification`,
+  // `description` and `reason`, `user-agent` of opens and clicks.
+  // A drop's `code` is Mailgun's own (605), which eventDetails leaves out as no SMTP status.
+  const rejected = classified.type === 'rejected';
+  const reply = first(fields, 'error') ?? first(fields, 'notification') ?? (rejected ? undefined : first(fields, 'description'));
+  const details = eventDetails({
+    smtpStatus: smtpStatusIn(reply) ?? first(fields, 'code'),
+    diagnostic: reply,
+    rejectReason: rejected ? (first(fields, 'description') ?? first(fields, 'reason')) : undefined,
+    userAgent: first(fields, 'user-agent'),
+    url: url ?? undefined,
+  });
   return {
     provider: 'mailgun',
-    ...classifyLegacy(event, first(fields, 'code')),
+    ...classified,
     messageId,
     recipient,
     trackingId: readMailgunLegacyTrackingId(fields),
     occurredAt,
     // Legacy events have no id: SHA-256 of ["legacy", event, message id, recipient, timestamp, url of a click].
     eventKey: hashedEventKey(['legacy', event, messageId, recipient, timestamp, url]),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
 }
 

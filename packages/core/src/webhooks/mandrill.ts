@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readMandrillTrackingId } from '../carriers/mandrill.js';
 import { MailwardenError } from '../errors.js';
-import type { DeliveryEvent } from '../events/delivery-event.js';
+import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
 import { bodyForm } from './body.js';
@@ -107,10 +107,11 @@ function parseEvent(item: unknown): ItemOutcome {
   if (occurredAt === undefined) return `the ${event} event has no valid ts`;
   const messageId = idOf(item['_id']) ?? idOf(msg['_id']);
   const url = event === 'click' ? (stringField(item, 'url') ?? null) : null;
-  const description = stringField(msg, 'diag') ?? stringField(msg, 'bounce_description');
+  const classified = classify(event);
+  const details = detailsOf(item, msg, classified);
   return {
     provider: 'mandrill',
-    ...classify(event),
+    ...classified,
     messageId,
     recipient,
     trackingId: readMandrillTrackingId(item),
@@ -118,8 +119,27 @@ function parseEvent(item: unknown): ItemOutcome {
     // Mandrill events have no id: a SHA-256 of the message id, recipient, event name, event time and
     // clicked URL. The recipient keeps apart events of payloads that lack `_id`.
     eventKey: hashedEventKey([messageId, recipient, event, ts, url]),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * What Mandrill said: `msg.diag` (the SMTP reply) and the code in it, `msg.bounce_description`
+ * (`bad_mailbox`, `mailbox_full`, …) as a bounce's classification or a rejection's reason (else
+ * `msg.reject_reason`), and `user_agent` of opens and clicks and a click's `url`. Mandrill's spam
+ * reports carry no feedback type.
+ */
+function detailsOf(item: Record<string, unknown>, msg: Record<string, unknown>, classified: Classified): EventDetails | undefined {
+  const reply = stringField(msg, 'diag');
+  const rejected = classified.type === 'rejected';
+  return eventDetails({
+    smtpStatus: smtpStatusIn(reply),
+    diagnostic: reply,
+    bounceClassification: rejected ? undefined : msg['bounce_description'],
+    rejectReason: rejected ? (stringField(msg, 'bounce_description') ?? msg['reject_reason']) : undefined,
+    userAgent: item['user_agent'],
+    url: item['url'],
+  });
 }
 
 function classify(event: string): Classified {

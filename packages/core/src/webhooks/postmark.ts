@@ -1,6 +1,6 @@
 import { readPostmarkTrackingId } from '../carriers/postmark.js';
 import { MailwardenError } from '../errors.js';
-import type { DeliveryEvent } from '../events/delivery-event.js';
+import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
 import { jsonObjectMembers } from '../json/members.js';
 import { isRecord, stringField } from '../json/record.js';
@@ -69,7 +69,7 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
 
   const timeField = TIME_FIELDS.map((name) => stringField(record, name)).find((value) => value !== undefined);
   const messageId = stringField(record, 'MessageID') ?? null;
-  const description = stringField(record, 'Details') ?? stringField(record, 'Description');
+  const details = detailsOf(recordType, record, classified);
   return {
     provider: 'postmark',
     ...classified,
@@ -93,8 +93,27 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
             record['SuppressionReason'] ?? null,
             record['OriginalLink'] ?? null,
           ]),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * What Postmark said: `Details` (the SMTP reply; else `Description`, Postmark's explanation) and the
+ * code in it, a bounce's `Type` (`HardBounce`, `Transient`, …) as its classification or, when Postmark
+ * did not send, as the reject reason (else a subscription change's `SuppressionReason`), an open's or
+ * click's `UserAgent` and a click's `OriginalLink`. Postmark's spam complaints carry no feedback type.
+ */
+function detailsOf(recordType: string, record: Record<string, unknown>, classified: Classified): EventDetails | undefined {
+  const reply = stringField(record, 'Details') ?? stringField(record, 'Description');
+  const bounceType = recordType === 'Bounce' ? record['Type'] : undefined;
+  return eventDetails({
+    smtpStatus: smtpStatusIn(reply),
+    diagnostic: reply,
+    bounceClassification: classified.type === 'bounced' || classified.type === 'deferred' ? bounceType : undefined,
+    rejectReason: classified.type === 'rejected' ? (bounceType ?? record['SuppressionReason']) : undefined,
+    userAgent: record['UserAgent'],
+    url: record['OriginalLink'],
+  });
 }
 
 function classify(recordType: string, record: Record<string, unknown>): Classified | undefined {

@@ -2,7 +2,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { readSendGridTrackingId } from '../carriers/sendgrid.js';
 import { MailwardenError } from '../errors.js';
-import type { DeliveryEvent, ProviderSuppression } from '../events/delivery-event.js';
+import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails, type ProviderSuppression } from '../events/delivery-event.js';
 import { checkSharedSecret, unauthorized } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
 import { bodyJson } from './body.js';
@@ -157,7 +157,7 @@ function parseItem(item: unknown): DeliveryEvent | string {
   // DESIGN §5: the X-Message-Id the send API returned is sg_message_id up to its first dot.
   const messageId = sgMessageId?.split('.', 1)[0] || null;
   if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long sg_message_id`;
-  const description = stringField(item, 'reason') ?? stringField(item, 'response');
+  const details = detailsOf(event, item);
   return {
     provider: 'sendgrid',
     ...classify(event, item),
@@ -166,8 +166,36 @@ function parseItem(item: unknown): DeliveryEvent | string {
     trackingId: readSendGridTrackingId(item),
     occurredAt,
     eventKey: eventKeyOf(event, item, recipient, timestamp as number),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * What SendGrid said: `status` (enhanced code) and `reason` (or a deferral's `response`, the SMTP
+ * reply); a bounce's `bounce_classification` (else its `type`, bounce or blocked); a drop's `reason`;
+ * an open's or click's `useragent` and a click's `url`. SendGrid's spam reports carry no feedback type.
+ */
+function detailsOf(event: string, item: Record<string, unknown>): EventDetails | undefined {
+  const reply = stringField(item, 'reason') ?? stringField(item, 'response');
+  switch (event) {
+    case 'bounce':
+      return eventDetails({
+        smtpStatus: stringField(item, 'status') ?? smtpStatusIn(reply),
+        diagnostic: reply,
+        bounceClassification: stringField(item, 'bounce_classification') ?? item['type'],
+      });
+    case 'deferred':
+    case 'delivered':
+      return eventDetails({ smtpStatus: stringField(item, 'status') ?? smtpStatusIn(reply), diagnostic: reply });
+    case 'dropped':
+      return eventDetails({ rejectReason: item['reason'] });
+    case 'open':
+      return eventDetails({ userAgent: item['useragent'] });
+    case 'click':
+      return eventDetails({ url: item['url'], userAgent: item['useragent'] });
+    default:
+      return undefined;
+  }
 }
 
 function classify(event: string, item: Record<string, unknown>): Classified {

@@ -1,6 +1,14 @@
 import { readSesHeaderTrackingId } from '../carriers/ses-header.js';
 import { readSesTagsTrackingId } from '../carriers/ses-tags.js';
-import type { BounceClass, DeliveryEvent, DeliveryEventType, ProviderSuppression } from '../events/delivery-event.js';
+import {
+  eventDetails,
+  smtpStatusIn,
+  type BounceClass,
+  type DeliveryEvent,
+  type DeliveryEventType,
+  type EventDetails,
+  type ProviderSuppression,
+} from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import { checkSharedSecret, unauthorized, type BasicAuthCredentials } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
@@ -86,7 +94,7 @@ function notificationOutcomes(notification: Record<string, unknown>, options: Pa
           ? `${snsMessageId}:${outcome.recipient}`
           : hashedEventKey([messageId, eventType, timestamp, outcome.recipient]),
     };
-    if (outcome.description !== undefined) event.description = outcome.description;
+    if (outcome.details !== undefined) event.details = outcome.details;
     return event;
   });
   return [...events, ...problems];
@@ -183,7 +191,7 @@ interface Outcome {
   type: DeliveryEventType;
   bounceClass?: BounceClass;
   providerSuppression?: ProviderSuppression;
-  description?: string;
+  details?: EventDetails | undefined;
 }
 
 function receiptForMessage(text: string, snsMessageId: string | null): WebhookReceipt {
@@ -225,7 +233,12 @@ function outcomesOf(
       return recipientEntries(detail.bouncedRecipients, 'bounce.bouncedRecipients', skip).map(({ recipient, entry }) => ({
         recipient,
         ...kind,
-        description: joinText(`${bounceType}/${subType}`, stringField(entry, 'diagnosticCode')),
+        details: eventDetails({
+          smtpStatus: stringField(entry, 'status') ?? smtpStatusIn(entry.diagnosticCode),
+          diagnostic: entry.diagnosticCode,
+          bounceClassification: `${bounceType}/${subType}`,
+          ...(kind.type === 'rejected' ? { rejectReason: subType } : {}),
+        }),
       }));
     }
     case 'Complaint': {
@@ -238,36 +251,43 @@ function outcomesOf(
           : feedbackType === 'not-spam'
             ? { type: 'unknown' }
             : { type: 'complained' };
-      const description = joinText(subType, feedbackType);
+      const details = eventDetails({ feedbackType, ...(kind.type === 'rejected' ? { rejectReason: subType } : {}) });
       return recipientEntries(detail.complainedRecipients, 'complaint.complainedRecipients', skip).map(({ recipient }) => ({
         recipient,
         ...kind,
-        ...(description === undefined ? {} : { description }),
+        details,
       }));
     }
     case 'Delivery':
-      return withDescription(addresses(detail.recipients, 'delivery.recipients', skip), 'delivered', stringField(detail, 'smtpResponse'));
+      return withDetails(addresses(detail.recipients, 'delivery.recipients', skip), 'delivered', {
+        smtpStatus: smtpStatusIn(detail.smtpResponse),
+        diagnostic: detail.smtpResponse,
+      });
     case 'DeliveryDelay': {
       const delayType = stringField(detail, 'delayType');
       return recipientEntries(detail.delayedRecipients, 'deliveryDelay.delayedRecipients', skip).map(({ recipient, entry }) => {
-        const description = joinText(delayType, stringField(entry, 'diagnosticCode'));
-        return { recipient, type: 'deferred', ...(description === undefined ? {} : { description }) };
+        const details = eventDetails({
+          smtpStatus: stringField(entry, 'status') ?? smtpStatusIn(entry.diagnosticCode),
+          diagnostic: entry.diagnosticCode,
+          bounceClassification: delayType,
+        });
+        return { recipient, type: 'deferred', details };
       });
     }
     case 'Send':
-      return withDescription(destination(), 'sent', undefined);
+      return withDetails(destination(), 'sent', {});
     case 'Reject':
-      return withDescription(destination(), 'rejected', stringField(detail, 'reason'));
+      return withDetails(destination(), 'rejected', { rejectReason: detail.reason });
     case 'Open':
-      return withDescription(destination(), 'opened', undefined);
+      return withDetails(destination(), 'opened', { userAgent: detail.userAgent });
     case 'Click':
-      return withDescription(destination(), 'clicked', undefined);
+      return withDetails(destination(), 'clicked', { url: detail.link, userAgent: detail.userAgent });
     case 'Rendering Failure':
       // The template did not render, so SES sent nothing: the message was refused, not lost.
-      return withDescription(destination(), 'rejected', stringField(detail, 'errorMessage') ?? stringField(detail, 'templateName'));
+      return withDetails(destination(), 'rejected', { rejectReason: stringField(detail, 'errorMessage') ?? detail.templateName });
     default:
       // Subscription (SES list management).
-      return withDescription(destination(), unsubscribes(detail) ? 'unsubscribed' : 'unknown', undefined);
+      return withDetails(destination(), unsubscribes(detail) ? 'unsubscribed' : 'unknown', {});
   }
 }
 
@@ -296,8 +316,9 @@ function unsubscribes(subscription: Record<string, unknown>): boolean {
   return [...optedOut(next)].some((topic) => !before.has(topic));
 }
 
-function withDescription(recipients: string[], type: DeliveryEventType, description: string | undefined): Outcome[] {
-  return recipients.map((recipient) => (description === undefined ? { recipient, type } : { recipient, type, description }));
+function withDetails(recipients: string[], type: DeliveryEventType, raw: Parameters<typeof eventDetails>[0]): Outcome[] {
+  const details = eventDetails(raw);
+  return recipients.map((recipient) => (details === undefined ? { recipient, type } : { recipient, type, details }));
 }
 
 /** A list of address strings (`delivery.recipients`, `mail.destination`); bad entries are skipped with a warning. */
@@ -335,9 +356,4 @@ function recipientEntries(
 
 function validTimestamp(value: unknown): string | undefined {
   return typeof value === 'string' && !Number.isNaN(new Date(value).getTime()) ? value : undefined;
-}
-
-function joinText(...parts: (string | undefined)[]): string | undefined {
-  const text = parts.filter((part) => part !== undefined).join(': ');
-  return text === '' ? undefined : text;
 }

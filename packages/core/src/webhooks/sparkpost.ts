@@ -1,6 +1,6 @@
 import { readSparkPostTrackingId } from '../carriers/sparkpost.js';
 import { MailwardenError } from '../errors.js';
-import type { BounceClass, DeliveryEvent } from '../events/delivery-event.js';
+import { eventDetails, smtpStatusIn, type BounceClass, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
 import { bodyJson } from './body.js';
@@ -67,18 +67,39 @@ function parseItem(item: unknown): ItemOutcome {
   const occurredAt = timestampOf(body['timestamp']);
   if (occurredAt === undefined) return `the ${type} event has no valid timestamp`;
   const messageId = idOf(body['transmission_id']);
-  const description = stringField(body, 'raw_reason') ?? stringField(body, 'reason');
+  const classified = classify(type, body);
+  const details = detailsOf(body, classified);
   return {
     provider: 'sparkpost',
-    ...classify(type, body),
+    ...classified,
     messageId,
     recipient,
     trackingId: readSparkPostTrackingId(body),
     occurredAt,
     // SparkPost's event_id is unique per event and kept on retries; without one, hash what identifies it.
     eventKey: eventIdOf(body['event_id']) ?? hashedEventKey([type, messageId, stringField(body, 'message_id'), recipient, body['timestamp']]),
-    ...(description === undefined ? {} : { description }),
+    ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * What SparkPost said: `raw_reason` (the SMTP reply; else `reason`) and the code in it, else
+ * `error_code`; `bounce_class` (its number: 10 invalid recipient, 22 mailbox full, 25 admin, …); the
+ * reply as the reject reason of a policy or generation rejection; a complaint's `fbtype`; `user_agent` of opens and
+ * clicks and a click's `target_link_url`.
+ */
+function detailsOf(body: Record<string, unknown>, classified: Classified): EventDetails | undefined {
+  const reply = stringField(body, 'raw_reason') ?? stringField(body, 'reason');
+  const rejected = classified.type === 'rejected';
+  return eventDetails({
+    smtpStatus: smtpStatusIn(reply) ?? body['error_code'],
+    diagnostic: rejected ? undefined : reply,
+    bounceClassification: body['bounce_class'],
+    feedbackType: body['fbtype'],
+    rejectReason: rejected ? reply : undefined,
+    userAgent: body['user_agent'],
+    url: body['target_link_url'],
+  });
 }
 
 function classify(type: string, body: Record<string, unknown>): Classified {

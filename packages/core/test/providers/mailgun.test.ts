@@ -287,7 +287,7 @@ describe('Mailgun webhook receiver: JSON', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date(1767225660818),
       eventKey: expect.stringMatching(/^[0-9a-f]{64}$/),
-      description: 'OK',
+      details: { smtpStatus: '250', diagnostic: 'OK' },
     } satisfies DeliveryEvent);
   });
 
@@ -317,11 +317,23 @@ describe('Mailgun webhook receiver: JSON', () => {
 
   it('survives delivery-status: null (anymail #361) and describes events in Mailgun words', async () => {
     const nullStatus = await receiveOne(signedJson('failed-delivery-status-null'));
-    expect(nullStatus.description).toBeUndefined();
-    expect((await receiveOne(signedJson('failed-permanent'))).description).toBe('smtp; 550 5.1.1 The email account that you tried to reach does not exist.');
-    expect((await receiveOne(signedJson('failed-suppress-bounce'))).description).toBe('Not delivering to previously bounced address');
+    expect(nullStatus.details).toStrictEqual({ bounceClassification: 'permanent/generic' });
+    expect((await receiveOne(signedJson('failed-permanent'))).details).toStrictEqual({
+      smtpStatus: '5.1.1',
+      diagnostic: 'smtp; 550 5.1.1 The email account that you tried to reach does not exist.',
+      bounceClassification: 'permanent/bounce',
+    });
+    expect((await receiveOne(signedJson('failed-temporary'))).details).toStrictEqual({
+      smtpStatus: '4.7.1',
+      diagnostic: '451 4.7.1 Greylisted, please try again later',
+      bounceClassification: 'temporary/generic',
+    });
+    // Code 605 is Mailgun's own, not an SMTP status.
+    expect((await receiveOne(signedJson('failed-suppress-bounce'))).details).toStrictEqual({ rejectReason: 'Not delivering to previously bounced address' });
+    expect((await receiveOne(signedJson('opened'))).details).toStrictEqual({ userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_13_6)' });
+    expect((await receiveOne(signedJson('clicked'))).details).toStrictEqual({ url: 'https://example.com/start', userAgent: 'Mozilla/5.0' });
     const rejected = await receiveOne(signedJson('rejected'));
-    expect(rejected.description).toBe('Sandbox subdomains are for test purposes only.');
+    expect(rejected.details).toStrictEqual({ rejectReason: 'Sandbox subdomains are for test purposes only.' });
     expect(rejected.messageId).toBe('20260101000000.1.B31A451A2E5422BB@sandbox55887.mailgun.org');
     expect(rejected.trackingId).toBeNull();
   });
@@ -490,7 +502,7 @@ describe('Mailgun webhook receiver: legacy forms', () => {
       trackingId: 'welcome-2026',
       occurredAt: signedAt,
       eventKey: expect.stringMatching(/^[0-9a-f]{64}$/),
-      description: 'Not delivering to previously bounced address',
+      details: { rejectReason: 'Not delivering to previously bounced address' },
     } satisfies DeliveryEvent);
     expect((await receiveOne(signedForm(legacy['opened']!))).messageId).toBe('20160421180324.70521.79375.FFFF@mg.example.com');
     expect((await receiveOne(signedForm(legacy['dropped-old']!))).trackingId).toBeNull();

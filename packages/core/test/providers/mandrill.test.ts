@@ -117,10 +117,26 @@ describe('parseMandrillWebhook', () => {
   it.each([
     [0, 'send', { type: 'sent' }],
     [1, 'deferral', { type: 'deferred' }],
-    [2, 'hard_bounce', { type: 'bounced', bounceClass: 'hard', description: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.' }],
-    [3, 'soft_bounce', { type: 'bounced', bounceClass: 'soft', description: 'smtp;552 5.2.2 Over Quota' }],
+    [
+      2,
+      'hard_bounce',
+      {
+        type: 'bounced',
+        bounceClass: 'hard',
+        details: {
+          smtpStatus: '5.1.1',
+          diagnostic: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.',
+          bounceClassification: 'bad_mailbox',
+        },
+      },
+    ],
+    [
+      3,
+      'soft_bounce',
+      { type: 'bounced', bounceClass: 'soft', details: { smtpStatus: '5.2.2', diagnostic: 'smtp;552 5.2.2 Over Quota', bounceClassification: 'mailbox_full' } },
+    ],
     [4, 'delivered', { type: 'delivered' }],
-    [5, 'open', { type: 'opened', trackingId: '20260101' }],
+    [5, 'open', { type: 'opened', trackingId: '20260101', details: { userAgent: 'Mozilla/5.0 (Macintosh)' } }],
     [7, 'spam', { type: 'complained' }],
     [8, 'unsub', { type: 'unsubscribed' }],
     [9, 'reject', { type: 'rejected', providerSuppression: null, trackingId: null }],
@@ -157,6 +173,7 @@ describe('parseMandrillWebhook', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date(1384954006_000),
       eventKey: key(6, 'click', 'https://example.com/start'),
+      details: { url: 'https://example.com/start', userAgent: 'Mozilla/5.0 (Macintosh)' },
     });
   });
 

@@ -127,7 +127,11 @@ describe('parsePostmarkWebhook', () => {
       trackingId: `campaign/${'x'.repeat(71)}-tail`,
       occurredAt: new Date('2019-11-05T16:33:54.907Z'),
       eventKey: 'Bounce:4323372036854775807',
-      description: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.',
+      details: {
+        smtpStatus: '5.1.1',
+        diagnostic: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.',
+        bounceClassification: 'HardBounce',
+      },
     });
   });
 
@@ -148,7 +152,11 @@ describe('parsePostmarkWebhook', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date('2026-03-01T15:00:00.123Z'),
       eventKey: 'Bounce:1234567890',
-      description: 'smtp;452 4.2.2 The email account that you tried to reach is over quota.',
+      details: {
+        smtpStatus: '4.2.2',
+        diagnostic: 'smtp;452 4.2.2 The email account that you tried to reach is over quota.',
+        bounceClassification: 'SoftBounce',
+      },
     });
   });
 
@@ -161,15 +169,15 @@ describe('parsePostmarkWebhook', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date('2019-11-05T16:33:54.907Z'),
       eventKey: 'SpamComplaint:9007199254740993',
-      description: 'Test spam complaint details',
+      details: { diagnostic: 'Test spam complaint details' },
     });
   });
 
   it.each([
-    ['delivery.json', 'delivered', '2019-11-05T16:33:54Z', 'smtp;250 2.0.0 OK'],
-    ['open.json', 'opened', '2019-11-05T16:40:00.100Z', undefined],
-    ['click.json', 'clicked', '2019-11-05T16:41:00Z', undefined],
-  ])('reads %s', (name, type, time, description) => {
+    ['delivery.json', 'delivered', '2019-11-05T16:33:54Z', { smtpStatus: '2.0.0', diagnostic: 'smtp;250 2.0.0 OK' }],
+    ['open.json', 'opened', '2019-11-05T16:40:00.100Z', { userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64)' }],
+    ['click.json', 'clicked', '2019-11-05T16:41:00Z', { url: 'https://example.com/start', userAgent: 'Mozilla/5.0 (Macintosh)' }],
+  ])('reads %s', (name, type, time, details) => {
     const event = one(name);
     expect(event).toEqual({
       provider: 'postmark',
@@ -179,7 +187,7 @@ describe('parsePostmarkWebhook', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date(time),
       eventKey: event.eventKey,
-      ...(description === undefined ? {} : { description }),
+      details,
     });
     expect(event.eventKey).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -254,7 +262,7 @@ describe('parsePostmarkWebhook', () => {
       trackingId: null,
       occurredAt: receivedAt,
       eventKey: event!.eventKey,
-      description: 'smtp;421 4.7.0 Try again later',
+      details: { smtpStatus: '4.7.0', diagnostic: 'smtp;421 4.7.0 Try again later', bounceClassification: 'Transient' },
     });
     expect(parsePostmarkWebhook(text, new Date(0)).events[0]!.eventKey).toBe(event!.eventKey);
   });

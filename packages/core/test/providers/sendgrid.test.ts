@@ -181,15 +181,27 @@ describe('SendGrid webhook receiver', () => {
       trackingId: 'welcome-2026',
       occurredAt: new Date('2026-01-01T00:05:00Z'),
       eventKey: expect.stringMatching(/^[0-9a-f]{64}$/),
-      description: '550 5.1.1 The email account that you tried to reach does not exist.',
+      details: {
+        smtpStatus: '5.1.1',
+        diagnostic: '550 5.1.1 The email account that you tried to reach does not exist.',
+        bounceClassification: 'Invalid Address',
+      },
     } satisfies DeliveryEvent);
     const sent = receipt.events[0]!;
     expect(sent.messageId).toBe('14c5d75ce93');
     expect(sent.trackingId).toBe('welcome-2026');
     expect(sent.occurredAt).toEqual(new Date('2026-01-01T00:00:00Z'));
-    expect(sent).not.toHaveProperty('description');
-    expect(receipt.events[1]!.description).toBe('400 try again later');
-    expect(receipt.events[8]!.description).toBe('Bounced Address');
+    expect(sent).not.toHaveProperty('details');
+    const details = receipt.events.map((event) => event.details);
+    expect(details[1]).toStrictEqual({ smtpStatus: '400', diagnostic: '400 try again later' });
+    expect(details[2]).toStrictEqual({ smtpStatus: '250', diagnostic: '250 OK' });
+    expect(details[3]).toStrictEqual({ userAgent: 'Mozilla/4.0 (compatible; MSIE 6.1; Windows XP; .NET CLR 1.1.4322; .NET CLR 2.0.50727)' });
+    expect(details[4]).toStrictEqual({ url: 'https://example.com/start', userAgent: 'Mozilla/4.0' });
+    // Without bounce_classification, the bounce's type (bounce or blocked) is SendGrid's classification.
+    expect(details[6]).toMatchObject({ smtpStatus: '4.7.0', bounceClassification: 'Reputation' });
+    expect(details[7]).toMatchObject({ smtpStatus: '5.1.1', bounceClassification: 'bounce' });
+    expect(details[8]).toStrictEqual({ rejectReason: 'Bounced Address' });
+    expect(details[12]).toBeUndefined();
   });
 
   it('gives an asynchronous bounce (no sg_message_id, no custom args) a null message id and tracking ID', async () => {

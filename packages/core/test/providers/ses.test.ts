@@ -265,7 +265,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'spring-sale',
         occurredAt: new Date('2026-03-02T10:15:07.669Z'),
         eventKey: 'sns-1:ana@example.org',
-        description: 'Permanent/General: smtp; 550 5.1.1 user unknown',
+        details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown', bounceClassification: 'Permanent/General' },
       },
       {
         ...base,
@@ -276,7 +276,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'spring-sale',
         occurredAt: new Date('2026-03-02T10:15:07.669Z'),
         eventKey: 'sns-1:Bo@Example.org',
-        description: 'Permanent/General: smtp; 550 5.1.1 no such mailbox',
+        details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 no such mailbox', bounceClassification: 'Permanent/General' },
       },
     ]);
     expect(receipt.events.map((event) => defaultSuppressionPolicy(event))).toEqual(['hard_bounce', 'hard_bounce']);
@@ -295,7 +295,7 @@ describe('parseSesWebhook', () => {
         trackingId: null,
         occurredAt: new Date('2026-03-02T11:00:41.000Z'),
         eventKey: 'sns-1:full@example.org',
-        description: 'Transient/MailboxFull: smtp; 552 5.2.2 mailbox full',
+        details: { smtpStatus: '5.2.2', diagnostic: 'smtp; 552 5.2.2 mailbox full', bounceClassification: 'Transient/MailboxFull' },
       },
     ]);
     expect(defaultSuppressionPolicy(events[0]!)).toBeNull();
@@ -313,7 +313,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'Receipts — März',
         occurredAt: new Date('2026-03-02T12:30:00.120Z'),
         eventKey: 'sns-1:odd@example.org',
-        description: 'Undetermined/Undetermined',
+        details: { bounceClassification: 'Undetermined/Undetermined' },
       },
     ]);
   });
@@ -329,7 +329,12 @@ describe('parseSesWebhook', () => {
       trackingId: 'Sommer — 夏',
       occurredAt: new Date('2026-03-02T13:00:00.300Z'),
     });
-    expect(events[0]!.description).toMatch(/^Permanent\/OnAccountSuppressionList: Amazon SES did not send/);
+    expect(events[0]!.details).toStrictEqual({
+      smtpStatus: '5.1.1',
+      diagnostic: expect.stringMatching(/^Amazon SES did not send the message to this address because it is on the suppression list/),
+      bounceClassification: 'Permanent/OnAccountSuppressionList',
+      rejectReason: 'OnAccountSuppressionList',
+    });
     expect(defaultSuppressionPolicy(events[0]!)).toBe('hard_bounce');
   });
 
@@ -352,7 +357,7 @@ describe('parseSesWebhook', () => {
       messageId: '0100018e0b0f0000-11112222-3333-4444-8555-666677778888-000000',
       trackingId: 'march news',
       occurredAt: new Date('2026-03-03T08:20:11.000Z'),
-      description: 'abuse',
+      details: { feedbackType: 'abuse' },
     } as const;
     expect(events).toEqual<DeliveryEvent[]>([
       { ...common, recipient: 'dee@example.net', eventKey: 'sns-1:dee@example.net' },
@@ -372,7 +377,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'march-news',
         occurredAt: new Date('2026-03-03T09:00:00.000Z'),
         eventKey: 'sns-1:gus@example.net',
-        description: 'not-spam',
+        details: { feedbackType: 'not-spam' },
       },
     ]);
     expect(defaultSuppressionPolicy(events[0]!)).toBeNull();
@@ -390,7 +395,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'march-news',
         occurredAt: new Date('2026-03-03T09:30:00.000Z'),
         eventKey: 'sns-1:hal@example.net',
-        description: 'OnAccountSuppressionList',
+        details: { rejectReason: 'OnAccountSuppressionList' },
       },
     ]);
     expect(defaultSuppressionPolicy(events[0]!)).toBe('complaint');
@@ -408,7 +413,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'order 📦',
         occurredAt: new Date('2026-03-04T07:00:01.520Z'),
         eventKey: `sns-1:${event.recipient}`,
-        description: '250 2.6.0 Message received',
+        details: { smtpStatus: '2.6.0', diagnostic: '250 2.6.0 Message received' },
       });
     }
     const notification = JSON.parse(fixture('delivery'));
@@ -439,7 +444,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'welcome',
         occurredAt: new Date('2026-03-05T06:10:00.000Z'),
         eventKey: 'sns-1:pia@example.org',
-        description: 'Bad content',
+        details: { rejectReason: 'Bad content' },
       },
     ]);
     const failure = parseFixture('rendering-failure').events;
@@ -452,7 +457,7 @@ describe('parseSesWebhook', () => {
         trackingId: 'receipt',
         occurredAt: new Date('2026-03-05T08:00:00.000Z'),
         eventKey: 'sns-1:sam@example.org',
-        description: "Attribute 'order_id' is not present in the rendering data.",
+        details: { rejectReason: "Attribute 'order_id' is not present in the rendering data." },
       },
     ]);
     expect(defaultSuppressionPolicy(failure[0]!)).toBeNull();
@@ -473,6 +478,11 @@ describe('parseSesWebhook', () => {
           trackingId: 'march-news',
           occurredAt: new Date(at),
           eventKey: `sns-${name}:${recipient}`,
+          // Personal data: received, and dropped before the store unless the instance opts in.
+          details:
+            name === 'open'
+              ? { userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' }
+              : { url: 'https://shop.example.com/sale?utm_source=mail', userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64)' },
         })),
       );
     }
@@ -480,9 +490,14 @@ describe('parseSesWebhook', () => {
 
   it('delivery delay: deferred per delayed recipient', () => {
     const { events } = parseFixture('delivery-delay');
-    expect(events.map((event) => [event.type, event.recipient, event.trackingId, event.description])).toEqual([
-      ['deferred', 'tia@example.org', 'receipt', 'TransientCommunicationFailure: smtp; 421 4.4.1 Unable to connect to remote host'],
-      ['deferred', 'uma@example.org', 'receipt', 'TransientCommunicationFailure: smtp; 421 4.4.1 Unable to connect to remote host'],
+    const details = {
+      smtpStatus: '4.4.1',
+      diagnostic: 'smtp; 421 4.4.1 Unable to connect to remote host',
+      bounceClassification: 'TransientCommunicationFailure',
+    };
+    expect(events.map((event) => [event.type, event.recipient, event.trackingId, event.details])).toEqual([
+      ['deferred', 'tia@example.org', 'receipt', details],
+      ['deferred', 'uma@example.org', 'receipt', details],
     ]);
     expect(events[0]!.occurredAt).toEqual(new Date('2026-03-05T09:20:00.000Z'));
   });

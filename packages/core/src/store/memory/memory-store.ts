@@ -1,6 +1,7 @@
 import { isEmailHash } from '../../email/hash.js';
 import { messageStatus } from '../../messages/facts.js';
 import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelta } from '../../messages/message.js';
+import { insertTimelineEntry, type TimelineEntry } from '../../messages/timeline.js';
 import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
 import type {
   EventOutcome,
@@ -84,6 +85,8 @@ class ProjectState {
   readonly suppressions = new SuppressionTable();
   readonly eventKeys: EventKeys;
   readonly messages = new Map<string, MessageRecord>();
+  /** Each message's timeline, by message key: present exactly while the message is. */
+  readonly timelines = new Map<string, TimelineEntry[]>();
   readonly messageOrder = new SortedList<MessageRecord, MessageOrderKey>(compareMessages);
   /** With retention: the messages in the order they expire. */
   private readonly expiry: SortedList<MessageRecord, MessageExpiryKey> | undefined;
@@ -110,7 +113,10 @@ class ProjectState {
     if (time !== undefined) this.clock.observe(time);
     if (this.eventKeys.has(event.key)) return 'duplicate';
     this.eventKeys.add(event.key, this.clock.now);
-    if (event.message !== null) this.mergeMessage(event.message, event.trackingIdSearchKey);
+    if (event.message !== null) {
+      this.mergeMessage(event.message, event.trackingIdSearchKey);
+      if (event.timelineEntry !== undefined) this.addTimelineEntry(event.message.key, event.timelineEntry);
+    }
     if (event.suppression !== null) this.suppressions.upsert(event.suppression);
     return 'applied';
   }
@@ -127,6 +133,7 @@ class ProjectState {
     for (let oldest = this.expiry.last(); oldest !== undefined && oldest.lastEventAt < before; oldest = this.expiry.last()) {
       this.expiry.remove(oldest);
       this.messages.delete(oldest.key);
+      this.timelines.delete(oldest.key);
       this.messageOrder.remove(oldest);
       if (oldest.trackingId !== null) this.trackingIds.get(oldest.trackingId)?.messages.remove(oldest);
       forgotten++;
@@ -158,6 +165,13 @@ class ProjectState {
       }
       this.applyDelta(row, delta);
     }
+  }
+
+  private addTimelineEntry(messageKey: string, entry: TimelineEntry): void {
+    let timeline = this.timelines.get(messageKey);
+    if (timeline === undefined) this.timelines.set(messageKey, (timeline = []));
+    // A copy, as for messages.
+    insertTimelineEntry(timeline, { ...entry });
   }
 
   private trackingIdRow(trackingId: string, searchKey: string | null): TrackingIdRow {
@@ -283,6 +297,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         if (page.length === query.limit) break;
       }
       return page;
+    },
+
+    async getMessage(projectId, key) {
+      const state = existing(projectId);
+      const message = state?.messages.get(key);
+      if (message === undefined) return undefined;
+      const timeline = state!.timelines.get(key) ?? [];
+      return { ...message, timeline: timeline.map((entry) => ({ ...entry })) };
     },
 
     async listTrackingIds(projectId, query: TrackingIdQuery) {
