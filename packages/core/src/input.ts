@@ -30,3 +30,19 @@ export function assertProjectId(projectId: string): string {
   }
   return projectId;
 }
+
+/**
+ * A listing's time range from its query (`from` inclusive, `to` exclusive), as epoch milliseconds. The
+ * texts are already checked by the query schema; a range whose `to` is not after its `from` is refused,
+ * since it can only be a mistake (it matches nothing).
+ */
+export function parseTimeRange(range: { from?: string | undefined; to?: string | undefined }): { from?: number; to?: number } {
+  const from = range.from === undefined ? undefined : Date.parse(range.from);
+  const to = range.to === undefined ? undefined : Date.parse(range.to);
+  if (from !== undefined && to !== undefined && !(from < to)) {
+    throw new MailwardenError('invalid_request', 'Invalid time range: to must be later than from (from is inclusive, to exclusive).', {
+      details: [{ path: 'to', message: 'must be later than from' }],
+    });
+  }
+  return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+}

@@ -30,3 +30,13 @@ export async function paginate<Row, Position>(codec: CursorCodec, request: PageR
   const page = rows.slice(0, limit);
   return { rows: page, next_cursor: codec.encode(request.scope, request.positionOf(page[page.length - 1]!)) };
 }
+
+/**
+ * The filters that are set, as a cursor scope holds them (numbers as decimal text). A filter added to a
+ * listing after its cursors were first issued joins the scope only when set, so those cursors stay valid.
+ */
+export function definedFilters(filters: Record<string, string | number | undefined>): Record<string, string> {
+  const defined: Record<string, string> = {};
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) defined[name] = String(value);
+  return defined;
+}

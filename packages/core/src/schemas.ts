@@ -29,6 +29,21 @@ const timestamp = z.iso.datetime({ precision: 3 }).meta({ description: 'ISO 8601
 
 export const suppressionReasonSchema = z.enum(suppressionReasons).meta({ id: 'SuppressionReason' });
 
+const isoDateTime = z.iso.datetime({ offset: true });
+const isoDate = z.iso.date();
+/**
+ * A bound of a time range in a listing's query: an ISO 8601 date-time with `Z` or an offset, at most
+ * millisecond precision, or a date (midnight UTC). Parsed with `Date.parse` by the services.
+ */
+const timeBound = (description: string) =>
+  z
+    .string()
+    .refine((text) => (isoDate.safeParse(text).success || isoDateTime.safeParse(text).success) && !/\.\d{4}/.test(text), {
+      message: 'must be an ISO 8601 date-time with Z or an offset and at most milliseconds (2026-11-01T00:00:00Z), or a date (2026-11-01)',
+    })
+    .optional()
+    .meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01T09:30:00.250+01:00', '2026-11-01'] });
+
 export const suppressionSchema = z
   .object({
     hash: z.string().meta({ description: 'Hash of the normalized address; the id in the delete path.' }),
@@ -38,7 +53,13 @@ export const suppressionSchema = z
   })
   .meta({ id: 'Suppression' });
 
-export const listSuppressionsQuerySchema = z.object({ limit: pageLimit, cursor });
+export const listSuppressionsQuerySchema = z.object({
+  reason: suppressionReasonSchema.optional().meta({ description: 'Only suppressions with this reason.' }),
+  from: timeBound('Only suppressions created at or after this time (inclusive).'),
+  to: timeBound('Only suppressions created before this time (exclusive).'),
+  limit: pageLimit,
+  cursor,
+});
 export const listSuppressionsResponseSchema = z
   .object({ items: z.array(suppressionSchema), next_cursor: nextCursor, count: z.int().min(0) })
   .meta({ id: 'SuppressionPage' });
@@ -125,6 +146,10 @@ export const messageDetailSchema = messageSchema
 export const listMessagesQuerySchema = z.object({
   trackingId: z.string().optional().meta({ description: 'Only messages with exactly this tracking ID (at most 128 characters).' }),
   status: messageStatusSchema.optional().meta({ description: 'Only messages with this status.' }),
+  recipient: z.string().optional().meta({ description: 'Only messages to this address (compared normalized, as suppressions are).' }),
+  provider: providerSchema.optional().meta({ description: 'Only messages of this provider.' }),
+  from: timeBound('Only messages whose last event is at or after this time (inclusive).'),
+  to: timeBound('Only messages whose last event is before this time (exclusive).'),
   limit: pageLimit,
   cursor,
 });

@@ -13,6 +13,7 @@ export type {
   WebhookTokenClaim,
   MessagePosition,
   MessageQuery,
+  SuppressionQuery,
   TrackingIdQuery,
   TrackingIdRecord,
 } from './store/store.js';

@@ -144,10 +144,19 @@ describe('createOpenApiDocument', () => {
     const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions' });
     expect(list.parameters).toEqual([
       expect.objectContaining({ name: 'projectId', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } }),
+      expect.objectContaining({ name: 'reason', in: 'query', required: false, schema: { $ref: '#/components/schemas/SuppressionReason' } }),
+      expect.objectContaining({ name: 'from', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
+      expect.objectContaining({ name: 'to', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }),
       expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: { type: 'string' } }),
     ]);
-    expect(list.parameters?.[1]?.description).toMatch(/1 to 100/);
+    expect(list.parameters?.find((parameter) => parameter.name === 'limit')?.description).toMatch(/1 to 100/);
+    expect(list.parameters?.find((parameter) => parameter.name === 'from')?.description).toMatch(/inclusive/);
+    expect(list.parameters?.find((parameter) => parameter.name === 'to')?.description).toMatch(/exclusive/);
+
+    const messages = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/messages' });
+    expect(messages.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'trackingId', 'status', 'recipient', 'provider', 'from', 'to', 'limit', 'cursor']);
+    expect(messages.parameters?.find((parameter) => parameter.name === 'provider')?.schema).toEqual({ $ref: '#/components/schemas/Provider' });
 
     const check = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions/check' });
     expect(check.parameters).toContainEqual(expect.objectContaining({ name: 'email', in: 'query', required: true }));

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { describeAnyInputTests } from './any-input.js';
 import { describeAuthTests } from './auth.js';
 import { appOpener, type HttpConformanceOptions } from './harness.js';
+import { describeListingFilterTests } from './listing-filters.js';
 import { describeMessageTests } from './messages.js';
 import { describeRequestTests } from './requests.js';
 import { describeStoreFailureTests } from './store-failures.js';
@@ -29,6 +30,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeSuppressionTests(open);
     describeMessageTests(open);
     describeRequestTests(open);
+    describeListingFilterTests(open);
     describeWebhookTests(open);
     describeStoreFailureTests(open);
     describeAnyInputTests(open, options.numRuns ?? 100);

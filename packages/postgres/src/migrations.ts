@@ -146,8 +146,27 @@ CREATE TABLE ${s}.timeline_entries (
 `,
 };
 
+/**
+ * Indexes for the listing filters: each filter walks an index in the listing's own order, so a page is an
+ * index range however rare the matches (a time range needs none: it bounds the leading column of the
+ * newest-first indexes, and messages_by_last_event_at already exists). Each costs its write: an entry per
+ * row inserted, and per update that is not HOT (a message update almost always changes an indexed column:
+ * last_event_at, first_event_at or status), and disk (see docs/storage.md). IF NOT EXISTS lets an operator
+ * of a large table build them first with CREATE INDEX CONCURRENTLY, under these names, without blocking
+ * writes; this step then finds them done.
+ */
+const listingFilters: Migration = {
+  version: 4,
+  name: 'listing_filters',
+  sql: ({ identifier: s }) => `
+CREATE INDEX IF NOT EXISTS messages_by_recipient ON ${s}.messages (project_id, recipient, (-first_event_at), key);
+CREATE INDEX IF NOT EXISTS messages_by_provider ON ${s}.messages (project_id, provider, (-first_event_at), key);
+CREATE INDEX IF NOT EXISTS suppressions_by_reason ON ${s}.suppressions (project_id, reason, (-created_at), hash);
+`,
+};
+
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [initial, webhookTokens, timelines];
+export const migrations: readonly Migration[] = [initial, webhookTokens, timelines, listingFilters];
 
 /**
  * The trigram index behind tracking-ID search. Not a versioned step: it needs the pg_trgm extension,

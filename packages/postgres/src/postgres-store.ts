@@ -214,12 +214,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return rows.length > 0;
     },
 
-    async listSuppressions(projectId, { limit, after }) {
-      const rows = await attempt(() =>
-        after === undefined
-          ? query(statements.firstSuppressions, [projectId, limit])
-          : query(statements.nextSuppressions, [projectId, -after.createdAt, after.hash, limit]),
-      );
+    async listSuppressions(projectId, { reason, from, to, limit, after }) {
+      if (reason === undefined && from === undefined && to === undefined) {
+        const rows = await attempt(() =>
+          after === undefined
+            ? query(statements.firstSuppressions, [projectId, limit])
+            : query(statements.nextSuppressions, [projectId, -after.createdAt, after.hash, limit]),
+        );
+        return rows.map(toSuppression);
+      }
+      const params: unknown[] = [projectId];
+      const where = ['project_id = $1'];
+      const param = (value: unknown) => `$${params.push(value)}`;
+      // With a reason, suppressions_by_reason; without, suppressions_newest_first. A time range bounds
+      // -created_at, the order's leading column in either: the index range starts and stops there.
+      if (reason !== undefined) where.push(`reason = ${param(reasonRank(reason))}::smallint`);
+      if (to !== undefined) where.push(`-created_at > ${param(-to)}::bigint`);
+      if (from !== undefined) where.push(`-created_at <= ${param(-from)}::bigint`);
+      if (after !== undefined) where.push(`(-created_at, hash) > (${param(-after.createdAt)}::bigint, ${param(after.hash)})`);
+      const text = `SELECT ${suppressionColumns} FROM ${s}.suppressions
+        WHERE ${where.join(' AND ')} ORDER BY -created_at, hash LIMIT ${param(limit)}`;
+      const rows = await attempt(() => query(text, params));
       return rows.map(toSuppression);
     },
 
@@ -231,20 +246,33 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return Array.from(outcomes, (outcome): EventOutcome => (outcome === 'a' ? 'applied' : 'duplicate'));
     },
 
-    async listMessages(projectId, { trackingId, status, limit, after }) {
-      // PostgreSQL text cannot hold NUL, so no stored tracking ID has one.
-      if (trackingId?.includes('\0')) return [];
+    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
+      // PostgreSQL text cannot hold NUL, so no stored tracking ID or recipient has one.
+      if (trackingId?.includes('\0') || recipient?.includes('\0')) return [];
       const params: unknown[] = [projectId];
       const where = ['project_id = $1'];
       const param = (value: unknown) => `$${params.push(value)}`;
       if (trackingId !== undefined) where.push(`tracking_id = ${param(trackingId)}`);
       if (status !== undefined) where.push(`status = ${param(statusCodes[status])}`);
+      // Each has an index in the newest-first order (messages_by_recipient, messages_by_provider).
+      if (recipient !== undefined) where.push(`recipient = ${param(recipient)}`);
+      if (provider !== undefined) where.push(`provider = ${param(provider)}`);
+      if (from !== undefined) where.push(`last_event_at >= ${param(from)}::bigint`);
+      if (to !== undefined) {
+        // first_event_at <= last_event_at < to: the bound on -first_event_at starts the range of every
+        // newest-first index at the first message that can match.
+        const bound = param(to);
+        where.push(`last_event_at < ${bound}::bigint`, `-first_event_at > -${bound}::bigint`);
+      }
       if (after !== undefined) {
         where.push(`(-first_event_at, key) > (${param(-after.firstEventAt)}::bigint, ${param(after.key)})`);
       }
       const text = `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8
         FROM ${s}.messages WHERE ${where.join(' AND ')} ORDER BY -first_event_at, key LIMIT ${param(limit)}`;
-      const rows = await attempt(() => query(text, params));
+      // A time range is planned for its values (an unnamed statement): a narrow range of old messages
+      // is best found through messages_by_last_event_at, a recent one by walking the newest-first order.
+      const timed = from !== undefined || to !== undefined;
+      const rows = await attempt(() => query(text, params, !timed));
       return rows.map(
         ([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]): MessageRecord => ({
           key,

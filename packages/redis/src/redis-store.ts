@@ -88,6 +88,16 @@ const statusMasks = (() => {
   return masks;
 })();
 
+/**
+ * Where a newest-first walk starts: strictly after the page's `after` member, or at the first entry of
+ * a time before `to` (exclusive), whichever is further along.
+ */
+function latestStart(afterStart: string, to: number | undefined): string {
+  if (to === undefined) return afterStart;
+  const toStart = `[${orderOf(Math.max(to - 1, -Number.MAX_SAFE_INTEGER))}`;
+  return afterStart === '-' || toStart.slice(1) > afterStart.slice(1) ? toStart : afterStart;
+}
+
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 // ioredis's messages for a connection that is gone or not ready, and Redis's replies that mean "not now".
@@ -300,14 +310,26 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) === 1;
     },
 
-    async listSuppressions(projectId, { limit, after }) {
+    async listSuppressions(projectId, { reason, from, to, limit, after }) {
       if (limit < 1) return [];
       const keys = projectKeys(keyPrefix, projectId);
-      const start = after === undefined ? '-' : `(${orderMember(after.createdAt, after.hash)}`;
-      const reply = (await run(scripts.listSuppressions, [keys.suppressions, keys.suppressionOrder], [start, limit])) as string[];
+      // A time range of createdAt is a range of the order itself: createdAt < to starts at the order of
+      // to − 1, createdAt ≥ from stops before the order of from − 1 (every member extends its order).
+      let start = latestStart(after === undefined ? '-' : `(${orderMember(after.createdAt, after.hash)}`, to);
+      const stop = from === undefined ? '+' : `(${orderOf(from - 1)}`;
+      const rank = reason === undefined ? '' : String(reasonRank(reason));
       const page: SuppressionRecord[] = [];
-      for (let at = 0; at < reply.length; at += 2) page.push(unpackSuppression(reply[at]!, reply[at + 1]!));
-      return page;
+      // One call, unless a reason skips more than the scan budget: then the next call resumes there.
+      for (;;) {
+        const reply = (await run(
+          scripts.listSuppressions,
+          [keys.suppressions, keys.suppressionOrder],
+          [start, stop, limit - page.length, rank, scanBudget],
+        )) as string[];
+        for (let at = 1; at < reply.length; at += 2) page.push(unpackSuppression(reply[at]!, reply[at + 1]!));
+        if (!reply[0] || page.length >= limit) return page;
+        start = `(${reply[0]}`;
+      }
     },
 
     async applyEvents(projectId, events) {
@@ -319,19 +341,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return outcomes;
     },
 
-    async listMessages(projectId, { trackingId, status, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
       if (limit < 1) return [];
       const prefix = projectPrefix(keyPrefix, projectId);
       const index = trackingId === undefined ? `${prefix}mo` : trackingIdMessagesKeyOf(prefix, trackingId);
       const { stronger, want } = statusMasks.get(status)!;
-      let start = after === undefined ? '-' : `(${orderMember(after.firstEventAt, after.key)}`;
+      // firstEventAt ≤ lastEventAt < to: the walk starts at the order of to − 1.
+      let start = latestStart(after === undefined ? '-' : `(${orderMember(after.firstEventAt, after.key)}`, to);
+      const filters = [provider ?? '', recipient ?? '', from === undefined ? '' : String(from), to === undefined ? '' : String(to)];
       const page: MessageRecord[] = [];
       // One call, unless a filter skips more than the scan budget: then the next call resumes there.
       for (;;) {
         const reply = (await run(
           scripts.listMessages,
           [index],
-          [prefix, start, limit - page.length, stronger, want, trackingId ?? '', scanBudget],
+          [prefix, start, limit - page.length, stronger, want, trackingId ?? '', scanBudget, ...filters],
         )) as (string | null)[];
         for (let at = 1; at < reply.length; at += 8) page.push(decodeMessage(reply, at));
         if (!reply[0] || page.length >= limit) return page;

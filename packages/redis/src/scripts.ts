@@ -99,25 +99,45 @@ return 1
 `,
 );
 
-/** KEYS: suppressions, suppressionOrder. ARGV: ZRANGE BYLEX start, limit. Returns hash, value, hash, value… */
+/**
+ * KEYS: suppressions, suppressionOrder. ARGV: ZRANGE BYLEX start and stop (a time range is a range of
+ * the order), limit, the reason rank to keep ('' for any), the most entries to read in this call.
+ * Returns a resume member ('' when done), then hash, value, hash, value…
+ */
 export const listSuppressions = script(
   'listSuppressions',
   String.raw`
-local members = redis.call('ZRANGE', KEYS[2], ARGV[1], '+', 'BYLEX', 'LIMIT', 0, tonumber(ARGV[2]))
-local reply = {}
--- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
-for from = 1, #members, 1000 do
-  local hashes = {}
-  for i = from, math.min(from + 999, #members) do hashes[#hashes + 1] = string.sub(members[i], 18) end
-  local values = redis.call('HMGET', KEYS[1], unpack(hashes))
-  for i, hash in ipairs(hashes) do
-    if values[i] then
-      reply[#reply + 1] = hash
-      reply[#reply + 1] = values[i]
+local start, stop, limit, rank, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local reply, found, scanned, chunk = { '' }, 0, 0, limit
+-- Without a reason every entry is kept: one read of the page. With one, chunks that start at the page
+-- size and double, as the message listing reads them.
+while true do
+  local size = math.min(rank == '' and limit - found or chunk, budget - scanned)
+  chunk = math.min(chunk * 2, 1000)
+  local members = redis.call('ZRANGE', KEYS[2], start, stop, 'BYLEX', 'LIMIT', 0, size)
+  -- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
+  for from = 1, #members, 1000 do
+    local hashes = {}
+    for i = from, math.min(from + 999, #members) do hashes[#hashes + 1] = string.sub(members[i], 18) end
+    local values = redis.call('HMGET', KEYS[1], unpack(hashes))
+    for i, hash in ipairs(hashes) do
+      local value = values[i]
+      if value and (rank == '' or string.sub(value, 1, 1) == rank) then
+        reply[#reply + 1] = hash
+        reply[#reply + 1] = value
+        found = found + 1
+        if found == limit then return reply end
+      end
     end
   end
+  scanned = scanned + #members
+  if #members < size then return reply end
+  start = '(' .. members[#members]
+  if scanned >= budget then
+    reply[1] = members[#members]
+    return reply
+  end
 end
-return reply
 `,
   true,
 );
@@ -340,16 +360,18 @@ return table.concat(outcomes)
 /**
  * KEYS: a message order (the project's, or one tracking ID's). ARGV: the project key prefix, ZRANGE
  * BYLEX start, limit, the status masks (`stronger`: facts that must be absent; `want`: one that must
- * be present, 0 for any), the tracking ID the order belongs to ('' for the project's), and the most
- * entries to read in this call. Returns a resume member ('' when done), then 8 items per message: key,
- * p, i, r, t, f, a, b. Writes only to drop entries of messages that expired (retention).
+ * be present, 0 for any), the tracking ID the order belongs to ('' for the project's), the most
+ * entries to read in this call, then the provider, the recipient, and the bounds of lastEventAt (from
+ * inclusive, to exclusive), each '' for none. Returns a resume member ('' when done), then 8 items per
+ * message: key, p, i, r, t, f, a, b. Writes only to drop entries of messages that expired (retention).
  */
 export const listMessages = script(
   'listMessages',
   String.raw`
 local index, prefix, start = KEYS[1], ARGV[1], ARGV[2]
 local limit, stronger, want, trackingId, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
-local filtered = stronger ~= 0 or want ~= 0
+local provider, recipient, from, to = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+local filtered = stronger ~= 0 or want ~= 0 or provider ~= '' or recipient ~= '' or from ~= nil or to ~= nil
 -- A filter reads chunks that start at the page size and double (ZRANGE of 1 000 costs as much as 50 HMGETs).
 local reply, found, scanned, chunk = { '' }, 0, 0, limit
 while true do
@@ -364,8 +386,10 @@ while true do
     if not current then
       redis.call('ZREM', index, member)
     else
-      local f = tonumber(m[5])
-      if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0) then
+      local f, b = tonumber(m[5]), tonumber(m[7])
+      if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0)
+        and (provider == '' or m[1] == provider) and (recipient == '' or m[3] == recipient)
+        and (from == nil or b >= from) and (to == nil or b < to) then
         local n = #reply
         reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = key, m[1], m[2], m[3]
         reply[n + 5], reply[n + 6], reply[n + 7], reply[n + 8] = m[4], m[5], m[6], m[7]

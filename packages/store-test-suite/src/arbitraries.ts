@@ -14,6 +14,7 @@ import {
   type MessageRecord,
   type StoredEvent,
   type SuppressionPosition,
+  type SuppressionQuery,
   type SuppressionRecord,
   type TrackingIdQuery,
 } from '@mailwarden/core/store';
@@ -176,11 +177,25 @@ function query<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }
 
+/** Undefined two times in three: filters that are each often absent, so combined ones still match messages. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
+
+/** A bound of a time range: the pool's times and one past them, so `from` and `to` land on, between and beyond events. */
+export const timeBound = sometimes(fc.integer({ min: 0, max: 5 }).map(at));
+
+/** A message recipient to filter by: the pool's (every message has one of them), or an address no message has. */
+export const recipientFilter = fc.constantFrom(...addressPool.map((entry) => entry.email), 'nobody@example.com');
+
 /** A message query without its tracking ID: the model-based test walks it for every ID of the pool. */
 export const messageQuery: fc.Arbitrary<Omit<MessageQuery, 'trackingId'>> = fc
   .record({
     limit,
     status: fc.option(fc.constantFrom(...messageStatuses), { nil: undefined }),
+    recipient: sometimes(recipientFilter),
+    provider: sometimes(fc.constantFrom(...providers)),
+    from: timeBound,
+    to: timeBound,
     after: fc.option(messagePosition, { nil: undefined, freq: 2 }),
   })
   .map(query);
@@ -193,6 +208,12 @@ export const trackingIdQuery: fc.Arbitrary<TrackingIdQuery> = fc
   })
   .map(query);
 
-export const suppressionPage = fc
-  .record({ limit, after: fc.option(suppressionPosition, { nil: undefined, freq: 2 }) })
+export const suppressionQuery: fc.Arbitrary<SuppressionQuery> = fc
+  .record({
+    limit,
+    reason: sometimes(fc.constantFrom(...suppressionReasons)),
+    from: timeBound,
+    to: timeBound,
+    after: fc.option(suppressionPosition, { nil: undefined, freq: 2 }),
+  })
   .map(query);

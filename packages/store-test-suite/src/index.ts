@@ -1,4 +1,5 @@
 import { describeEventTests } from './events.js';
+import { describeFilterTests } from './filters.js';
 import type { StoreConformanceOptions } from './harness.js';
 import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
@@ -35,7 +36,10 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('suppressions')) describeSuppressionTests(suite);
     if (runs('events')) describeEventTests(suite);
     if (runs('hostile')) describeHostileEventTests(suite);
-    if (runs('listings')) describeListingTests(suite);
+    if (runs('listings')) {
+      describeListingTests(suite);
+      describeFilterTests(suite);
+    }
     if (runs('timelines')) describeTimelineTests(suite);
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);

@@ -60,13 +60,13 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
         (store, projectId) => store.getSuppressions(projectId, hashes),
       ),
     ),
-    arbitrary.suppressionPage.map(({ limit, after: start }) =>
+    arbitrary.suppressionQuery.map(({ after: start, ...filters }) =>
       command(
-        () => `listSuppressions walk (${fc.stringify({ limit, start })})`,
+        () => `listSuppressions walk (${fc.stringify({ ...filters, start })})`,
         (store, projectId) =>
           walkPages(
-            limit,
-            (after) => store.listSuppressions(projectId, after === undefined ? { limit } : { limit, after }),
+            filters.limit,
+            (after) => store.listSuppressions(projectId, after === undefined ? filters : { ...filters, after }),
             (record: SuppressionRecord) => ({ createdAt: record.createdAt, hash: record.hash }),
             start,
           ),

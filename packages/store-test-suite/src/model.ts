@@ -115,9 +115,12 @@ export function createStoreModel(): Store {
       return project(projectId).suppressions.delete(hash);
     },
 
-    async listSuppressions(projectId, { limit, after }) {
+    async listSuppressions(projectId, { reason, from, to, limit, after }) {
       return [...project(projectId).suppressions.values()]
         .sort(compareSuppressions)
+        .filter((record) => reason === undefined || record.reason === reason)
+        .filter((record) => from === undefined || record.createdAt >= from)
+        .filter((record) => to === undefined || record.createdAt < to)
         .filter((record) => after === undefined || compareSuppressions(record, after) > 0)
         .slice(0, limit)
         .map((record) => ({ ...record }));
@@ -151,11 +154,15 @@ export function createStoreModel(): Store {
       });
     },
 
-    async listMessages(projectId, { trackingId, status, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
       return [...project(projectId).messages.values()]
         .sort(compareMessages)
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
+        .filter((message) => recipient === undefined || message.recipient === recipient)
+        .filter((message) => provider === undefined || message.provider === provider)
+        .filter((message) => from === undefined || message.lastEventAt >= from)
+        .filter((message) => to === undefined || message.lastEventAt < to)
         .filter((message) => after === undefined || compareMessages(message, after) > 0)
         .slice(0, limit)
         .map((message) => ({ ...message }));

@@ -105,8 +105,10 @@ export function createMapStore(): Store {
     async removeSuppression(projectId, hash) {
       return tables(projectId).suppressions.delete(hash);
     },
-    async listSuppressions(projectId, { limit, after }) {
+    async listSuppressions(projectId, { reason, from, to, limit, after }) {
       return [...tables(projectId).suppressions.values()]
+        .filter((record) => reason === undefined || record.reason === reason)
+        .filter((record) => (from === undefined || record.createdAt >= from) && (to === undefined || record.createdAt < to))
         .filter((record) => after === undefined || newestSuppressionFirst(record, after) > 0)
         .sort(newestSuppressionFirst)
         .slice(0, limit)
@@ -120,10 +122,12 @@ export function createMapStore(): Store {
       const message = t.messages.get(key);
       return message === undefined ? undefined : { ...message, timeline: (t.timelines.get(key) ?? []).map((entry) => ({ ...entry })) };
     },
-    async listMessages(projectId, { trackingId, status, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
       return [...tables(projectId).messages.values()]
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
+        .filter((message) => (recipient === undefined || message.recipient === recipient) && (provider === undefined || message.provider === provider))
+        .filter((message) => (from === undefined || message.lastEventAt >= from) && (to === undefined || message.lastEventAt < to))
         .filter((message) => after === undefined || newestMessageFirst(message, after) > 0)
         .sort(newestMessageFirst)
         .slice(0, limit)

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import type { MailwardenContext } from '../context.js';
 import { formatTimestamp } from '../timestamp.js';
 import { MailwardenError } from '../errors.js';
-import { assertProjectId, parseInput } from '../input.js';
-import { paginate } from '../pagination.js';
+import { normalizeEmail } from '../email/normalize.js';
+import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
+import { definedFilters, paginate } from '../pagination.js';
 import {
   listMessagesQuerySchema,
   listTrackingIdsQuerySchema,
@@ -27,7 +28,14 @@ const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32
 const trackingIdPosition = z.object({ i: z.string().min(1) });
 
 export interface MessageService {
-  /** Messages newest first (by first event), optionally of one tracking ID and one status. */
+  /**
+   * Messages newest first (by first event), optionally filtered, every filter given applying: one
+   * tracking ID, one status, one recipient (normalized; `invalid_email` otherwise), one provider, and
+   * the time of the last event (`from` inclusive, `to` exclusive, ISO 8601).
+   *
+   * @example
+   * const bounced = await mailwarden.messages.list('acme', { recipient: 'Bob@Example.com', status: 'bounced', from: '2026-11-01' });
+   */
   list(projectId: string, query?: ListMessagesQuery): Promise<MessagePage>;
 
   /**
@@ -89,11 +97,16 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
     async list(projectId, query = {}) {
       assertProjectId(projectId);
       const parsed = parseInput(listMessagesQuerySchema, query, 'message list query');
-      const { status, limit, cursor } = parsed;
+      const { status, provider, limit, cursor } = parsed;
       // An empty filter (`?trackingId=`) means no filter, as an empty tracking ID means none (DESIGN §5).
       const trackingId = parsed.trackingId === '' || parsed.trackingId === undefined ? undefined : assertTrackingId(parsed.trackingId);
+      // Stored recipients are normalized, so the filter is too (`invalid_email` for an unusable address).
+      const recipient = parsed.recipient === '' || parsed.recipient === undefined ? undefined : normalizeEmail(parsed.recipient);
+      const { from, to } = parseTimeRange(parsed);
+      const filters = { recipient, provider, from, to };
       const page = await paginate(cursors, {
-        scope: { listing: 'messages', projectId, filters: { trackingId, status } },
+        // The filters added later join the scope only when set, so cursors issued before them stay valid.
+        scope: { listing: 'messages', projectId, filters: { trackingId, status, ...definedFilters(filters) } },
         limit,
         cursor,
         position: messagePosition,
@@ -102,6 +115,10 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
             limit: size,
             ...(trackingId === undefined ? {} : { trackingId }),
             ...(status === undefined ? {} : { status }),
+            ...(recipient === undefined ? {} : { recipient }),
+            ...(provider === undefined ? {} : { provider }),
+            ...(from === undefined ? {} : { from }),
+            ...(to === undefined ? {} : { to }),
             ...(after === undefined ? {} : { after: { firstEventAt: after.t, key: after.k } }),
           }),
         positionOf: (record) => ({ t: record.firstEventAt, k: record.key }),

@@ -1,3 +1,4 @@
+import type { Provider } from '../events/delivery-event.js';
 import type { MessageStatus } from '../messages/facts.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { TimelineEntry } from '../messages/timeline.js';
@@ -64,11 +65,30 @@ export interface MessageWithTimeline extends MessageRecord {
 
 export type EventOutcome = 'applied' | 'duplicate';
 
+/** A message listing's filters, all combinable (a message must match every one given), and its page. */
 export interface MessageQuery {
   trackingId?: string;
   status?: MessageStatus;
+  /** The recipient, normalized (`normalizeEmail`), as messages store it: an exact match. */
+  recipient?: string;
+  provider?: Provider;
+  /** Only messages whose `lastEventAt` is at or after this (epoch ms, inclusive). */
+  from?: number;
+  /** Only messages whose `lastEventAt` is before this (epoch ms, exclusive). */
+  to?: number;
   limit: number;
   after?: MessagePosition;
+}
+
+/** A suppression listing's filters, all combinable, and its page. */
+export interface SuppressionQuery {
+  reason?: SuppressionReason;
+  /** Only suppressions whose `createdAt` is at or after this (epoch ms, inclusive). */
+  from?: number;
+  /** Only suppressions whose `createdAt` is before this (epoch ms, exclusive). */
+  to?: number;
+  limit: number;
+  after?: SuppressionPosition;
 }
 
 export interface TrackingIdQuery {
@@ -108,10 +128,11 @@ export interface Store {
 
   /**
    * A page in newest-first order (`createdAt` descending, then `hash` ascending), starting strictly
-   * after `after`. Keyset pagination: an item present for the whole walk is returned exactly once,
-   * whatever is added or removed meanwhile. Returns at most `limit` items; one round trip.
+   * after `after`, of the suppressions that match every filter given. Keyset pagination: an item present
+   * for the whole walk is returned exactly once, whatever is added or removed meanwhile. Returns at most
+   * `limit` items.
    */
-  listSuppressions(projectId: string, page: { limit: number; after?: SuppressionPosition }): Promise<SuppressionRecord[]>;
+  listSuppressions(projectId: string, query: SuppressionQuery): Promise<SuppressionRecord[]>;
 
   /**
    * Applies events, each atomically and in the given order: if `key` was seen, nothing changes
@@ -122,7 +143,11 @@ export interface Store {
    */
   applyEvents(projectId: string, events: readonly StoredEvent[]): Promise<EventOutcome[]>;
 
-  /** Messages newest first (`firstEventAt` descending, then `key` ascending), filtered, keyset-paged. */
+  /**
+   * Messages newest first (`firstEventAt` descending, then `key` ascending) that match every filter
+   * given, keyset-paged: a page starts strictly after `after` and holds at most `limit` items, fewer
+   * only when no further message matches.
+   */
   listMessages(projectId: string, query: MessageQuery): Promise<MessageRecord[]>;
 
   /**

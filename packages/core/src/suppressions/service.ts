@@ -5,8 +5,8 @@ import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
-import { assertProjectId, parseInput } from '../input.js';
-import { paginate } from '../pagination.js';
+import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
+import { definedFilters, paginate } from '../pagination.js';
 import {
   MAX_BATCH_SIZE,
   listSuppressionsQuerySchema,
@@ -21,7 +21,13 @@ import type { SuppressionRecord } from '../store/store.js';
 const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) });
 
 export interface SuppressionService {
-  /** A page of the project's suppressions, newest first. */
+  /**
+   * A page of the project's suppressions, newest first, optionally of one reason and created in a time
+   * range (`from` inclusive, `to` exclusive, ISO 8601).
+   *
+   * @example
+   * const lastWeek = await mailwarden.suppressions.list('acme', { reason: 'complaint', from: '2026-11-16', to: '2026-11-23' });
+   */
   list(projectId: string, query?: ListSuppressionsQuery): Promise<SuppressionPage>;
   /** Whether one address is suppressed; echoes the address as given. */
   check(projectId: string, email: string): Promise<SuppressionCheck>;
@@ -50,15 +56,20 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
   return {
     async list(projectId, query = {}) {
       assertProjectId(projectId);
-      const { limit, cursor } = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
+      const parsed = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
+      const { reason, limit, cursor } = parsed;
+      const { from, to } = parseTimeRange(parsed);
       const page = await paginate(cursors, {
-        scope: { listing: 'suppressions', projectId, filters: {} },
+        scope: { listing: 'suppressions', projectId, filters: definedFilters({ reason, from, to }) },
         limit,
         cursor,
         position,
         fetch: (size, after) =>
           store.listSuppressions(projectId, {
             limit: size,
+            ...(reason === undefined ? {} : { reason }),
+            ...(from === undefined ? {} : { from }),
+            ...(to === undefined ? {} : { to }),
             ...(after === undefined ? {} : { after: { createdAt: after.c, hash: after.h } }),
           }),
         positionOf: (record) => ({ c: record.createdAt, h: record.hash }),

@@ -8,7 +8,7 @@ import type {
   MessageQuery,
   StoredEvent,
   Store,
-  SuppressionPosition,
+  SuppressionQuery,
   SuppressionRecord,
   TrackingIdQuery,
   TrackingIdRecord,
@@ -54,6 +54,17 @@ type MessageExpiryKey = Pick<MessageRecord, 'lastEventAt' | 'key'>;
 function compareMessages(a: MessageOrderKey, b: MessageOrderKey): number {
   if (a.firstEventAt !== b.firstEventAt) return b.firstEventAt - a.firstEventAt;
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** Whether a message passes every filter of a query but `trackingId` (which picks the list walked). */
+function matchesMessageQuery(message: MessageRecord, query: MessageQuery): boolean {
+  return (
+    (query.status === undefined || messageStatus(message.facts) === query.status) &&
+    (query.recipient === undefined || message.recipient === query.recipient) &&
+    (query.provider === undefined || message.provider === query.provider) &&
+    (query.from === undefined || message.lastEventAt >= query.from) &&
+    (query.to === undefined || message.lastEventAt < query.to)
+  );
 }
 
 /** Latest last event first, then by key: the next message to expire is the list's last, whose removal moves nothing. */
@@ -271,8 +282,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return existing(projectId)?.suppressions.remove(hash) ?? false;
     },
 
-    async listSuppressions(projectId, page: { limit: number; after?: SuppressionPosition }): Promise<SuppressionRecord[]> {
-      return existing(projectId)?.suppressions.list(page.limit, page.after) ?? [];
+    async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
+      const { reason, from, to } = query;
+      const filtered = reason !== undefined || from !== undefined || to !== undefined;
+      const filter = (record: SuppressionRecord) =>
+        (reason === undefined || record.reason === reason) &&
+        (from === undefined || record.createdAt >= from) &&
+        (to === undefined || record.createdAt < to);
+      return existing(projectId)?.suppressions.list(query.limit, query.after, filtered ? filter : undefined) ?? [];
     },
 
     async applyEvents(projectId, events) {
@@ -292,7 +309,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (order === undefined) return [];
       const page: MessageRecord[] = [];
       for (const message of order.after(query.after)) {
-        if (query.status !== undefined && messageStatus(message.facts) !== query.status) continue;
+        if (!matchesMessageQuery(message, query)) continue;
         page.push({ ...message });
         if (page.length === query.limit) break;
       }

@@ -93,8 +93,8 @@ export class SuppressionTable {
     return true;
   }
 
-  /** Up to `limit` entries newest first, strictly after `after`. */
-  list(limit: number, after?: SuppressionPosition): SuppressionRecord[] {
+  /** Up to `limit` entries newest first, strictly after `after`, that `filter` accepts (all by default). */
+  list(limit: number, after?: SuppressionPosition, filter?: (record: SuppressionRecord) => boolean): SuppressionRecord[] {
     let i = this.orderLength - 1;
     if (after !== undefined) {
       this.loadProbe(after.hash);
@@ -103,7 +103,9 @@ export class SuppressionTable {
     const page: SuppressionRecord[] = [];
     for (; i >= 0 && page.length < limit; i--) {
       const slot = this.order[i]!;
-      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] !== 0) page.push(this.record(slot, this.hashHex(slot)));
+      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] === 0) continue;
+      const record = this.record(slot, this.hashHex(slot));
+      if (filter === undefined || filter(record)) page.push(record);
     }
     return page;
   }

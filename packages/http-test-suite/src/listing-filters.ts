@@ -1,0 +1,150 @@
+import { type Message, type Suppression } from '@mailwarden/core';
+import { listMessagesResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
+import { describe, expect, test } from 'vitest';
+import { expectError, expectSuccess, type Schema } from './expect-answer.js';
+import type { OpenApp } from './harness.js';
+import { TRACKING_ID, mailgunDelivered, postmarkRecord, sendgridEvents, sesBounce } from './provider-requests.js';
+import type { TestApp } from './test-app.js';
+
+/** Four providers' webhooks to acme: 7 messages at four times, to six recipients (bo twice). */
+async function seed(app: TestApp): Promise<void> {
+  const secrets = app.secrets.acme;
+  const requests = [
+    ['sendgrid', sendgridEvents(secrets, ['ana@example.com', 'bo@example.com', 'cy@example.com'], 'delivered', 'spring-sale')],
+    ['ses', sesBounce(secrets, ['dee@example.org', 'bo@example.com'], TRACKING_ID)],
+    ['postmark', postmarkRecord(secrets, 'fay@example.net', 'Delivery', null)],
+    ['mailgun', mailgunDelivered(secrets, 'gus@example.com', 'spring-sale')],
+  ] as const;
+  for (const [provider, request] of requests) {
+    const answer = await app.webhook(provider, app.projects.acme, request);
+    expect(answer.status, `${provider}: ${answer.text}`).toBe(200);
+  }
+}
+
+const messagesPath = (app: TestApp, query: Record<string, string>) => `/projects/${app.projects.acme}/messages?${new URLSearchParams(query)}`;
+const suppressionsPath = (app: TestApp, query: Record<string, string>) => `/projects/${app.projects.acme}/suppressions?${new URLSearchParams(query)}`;
+
+/** Every page of a listing with these query parameters, joined; each page checked against its schema. */
+async function walk<Item>(
+  app: TestApp,
+  path: (app: TestApp, query: Record<string, string>) => string,
+  schema: Schema<{ items: Item[]; next_cursor: string | null; count: number }>,
+  query: Record<string, string>,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let cursor: string | null | undefined;
+  for (let pages = 0; cursor !== null; pages++) {
+    if (pages > 100) throw new Error('the walk does not end');
+    const page = expectSuccess(await app.api('GET', path(app, { ...query, ...(cursor == null ? {} : { cursor }) })), 200, schema);
+    expect(page.count).toBe(page.items.length);
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  }
+  return items;
+}
+
+const walkMessages = (app: TestApp, query: Record<string, string>): Promise<Message[]> => walk(app, messagesPath, listMessagesResponseSchema, query);
+const walkSuppressions = (app: TestApp, query: Record<string, string>): Promise<Suppression[]> =>
+  walk(app, suppressionsPath, listSuppressionsResponseSchema, query);
+
+export function describeListingFilterTests(open: OpenApp): void {
+  describe('listing filters', () => {
+    test('messages filter by recipient (normalized), provider and last event (from inclusive, to exclusive), combined and paged', async () => {
+      const app = await open();
+      await seed(app);
+      const all = await walkMessages(app, {});
+      expect(all).toHaveLength(7);
+
+      const bo = all.filter((message) => message.recipient === 'bo@example.com');
+      expect(bo).toHaveLength(2);
+      expect(await walkMessages(app, { recipient: 'Bo@EXAMPLE.com' })).toEqual(bo);
+      expect(await walkMessages(app, { recipient: 'bo@example.com', limit: '1' })).toEqual(bo);
+      expect(await walkMessages(app, { recipient: 'bo@example.com', provider: 'ses' })).toEqual(bo.filter((message) => message.provider === 'ses'));
+      expect(await walkMessages(app, { recipient: 'nobody@example.com' })).toEqual([]);
+      expect(await walkMessages(app, { recipient: '' })).toEqual(all);
+
+      for (const provider of ['sendgrid', 'ses', 'postmark', 'mailgun', 'sparkpost']) {
+        expect(await walkMessages(app, { provider, limit: '1' })).toEqual(all.filter((message) => message.provider === provider));
+      }
+
+      // Every last-event time of the seed as a bound, alone and with the others.
+      const times = [...new Set(all.map((message) => message.lastEventAt))].sort();
+      expect(times.length).toBeGreaterThan(2);
+      for (const from of times) {
+        expect(await walkMessages(app, { from, limit: '2' })).toEqual(all.filter((message) => message.lastEventAt >= from));
+        expect(await walkMessages(app, { to: from, limit: '2' })).toEqual(all.filter((message) => message.lastEventAt < from));
+        for (const to of times.filter((time) => time > from)) {
+          const expected = all.filter((message) => message.lastEventAt >= from && message.lastEventAt < to && message.trackingId === 'spring-sale');
+          expect(await walkMessages(app, { from, to, trackingId: 'spring-sale', status: 'delivered', limit: '1' })).toEqual(expected);
+        }
+      }
+    });
+
+    test('messages refuse a bad recipient (invalid_email), provider, time or range (invalid_request); a cursor is bound to every filter', async () => {
+      const app = await open();
+      await seed(app);
+      expectError(await app.api('GET', messagesPath(app, { recipient: 'not-an-address' })), 400, 'invalid_email');
+      const malformed: Record<string, string>[] = [
+        { provider: 'pigeon' },
+        { provider: '' },
+        { from: 'yesterday' },
+        { from: '2026-11-01T00:00:00' },
+        { to: '2026-02-30' },
+        { to: '2026-11-01T00:00:00.0001Z' },
+        { from: '2026-11-02', to: '2026-11-01' },
+        { from: '2026-11-01', to: '2026-11-01T00:00:00Z' },
+      ];
+      for (const query of malformed) {
+        expectError(await app.api('GET', messagesPath(app, query)), 400, 'invalid_request');
+      }
+
+      const query = { recipient: 'bo@example.com', from: '2000-01-01', to: '2100-01-01', limit: '1' };
+      const first = expectSuccess(await app.api('GET', messagesPath(app, query)), 200, listMessagesResponseSchema);
+      const cursor = first.next_cursor!;
+      expect(cursor).toEqual(expect.any(String));
+      // The same filters written otherwise continue it.
+      const same = { ...query, recipient: 'BO@example.com', from: '2000-01-01T01:00:00+01:00', cursor };
+      expect(expectSuccess(await app.api('GET', messagesPath(app, same)), 200, listMessagesResponseSchema).count).toBe(1);
+      const others: Record<string, string>[] = [{ recipient: 'ana@example.com' }, { provider: 'ses' }, { from: '2000-01-02' }, { to: '2099-01-01' }];
+      for (const other of others) {
+        expectError(await app.api('GET', messagesPath(app, { ...query, ...other, cursor })), 400, 'invalid_cursor');
+      }
+      const { recipient: _recipient, ...withoutRecipient } = query;
+      expectError(await app.api('GET', messagesPath(app, { ...withoutRecipient, cursor })), 400, 'invalid_cursor');
+    });
+
+    test('suppressions filter by reason and created_at (from inclusive, to exclusive), combined and paged; bad values are 400', async () => {
+      const app = await open();
+      for (const email of ['ana@example.com', 'bo@example.com', 'cy@example.com']) {
+        app.clock.advance(1000);
+        expectSuccess(await app.api('POST', `/projects/${app.projects.acme}/suppressions`, { json: { email } }), 201, suppressionSchema);
+      }
+      // The seed's bounces suppress dee and bo (upgrading bo's manual suppression) by their events' times.
+      await seed(app);
+      const all = await walkSuppressions(app, {});
+      expect(all).toHaveLength(4);
+      expect(new Set(all.map((item) => item.reason)).size).toBeGreaterThan(1);
+
+      for (const reason of ['manual', 'hard_bounce', 'complaint']) {
+        expect(await walkSuppressions(app, { reason, limit: '1' })).toEqual(all.filter((item) => item.reason === reason));
+      }
+      const times = [...new Set(all.map((item) => item.created_at))].sort();
+      for (const from of times) {
+        expect(await walkSuppressions(app, { from, limit: '1' })).toEqual(all.filter((item) => item.created_at >= from));
+        expect(await walkSuppressions(app, { to: from, reason: 'manual' })).toEqual(all.filter((item) => item.created_at < from && item.reason === 'manual'));
+      }
+
+      const malformed: Record<string, string>[] = [{ reason: 'bored' }, { from: 'soon' }, { to: '2026-13-01' }, { from: times[1]!, to: times[0]! }];
+      for (const query of malformed) {
+        expectError(await app.api('GET', suppressionsPath(app, query)), 400, 'invalid_request');
+      }
+      const page = expectSuccess(await app.api('GET', suppressionsPath(app, { reason: 'manual', limit: '1' })), 200, listSuppressionsResponseSchema);
+      const cursor = page.next_cursor!;
+      const manual = all.filter((item) => item.reason === 'manual');
+      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { reason: 'manual', cursor })), 200, listSuppressionsResponseSchema).items).toEqual(manual.slice(1));
+      expectError(await app.api('GET', suppressionsPath(app, { cursor })), 400, 'invalid_cursor');
+      expectError(await app.api('GET', suppressionsPath(app, { reason: 'hard_bounce', cursor })), 400, 'invalid_cursor');
+      expectError(await app.api('GET', suppressionsPath(app, { reason: 'manual', from: times[0]!, cursor })), 400, 'invalid_cursor');
+    });
+  });
+}
