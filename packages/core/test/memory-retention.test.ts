@@ -2,6 +2,7 @@
 // its own), the same answers the Postgres store's retention tests expect, and memory that stays bounded
 // under two simulated weeks of webhook traffic.
 import { createMailwarden, createMemoryStore, type DeliveryEvent, type Mailwarden, type MemoryStore } from '@mailwarden/core';
+import { messageKey } from '@mailwarden/core/store';
 import { describe, expect, test } from 'vitest';
 
 const MINUTE = 60_000;
@@ -231,5 +232,20 @@ describe('memory store retention', () => {
     const campaigns = await rows(mailwarden);
     expect(campaigns.reduce((sum, row) => sum + row.messages, 0)).toBe(batches * NEW_MESSAGES);
     expect(campaigns.reduce((sum, row) => sum + row.bounced, 0)).toBe((batches * NEW_MESSAGES) / 50);
+  });
+});
+
+describe('memory store retention: timelines', () => {
+  test('a forgotten message takes its timeline along; a late event starts a new one', async () => {
+    const store = createMemoryStore({ retention: { messagesMs: DAY } });
+    const mailwarden = createMailwarden({ store });
+    await mailwarden.applyEvents(PROJECT, [event('m', T0, { type: 'sent' }), event('m', T0 + 1000)]);
+    const key = messageKey('sparkpost', 'm', 'm@example.com');
+    expect((await store.getMessage(PROJECT, key))?.timeline.map((entry) => entry.type)).toStrictEqual(['sent', 'delivered']);
+
+    expect(await store.purgeExpired(T0 + 2 * DAY)).toBe(1);
+    expect(await store.getMessage(PROJECT, key)).toBeUndefined();
+    await mailwarden.applyEvents(PROJECT, [event('m', T0 + 2 * DAY, { type: 'opened' })]);
+    expect((await store.getMessage(PROJECT, key))?.timeline.map((entry) => entry.type)).toStrictEqual(['opened']);
   });
 });

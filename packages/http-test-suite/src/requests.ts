@@ -156,6 +156,7 @@ export function describeRequestTests(open: OpenApp): void {
       expect(Object.keys(document.paths).sort()).toEqual([
         '/openapi.json',
         '/projects/{projectId}/messages',
+        '/projects/{projectId}/messages/{id}',
         '/projects/{projectId}/suppressions',
         '/projects/{projectId}/suppressions/check',
         '/projects/{projectId}/suppressions/{hash}',

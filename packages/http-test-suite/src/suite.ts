@@ -3,6 +3,7 @@ import { describeAnyInputTests } from './any-input.js';
 import { describeAuthTests } from './auth.js';
 import { appOpener, type HttpConformanceOptions } from './harness.js';
 import { describeListingFilterTests } from './listing-filters.js';
+import { describeMessageTimelineTests } from './message-timelines.js';
 import { describeMessageTests } from './messages.js';
 import { describeRequestTests } from './requests.js';
 import { describeStoreFailureTests } from './store-failures.js';
@@ -29,8 +30,9 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeAuthTests(open);
     describeSuppressionTests(open);
     describeMessageTests(open);
-    describeRequestTests(open);
+    describeMessageTimelineTests(open);
     describeListingFilterTests(open);
+    describeRequestTests(open);
     describeWebhookTests(open);
     describeStoreFailureTests(open);
     describeAnyInputTests(open, options.numRuns ?? 100);

@@ -8,6 +8,7 @@ import {
   compareCodePoints,
   createEmailHasher,
   messageKey,
+  timelineEntryId,
   type MessageRecord,
   type StoredEvent,
   type SuppressionInvalidation,
@@ -477,9 +478,13 @@ describe('retention', () => {
     const { keyPrefix, projectId, tag } = fresh();
     const store = createRedisStore({ client, keyPrefix, retention: { messagesMs: 60_000 } });
     const m = message('promo', Fact.delivered, at(1));
-    const e = event({ message: m, suppression: suppression('a', 'hard_bounce', at(1)) });
+    const e = {
+      ...event({ message: m, suppression: suppression('a', 'hard_bounce', at(1)) }),
+      timelineEntry: { id: timelineEntryId('ses:x'), eventKey: 'x', type: 'delivered', provider: 'ses', occurredAt: at(1) } as const,
+    };
     await store.applyEvents(projectId, [e]);
-    for (const key of [`m:${m.key}`, `e:${e.key}`]) {
+    // The timeline expires with its message: both get the retention at every event.
+    for (const key of [`m:${m.key}`, `e:${e.key}`, `tl:${m.key}`]) {
       const ttl = await raw.pttl(tag + key);
       expect(ttl, key).toBeGreaterThan(50_000);
       expect(ttl, key).toBeLessThanOrEqual(60_000);

@@ -70,6 +70,11 @@ export const configSchema = z
     /** Messages (and their dedup keys) are kept this many days after their last event; default forever. */
     retentionDays: z.number().positive().optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * Keep the clicked URL and the reader's user agent of opens and clicks in message timelines, for
+     * every project. Off by default: they are personal data (docs/decisions.md, "Message timelines").
+     */
+    timelinePersonalData: z.boolean().default(false),
     /** Serve the dashboard at `{basePath}/dashboard/`; it reads only through the API, with the key a person enters. */
     dashboard: z.boolean().default(true),
     /** A request's headers must all arrive within this; else 408 and the connection is closed. */
@@ -101,6 +106,7 @@ const ENVIRONMENT = {
   MAILWARDEN_LOG_LEVEL: 'logLevel',
   MAILWARDEN_TRUST_PROXY: 'trustProxy',
   MAILWARDEN_DASHBOARD: 'dashboard',
+  MAILWARDEN_TIMELINE_PERSONAL_DATA: 'timelinePersonalData',
   MAILWARDEN_HEADERS_TIMEOUT_MS: 'headersTimeoutMs',
   MAILWARDEN_IDLE_TIMEOUT_MS: 'idleTimeoutMs',
   MAILWARDEN_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
@@ -121,7 +127,7 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     input[key] =
       key === 'port' || key === 'retentionDays' || key.endsWith('TimeoutMs')
         ? Number(value)
-        : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate') && (value === 'true' || value === 'false')
+        : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate' || key === 'timelinePersonalData') && (value === 'true' || value === 'false')
           ? value === 'true'
           : value;
   }

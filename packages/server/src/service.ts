@@ -28,6 +28,7 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
     ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
+    timeline: { personalData: config.timelinePersonalData },
     webhooks: {
       auth: webhookAuth(config),
       // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.

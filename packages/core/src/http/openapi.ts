@@ -34,6 +34,10 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
     schema: { type: 'string', pattern: PROJECT_ID.source },
   },
   hash: { description: 'Hash of the suppressed address, as returned in `hash`.', schema: { type: 'string' } },
+  id: {
+    description: 'The message, by the `id` the message listing gives it: 32 lower-case hex characters.',
+    schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+  },
   provider: { description: 'The email provider posting the events.', schema: { type: 'string', enum: [...providers] } },
 };
 

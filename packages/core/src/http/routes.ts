@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorCode } from '../errors.js';
+import { MailwardenError, type ErrorCode } from '../errors.js';
 import { parseInput } from '../input.js';
 import type { Mailwarden } from '../mailwarden.js';
 import {
@@ -16,6 +16,7 @@ import {
   listSuppressionsResponseSchema,
   listTrackingIdsQuerySchema,
   listTrackingIdsResponseSchema,
+  messageDetailSchema,
   removeSuppressionResponseSchema,
 } from '../schemas.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
@@ -158,6 +159,25 @@ export const routes: readonly Route[] = [
       status: 200,
       body: await mailwarden.messages.list(params.projectId!, query),
     }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/messages/{id}',
+    auth: 'api_key',
+    operationId: 'getMessage',
+    summary: 'One message with its timeline',
+    description:
+      'The `id` is the `id` of a listed message: 32 lower-case hex characters, stable for its provider, provider message ID and recipient. ' +
+      'The timeline lists the events oldest first (ties by entry `id`), each once however often the provider sent it; past 50 events, the first 20 and the latest 30.',
+    responses: { 200: { description: 'The message and its timeline.', schema: messageDetailSchema } },
+    errors: ['invalid_request', 'not_found'],
+    run: async (mailwarden, { params }) => {
+      const message = await mailwarden.messages.get(params.projectId!, params.id!);
+      if (message === undefined) {
+        throw new MailwardenError('not_found', 'No message with this id in the project: never recorded, or removed by retention.');
+      }
+      return { status: 200, body: message };
+    },
   },
   {
     method: 'GET',
