@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMailwarden, type DeliveryEvent, type Mailwarden } from '@mailwarden/core';
+import { createMailwarden, createMemoryStore, type DeliveryEvent, type Mailwarden } from '@mailwarden/core';
 import { createCursorCodec } from '../src/cursor.js';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
@@ -167,5 +167,26 @@ describe('suppressions.list filters', () => {
     const unfiltered = await mailwarden.suppressions.list('acme', { limit: 1 });
     const position = JSON.parse(Buffer.from(unfiltered.next_cursor!, 'base64url').toString())[2];
     expect(createCursorCodec().encode({ listing: 'suppressions', projectId: 'acme', filters: {} }, position)).toBe(unfiltered.next_cursor);
+  });
+});
+
+describe('retention under filters (memory store)', () => {
+  it('a forgotten message leaves every filtered listing; suppressions stay listed by reason and time', async () => {
+    const DAY = 86_400_000;
+    const store = createMemoryStore({ retention: { messagesMs: 30 * DAY } });
+    const mailwarden = createMailwarden({ store });
+    const now = T0 + 100 * DAY;
+    await mailwarden.applyEvents('acme', [
+      event({ messageId: 'old', provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', occurredAt: new Date(now - 40 * DAY) }),
+      event({ messageId: 'new', provider: 'sendgrid', occurredAt: new Date(now - DAY) }),
+    ]);
+    expect((await mailwarden.messages.list('acme', { recipient: 'jane@example.com', provider: 'sendgrid' })).count).toBe(2);
+    await store.purgeExpired(now);
+    for (const query of [{ recipient: 'jane@example.com' }, { provider: 'sendgrid' as const }, { from: iso(0) }, { to: new Date(now).toISOString() }]) {
+      expect((await mailwarden.messages.list('acme', query)).items.map((item) => item.messageId), JSON.stringify(query)).toStrictEqual(['new']);
+    }
+    expect((await mailwarden.messages.list('acme', { to: new Date(now - 2 * DAY).toISOString() })).count).toBe(0);
+    const hard = await mailwarden.suppressions.list('acme', { reason: 'hard_bounce', from: new Date(now - 40 * DAY).toISOString() });
+    expect(hard.items.map((item) => item.email)).toStrictEqual(['jane@example.com']);
   });
 });
