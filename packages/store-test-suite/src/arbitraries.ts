@@ -208,6 +208,22 @@ export const trackingIdQuery: fc.Arbitrary<TrackingIdQuery> = fc
   })
   .map(query);
 
+/**
+ * A message listing's filters, each absent two times in three, tracking ID and status too: so that
+ * combined filters still match some messages of a few batches, and a walk is rarely empty.
+ */
+export const messageFilters: fc.Arbitrary<Omit<MessageQuery, 'after'>> = fc
+  .record({
+    limit,
+    trackingId: sometimes(trackingId),
+    status: sometimes(fc.constantFrom(...messageStatuses)),
+    recipient: sometimes(recipientFilter),
+    provider: sometimes(fc.constantFrom(...providers)),
+    from: timeBound,
+    to: timeBound,
+  })
+  .map(query);
+
 export const suppressionQuery: fc.Arbitrary<SuppressionQuery> = fc
   .record({
     limit,
