@@ -29,13 +29,34 @@ const hostileEvent: fc.Arbitrary<DeliveryEvent> = fc
     trackingId: fc.oneof(fc.constantFrom(null, 'promo', 'PROMO'), hostileText, longTrackingId),
     occurredAt: fc.integer({ min: 0, max: 100 }).map((seconds) => new Date(T0 + seconds * 1000)),
     eventKey: fc.oneof(fc.uuid(), hostileText),
+    // What the provider said, as an application might pass it: kept in the timeline, or the event refused.
+    details: fc.option(
+      fc.record(
+        {
+          smtpStatus: fc.constantFrom('5.1.1', '550', '5.1.1 ', 'x'),
+          diagnostic: hostileText,
+          bounceClassification: hostileText,
+          rejectReason: hostileText,
+          url: hostileText,
+          userAgent: hostileText,
+        },
+        { requiredKeys: [] },
+      ),
+      { nil: undefined },
+    ),
   })
-  .map(({ bounceClass, ...event }) => ({ ...event, ...(event.type === 'bounced' ? { bounceClass } : {}) }) as DeliveryEvent);
+  .map(({ bounceClass, details, ...event }) => ({
+    ...event,
+    ...(event.type === 'bounced' ? { bounceClass } : {}),
+    ...(details === undefined ? {} : { details }),
+  }) as DeliveryEvent);
 
 /** Everything a project holds, read back in full. */
 async function contents(store: Store, projectId: string) {
+  const messages = await store.listMessages(projectId, { limit: 10_000 });
   return {
-    messages: await store.listMessages(projectId, { limit: 10_000 }),
+    messages,
+    timelines: await Promise.all(messages.map((message) => store.getMessage(projectId, message.key))),
     trackingIds: await store.listTrackingIds(projectId, { limit: 10_000 }),
     suppressions: await store.listSuppressions(projectId, { limit: 10_000 }),
   };
@@ -56,8 +77,10 @@ export function describeHostileEventTests(options: StoreConformanceOptions): voi
         fc.asyncProperty(fc.array(hostileEvent, { maxLength: 12 }), async (events) => {
           const projectId = randomProjectId();
           const reference = createMemoryStore();
-          const expected = await createMailwarden({ store: reference }).applyEvents(projectId, events);
-          const actual = await createMailwarden({ store }).applyEvents(projectId, events);
+          // With personal data kept, so every detail reaches the store.
+          const timeline = { personalData: true };
+          const expected = await createMailwarden({ store: reference, timeline }).applyEvents(projectId, events);
+          const actual = await createMailwarden({ store, timeline }).applyEvents(projectId, events);
           expect(actual).toStrictEqual(expected);
           expect(await contents(store, projectId)).toStrictEqual(await contents(reference, projectId));
         }),
