@@ -8,6 +8,7 @@ import {
   Fact,
   createEmailHasher,
   messageKey,
+  timelineEntryId,
   trackingIdSearchKey,
   type MessagePosition,
   type MessageQuery,
@@ -148,6 +149,10 @@ export const storedEvent: fc.Arbitrary<StoredEvent> = fc
   .map(({ key, message, suppression }) => ({
     key,
     message,
+    // As the service does: an entry for every event that names a message, its id from the key.
+    ...(message === null
+      ? {}
+      : { timelineEntry: { id: timelineEntryId(key), eventKey: key, type: 'delivered' as const, provider: message.provider, occurredAt: message.firstEventAt } }),
     trackingIdSearchKey: message?.trackingId == null ? null : trackingIdSearchKey(message.trackingId),
     // As the service does: the suppressed address is the message's recipient, at the event's time.
     suppression:

@@ -115,6 +115,13 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
           ),
       ),
     ),
+    // Every message of the pool with its timeline, built up by whatever events came before.
+    fc.constant(
+      command(
+        () => 'getMessage of every message of the pool',
+        (store, projectId) => Promise.all(arbitrary.messagePool.map(({ identity }) => store.getMessage(projectId, identity.key))),
+      ),
+    ),
   ];
 
   describe('model', () => {
