@@ -12,7 +12,7 @@ import postgres from 'postgres';
 export interface StoreServer {
   /** `redis://…` or `postgres://…` on loopback. */
   url: string;
-  /** Starts the server on its port and data, and resolves once it listens. */
+  /** Starts the server on its port and data, and resolves once it listens (PostgreSQL: once it answers a query). */
   start(): Promise<void>;
   /** SIGKILL to the server and every process it started; resolves once all are gone. */
   kill(): Promise<void>;
@@ -88,6 +88,12 @@ export async function startPostgresServer(): Promise<StoreServer> {
         { stdio: 'ignore', ...as },
       );
       await waitForPort(port);
+      // Listening is not ready: until recovery ends, connections get "the database system is starting up".
+      const deadline = performance.now() + 30_000;
+      while (!(await server.accepts())) {
+        if (performance.now() > deadline) throw new Error(`PostgreSQL on port ${port} listens but never accepts a query`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     },
     async kill() {
       // Backends are processes of their own (not in the postmaster's group): kill them with it, as a
