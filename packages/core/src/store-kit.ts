@@ -16,6 +16,7 @@ export type {
   SuppressionQuery,
   TrackingIdQuery,
   TrackingIdRecord,
+  StatsQuery,
 } from './store/store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 
@@ -27,6 +28,21 @@ export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './m
 export type { MessageRecord, TrackingIdDelta } from './messages/message.js';
 export { TIMELINE_CAP, TIMELINE_LIMITS, compareTimelineEntries, insertTimelineEntry, timelineEntryId } from './messages/timeline.js';
 export type { TimelineEntry } from './messages/timeline.js';
+export {
+  statColumns,
+  statFacts,
+  statsIntervals,
+  intervalMs,
+  HOUR_MS,
+  hourOf,
+  noFactTimes,
+  mergeFactTimes,
+  statsMoves,
+  emptyBucket,
+  bucketOf,
+  sumHours,
+} from './messages/stats.js';
+export type { StatColumn, StatCounts, StatsBucket, StatsInterval, FactTimes, StatsMove } from './messages/stats.js';
 
 export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
 export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';

@@ -4,7 +4,10 @@ import {
   reasonFromRank,
   reasonRank,
   statusCodes,
+  statColumns,
+  sumHours,
   trackingIdSearchKey,
+  HOUR_MS,
   type EventOutcome,
   type MessageRecord,
   type StoredEvent,
@@ -126,6 +129,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
     getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
+    // Hours summed per bucket of $5 hours ('' is the project's scope); zero buckets are dropped by sumHours.
+    getStats: `SELECT floor(hour / $5::numeric)::float8 * $5,
+        sum(delivered)::float8, sum(hard_bounced)::float8, sum(soft_bounced)::float8, sum(complained)::float8,
+        sum(opened)::float8, sum(clicked)::float8, sum(unsubscribed)::float8
+      FROM ${s}.stat_buckets WHERE project_id = $1 AND tracking_id = $2 AND hour >= $3 AND hour < $4
+      GROUP BY 1`,
     // The message and its timeline in one statement; the entries as one JSON text, in timeline order.
     getMessage: `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8,
         (SELECT coalesce(json_agg(t.entry ORDER BY t.occurred_at, t.id), '[]')::text FROM ${s}.timeline_entries t
@@ -327,6 +336,18 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (trackingId.includes('\0')) return undefined;
       const [row] = await attempt(() => query(statements.getTrackingId, [projectId, trackingId]));
       return row === undefined ? undefined : toTrackingIdRecord(row);
+    },
+
+    async getStats(projectId, { trackingId, interval, from, to }) {
+      if (trackingId?.includes('\0')) return [];
+      const params = [projectId, trackingId ?? '', Math.ceil(from / HOUR_MS), Math.ceil(to / HOUR_MS), interval === 'day' ? 24 : 1];
+      const rows = await attempt(() => query(statements.getStats, params));
+      return sumHours(
+        rows.map(([hour, ...counts]: any[]) => [hour, counts.slice(0, statColumns.length)] as const),
+        interval,
+        from,
+        to,
+      );
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

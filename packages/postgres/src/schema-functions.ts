@@ -1,4 +1,4 @@
-import { counterFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import { counterFacts, HOUR_MS, statColumns, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
 import { INVALIDATION_CHANNEL, type SchemaNames } from './schema-names.js';
 
 /**
@@ -31,6 +31,22 @@ export interface SchemaFunction {
  * p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
  * Returns one character per event: 'a' applied, 'd' duplicate.
  */
+/** An event's fact times (core mergeFactTimes' `seen`), aggregated over a batch: per fact, its earliest event. */
+const seenFactTimes = `ARRAY[${statFacts
+  .map((bit) => `min((x.event->>'first_event_at')::bigint) FILTER (WHERE (x.event->>'facts')::integer & ${bit} <> 0)`)
+  .join(',\n             ')}]`;
+/** mergeFactTimes of known k and seen s: a new fact takes the seen time, a timed one the earlier, an untimed one stays untimed. */
+const mergedFactTimes = `ARRAY[${statFacts
+  .map(
+    (bit, i) => `CASE WHEN s.fact_times[${i + 1}] IS NULL THEN k.fact_times[${i + 1}]
+        WHEN k.facts & ${bit} = 0 THEN s.fact_times[${i + 1}]
+        WHEN k.fact_times[${i + 1}] IS NULL THEN NULL
+        ELSE least(k.fact_times[${i + 1}], s.fact_times[${i + 1}]) END`,
+  )
+  .join(',\n      ')}]`;
+const statSums = statColumns.map((_, i) => `coalesce(sum(d) FILTER (WHERE col = ${i + 1}), 0)::integer AS c${i + 1}`).join(', ');
+const bucketColumns = 'delivered, hard_bounced, soft_bounced, complained, opened, clicked, unsubscribed';
+
 const applyEvents: SchemaFunction = {
   name: 'mailwarden_apply_events',
   arguments: 'p_project_id text, p_events jsonb',
@@ -45,6 +61,7 @@ DECLARE
   v_emptied text[];
   v_hashes text[];
   v_timelines text[];
+  v_stats jsonb;
   v_chunk integer;
 BEGIN
   -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
@@ -75,14 +92,15 @@ BEGIN
            min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
            bit_or((x.event->>'facts')::integer) AS facts,
            min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at
+           max((x.event->>'last_event_at')::bigint) AS last_event_at,
+           ${seenFactTimes} AS fact_times
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
     WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
     GROUP BY 1
   ), created AS (
     INSERT INTO ${s}.messages AS m
-      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
-    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at
+      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times)
+    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times
     FROM seen ORDER BY key
     ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
     RETURNING m.key
@@ -96,14 +114,15 @@ BEGIN
            min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
            bit_or((x.event->>'facts')::integer) AS facts,
            min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at
+           max((x.event->>'last_event_at')::bigint) AS last_event_at,
+           ${seenFactTimes} AS fact_times
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
     WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
     GROUP BY 1
   ), new_messages AS (
     SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
   ), known AS (
-    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at
+    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at, m.fact_times
     FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
     JOIN ${s}.messages m ON m.project_id = p_project_id AND m.key = e.key
   ), merged AS (
@@ -111,16 +130,32 @@ BEGIN
       tracking_id = least(k.tracking_id, s.tracking_id),
       facts = k.facts | s.facts,
       first_event_at = least(k.first_event_at, s.first_event_at),
-      last_event_at = greatest(k.last_event_at, s.last_event_at)
+      last_event_at = greatest(k.last_event_at, s.last_event_at),
+      fact_times = ${mergedFactTimes}
     FROM known k JOIN seen s ON s.key = k.key
     WHERE m.project_id = p_project_id AND m.key = k.key
       AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
-           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at)
-    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at
+           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at
+           OR ${mergedFactTimes} IS DISTINCT FROM k.fact_times)
+    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at,
+              k.fact_times AS before_times, m.fact_times
   ), changes AS (
-    SELECT before_id, before_facts, tracking_id, facts, last_event_at FROM merged
+    SELECT before_id, before_facts, tracking_id, facts, last_event_at, before_times, fact_times FROM merged
     UNION ALL
-    SELECT NULL, NULL, tracking_id, facts, last_event_at FROM new_messages
+    SELECT NULL, NULL, tracking_id, facts, last_event_at, NULL::bigint[], fact_times FROM new_messages
+  ), stat_moves AS (
+    -- statsMoves: what a message counted leaves its hours, what it counts comes in; '' is the project.
+    SELECT x.t, x.col, -1 AS d, c.before_id AS tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.before_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+    UNION ALL
+    SELECT x.t, x.col, 1, c.tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.fact_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+  ), stat_totals AS (
+    SELECT scope, floor(t / ${HOUR_MS}.0)::bigint AS hour, ${statSums}
+    FROM (SELECT ''::text COLLATE "C" AS scope, t, col, d FROM stat_moves
+          UNION ALL
+          SELECT tracking_id, t, col, d FROM stat_moves WHERE tracking_id IS NOT NULL) m
+    GROUP BY 1, 2
   ), deltas AS (
     -- A message leaving its tracking ID takes its counts along; the row's lastEventAt is recomputed.
     SELECT before_id AS tracking_id, -1 AS messages,
@@ -167,7 +202,8 @@ BEGIN
   )
   SELECT array_agg(m.tracking_id) FILTER (WHERE m.messages > 0 AND d.recompute),
          array_agg(m.tracking_id) FILTER (WHERE m.messages <= 0)
-  INTO v_recompute, v_emptied
+         , (SELECT jsonb_agg(to_jsonb(t)) FROM stat_totals t WHERE ${statColumns.map((_, i) => `c${i + 1} <> 0`).join(' OR ')})
+  INTO v_recompute, v_emptied, v_stats
   FROM moved m JOIN totals d ON d.tracking_id = m.tracking_id;
 
   -- 4. Rows this transaction holds locked: a new snapshot sees every message change committed before.
@@ -181,6 +217,17 @@ BEGIN
       WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
     ), t.last_event_at)
     WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
+  END IF;
+
+  -- 4a. Counts over time: the hour buckets step 3 moved, in (scope, hour) order after the tracking-ID
+  --     rows. A bucket is one hot row per project and hour: concurrent batches of a project queue on it.
+  IF v_stats IS NOT NULL THEN
+    INSERT INTO ${s}.stat_buckets AS b (project_id, tracking_id, hour, ${bucketColumns})
+    SELECT p_project_id, x.scope, x.hour, ${statColumns.map((_, i) => `x.c${i + 1}`).join(', ')}
+    FROM jsonb_to_recordset(v_stats) AS x(scope text, hour bigint, ${statColumns.map((_, i) => `c${i + 1} integer`).join(', ')})
+    ORDER BY x.scope COLLATE "C", x.hour
+    ON CONFLICT (project_id, tracking_id, hour) DO UPDATE SET
+      ${bucketColumns.split(', ').map((c) => `${c} = b.${c} + excluded.${c}`).join(',\n      ')};
   END IF;
 
   -- 4b. Timelines (insertTimelineEntry): the entries of applied events, an entry of the same time and id

@@ -71,6 +71,7 @@ describe('migrate', () => {
         'messages_by_tracking_id',
         'messages_newest_first',
         'messages_pkey',
+        'stat_buckets_pkey',
         'suppressions_by_reason',
         'suppressions_newest_first',
         'suppressions_pkey',

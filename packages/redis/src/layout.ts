@@ -61,6 +61,13 @@ export const timelineMember = (entry: TimelineEntry): string => entry.id + JSON.
 export const decodeTimelineMember = (member: string): TimelineEntry => JSON.parse(member.slice(32)) as TimelineEntry;
 /** ZSET of the messages of one tracking ID, like `messageOrder`. */
 export const trackingIdMessagesKeyOf = (prefix: string, trackingId: string): string => `${prefix}mt:${trackingId}`;
+/**
+ * HASH of one UTC day's hour buckets (days since the epoch): the project's (`sp:<day>`) or one
+ * tracking ID's (`st:<day>:<id>`), field `<hour of the day>:<column>` (core `statColumns` index), value
+ * the count. No TTL: counts outlive the messages counted. The applyEvents script writes the same names.
+ */
+export const statsKeyOf = (prefix: string, day: number, trackingId?: string): string =>
+  trackingId === undefined ? `${prefix}sp:${day}` : `${prefix}st:${day}:${trackingId}`;
 /** STRING, set once: the dedup key of an event. */
 export const eventKeyOf = (prefix: string, key: string): string => `${prefix}e:${key}`;
 /** STRING, set once with PXAT: the body digest of the request that first used a one-time webhook token. */

@@ -6,6 +6,8 @@ import {
   type Store,
 } from '@mailwarden/core';
 import {
+  statFacts,
+  sumHours,
   statusFacts,
   isEmailHash,
   reasonRank,
@@ -31,11 +33,14 @@ import {
   packSuppression,
   projectKeys,
   projectPrefix,
+  statsKeyOf,
   trackingIdMessagesKeyOf,
   unpackSuppression,
   webhookTokenKeyOf,
 } from './layout.js';
 import * as scripts from './scripts.js';
+
+const DAY_MS = 86_400_000;
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. It stays the caller's: the store never closes it. */
@@ -393,6 +398,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         (value) => (value === null ? undefined : decodeTrackingIdRow(trackingId, value)),
         fail,
       );
+    },
+
+    async getStats(projectId, { trackingId, interval, from, to }) {
+      assertTime(from, 'from');
+      assertTime(to, 'to');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      // The day HASHes that hold the hours of [from, to): one read of each, in one call.
+      const days: number[] = [];
+      for (let day = Math.floor(from / DAY_MS); day * DAY_MS < to; day++) days.push(day);
+      if (days.length === 0) return [];
+      const reply = (await run(scripts.getStats, days.map((day) => statsKeyOf(prefix, day, trackingId)), [])) as string[][];
+      const hours: [number, number[]][] = [];
+      reply.forEach((fields, i) => {
+        for (let at = 0; at < fields.length; at += 2) {
+          const [hour, column] = fields[at]!.split(':').map(Number) as [number, number];
+          const counts = statFacts.map(() => 0);
+          counts[column] = Number(fields[at + 1]);
+          hours.push([days[i]! * 24 + hour, counts]);
+        }
+      });
+      return sumHours(hours, interval, from, to);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

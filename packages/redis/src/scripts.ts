@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { counterFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import { counterFacts, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
 import { ORDER_MAX } from './layout.js';
 
 /**
@@ -190,6 +190,50 @@ end
 
 local function messagesOf(id) return prefix .. 'mt:' .. id end
 
+-- Counts over time (core messages/stats.ts): a message's fact times are its hash fields c1..c7
+-- (statColumns order), the hour buckets HASHes per UTC day (layout.ts statsKeyOf), field 'hour:column'.
+local STAT_FACTS = { ${statFacts.join(', ')} }
+local function bump(id, t, c, delta)
+  local hour = math.floor(t / ${HOUR_MS})
+  local day = math.floor(hour / 24)
+  local key = prefix .. 'sp:' .. string.format('%d', day)
+  if id then key = prefix .. 'st:' .. string.format('%d', day) .. ':' .. id end
+  local field = string.format('%d:%d', hour - day * 24, c - 1)
+  -- A count back at 0 leaves, so a day whose counts all moved away leaves no key behind.
+  if redis.call('HINCRBY', key, field, delta) == 0 then redis.call('HDEL', key, field) end
+end
+-- mergeFactTimes: known holds the message's c1..c7 from index 'at' (false when absent), knownF its facts
+-- (nil for a new message). Returns the times and the HSET fields that changed.
+local function factTimes(known, at, knownF, f, time)
+  local times, fields = {}, {}
+  for c = 1, #STAT_FACTS do
+    local had = known and known[at + c - 1]
+    had = had and tonumber(had) or nil
+    local t = had
+    if bit.band(f, STAT_FACTS[c]) ~= 0 then
+      if not knownF or bit.band(knownF, STAT_FACTS[c]) == 0 then t = time
+      elseif had and time < had then t = time end
+    end
+    times[c] = t
+    if t ~= had then fields[#fields + 1], fields[#fields + 2] = 'c' .. c, t end
+  end
+  return times, fields
+end
+-- statsMoves: what the message counted leaves its buckets, what it counts comes in.
+local function moveStats(oldT, old, newT, new)
+  for c = 1, #STAT_FACTS do
+    local o, n = old[c], new[c]
+    if o ~= n then
+      if o then bump(nil, o, c, -1) end
+      if n then bump(nil, n, c, 1) end
+    end
+    if o ~= n or oldT ~= newT then
+      if o and oldT then bump(oldT, o, c, -1) end
+      if n and newT then bump(newT, n, c, 1) end
+    end
+  end
+end
+
 -- The latest event of a row's messages. Drops entries whose message expired or came back under
 -- another ID or time (retention): an entry is current when its message has this ID and that first time.
 local function latestOf(id, fallback)
@@ -259,12 +303,15 @@ end
 
 local function mergeMessage(e)
   local mk = KEYS[e.k]
-  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b')
+  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7')
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
     local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
     if e.t then fields[13], fields[14] = 't', e.t end
+    local times, timeFields = factTimes(nil, 5, nil, e.f, e.a)
+    for _, v in ipairs(timeFields) do fields[#fields + 1] = v end
     redis.call('HSET', mk, unpack(fields))
+    moveStats(nil, {}, e.t, times)
     local member = e.o .. e.key
     redis.call('ZADD', MO, 0, member)
     if e.t then
@@ -278,6 +325,10 @@ local function mergeMessage(e)
     local newT = oldT
     if e.t and e.t ~= oldT and (not oldT or before(e.t, oldT)) then newT = e.t end
     local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
+    local oldTimes = factTimes(known, 5, oldF, 0, 0)
+    local newTimes, timeFields = factTimes(known, 5, oldF, e.f, e.a)
+    if #timeFields > 0 then redis.call('HSET', mk, unpack(timeFields)) end
+    moveStats(oldT, oldTimes, newT, newTimes)
     if newT ~= oldT then
       redis.call('HSET', mk, 'f', newF, 'a', newA, 'b', newB, 't', newT)
     elseif newF ~= oldF or newA ~= oldA or newB ~= oldB then
@@ -419,6 +470,17 @@ local m = redis.call('HMGET', KEYS[1], 'p', 'i', 'r', 't', 'f', 'a', 'b')
 if not m[5] then return false end
 local reply = { m[1], m[2], m[3], m[4] or false, m[5], m[6], m[7] }
 for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do reply[#reply + 1] = member end
+return reply
+`,
+  true,
+);
+
+/** KEYS: day HASHes of hour buckets (layout.ts statsKeyOf). Returns each one's fields and values, flat. */
+export const getStats = script(
+  'getStats',
+  String.raw`
+local reply = {}
+for i, key in ipairs(KEYS) do reply[i] = redis.call('HGETALL', key) end
 return reply
 `,
   true,

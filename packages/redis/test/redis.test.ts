@@ -22,6 +22,8 @@ import { clusterClient } from './cluster-client.js';
 
 const T0 = Date.UTC(2025, 0, 1);
 const at = (seconds: number) => T0 + seconds * 1000;
+/** T0's UTC day, days since the epoch: the stats keys' day. */
+const DAY0 = T0 / 86_400_000;
 const hashEmail = createEmailHasher();
 
 const url = inject('redisUrl');
@@ -139,6 +141,9 @@ describe('key layout', () => {
         ...[m1, m2, m3].map((m) => `m:${m.key}`),
         'mt:a{b}',
         'mt:{braces}}',
+        // Counts over time of the day: the project's, and m1's under its tracking ID now ('promo' has none left).
+        `sp:${DAY0}`,
+        `st:${DAY0}:a{b}`,
         ...events.map((e) => `e:${e.key}`),
         'wt:mailgun:{t}',
       ]
@@ -159,7 +164,9 @@ describe('key layout', () => {
     const perNode = await Promise.all(masters.map((node) => scanKeys(node, `${keyPrefix}*`)));
     expect(perNode.filter((keys) => keys.length > 0)).toHaveLength(1);
     const keys = perNode.flat();
-    expect(keys).toHaveLength(9);
+    // Suppressions 2, the message, its order in the project and the tracking ID 2, the row 2, the dedup
+    // key, the token, and the day's stats of the project and of the tracking ID.
+    expect(keys).toHaveLength(11);
     const slot = await masters[0]!.cluster('KEYSLOT', `{${projectId}}`);
     for (const key of keys) {
       expect(key.startsWith(tag)).toBe(true);
@@ -184,6 +191,8 @@ describe('key layout', () => {
     // Messages: one HASH each; no `t` field without a tracking ID.
     expect(await raw.hgetall(`${tag}m:${m1.key}`)).toStrictEqual({
       p: 'ses', i: m1.messageId, r: m1.recipient, t: 'Promo', f: String(Fact.delivered), a: String(at(3)), b: String(at(3)),
+      // The time of each counted fact, c<column + 1> (statColumns: delivered is column 0).
+      c1: String(at(3)),
     });
     expect(await raw.hgetall(`${tag}m:${m2.key}`)).toStrictEqual({
       p: 'ses', i: m2.messageId, r: m2.recipient, f: String(Fact.sent | Fact.deferred), a: String(at(4)), b: String(at(4)),
@@ -193,6 +202,10 @@ describe('key layout', () => {
     // Tracking IDs: HASH ID → counters, lastEventAt, search key; ZSET members ID, NUL, search key.
     expect(await raw.hgetall(`${tag}t`)).toStrictEqual({ Promo: `1,1,0,0,${at(3)},promo` });
     expect(await raw.zrangeBuffer(`${tag}to`, 0, -1)).toStrictEqual([Buffer.from('Promo\0promo')]);
+    // Counts over time: a HASH per UTC day and scope, field '<hour of the day>:<column>', never expiring.
+    expect(await raw.hgetall(`${tag}sp:${DAY0}`)).toStrictEqual({ '0:0': '1' });
+    expect(await raw.hgetall(`${tag}st:${DAY0}:Promo`)).toStrictEqual({ '0:0': '1' });
+    for (const key of [`sp:${DAY0}`, `st:${DAY0}:Promo`]) expect(await raw.pttl(tag + key)).toBe(-1);
     // Dedup keys: set once, no expiry without retention; suppressions never expire.
     expect(await raw.get(`${tag}e:${e1.key}`)).toBe('1');
     for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'so', 'mo', 't', 'to', 'mt:Promo']) expect(await raw.pttl(tag + key)).toBe(-1);
@@ -257,6 +270,7 @@ describe('scripts', () => {
     await store.listMessages(projectId, { limit: 10 });
     await store.getMessage(projectId, 'f'.repeat(32));
     await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
+    await store.getStats(projectId, { interval: 'day', from: T0, to: T0 + 86_400_000 });
     await store.claimWebhookToken!(projectId, 'mailgun:token', 'f'.repeat(64), Date.now() + 60_000);
   }
   const shas = Object.values(scripts).map((script) => script.sha);

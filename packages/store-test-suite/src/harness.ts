@@ -29,6 +29,7 @@ export interface StoreConformanceOptions {
     hostile?: boolean;
     listings?: boolean;
     timelines?: boolean;
+    stats?: boolean;
     model?: boolean;
     webhookTokens?: boolean;
   };

@@ -5,6 +5,7 @@ import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeSuppressionTests } from './suppressions.js';
+import { describeStatsTests } from './stats.js';
 import { describeTimelineTests } from './timelines.js';
 import { describeWebhookTokenTests } from './webhook-tokens.js';
 
@@ -41,6 +42,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
       describeFilterTests(suite);
     }
     if (runs('timelines')) describeTimelineTests(suite);
+    if (runs('stats')) describeStatsTests(suite);
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);
   });

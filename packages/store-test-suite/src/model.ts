@@ -9,6 +9,9 @@ import {
   TIMELINE_LIMITS,
   type TimelineEntry,
   trackingIdSearchKey,
+  hourOf,
+  statFacts,
+  sumHours,
   type MessagePosition,
   type MessageRecord,
   type SuppressionPosition,
@@ -22,6 +25,8 @@ interface ProjectModel {
   messages: Map<string, MessageRecord>;
   /** Every timeline entry ever applied, by message key, unordered and never capped: `timelineOf` derives the timeline. */
   entries: Map<string, TimelineEntry[]>;
+  /** What every applied event said about each message, by message key: `statsOf` derives the buckets. */
+  seen: Map<string, MessageRecord[]>;
   /** One-time webhook token → the digest it was first claimed with (never forgotten: the contract allows keeping). */
   webhookTokens: Map<string, string>;
 }
@@ -87,6 +92,7 @@ export function createStoreModel(): Store {
       eventKeys: new Set(),
       messages: new Map(),
       entries: new Map(),
+      seen: new Map(),
       webhookTokens: new Map(),
     };
     projects.set(projectId, state);
@@ -133,6 +139,7 @@ export function createStoreModel(): Store {
         state.eventKeys.add(event.key);
         if (event.message !== null) {
           const { key } = event.message;
+          state.seen.set(key, [...(state.seen.get(key) ?? []), { ...event.message }]);
           state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
           if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
@@ -184,6 +191,25 @@ export function createStoreModel(): Store {
 
     async getTrackingId(projectId, trackingId) {
       return trackingIdRows(project(projectId).messages.values()).find((row) => row.trackingId === trackingId);
+    },
+
+    async getStats(projectId, { trackingId, interval, from, to }) {
+      // By definition: a message counts 1 for a fact in the hour of the earliest event with that fact,
+      // under the tracking ID it has now.
+      const { messages, seen } = project(projectId);
+      const hours = new Map<number, number[]>();
+      for (const [key, records] of seen) {
+        if (trackingId !== undefined && messages.get(key)!.trackingId !== trackingId) continue;
+        statFacts.forEach((bit, column) => {
+          const times = records.filter((record) => (record.facts & bit) !== 0).map((record) => record.firstEventAt);
+          if (times.length === 0) return;
+          const hour = hourOf(Math.min(...times));
+          const counts = hours.get(hour) ?? statFacts.map(() => 0);
+          counts[column]! += 1;
+          hours.set(hour, counts);
+        });
+      }
+      return sumHours(hours, interval, from, to);
     },
 
     async claimWebhookToken(projectId, token, digest) {

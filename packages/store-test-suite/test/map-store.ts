@@ -1,6 +1,11 @@
 import {
   compareCodePoints,
   insertTimelineEntry,
+  mergeFactTimes,
+  statFacts,
+  statsMoves,
+  sumHours,
+  type FactTimes,
   mergeMessage,
   messageStatus,
   strongerReason,
@@ -22,6 +27,9 @@ interface Tables {
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
   timelines: Map<string, TimelineEntry[]>;
+  factTimes: Map<string, FactTimes>;
+  /** Hour buckets by scope ('' the project, else a tracking ID) and hour. */
+  buckets: Map<string, Map<number, number[]>>;
   trackingIds: Map<string, TrackingIdRecord>;
   webhookTokens: Map<string, string>;
 }
@@ -37,7 +45,7 @@ export function createMapStore(): Store {
   const tables = (projectId: string): Tables => {
     let found = projects.get(projectId);
     if (found === undefined) {
-      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), timelines: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
+      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), timelines: new Map(), factTimes: new Map(), buckets: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
       projects.set(projectId, found);
     }
     return found;
@@ -52,6 +60,16 @@ export function createMapStore(): Store {
       const before = t.messages.get(event.message.key);
       const after = mergeMessage(before, { ...event.message });
       t.messages.set(after.key, after);
+      const beforeTimes = t.factTimes.get(after.key);
+      const afterTimes = mergeFactTimes(before, beforeTimes, event.message);
+      t.factTimes.set(after.key, afterTimes);
+      for (const move of statsMoves(before?.trackingId ?? null, beforeTimes, after.trackingId, afterTimes)) {
+        const hours = t.buckets.get(move.trackingId ?? '') ?? new Map<number, number[]>();
+        const counts = hours.get(move.hour) ?? statFacts.map(() => 0);
+        counts[move.column]! += move.delta;
+        hours.set(move.hour, counts);
+        t.buckets.set(move.trackingId ?? '', hours);
+      }
       if (event.timelineEntry !== undefined) {
         const timeline = t.timelines.get(after.key) ?? [];
         insertTimelineEntry(timeline, { ...event.timelineEntry });
@@ -116,6 +134,9 @@ export function createMapStore(): Store {
     },
     async applyEvents(projectId, events) {
       return events.map((event) => apply(tables(projectId), event));
+    },
+    async getStats(projectId, { trackingId, interval, from, to }) {
+      return sumHours(tables(projectId).buckets.get(trackingId ?? '') ?? [], interval, from, to);
     },
     async getMessage(projectId, key) {
       const t = tables(projectId);

@@ -124,6 +124,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     getMessage: (projectId, key) => store.getMessage(projectId, key),
     listTrackingIds: (projectId, query) => store.listTrackingIds(projectId, query),
     getTrackingId: (projectId, trackingId) => store.getTrackingId(projectId, trackingId),
+    getStats: (projectId, query) => store.getStats(projectId, query),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),

@@ -1,6 +1,7 @@
 import type { Provider } from '../events/delivery-event.js';
 import type { MessageStatus } from '../messages/facts.js';
 import type { MessageRecord } from '../messages/message.js';
+import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
 import type { SuppressionReason } from '../suppressions/reason.js';
 
@@ -91,6 +92,17 @@ export interface SuppressionQuery {
   after?: SuppressionPosition;
 }
 
+/** Counts over time of a project, or of one of its tracking IDs (see `messages/stats.ts`). */
+export interface StatsQuery {
+  /** Exactly this tracking ID (no case folding); absent for the whole project. */
+  trackingId?: string;
+  interval: StatsInterval;
+  /** Epoch milliseconds, inclusive, a multiple of the interval's length (a UTC hour or midnight). */
+  from: number;
+  /** Epoch milliseconds, exclusive, a multiple of the interval's length, after `from`. */
+  to: number;
+}
+
 export interface TrackingIdQuery {
   /** Already lower-cased with `trackingIdSearchKey`; matches a substring of each row's search key. */
   search?: string;
@@ -164,6 +176,14 @@ export interface Store {
    * when the project has no message with that tracking ID. One round trip.
    */
   getTrackingId(projectId: string, trackingId: string): Promise<TrackingIdRecord | undefined>;
+
+  /**
+   * The buckets of `[from, to)` whose counts are not all 0, oldest first: per message and counted fact
+   * (`statColumns`), 1 in the UTC hour of the earliest event that established it, a day being the sum
+   * of its hours. `applyEvents` keeps them with the event, atomically; they never expire (retention
+   * forgets messages, not counts). One round trip.
+   */
+  getStats(projectId: string, query: StatsQuery): Promise<StatsBucket[]>;
 
   /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this

@@ -1,6 +1,7 @@
 import { isEmailHash } from '../../email/hash.js';
 import { messageStatus } from '../../messages/facts.js';
 import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelta } from '../../messages/message.js';
+import { mergeFactTimes, statsMoves, statFacts, sumHours, type FactTimes } from '../../messages/stats.js';
 import { insertTimelineEntry, type TimelineEntry } from '../../messages/timeline.js';
 import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
 import type {
@@ -98,6 +99,10 @@ class ProjectState {
   readonly messages = new Map<string, MessageRecord>();
   /** Each message's timeline, by message key: present exactly while the message is. */
   readonly timelines = new Map<string, TimelineEntry[]>();
+  /** Each message's fact times (`mergeFactTimes`), by message key: present exactly while the message is. */
+  readonly factTimes = new Map<string, FactTimes>();
+  /** Hour buckets by scope ('' the project, else a tracking ID), then hour: counts in `statColumns` order. Never expire. */
+  readonly buckets = new Map<string, Map<number, number[]>>();
   readonly messageOrder = new SortedList<MessageRecord, MessageOrderKey>(compareMessages);
   /** With retention: the messages in the order they expire. */
   private readonly expiry: SortedList<MessageRecord, MessageExpiryKey> | undefined;
@@ -145,6 +150,7 @@ class ProjectState {
       this.expiry.remove(oldest);
       this.messages.delete(oldest.key);
       this.timelines.delete(oldest.key);
+      this.factTimes.delete(oldest.key);
       this.messageOrder.remove(oldest);
       if (oldest.trackingId !== null) this.trackingIds.get(oldest.trackingId)?.messages.remove(oldest);
       forgotten++;
@@ -157,6 +163,17 @@ class ProjectState {
     // A copy: the store must not share objects its caller may change later.
     const after = mergeMessage(before, { ...seen });
     this.messages.set(after.key, after);
+    const beforeTimes = this.factTimes.get(after.key);
+    const afterTimes = mergeFactTimes(before, beforeTimes, seen);
+    this.factTimes.set(after.key, afterTimes);
+    for (const move of statsMoves(before?.trackingId ?? null, beforeTimes, after.trackingId, afterTimes)) {
+      const scope = move.trackingId ?? '';
+      let hours = this.buckets.get(scope);
+      if (hours === undefined) this.buckets.set(scope, (hours = new Map()));
+      let counts = hours.get(move.hour);
+      if (counts === undefined) hours.set(move.hour, (counts = statFacts.map(() => 0)));
+      counts[move.column]! += move.delta;
+    }
     if (before === undefined) {
       this.messageOrder.insert(after);
       this.expiry?.insert(after);
@@ -340,6 +357,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     async getTrackingId(projectId, trackingId) {
       const row = existing(projectId)?.trackingIds.get(trackingId);
       return row === undefined ? undefined : { ...row.record };
+    },
+
+    async getStats(projectId, query) {
+      const hours = existing(projectId)?.buckets.get(query.trackingId ?? '');
+      return hours === undefined ? [] : sumHours(hours, query.interval, query.from, query.to);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {
