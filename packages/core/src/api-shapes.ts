@@ -16,4 +16,7 @@ export type {
   ListSuppressionsQuery,
   ListMessagesQuery,
   ListTrackingIdsQuery,
+  StatsRangeQuery,
+  Stats,
+  StatsBucketView,
 } from './schemas.js';

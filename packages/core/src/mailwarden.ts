@@ -4,7 +4,8 @@ import { createEmailHasher } from './email/hash.js';
 import { applyEvents } from './apply-events.js';
 import type { DeliveryEvent } from './events/delivery-event.js';
 import { createMessageService, createTrackingIdService, type MessageService, type TrackingIdService } from './messages/service.js';
-import type { ApplyEventsResult } from './schemas.js';
+import { readStats } from './messages/stats-service.js';
+import type { ApplyEventsResult, Stats, StatsRangeQuery } from './schemas.js';
 import { createMemoryStore } from './store/memory/memory-store.js';
 import type { Store } from './store/store.js';
 import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
@@ -39,6 +40,13 @@ export interface Mailwarden {
   suppressions: SuppressionService;
   messages: MessageService;
   trackingIds: TrackingIdService;
+  /**
+   * Counts over time of the whole project, as `trackingIds.stats` gives them for one tracking ID.
+   *
+   * @example
+   * const { buckets } = await mailwarden.stats('acme', { from: '2026-11-24T00:00:00Z', to: '2026-11-25T00:00:00Z', interval: 'hour' });
+   */
+  stats(projectId: string, query: StatsRangeQuery): Promise<Stats>;
   /** Records normalized delivery events; see `applyEvents`. */
   applyEvents(projectId: string, events: readonly DeliveryEvent[]): Promise<ApplyEventsResult>;
   /**
@@ -88,6 +96,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     suppressions: createSuppressionService(context),
     messages: createMessageService(context),
     trackingIds: createTrackingIdService(context),
+    stats: (projectId, query) => readStats(context, projectId, null, query),
     applyEvents: applyEventsOfProject,
     ingestWebhook,
     filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),

@@ -168,6 +168,36 @@ export const trackingIdSummarySchema = z
   })
   .meta({ id: 'TrackingIdSummary' });
 
+/** A required time of a stats range: the listing filters' ISO 8601 forms. */
+const statsBound = (description: string) => timeBound(description).unwrap().meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01'] });
+export const statsQuerySchema = z.object({
+  from: statsBound('Start of the range (inclusive): a whole UTC hour, or a UTC midnight for days.'),
+  to: statsBound('End of the range (exclusive), likewise; at most 31 days of hours or 731 days after from.'),
+  interval: z.enum(['hour', 'day']).default('day').meta({ description: 'The buckets: UTC hours or UTC days (the default).' }),
+});
+const statCount = (description: string) => z.int().min(0).meta({ description });
+export const statsBucketSchema = z
+  .object({
+    start: timestamp,
+    delivered: statCount('Messages delivered in this bucket (each counted once, at its earliest event establishing it).'),
+    hardBounced: statCount('Messages that hard-bounced.'),
+    softBounced: statCount('Messages that soft-bounced (a message that did both counts in both).'),
+    complained: statCount('Messages complained about.'),
+    opened: statCount('Messages opened (unique: the first open).'),
+    clicked: statCount('Messages clicked (unique: the first click).'),
+    unsubscribed: statCount('Messages unsubscribed from (unique).'),
+  })
+  .meta({ id: 'StatsBucket' });
+export const statsResponseSchema = z
+  .object({
+    trackingId: z.string().nullable().meta({ description: 'The tracking ID counted, null for the whole project.' }),
+    interval: z.enum(['hour', 'day']),
+    from: timestamp,
+    to: timestamp,
+    buckets: z.array(statsBucketSchema).meta({ description: 'Every bucket of the range, oldest first, zeros included.' }),
+  })
+  .meta({ id: 'Stats' });
+
 export const listTrackingIdsQuerySchema = z.object({
   search: z.string().optional().meta({ description: 'Case-insensitive substring of the tracking ID.' }),
   trackingId: z.string().optional().meta({ description: 'Only this exact tracking ID: a page of 0 or 1 item.' }),
@@ -252,3 +282,6 @@ export type ApplyEventsResult = z.infer<typeof applyEventsResultSchema>;
 export type ListSuppressionsQuery = z.input<typeof listSuppressionsQuerySchema>;
 export type ListMessagesQuery = z.input<typeof listMessagesQuerySchema>;
 export type ListTrackingIdsQuery = z.input<typeof listTrackingIdsQuerySchema>;
+export type StatsRangeQuery = z.input<typeof statsQuerySchema>;
+export type Stats = z.infer<typeof statsResponseSchema>;
+export type StatsBucketView = z.infer<typeof statsBucketSchema>;

@@ -157,10 +157,12 @@ export function describeRequestTests(open: OpenApp): void {
         '/openapi.json',
         '/projects/{projectId}/messages',
         '/projects/{projectId}/messages/{id}',
+        '/projects/{projectId}/stats',
         '/projects/{projectId}/suppressions',
         '/projects/{projectId}/suppressions/check',
         '/projects/{projectId}/suppressions/{hash}',
         '/projects/{projectId}/tracking-ids',
+        '/projects/{projectId}/tracking-ids/{trackingId}/stats',
         '/projects/{projectId}/webhooks/{provider}',
       ]);
       expect(Object.keys(document.paths['/projects/{projectId}/suppressions']!).sort()).toEqual(expect.arrayContaining(['get', 'post']));

@@ -6,6 +6,7 @@ import { describeListingFilterTests } from './listing-filters.js';
 import { describeMessageTimelineTests } from './message-timelines.js';
 import { describeMessageTests } from './messages.js';
 import { describeRequestTests } from './requests.js';
+import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeWebhookTests } from './webhooks.js';
@@ -32,6 +33,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeMessageTests(open);
     describeMessageTimelineTests(open);
     describeListingFilterTests(open);
+    describeStatsTests(open);
     describeRequestTests(open);
     describeWebhookTests(open);
     describeStoreFailureTests(open);

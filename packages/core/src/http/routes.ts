@@ -18,11 +18,19 @@ import {
   listTrackingIdsResponseSchema,
   messageDetailSchema,
   removeSuppressionResponseSchema,
+  statsQuerySchema,
+  statsResponseSchema,
+  type StatsRangeQuery,
 } from '../schemas.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
 import type { HttpRequest } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
+
+const STATS_DESCRIPTION =
+  'Each message counts once per fact, in the bucket of its earliest event establishing it (an open, a click or an unsubscribe also establishes delivered), ' +
+  'so retried, duplicated or late events never count twice. `from` (inclusive) and `to` (exclusive) are ISO 8601 on the interval\'s boundaries: whole UTC hours, or UTC midnights for days; ' +
+  'at most 31 days of hours or 731 days. Counts outlive message retention.';
 
 /** Who may call a route: API-key holders of the project, the project's provider, or anyone. */
 export type RouteAuth = 'api_key' | 'webhook' | 'public';
@@ -191,6 +199,37 @@ export const routes: readonly Route[] = [
     run: async (mailwarden, { params, query }) => ({
       status: 200,
       body: await mailwarden.trackingIds.list(params.projectId!, query),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/tracking-ids/{trackingId}/stats',
+    auth: 'api_key',
+    operationId: 'getTrackingIdStats',
+    summary: "One tracking ID's counts over time, per UTC hour or day",
+    description: STATS_DESCRIPTION,
+    query: statsQuerySchema,
+    responses: { 200: { description: 'Every bucket of the range, oldest first.', schema: statsResponseSchema } },
+    errors: ['invalid_request', 'invalid_tracking_id'],
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      // The schema checks the query: a missing from or to is invalid_request there.
+      body: await mailwarden.trackingIds.stats(params.projectId!, params.trackingId!, query as StatsRangeQuery),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/stats',
+    auth: 'api_key',
+    operationId: 'getProjectStats',
+    summary: "The project's counts over time, per UTC hour or day",
+    description: STATS_DESCRIPTION,
+    query: statsQuerySchema,
+    responses: { 200: { description: 'Every bucket of the range, oldest first.', schema: statsResponseSchema } },
+    errors: ['invalid_request'],
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      body: await mailwarden.stats(params.projectId!, query as StatsRangeQuery),
     }),
   },
   {

@@ -17,11 +17,14 @@ import {
   messageIdentifierSchema,
   type TrackingIdPage,
   type TrackingIdSummary,
+  type Stats,
+  type StatsRangeQuery,
 } from '../schemas.js';
 import type { TrackingIdRecord } from '../store/store.js';
 import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { factNamesOf, messageStatus } from './facts.js';
 import type { MessageRecord } from './message.js';
+import { readStats } from './stats-service.js';
 import type { TimelineEntry } from './timeline.js';
 
 const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32}$/) });
@@ -68,6 +71,18 @@ export interface TrackingIdService {
    * if (campaign !== undefined) console.log(`${campaign.bounced} of ${campaign.messages} bounced`);
    */
   get(projectId: string, trackingId: string): Promise<TrackingIdSummary | undefined>;
+
+  /**
+   * Counts over time of exactly this tracking ID: per UTC hour or day of `[from, to)`, the messages
+   * delivered, hard- and soft-bounced, complained about, opened, clicked and unsubscribed from, each
+   * message once per fact, in the bucket of its earliest event establishing it. Every bucket of the
+   * range, zeros included. `from` and `to` lie on the interval's boundaries; at most 31 days of hours
+   * or 731 days (`invalid_request` otherwise).
+   *
+   * @example
+   * const { buckets } = await mailwarden.trackingIds.stats('acme', 'newsletter-2026-11', { from: '2026-11-01', to: '2026-11-08' });
+   */
+  stats(projectId: string, trackingId: string, query: StatsRangeQuery): Promise<Stats>;
 }
 
 export function toMessage(record: MessageRecord): Message {
@@ -138,7 +153,8 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
   };
 }
 
-export function createTrackingIdService({ store, cursors }: MailwardenContext): TrackingIdService {
+export function createTrackingIdService(context: MailwardenContext): TrackingIdService {
+  const { store, cursors } = context;
   const summaryOf = async (projectId: string, trackingId: string): Promise<TrackingIdSummary | undefined> => {
     const record = await store.getTrackingId(projectId, trackingId);
     return record === undefined ? undefined : toTrackingIdSummary(record);
@@ -186,6 +202,11 @@ export function createTrackingIdService({ store, cursors }: MailwardenContext): 
     async get(projectId, trackingId) {
       assertProjectId(projectId);
       return summaryOf(projectId, assertTrackingId(trackingId));
+    },
+
+    async stats(projectId, trackingId, query) {
+      assertProjectId(projectId);
+      return readStats(context, projectId, assertTrackingId(trackingId), query);
     },
   };
 }
