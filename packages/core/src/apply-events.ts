@@ -81,9 +81,32 @@ function prepareEvent(
     suppression:
       reason === null
         ? null
-        : { hash: context.hashEmail(recipient.email), email: recipient.email, reason, createdAt: at },
+        : {
+            hash: context.hashEmail(recipient.email),
+            email: recipient.email,
+            reason,
+            createdAt: at,
+            provenance: {
+              source: 'webhook',
+              at,
+              event: {
+                provider: event.provider,
+                messageId: event.messageId,
+                eventId: timelineEntryId(key),
+                diagnostic: causeDiagnostic(event),
+              },
+            },
+          },
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
   };
+}
+
+/** What a suppression's cause said: the complaint's feedback type, else the SMTP reply (or status, or reject reason). */
+function causeDiagnostic(event: DeliveryEvent): string | null {
+  const details = event.details ?? {};
+  if (event.type === 'complained') return details.feedbackType ?? null;
+  const description = event.description === undefined ? undefined : eventDetails({ diagnostic: event.description })?.diagnostic;
+  return details.diagnostic ?? description ?? details.smtpStatus ?? details.rejectReason ?? null;
 }
 
 /** The event as its message's timeline keeps it: personal details only when the instance opts in. */

@@ -6,6 +6,7 @@ export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
 export { normalizeEmail, tryNormalizeEmail, type NormalizeResult } from './email/normalize.js';
 
 export { suppressionReasons, strongerReason, type SuppressionReason } from './suppressions/reason.js';
+export { suppressionSources, type SuppressionSource, type SuppressionProvenance, type SuppressionCause } from './suppressions/provenance.js';
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService } from './suppressions/service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './suppressions/send-gate.js';

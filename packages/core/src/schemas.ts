@@ -3,6 +3,7 @@ import { errorCodes } from './errors.js';
 import { deliveryEventTypes, eventDetailLimits, isSmtpStatus, providers } from './events/delivery-event.js';
 import { Fact, messageStatuses, type FactName } from './messages/facts.js';
 import { storableTextProblem } from './storable-text.js';
+import { suppressionSources } from './suppressions/provenance.js';
 import { suppressionReasons } from './suppressions/reason.js';
 
 // The spec's wire shapes (and DESIGN's extensions), for users and for the OpenAPI document. The service
@@ -44,12 +45,45 @@ const timeBound = (description: string) =>
     .optional()
     .meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01T09:30:00.250+01:00', '2026-11-01'] });
 
+export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
+export const suppressionSourceSchema = z
+  .enum(suppressionSources)
+  .nullable()
+  .meta({
+    id: 'SuppressionSource',
+    description:
+      'How the suppression came to be: `api` (added through the API), `webhook` (a provider event), `import` (the CLI). `null` for suppressions stored before provenance was recorded.',
+  });
+export const suppressionCauseSchema = z
+  .object({
+    provider: providerSchema,
+    message_id: z.string().nullable().meta({ description: "The provider's message ID, null when the event named none." }),
+    event_id: z.string().meta({ description: "The event's id in its message's timeline (32 hex)." }),
+    event_at: timestamp,
+    diagnostic: z
+      .string()
+      .nullable()
+      .meta({ description: 'The SMTP reply (or status) for a bounce, the feedback type for a complaint; null when the provider gave none.' }),
+  })
+  .nullable()
+  .meta({
+    id: 'SuppressionCause',
+    description:
+      'For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest. `null` for other sources.',
+  });
+/**
+ * Provenance, beside the spec's fields of a suppression. Always in mailwarden's answers, but not
+ * required by the schema: the spec's fields stay the whole contract a client may rely on.
+ */
+const provenanceFields = { source: suppressionSourceSchema.optional(), cause: suppressionCauseSchema.optional() };
+
 export const suppressionSchema = z
   .object({
     hash: z.string().meta({ description: 'Hash of the normalized address; the id in the delete path.' }),
     email: z.string(),
     reason: suppressionReasonSchema,
     created_at: timestamp,
+    ...provenanceFields,
   })
   .meta({ id: 'Suppression' });
 
@@ -69,7 +103,7 @@ export const checkSuppressionQuerySchema = z.object({
 });
 export const checkSuppressionResponseSchema = z
   .union([
-    z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, created_at: timestamp }),
+    z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, created_at: timestamp, ...provenanceFields }),
     z.object({ email: z.string(), suppressed: z.literal(false) }),
   ])
   .meta({ id: 'SuppressionCheck' });
@@ -93,7 +127,6 @@ export const removeSuppressionResponseSchema = z
   .meta({ id: 'SuppressionRemoved' });
 
 export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageStatus' });
-export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
 export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
 
 /** The message's id in the API: `messageKey(provider, messageId, recipient)`, 32 lower-case hex characters. */

@@ -45,6 +45,15 @@ export {
 export type { StatColumn, StatCounts, StatsBucket, StatsInterval, FactTimes, StatsMove } from './messages/stats.js';
 
 export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
+export {
+  suppressionSources,
+  provenanceWins,
+  packProvenance,
+  unpackProvenance,
+  type SuppressionSource,
+  type SuppressionProvenance,
+  type SuppressionCause,
+} from './suppressions/provenance.js';
 export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';
 export { compareCodePoints, codePointLength, trackingIdSearchKey } from './tracking-id.js';
 export { createCursorCodec, type CursorCodec, type CursorScope } from './cursor.js';

@@ -191,7 +191,8 @@ describe('response schemas stay open for additions', () => {
 
   it('a response schema still lists its fields and which are required', () => {
     const suppression = document().components.schemas.Suppression as { properties: Record<string, unknown>; required: string[] };
-    expect(Object.keys(suppression.properties).sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+    // Provenance (source, cause) is added beside the spec's fields, which stay the only required ones.
+    expect(Object.keys(suppression.properties).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source']);
     expect([...suppression.required].sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
   });
 });

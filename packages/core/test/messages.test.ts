@@ -185,6 +185,8 @@ describe('applyEvents', () => {
       suppressed: true,
       reason: 'hard_bounce',
       created_at: iso(3000),
+      source: 'webhook',
+      cause: { provider: 'ses', message_id: null, event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(3000), diagnostic: null },
     });
   });
 
@@ -370,7 +372,14 @@ describe('automatic suppression by the default policy', () => {
     expect(check).toStrictEqual(
       reason === null
         ? { email: 'jane@example.com', suppressed: false }
-        : { email: 'jane@example.com', suppressed: true, reason, created_at: iso(1234) },
+        : {
+            email: 'jane@example.com',
+            suppressed: true,
+            reason,
+            created_at: iso(1234),
+            source: 'webhook',
+            cause: { provider: 'ses', message_id: 'msg-1', event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(1234), diagnostic: null },
+          },
     );
     expect(defaultSuppressionPolicy(event(overrides))).toBe(reason);
   });
@@ -385,7 +394,15 @@ describe('automatic suppression by the default policy', () => {
     const mailwarden = createMailwarden();
     await mailwarden.applyEvents('acme', [event({ type: 'bounced', bounceClass: 'hard', occurredAt: new Date(T0 + 1000) })]);
     await mailwarden.applyEvents('acme', [event({ type: 'complained', occurredAt: new Date(T0 + 5000) })]);
-    const expected = { email: 'jane@example.com', suppressed: true, reason: 'complaint', created_at: iso(1000) };
+    // The time stays the first suppressing event's; the cause is the complaint, the strongest reason.
+    const expected = {
+      email: 'jane@example.com',
+      suppressed: true,
+      reason: 'complaint',
+      created_at: iso(1000),
+      source: 'webhook',
+      cause: { provider: 'ses', message_id: 'msg-1', event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(5000), diagnostic: null },
+    };
     expect(await mailwarden.suppressions.check('acme', 'jane@example.com')).toStrictEqual(expected);
     await mailwarden.applyEvents('acme', [
       event({ messageId: 'msg-2', type: 'bounced', bounceClass: 'hard', occurredAt: new Date(T0 + 9000) }),

@@ -9,6 +9,7 @@ import {
   type Suppression,
 } from '@mailwarden/core';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
+import { timelineEntryId } from '@mailwarden/core/store';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -149,7 +150,7 @@ describe('suppressions.list', () => {
     expect((await listAll(context.mailwarden, 'acme', 3)).flatMap((page) => page.items)).toEqual(items);
   });
 
-  it('lists items with exactly hash, email, reason and created_at', async () => {
+  it('lists items with exactly hash, email, reason and created_at, and provenance beside them', async () => {
     const context = setup();
     context.advance(123);
     await context.mailwarden.suppressions.add('acme', ' Jane@Example.COM ');
@@ -160,6 +161,8 @@ describe('suppressions.list', () => {
         email: 'jane@example.com',
         reason: 'manual',
         created_at: new Date(T0 + 123).toISOString(),
+        source: 'api',
+        cause: null,
       },
     ]);
     expect(items[0]!.created_at).toMatch(ISO_MS);
@@ -202,6 +205,8 @@ describe('suppressions.check', () => {
       suppressed: true,
       reason: 'manual',
       created_at: new Date(T0 + 5000).toISOString(),
+      source: 'api',
+      cause: null,
     });
   });
 
@@ -213,6 +218,8 @@ describe('suppressions.check', () => {
       suppressed: true,
       reason: 'complaint',
       created_at: new Date(T0 + 42).toISOString(),
+      source: 'webhook',
+      cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 42).toISOString(), diagnostic: null },
     });
   });
 
@@ -308,6 +315,8 @@ describe('suppressions.add', () => {
         email: 'jane@example.com',
         reason: 'manual',
         created_at: new Date(T0 + 1000).toISOString(),
+        source: 'api',
+        cause: null,
       },
     });
     context.advance(60_000);
@@ -328,19 +337,29 @@ describe('suppressions.add', () => {
         email: 'jane@example.com',
         reason: 'complaint',
         created_at: new Date(T0 + 7).toISOString(),
+        // The existing suppression, provenance and all: the add changes nothing.
+        source: 'webhook',
+        cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 7).toISOString(), diagnostic: null },
       },
     });
     expect(await context.mailwarden.suppressions.check('acme', 'jane@example.com')).toMatchObject({ reason: 'complaint' });
   });
 
-  it('is upgraded by a later hard bounce, keeping created_at', async () => {
+  it('is upgraded by a later hard bounce, keeping created_at; the cause becomes the bounce', async () => {
     const context = setup();
     context.advance(1000);
     const { suppression } = await context.mailwarden.suppressions.add('acme', 'jane@example.com');
     await context.mailwarden.applyEvents('acme', [
       event({ eventKey: 'b1', type: 'bounced', bounceClass: 'hard', occurredAt: new Date(T0 + 50_000) }),
     ]);
-    expect((await context.mailwarden.suppressions.list('acme')).items).toStrictEqual([{ ...suppression, reason: 'hard_bounce' }]);
+    expect((await context.mailwarden.suppressions.list('acme')).items).toStrictEqual([
+      {
+        ...suppression,
+        reason: 'hard_bounce',
+        source: 'webhook',
+        cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:b1'), event_at: new Date(T0 + 50_000).toISOString(), diagnostic: null },
+      },
+    ]);
   });
 
   it('throws invalid_email for an invalid address and stores nothing', async () => {

@@ -139,6 +139,8 @@ export function describeRequestTests(open: OpenApp): void {
         suppressed: true,
         reason: 'manual',
         created_at: added.created_at,
+        source: 'api',
+        cause: null,
       });
       // The key check sees the decoded project: acme's key on an encoded globex is forbidden.
       const globex = [...app.projects.globex].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');

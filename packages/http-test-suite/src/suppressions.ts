@@ -61,8 +61,11 @@ export function describeSuppressionTests(open: OpenApp): void {
         email: 'ana.smith+news@example.com',
         reason: 'manual',
         created_at: iso(CLOCK_START),
+        source: 'api',
+        cause: null,
       });
-      expect(Object.keys(created).sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+      // The spec's fields, and provenance beside them.
+      expect(Object.keys(created).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source']);
       app.clock.advance(60_000);
       const again = await app.api('POST', p.list(), { json: { email: 'ana.smith+news@example.com' } });
       expect(again.text).toBe(first.text);
@@ -86,7 +89,14 @@ export function describeSuppressionTests(open: OpenApp): void {
       const p = paths(app.projects.acme);
       await add(app, 'ana@example.com');
       const suppressed = expectSuccess(await app.api('GET', p.check(' ANA@Example.com')), 200, checkSuppressionResponseSchema);
-      expect(suppressed).toEqual({ email: ' ANA@Example.com', suppressed: true, reason: 'manual', created_at: iso(CLOCK_START) });
+      expect(suppressed).toEqual({
+        email: ' ANA@Example.com',
+        suppressed: true,
+        reason: 'manual',
+        created_at: iso(CLOCK_START),
+        source: 'api',
+        cause: null,
+      });
       expect((suppressed as { created_at: string }).created_at).toMatch(TIMESTAMP);
       const free = await app.api('GET', p.check('Bo+x@Example.com'));
       expect(free.text).toBe(JSON.stringify({ email: 'Bo+x@Example.com', suppressed: false }));
@@ -208,7 +218,7 @@ export function describeSuppressionTests(open: OpenApp): void {
       const byThree = await walk(app, app.projects.acme, 3);
       expect(byThree.map((page) => page.count)).toEqual([3, 3, 3]);
       expect(byThree.flatMap((page) => page.items)).toEqual(expected);
-      for (const item of expected) expect(Object.keys(item).sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+      for (const item of expected) expect(Object.keys(item).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source']);
 
       expect((await walk(app, app.projects.acme, 4)).map((page) => page.count)).toEqual([4, 4, 1]);
       // The default page (50) holds them all.

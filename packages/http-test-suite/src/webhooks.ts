@@ -18,7 +18,26 @@ async function expectLanded(app: TestApp, projectId: string, c: WebhookCase): Pr
   for (const recipient of c.recipients) {
     const check = expectSuccess(await app.api('GET', `/projects/${projectId}/suppressions/check?${new URLSearchParams({ email: recipient })}`, { key: 'admin' }), 200);
     const reason = c.suppressions[recipient.toLowerCase()];
-    expect(check).toEqual(reason === undefined ? { email: recipient, suppressed: false } : { email: recipient, suppressed: true, reason, created_at: expect.stringMatching(TIMESTAMP) });
+    expect(check).toEqual(
+      reason === undefined
+        ? { email: recipient, suppressed: false }
+        : {
+            email: recipient,
+            suppressed: true,
+            reason,
+            created_at: expect.stringMatching(TIMESTAMP),
+            // Provenance: the provider's event that suppressed the address.
+            source: 'webhook',
+            cause: {
+              provider: c.provider,
+              message_id: expect.any(String),
+              event_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+              event_at: expect.stringMatching(TIMESTAMP),
+              // What the provider said: the SMTP reply or the feedback type; a SendGrid spam report carries neither.
+              diagnostic: reason === 'complaint' && c.provider === 'sendgrid' ? null : expect.any(String),
+            },
+          },
+    );
   }
 }
 
@@ -120,9 +139,10 @@ export function describeWebhookTests(open: OpenApp): void {
       expectSuccess(await app.webhook('postmark', app.projects.acme, postmark.request(app.secrets.acme)), 200);
       const list = expectSuccess(await app.api('GET', `/projects/${app.projects.acme}/suppressions`), 200) as { items: { email: string; reason: string }[] };
       expect(list.items.map(({ email, reason }) => ({ email, reason }))).toEqual([{ email: 'quinn@example.com', reason: 'hard_bounce' }]);
-      // A manual add afterwards keeps the stronger, earlier record: 200, unchanged.
+      // A manual add afterwards keeps the stronger, earlier record: 200, unchanged, provenance and all.
       const again = expectSuccess(await app.api('POST', `/projects/${app.projects.acme}/suppressions`, { json: { email: 'Quinn@Example.com' } }), 200);
-      expect(again).toMatchObject({ email: 'quinn@example.com', reason: 'hard_bounce' });
+      expect(again).toMatchObject({ email: 'quinn@example.com', reason: 'hard_bounce', source: 'webhook', cause: { provider: 'postmark' } });
+      expect(list.items[0]).toEqual(again);
     });
   });
 }

@@ -166,6 +166,25 @@ CREATE INDEX IF NOT EXISTS suppressions_by_reason ON ${s}.suppressions (project_
 };
 
 /**
+ * Suppression provenance: how each came to be (`source`: api, webhook, import), when (`source_at`: the
+ * cause's time, the join's tie-break after the reason) and, for a webhook one, its event. Nullable
+ * columns added without a default: no rewrite, and rows from before read as unknown provenance (NULL).
+ */
+const suppressionProvenance: Migration = {
+  version: 5,
+  name: 'suppression_provenance',
+  sql: ({ identifier: s }) => `
+ALTER TABLE ${s}.suppressions
+  ADD COLUMN source text,
+  ADD COLUMN source_at bigint,
+  ADD COLUMN cause_provider text,
+  ADD COLUMN cause_message_id text,
+  ADD COLUMN cause_event_id text,
+  ADD COLUMN cause_diagnostic text;
+`,
+};
+
+/**
  * Counts over time (core messages/stats.ts): each message's fact times (`statColumns` order, NULL for a
  * fact it lacks, or had before this step: never counted, so it never moves), and the hour buckets per
  * project ('' in tracking_id) and tracking ID. Buckets have no foreign key and are not purged: counts
@@ -193,7 +212,7 @@ CREATE TABLE ${s}.stat_buckets (
 };
 
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [initial, webhookTokens, timelines, listingFilters, stats];
+export const migrations: readonly Migration[] = [initial, webhookTokens, timelines, listingFilters, suppressionProvenance, stats];
 
 /**
  * The trigram index behind tracking-ID search. Not a versioned step: it needs the pg_trgm extension,

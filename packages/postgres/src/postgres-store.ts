@@ -98,7 +98,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const invalidationOf = (hash: string) =>
     `pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_build_array(${hash}))::text)`;
 
-  const suppressionColumns = 'hash, email, reason, created_at::float8';
+  const suppressionColumns =
+    'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic';
   const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8';
   const statements = {
     getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2`,
@@ -108,15 +109,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     // Inserted: one row (true). Present: the stored row (false). No row: the conflicting row was
     // committed after this statement's snapshot, so it cannot be read here; the caller asks again.
     addSuppression: `WITH created AS (
-        INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at) VALUES ($1, $2, $3, $4, $5)
+        INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at,
+          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
         ON CONFLICT DO NOTHING
         RETURNING hash
       ), notified AS (
         SELECT ${invalidationOf('hash')} FROM created
       )
-      SELECT true, NULL, NULL, NULL::float8 FROM notified
+      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL FROM notified
       UNION ALL
-      SELECT false, email, reason, created_at::float8 FROM ${s}.suppressions
+      SELECT false, ${suppressionColumns.slice('hash, '.length)} FROM ${s}.suppressions
       WHERE project_id = $1 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
     removeSuppression: `WITH removed AS (
         DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2 RETURNING hash
@@ -176,12 +179,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     probeInvalidations: `SELECT pg_notify('${INVALIDATION_CHANNEL}', $1)`,
   };
 
-  const toSuppression = ([hash, email, reason, createdAt]: any[]): SuppressionRecord => ({
-    hash,
-    email,
-    reason: reasonFromRank(reason),
-    createdAt,
-  });
+  const toSuppression = ([hash, email, reason, createdAt, ...provenance]: any[]): SuppressionRecord => {
+    const record: SuppressionRecord = { hash, email, reason: reasonFromRank(reason), createdAt };
+    const [source, at, provider, messageId, eventId, diagnostic] = provenance;
+    if (source !== null) {
+      record.provenance = { source, at };
+      if (eventId !== null) record.provenance.event = { provider, messageId, eventId, diagnostic };
+    }
+    return record;
+  };
 
   const toTrackingIdRecord = ([trackingId, messages, delivered, bounced, complained, lastEventAt]: any[]): TrackingIdRecord => ({
     trackingId,
@@ -209,7 +215,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async addSuppression(projectId, record) {
-      const params = [projectId, record.hash, record.email, reasonRank(record.reason), record.createdAt];
+      const params = [projectId, record.hash, record.email, reasonRank(record.reason), record.createdAt, ...provenanceColumns(record)];
       for (;;) {
         const [row] = await attempt(() => query(statements.addSuppression, params));
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
@@ -512,8 +518,19 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
     row.email = suppression.email;
     row.reason = reasonRank(suppression.reason);
     row.created_at = suppression.createdAt;
+    const [source, sourceAt, provider, messageId, eventId, diagnostic] = provenanceColumns(suppression);
+    if (source !== null) Object.assign(row, { source, source_at: sourceAt, cause_event_id: eventId });
+    if (eventId !== null) Object.assign(row, { cause_provider: provider, cause_message_id: messageId, cause_diagnostic: diagnostic });
   }
   return row;
+}
+
+/** A suppression's provenance as its columns: source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic. */
+function provenanceColumns(record: SuppressionRecord): (string | number | null)[] {
+  const provenance = record.provenance;
+  if (provenance === undefined) return [null, null, null, null, null, null];
+  const event = provenance.event;
+  return [provenance.source, provenance.at, event?.provider ?? null, event?.messageId ?? null, event?.eventId ?? null, event?.diagnostic ?? null];
 }
 
 // --- errors -------------------------------------------------------------------------------------------

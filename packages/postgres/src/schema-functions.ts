@@ -31,6 +31,14 @@ export interface SchemaFunction {
  * p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
  * Returns one character per event: 'a' applied, 'd' duplicate.
  */
+/** A cause's time for a row without provenance: the latest, so the first known cause of its reason replaces it. */
+const LATEST = '9223372036854775807';
+/** In the suppression upsert: whether the batch's cause beats the stored one (core provenanceWins). */
+const causeWins = `(excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, ${LATEST}) < coalesce(s.source_at, ${LATEST})
+        OR (coalesce(excluded.source_at, ${LATEST}) = coalesce(s.source_at, ${LATEST})
+            AND coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"))))`;
+
 /** An event's fact times (core mergeFactTimes' `seen`), aggregated over a batch: per fact, its earliest event. */
 const seenFactTimes = `ARRAY[${statFacts
   .map((bit) => `min((x.event->>'first_event_at')::bigint) FILTER (WHERE (x.event->>'facts')::integer & ${bit} <> 0)`)
@@ -257,23 +265,41 @@ BEGIN
     WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
-  -- 5. Suppressions: the reason only upgrades, createdAt is the earliest. Only rows that changed are
-  --    written, and only they are invalidated.
-  WITH seen AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash,
-           (array_agg(x.event->>'email' ORDER BY x.ord))[1] AS email,
-           max((x.event->>'reason')::smallint) AS reason,
-           min((x.event->>'created_at')::bigint) AS created_at
+  -- 5. Suppressions: the reason only upgrades, createdAt is the earliest, the provenance is the
+  --    stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins;
+  --    a row without provenance compares as the latest). Only rows that changed are written, and only
+  --    they are invalidated.
+  WITH seen_events AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
     WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
+  ), seen AS (
+    SELECT hash,
+           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
+           max(reason) AS reason,
+           min(created_at) AS created_at,
+           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, ${LATEST}),
+                      coalesce(event->>'cause_event_id', '') COLLATE "C"))[1] AS cause
+    FROM seen_events
     GROUP BY 1
   ), written AS (
-    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at)
-    SELECT p_project_id, hash, email, reason, created_at FROM seen ORDER BY hash
+    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    SELECT p_project_id, hash, email, reason, created_at,
+           cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
+           cause->>'cause_event_id', cause->>'cause_diagnostic'
+    FROM seen ORDER BY hash
     ON CONFLICT (project_id, hash) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
-      created_at = least(s.created_at, excluded.created_at)
-    WHERE excluded.reason > s.reason OR excluded.created_at < s.created_at
+      created_at = least(s.created_at, excluded.created_at),
+      source = CASE WHEN ${causeWins} THEN excluded.source ELSE s.source END,
+      source_at = CASE WHEN ${causeWins} THEN excluded.source_at ELSE s.source_at END,
+      cause_provider = CASE WHEN ${causeWins} THEN excluded.cause_provider ELSE s.cause_provider END,
+      cause_message_id = CASE WHEN ${causeWins} THEN excluded.cause_message_id ELSE s.cause_message_id END,
+      cause_event_id = CASE WHEN ${causeWins} THEN excluded.cause_event_id ELSE s.cause_event_id END,
+      cause_diagnostic = CASE WHEN ${causeWins} THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
+    WHERE excluded.created_at < s.created_at OR ${causeWins}
     RETURNING s.hash
   )
   SELECT array_agg(hash) INTO v_hashes FROM written;

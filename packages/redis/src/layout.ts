@@ -1,5 +1,7 @@
 import { type Provider } from '@mailwarden/core';
 import {
+  packProvenance,
+  unpackProvenance,
   reasonFromRank,
   reasonRank,
   type MessageRecord,
@@ -92,19 +94,27 @@ export const orderMember = (time: number, id: string): string => orderOf(time) +
 
 // --- records ---------------------------------------------------------------------------------------
 
-/** A suppression as one HASH value: the reason's rank digit, createdAt, ':', the email (last: it may hold anything). */
+/**
+ * A suppression as one HASH value: the reason's rank digit, createdAt, ':', the email, then NUL and the
+ * packed provenance (`packProvenance`) when there is one. An email holds no control character, so the
+ * first NUL ends it; values written before provenance simply end with the email.
+ */
 export function packSuppression(record: SuppressionRecord): string {
-  return `${reasonRank(record.reason)}${record.createdAt}:${record.email}`;
+  const value = `${reasonRank(record.reason)}${record.createdAt}:${record.email}`;
+  return record.provenance === undefined ? value : `${value}\0${packProvenance(record.provenance)}`;
 }
 
 export function unpackSuppression(hash: string, value: string): SuppressionRecord {
   const colon = value.indexOf(':', 1);
-  return {
+  const nul = value.indexOf('\0', colon + 1);
+  const record: SuppressionRecord = {
     hash,
-    email: value.slice(colon + 1),
+    email: nul < 0 ? value.slice(colon + 1) : value.slice(colon + 1, nul),
     reason: reasonFromRank(value.charCodeAt(0) - 48),
     createdAt: Number(value.slice(1, colon)),
   };
+  if (nul >= 0) record.provenance = unpackProvenance(value.slice(nul + 1));
+  return record;
 }
 
 /** A tracking-ID row as one HASH value: `messages,delivered,bounced,complained,lastEventAt,searchKey`. */

@@ -10,6 +10,7 @@ import {
   sumHours,
   statusFacts,
   isEmailHash,
+  packProvenance,
   reasonRank,
   trackingIdSearchKey,
   type MessageRecord,
@@ -153,7 +154,8 @@ interface ScriptEvent {
     z?: string;
     e?: string;
   };
-  s?: { h: string; r: number; c: number; e: string };
+  /** The suppression: hash, reason rank, createdAt, email, packed provenance. */
+  s?: { h: string; r: number; c: number; e: string; p?: string };
 }
 
 /**
@@ -269,6 +271,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       if (suppression !== null) {
         assertSuppression(suppression);
         encodedEvent.s = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
+        if (suppression.provenance !== undefined) encodedEvent.s.p = packProvenance(suppression.provenance);
       }
       return encodedEvent;
     });
@@ -306,8 +309,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         [record.hash, packSuppression(record), orderMember(record.createdAt, record.hash), channel, projectId],
       )) as string | null;
       if (existing !== null) return { record: unpackSuppression(record.hash, existing), created: false };
-      const { hash, email, reason, createdAt } = record;
-      return { record: { hash, email, reason, createdAt }, created: true };
+      const { hash, email, reason, createdAt, provenance } = record;
+      return { record: { hash, email, reason, createdAt, ...(provenance && { provenance: structuredClone(provenance) }) }, created: true };
     },
 
     async removeSuppression(projectId, hash) {

@@ -47,13 +47,26 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
--- The suppression HASH value: rank digit, createdAt, ':', email.
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), string.sub(v, colon + 1)
+  local nul = string.find(v, '\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
 end
-local function packSuppression(rank, createdAt, email)
-  return string.format('%d%d:', rank, createdAt) .. email
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\0' .. provenance end
+  return v
+end
+-- What the provenance join compares after the reason: the cause's time and event ID (core
+-- provenanceWins); a record without provenance compares as the latest, with no ID.
+local function causeKey(provenance)
+  if not provenance then return math.huge, '' end
+  local at, id = string.match(provenance, '^%a(%-?%d+),(%x*),')
+  return tonumber(at), id
 end
 -- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
 -- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
@@ -369,17 +382,25 @@ local function mergeMessage(e)
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
 end
 
--- Reason only upgraded, createdAt the earliest, the email the first one stored.
+-- Reason only upgraded, createdAt the earliest, the email the first one stored, the provenance the
+-- stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins).
 local function upsertSuppression(s)
   local v = redis.call('HGET', S, s.h)
   if not v then
-    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e))
+    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e, s.p))
     redis.call('ZADD', SO, 0, order(s.c) .. s.h)
   else
-    local rank, createdAt, email = unpackSuppression(v)
-    local newRank, newCreatedAt = math.max(rank, s.r), math.min(createdAt, s.c)
-    if newRank == rank and newCreatedAt == createdAt then return end
-    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email))
+    local rank, createdAt, email, provenance = unpackSuppression(v)
+    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    if s.r > rank then
+      newProvenance = s.p
+    elseif s.r == rank then
+      local at, id = causeKey(s.p)
+      local knownAt, knownId = causeKey(provenance)
+      if at < knownAt or (at == knownAt and before(id, knownId)) then newProvenance = s.p end
+    end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return end
+    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email, newProvenance))
     if newCreatedAt ~= createdAt then
       redis.call('ZREM', SO, order(createdAt) .. s.h)
       redis.call('ZADD', SO, 0, order(newCreatedAt) .. s.h)

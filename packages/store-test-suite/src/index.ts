@@ -4,6 +4,7 @@ import type { StoreConformanceOptions } from './harness.js';
 import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
+import { describeProvenanceTests } from './provenance.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeStatsTests } from './stats.js';
 import { describeTimelineTests } from './timelines.js';
@@ -35,7 +36,10 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
   const runs = (group: keyof NonNullable<StoreConformanceOptions['groups']>) => options.groups?.[group] !== false;
   suite.describe(`${options.name} conforms to the Store contract`, () => {
     if (runs('suppressions')) describeSuppressionTests(suite);
-    if (runs('events')) describeEventTests(suite);
+    if (runs('events')) {
+      describeEventTests(suite);
+      describeProvenanceTests(suite);
+    }
     if (runs('hostile')) describeHostileEventTests(suite);
     if (runs('listings')) {
       describeListingTests(suite);

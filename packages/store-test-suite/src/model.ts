@@ -1,5 +1,6 @@
 import { strongerReason, type Store } from '@mailwarden/core';
 import {
+  provenanceWins,
   compareCodePoints,
   countersOf,
   mergeMessage,
@@ -18,6 +19,18 @@ import {
   type SuppressionRecord,
   type TrackingIdRecord,
 } from '@mailwarden/core/store';
+
+/** The suppression join, written plainly: strongest reason, earliest time, the provenance `provenanceWins` keeps. */
+function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): SuppressionRecord {
+  const provenance = provenanceWins(seen, known) ? seen.provenance : known.provenance;
+  return {
+    hash: known.hash,
+    email: known.email,
+    reason: strongerReason(known.reason, seen.reason),
+    createdAt: Math.min(known.createdAt, seen.createdAt),
+    ...(provenance === undefined ? {} : { provenance: structuredClone(provenance) }),
+  };
+}
 
 interface ProjectModel {
   suppressions: Map<string, SuppressionRecord>;
@@ -150,11 +163,7 @@ export function createStoreModel(): Store {
             seen.hash,
             known === undefined
               ? { ...seen }
-              : {
-                  ...known,
-                  reason: strongerReason(known.reason, seen.reason),
-                  createdAt: Math.min(known.createdAt, seen.createdAt),
-                },
+              : joinSuppression(known, seen),
           );
         }
         return 'applied';

@@ -8,6 +8,7 @@ import {
   type FactTimes,
   mergeMessage,
   messageStatus,
+  provenanceWins,
   strongerReason,
   trackingIdDeltas,
   trackingIdSearchKey,
@@ -100,7 +101,13 @@ export function createMapStore(): Store {
     const seen = event.suppression;
     if (seen !== null) {
       const known = t.suppressions.get(seen.hash);
-      const merged = known && { ...known, reason: strongerReason(known.reason, seen.reason), createdAt: Math.min(known.createdAt, seen.createdAt) };
+      // The provenance is the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
+      const merged = known && {
+        ...(provenanceWins(seen, known) ? seen : known),
+        email: known.email,
+        reason: strongerReason(known.reason, seen.reason),
+        createdAt: Math.min(known.createdAt, seen.createdAt),
+      };
       t.suppressions.set(seen.hash, merged ?? { ...seen });
     }
     return 'applied';

@@ -3,6 +3,7 @@ import type { MessageStatus } from '../messages/facts.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
+import type { SuppressionProvenance } from '../suppressions/provenance.js';
 import type { SuppressionReason } from '../suppressions/reason.js';
 
 export interface SuppressionRecord {
@@ -13,6 +14,11 @@ export interface SuppressionRecord {
   reason: SuppressionReason;
   /** Epoch milliseconds of the first time the address was suppressed. */
   createdAt: number;
+  /**
+   * How it came to be: of the strongest reason, the earliest cause (`provenanceWins`). Absent on records
+   * stored before provenance existed (read as unknown).
+   */
+  provenance?: SuppressionProvenance;
 }
 
 /** A position in the newest-first suppression order: the last item of the previous page. */
@@ -150,7 +156,7 @@ export interface Store {
    * Applies events, each atomically and in the given order: if `key` was seen, nothing changes
    * (`duplicate`); otherwise, as one step, the key is recorded, the message merged (`mergeMessage`),
    * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted (reason only upgraded,
-   * `createdAt` the earliest). A failure part-way leaves every event either wholly applied or not at
+   * `createdAt` the earliest, the provenance the one `provenanceWins` keeps). A failure part-way leaves every event either wholly applied or not at
    * all, so the caller may retry the whole batch. Returns one outcome per event.
    */
   applyEvents(projectId: string, events: readonly StoredEvent[]): Promise<EventOutcome[]>;

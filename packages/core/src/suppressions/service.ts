@@ -33,8 +33,12 @@ export interface SuppressionService {
   check(projectId: string, email: string): Promise<SuppressionCheck>;
   /** Checks 0–100 addresses in one store round trip; one result per input, in input order. */
   checkMany(projectId: string, emails: readonly string[]): Promise<{ results: BatchCheckResult[] }>;
-  /** Suppresses an address by hand (`manual`). `created` is false when it was already suppressed. */
-  add(projectId: string, email: string): Promise<{ suppression: Suppression; created: boolean }>;
+  /**
+   * Suppresses an address by hand (`manual`). `created` is false when it was already suppressed (the
+   * existing suppression, provenance and all, is kept). `source` is recorded as its provenance: `api`
+   * by default, `import` for bulk imports such as the CLI's.
+   */
+  add(projectId: string, email: string, options?: { source?: 'api' | 'import' }): Promise<{ suppression: Suppression; created: boolean }>;
   /** Removes a suppression by its hash, or throws `suppression_not_found`. */
   remove(projectId: string, hash: string): Promise<{ deleted: true; hash: string }>;
   /** The hash of an address, as the store and the API use it. Throws `invalid_email`. */
@@ -47,6 +51,27 @@ export function toSuppression(record: SuppressionRecord): Suppression {
     email: record.email,
     reason: record.reason,
     created_at: formatTimestamp(record.createdAt),
+    ...provenanceView(record),
+  };
+}
+
+/** Provenance as the API shows it, beside the spec's fields: `source: null` for records stored before it. */
+export function provenanceView(record: SuppressionRecord): Pick<Suppression, 'source' | 'cause'> {
+  const provenance = record.provenance;
+  if (provenance === undefined) return { source: null, cause: null };
+  const event = provenance.event;
+  return {
+    source: provenance.source,
+    cause:
+      event === undefined
+        ? null
+        : {
+            provider: event.provider,
+            message_id: event.messageId,
+            event_id: event.eventId,
+            event_at: formatTimestamp(provenance.at),
+            diagnostic: event.diagnostic,
+          },
   };
 }
 
@@ -82,7 +107,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)));
       if (record === undefined) return { email, suppressed: false };
-      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt) };
+      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt), ...provenanceView(record) };
     },
 
     async checkMany(projectId, emails) {
@@ -102,16 +127,19 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       return { results };
     },
 
-    async add(projectId, email) {
+    async add(projectId, email, options) {
       assertProjectId(projectId);
       const normalized = normalizeEmail(email);
+      // Whole milliseconds, as event times and the wire format have: a clock such as
+      // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
+      const now = Math.trunc(context.now());
+      const source = options?.source === 'import' ? 'import' : 'api';
       const { record, created } = await store.addSuppression(projectId, {
         hash: hashEmail(normalized),
         email: normalized,
         reason: 'manual',
-        // Whole milliseconds, as event times and the wire format have: a clock such as
-        // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
-        createdAt: Math.trunc(context.now()),
+        createdAt: now,
+        provenance: { source, at: now },
       });
       return { suppression: toSuppression(record), created };
     },

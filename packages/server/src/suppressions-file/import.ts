@@ -148,7 +148,7 @@ export async function importSuppressions(mailwarden: Pick<Mailwarden, 'suppressi
   // checkpoint only means re-adding up to `concurrency` addresses, which then count as alreadyPresent.
   const addOne = async (email: string): Promise<Outcome> => {
     try {
-      const { created } = await mailwarden.suppressions.add(projectId, email);
+      const { created } = await mailwarden.suppressions.add(projectId, email, { source: 'import' });
       return { kind: created ? 'added' : 'alreadyPresent' };
     } catch (error) {
       if (isMailwardenError(error) && error.code === 'invalid_email') return { kind: 'invalid', value: email, reason: invalidReasonOf(error) };

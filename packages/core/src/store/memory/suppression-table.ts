@@ -1,3 +1,4 @@
+import { packProvenance, provenanceWins, unpackProvenance } from '../../suppressions/provenance.js';
 import { reasonFromRank, reasonRank, strongerReason } from '../../suppressions/reason.js';
 import type { SuppressionPosition, SuppressionRecord } from '../store.js';
 
@@ -32,6 +33,8 @@ export class SuppressionTable {
   private rowBytes = new Uint8Array(0);
   private rowTimes = new Float64Array(0);
   private emails: (string | undefined)[] = [];
+  /** Packed provenance per slot (`packProvenance`): one string, not an object, per entry. */
+  private provenances: (string | undefined)[] = [];
   private slotsUsed = 0;
   private freeSlots: number[] = [];
 
@@ -62,22 +65,28 @@ export class SuppressionTable {
     return { record, created: true };
   }
 
-  /** Insert, or merge into the existing entry: the stronger reason and the earlier time win. */
-  upsert(record: SuppressionRecord): void {
+  /**
+   * Insert, or merge into the existing entry: the stronger reason and the earlier time win, and the
+   * provenance `provenanceWins` picks. Returns the entry before (`undefined` when it was created).
+   */
+  upsert(record: SuppressionRecord): SuppressionRecord | undefined {
     const slot = this.find(record.hash);
     if (slot < 0) {
       this.insert(record);
-      return;
+      return undefined;
     }
-    const reason = strongerReason(reasonFromRank(this.rowBytes[slot * ROW_BYTES + REASON_AT]!), record.reason);
-    if (record.createdAt < this.rowTimes[slot * ROW_TIMES + TIME_AT]!) {
+    const before = this.record(slot, record.hash);
+    const reason = strongerReason(before.reason, record.reason);
+    const provenance = provenanceWins(record, before) ? record.provenance : before.provenance;
+    if (record.createdAt < before.createdAt) {
       // The entry moves in the order: re-insert it under its new key.
-      const email = this.emails[slot]!;
       this.remove(record.hash);
-      this.insert({ hash: record.hash, email, reason, createdAt: record.createdAt });
+      this.insert({ hash: record.hash, email: before.email, reason, createdAt: record.createdAt, ...(provenance && { provenance }) });
     } else {
       this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(reason);
+      this.provenances[slot] = provenance === undefined ? undefined : packProvenance(provenance);
     }
+    return before;
   }
 
   remove(hash: string): boolean {
@@ -87,6 +96,7 @@ export class SuppressionTable {
     this.index[bucket] = DELETED;
     this.rowBytes[slot * ROW_BYTES + REASON_AT] = 0;
     this.emails[slot] = undefined;
+    this.provenances[slot] = undefined;
     this.size--;
     this.removedInOrder++;
     if (this.removedInOrder > 1024 && this.removedInOrder * 4 > this.orderLength) this.compact();
@@ -111,12 +121,15 @@ export class SuppressionTable {
   }
 
   private record(slot: number, hash: string): SuppressionRecord {
-    return {
+    const record: SuppressionRecord = {
       hash,
       email: this.emails[slot]!,
       reason: reasonFromRank(this.rowBytes[slot * ROW_BYTES + REASON_AT]!),
       createdAt: this.rowTimes[slot * ROW_TIMES + TIME_AT]!,
     };
+    const packed = this.provenances[slot];
+    if (packed !== undefined) record.provenance = unpackProvenance(packed);
+    return record;
   }
 
   private insert(record: SuppressionRecord): void {
@@ -126,6 +139,7 @@ export class SuppressionTable {
     this.rowTimes[slot * ROW_TIMES + TIME_AT] = record.createdAt;
     this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(record.reason);
     this.emails[slot] = record.email;
+    this.provenances[slot] = record.provenance === undefined ? undefined : packProvenance(record.provenance);
     this.size++;
     this.indexInsert(slot);
     this.orderInsert(slot);

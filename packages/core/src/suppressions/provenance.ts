@@ -1,0 +1,77 @@
+import type { Provider } from '../events/delivery-event.js';
+import { reasonRank, type SuppressionReason } from './reason.js';
+
+export const suppressionSources = ['api', 'webhook', 'import'] as const;
+
+/** How a suppression came to be: added through the API (`suppressions.add`), by a webhook event, or imported by the CLI. */
+export type SuppressionSource = (typeof suppressionSources)[number];
+
+/**
+ * How a suppression came to be: its source and, for a webhook one, the event that caused it (the event of
+ * the strongest reason, the earliest of those; see `joinSuppressions`). Records stored before provenance
+ * existed have none.
+ */
+export interface SuppressionProvenance {
+  source: SuppressionSource;
+  /** Epoch milliseconds the cause happened: the event's time for `webhook`, the add's time otherwise. */
+  at: number;
+  /** The cause of a `webhook` suppression; absent otherwise. */
+  event?: SuppressionCause;
+}
+
+/** The event that caused a webhook suppression, enough to find it again (a join, not a copy). */
+export interface SuppressionCause {
+  provider: Provider;
+  /** The provider's message ID, `null` when the event named none. */
+  messageId: string | null;
+  /** The event's timeline entry ID (`timelineEntryId` of its stored key): 32 hex. */
+  eventId: string;
+  /** What the receiving server or the complainant said: the SMTP reply for a bounce, the feedback type for a complaint. */
+  diagnostic: string | null;
+}
+
+/** What a join compares: the reason, then the provenance. */
+export interface ProvenanceCandidate {
+  reason: SuppressionReason;
+  provenance?: SuppressionProvenance;
+}
+
+/**
+ * Whether `candidate`'s provenance beats `current`'s: a stronger reason wins; for the same reason the
+ * earlier cause (`at`) wins, a record without provenance (stored before it existed) counting as the
+ * latest of all, so the first known cause of its reason replaces it; at the same time the smaller event
+ * ID (byte order, ASCII), none sorting first. A total order on distinct events, so any order of the
+ * same events keeps the same provenance.
+ */
+export function provenanceWins(candidate: ProvenanceCandidate, current: ProvenanceCandidate): boolean {
+  const rank = reasonRank(candidate.reason) - reasonRank(current.reason);
+  if (rank !== 0) return rank > 0;
+  const at = candidate.provenance?.at ?? Infinity;
+  const currentAt = current.provenance?.at ?? Infinity;
+  if (at !== currentAt) return at < currentAt;
+  return (candidate.provenance?.event?.eventId ?? '') < (current.provenance?.event?.eventId ?? '');
+}
+
+/**
+ * Provenance packed as one string, for stores that keep it as a value: the source's letter, `at`, ',',
+ * the event ID, ',', then the rest as JSON (`[provider, messageId, diagnostic]`, or nothing). The time
+ * and ID come first so a Lua script reads them with one pattern.
+ */
+export function packProvenance(provenance: SuppressionProvenance): string {
+  const { source, at, event } = provenance;
+  const letter = source === 'api' ? 'a' : source === 'webhook' ? 'w' : 'i';
+  if (event === undefined) return `${letter}${at},,`;
+  return `${letter}${at},${event.eventId},${JSON.stringify([event.provider, event.messageId, event.diagnostic])}`;
+}
+
+export function unpackProvenance(packed: string): SuppressionProvenance {
+  const first = packed.indexOf(',');
+  const second = packed.indexOf(',', first + 1);
+  const letter = packed[0];
+  const source: SuppressionSource = letter === 'a' ? 'api' : letter === 'w' ? 'webhook' : 'import';
+  const at = Number(packed.slice(1, first));
+  const rest = packed.slice(second + 1);
+  if (rest === '') return { source, at };
+  const [provider, messageId, diagnostic] = JSON.parse(rest) as [Provider, string | null, string | null];
+  return { source, at, event: { provider, messageId, eventId: packed.slice(first + 1, second), diagnostic } };
+}
