@@ -87,9 +87,13 @@ describe('importSuppressions: formats', () => {
     const summary = await importSuppressions(mailwarden, { projectId: project, file });
     expect(summary).toEqual({ lines: 3, added: 2, alreadyPresent: 0, invalid: 0, invalidEntries: [] });
     expect(await suppressedEmails(mailwarden, project)).toEqual(['bob@example.com', 'jane@example.com']);
-    // Every import is manual, whatever the file's reason column says.
+    // Every import is manual, whatever the file's reason column says, and its provenance says import.
     const { items } = await mailwarden.suppressions.list(project);
     expect(items.map((item) => item.reason)).toEqual(['manual', 'manual']);
+    expect(items.map(({ source, cause }) => ({ source, cause }))).toEqual([
+      { source: 'import', cause: null },
+      { source: 'import', cause: null },
+    ]);
   });
 
   test('CSV whose first field has no @ is a header with the address in column 0', async () => {
