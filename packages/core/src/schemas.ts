@@ -198,6 +198,10 @@ export const trackingIdSummarySchema = z
     bounced: z.int().min(0),
     complained: z.int().min(0),
     lastEventAt: timestamp,
+    // Beside the spec's counters, not required by the schema (the spec's fields stay the whole contract).
+    opened: z.int().min(0).optional().meta({ description: 'Of the messages, how many were opened (each once).' }),
+    clicked: z.int().min(0).optional().meta({ description: 'Of the messages, how many were clicked (each once).' }),
+    unsubscribed: z.int().min(0).optional().meta({ description: 'Of the messages, how many were unsubscribed from (each once).' }),
   })
   .meta({ id: 'TrackingIdSummary' });
 

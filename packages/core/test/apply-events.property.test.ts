@@ -112,14 +112,17 @@ describe('applyEvents laws', () => {
         const messages = await listAll((cursor) => mailwarden.messages.list(PROJECT, withCursor(limit, cursor)));
         const rows = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, withCursor(limit, cursor)));
 
-        const expected = new Map<string, { messages: number; delivered: number; bounced: number; complained: number; lastEventAt: string }>();
+        const expected = new Map<string, { messages: number; delivered: number; bounced: number; complained: number; lastEventAt: string; opened: number; clicked: number; unsubscribed: number }>();
         for (const message of messages) {
           if (message.trackingId === null) continue;
-          const row = expected.get(message.trackingId) ?? { messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: '' };
+          const row = expected.get(message.trackingId) ?? { messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: '', opened: 0, clicked: 0, unsubscribed: 0 };
           row.messages++;
           if (message.facts.includes('delivered')) row.delivered++;
           if (message.facts.includes('hard_bounced') || message.facts.includes('soft_bounced')) row.bounced++;
           if (message.facts.includes('complained')) row.complained++;
+          if (message.facts.includes('opened')) row.opened++;
+          if (message.facts.includes('clicked')) row.clicked++;
+          if (message.facts.includes('unsubscribed')) row.unsubscribed++;
           if (message.lastEventAt > row.lastEventAt) row.lastEventAt = message.lastEventAt;
           expected.set(message.trackingId, row);
         }

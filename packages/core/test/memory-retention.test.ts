@@ -68,8 +68,8 @@ describe('memory store retention', () => {
     expect(store.retained()).toMatchObject({ messages: 8, eventKeys: 9 });
     const counters = await rows(mailwarden);
     expect(counters).toStrictEqual([
-      { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: new Date(now - DAY).toISOString() },
-      { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString() },
+      { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: new Date(now - DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
+      { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
     ]);
 
     expect(await store.purgeExpired(now)).toBe(6);
@@ -89,9 +89,9 @@ describe('memory store retention', () => {
     // recomputed from, and stays.
     await mailwarden.applyEvents(PROJECT, [event('kept', now, { trackingId: 'a-first', type: 'sent' })]);
     expect(await rows(mailwarden)).toStrictEqual([
-      { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now).toISOString() },
+      { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
       counters[0],
-      { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString() },
+      { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
     ]);
 
     // A retention after the clock's first reading, every key and message is gone.

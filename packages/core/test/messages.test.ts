@@ -297,7 +297,7 @@ describe('tracking IDs at intake', () => {
     ]);
     expect(await messagesOf(mailwarden)).toMatchObject([{ trackingId: 'a', status: 'bounced' }]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'a', messages: 1, delivered: 1, bounced: 1, complained: 0, lastEventAt: iso(1000) },
+      { trackingId: 'a', messages: 1, delivered: 1, bounced: 1, complained: 0, lastEventAt: iso(1000), opened: 0, clicked: 0, unsubscribed: 0 },
     ]);
   });
 });
@@ -325,8 +325,8 @@ describe('tracking ID counters', () => {
     ];
     await mailwarden.applyEvents('acme', events);
     const expected = [
-      { trackingId: 'autumn', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(100) },
-      { trackingId: 'spring-sale', messages: 4, delivered: 2, bounced: 1, complained: 1, lastEventAt: iso(8000) },
+      { trackingId: 'autumn', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(100), opened: 0, clicked: 0, unsubscribed: 0 },
+      { trackingId: 'spring-sale', messages: 4, delivered: 2, bounced: 1, complained: 1, lastEventAt: iso(8000), opened: 1, clicked: 0, unsubscribed: 0 },
     ];
     expect(await trackingIdsOf(mailwarden)).toStrictEqual(expected);
 
@@ -568,6 +568,9 @@ describe('trackingIds.list', () => {
       bounced: 0,
       complained: 0,
       lastEventAt: iso(0),
+      opened: 0,
+      clicked: 0,
+      unsubscribed: 0,
     });
     expect(page.count).toBe(6);
     expect(page.next_cursor).toBeNull();
@@ -661,15 +664,15 @@ describe('trackingIds.list', () => {
       event({ messageId: 'moves', trackingId: 'zeta', type: 'complained', occurredAt: new Date(T0 + 5000) }),
     ]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'zeta', messages: 2, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000) },
+      { trackingId: 'zeta', messages: 2, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000), opened: 0, clicked: 0, unsubscribed: 0 },
     ]);
     // A sender error: the same message also carries "alpha", which sorts first and so wins.
     await mailwarden.applyEvents('acme', [
       event({ messageId: 'moves', trackingId: 'alpha', type: 'opened', occurredAt: new Date(T0 + 3000) }),
     ]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'alpha', messages: 1, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000) },
-      { trackingId: 'zeta', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(1000) },
+      { trackingId: 'alpha', messages: 1, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000), opened: 1, clicked: 0, unsubscribed: 0 },
+      { trackingId: 'zeta', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(1000), opened: 0, clicked: 0, unsubscribed: 0 },
     ]);
     expect((await mailwarden.messages.list('acme', { trackingId: 'zeta' })).items.map((m) => m.messageId)).toEqual(['stays']);
     expect((await mailwarden.messages.list('acme', { trackingId: 'alpha' })).items.map((m) => m.messageId)).toEqual(['moves']);
@@ -699,6 +702,9 @@ describe('trackingIds.get', () => {
       bounced: 0,
       complained: 1,
       lastEventAt: iso(2000),
+      opened: 0,
+      clicked: 0,
+      unsubscribed: 0,
     });
     expect(await mailwarden.trackingIds.get('acme', 'spring-sale')).toMatchObject({ messages: 1, bounced: 1 });
     expect(await mailwarden.trackingIds.get('acme', 'SPRING-SALE')).toBeUndefined();

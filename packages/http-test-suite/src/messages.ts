@@ -150,9 +150,9 @@ export function describeMessageTests(open: OpenApp): void {
       const page = await listTrackingIds(app);
       expect(page).toEqual({
         items: [
-          { trackingId: TRACKING_ID, messages: 2, delivered: 0, bounced: 2, complained: 0, lastEventAt: lastEventAt(TRACKING_ID) },
-          { trackingId: SALE_CAPITALIZED, messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE_CAPITALIZED) },
-          { trackingId: SALE, messages: 3, delivered: 3, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE) },
+          { trackingId: TRACKING_ID, messages: 2, delivered: 0, bounced: 2, complained: 0, lastEventAt: lastEventAt(TRACKING_ID), opened: 0, clicked: 0, unsubscribed: 0 },
+          { trackingId: SALE_CAPITALIZED, messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE_CAPITALIZED), opened: 0, clicked: 0, unsubscribed: 0 },
+          { trackingId: SALE, messages: 3, delivered: 3, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE), opened: 0, clicked: 0, unsubscribed: 0 },
         ],
         next_cursor: null,
         count: 3,

@@ -100,7 +100,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   const suppressionColumns =
     'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic';
-  const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8';
+  const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8, opened, clicked, unsubscribed';
   const statements = {
     getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2`,
     // The hashes travel as one text parameter, so the call needs no array type set up in the client.
@@ -189,13 +189,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return record;
   };
 
-  const toTrackingIdRecord = ([trackingId, messages, delivered, bounced, complained, lastEventAt]: any[]): TrackingIdRecord => ({
+  const toTrackingIdRecord = ([trackingId, messages, delivered, bounced, complained, lastEventAt, opened, clicked, unsubscribed]: any[]): TrackingIdRecord => ({
     trackingId,
     messages,
     delivered,
     bounced,
     complained,
     lastEventAt,
+    opened,
+    clicked,
+    unsubscribed,
   });
 
   return {

@@ -170,6 +170,9 @@ BEGIN
            -(before_facts & ${counterFacts.delivered} <> 0)::integer AS delivered,
            -(before_facts & ${counterFacts.bounced} <> 0)::integer AS bounced,
            -(before_facts & ${counterFacts.complained} <> 0)::integer AS complained,
+           -(before_facts & ${counterFacts.opened} <> 0)::integer AS opened,
+           -(before_facts & ${counterFacts.clicked} <> 0)::integer AS clicked,
+           -(before_facts & ${counterFacts.unsubscribed} <> 0)::integer AS unsubscribed,
            NULL::bigint AS raise, true AS recompute
     FROM changes WHERE before_id IS NOT NULL AND before_id IS DISTINCT FROM tracking_id
     UNION ALL
@@ -181,11 +184,18 @@ BEGIN
              - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.bounced} <> 0)::integer ELSE 0 END,
            (facts & ${counterFacts.complained} <> 0)::integer
              - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.complained} <> 0)::integer ELSE 0 END,
+           (facts & ${counterFacts.opened} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.opened} <> 0)::integer ELSE 0 END,
+           (facts & ${counterFacts.clicked} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.clicked} <> 0)::integer ELSE 0 END,
+           (facts & ${counterFacts.unsubscribed} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & ${counterFacts.unsubscribed} <> 0)::integer ELSE 0 END,
            last_event_at, false
     FROM changes WHERE tracking_id IS NOT NULL
   ), totals AS (
     SELECT tracking_id, sum(messages)::integer AS messages, sum(delivered)::integer AS delivered,
            sum(bounced)::integer AS bounced, sum(complained)::integer AS complained,
+           sum(opened)::integer AS opened, sum(clicked)::integer AS clicked, sum(unsubscribed)::integer AS unsubscribed,
            max(raise) AS raise, bool_or(recompute) AS recompute
     FROM deltas GROUP BY tracking_id
   ), search_keys AS (
@@ -194,10 +204,11 @@ BEGIN
           FROM jsonb_array_elements(p_events) AS x(event) WHERE x.event ? 'tracking_id') e
   ), moved AS (
     INSERT INTO ${s}.tracking_ids AS t
-      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at)
+      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at, opened, clicked, unsubscribed)
     -- NOT NULL is checked before the conflict is: a row only left has no raise, and is recomputed.
     SELECT p_project_id, d.tracking_id, coalesce(k.search_key, lower(d.tracking_id)),
-           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808)
+           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808),
+           d.opened, d.clicked, d.unsubscribed
     FROM totals d LEFT JOIN search_keys k ON k.tracking_id = d.tracking_id
     ORDER BY d.tracking_id
     ON CONFLICT (project_id, tracking_id) DO UPDATE SET
@@ -205,6 +216,9 @@ BEGIN
       delivered = t.delivered + excluded.delivered,
       bounced = t.bounced + excluded.bounced,
       complained = t.complained + excluded.complained,
+      opened = t.opened + excluded.opened,
+      clicked = t.clicked + excluded.clicked,
+      unsubscribed = t.unsubscribed + excluded.unsubscribed,
       last_event_at = greatest(t.last_event_at, excluded.last_event_at)
     RETURNING t.tracking_id, t.messages
   )

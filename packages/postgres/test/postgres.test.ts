@@ -621,8 +621,8 @@ describe('retention: purgeExpired', () => {
       await store.applyEvents('other', [event({ message: { id: 'old-5', trackingId: 'x', facts: Fact.sent, at: old } })]);
       const counters = await store.listTrackingIds(project, { limit: 10 });
       expect(counters).toStrictEqual([
-        { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: now - DAY },
-        { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY },
+        { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: now - DAY, opened: 0, clicked: 0, unsubscribed: 0 },
+        { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY, opened: 0, clicked: 0, unsubscribed: 0 },
       ]);
 
       expect(await store.purgeExpired(now)).toBe(5);
@@ -638,9 +638,9 @@ describe('retention: purgeExpired', () => {
       // recomputed from, and stays.
       await store.applyEvents(project, [event({ message: { id: 'kept', trackingId: 'a-first', facts: Fact.sent, at: now } })]);
       expect(await store.listTrackingIds(project, { limit: 10 })).toStrictEqual([
-        { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now },
+        { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now, opened: 0, clicked: 0, unsubscribed: 0 },
         counters[0],
-        { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY },
+        { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY, opened: 0, clicked: 0, unsubscribed: 0 },
       ]);
 
       // Dedup keys are kept for the retention after they were first seen (by the database clock).

@@ -117,8 +117,26 @@ export function unpackSuppression(hash: string, value: string): SuppressionRecor
   return record;
 }
 
-/** A tracking-ID row as one HASH value: `messages,delivered,bounced,complained,lastEventAt,searchKey`. */
+/**
+ * A tracking-ID row as one HASH value: `+messages,delivered,bounced,complained,opened,clicked,unsubscribed,lastEventAt,searchKey`,
+ * or, written before opened, clicked and unsubscribed were counted, `messages,delivered,bounced,complained,lastEventAt,searchKey`
+ * (those three read 0 until the row is next written, which rewrites it in the new form).
+ */
 export function decodeTrackingIdRow(trackingId: string, value: string): TrackingIdRecord {
+  if (value.startsWith('+')) {
+    const [messages, delivered, bounced, complained, opened, clicked, unsubscribed, lastEventAt] = value.slice(1).split(',', 8);
+    return {
+      trackingId,
+      messages: Number(messages),
+      delivered: Number(delivered),
+      bounced: Number(bounced),
+      complained: Number(complained),
+      lastEventAt: Number(lastEventAt),
+      opened: Number(opened),
+      clicked: Number(clicked),
+      unsubscribed: Number(unsubscribed),
+    };
+  }
   const [messages, delivered, bounced, complained, lastEventAt] = value.split(',', 5);
   return {
     trackingId,
@@ -127,6 +145,9 @@ export function decodeTrackingIdRow(trackingId: string, value: string): Tracking
     bounced: Number(bounced),
     complained: Number(complained),
     lastEventAt: Number(lastEventAt),
+    opened: 0,
+    clicked: 0,
+    unsubscribed: 0,
   };
 }
 

@@ -196,9 +196,18 @@ local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local changed, changedList = {}, {}
 
--- countersOf: delivered, bounced, complained.
+-- countersOf: delivered, bounced, complained, opened, clicked, unsubscribed.
+local COUNTED = { DELIVERED, BOUNCED, COMPLAINED, ${counterFacts.opened}, ${counterFacts.clicked}, ${counterFacts.unsubscribed} }
 local function counters(f)
-  return bit.band(f, DELIVERED) ~= 0 and 1 or 0, bit.band(f, BOUNCED) ~= 0 and 1 or 0, bit.band(f, COMPLAINED) ~= 0 and 1 or 0
+  local c = {}
+  for i, mask in ipairs(COUNTED) do c[i] = bit.band(f, mask) ~= 0 and 1 or 0 end
+  return c
+end
+-- Counters a - b (b nil: a), times sign.
+local function minus(a, b, sign)
+  local c = {}
+  for i = 1, #COUNTED do c[i] = (a[i] - (b and b[i] or 0)) * (sign or 1) end
+  return c
 end
 
 local function messagesOf(id) return prefix .. 'mt:' .. id end
@@ -269,9 +278,14 @@ local function row(id)
   local r = rows[id]
   if r == nil then
     local v = redis.call('HGET', T, id)
-    if v then
+    if v and string.byte(v, 1) == 43 then
+      -- '+m,d,b,c,o,k,u,last,key': with opened, clicked and unsubscribed (layout.ts decodeTrackingIdRow).
+      local m, d, b, c, o, k, u, last, key = string.match(v, '^%+(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(.*)$')
+      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key, tonumber(o), tonumber(k), tonumber(u) }
+    elseif v then
+      -- A row written before those counters: they start at 0.
       local m, d, b, c, last, key = string.match(v, '^(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(.*)$')
-      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key }
+      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key, 0, 0, 0 }
     else
       r = false
     end
@@ -281,14 +295,15 @@ local function row(id)
 end
 
 -- Moves a row by a delta; raise = nil recomputes lastEventAt (the message left the row).
-local function moveRow(id, searchKey, dm, dd, db, dc, raise)
+local function moveRow(id, searchKey, dm, delta, raise)
   local r = row(id)
   if not r then
-    r = { 0, 0, 0, 0, raise or 0, searchKey or id }
+    r = { 0, 0, 0, 0, raise or 0, searchKey or id, 0, 0, 0 }
     rows[id] = r
     redis.call('ZADD', TO, 0, encodeId(id) .. r[6])
   end
-  r[1], r[2], r[3], r[4] = r[1] + dm, r[2] + dd, r[3] + db, r[4] + dc
+  r[1], r[2], r[3], r[4] = r[1] + dm, r[2] + delta[1], r[3] + delta[2], r[4] + delta[3]
+  r[7], r[8], r[9] = r[7] + delta[4], r[8] + delta[5], r[9] + delta[6]
   if r[1] <= 0 then
     redis.call('HDEL', T, id)
     redis.call('ZREM', TO, encodeId(id) .. r[6])
@@ -297,7 +312,7 @@ local function moveRow(id, searchKey, dm, dd, db, dc, raise)
     return
   end
   if raise then r[5] = math.max(r[5], raise) else r[5] = latestOf(id, r[5]) end
-  redis.call('HSET', T, id, string.format('%d,%d,%d,%d,%d,', r[1], r[2], r[3], r[4], r[5]) .. r[6])
+  redis.call('HSET', T, id, string.format('+%d,%d,%d,%d,%d,%d,%d,%d,', r[1], r[2], r[3], r[4], r[7], r[8], r[9], r[5]) .. r[6])
 end
 
 -- insertTimelineEntry: in order, unless an entry of that time has this id; past the cap, the entry
@@ -329,8 +344,7 @@ local function mergeMessage(e)
     redis.call('ZADD', MO, 0, member)
     if e.t then
       redis.call('ZADD', seenIndex, 0, member)
-      local dd, db, dc = counters(e.f)
-      moveRow(e.t, e.q or e.t, 1, dd, db, dc, e.b)
+      moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
     end
   else
     local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
@@ -359,22 +373,20 @@ local function mergeMessage(e)
     end
     if oldT and oldT ~= newT then
       redis.call('ZREM', messagesOf(oldT), oldMember)
-      local dd, db, dc = counters(oldF)
-      moveRow(oldT, nil, -1, -dd, -db, -dc, nil)
+      moveRow(oldT, nil, -1, minus(counters(oldF), nil, -1), nil)
     end
     if newT then
       local index = newT == e.t and seenIndex or messagesOf(newT)
-      local nd, nb, nc = counters(newF)
+      local now = counters(newF)
       if oldT == newT then
         if newA ~= oldA then
           redis.call('ZREM', index, oldMember)
           redis.call('ZADD', index, 0, newMember)
         end
-        local od, ob, oc = counters(oldF)
-        moveRow(newT, nil, 0, nd - od, nb - ob, nc - oc, newB)
+        moveRow(newT, nil, 0, minus(now, counters(oldF)), newB)
       else
         redis.call('ZADD', index, 0, newMember)
-        moveRow(newT, e.q or e.t, 1, nd, nb, nc, newB)
+        moveRow(newT, e.q or e.t, 1, now, newB)
       end
     end
   end

@@ -200,7 +200,8 @@ describe('key layout', () => {
     expect(await raw.zrange(`${tag}mo`, 0, -1)).toStrictEqual([order(at(4)) + m2.key, order(at(3)) + m1.key]);
     expect(await raw.zrange(`${tag}mt:Promo`, 0, -1)).toStrictEqual([order(at(3)) + m1.key]);
     // Tracking IDs: HASH ID → counters, lastEventAt, search key; ZSET members ID, NUL, search key.
-    expect(await raw.hgetall(`${tag}t`)).toStrictEqual({ Promo: `1,1,0,0,${at(3)},promo` });
+    // '+' marks the form with opened, clicked and unsubscribed; a row without it (written before them) reads them as 0.
+    expect(await raw.hgetall(`${tag}t`)).toStrictEqual({ Promo: `+1,1,0,0,0,0,0,${at(3)},promo` });
     expect(await raw.zrangeBuffer(`${tag}to`, 0, -1)).toStrictEqual([Buffer.from('Promo\0promo')]);
     // Counts over time: a HASH per UTC day and scope, field '<hour of the day>:<column>', never expiring.
     expect(await raw.hgetall(`${tag}sp:${DAY0}`)).toStrictEqual({ '0:0': '1' });
@@ -522,7 +523,7 @@ describe('retention', () => {
     expect(await store.listMessages(projectId, { limit: 10, trackingId: 'promo', status: 'delivered' })).toStrictEqual([]);
     expect(await raw.zcard(`${tag}mt:promo`)).toBe(0);
     // Counters are totals of what was recorded: they do not fall when messages expire.
-    const row = { trackingId: 'promo', messages: 2, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2) };
+    const row = { trackingId: 'promo', messages: 2, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2), opened: 0, clicked: 0, unsubscribed: 0 };
     expect(await store.listTrackingIds(projectId, { limit: 10 })).toStrictEqual([row]);
     // A late event (its dedup key expired too) for an expired message starts it over, and counts again.
     expect(await store.applyEvents(projectId, [first[0]!])).toStrictEqual(['applied']);

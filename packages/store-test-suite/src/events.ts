@@ -7,8 +7,11 @@ function allTrackingIds(store: Store, projectId: string): Promise<TrackingIdReco
   return store.listTrackingIds(projectId, { limit: 1000 });
 }
 
-function row(trackingId: string, counts: Omit<TrackingIdRecord, 'trackingId'>): TrackingIdRecord {
-  return { trackingId, ...counts };
+/** A row; opened, clicked and unsubscribed are 0 unless given. */
+type RowCounts = Omit<TrackingIdRecord, 'trackingId' | 'opened' | 'clicked' | 'unsubscribed'> &
+  Partial<Pick<TrackingIdRecord, 'opened' | 'clicked' | 'unsubscribed'>>;
+function row(trackingId: string, counts: RowCounts): TrackingIdRecord {
+  return { trackingId, opened: 0, clicked: 0, unsubscribed: 0, ...counts };
 }
 
 export function describeEventTests(options: StoreConformanceOptions): void {
@@ -122,7 +125,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         await store.applyEvents(projectId, [storedEvent({ message: message(identity, facts, at(seconds), 'promo') })]);
         return allTrackingIds(store, projectId);
       };
-      const promo = (counts: Omit<TrackingIdRecord, 'trackingId'>) => [row('promo', counts)];
+      const promo = (counts: RowCounts) => [row('promo', counts)];
 
       expect(await apply(m1, Fact.delivered, 1)).toStrictEqual(
         promo({ messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(1) }),
@@ -131,27 +134,27 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         promo({ messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2) }),
       );
       expect(await apply(m1, Fact.opened | Fact.delivered, 3)).toStrictEqual(
-        promo({ messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(3) }),
+        promo({ messages: 1, delivered: 1, bounced: 0, complained: 0, opened: 1, lastEventAt: at(3) }),
       );
       // Soft and hard bounces both count as bounced, once per message.
       expect(await apply(m1, Fact.soft_bounced, 4)).toStrictEqual(
-        promo({ messages: 1, delivered: 1, bounced: 1, complained: 0, lastEventAt: at(4) }),
+        promo({ messages: 1, delivered: 1, bounced: 1, complained: 0, opened: 1, lastEventAt: at(4) }),
       );
       expect(await apply(m1, Fact.hard_bounced, 5)).toStrictEqual(
-        promo({ messages: 1, delivered: 1, bounced: 1, complained: 0, lastEventAt: at(5) }),
+        promo({ messages: 1, delivered: 1, bounced: 1, complained: 0, opened: 1, lastEventAt: at(5) }),
       );
       expect(await apply(m1, Fact.complained, 6)).toStrictEqual(
-        promo({ messages: 1, delivered: 1, bounced: 1, complained: 1, lastEventAt: at(6) }),
+        promo({ messages: 1, delivered: 1, bounced: 1, complained: 1, opened: 1, lastEventAt: at(6) }),
       );
       expect(await apply(m1, Fact.complained, 6)).toStrictEqual(
-        promo({ messages: 1, delivered: 1, bounced: 1, complained: 1, lastEventAt: at(6) }),
+        promo({ messages: 1, delivered: 1, bounced: 1, complained: 1, opened: 1, lastEventAt: at(6) }),
       );
       // An older event of another message does not lower lastEventAt.
       expect(await apply(m2, Fact.sent, 2)).toStrictEqual(
-        promo({ messages: 2, delivered: 1, bounced: 1, complained: 1, lastEventAt: at(6) }),
+        promo({ messages: 2, delivered: 1, bounced: 1, complained: 1, opened: 1, lastEventAt: at(6) }),
       );
       expect(await apply(m2, Fact.delivered, 7)).toStrictEqual(
-        promo({ messages: 2, delivered: 2, bounced: 1, complained: 1, lastEventAt: at(7) }),
+        promo({ messages: 2, delivered: 2, bounced: 1, complained: 1, opened: 1, lastEventAt: at(7) }),
       );
     });
 
@@ -179,7 +182,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       // A larger ID loses: m1 stays under y.
       await apply(m1, Fact.clicked | Fact.delivered, 8, x);
       expect(await allTrackingIds(store, projectId)).toStrictEqual([
-        row(y, { messages: 1, delivered: 1, bounced: 1, complained: 1, lastEventAt: at(8) }),
+        row(y, { messages: 1, delivered: 1, bounced: 1, complained: 1, clicked: 1, lastEventAt: at(8) }),
         row(x, { messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(3) }),
       ]);
       const m1Now = {

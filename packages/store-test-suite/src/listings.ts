@@ -228,6 +228,9 @@ export function describeListingTests(options: StoreConformanceOptions): void {
         bounced: 1,
         complained: 1,
         lastEventAt: at(2),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
       });
     });
 
@@ -247,6 +250,9 @@ export function describeListingTests(options: StoreConformanceOptions): void {
         bounced: 0,
         complained: 0,
         lastEventAt: at(0),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
       });
       // The same ID in two projects: each answers its own counters.
       expect((await store.getTrackingId(other, 'Promo'))?.messages).toBe(1);

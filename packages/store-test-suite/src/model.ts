@@ -81,12 +81,18 @@ function trackingIdRows(messages: Iterable<MessageRecord>): TrackingIdRecord[] {
       bounced: 0,
       complained: 0,
       lastEventAt: message.lastEventAt,
+      opened: 0,
+      clicked: 0,
+      unsubscribed: 0,
     };
     const counters = countersOf(message.facts);
     row.messages += 1;
     row.delivered += counters.delivered;
     row.bounced += counters.bounced;
     row.complained += counters.complained;
+    row.opened += counters.opened;
+    row.clicked += counters.clicked;
+    row.unsubscribed += counters.unsubscribed;
     row.lastEventAt = Math.max(row.lastEventAt, message.lastEventAt);
     rows.set(message.trackingId, row);
   }

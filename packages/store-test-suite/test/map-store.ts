@@ -77,7 +77,7 @@ export function createMapStore(): Store {
         t.timelines.set(after.key, timeline);
       }
       for (const delta of trackingIdDeltas(before, after)) {
-        const empty = { trackingId: delta.trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity };
+        const empty = { trackingId: delta.trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity, opened: 0, clicked: 0, unsubscribed: 0 };
         const current = t.trackingIds.get(delta.trackingId) ?? empty;
         const messages = current.messages + delta.messages;
         if (messages === 0) {
@@ -95,6 +95,9 @@ export function createMapStore(): Store {
           bounced: current.bounced + delta.bounced,
           complained: current.complained + delta.complained,
           lastEventAt,
+          opened: current.opened + delta.opened,
+          clicked: current.clicked + delta.clicked,
+          unsubscribed: current.unsubscribed + delta.unsubscribed,
         });
       }
     }

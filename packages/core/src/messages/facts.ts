@@ -77,6 +77,9 @@ export interface Counters {
   delivered: number;
   bounced: number;
   complained: number;
+  opened: number;
+  clicked: number;
+  unsubscribed: number;
 }
 
 /** The facts each counter counts: a message counts 1 when it has any of them. Stores that count in their own language use this table. */
@@ -84,6 +87,9 @@ export const counterFacts: Readonly<Record<keyof Counters, number>> = {
   delivered: Fact.delivered,
   bounced: Fact.hard_bounced | Fact.soft_bounced,
   complained: Fact.complained,
+  opened: Fact.opened,
+  clicked: Fact.clicked,
+  unsubscribed: Fact.unsubscribed,
 };
 
 /** Which counters a message with these facts contributes 1 to. */
@@ -92,5 +98,8 @@ export function countersOf(facts: number): Counters {
     delivered: facts & counterFacts.delivered ? 1 : 0,
     bounced: facts & counterFacts.bounced ? 1 : 0,
     complained: facts & counterFacts.complained ? 1 : 0,
+    opened: facts & counterFacts.opened ? 1 : 0,
+    clicked: facts & counterFacts.clicked ? 1 : 0,
+    unsubscribed: facts & counterFacts.unsubscribed ? 1 : 0,
   };
 }

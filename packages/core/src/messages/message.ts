@@ -72,6 +72,9 @@ export function trackingIdDeltas(before: MessageRecord | undefined, after: Messa
       delivered: -left.delivered,
       bounced: -left.bounced,
       complained: -left.complained,
+      opened: -left.opened,
+      clicked: -left.clicked,
+      unsubscribed: -left.unsubscribed,
       lastEventAt: 'recompute',
     });
   }
@@ -84,6 +87,9 @@ export function trackingIdDeltas(before: MessageRecord | undefined, after: Messa
       delivered: now.delivered - (was?.delivered ?? 0),
       bounced: now.bounced - (was?.bounced ?? 0),
       complained: now.complained - (was?.complained ?? 0),
+      opened: now.opened - (was?.opened ?? 0),
+      clicked: now.clicked - (was?.clicked ?? 0),
+      unsubscribed: now.unsubscribed - (was?.unsubscribed ?? 0),
       lastEventAt: { raise: after.lastEventAt },
     });
   }

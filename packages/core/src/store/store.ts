@@ -43,6 +43,14 @@ export interface TrackingIdRecord {
   complained: number;
   /** Epoch milliseconds of the latest event of any of those messages. */
   lastEventAt: number;
+  /**
+   * Beside the spec's counters: of those messages, how many were opened, clicked and unsubscribed from
+   * (each message once). Rows counted before these existed count from then on (PostgreSQL backfilled
+   * them from the messages still retained; see docs/storage.md).
+   */
+  opened: number;
+  clicked: number;
+  unsubscribed: number;
 }
 
 /**

@@ -206,7 +206,7 @@ class ProjectState {
     let row = this.trackingIds.get(trackingId);
     if (row === undefined) {
       row = {
-        record: { trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity },
+        record: { trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity, opened: 0, clicked: 0, unsubscribed: 0 },
         searchKey: searchKey ?? trackingIdSearchKey(trackingId),
         messages: new SortedList<MessageRecord, MessageOrderKey>(compareMessages),
       };
@@ -222,6 +222,9 @@ class ProjectState {
     record.delivered += delta.delivered;
     record.bounced += delta.bounced;
     record.complained += delta.complained;
+    record.opened += delta.opened;
+    record.clicked += delta.clicked;
+    record.unsubscribed += delta.unsubscribed;
     if (record.messages === 0) {
       this.trackingIds.delete(record.trackingId);
       this.trackingIdOrder.remove(record.trackingId);
