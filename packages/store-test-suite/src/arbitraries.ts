@@ -266,3 +266,15 @@ export const suppressionQuery: fc.Arbitrary<SuppressionQuery> = fc
     after: fc.option(suppressionPosition, { nil: undefined, freq: 2 }),
   })
   .map(query);
+
+/** Splits `items` into consecutive batches at the given cut points (any arrival batching of the same events). */
+export function batches<T>(items: readonly T[], cuts: readonly number[]): T[][] {
+  const points = [...new Set(cuts.map((cut) => cut % (items.length + 1)))].sort((a, b) => a - b);
+  const result: T[][] = [];
+  let from = 0;
+  for (const point of [...points, items.length]) {
+    if (point > from) result.push(items.slice(from, point));
+    from = Math.max(from, point);
+  }
+  return result;
+}

@@ -3,22 +3,11 @@ import fc from 'fast-check';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { createStoreModel } from './model.js';
 import { message, messageIdentities, storedEvent, T0 } from './records.js';
+import { batches } from './arbitraries.js';
 
 const DAY_MS = 24 * HOUR_MS;
 /** An hour of the first days after T0 (a UTC midnight), and a minute in it. */
 const hourAt = (hour: number, minute = 0): number => T0 + hour * HOUR_MS + minute * 60_000;
-
-/** Splits `items` into consecutive batches at the given cut points. */
-function batches<T>(items: readonly T[], cuts: readonly number[]): T[][] {
-  const points = [...new Set(cuts.map((cut) => cut % (items.length + 1)))].sort((a, b) => a - b);
-  const result: T[][] = [];
-  let from = 0;
-  for (const point of [...points, items.length]) {
-    if (point > from) result.push(items.slice(from, point));
-    from = Math.max(from, point);
-  }
-  return result;
-}
 
 export function describeStatsTests(options: StoreConformanceOptions): void {
   const { describe, expect } = options;

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { timelineOf } from './model.js';
 import { at, message, messageIdentities, storedEvent, type MessageIdentity } from './records.js';
+import { batches } from './arbitraries.js';
 
 const factOf: Partial<Record<DeliveryEventType, number>> = {
   sent: Fact.sent,
@@ -32,18 +33,6 @@ export function timelineEvent(
     ...parts.details,
   };
   return { ...storedEvent({ key, message: message(identity, factOf[type] ?? Fact.sent, time) }), timelineEntry: entry };
-}
-
-/** Splits `items` into consecutive batches at the given cut points. */
-function batches<T>(items: readonly T[], cuts: readonly number[]): T[][] {
-  const points = [...new Set(cuts.map((cut) => cut % (items.length + 1)))].sort((a, b) => a - b);
-  const result: T[][] = [];
-  let from = 0;
-  for (const point of [...points, items.length]) {
-    if (point > from) result.push(items.slice(from, point));
-    from = Math.max(from, point);
-  }
-  return result;
 }
 
 export function describeTimelineTests(options: StoreConformanceOptions): void {
