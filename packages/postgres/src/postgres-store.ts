@@ -291,18 +291,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // is best found through messages_by_last_event_at, a recent one by walking the newest-first order.
       const timed = from !== undefined || to !== undefined;
       const rows = await attempt(() => query(text, params, !timed));
-      return rows.map(
-        ([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]): MessageRecord => ({
-          key,
-          provider: provider as Provider,
-          messageId,
-          recipient,
-          trackingId,
-          facts,
-          firstEventAt,
-          lastEventAt,
-        }),
-      );
+      return rows.map(toMessageRecord);
     },
 
     async listTrackingIds(projectId, { search, limit, after }) {
@@ -326,18 +315,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (key.includes('\0')) return undefined;
       const [row] = await attempt(() => query(statements.getMessage, [projectId, key]));
       if (row === undefined) return undefined;
-      const [messageKey, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt, timeline] = row;
-      return {
-        key: messageKey,
-        provider: provider as Provider,
-        messageId,
-        recipient,
-        trackingId,
-        facts,
-        firstEventAt,
-        lastEventAt,
-        timeline: JSON.parse(timeline as string) as TimelineEntry[],
-      };
+      return { ...toMessageRecord(row), timeline: JSON.parse(row[8] as string) as TimelineEntry[] };
     },
 
     async getTrackingId(projectId, trackingId) {
@@ -498,6 +476,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 }
 
 /** One event as the row `mailwarden_apply_events` reads; absent parts are left out. */
+/** A message row as the listing and getMessage select it: the record's columns first, in its order. */
+function toMessageRecord([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]: any[]): MessageRecord {
+  return { key, provider: provider as Provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt };
+}
+
 function toEventRow(event: StoredEvent): Record<string, unknown> {
   const row: Record<string, unknown> = { key: event.key };
   const message = event.message;

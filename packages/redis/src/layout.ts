@@ -123,32 +123,14 @@ export function unpackSuppression(hash: string, value: string): SuppressionRecor
  * (those three read 0 until the row is next written, which rewrites it in the new form).
  */
 export function decodeTrackingIdRow(trackingId: string, value: string): TrackingIdRecord {
-  if (value.startsWith('+')) {
-    const [messages, delivered, bounced, complained, opened, clicked, unsubscribed, lastEventAt] = value.slice(1).split(',', 8);
-    return {
-      trackingId,
-      messages: Number(messages),
-      delivered: Number(delivered),
-      bounced: Number(bounced),
-      complained: Number(complained),
-      lastEventAt: Number(lastEventAt),
-      opened: Number(opened),
-      clicked: Number(clicked),
-      unsubscribed: Number(unsubscribed),
-    };
-  }
-  const [messages, delivered, bounced, complained, lastEventAt] = value.split(',', 5);
-  return {
-    trackingId,
-    messages: Number(messages),
-    delivered: Number(delivered),
-    bounced: Number(bounced),
-    complained: Number(complained),
-    lastEventAt: Number(lastEventAt),
-    opened: 0,
-    clicked: 0,
-    unsubscribed: 0,
-  };
+  const fields = value.startsWith('+') ? value.slice(1).split(',', 8) : oldTrackingIdRow(value.split(',', 5));
+  const [messages = 0, delivered = 0, bounced = 0, complained = 0, opened = 0, clicked = 0, unsubscribed = 0, lastEventAt = 0] = fields.map(Number);
+  return { trackingId, messages, delivered, bounced, complained, lastEventAt, opened, clicked, unsubscribed };
+}
+
+/** The fields of a row of the old form in the new form's order, with opened, clicked and unsubscribed at 0. */
+function oldTrackingIdRow([messages, delivered, bounced, complained, lastEventAt]: string[]): (string | undefined)[] {
+  return [messages, delivered, bounced, complained, '0', '0', '0', lastEventAt];
 }
 
 /** A message from the 8 reply items the listing script sends: key, then fields p, i, r, t, f, a, b. */
