@@ -27,7 +27,7 @@ export async function applyEvents(
     if (prepared !== undefined) stored.push(prepared);
   });
   const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored);
-  const accepted = outcomes.filter((outcome) => outcome === 'applied').length;
+  const accepted = outcomes.filter((outcome) => outcome !== 'duplicate').length;
   return { accepted, duplicates: outcomes.length - accepted, skipped: events.length - stored.length, warnings };
 }
 

@@ -19,6 +19,7 @@ export type {
   StatsQuery,
 } from './store/store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
+export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
 
 // The numbers stores persist (append-only: never renumbered), then the functions over them.
 export { Fact, statusCodes, reasonRanks } from './store/encodings.js';

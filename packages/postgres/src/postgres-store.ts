@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MailwardenError, type Provider, type Store } from '@mailwarden/core';
 import {
+  eventOutcomeOfCode,
   reasonFromRank,
   reasonRank,
   statusCodes,
@@ -8,7 +9,6 @@ import {
   sumHours,
   trackingIdSearchKey,
   HOUR_MS,
-  type EventOutcome,
   type MessageRecord,
   type StoredEvent,
   type SuppressionInvalidation,
@@ -122,9 +122,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       SELECT false, ${suppressionColumns.slice('hash, '.length)} FROM ${s}.suppressions
       WHERE project_id = $1 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
     removeSuppression: `WITH removed AS (
-        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2 RETURNING hash
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2 RETURNING ${suppressionColumns}
       )
-      SELECT ${invalidationOf('hash')} FROM removed`,
+      SELECT ${suppressionColumns}, ${invalidationOf('hash')} FROM removed`,
     // Newest first is ascending (-created_at, hash): a row comparison starts an index range.
     firstSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
       WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`,
@@ -228,8 +228,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async removeSuppression(projectId, hash) {
-      const rows = await attempt(() => query(statements.removeSuppression, [projectId, hash]));
-      return rows.length > 0;
+      const [row] = await attempt(() => query(statements.removeSuppression, [projectId, hash]));
+      return row === undefined ? undefined : toSuppression(row);
     },
 
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
@@ -261,7 +261,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const batch = JSON.stringify(events.map(toEventRow));
       const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch]));
       const outcomes = row![0] as string;
-      return Array.from(outcomes, (outcome): EventOutcome => (outcome === 'a' ? 'applied' : 'duplicate'));
+      return Array.from(outcomes, eventOutcomeOfCode);
     },
 
     async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {

@@ -29,7 +29,8 @@ export interface SchemaFunction {
  * Every writer locks rows table by table (event_keys, messages, tracking_ids, suppressions), each in
  * key order, so concurrent batches wait for each other instead of deadlocking.
  * p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
- * Returns one character per event: 'a' applied, 'd' duplicate.
+ * Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
+ * 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
  */
 /** A cause's time for a row without provenance: the latest, so the first known cause of its reason replaces it. */
 const LATEST = '9223372036854775807';
@@ -52,6 +53,30 @@ const mergedFactTimes = `ARRAY[${statFacts
         ELSE least(k.fact_times[${i + 1}], s.fact_times[${i + 1}]) END`,
   )
   .join(',\n      ')}]`;
+/**
+ * Step 5's input: the batch's applied events that carry a suppression (`seen_events`), joined per address
+ * (`seen`): the first email, the strongest reason, the earliest time, the winning cause.
+ */
+const suppressionEvents = `seen_events AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
+  ), seen AS (
+    SELECT hash,
+           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
+           max(reason) AS reason,
+           min(created_at) AS created_at,
+           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, ${LATEST}),
+                      coalesce(event->>'cause_event_id', '') COLLATE "C"))[1] AS cause
+    FROM seen_events
+    GROUP BY 1
+  )`;
+/** The `seen` addresses as suppression rows, in hash order (the lock order); ends in a WHERE to extend. */
+const suppressionRows = `SELECT p_project_id, hash, email, reason, created_at,
+           cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
+           cause->>'cause_event_id', cause->>'cause_diagnostic'
+    FROM seen WHERE true`;
 const statSums = statColumns.map((_, i) => `coalesce(sum(d) FILTER (WHERE col = ${i + 1}), 0)::integer AS c${i + 1}`).join(', ');
 const bucketColumns = 'delivered, hard_bounced, soft_bounced, complained, opened, clicked, unsubscribed';
 
@@ -68,6 +93,8 @@ DECLARE
   v_recompute text[];
   v_emptied text[];
   v_hashes text[];
+  v_suppressed text[];
+  v_before jsonb;
   v_timelines text[];
   v_stats jsonb;
   v_chunk integer;
@@ -281,29 +308,27 @@ BEGIN
 
   -- 5. Suppressions: the reason only upgrades, createdAt is the earliest, the provenance is the
   --    stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins;
-  --    a row without provenance compares as the latest). Only rows that changed are written, and only
-  --    they are invalidated.
-  WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
-           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
-  ), seen AS (
-    SELECT hash,
-           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
-           max(reason) AS reason,
-           min(created_at) AS created_at,
-           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, ${LATEST}),
-                      coalesce(event->>'cause_event_id', '') COLLATE "C"))[1] AS cause
-    FROM seen_events
-    GROUP BY 1
+  --    a row without provenance compares as the latest). First, in hash order, addresses without a
+  --    row get one and the others are locked (WHERE false updates nothing but still locks), so what
+  --    each address had before the batch is known and stays so until commit: the events' outcomes.
+  WITH ${suppressionEvents}, created AS (
+    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    ${suppressionRows} ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
+    RETURNING s.hash
+  )
+  SELECT array_agg(hash) INTO v_suppressed FROM created;
+
+  --    Then the rows that were there: read (a new snapshot: locked rows, as committed) and joined.
+  --    Only rows that changed are written, and only they and the created ones are invalidated.
+  WITH ${suppressionEvents}, before AS (
+    SELECT b.hash, b.reason FROM ${s}.suppressions b
+    WHERE b.project_id = p_project_id AND b.hash IN (SELECT hash FROM seen) AND b.hash <> ALL (coalesce(v_suppressed, '{}'))
   ), written AS (
     INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    SELECT p_project_id, hash, email, reason, created_at,
-           cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
-           cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen ORDER BY hash
+    ${suppressionRows} AND hash IN (SELECT hash FROM before) ORDER BY hash
     ON CONFLICT (project_id, hash) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
       created_at = least(s.created_at, excluded.created_at),
@@ -316,7 +341,9 @@ BEGIN
     WHERE excluded.created_at < s.created_at OR ${causeWins}
     RETURNING s.hash
   )
-  SELECT array_agg(hash) INTO v_hashes FROM written;
+  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
+         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
+  INTO v_hashes, v_before;
 
   -- 6. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
   IF v_hashes IS NOT NULL THEN
@@ -328,8 +355,23 @@ BEGIN
     END LOOP;
   END IF;
 
-  RETURN (SELECT string_agg(CASE WHEN applied THEN 'a' ELSE 'd' END, '' ORDER BY ord)
-          FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
+  -- 7. Per event, as if applied one by one (EventOutcome, as core's eventOutcomeOfCode reads it): the
+  --    first event of an address that had no row created it ('s'); an event whose reason is stronger
+  --    than all the address had before it (the row's, the batch's earlier events') raised it from that.
+  RETURN (
+    WITH ${suppressionEvents}, ranked AS (
+      SELECT ord, hash, reason,
+             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+      FROM seen_events
+    )
+    SELECT string_agg(CASE
+             WHEN NOT o.applied THEN 'd'
+             WHEN e.hash IS NULL THEN 'a'
+             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
+             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
+               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
+             ELSE 'a' END, '' ORDER BY o.ord)
+    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord) LEFT JOIN ranked e ON e.ord = o.ord);
 END
 `,
 };

@@ -1,7 +1,7 @@
 // Several app instances (each its own postgres.js client) hammering the same addresses and messages at
 // once: the end state must be one the model allows, with exact counters and no duplicate rows.
 import { providers, type SuppressionReason } from '@mailwarden/core';
-import { createEmailHasher, Fact, messageKey, type StoredEvent } from '@mailwarden/core/store';
+import { createEmailHasher, Fact, messageKey, strongerReason, type EventOutcome, type StoredEvent } from '@mailwarden/core/store';
 import { createStoreModel } from '@mailwarden/store-test-suite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
@@ -143,9 +143,12 @@ describe('concurrent instances', () => {
 
     // Each key seen anywhere was applied exactly once in total.
     const applied = new Map<string, number>();
+    const changes = new Map<string, EventOutcome[]>();
     for (const { batch, outcomes } of results) {
       batch.forEach((event, index) => {
-        if (outcomes[index] === 'applied') applied.set(event.key, (applied.get(event.key) ?? 0) + 1);
+        const outcome = outcomes[index]!;
+        if (outcome !== 'duplicate') applied.set(event.key, (applied.get(event.key) ?? 0) + 1);
+        if (outcome !== 'duplicate' && outcome !== 'applied') changes.set(event.suppression!.hash, [...(changes.get(event.suppression!.hash) ?? []), outcome]);
       });
     }
     const delivered = new Set(perInstance.flat().map((event) => event.key));
@@ -161,6 +164,18 @@ describe('concurrent instances', () => {
       suppressions: await store.listSuppressions(projectId, { limit: 1000 }),
     });
     expect(await state(stores[0]!)).toStrictEqual(await state(model));
+
+    // What the instances reported of each address: one of them suppressed it, each upgrade from a
+    // distinct weaker reason: the hooks fire once per change however the batches raced.
+    const suppressed = (await state(model)).suppressions;
+    expect([...changes.keys()].sort()).toStrictEqual(suppressed.map((record) => record.hash).sort());
+    for (const record of suppressed) {
+      const reported = changes.get(record.hash)!;
+      expect(reported.filter((outcome) => outcome === 'suppressed'), record.email).toHaveLength(1);
+      const from = reported.filter((outcome) => outcome !== 'suppressed').map((outcome) => outcome.slice('upgraded_from_'.length));
+      expect(new Set(from).size, record.email).toBe(from.length);
+      expect(from.every((reason) => strongerReason(reason as SuppressionReason, record.reason) === record.reason && reason !== record.reason)).toBe(true);
+    }
 
     // Through SQL: counters equal what the messages say, and every table has one row per key.
     const counters = await sql.unsafe(

@@ -81,7 +81,7 @@ describe('what the store persists, read through SQL', () => {
       // addSuppression never changes a present row; the event upgraded the reason and moved createdAt back.
       expect([...rows]).toStrictEqual([{ project_id: project, hash, email, reason: 3, created_at: String(T + 3) }]);
 
-      expect(await store.removeSuppression(project, hash)).toBe(true);
+      expect(await store.removeSuppression(project, hash)).toMatchObject({ hash, reason: 'complaint', createdAt: T + 3 });
       expect([...(await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".suppressions`))]).toStrictEqual([{ n: 0 }]);
     } finally {
       await drop();
@@ -98,7 +98,7 @@ describe('what the store persists, read through SQL', () => {
         event({ message: { id: 'm2', trackingId: 'Promo', facts: Fact.hard_bounced, at: T + 3 }, suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 3 } }),
         event({ message: { id: 'm3', facts: Fact.delivered, at: T + 4 } }),
       ];
-      expect(await store.applyEvents(project, batch)).toStrictEqual(['applied', 'applied', 'applied', 'applied']);
+      expect(await store.applyEvents(project, batch)).toStrictEqual(['applied', 'applied', 'suppressed', 'applied']);
       expect(await store.applyEvents(project, [...batch].reverse())).toStrictEqual(batch.map(() => 'duplicate'));
 
       const count = async (table: string) =>

@@ -6,6 +6,7 @@ import {
   type Store,
 } from '@mailwarden/core';
 import {
+  eventOutcomeOfCode,
   statFacts,
   sumHours,
   statusFacts,
@@ -13,6 +14,7 @@ import {
   packProvenance,
   reasonRank,
   trackingIdSearchKey,
+  type EventOutcome,
   type MessageRecord,
   type StoredEvent,
   type SuppressionInvalidation,
@@ -315,7 +317,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async removeSuppression(projectId, hash) {
       const keys = projectKeys(keyPrefix, projectId);
-      return (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) === 1;
+      const removed = (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) as string | null;
+      return removed === null ? undefined : unpackSuppression(hash, removed);
     },
 
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
@@ -341,10 +344,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async applyEvents(projectId, events) {
-      const outcomes: ('applied' | 'duplicate')[] = [];
+      const outcomes: EventOutcome[] = [];
       for (let from = 0; from < events.length; from += EVENTS_PER_CALL) {
         const applied = await applyBatch(projectId, events.slice(from, from + EVENTS_PER_CALL));
-        for (const outcome of applied) outcomes.push(outcome === 'a' ? 'applied' : 'duplicate');
+        for (const outcome of applied) outcomes.push(eventOutcomeOfCode(outcome));
       }
       return outcomes;
     },

@@ -98,17 +98,17 @@ return false
 `,
 );
 
-/** KEYS: suppressions, suppressionOrder. ARGV: hash, channel, projectId. Returns 1 if it existed. */
+/** KEYS: suppressions, suppressionOrder. ARGV: hash, channel, projectId. Returns the value it deleted, or nil. */
 export const removeSuppression = script(
   'removeSuppression',
   String.raw`
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
-if not existing then return 0 end
+if not existing then return false end
 local _, createdAt = unpackSuppression(existing)
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], order(createdAt) .. ARGV[1])
 publish(ARGV[2], ARGV[3], { ARGV[1] })
-return 1
+return existing
 `,
 );
 
@@ -396,11 +396,15 @@ end
 
 -- Reason only upgraded, createdAt the earliest, the email the first one stored, the provenance the
 -- stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins).
+-- Returns the event's outcome: 's' when it created the suppression, the rank it had when the event
+-- raised it, else 'a'.
 local function upsertSuppression(s)
   local v = redis.call('HGET', S, s.h)
+  local outcome = 'a'
   if not v then
     redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e, s.p))
     redis.call('ZADD', SO, 0, order(s.c) .. s.h)
+    outcome = 's'
   else
     local rank, createdAt, email, provenance = unpackSuppression(v)
     local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
@@ -411,7 +415,8 @@ local function upsertSuppression(s)
       local knownAt, knownId = causeKey(provenance)
       if at < knownAt or (at == knownAt and before(id, knownId)) then newProvenance = s.p end
     end
-    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank > rank then outcome = tostring(rank) end
     redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email, newProvenance))
     if newCreatedAt ~= createdAt then
       redis.call('ZREM', SO, order(createdAt) .. s.h)
@@ -422,6 +427,7 @@ local function upsertSuppression(s)
     changed[s.h] = true
     changedList[#changedList + 1] = s.h
   end
+  return outcome
 end
 
 local outcomes = {}
@@ -430,8 +436,7 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then upsertSuppression(e.s) end
-    outcomes[i] = 'a'
+    if e.s then outcomes[i] = upsertSuppression(e.s) else outcomes[i] = 'a' end
   else
     outcomes[i] = 'd'
   end

@@ -1,5 +1,5 @@
 import { type Store } from '@mailwarden/core';
-import { Fact, type TrackingIdRecord } from '@mailwarden/core/store';
+import { Fact, type EventOutcome, type TrackingIdRecord } from '@mailwarden/core/store';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { addresses, at, message, messageIdentities, storedEvent, suppression } from './records.js';
 
@@ -54,7 +54,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const [a] = addresses(1);
       const record = suppression(a, 'hard_bounce', at(4));
       // No message: an asynchronous bounce without a message id still suppresses.
-      expect(await store.applyEvents(projectId, [storedEvent({ suppression: record })])).toStrictEqual(['applied']);
+      expect(await store.applyEvents(projectId, [storedEvent({ suppression: record })])).toStrictEqual(['suppressed']);
       expect(await store.getSuppression(projectId, a.hash)).toStrictEqual(record);
       expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual([record]);
       expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([]);
@@ -65,16 +65,16 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const other = suppression(b, 'manual', at(2));
       await store.addSuppression(projectId, suppression(a, 'manual', at(5)));
       await store.addSuppression(projectId, other);
-      const applySuppression = async (reason: 'manual' | 'hard_bounce' | 'complaint', seconds: number) => {
+      const applySuppression = async (reason: 'manual' | 'hard_bounce' | 'complaint', seconds: number, outcome: EventOutcome = 'applied') => {
         expect(
           await store.applyEvents(projectId, [storedEvent({ suppression: suppression(a, reason, at(seconds)) })]),
-        ).toStrictEqual(['applied']);
+        ).toStrictEqual([outcome]);
         return store.getSuppression(projectId, a.hash);
       };
 
-      expect(await applySuppression('hard_bounce', 7)).toStrictEqual(suppression(a, 'hard_bounce', at(5)));
+      expect(await applySuppression('hard_bounce', 7, 'upgraded_from_manual')).toStrictEqual(suppression(a, 'hard_bounce', at(5)));
       expect(await applySuppression('manual', 3)).toStrictEqual(suppression(a, 'hard_bounce', at(3)));
-      expect(await applySuppression('complaint', 9)).toStrictEqual(suppression(a, 'complaint', at(3)));
+      expect(await applySuppression('complaint', 9, 'upgraded_from_hard_bounce')).toStrictEqual(suppression(a, 'complaint', at(3)));
       expect(await applySuppression('hard_bounce', 8)).toStrictEqual(suppression(a, 'complaint', at(3)));
       expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual([suppression(a, 'complaint', at(3)), other]);
 
@@ -277,9 +277,12 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const outcomes = (await Promise.all(batches.map((batch) => store.applyEvents(projectId, batch)))).flat();
       const appliedKeys = batches
         .flat()
-        .filter((_, index) => outcomes[index] === 'applied')
+        .filter((_, index) => outcomes[index] !== 'duplicate')
         .map((event) => event.key);
       expect([...appliedKeys].sort()).toStrictEqual(events.map((event) => event.key).sort());
+      // One event suppressed the address; if it was a bounce, one complaint upgraded it; no more.
+      const changes = outcomes.filter((outcome) => outcome !== 'applied' && outcome !== 'duplicate').sort();
+      expect([['suppressed'], ['suppressed', 'upgraded_from_hard_bounce']]).toContainEqual(changes);
 
       const oneByOne = randomProjectId();
       for (const event of events) await store.applyEvents(oneByOne, [event]);
@@ -303,15 +306,15 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         suppression: suppression(a, 'complaint', at(1)),
       });
 
-      expect(await store.applyEvents(projectId, [event])).toStrictEqual(['applied']);
-      expect(await store.applyEvents(other, [event])).toStrictEqual(['applied']);
+      expect(await store.applyEvents(projectId, [event])).toStrictEqual(['suppressed']);
+      expect(await store.applyEvents(other, [event])).toStrictEqual(['suppressed']);
       await store.applyEvents(projectId, [storedEvent({ message: message(m, Fact.delivered, at(2), 'promo') })]);
 
       expect(await store.listMessages(other, { limit: 10 })).toStrictEqual([event.message]);
       expect(await allTrackingIds(store, other)).toStrictEqual([
         row('promo', { messages: 1, delivered: 0, bounced: 0, complained: 1, lastEventAt: at(1) }),
       ]);
-      expect(await store.removeSuppression(projectId, a.hash)).toBe(true);
+      expect(await store.removeSuppression(projectId, a.hash)).toStrictEqual(event.suppression);
       expect(await store.getSuppression(other, a.hash)).toStrictEqual(event.suppression);
     });
   });

@@ -13,6 +13,7 @@ import {
   hourOf,
   statFacts,
   sumHours,
+  type EventOutcome,
   type MessagePosition,
   type MessageRecord,
   type SuppressionPosition,
@@ -137,7 +138,10 @@ export function createStoreModel(): Store {
     },
 
     async removeSuppression(projectId, hash) {
-      return project(projectId).suppressions.delete(hash);
+      const { suppressions } = project(projectId);
+      const record = suppressions.get(hash);
+      suppressions.delete(hash);
+      return copy(record);
     },
 
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
@@ -153,7 +157,7 @@ export function createStoreModel(): Store {
 
     async applyEvents(projectId, events) {
       const state = project(projectId);
-      return events.map((event) => {
+      return events.map((event): EventOutcome => {
         if (state.eventKeys.has(event.key)) return 'duplicate';
         state.eventKeys.add(event.key);
         if (event.message !== null) {
@@ -162,17 +166,12 @@ export function createStoreModel(): Store {
           state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
           if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
-        if (event.suppression !== null) {
-          const seen = event.suppression;
-          const known = state.suppressions.get(seen.hash);
-          state.suppressions.set(
-            seen.hash,
-            known === undefined
-              ? { ...seen }
-              : joinSuppression(known, seen),
-          );
-        }
-        return 'applied';
+        if (event.suppression === null) return 'applied';
+        const seen = event.suppression;
+        const known = state.suppressions.get(seen.hash);
+        state.suppressions.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
+        if (known === undefined) return 'suppressed';
+        return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
       });
     },
 

@@ -1,5 +1,5 @@
 import { type SuppressionReason } from '@mailwarden/core';
-import { timelineEntryId, type StoredEvent, type SuppressionProvenance, type SuppressionRecord } from '@mailwarden/core/store';
+import { timelineEntryId, type EventOutcome, type StoredEvent, type SuppressionProvenance, type SuppressionRecord } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { addressPool, diagnosticPool, storedEvent as anyStoredEvent } from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
@@ -101,6 +101,68 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
             const expected = await model.getSuppressions(projectId, hashes);
             expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(expected);
             expect(await store.getSuppressions(inOrder, hashes)).toStrictEqual(expected);
+          },
+        ),
+        { numRuns: options.numRuns ?? 50 },
+      );
+    });
+  });
+
+  // What each event did to its recipient's suppression: what apps are told (the hooks), exactly once.
+  describe('suppression changes', () => {
+    test('the first event of an address suppresses it, a stronger one upgrades it, the rest change no reason', async ({ store, projectId }) => {
+      const [a, b] = addresses(2);
+      const bounce = caused(a, 'hard_bounce', 5, 'changes:bounce');
+      const complaint = caused(a, 'complaint', 6, 'changes:complaint');
+      const earlierBounce = caused(a, 'hard_bounce', 1, 'changes:earlier-bounce');
+      // One batch behaves as its events one by one, in order.
+      expect(await store.applyEvents(projectId, [bounce, complaint, earlierBounce, bounce])).toStrictEqual([
+        'suppressed',
+        'upgraded_from_hard_bounce',
+        'applied', // the time moved, the reason did not
+        'duplicate',
+      ]);
+      expect(await store.applyEvents(projectId, [caused(a, 'complaint', 0, 'changes:earliest-complaint')])).toStrictEqual(['applied']);
+
+      await store.addSuppression(projectId, { ...suppression(b, 'manual', at(1)), provenance: { source: 'api', at: at(1) } });
+      expect(await store.applyEvents(projectId, [caused(b, 'manual', 2, 'changes:manual')])).toStrictEqual(['applied']);
+      expect(await store.applyEvents(projectId, [caused(b, 'complaint', 3, 'changes:b-complaint')])).toStrictEqual(['upgraded_from_manual']);
+
+      // Removed means absent: the next event suppresses the address again.
+      await store.removeSuppression(projectId, a.hash);
+      expect(await store.applyEvents(projectId, [caused(a, 'manual', 9, 'changes:after-removal')])).toStrictEqual(['suppressed']);
+    });
+
+    // The law: batching does not change what events did. Replaying the outcomes in order rebuilds every
+    // address's reason: one 'suppressed' each, then each upgrade from the reason it had.
+    test('any batching of events reports the changes of applying them one by one, and the outcomes rebuild the reasons', async ({ store }) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.uniqueArray(anyStoredEvent, { selector: (event) => event.key, maxLength: 12 }),
+          fc.infiniteStream(fc.integer({ min: 1, max: 4 })),
+          async (events, batchSizes) => {
+            const model = createStoreModel();
+            const projectId = randomProjectId();
+            const expected = await Promise.all(events.map(async (event) => (await model.applyEvents(projectId, [event]))[0]!));
+            const outcomes: EventOutcome[] = [];
+            for (let from = 0; from < events.length; ) {
+              const size = batchSizes.next().value;
+              outcomes.push(...(await store.applyEvents(projectId, [...events.slice(from, from + size), ...events.slice(from, from + 1)])));
+              expect(outcomes.pop(), 'the batch’s first event, replayed in it').toBe('duplicate');
+              from += size;
+            }
+            expect(outcomes).toStrictEqual(expected);
+
+            const rebuilt = new Map<string, SuppressionReason>();
+            events.forEach((event, index) => {
+              const outcome = outcomes[index]!;
+              if (outcome === 'duplicate' || outcome === 'applied') return;
+              const hash = event.suppression!.hash;
+              expect(outcome === 'suppressed' ? undefined : outcome.slice('upgraded_from_'.length)).toBe(rebuilt.get(hash));
+              rebuilt.set(hash, event.suppression!.reason);
+            });
+            const stored = await store.getSuppressions(projectId, [...rebuilt.keys()]);
+            expect(stored.map((record) => record?.reason)).toStrictEqual([...rebuilt.values()]);
           },
         ),
         { numRuns: options.numRuns ?? 50 },

@@ -70,16 +70,16 @@ export function describeSuppressionTests(options: StoreConformanceOptions): void
       expect(await listAll(store, projectId)).toStrictEqual([stored]);
     });
 
-    test('removeSuppression deletes a present record and says whether there was one', async ({ store, projectId }) => {
+    test('removeSuppression deletes a present record and returns it', async ({ store, projectId }) => {
       const [a, b, never] = addresses(3);
       const ra = suppression(a, 'complaint', at(1));
       const rb = suppression(b, 'manual', at(2));
       await store.addSuppression(projectId, ra);
       await store.addSuppression(projectId, rb);
 
-      expect(await store.removeSuppression(projectId, a.hash)).toBe(true);
-      expect(await store.removeSuppression(projectId, a.hash)).toBe(false);
-      expect(await store.removeSuppression(projectId, never.hash)).toBe(false);
+      expect(await store.removeSuppression(projectId, a.hash)).toStrictEqual(ra);
+      expect(await store.removeSuppression(projectId, a.hash)).toBeUndefined();
+      expect(await store.removeSuppression(projectId, never.hash)).toBeUndefined();
       expect(await store.getSuppression(projectId, a.hash)).toBeUndefined();
       expect(await store.getSuppressions(projectId, [a.hash, b.hash])).toStrictEqual([undefined, rb]);
       expect(await listAll(store, projectId)).toStrictEqual([rb]);
@@ -185,9 +185,7 @@ export function describeSuppressionTests(options: StoreConformanceOptions): void
       const readded = removed.filter((_, index) => index % 7 === 0).map((record) => suppression(record, 'complaint', at(-1)));
 
       await inChunks(records, (record) => store.addSuppression(projectId, record));
-      expect(await inChunks(removed, (record) => store.removeSuppression(projectId, record.hash))).toStrictEqual(
-        removed.map(() => true),
-      );
+      expect(await inChunks(removed, (record) => store.removeSuppression(projectId, record.hash))).toStrictEqual(removed);
       expect(await inChunks(readded, (record) => store.addSuppression(projectId, record))).toStrictEqual(
         readded.map((record) => ({ record, created: true })),
       );
@@ -222,8 +220,8 @@ export function describeSuppressionTests(options: StoreConformanceOptions): void
 
       expect(await store.getSuppressions(projectId, [a.hash, b.hash])).toStrictEqual([mine, undefined]);
       expect(await listAll(store, projectId)).toStrictEqual([mine]);
-      expect(await store.removeSuppression(projectId, b.hash)).toBe(false);
-      expect(await store.removeSuppression(projectId, a.hash)).toBe(true);
+      expect(await store.removeSuppression(projectId, b.hash)).toBeUndefined();
+      expect(await store.removeSuppression(projectId, a.hash)).toStrictEqual(mine);
       expect(await store.getSuppressions(other, [a.hash, b.hash])).toStrictEqual([theirs, onlyTheirs]);
       expect(await listAll(store, other)).toStrictEqual([onlyTheirs, theirs]);
     });

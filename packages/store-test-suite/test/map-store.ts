@@ -12,6 +12,7 @@ import {
   strongerReason,
   trackingIdDeltas,
   trackingIdSearchKey,
+  type EventOutcome,
   type MessagePosition,
   type MessageRecord,
   type Store,
@@ -54,7 +55,7 @@ export function createMapStore(): Store {
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
 
   // One event, wholly: a real store makes this one transaction.
-  function apply(t: Tables, event: StoredEvent): 'applied' | 'duplicate' {
+  function apply(t: Tables, event: StoredEvent): EventOutcome {
     if (t.eventKeys.has(event.key)) return 'duplicate';
     t.eventKeys.add(event.key);
     if (event.message !== null) {
@@ -102,18 +103,22 @@ export function createMapStore(): Store {
       }
     }
     const seen = event.suppression;
-    if (seen !== null) {
-      const known = t.suppressions.get(seen.hash);
-      // The provenance is the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
-      const merged = known && {
-        ...(provenanceWins(seen, known) ? seen : known),
-        email: known.email,
-        reason: strongerReason(known.reason, seen.reason),
-        createdAt: Math.min(known.createdAt, seen.createdAt),
-      };
-      t.suppressions.set(seen.hash, merged ?? { ...seen });
+    if (seen === null) return 'applied';
+    const known = t.suppressions.get(seen.hash);
+    if (known === undefined) {
+      t.suppressions.set(seen.hash, { ...seen });
+      return 'suppressed';
     }
-    return 'applied';
+    // The provenance is the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
+    const reason = strongerReason(known.reason, seen.reason);
+    t.suppressions.set(seen.hash, {
+      ...(provenanceWins(seen, known) ? seen : known),
+      email: known.email,
+      reason,
+      createdAt: Math.min(known.createdAt, seen.createdAt),
+    });
+    // The outcome says what the event did to the address: here, raised its reason.
+    return reason === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
   }
 
   return {
@@ -131,7 +136,10 @@ export function createMapStore(): Store {
       return { record: { ...record }, created: true };
     },
     async removeSuppression(projectId, hash) {
-      return tables(projectId).suppressions.delete(hash);
+      const { suppressions } = tables(projectId);
+      const record = suppressions.get(hash);
+      suppressions.delete(hash);
+      return record;
     },
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
       return [...tables(projectId).suppressions.values()]

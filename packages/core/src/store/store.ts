@@ -78,7 +78,16 @@ export interface MessageWithTimeline extends MessageRecord {
   timeline: TimelineEntry[];
 }
 
-export type EventOutcome = 'applied' | 'duplicate';
+/**
+ * What applying one event did. `duplicate`: its key was seen, nothing changed. Otherwise it was applied,
+ * and the outcome also says what it did to its recipient's suppression, as if the batch's events were
+ * applied one by one in order: `suppressed` when the address had none (this event created it),
+ * `upgraded_from_<reason>` when it had a weaker reason (this event raised it), `applied` when the event
+ * carried no suppression or the one it carried changed no reason (a time or provenance may still move).
+ * Exactly one event of a project ever reports `suppressed` for an address until it is removed, however
+ * many instances apply events concurrently: the hooks (`MailwardenOptions.on`) rely on it.
+ */
+export type EventOutcome = 'duplicate' | 'applied' | 'suppressed' | `upgraded_from_${SuppressionReason}`;
 
 /** A message listing's filters, all combinable (a message must match every one given), and its page. */
 export interface MessageQuery {
@@ -149,8 +158,8 @@ export interface Store {
    */
   addSuppression(projectId: string, record: SuppressionRecord): Promise<{ record: SuppressionRecord; created: boolean }>;
 
-  /** Deletes a suppression atomically. Returns whether it existed. */
-  removeSuppression(projectId: string, hash: string): Promise<boolean>;
+  /** Deletes a suppression atomically. Returns the record it deleted, or `undefined` when there was none. */
+  removeSuppression(projectId: string, hash: string): Promise<SuppressionRecord | undefined>;
 
   /**
    * A page in newest-first order (`createdAt` descending, then `hash` ascending), starting strictly
@@ -165,7 +174,7 @@ export interface Store {
    * (`duplicate`); otherwise, as one step, the key is recorded, the message merged (`mergeMessage`),
    * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted (reason only upgraded,
    * `createdAt` the earliest, the provenance the one `provenanceWins` keeps). A failure part-way leaves every event either wholly applied or not at
-   * all, so the caller may retry the whole batch. Returns one outcome per event.
+   * all, so the caller may retry the whole batch. Returns one outcome per event (`EventOutcome`).
    */
   applyEvents(projectId: string, events: readonly StoredEvent[]): Promise<EventOutcome[]>;
 

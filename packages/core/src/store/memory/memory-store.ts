@@ -4,6 +4,7 @@ import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelt
 import { mergeFactTimes, statsMoves, statFacts, sumHours, type FactTimes } from '../../messages/stats.js';
 import { insertTimelineEntry, type TimelineEntry } from '../../messages/timeline.js';
 import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
+import { reasonRank } from '../../suppressions/reason.js';
 import type {
   EventOutcome,
   MessageQuery,
@@ -133,8 +134,10 @@ class ProjectState {
       this.mergeMessage(event.message, event.trackingIdSearchKey);
       if (event.timelineEntry !== undefined) this.addTimelineEntry(event.message.key, event.timelineEntry);
     }
-    if (event.suppression !== null) this.suppressions.upsert(event.suppression);
-    return 'applied';
+    if (event.suppression === null) return 'applied';
+    const before = this.suppressions.upsert(event.suppression);
+    if (before === undefined) return 'suppressed';
+    return reasonRank(event.suppression.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
   }
 
   /**
@@ -299,7 +302,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     async removeSuppression(projectId, hash) {
-      return existing(projectId)?.suppressions.remove(hash) ?? false;
+      const table = existing(projectId)?.suppressions;
+      const record = table?.get(hash);
+      if (record !== undefined) table!.remove(hash);
+      return record;
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
