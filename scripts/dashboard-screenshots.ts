@@ -41,7 +41,19 @@ try {
   await page.getByRole('option', { name: /^newsletter-2026-11-20/ }).click();
   await page.getByRole('heading', { name: /Counts for/ }).waitFor();
   await page.getByRole('table').waitFor();
+  await page.locator('.chart').waitFor();
   await shoot('messages-filtered');
+
+  // The same numbers as a table: scrolled to, with the disclosure open.
+  await page.getByText('Numbers per day').click();
+  await page.locator('.per-day-table').scrollIntoViewIfNeeded();
+  await shoot('counts-per-day-table');
+
+  // A hard-bounced message and its timeline.
+  await page.getByLabel('Status').selectOption('bounced');
+  await page.getByRole('table', { name: /^Messages/ }).getByRole('link').first().click();
+  await page.locator('.timeline-entry').first().waitFor();
+  await shoot('message-timeline');
 
   await page.getByRole('link', { name: 'Tracking IDs' }).click();
   await page.getByRole('table').waitFor();

@@ -83,8 +83,8 @@ test.each([
 
   app.store.failWith(() => new MailwardenError('store_unavailable', 'The store did not answer in time.'));
   try {
-    await page.getByRole('link', { name: 'Messages' }).click();
-    await page.getByRole('button', { name: 'Retry' }).waitFor();
+    await page.getByRole('link', { name: 'Messages', exact: true }).click();
+    await page.getByRole('button', { name: 'Retry' }).first().waitFor();
     states['store down'] = await violations(page);
   } finally {
     app.store.failWith(undefined);

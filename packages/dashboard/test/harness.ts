@@ -1,6 +1,6 @@
 import type { DeliveryEvent, Mailwarden } from '@mailwarden/core';
 import { bindings, startTestApp, type StartServer, type TestApp, type TestAppOptions } from '@mailwarden/http-test-suite';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
 import { createDashboard } from '../src/index.js';
 
@@ -100,11 +100,14 @@ export async function seedMessages(mailwarden: Mailwarden, projectId: string, tr
   for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(projectId, events.slice(at, at + 500));
 }
 
-/** The text of every cell of a column of the page's table, by its header; `[]` while no table is shown. */
-export async function columnTexts(page: Page, header: string): Promise<string[]> {
-  const headers = await page.locator('table thead th').allTextContents();
+/** The page's listing: its table of messages, tracking IDs or suppressions (not the numbers per day). */
+export const listingTable = (page: Page): Locator => page.locator('table:not(.per-day-table)');
+
+/** The text of every cell of a column of a table (the listing by default), by its header; `[]` while no table is shown. */
+export async function columnTexts(page: Page, header: string, table: Locator = listingTable(page)): Promise<string[]> {
+  const headers = await table.locator('thead th').allTextContents();
   if (headers.length === 0) return [];
   const column = headers.indexOf(header);
   if (column === -1) throw new Error(`No column "${header}" in ${JSON.stringify(headers)}`);
-  return page.locator(`table tbody tr > :nth-child(${column + 1})`).allTextContents();
+  return table.locator(`tbody tr > :nth-child(${column + 1})`).allTextContents();
 }

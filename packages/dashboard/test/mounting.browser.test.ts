@@ -98,7 +98,7 @@ describe('mailwarden serve', () => {
       // The demo looks like real use: several campaigns, hard and soft bounces, complaints, both kinds of suppression.
       await page.getByRole('link', { name: 'Tracking IDs' }).click();
       await expect.poll(async () => (await columnTexts(page, 'Tracking ID')).length).toBeGreaterThanOrEqual(5);
-      await page.getByRole('link', { name: 'Messages' }).click();
+      await page.getByRole('link', { name: 'Messages', exact: true }).click();
       for (const status of ['bounced', 'soft_bounced', 'complained'] as const) {
         await page.getByLabel('Status').selectOption(status);
         await expect.poll(async () => (await columnTexts(page, 'Recipient')).length).toBeGreaterThan(0);

@@ -30,7 +30,7 @@ test('a good key opens the project; the key lives in this tab’s sessionStorage
   const watched = await openPage(browser, app);
   const { page } = watched;
   await signIn(page, app);
-  await page.getByRole('cell', { name: 'alice@example.com', exact: true }).waitFor();
+  await page.getByRole('rowheader', { name: 'alice@example.com', exact: true }).waitFor();
   expect(page.url()).toBe(dashboardUrl(app, 'messages'));
   const storage = await page.evaluate(() => ({
     session: Object.values(sessionStorage),
@@ -45,7 +45,7 @@ test('a good key opens the project; the key lives in this tab’s sessionStorage
 
   // A reload keeps the session (same tab); a new tab does not have it.
   await page.reload();
-  await page.getByRole('cell', { name: 'alice@example.com', exact: true }).waitFor();
+  await page.getByRole('rowheader', { name: 'alice@example.com', exact: true }).waitFor();
   const other = await watched.context.newPage();
   await other.goto(dashboardUrl(app, 'messages'));
   await other.getByRole('button', { name: 'Sign in' }).waitFor();

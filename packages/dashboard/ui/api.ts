@@ -1,7 +1,10 @@
 import type {
   ErrorBody,
+  MessageDetail,
   MessagePage,
   MessageStatus,
+  Provider,
+  Stats,
   Suppression,
   SuppressionCheck,
   SuppressionPage,
@@ -26,6 +29,8 @@ type Query = Record<string, string | number | undefined>;
 export interface MessageQuery {
   trackingId?: string | undefined;
   status?: MessageStatus | undefined;
+  recipient?: string | undefined;
+  provider?: Provider | undefined;
   limit?: number;
   cursor?: string | undefined;
 }
@@ -37,10 +42,20 @@ export interface TrackingIdQuery {
   cursor?: string | undefined;
 }
 
+/** Days of counts: `from` (inclusive) and `to` (exclusive) are UTC midnights, `2026-11-01`. */
+export interface DayRange {
+  from: string;
+  to: string;
+}
+
 /** The public JSON API of one project, called with the signed-in API key. */
 export interface Api {
   messages(query: MessageQuery, signal?: AbortSignal): Promise<MessagePage>;
+  /** One message with its timeline; `id` is a listed message's `id`. */
+  message(id: string, signal?: AbortSignal): Promise<MessageDetail>;
   trackingIds(query: TrackingIdQuery, signal?: AbortSignal): Promise<TrackingIdPage>;
+  /** Counts per UTC day: of one tracking ID, or of the whole project when `trackingId` is `null`. */
+  stats(trackingId: string | null, range: DayRange, signal?: AbortSignal): Promise<Stats>;
   suppressions: {
     list(query: { limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<SuppressionPage>;
     check(email: string, signal?: AbortSignal): Promise<SuppressionCheck>;
@@ -93,7 +108,10 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
 
   return {
     messages: (query, signal) => call('GET', 'messages', { query: { ...query }, signal }),
+    message: async (id, signal) => call('GET', `messages/${pathSegment(id)}`, { signal }),
     trackingIds: (query, signal) => call('GET', 'tracking-ids', { query: { ...query }, signal }),
+    stats: async (trackingId, range, signal) =>
+      call('GET', trackingId === null ? 'stats' : `tracking-ids/${pathSegment(trackingId)}/stats`, { query: { ...range, interval: 'day' }, signal }),
     suppressions: {
       list: (query, signal) => call('GET', 'suppressions', { query: { ...query }, signal }),
       check: (email, signal) => call('GET', 'suppressions/check', { query: { email }, signal }),
@@ -104,6 +122,17 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
       remove: (hash) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`),
     },
   };
+}
+
+/**
+ * A value as one path segment. `.` and `..` cannot be one: every URL parser resolves them (encoded or
+ * not) as "here" and "up", which would ask another route, so they are refused before any request.
+ */
+function pathSegment(value: string): string {
+  if (value === '.' || value === '..') {
+    throw new ApiError(0, 'unaddressable', `“${value}” cannot be sent as one segment of a URL path, so the API cannot be asked about it.`);
+  }
+  return encodeURIComponent(value);
 }
 
 function errorOf(status: number, text: string): ApiError {

@@ -46,9 +46,11 @@ function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnTy
   useEffect(() => {
     if (shown === 'home') navigate(pageHref('messages'), { replace: true });
   }, [shown]);
+  // A message opened from the Messages page (`messages?id=…`) is a view of its own.
+  const title = page === undefined ? 'Not found' : page === 'messages' && url.searchParams.has('id') ? 'Message' : titles[page];
   useEffect(() => {
-    document.title = `${page === undefined ? 'Not found' : titles[page]} · ${session.projectId} · mailwarden`;
-  }, [page, session.projectId]);
+    document.title = `${title} · ${session.projectId} · mailwarden`;
+  }, [title, session.projectId]);
   // After moving to another page, focus goes to its content, as after a page load.
   const main = useRef<HTMLElement>(null);
   const previous = useRef(page);

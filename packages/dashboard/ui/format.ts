@@ -15,3 +15,8 @@ export function formatRate(part: number, whole: number): string {
 export function formatTime(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
+
+/** The UTC day of an API timestamp or a day, as "2026-11-23". */
+export function formatDay(iso: string): string {
+  return iso.slice(0, 10);
+}

@@ -1,67 +1,164 @@
-import type { Message, MessageStatus } from '@mailwarden/core';
+import type { Message, MessageStatus, Provider } from '@mailwarden/core';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Api } from '../api.js';
+import { CountsPerDay, DEFAULT_DAYS, parseDays, type DayChoice } from '../components/counts-per-day.js';
 import { Pager, usePages } from '../components/pager.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { TrackingIdCombobox } from '../components/tracking-id-combobox.js';
 import { TrackingIdCounts } from '../components/tracking-id-counts.js';
-import { formatTime } from '../format.js';
+import { formatDay, formatTime } from '../format.js';
+import { isProvider, isStatus, providerLabels, statusLabels } from '../labels.js';
 import { useLoad } from '../load.js';
 import { followLink, navigate, pageHref } from '../location.js';
+import { MessageView } from './message.js';
 
 const PAGE_SIZE = 50;
 
-/** Every status, in the API's precedence order, as people read it. */
-export const statusLabels: Record<MessageStatus, string> = {
-  complained: 'Complained',
-  bounced: 'Bounced',
-  rejected: 'Rejected',
-  delivered: 'Delivered',
-  soft_bounced: 'Soft bounced',
-  deferred: 'Deferred',
-  sent: 'Sent',
-};
-
-function isStatus(value: string): value is MessageStatus {
-  return Object.hasOwn(statusLabels, value);
+/** The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&days=…`. */
+interface Filters {
+  trackingId: string | null;
+  status: MessageStatus | undefined;
+  recipient: string | undefined;
+  provider: Provider | undefined;
+  days: DayChoice;
 }
 
-/** The spec's Messages page: the Tracking ID combobox, the chosen ID's counts, a status filter, the messages. */
+function filtersOf(url: URL): Filters {
+  const status = url.searchParams.get('status') ?? '';
+  const provider = url.searchParams.get('provider') ?? '';
+  return {
+    trackingId: url.searchParams.get('trackingId') || null,
+    status: isStatus(status) ? status : undefined,
+    recipient: url.searchParams.get('recipient') || undefined,
+    provider: isProvider(provider) ? provider : undefined,
+    days: parseDays(url.searchParams.get('days')),
+  };
+}
+
+/** The address of the list with these filters, and of one message opened from it (`id`). */
+function messagesHref(filters: Filters, id?: string): string {
+  return pageHref('messages', {
+    trackingId: filters.trackingId ?? undefined,
+    status: filters.status,
+    recipient: filters.recipient,
+    provider: filters.provider,
+    days: filters.days === DEFAULT_DAYS ? undefined : String(filters.days),
+    id,
+  });
+}
+
+/**
+ * The spec's Messages page: the Tracking ID combobox, the chosen ID's counts and counts per day, filters,
+ * the messages. `messages?…&id=…` opens one message over the list, which stays as it was (its page too)
+ * for when the message is closed.
+ */
 export function MessagesPage({ api, url }: { api: Api; url: URL }) {
-  const trackingId = url.searchParams.get('trackingId') || null;
-  const statusParameter = url.searchParams.get('status') ?? '';
-  const status = isStatus(statusParameter) ? statusParameter : undefined;
-  const filter = (next: { trackingId?: string | null; status?: string | undefined }) =>
-    navigate(
-      pageHref('messages', {
-        trackingId: (next.trackingId === undefined ? trackingId : next.trackingId) ?? undefined,
-        status: 'status' in next ? next.status : status,
-      }),
-    );
+  const filters = filtersOf(url);
+  const id = url.searchParams.get('id');
+  const filter = (next: Partial<Filters>) => navigate(messagesHref({ ...filters, ...next }));
+
+  // The list is made the first time it is shown, and kept (hidden) while a message is open.
+  const listMade = useRef(false);
+  if (id === null) listMade.current = true;
+
+  // Opening a message moves the focus to it; closing it returns the focus to the link that opened it.
+  const messageHeading = useRef<HTMLHeadingElement>(null);
+  const listHeading = useRef<HTMLHeadingElement>(null);
+  const shownId = useRef(id);
+  useEffect(() => {
+    const closed = shownId.current;
+    shownId.current = id;
+    if (closed === id) return;
+    if (id !== null) {
+      messageHeading.current?.focus();
+      return;
+    }
+    const opener = [...document.querySelectorAll<HTMLAnchorElement>('a[data-message]')].find((link) => link.dataset.message === closed);
+    (opener ?? listHeading.current)?.focus();
+  }, [id]);
 
   return (
     <>
-      <h1>Messages</h1>
-      <div class="filters">
-        <TrackingIdCombobox api={api} trackingId={trackingId} onChoose={(chosen) => filter({ trackingId: chosen })} />
-        <div class="field">
-          <label for="status-filter">Status</label>
-          <select id="status-filter" value={status ?? ''} onChange={(event) => filter({ status: event.currentTarget.value || undefined })}>
-            <option value="">All statuses</option>
-            {Object.entries(statusLabels).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
+      {id === null ? null : <MessageView api={api} id={id} back={messagesHref(filters)} heading={messageHeading} />}
+      {listMade.current ? (
+        <div hidden={id !== null}>
+          <h1 ref={listHeading} tabIndex={-1}>
+            Messages
+          </h1>
+          <div class="filters">
+            <TrackingIdCombobox api={api} trackingId={filters.trackingId} onChoose={(chosen) => filter({ trackingId: chosen })} />
+            <div class="field">
+              <label for="status-filter">Status</label>
+              <select id="status-filter" value={filters.status ?? ''} onChange={(event) => filter({ status: isStatus(event.currentTarget.value) ? event.currentTarget.value : undefined })}>
+                <option value="">All statuses</option>
+                {Object.entries(statusLabels).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="provider-filter">Provider</label>
+              <select id="provider-filter" value={filters.provider ?? ''} onChange={(event) => filter({ provider: isProvider(event.currentTarget.value) ? event.currentTarget.value : undefined })}>
+                <option value="">All providers</option>
+                {Object.entries(providerLabels).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <RecipientFilter recipient={filters.recipient} onChange={(recipient) => filter({ recipient })} />
+          </div>
+          {filters.trackingId !== null ? (
+            <ChosenTrackingId api={api} trackingId={filters.trackingId} days={filters.days} onDays={(days) => filter({ days })} />
+          ) : filters.recipient === undefined ? (
+            <CountsPerDay
+              api={api}
+              trackingId={null}
+              lastDay={formatDay(new Date().toISOString())}
+              lastDayIs="today"
+              days={filters.days}
+              onDays={(days) => filter({ days })}
+              title="Counts per day in the project"
+            />
+          ) : null}
+          <MessageList api={api} filters={filters} openHref={(message) => messagesHref(filters, message)} />
         </div>
-      </div>
-      {trackingId === null ? null : <ChosenTrackingId api={api} trackingId={trackingId} />}
-      <MessageList api={api} trackingId={trackingId} status={status} />
+      ) : null}
     </>
   );
 }
 
-function ChosenTrackingId({ api, trackingId }: { api: Api; trackingId: string }) {
+/**
+ * Messages to one address (compared normalized by the API), applied when the text is committed: Enter,
+ * leaving the field, or clearing it. The field follows the address, so back and forward update it.
+ */
+function RecipientFilter({ recipient, onChange }: { recipient: string | undefined; onChange(recipient: string | undefined): void }) {
+  const commit = (text: string) => {
+    const next = text.trim() || undefined;
+    if (next !== recipient) onChange(next);
+  };
+  return (
+    <div class="field">
+      <label for="recipient-filter">Recipient</label>
+      <input
+        id="recipient-filter"
+        key={recipient ?? ''}
+        type="search"
+        defaultValue={recipient ?? ''}
+        placeholder="Any address"
+        spellcheck={false}
+        autoComplete="off"
+        onChange={(event) => commit(event.currentTarget.value)}
+        onSearch={(event) => commit(event.currentTarget.value)}
+      />
+    </div>
+  );
+}
+
+function ChosenTrackingId({ api, trackingId, days, onDays }: { api: Api; trackingId: string; days: DayChoice; onDays(days: DayChoice): void }) {
   const summary = useLoad((signal) => api.trackingIds({ trackingId }, signal), [api, trackingId]);
   if (summary.state === 'loading') return <Loading>Loading the counts…</Loading>;
   if (summary.state === 'failed') return <Failure error={summary.error} retry={summary.reload} doing="load the counts of this tracking ID" />;
@@ -73,26 +170,47 @@ function ChosenTrackingId({ api, trackingId }: { api: Api; trackingId: string })
       </Empty>
     );
   }
-  return <TrackingIdCounts summary={found} />;
+  return (
+    <>
+      <TrackingIdCounts summary={found} />
+      <CountsPerDay
+        api={api}
+        trackingId={trackingId}
+        lastDay={formatDay(found.lastEventAt)}
+        lastDayIs="its last event"
+        days={days}
+        onDays={onDays}
+        title="Counts per day"
+      />
+    </>
+  );
 }
 
-function MessageList({ api, trackingId, status }: { api: Api; trackingId: string | null; status: MessageStatus | undefined }) {
-  const pages = usePages(JSON.stringify([trackingId, status]));
+function MessageList({ api, filters, openHref }: { api: Api; filters: Filters; openHref(id: string): string }) {
+  const { trackingId, status, recipient, provider } = filters;
+  const pages = usePages(JSON.stringify([trackingId, status, recipient, provider]));
   const listing = useLoad(
-    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
-    [api, trackingId, status, pages.cursor],
+    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, recipient, provider, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
+    [api, trackingId, status, recipient, provider, pages.cursor],
   );
   if (listing.state === 'loading') return <Loading>Loading messages…</Loading>;
   if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the messages" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
-    return <Empty>{trackingId === null && status === undefined ? 'No messages yet: they appear when your provider’s webhooks report events.' : 'No messages match these filters.'}</Empty>;
+    const unfiltered = trackingId === null && status === undefined && recipient === undefined && provider === undefined;
+    return (
+      <Empty>
+        {unfiltered
+          ? 'No messages yet: they appear when your provider’s webhooks report events.'
+          : 'No messages match these filters. Messages are kept for a limited time, so older ones may be gone.'}
+      </Empty>
+    );
   }
   return (
     <>
       <div class="table-scroll">
         <table class="messages">
-          <caption>Messages, newest first</caption>
+          <caption>Messages, newest first; each recipient opens the message and its timeline</caption>
           <thead>
             <tr>
               <th scope="col">Recipient</th>
@@ -105,7 +223,7 @@ function MessageList({ api, trackingId, status }: { api: Api; trackingId: string
           </thead>
           <tbody>
             {items.map((message) => (
-              <MessageRow key={`${message.provider}\n${message.messageId}\n${message.recipient}`} message={message} />
+              <MessageRow key={message.id} message={message} href={openHref(message.id)} />
             ))}
           </tbody>
         </table>
@@ -115,12 +233,14 @@ function MessageList({ api, trackingId, status }: { api: Api; trackingId: string
   );
 }
 
-function MessageRow({ message }: { message: Message }) {
+function MessageRow({ message, href }: { message: Message; href: string }) {
   return (
     <tr>
-      <td class="literal">
-        <bdi>{message.recipient}</bdi>
-      </td>
+      <th scope="row" class="literal">
+        <a href={href} onClick={followLink} data-message={message.id}>
+          <bdi>{message.recipient}</bdi>
+        </a>
+      </th>
       <td>
         <span class={`status status-${message.status}`}>{statusLabels[message.status]}</span>
       </td>
@@ -136,7 +256,7 @@ function MessageRow({ message }: { message: Message }) {
       <td class="literal message-id">
         <bdi>{message.messageId}</bdi>
       </td>
-      <td>{message.provider}</td>
+      <td>{providerLabels[message.provider]}</td>
       <td>
         <time dateTime={message.lastEventAt}>{formatTime(message.lastEventAt)}</time>
       </td>

@@ -1,19 +1,15 @@
-import type { Suppression, SuppressionCheck, SuppressionReason } from '@mailwarden/core';
+import type { Suppression, SuppressionCheck } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, ApiError } from '../api.js';
 import { Pager, usePages } from '../components/pager.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { formatTime } from '../format.js';
+import { providerLabels, reasonLabels, sourceLabel } from '../labels.js';
 import { asApiError, useLoad } from '../load.js';
+import { followLink, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
-
-const reasonLabels: Record<SuppressionReason, string> = {
-  hard_bounce: 'Hard bounce',
-  complaint: 'Complaint',
-  manual: 'Manual',
-};
 
 /** The suppression list, newest first: check an address, add one by hand, remove one after a confirmation. */
 export function SuppressionsPage({ api }: { api: Api }) {
@@ -101,12 +97,15 @@ function CheckForm({ api }: { api: Api }) {
       }}
     >
       {outcome.state === 'done' ? (
-        <p class="result" role="status">
-          <bdi class="literal">{outcome.value.email}</bdi>{' '}
-          {outcome.value.suppressed
-            ? `is suppressed: ${reasonLabels[outcome.value.reason]}, since ${formatTime(outcome.value.created_at)}.`
-            : 'is not suppressed.'}
-        </p>
+        <div class="result" role="status">
+          <p>
+            <bdi class="literal">{outcome.value.email}</bdi>{' '}
+            {outcome.value.suppressed
+              ? `is suppressed: ${reasonLabels[outcome.value.reason]}, since ${formatTime(outcome.value.created_at)}.`
+              : 'is not suppressed.'}
+          </p>
+          {outcome.value.suppressed ? <Provenance suppression={outcome.value} /> : null}
+        </div>
       ) : outcome.state === 'failed' ? (
         <Failure error={outcome.error} doing="check the address" />
       ) : null}
@@ -159,6 +158,7 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
               <th scope="col">Email</th>
               <th scope="col">Reason</th>
               <th scope="col">Since</th>
+              <th scope="col">Source and cause</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -175,6 +175,9 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
                 </td>
                 <td>
                   <time dateTime={suppression.created_at}>{formatTime(suppression.created_at)}</time>
+                </td>
+                <td>
+                  <Provenance suppression={suppression} />
                 </td>
                 <td class="actions">
                   <button type="button" class="quiet" onClick={() => setRemoving(suppression)}>
@@ -198,6 +201,47 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
         />
       )}
     </>
+  );
+}
+
+/**
+ * How a suppression came to be, and for one a provider's event caused, that event: the provider, when,
+ * what the receiving server or complainant said, and the way to its message. The cause names the
+ * provider's message ID, not the API's message `id`, so the link opens the messages to this address from
+ * that provider (the API's own filters; the one with this message ID is there while retention keeps it).
+ */
+function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 'source' | 'cause'> }) {
+  const { email, source = null, cause = null } = suppression;
+  return (
+    <div class="provenance">
+      <span class="source">
+        {sourceLabel(source)}
+        {source === null ? <span class="note"> (suppressed before mailwarden kept it)</span> : null}
+      </span>
+      {cause === null ? null : (
+        <>
+          <span>
+            {providerLabels[cause.provider]}, <time dateTime={cause.event_at}>{formatTime(cause.event_at)}</time>
+          </span>
+          {cause.diagnostic === null ? null : (
+            <q class="diagnostic literal">
+              <bdi>{cause.diagnostic}</bdi>
+            </q>
+          )}
+          {cause.message_id === null ? (
+            <span class="note">The event named no message.</span>
+          ) : (
+            <span>
+              Message <bdi class="literal message-id">{cause.message_id}</bdi> ·{' '}
+              <a href={pageHref('messages', { recipient: email, provider: cause.provider })} onClick={followLink}>
+                {providerLabels[cause.provider]}’s messages to this address
+                <span class="visually-hidden"> ({email})</span>
+              </a>
+            </span>
+          )}
+        </>
+      )}
+    </div>
   );
 }
 

@@ -1,0 +1,64 @@
+import type { DeliveryEventType, MessageStatus, Provider, SuppressionReason, SuppressionSource } from '@mailwarden/core';
+
+// The API's enumerations as people read them. Records, so a value the API adds is a type error here.
+
+/** Every status, in the API's precedence order. */
+export const statusLabels: Record<MessageStatus, string> = {
+  complained: 'Complained',
+  bounced: 'Bounced',
+  rejected: 'Rejected',
+  delivered: 'Delivered',
+  soft_bounced: 'Soft bounced',
+  deferred: 'Deferred',
+  sent: 'Sent',
+};
+
+export function isStatus(value: string): value is MessageStatus {
+  return Object.hasOwn(statusLabels, value);
+}
+
+export const providerLabels: Record<Provider, string> = {
+  ses: 'Amazon SES',
+  sendgrid: 'SendGrid',
+  mailgun: 'Mailgun',
+  sparkpost: 'SparkPost',
+  postmark: 'Postmark',
+  mandrill: 'Mandrill',
+};
+
+export function isProvider(value: string): value is Provider {
+  return Object.hasOwn(providerLabels, value);
+}
+
+export const eventLabels: Record<DeliveryEventType, string> = {
+  sent: 'Sent',
+  delivered: 'Delivered',
+  deferred: 'Deferred',
+  bounced: 'Bounced',
+  complained: 'Complained',
+  rejected: 'Rejected',
+  opened: 'Opened',
+  clicked: 'Clicked',
+  unsubscribed: 'Unsubscribed',
+  unknown: 'Unknown event',
+};
+
+export const reasonLabels: Record<SuppressionReason, string> = {
+  hard_bounce: 'Hard bounce',
+  complaint: 'Complaint',
+  manual: 'Manual',
+};
+
+/** How a suppression came to be; `null` is a record stored before mailwarden kept provenance. */
+export function sourceLabel(source: SuppressionSource | null | undefined): string {
+  switch (source) {
+    case 'api':
+      return 'Added through the API';
+    case 'webhook':
+      return 'Provider event';
+    case 'import':
+      return 'Imported';
+    default:
+      return 'Not recorded';
+  }
+}

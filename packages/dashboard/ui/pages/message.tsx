@@ -1,0 +1,172 @@
+import type { MessageDetail, TimelineEntryView } from '@mailwarden/core';
+import type { Ref } from 'preact';
+import type { Api } from '../api.js';
+import { Failure, Loading } from '../components/states.js';
+import { formatTime } from '../format.js';
+import { eventLabels, providerLabels, statusLabels } from '../labels.js';
+import { useLoad } from '../load.js';
+import { followLink, pageHref } from '../location.js';
+
+/** The most a timeline keeps: past it, the first 20 and the latest 30 events (docs/decisions.md). */
+const TIMELINE_CAP = 50;
+
+/**
+ * One message, opened from the Messages page at `messages?id=…`: what is known of it and its timeline,
+ * oldest first, with what the provider said at each event. `heading` takes the focus when it is opened.
+ */
+export function MessageView({ api, id, back, heading }: { api: Api; id: string; back: string; heading: Ref<HTMLHeadingElement> }) {
+  const message = useLoad((signal) => api.message(id, signal), [api, id]);
+  return (
+    <article class="message" aria-labelledby="message-title">
+      <p class="back">
+        <a href={back} onClick={followLink}>
+          Back to the messages
+        </a>
+      </p>
+      <h1 id="message-title" ref={heading} tabIndex={-1}>
+        Message
+      </h1>
+      {message.state === 'loading' ? (
+        <Loading>Loading the message…</Loading>
+      ) : message.state === 'failed' ? (
+        message.error.code === 'not_found' || message.error.code === 'invalid_request' ? (
+          <div class="failure" role="alert">
+            <p class="failure-title">There is no such message in this project.</p>
+            <p>
+              It was never recorded here, or retention removed it: messages are kept for a limited time, while suppressions and counts
+              outlive them.
+            </p>
+            <p class="note">The API said: {message.error.message}</p>
+          </div>
+        ) : (
+          <Failure error={message.error} retry={message.reload} doing="load the message" />
+        )
+      ) : (
+        <>
+          <MessageFacts message={message.data} />
+          <Timeline timeline={message.data.timeline} />
+        </>
+      )}
+    </article>
+  );
+}
+
+function MessageFacts({ message }: { message: MessageDetail }) {
+  return (
+    <dl class="message-facts">
+      <div>
+        <dt>Recipient</dt>
+        <dd class="literal">
+          <bdi>{message.recipient}</bdi>
+        </dd>
+      </div>
+      <div>
+        <dt>Status</dt>
+        <dd>
+          <span class={`status status-${message.status}`}>{statusLabels[message.status]}</span>
+        </dd>
+      </div>
+      <div>
+        <dt>Tracking ID</dt>
+        <dd class="literal">
+          {message.trackingId === null ? (
+            <span class="none">none</span>
+          ) : (
+            <a href={pageHref('messages', { trackingId: message.trackingId })} onClick={followLink}>
+              <bdi>{message.trackingId}</bdi>
+            </a>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>Provider</dt>
+        <dd>{providerLabels[message.provider]}</dd>
+      </div>
+      <div class="wide">
+        <dt>Provider’s message ID</dt>
+        <dd class="literal message-id">
+          <bdi>{message.messageId}</bdi>
+        </dd>
+      </div>
+      <div>
+        <dt>First event</dt>
+        <dd>
+          <time dateTime={message.firstEventAt}>{formatTime(message.firstEventAt)}</time>
+        </dd>
+      </div>
+      <div>
+        <dt>Last event</dt>
+        <dd>
+          <time dateTime={message.lastEventAt}>{formatTime(message.lastEventAt)}</time>
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
+function Timeline({ timeline }: { timeline: readonly TimelineEntryView[] }) {
+  return (
+    <section class="timeline" aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Timeline</h2>
+      {timeline.length === 0 ? (
+        <p class="note empty">No events are kept for this message: messages recorded before mailwarden kept timelines start with none.</p>
+      ) : (
+        <>
+          {timeline.length >= TIMELINE_CAP ? (
+            <p class="note">
+              A timeline keeps {TIMELINE_CAP} events: past that, the first 20 and the latest 30, so events in between may be missing here.
+            </p>
+          ) : null}
+          <ol class="timeline-entries">
+            {timeline.map((entry) => (
+              <TimelineEntry key={entry.id} entry={entry} />
+            ))}
+          </ol>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** What the provider said about one event, each field only when it said it. */
+function detailsOf(entry: TimelineEntryView): [label: string, value: string][] {
+  const details: [string, string | undefined][] = [
+    ['SMTP status', entry.smtpStatus],
+    ['Diagnostic', entry.diagnostic],
+    ['Provider’s classification', entry.bounceClassification],
+    ['Feedback type', entry.feedbackType],
+    ['Reject reason', entry.rejectReason],
+    ['On the provider’s own list', entry.providerSuppression],
+    ['Link', entry.url],
+    ['User agent', entry.userAgent],
+  ];
+  return details.filter((detail): detail is [string, string] => detail[1] !== undefined);
+}
+
+function TimelineEntry({ entry }: { entry: TimelineEntryView }) {
+  const details = detailsOf(entry);
+  return (
+    <li class={`timeline-entry event-${entry.type}`}>
+      <p class="entry-head">
+        <time dateTime={entry.occurredAt}>{formatTime(entry.occurredAt)}</time>{' '}
+        <strong class="entry-type">
+          {eventLabels[entry.type]}
+          {entry.bounceClass === undefined ? null : ` (${entry.bounceClass})`}
+        </strong>{' '}
+        <span class="entry-provider">{providerLabels[entry.provider]}</span>
+      </p>
+      {details.length === 0 ? null : (
+        <dl class="entry-details">
+          {details.map(([label, value]) => (
+            <div key={label}>
+              <dt>{label}</dt>
+              <dd class="literal">
+                <bdi>{value}</bdi>
+              </dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </li>
+  );
+}
