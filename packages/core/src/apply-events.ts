@@ -1,6 +1,7 @@
 import type { MailwardenContext } from './context.js';
 import { tryNormalizeEmail } from './email/normalize.js';
 import { assertProjectId } from './input.js';
+import { eventHookCalls } from './hooks.js';
 import { factsOf } from './messages/facts.js';
 import { messageKey } from './messages/message.js';
 import { timelineEntryId, type TimelineEntry } from './messages/timeline.js';
@@ -22,11 +23,14 @@ export async function applyEvents(
   assertProjectId(projectId);
   const warnings: EventWarning[] = [];
   const stored: StoredEvent[] = [];
+  // The events as recorded, for the hooks: built only when the app has hooks.
+  const recorded: DeliveryEvent[] | undefined = context.hooks === undefined ? undefined : [];
   events.forEach((event, index) => {
-    const prepared = prepareEvent(context, event, index, warnings);
+    const prepared = prepareEvent(context, event, index, warnings, recorded);
     if (prepared !== undefined) stored.push(prepared);
   });
   const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored);
+  if (context.hooks !== undefined) context.hooks.notify(eventHookCalls(context.hooks.wants, projectId, recorded!, stored, outcomes));
   const accepted = outcomes.filter((outcome) => outcome !== 'duplicate').length;
   return { accepted, duplicates: outcomes.length - accepted, skipped: events.length - stored.length, warnings };
 }
@@ -36,6 +40,7 @@ function prepareEvent(
   input: DeliveryEvent,
   index: number,
   warnings: EventWarning[],
+  recorded: DeliveryEvent[] | undefined,
 ): StoredEvent | undefined {
   const parsed = deliveryEventSchema.safeParse(input);
   if (!parsed.success) {
@@ -58,6 +63,7 @@ function prepareEvent(
     warnings.push({ index, code, message: `${tracking.reason}; the event was recorded without it` });
   }
 
+  recorded?.push({ ...event, recipient: recipient.email, trackingId });
   const at = event.occurredAt.getTime();
   const facts = factsOf(event);
   const reason = context.policy({ ...event, recipient: recipient.email, trackingId });

@@ -1,5 +1,6 @@
 import type { CursorCodec } from './cursor.js';
 import type { EmailHasher } from './email/hash.js';
+import type { HookDispatcher } from './hooks.js';
 import type { Store } from './store/store.js';
 import type { SuppressionPolicy } from './suppressions/policy.js';
 
@@ -13,4 +14,6 @@ export interface MailwardenContext {
   now: () => number;
   /** Whether timelines keep personal details (`url`, `userAgent`); `MailwardenOptions.timeline`. */
   timelinePersonalData?: boolean;
+  /** The app's hooks (`MailwardenOptions.on`); absent when it gave none, so nothing is built for them. */
+  hooks?: HookDispatcher;
 }

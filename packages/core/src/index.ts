@@ -1,4 +1,5 @@
 export { createMailwarden, type Mailwarden, type MailwardenOptions } from './mailwarden.js';
+export type { MailwardenHooks, EventNotice, SuppressedNotice, UnsuppressedNotice, MailwardenLogger } from './hooks.js';
 
 export { MailwardenError, isMailwardenError, errorStatus, errorCodes, errorDocsUrl } from './errors.js';
 export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';

@@ -2,6 +2,7 @@ import type { MailwardenContext } from './context.js';
 import { createCursorCodec } from './cursor.js';
 import { createEmailHasher } from './email/hash.js';
 import { applyEvents } from './apply-events.js';
+import { createHookDispatcher, type MailwardenHooks, type MailwardenLogger } from './hooks.js';
 import type { DeliveryEvent } from './events/delivery-event.js';
 import { createMessageService, createTrackingIdService, type MessageService, type TrackingIdService } from './messages/service.js';
 import { readStats } from './messages/stats-service.js';
@@ -34,6 +35,27 @@ export interface MailwardenOptions {
    * them (they are personal data; see docs/decisions.md#message-timelines).
    */
   timeline?: { personalData?: boolean };
+  /**
+   * Hooks: functions called after a change is committed, at most once per change across every
+   * instance sharing the store, never for a duplicate. Nothing waits for them: they start after the
+   * answer in progress (a webhook's acknowledgement, `applyEvents`' result) is on its way, and a call
+   * that throws or rejects is logged. A crash between the commit and the call loses the call: catch up
+   * from the listings by time range (docs/core.md#hooks).
+   *
+   * @example
+   * const mailwarden = createMailwarden({
+   *   on: {
+   *     suppressed: async ({ projectId, email, reason }) => {
+   *       console.log(`${projectId}: stop mailing ${email} (${reason})`);
+   *     },
+   *   },
+   * });
+   */
+  on?: MailwardenHooks;
+  /** Hook calls whose promise has not settled yet, at most; past it, calls are dropped and logged. Default 1 000. */
+  maxPendingHookCalls?: number;
+  /** Where failing hooks are reported. Default: `console.error`. */
+  logger?: MailwardenLogger;
 }
 
 export interface Mailwarden {
@@ -58,7 +80,13 @@ export interface Mailwarden {
   filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
   /** The store, for lifecycle and for bindings. */
   readonly store: Store;
-  /** Closes the store. */
+  /**
+   * Resolves once every hook call started so far has settled (returned, resolved or rejected): for
+   * tests, and for a graceful shutdown that lets hooks finish before `close()` (race it with a timeout:
+   * a hook that hangs never settles).
+   */
+  hooksSettled(): Promise<void>;
+  /** Closes the store. Hook calls in progress are not waited for (see `hooksSettled`). */
   close(): Promise<void>;
 }
 
@@ -84,6 +112,8 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     now: options.now ?? Date.now,
     timelinePersonalData: options.timeline?.personalData === true,
   };
+  const logger = options.logger ?? { error: (details, message) => console.error(message, details) };
+  if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls);
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
   // Without configuration every provider is refused, but an unknown provider is still "not found".
   const { store } = context;
@@ -101,6 +131,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     ingestWebhook,
     filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),
     store: context.store,
+    hooksSettled: () => context.hooks?.settled() ?? Promise.resolve(),
     close: () => context.store.close(),
   };
 }

@@ -21,7 +21,7 @@ const layers = {
   carriers: { files: ['carriers/'], mayImport: ['leaves'] },
   /** The services of a mailwarden instance, over a context. */
   services: {
-    files: ['context.ts', 'apply-events.ts', 'messages/service.ts', 'messages/stats-service.ts', 'suppressions/service.ts', 'suppressions/send-gate.ts'],
+    files: ['context.ts', 'hooks.ts', 'apply-events.ts', 'messages/service.ts', 'messages/stats-service.ts', 'suppressions/service.ts', 'suppressions/send-gate.ts'],
     mayImport: ['domain', 'leaves'],
   },
   /** Records, rules and their persisted encodings, the wire schemas, the Store interface and the memory store. */

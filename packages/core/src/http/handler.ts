@@ -1,5 +1,6 @@
 import { parse as parseQueryString } from 'node:querystring';
 import { MailwardenError, isMailwardenError, type ErrorBody } from '../errors.js';
+import type { MailwardenLogger } from '../hooks.js';
 import type { Mailwarden } from '../mailwarden.js';
 import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
 import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
@@ -8,9 +9,7 @@ import { firstHeader, type HttpHeaders, type HttpRequest, type HttpResponse } fr
 import { routes, type Route, type RouteInput } from './routes.js';
 
 /** Where the handler reports what callers cannot be told: unexpected errors, an unreachable store. Pino-shaped. */
-export interface HttpLogger {
-  error(context: Record<string, unknown>, message: string): void;
-}
+export type HttpLogger = MailwardenLogger;
 
 export interface HttpHandlerOptions {
   /** The `X-API-Key` keys and the projects each opens; see `ApiKeys`. */

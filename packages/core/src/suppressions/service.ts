@@ -5,6 +5,7 @@ import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
+import { suppressedNotice, unsuppressedNotice } from '../hooks.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { definedFilters, paginate } from '../pagination.js';
 import {
@@ -141,6 +142,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         createdAt: now,
         provenance: { source, at: now },
       });
+      if (created && context.hooks?.wants.suppressed) context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
       return { suppression: toSuppression(record), created };
     },
 
@@ -150,10 +152,14 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       if (!isEmailHash(key)) {
         throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
       }
-      if (!(await store.removeSuppression(projectId, key))) {
+      const removed = await store.removeSuppression(projectId, key);
+      if (removed === undefined) {
         throw new MailwardenError('suppression_not_found', 'No suppression has this hash in this project.', {
           details: { hash: key },
         });
+      }
+      if (context.hooks?.wants.unsuppressed) {
+        context.hooks.notify([{ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, removed, Math.trunc(context.now())) }]);
       }
       return { deleted: true, hash: key };
     },

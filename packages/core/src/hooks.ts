@@ -1,0 +1,195 @@
+import type { DeliveryEvent } from './events/delivery-event.js';
+import { timelineEntryId } from './messages/timeline.js';
+import type { EventOutcome, StoredEvent, SuppressionRecord } from './store/store.js';
+import type { SuppressionCause, SuppressionSource } from './suppressions/provenance.js';
+import type { SuppressionReason } from './suppressions/reason.js';
+
+/** Where mailwarden reports what no caller can be told, such as a hook that threw. Pino-shaped. */
+export interface MailwardenLogger {
+  error(context: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Functions mailwarden calls after a change is committed to the store, so the app learns of it as it
+ * happens. Each is called at most once per change, by the instance that made it, never for a
+ * duplicate; its result is not awaited by anything mailwarden answers (see `createMailwarden`'s `on`).
+ */
+export interface MailwardenHooks {
+  /** A new event was recorded. */
+  event?: (notice: EventNotice) => void | PromiseLike<unknown>;
+  /** An address became suppressed (by an event, `suppressions.add` or an import), or an event raised its reason. */
+  suppressed?: (notice: SuppressedNotice) => void | PromiseLike<unknown>;
+  /** A suppression was removed (`suppressions.remove`, the API's DELETE). */
+  unsuppressed?: (notice: UnsuppressedNotice) => void | PromiseLike<unknown>;
+}
+
+export interface EventNotice {
+  projectId: string;
+  /** The event as recorded: the recipient normalized, the tracking ID `null` when it was dropped. */
+  event: DeliveryEvent;
+  /** The message's ID in `messages.get` and `GET /projects/{projectId}/messages/{id}`; `null` when the event names no message. */
+  messageKey: string | null;
+  /** The event's ID in its message's timeline, and in the `cause` of a suppression it caused. */
+  eventId: string;
+}
+
+export interface SuppressedNotice {
+  projectId: string;
+  /** The normalized address, and its hash as the API names it. */
+  email: string;
+  hash: string;
+  /** The reason it has now. */
+  reason: SuppressionReason;
+  /** The weaker reason it had when an event raised it; `null` when it was not suppressed. */
+  previousReason: SuppressionReason | null;
+  source: SuppressionSource;
+  /** When the cause happened: the event's time for `webhook`, the add's time otherwise. */
+  at: Date;
+  /** The event that caused a `webhook` suppression; `null` otherwise. */
+  cause: SuppressionCause | null;
+}
+
+export interface UnsuppressedNotice {
+  projectId: string;
+  email: string;
+  hash: string;
+  /** What the removed suppression said. */
+  reason: SuppressionReason;
+  suppressedAt: Date;
+  /** When it was removed (the instance's clock). */
+  at: Date;
+}
+
+/** One call to make: a hook's name and its notice. */
+export type HookCall =
+  | { hook: 'event'; notice: EventNotice }
+  | { hook: 'suppressed'; notice: SuppressedNotice }
+  | { hook: 'unsuppressed'; notice: UnsuppressedNotice };
+
+export interface HookDispatcher {
+  /** Which hooks the app gave: callers skip building notices nobody receives. */
+  readonly wants: Readonly<Record<HookCall['hook'], boolean>>;
+  /** Calls the hooks, in this order, after the current turn of the event loop; never throws. */
+  notify(calls: readonly HookCall[]): void;
+  /** Resolves once every call notified so far has returned, resolved or rejected. */
+  settled(): Promise<void>;
+}
+
+export const DEFAULT_MAX_PENDING_HOOK_CALLS = 1000;
+
+/**
+ * Calls the app's hooks without ever making a caller wait: `notify` only queues, and the calls start on
+ * the next turn of the event loop, after whatever answer the caller was about to send. A call that
+ * throws or rejects is logged. A call whose promise has not settled counts as pending; past
+ * `maxPending` pending calls, new ones are dropped and logged (a hook that hangs cannot grow memory
+ * without bound), the first drop at once and the total when the pending calls have drained.
+ */
+export function createHookDispatcher(hooks: MailwardenHooks, logger: MailwardenLogger, maxPending = DEFAULT_MAX_PENDING_HOOK_CALLS): HookDispatcher {
+  if (!Number.isSafeInteger(maxPending) || maxPending < 1) throw new RangeError(`maxPendingHookCalls must be a positive integer; got ${maxPending}`);
+  let pending = 0;
+  let dropped = 0;
+  let waiters: (() => void)[] = [];
+
+  const finish = () => {
+    pending--;
+    if (pending > 0) return;
+    if (dropped > 0) {
+      logger.error({ dropped }, `mailwarden: ${dropped} hook calls were dropped while ${maxPending} were pending; catch up from the listings (docs/core.md#hooks)`);
+      dropped = 0;
+    }
+    const woken = waiters;
+    waiters = [];
+    for (const wake of woken) wake();
+  };
+
+  const call = ({ hook, notice }: HookCall) => {
+    const fail = (error: unknown) => logger.error({ err: error, hook, ...identify({ hook, notice } as HookCall) }, `mailwarden: the ${hook} hook failed`);
+    let result: unknown;
+    try {
+      result = (hooks[hook] as (notice: unknown) => unknown)(notice);
+    } catch (error) {
+      fail(error);
+      finish();
+      return;
+    }
+    if (isThenable(result)) {
+      // Through Promise.resolve: a thenable whose `then` throws becomes a rejection, not a lost call.
+      Promise.resolve(result).then(finish, (error: unknown) => {
+        fail(error);
+        finish();
+      });
+    } else finish();
+  };
+
+  return {
+    wants: { event: hooks.event !== undefined, suppressed: hooks.suppressed !== undefined, unsuppressed: hooks.unsuppressed !== undefined },
+    notify(calls) {
+      const accepted: HookCall[] = [];
+      for (const next of calls) {
+        if (hooks[next.hook] === undefined) continue;
+        if (pending >= maxPending) {
+          if (dropped++ === 0) {
+            logger.error({ hook: next.hook, ...identify(next) }, `mailwarden: ${maxPending} hook calls are pending, so this one and any more until they drain are dropped`);
+          }
+          continue;
+        }
+        pending++;
+        accepted.push(next);
+      }
+      if (accepted.length > 0) setImmediate(() => accepted.forEach(call));
+    },
+    settled() {
+      return pending === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+}
+
+/** What the calls of one `applyEvents` are: per applied event, `event`, then `suppressed` when it changed the suppression. */
+export function eventHookCalls(
+  wants: HookDispatcher['wants'],
+  projectId: string,
+  events: readonly DeliveryEvent[],
+  stored: readonly StoredEvent[],
+  outcomes: readonly EventOutcome[],
+): HookCall[] {
+  const calls: HookCall[] = [];
+  outcomes.forEach((outcome, index) => {
+    if (outcome === 'duplicate') return;
+    const { key, message, suppression } = stored[index]!;
+    if (wants.event) calls.push({ hook: 'event', notice: { projectId, event: events[index]!, messageKey: message?.key ?? null, eventId: timelineEntryId(key) } });
+    if (outcome === 'applied' || !wants.suppressed) return;
+    const previousReason = outcome === 'suppressed' ? null : (outcome.slice('upgraded_from_'.length) as SuppressionReason);
+    calls.push({ hook: 'suppressed', notice: suppressedNotice(projectId, suppression!, previousReason) });
+  });
+  return calls;
+}
+
+/** A suppression as the `suppressed` hook tells it: the record this change wrote. */
+export function suppressedNotice(projectId: string, record: SuppressionRecord, previousReason: SuppressionReason | null): SuppressedNotice {
+  const provenance = record.provenance;
+  return {
+    projectId,
+    email: record.email,
+    hash: record.hash,
+    reason: record.reason,
+    previousReason,
+    source: provenance?.source ?? 'api',
+    at: new Date(provenance?.at ?? record.createdAt),
+    cause: provenance?.event === undefined ? null : { ...provenance.event },
+  };
+}
+
+export function unsuppressedNotice(projectId: string, record: SuppressionRecord, at: number): UnsuppressedNotice {
+  return { projectId, email: record.email, hash: record.hash, reason: record.reason, suppressedAt: new Date(record.createdAt), at: new Date(at) };
+}
+
+/** Enough of a call to find its change again in the listings: never the address itself (logs are not for personal data). */
+function identify(call: HookCall): Record<string, unknown> {
+  const { projectId } = call.notice;
+  if (call.hook === 'event') return { projectId, provider: call.notice.event.provider, eventId: call.notice.eventId, messageKey: call.notice.messageKey };
+  return { projectId, hash: call.notice.hash, reason: call.notice.reason };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
