@@ -12,8 +12,11 @@ beforeAll(async () => {
   browser = await connectBrowser();
   app = await startDashboardApp();
   await seedMessages(app.mailwarden, app.projects.acme, 'newsletter-2026-11', 60);
+  await app.mailwarden.suppressions.add(app.projects.acme, 'manual@example.com');
   await app.mailwarden.applyEvents(app.projects.acme, [
-    event({ recipient: 'bounced@example.com', type: 'bounced', trackingId: 'welcome' }),
+    event({ recipient: 'bounced@example.com', type: 'sent', trackingId: 'welcome', occurredAt: new Date('2026-11-20T09:59:00.000Z') }),
+    event({ recipient: 'bounced@example.com', type: 'bounced', trackingId: 'welcome', details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 <user unknown>', bounceClassification: 'Permanent/General' } }),
+    event({ recipient: 'quiet@example.com', type: 'sent', trackingId: 'quiet' }),
     event({ recipient: 'angry@example.com', type: 'complained', trackingId: 'welcome' }),
     event({ recipient: 'late@example.com', type: 'deferred', trackingId: '\u202Ertl-🎉' }),
   ]);
@@ -33,7 +36,7 @@ test.each([
   ['light', 'light'],
   ['dark', 'dark'],
 ] as const)('no axe violations on any page or state (%s colour scheme)', async (_name, colorScheme) => {
-  const watched = await openPage(browser, app, { expectedProblems: [/401|503/] });
+  const watched = await openPage(browser, app, { expectedProblems: [/401|404|503/] });
   const { page } = watched;
   await page.emulateMedia({ colorScheme });
   // The checker finds what it should: a nameless button and grey-on-grey text.
@@ -62,6 +65,25 @@ test.each([
   await page.getByRole('heading', { name: /Counts for/ }).waitFor();
   await page.getByRole('table').waitFor();
   states['messages of one tracking ID, paged'] = await violations(page);
+
+  await page.locator('.chart').waitFor();
+  await page.getByText('Numbers per day').click();
+  await page.getByRole('table', { name: /^Messages per UTC day/ }).waitFor();
+  states['counts per day, with the numbers shown'] = await violations(page);
+
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=welcome`);
+  await page.getByRole('link', { name: 'bounced@example.com' }).click();
+  await page.locator('.timeline-entry').nth(1).waitFor();
+  states['a message and its timeline'] = await violations(page);
+  await page.getByRole('link', { name: 'Back to the messages' }).click();
+
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=quiet`);
+  await page.getByText('Nothing was delivered').waitFor();
+  states['counts per day, nothing counted'] = await violations(page);
+
+  await page.goto(`${dashboardUrl(app, 'messages')}?id=${'0'.repeat(32)}`);
+  await page.getByText('There is no such message in this project.').waitFor();
+  states['a message not found'] = await violations(page);
 
   await page.getByRole('link', { name: 'Tracking IDs' }).click();
   await page.getByRole('table').waitFor();

@@ -41,8 +41,12 @@ export interface WatchedPage {
   close(): Promise<void>;
 }
 
-export async function openPage(browser: Browser, app: TestApp, { expectedProblems = [] as RegExp[] } = {}): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+export async function openPage(
+  browser: Browser,
+  app: TestApp,
+  { expectedProblems = [] as RegExp[], timezoneId }: { expectedProblems?: RegExp[]; timezoneId?: string } = {},
+): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...(timezoneId === undefined ? {} : { timezoneId }) });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const requests: string[] = [];
