@@ -61,7 +61,8 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
   const listMade = useRef(false);
   if (id === null) listMade.current = true;
 
-  // Opening a message moves the focus to it; closing it returns the focus to the link that opened it.
+  // Opening a message moves the focus to it; closing it returns the focus to the link that opened it, or
+  // to the list's heading when the list is new (the message was opened from another page or a reload).
   const messageHeading = useRef<HTMLHeadingElement>(null);
   const listHeading = useRef<HTMLHeadingElement>(null);
   const shownId = useRef(id);
@@ -82,7 +83,7 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
       {id === null ? null : <MessageView api={api} id={id} back={messagesHref(filters)} heading={messageHeading} />}
       {listMade.current ? (
         <div hidden={id !== null}>
-          <h1 ref={listHeading} tabIndex={-1}>
+          <h1 id="messages-title" ref={listHeading} tabIndex={-1}>
             Messages
           </h1>
           <div class="filters">
