@@ -72,21 +72,11 @@ export interface StatsMove {
   delta: 1 | -1;
 }
 
-function contributions(trackingId: string | null, times: FactTimes | undefined, delta: 1 | -1): StatsMove[] {
-  const moves: StatsMove[] = [];
-  times?.forEach((time, column) => {
-    if (time === null) return;
-    const hour = hourOf(time);
-    moves.push({ trackingId: null, hour, column, delta });
-    if (trackingId !== null) moves.push({ trackingId, hour, column, delta });
-  });
-  return moves;
-}
-
 /**
  * The bucket moves of a message change: what it counted before leaves, what it counts after comes in,
- * pairs that cancel dropped. Its tracking ID's buckets follow its tracking ID, as `trackingIdDeltas`'
- * counters do.
+ * pairs that cancel dropped. Its tracking ID's buckets follow its tracking ID, as `trackingIdDeltas'
+ * counters do; the project's buckets move only when a fact's hour does. Column by column, with no
+ * matching of lists: this runs for every event a store applies.
  */
 export function statsMoves(
   beforeId: string | null,
@@ -94,15 +84,22 @@ export function statsMoves(
   afterId: string | null,
   afterTimes: FactTimes,
 ): StatsMove[] {
-  const same = (a: StatsMove, b: StatsMove) => a.trackingId === b.trackingId && a.hour === b.hour && a.column === b.column;
-  const out = contributions(beforeId, beforeTimes, -1);
   const moves: StatsMove[] = [];
-  for (const move of contributions(afterId, afterTimes, 1)) {
-    const at = out.findIndex((left) => same(left, move));
-    if (at >= 0) out.splice(at, 1);
-    else moves.push(move);
+  for (let column = 0; column < afterTimes.length; column++) {
+    const beforeTime = beforeTimes?.[column] ?? null;
+    const afterTime = afterTimes[column] ?? null;
+    const was = beforeTime === null ? null : hourOf(beforeTime);
+    const now = afterTime === null ? null : hourOf(afterTime);
+    if (was !== now) {
+      if (was !== null) moves.push({ trackingId: null, hour: was, column, delta: -1 });
+      if (now !== null) moves.push({ trackingId: null, hour: now, column, delta: 1 });
+    }
+    if (beforeId !== afterId || was !== now) {
+      if (beforeId !== null && was !== null) moves.push({ trackingId: beforeId, hour: was, column, delta: -1 });
+      if (afterId !== null && now !== null) moves.push({ trackingId: afterId, hour: now, column, delta: 1 });
+    }
   }
-  return [...out, ...moves];
+  return moves;
 }
 
 /** A bucket with every count 0, for filling. */
