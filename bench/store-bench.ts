@@ -30,7 +30,7 @@ export function comparison(what: string, ours: Measurement, raw: Measurement, go
   ];
 }
 
-interface Services {
+export interface Services {
   setup(project: { provide(key: string, value: string): void }): Promise<void>;
   teardown(): Promise<void>;
 }
