@@ -58,8 +58,8 @@ test('every suppression says how it came to be: the source, and for a provider e
   await signIn(page, app);
   await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Suppressions' }).click();
   expect(await causes(page)).toStrictEqual({
-    'imported@example.com': 'Imported',
-    'manual@example.com': 'Added through the API',
+    'imported@example.com': 'Imported with the CLI',
+    'manual@example.com': 'Added through the API or the dashboard',
     'nameless@example.com': 'Provider eventSendGrid, 2026-03-04 08:00:00 UTCThe event named no message.',
     'hostile@example.com': `Provider eventSendGrid, 2026-03-03 08:00:00 UTC${hostileDiagnostic}Message sg-hostile-1 · SendGrid’s messages to this address (hostile@example.com)`,
     'angry@example.com': 'Provider eventSendGrid, 2026-03-02 08:00:00 UTCabuseMessage sg-angry-1 · SendGrid’s messages to this address (angry@example.com)',
@@ -106,6 +106,10 @@ test('the cause leads to its message: the address’s messages from that provide
   await page.getByLabel('Recipient').press('Enter');
   await expect.poll(() => new URL(page.url()).search).toBe('?provider=sendgrid');
   await expect.poll(async () => (await columnTexts(page, 'Recipient')).length).toBe(4);
+  // One step back undoes the filter.
+  await page.goBack();
+  await expect.poll(() => page.getByLabel('Recipient').inputValue()).toBe('gone@example.com');
+  expect(new URL(page.url()).search).toBe('?recipient=gone%40example.com&provider=sendgrid');
   await watched.close();
 });
 
@@ -128,8 +132,8 @@ test('checking an address shows why it is suppressed, and its link finds the mes
 
   await page.goto(dashboardUrl(app, 'suppressions'));
   for (const [email, shown] of [
-    ['manual@example.com', 'Added through the API'],
-    ['imported@example.com', 'Imported'],
+    ['manual@example.com', 'Added through the API or the dashboard'],
+    ['imported@example.com', 'Imported with the CLI'],
     ['old@example.com', 'Not recorded (suppressed before mailwarden kept it)'],
   ] as const) {
     await page.getByLabel('Email to check').fill(email);

@@ -53,11 +53,11 @@ export const reasonLabels: Record<SuppressionReason, string> = {
 export function sourceLabel(source: SuppressionSource | null | undefined): string {
   switch (source) {
     case 'api':
-      return 'Added through the API';
+      return 'Added through the API or the dashboard';
     case 'webhook':
       return 'Provider event';
     case 'import':
-      return 'Imported';
+      return 'Imported with the CLI';
     default:
       return 'Not recorded';
   }

@@ -28,9 +28,12 @@ export function pageHref(page: DashboardPage, parameters: Record<string, string 
 
 const listeners = new Set<() => void>();
 
-/** Goes to `href` inside the app: a new history entry (back returns), or a replaced one. */
+/**
+ * Goes to `href` inside the app: a new history entry (back returns), or a replaced one. Going where the
+ * page already is replaces, as browsers do for links, so back never needs two steps to leave it.
+ */
 export function navigate(href: string, { replace = false }: { replace?: boolean } = {}): void {
-  if (replace) history.replaceState(null, '', href);
+  if (replace || href === location.pathname + location.search) history.replaceState(null, '', href);
   else history.pushState(null, '', href);
   for (const listener of listeners) listener();
 }
