@@ -71,3 +71,14 @@ describe('timelines from each provider’s webhook', () => {
     }
   });
 });
+
+describe('a Mandrill deferral', () => {
+  test('keeps the reply of its latest SMTP attempt (msg.smtp_events), since it has no msg.diag', async () => {
+    const mailwarden = mailwardenFor(false);
+    const events = [{ type: 'deferred' as const, recipient: 'bob@example.com', messageId: 'mandrill-d1', occurredAt: AT }];
+    for (const request of webhooksFor('mandrill', auth.mandrill, events)) await mailwarden.ingestWebhook('mandrill', 'acme', request);
+    const [item] = (await mailwarden.messages.list('acme')).items;
+    const timeline = (await mailwarden.messages.get('acme', item!.id))!.timeline;
+    expect(timeline).toMatchObject([{ type: 'deferred', smtpStatus: '4.7.1', diagnostic: '451 4.7.1 Greylisted, please retry later' }]);
+  });
+});

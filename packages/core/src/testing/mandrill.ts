@@ -100,7 +100,11 @@ function mandrillEvent(event: ReportedEvent): Record<string, unknown> {
     metadata,
     opens: [],
     clicks: [],
-    smtp_events: [],
+    // A deferral's reply is in its SMTP attempts, not in `diag`.
+    smtp_events:
+      event.type === 'deferred'
+        ? [{ ts: ts - 1, type: 'deferred', diag: '451 4.7.1 Greylisted, please retry later', source_ip: '198.51.100.7', destination_ip: '203.0.113.25', size: 0 }]
+        : [],
     subaccount: null,
   };
   if (event.type === 'bounced') {

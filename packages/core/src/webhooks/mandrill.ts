@@ -130,7 +130,8 @@ function parseEvent(item: unknown): ItemOutcome {
  * reports carry no feedback type.
  */
 function detailsOf(item: Record<string, unknown>, msg: Record<string, unknown>, classified: Classified): EventDetails | undefined {
-  const reply = stringField(msg, 'diag');
+  const failed = classified.type === 'deferred' || classified.type === 'bounced';
+  const reply = stringField(msg, 'diag') ?? (failed ? latestSmtpReply(msg['smtp_events']) : undefined);
   const rejected = classified.type === 'rejected';
   return eventDetails({
     smtpStatus: smtpStatusIn(reply),
@@ -140,6 +141,22 @@ function detailsOf(item: Record<string, unknown>, msg: Record<string, unknown>, 
     userAgent: item['user_agent'],
     url: item['url'],
   });
+}
+
+/**
+ * A deferral carries its reply in `msg.smtp_events` (each attempt: `ts`, `type`, `diag`, …) rather
+ * than `msg.diag`: the `diag` of the latest attempt that has one. (A delivery's `250 OK` is not read:
+ * it says nothing a person needs.)
+ */
+function latestSmtpReply(events: unknown): string | undefined {
+  if (!Array.isArray(events)) return undefined;
+  let latest: { ts: number; diag: string } | undefined;
+  for (const attempt of events) {
+    if (!isRecord(attempt) || typeof attempt['diag'] !== 'string' || attempt['diag'] === '') continue;
+    const ts = typeof attempt['ts'] === 'number' ? attempt['ts'] : -Infinity;
+    if (latest === undefined || ts >= latest.ts) latest = { ts, diag: attempt['diag'] };
+  }
+  return latest?.diag;
 }
 
 function classify(event: string): Classified {

@@ -116,7 +116,8 @@ describe('parseMandrillWebhook', () => {
 
   it.each([
     [0, 'send', { type: 'sent' }],
-    [1, 'deferral', { type: 'deferred' }],
+    // Its reply is in msg.smtp_events, not msg.diag.
+    [1, 'deferral', { type: 'deferred', details: { smtpStatus: '4.3.5', diagnostic: '451 4.3.5 Temporarily unavailable, try again later.' } }],
     [
       2,
       'hard_bounce',
@@ -271,5 +272,29 @@ describe('createMandrillWebhook', () => {
     await expectMailwardenError(() => webhook.receive(signed({ other: '1' }), auth), 'invalid_payload');
     await expectMailwardenError(() => webhook.receive(signed({ mandrill_events: '[{' }), auth), 'invalid_payload');
     await expectMailwardenError(() => webhook.receive(signed({ mandrill_events: '{}' }), auth), 'invalid_payload');
+  });
+});
+
+describe('Mandrill SMTP attempts', () => {
+  it('gives an event without msg.diag the diag of its latest attempt that has one', () => {
+    const item = (smtpEvents: unknown) => ({
+      event: 'deferral',
+      _id: 'm1',
+      ts: 1700000000,
+      msg: { _id: 'm1', email: 'bob@example.com', ts: 1699999990, smtp_events: smtpEvents },
+    });
+    const parse = (smtpEvents: unknown) =>
+      parseMandrillWebhook([item(smtpEvents)]).events[0]!.details?.diagnostic;
+    expect(
+      parse([
+        { ts: 1699999995, type: 'deferred', diag: '421 4.7.0 Try again later' },
+        { ts: 1699999999, type: 'deferred', diag: '451 4.7.1 Greylisted' },
+        { ts: 1699999997, type: 'deferred', diag: '450 4.2.0 Busy' },
+        { ts: 1700000001, type: 'deferred' },
+      ]),
+    ).toBe('451 4.7.1 Greylisted');
+    expect(parse([])).toBeUndefined();
+    expect(parse('not a list')).toBeUndefined();
+    expect(parse([null, 7, { diag: 5 }])).toBeUndefined();
   });
 });
