@@ -42,7 +42,7 @@ describe('memory store retention', () => {
     for (const messagesMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createMemoryStore({ retention: { messagesMs } }), String(messagesMs)).toThrow(RangeError);
     }
-    expect(createMemoryStore({ retention: { messagesMs: 1 } }).retained()).toStrictEqual({ messages: 0, eventKeys: 0, webhookTokens: 0, trackingIds: 0 });
+    expect(createMemoryStore({ retention: { messagesMs: 1 } }).retained()).toStrictEqual({ messages: 0, eventKeys: 0, webhookTokens: 0, trackingIds: 0, timelineEntries: 0, statsHours: 0 });
   });
 
   test('purgeExpired(now) forgets messages older than the retention and dedup keys applied before then; counters and suppressions stay', async () => {
@@ -96,7 +96,9 @@ describe('memory store retention', () => {
 
     // A retention after the clock's first reading, every key and message is gone.
     expect(await store.purgeExpired(now + 31 * DAY)).toBe(2);
-    expect(store.retained()).toStrictEqual({ messages: 0, eventKeys: 0, webhookTokens: 0, trackingIds: 4 });
+    // Timelines go with their messages; counts over time stay.
+    expect(store.retained()).toMatchObject({ messages: 0, eventKeys: 0, webhookTokens: 0, trackingIds: 4, timelineEntries: 0 });
+    expect(store.retained().statsHours).toBeGreaterThan(0);
     // A late event for a forgotten message (its key forgotten too) is applied again and counted again,
     // as on Redis and Postgres, but an old one does not come back to stay: it is forgotten in the same call.
     expect((await mailwarden.applyEvents(PROJECT, [history[0]!])).accepted).toBe(1);
@@ -218,6 +220,8 @@ describe('memory store retention', () => {
         expect(retained.messages, `messages on day ${day}`).toBeLessThanOrEqual(bounds.messages);
         expect(retained.eventKeys, `keys on day ${day}`).toBeLessThanOrEqual(bounds.eventKeys);
         expect(retained.webhookTokens, `claims on day ${day}`).toBeLessThanOrEqual(bounds.webhookTokens);
+        // At most two events per message here (delivered, opened): timelines that outlived their messages would show.
+        expect(retained.timelineEntries, `timeline entries on day ${day}`).toBeLessThanOrEqual(2 * retained.messages);
       }
     }
     const retained = store.retained();

@@ -40,6 +40,10 @@ export interface RetainedEntries {
   webhookTokens: number;
   /** Tracking-ID rows: never expire, one per tracking ID with messages counted. */
   trackingIds: number;
+  /** Timeline entries of the messages held (at most `TIMELINE_CAP` per message): they go with their message. */
+  timelineEntries: number;
+  /** Hour buckets of counts over time, per project and per tracking ID: never expire (docs/storage.md#counts-over-time). */
+  statsHours: number;
 }
 
 /** What `createMemoryStore` returns: a `Store` with every optional method but invalidations, and a count of its entries. */
@@ -398,11 +402,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     retained() {
-      const entries: RetainedEntries = { messages: 0, eventKeys: 0, webhookTokens: tokens.size, trackingIds: 0 };
+      const entries: RetainedEntries = { messages: 0, eventKeys: 0, webhookTokens: tokens.size, trackingIds: 0, timelineEntries: 0, statsHours: 0 };
       for (const state of projects.values()) {
         entries.messages += state.messages.size;
         entries.eventKeys += state.eventKeys.size;
         entries.trackingIds += state.trackingIds.size;
+        for (const timeline of state.timelines.values()) entries.timelineEntries += timeline.length;
+        for (const hours of state.buckets.values()) entries.statsHours += hours.size;
       }
       return entries;
     },
