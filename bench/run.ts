@@ -68,7 +68,9 @@ ops/s depend on the CPU. "noise" is half the range between the fastest and the s
 relative to the median: large noise, or a load average above the number of CPUs, means other
 processes competed for the CPU, so take the figure as rough and run again on a quiet machine. Memory
 is live bytes after a full garbage collection. "goal" compares with the targets of the issue that
-added the benchmark. Benchmarks never run in the tests; nothing asserts timings.
+added the benchmark. Benchmarks never run in the tests; nothing asserts timings. What a change cost
+against the revision before it is in [performance-history.md](performance-history.md)
+(\`npm run bench:compare\`).
 
 ${sections.map(renderSection).join('\n\n')}
 `;
