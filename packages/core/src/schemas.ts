@@ -58,6 +58,10 @@ export const suppressionCauseSchema = z
   .object({
     provider: providerSchema,
     message_id: z.string().nullable().meta({ description: "The provider's message ID, null when the event named none." }),
+    message: z.string().nullable().meta({
+      description:
+        'Opens the message the event was about: `GET /projects/{projectId}/messages/{message}` (its `id` in the listing); null when the event named no message ID. Retention may have removed the message since (404).',
+    }),
     event_id: z.string().meta({ description: "The event's id in its message's timeline (32 hex)." }),
     event_at: timestamp,
     diagnostic: z

@@ -9,7 +9,7 @@ import {
   type Mailwarden,
   type SuppressionReason,
 } from '@mailwarden/core';
-import { reasonRank, timelineEntryId } from '@mailwarden/core/store';
+import { messageKey, reasonRank, timelineEntryId } from '@mailwarden/core/store';
 import {
   EVENT_EPOCH,
   batchesOf,
@@ -140,7 +140,7 @@ describe('applyEvents laws', () => {
 
         // The model: the default policy over the valid events (the first of each key), strongest reason,
         // earliest time; the cause is the strongest reason's earliest event, then the smaller event ID.
-        type Cause = { provider: string; message_id: string | null; event_id: string; event_at: string };
+        type Cause = { provider: string; message_id: string | null; message: string | null; event_id: string; event_at: string };
         type Row = { hash: string; email: string; reason: SuppressionReason; created_at: string; source: 'webhook'; cause: Cause };
         const model = new Map<string, Row>();
         const keys = new Set<string>();
@@ -153,7 +153,9 @@ describe('applyEvents laws', () => {
           keys.add(key);
           const hash = mailwarden.suppressions.hashOf(normalized.email);
           const at = event.occurredAt.toISOString();
-          const cause = { provider: event.provider, message_id: event.messageId, event_id: timelineEntryId(key), event_at: at };
+          // The message it opens is the one the event merged into.
+          const message = event.messageId === null ? null : messageKey(event.provider, event.messageId, normalized.email);
+          const cause = { provider: event.provider, message_id: event.messageId, message, event_id: timelineEntryId(key), event_at: at };
           const known = model.get(hash);
           const rank = known === undefined ? 1 : reasonRank(reason) - reasonRank(known.reason);
           const wins =

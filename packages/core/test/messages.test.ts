@@ -186,7 +186,7 @@ describe('applyEvents', () => {
       reason: 'hard_bounce',
       created_at: iso(3000),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: null, event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(3000), diagnostic: null },
+      cause: { provider: 'ses', message_id: null, message: null, event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(3000), diagnostic: null },
     });
   });
 
@@ -378,7 +378,7 @@ describe('automatic suppression by the default policy', () => {
             reason,
             created_at: iso(1234),
             source: 'webhook',
-            cause: { provider: 'ses', message_id: 'msg-1', event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(1234), diagnostic: null },
+            cause: { provider: 'ses', message_id: 'msg-1', message: expect.stringMatching(/^[0-9a-f]{32}$/), event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(1234), diagnostic: null },
           },
     );
     expect(defaultSuppressionPolicy(event(overrides))).toBe(reason);
@@ -401,7 +401,7 @@ describe('automatic suppression by the default policy', () => {
       reason: 'complaint',
       created_at: iso(1000),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: 'msg-1', event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(5000), diagnostic: null },
+      cause: { provider: 'ses', message_id: 'msg-1', message: expect.stringMatching(/^[0-9a-f]{32}$/), event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(5000), diagnostic: null },
     };
     expect(await mailwarden.suppressions.check('acme', 'jane@example.com')).toStrictEqual(expected);
     await mailwarden.applyEvents('acme', [

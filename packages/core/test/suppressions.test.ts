@@ -9,7 +9,7 @@ import {
   type Suppression,
 } from '@mailwarden/core';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
-import { timelineEntryId } from '@mailwarden/core/store';
+import { messageKey, timelineEntryId } from '@mailwarden/core/store';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -219,8 +219,11 @@ describe('suppressions.check', () => {
       reason: 'complaint',
       created_at: new Date(T0 + 42).toISOString(),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 42).toISOString(), diagnostic: null },
+      cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 42).toISOString(), diagnostic: null },
     });
+    // The cause opens the message that carried the event, the listing's id.
+    const [item] = (await mailwarden.messages.list('acme')).items;
+    expect(item!.id).toBe(messageKey('ses', 'msg-1', 'jane@example.com'));
   });
 
   it('throws invalid_email for an invalid address', async () => {
@@ -339,7 +342,7 @@ describe('suppressions.add', () => {
         created_at: new Date(T0 + 7).toISOString(),
         // The existing suppression, provenance and all: the add changes nothing.
         source: 'webhook',
-        cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 7).toISOString(), diagnostic: null },
+        cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 7).toISOString(), diagnostic: null },
       },
     });
     expect(await context.mailwarden.suppressions.check('acme', 'jane@example.com')).toMatchObject({ reason: 'complaint' });
@@ -357,7 +360,7 @@ describe('suppressions.add', () => {
         ...suppression,
         reason: 'hard_bounce',
         source: 'webhook',
-        cause: { provider: 'ses', message_id: 'msg-1', event_id: timelineEntryId('ses:b1'), event_at: new Date(T0 + 50_000).toISOString(), diagnostic: null },
+        cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:b1'), event_at: new Date(T0 + 50_000).toISOString(), diagnostic: null },
       },
     ]);
   });

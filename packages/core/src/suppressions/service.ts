@@ -6,6 +6,7 @@ import { normalizeEmail } from '../email/normalize.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
 import { suppressedNotice, unsuppressedNotice } from '../hooks.js';
+import { messageKey } from '../messages/message.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { definedFilters, paginate } from '../pagination.js';
 import {
@@ -69,6 +70,7 @@ export function provenanceView(record: SuppressionRecord): Pick<Suppression, 'so
         : {
             provider: event.provider,
             message_id: event.messageId,
+            message: event.messageId === null ? null : messageKey(event.provider, event.messageId, record.email),
             event_id: event.eventId,
             event_at: formatTimestamp(provenance.at),
             diagnostic: event.diagnostic,

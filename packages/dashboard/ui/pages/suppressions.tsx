@@ -206,9 +206,9 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
 
 /**
  * How a suppression came to be, and for one a provider's event caused, that event: the provider, when,
- * what the receiving server or complainant said, and the way to its message. The cause names the
- * provider's message ID, not the API's message `id`, so the link opens the messages to this address from
- * that provider (the API's own filters; the one with this message ID is there while retention keeps it).
+ * what the receiving server or complainant said, and a link that opens its message (the cause's
+ * `message`, the API's message `id`; retention may have removed the message since, which the message
+ * view says).
  */
 function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 'source' | 'cause'> }) {
   const { email, source = null, cause = null } = suppression;
@@ -228,14 +228,14 @@ function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 
               <bdi>{cause.diagnostic}</bdi>
             </q>
           )}
-          {cause.message_id === null ? (
+          {cause.message_id === null || cause.message === null ? (
             <span class="note">The event named no message.</span>
           ) : (
             <span>
               Message <bdi class="literal message-id">{cause.message_id}</bdi> ·{' '}
-              <a href={pageHref('messages', { recipient: email, provider: cause.provider })} onClick={followLink}>
-                {providerLabels[cause.provider]}’s messages to this address
-                <span class="visually-hidden"> ({email})</span>
+              <a href={pageHref('messages', { id: cause.message })} onClick={followLink}>
+                Open the message
+                <span class="visually-hidden"> to {email}</span>
               </a>
             </span>
           )}
