@@ -7,6 +7,7 @@ export type {
   StoredEvent,
   MessageWithTimeline,
   EventOutcome,
+  SuppressionMergeOutcome,
   SuppressionRecord,
   SuppressionPosition,
   SuppressionInvalidation,

@@ -10,6 +10,7 @@ import {
   trackingIdSearchKey,
   HOUR_MS,
   type MessageRecord,
+  type SuppressionMergeOutcome,
   type StoredEvent,
   type SuppressionInvalidation,
   type SuppressionRecord,
@@ -49,6 +50,9 @@ export type PostgresStore = Store &
 
 /** Messages deleted per statement by `purgeExpired` (dedup keys and webhook tokens: ten times as many), so no sweep holds locks for long. */
 const PURGE_BATCH = 1000;
+/** Suppressions per `mailwarden_merge_suppressions` call, and hashes per bulk delete: one round trip each. */
+const MERGE_BATCH = 1000;
+
 /** Deadlocks and serialization failures are retried this many times before giving up. */
 const CONFLICT_RETRIES = 4;
 
@@ -132,6 +136,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
     getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
+    mergeSuppressions: `SELECT ${s}.mailwarden_merge_suppressions($1, $2::text::jsonb)`,
+    // One NOTIFY per 100 hashes, under its 8000-byte limit; the scalar subquery makes it run once.
+    removeSuppressions: `WITH removed AS (
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = ANY (string_to_array($2, ','))
+        RETURNING ${suppressionColumns}
+      ), notified AS (
+        SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
+        FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM removed) r GROUP BY chunk
+      )
+      SELECT ${suppressionColumns}, (SELECT count(*) FROM notified) FROM removed`,
     // Hours summed per bucket of $5 hours ('' is the project's scope); zero buckets are dropped by sumHours.
     getStats: `SELECT floor(hour / $5::numeric)::float8 * $5,
         sum(delivered)::float8, sum(hard_bounced)::float8, sum(soft_bounced)::float8, sum(complained)::float8,
@@ -254,6 +268,32 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         WHERE ${where.join(' AND ')} ORDER BY -created_at, hash LIMIT ${param(limit)}`;
       const rows = await attempt(() => query(text, params));
       return rows.map(toSuppression);
+    },
+
+    async mergeSuppressions(projectId, records) {
+      const outcomes: SuppressionMergeOutcome[] = [];
+      for (let from = 0; from < records.length; from += MERGE_BATCH) {
+        const batch = JSON.stringify(records.slice(from, from + MERGE_BATCH).map(toSuppressionRow));
+        const [row] = await attempt(() => query(statements.mergeSuppressions, [projectId, batch]));
+        for (const code of row![0] as string) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
+      }
+      return outcomes;
+    },
+
+    async removeSuppressions(projectId, hashes) {
+      const removed: (SuppressionRecord | undefined)[] = [];
+      for (let from = 0; from < hashes.length; from += MERGE_BATCH) {
+        const batch = hashes.slice(from, from + MERGE_BATCH);
+        // NUL cannot be in a PostgreSQL text, nor in a hash: no such row.
+        const rows = await attempt(() => query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(',')]));
+        const byHash = new Map(rows.map((row) => [row[0] as string, toSuppression(row)]));
+        // Each row is deleted once: a hash given twice finds nothing the second time.
+        for (const hash of batch) {
+          removed.push(byHash.get(hash));
+          byHash.delete(hash);
+        }
+      }
+      return removed;
     },
 
     async applyEvents(projectId, events) {
@@ -498,16 +538,21 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
       row.search_key = event.trackingIdSearchKey ?? trackingIdSearchKey(message.trackingId);
     }
   }
-  const suppression = event.suppression;
-  if (suppression !== null) {
-    row.hash = suppression.hash;
-    row.email = suppression.email;
-    row.reason = reasonRank(suppression.reason);
-    row.created_at = suppression.createdAt;
-    const [source, sourceAt, provider, messageId, eventId, diagnostic] = provenanceColumns(suppression);
-    if (source !== null) Object.assign(row, { source, source_at: sourceAt, cause_event_id: eventId });
-    if (eventId !== null) Object.assign(row, { cause_provider: provider, cause_message_id: messageId, cause_diagnostic: diagnostic });
-  }
+  if (event.suppression !== null) Object.assign(row, toSuppressionRow(event.suppression));
+  return row;
+}
+
+/** A suppression as `mailwarden_merge_suppressions` takes it (and an event row carries it). */
+function toSuppressionRow(suppression: SuppressionRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    hash: suppression.hash,
+    email: suppression.email,
+    reason: reasonRank(suppression.reason),
+    created_at: suppression.createdAt,
+  };
+  const [source, sourceAt, provider, messageId, eventId, diagnostic] = provenanceColumns(suppression);
+  if (source !== null) Object.assign(row, { source, source_at: sourceAt, cause_event_id: eventId });
+  if (eventId !== null) Object.assign(row, { cause_provider: provider, cause_message_id: messageId, cause_diagnostic: diagnostic });
   return row;
 }
 

@@ -38,7 +38,9 @@ const LATEST = '9223372036854775807';
 const causeWins = `(excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, ${LATEST}) < coalesce(s.source_at, ${LATEST})
         OR (coalesce(excluded.source_at, ${LATEST}) = coalesce(s.source_at, ${LATEST})
-            AND coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"))))`;
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))`;
 
 /** An event's fact times (core mergeFactTimes' `seen`), aggregated over a batch: per fact, its earliest event. */
 const seenFactTimes = `ARRAY[${statFacts
@@ -54,21 +56,20 @@ const mergedFactTimes = `ARRAY[${statFacts
   )
   .join(',\n      ')}]`;
 /**
- * Step 5's input: the batch's applied events that carry a suppression (`seen_events`), joined per address
- * (`seen`): the first email, the strongest reason, the earliest time, the winning cause.
+ * The merge's input: its rows in order (`seen_events`), joined per address (`seen`): the first email,
+ * the strongest reason, the earliest time, the winning cause.
  */
 const suppressionEvents = `seen_events AS (
     SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
     SELECT hash,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, ${LATEST}),
-                      coalesce(event->>'cause_event_id', '') COLLATE "C"))[1] AS cause
+                      coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
     GROUP BY 1
   )`;
@@ -79,6 +80,94 @@ const suppressionRows = `SELECT p_project_id, hash, email, reason, created_at,
     FROM seen WHERE true`;
 const statSums = statColumns.map((_, i) => `coalesce(sum(d) FILTER (WHERE col = ${i + 1}), 0)::integer AS c${i + 1}`).join(', ');
 const bucketColumns = 'delivered, hard_bounced, soft_bounced, complained, opened, clicked, unsubscribed';
+
+/**
+ * The store's `mergeSuppressions`, and step 5 of `mailwarden_apply_events`: suppression rows (the
+ * suppression fields of `toEventRow`: hash, email, reason rank, created_at, the provenance columns)
+ * joined in, in one transaction, as if one by one in order: the reason only upgrades, createdAt is
+ * the earliest, the provenance is the stronger reason's, then the earlier cause's, then the smaller
+ * event ID's (core provenanceWins; a row without provenance compares as the latest). Notifies the hashes
+ * it created or changed, once per batch. Returns one character per row: 's' created, the rank of the
+ * reason it raised, else 'a'.
+ */
+const mergeSuppressions: SchemaFunction = {
+  name: 'mailwarden_merge_suppressions',
+  arguments: 'p_project_id text, p_rows jsonb',
+  returns: 'text',
+  language: 'plpgsql',
+  body: ({ identifier: s, literal }) => `
+DECLARE
+  v_hashes text[];
+  v_suppressed text[];
+  v_before jsonb;
+  v_chunk integer;
+BEGIN
+  -- 1. In hash order, addresses without a row get one and the others are locked (WHERE false updates
+  --    nothing but still locks), so what each address had before the batch is known and stays so
+  --    until commit: the rows' outcomes.
+  WITH ${suppressionEvents}, created AS (
+    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    ${suppressionRows} ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
+    RETURNING s.hash
+  )
+  SELECT array_agg(hash) INTO v_suppressed FROM created;
+
+  -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
+  --    Only rows that changed are written, and only they and the created ones are invalidated.
+  WITH ${suppressionEvents}, before AS (
+    SELECT b.hash, b.reason FROM ${s}.suppressions b
+    WHERE b.project_id = p_project_id AND b.hash IN (SELECT hash FROM seen) AND b.hash <> ALL (coalesce(v_suppressed, '{}'))
+  ), written AS (
+    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    ${suppressionRows} AND hash IN (SELECT hash FROM before) ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET
+      reason = greatest(s.reason, excluded.reason),
+      created_at = least(s.created_at, excluded.created_at),
+      source = CASE WHEN ${causeWins} THEN excluded.source ELSE s.source END,
+      source_at = CASE WHEN ${causeWins} THEN excluded.source_at ELSE s.source_at END,
+      cause_provider = CASE WHEN ${causeWins} THEN excluded.cause_provider ELSE s.cause_provider END,
+      cause_message_id = CASE WHEN ${causeWins} THEN excluded.cause_message_id ELSE s.cause_message_id END,
+      cause_event_id = CASE WHEN ${causeWins} THEN excluded.cause_event_id ELSE s.cause_event_id END,
+      cause_diagnostic = CASE WHEN ${causeWins} THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
+    WHERE excluded.created_at < s.created_at OR ${causeWins}
+    RETURNING s.hash
+  )
+  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
+         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
+  INTO v_hashes, v_before;
+
+  -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
+  IF v_hashes IS NOT NULL THEN
+    v_chunk := greatest(1, (7900 - octet_length(
+      json_build_object('schema', ${literal}, 'projectId', p_project_id, 'hashes', '[]'::json)::text)) / 67);
+    FOR i IN 1 .. cardinality(v_hashes) BY v_chunk LOOP
+      PERFORM pg_notify('${INVALIDATION_CHANNEL}', json_build_object(
+        'schema', ${literal}, 'projectId', p_project_id, 'hashes', v_hashes[i : i + v_chunk - 1])::text);
+    END LOOP;
+  END IF;
+
+  -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
+  --    an address that had no suppression created it ('s'); a row whose reason is stronger than all
+  --    the address had before it (the stored row's, the batch's earlier rows') raised it from that
+  --    (the rank it had); any other 'a'.
+  RETURN (
+    WITH ${suppressionEvents}, ranked AS (
+      SELECT ord, hash, reason,
+             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+      FROM seen_events
+    )
+    SELECT coalesce(string_agg(CASE
+             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
+             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
+               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
+             ELSE 'a' END, '' ORDER BY e.ord), '')
+    FROM ranked e);
+END
+`,
+};
 
 const applyEvents: SchemaFunction = {
   name: 'mailwarden_apply_events',
@@ -92,9 +181,7 @@ DECLARE
   v_created text[];
   v_recompute text[];
   v_emptied text[];
-  v_hashes text[];
-  v_suppressed text[];
-  v_before jsonb;
+  v_codes text;
   v_timelines text[];
   v_stats jsonb;
   v_chunk integer;
@@ -306,75 +393,24 @@ BEGIN
     WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
-  -- 5. Suppressions: the reason only upgrades, createdAt is the earliest, the provenance is the
-  --    stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins;
-  --    a row without provenance compares as the latest). First, in hash order, addresses without a
-  --    row get one and the others are locked (WHERE false updates nothing but still locks), so what
-  --    each address had before the batch is known and stays so until commit: the events' outcomes.
-  WITH ${suppressionEvents}, created AS (
-    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    ${suppressionRows} ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
-    RETURNING s.hash
-  )
-  SELECT array_agg(hash) INTO v_suppressed FROM created;
+  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
+  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  v_codes := ${s}.mailwarden_merge_suppressions(p_project_id, (
+    SELECT coalesce(jsonb_agg(x.event ORDER BY x.ord), '[]')
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'));
 
-  --    Then the rows that were there: read (a new snapshot: locked rows, as committed) and joined.
-  --    Only rows that changed are written, and only they and the created ones are invalidated.
-  WITH ${suppressionEvents}, before AS (
-    SELECT b.hash, b.reason FROM ${s}.suppressions b
-    WHERE b.project_id = p_project_id AND b.hash IN (SELECT hash FROM seen) AND b.hash <> ALL (coalesce(v_suppressed, '{}'))
-  ), written AS (
-    INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    ${suppressionRows} AND hash IN (SELECT hash FROM before) ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET
-      reason = greatest(s.reason, excluded.reason),
-      created_at = least(s.created_at, excluded.created_at),
-      source = CASE WHEN ${causeWins} THEN excluded.source ELSE s.source END,
-      source_at = CASE WHEN ${causeWins} THEN excluded.source_at ELSE s.source_at END,
-      cause_provider = CASE WHEN ${causeWins} THEN excluded.cause_provider ELSE s.cause_provider END,
-      cause_message_id = CASE WHEN ${causeWins} THEN excluded.cause_message_id ELSE s.cause_message_id END,
-      cause_event_id = CASE WHEN ${causeWins} THEN excluded.cause_event_id ELSE s.cause_event_id END,
-      cause_diagnostic = CASE WHEN ${causeWins} THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
-    WHERE excluded.created_at < s.created_at OR ${causeWins}
-    RETURNING s.hash
-  )
-  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
-         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
-  INTO v_hashes, v_before;
-
-  -- 6. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
-  IF v_hashes IS NOT NULL THEN
-    v_chunk := greatest(1, (7900 - octet_length(
-      json_build_object('schema', ${literal}, 'projectId', p_project_id, 'hashes', '[]'::json)::text)) / 67);
-    FOR i IN 1 .. cardinality(v_hashes) BY v_chunk LOOP
-      PERFORM pg_notify('${INVALIDATION_CHANNEL}', json_build_object(
-        'schema', ${literal}, 'projectId', p_project_id, 'hashes', v_hashes[i : i + v_chunk - 1])::text);
-    END LOOP;
-  END IF;
-
-  -- 7. Per event, as if applied one by one (EventOutcome, as core's eventOutcomeOfCode reads it): the
-  --    first event of an address that had no row created it ('s'); an event whose reason is stronger
-  --    than all the address had before it (the row's, the batch's earlier events') raised it from that.
+  -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
+  --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
   RETURN (
-    WITH ${suppressionEvents}, ranked AS (
-      SELECT ord, hash, reason,
-             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
-      FROM seen_events
-    )
-    SELECT string_agg(CASE
-             WHEN NOT o.applied THEN 'd'
-             WHEN e.hash IS NULL THEN 'a'
-             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
-             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
-               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
-             ELSE 'a' END, '' ORDER BY o.ord)
-    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord) LEFT JOIN ranked e ON e.ord = o.ord);
+    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+    LEFT JOIN (SELECT x.ord, row_number() OVER (ORDER BY x.ord) AS n
+               FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+               WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash') h ON h.ord = o.ord);
 END
 `,
 };
 
 /** Every function of the schema, defined in this order by every `migrate()`. */
-export const schemaFunctions: readonly SchemaFunction[] = [applyEvents];
+export const schemaFunctions: readonly SchemaFunction[] = [mergeSuppressions, applyEvents];

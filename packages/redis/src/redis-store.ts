@@ -15,6 +15,7 @@ import {
   reasonRank,
   trackingIdSearchKey,
   type EventOutcome,
+  type SuppressionMergeOutcome,
   type MessageRecord,
   type StoredEvent,
   type SuppressionInvalidation,
@@ -129,6 +130,14 @@ function assertTime(time: number, what: string): void {
   if (!Number.isSafeInteger(time)) throw new RangeError(`${what} is not an integer number of milliseconds: ${time}`);
 }
 
+/** A suppression as the scripts take it (`mergeSuppression` in scripts.ts), checked first. */
+function scriptSuppression(suppression: SuppressionRecord): ScriptSuppression {
+  assertSuppression(suppression);
+  const encoded: ScriptSuppression = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
+  if (suppression.provenance !== undefined) encoded.p = packProvenance(suppression.provenance);
+  return encoded;
+}
+
 function assertSuppression(record: SuppressionRecord): void {
   if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
   assertTime(record.createdAt, 'createdAt');
@@ -156,8 +165,16 @@ interface ScriptEvent {
     z?: string;
     e?: string;
   };
-  /** The suppression: hash, reason rank, createdAt, email, packed provenance. */
-  s?: { h: string; r: number; c: number; e: string; p?: string };
+  s?: ScriptSuppression;
+}
+
+/** A suppression as the scripts take it: hash, reason rank, createdAt, email, packed provenance. */
+interface ScriptSuppression {
+  h: string;
+  r: number;
+  c: number;
+  e: string;
+  p?: string;
 }
 
 /**
@@ -269,12 +286,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           encodedEvent.m.e = timelineMember(entry);
         }
       }
-      const suppression = event.suppression;
-      if (suppression !== null) {
-        assertSuppression(suppression);
-        encodedEvent.s = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
-        if (suppression.provenance !== undefined) encodedEvent.s.p = packProvenance(suppression.provenance);
-      }
+      if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression);
       return encodedEvent;
     });
     return (await run(scripts.applyEvents, keyList, [
@@ -319,6 +331,29 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const keys = projectKeys(keyPrefix, projectId);
       const removed = (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) as string | null;
       return removed === null ? undefined : unpackSuppression(hash, removed);
+    },
+
+    async mergeSuppressions(projectId, records) {
+      const keys = projectKeys(keyPrefix, projectId);
+      const outcomes: SuppressionMergeOutcome[] = [];
+      for (let from = 0; from < records.length; from += EVENTS_PER_CALL) {
+        // Encoded whole before the call: a malformed record throws here, before anything is written.
+        const batch = JSON.stringify(records.slice(from, from + EVENTS_PER_CALL).map(scriptSuppression));
+        const codes = (await run(scripts.mergeSuppressions, [keys.suppressions, keys.suppressionOrder], [batch, channel, projectId])) as string;
+        for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
+      }
+      return outcomes;
+    },
+
+    async removeSuppressions(projectId, hashes) {
+      const keys = projectKeys(keyPrefix, projectId);
+      const removed: (SuppressionRecord | undefined)[] = [];
+      for (let from = 0; from < hashes.length; from += EVENTS_PER_CALL) {
+        const batch = hashes.slice(from, from + EVENTS_PER_CALL);
+        const values = (await run(scripts.removeSuppressions, [keys.suppressions, keys.suppressionOrder], [channel, projectId, ...batch])) as (string | null)[];
+        batch.forEach((hash, index) => removed.push(values[index] == null ? undefined : unpackSuppression(hash, values[index]!)));
+      }
+      return removed;
     },
 
     async listSuppressions(projectId, { reason, from, to, limit, after }) {

@@ -61,12 +61,52 @@ local function packSuppression(rank, createdAt, email, provenance)
   if provenance then v = v .. '\0' .. provenance end
   return v
 end
--- What the provenance join compares after the reason: the cause's time and event ID (core
--- provenanceWins); a record without provenance compares as the latest, with no ID.
+-- What the provenance join compares after the reason: the cause's time, event ID and source letter
+-- (a, i, w: the sources' byte order; core provenanceWins); a record without provenance compares as
+-- the latest, with no ID and the last source.
 local function causeKey(provenance)
-  if not provenance then return math.huge, '' end
-  local at, id = string.match(provenance, '^%a(%-?%d+),(%x*),')
-  return tonumber(at), id
+  if not provenance then return math.huge, '', '~' end
+  local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
+  return tonumber(at), id, source
+end
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
+-- suppressions HASH S and its order SO: reason only upgraded, createdAt the earliest, the email the
+-- first one stored, the provenance the stronger reason's, then the earlier cause's, then the smaller
+-- event ID's, then the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its list in
+-- changed.list). Returns the outcome: 's' when it created the suppression, the rank it had when s
+-- raised it, else 'a'.
+local function mergeSuppression(S, SO, s, changed)
+  local v = redis.call('HGET', S, s.h)
+  local outcome = 'a'
+  if not v then
+    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e, s.p))
+    redis.call('ZADD', SO, 0, order(s.c) .. s.h)
+    outcome = 's'
+  else
+    local rank, createdAt, email, provenance = unpackSuppression(v)
+    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    if s.r > rank then
+      newProvenance = s.p
+    elseif s.r == rank then
+      local at, id, source = causeKey(s.p)
+      local knownAt, knownId, knownSource = causeKey(provenance)
+      if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
+        newProvenance = s.p
+      end
+    end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank > rank then outcome = tostring(rank) end
+    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    if newCreatedAt ~= createdAt then
+      redis.call('ZREM', SO, order(createdAt) .. s.h)
+      redis.call('ZADD', SO, 0, order(newCreatedAt) .. s.h)
+    end
+  end
+  if not changed[s.h] then
+    changed[s.h] = true
+    changed.list[#changed.list + 1] = s.h
+  end
+  return outcome
 end
 -- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
 -- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
@@ -109,6 +149,46 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], order(createdAt) .. ARGV[1])
 publish(ARGV[2], ARGV[3], { ARGV[1] })
 return existing
+`,
+);
+
+/**
+ * KEYS: suppressions, suppressionOrder. ARGV: records as JSON (as applyEvents' `s`), channel, projectId.
+ * Joins each in order (mergeSuppression); one PUBLISH names every hash it changed. Returns one
+ * character per record: 's', the rank an upgrade raised from, or 'a'.
+ */
+export const mergeSuppressions = script(
+  'mergeSuppressions',
+  String.raw`
+local records = cjson.decode(ARGV[1])
+local changed, outcomes = { list = {} }, {}
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(KEYS[1], KEYS[2], s, changed) end
+publish(ARGV[2], ARGV[3], changed.list)
+return table.concat(outcomes)
+`,
+);
+
+/**
+ * KEYS: suppressions, suppressionOrder. ARGV: channel, projectId, then the hashes. Deletes each; one
+ * PUBLISH names those deleted. Returns per hash the value it deleted, or false.
+ */
+export const removeSuppressions = script(
+  'removeSuppressions',
+  String.raw`
+local removed, deleted = {}, {}
+for i = 3, #ARGV do
+  local hash = ARGV[i]
+  local existing = redis.call('HGET', KEYS[1], hash)
+  if existing then
+    local _, createdAt = unpackSuppression(existing)
+    redis.call('HDEL', KEYS[1], hash)
+    redis.call('ZREM', KEYS[2], order(createdAt) .. hash)
+    deleted[#deleted + 1] = hash
+  end
+  removed[i - 2] = existing
+end
+publish(ARGV[1], ARGV[2], deleted)
+return removed
 `,
 );
 
@@ -194,7 +274,7 @@ export const applyEvents = script(
 local S, SO, MO, T, TO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-local changed, changedList = {}, {}
+local changed = { list = {} }
 
 -- countersOf: delivered, bounced, complained, opened, clicked, unsubscribed.
 local COUNTED = { DELIVERED, BOUNCED, COMPLAINED, ${counterFacts.opened}, ${counterFacts.clicked}, ${counterFacts.unsubscribed} }
@@ -394,54 +474,18 @@ local function mergeMessage(e)
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
 end
 
--- Reason only upgraded, createdAt the earliest, the email the first one stored, the provenance the
--- stronger reason's, then the earlier cause's, then the smaller event ID's (core provenanceWins).
--- Returns the event's outcome: 's' when it created the suppression, the rank it had when the event
--- raised it, else 'a'.
-local function upsertSuppression(s)
-  local v = redis.call('HGET', S, s.h)
-  local outcome = 'a'
-  if not v then
-    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e, s.p))
-    redis.call('ZADD', SO, 0, order(s.c) .. s.h)
-    outcome = 's'
-  else
-    local rank, createdAt, email, provenance = unpackSuppression(v)
-    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
-    if s.r > rank then
-      newProvenance = s.p
-    elseif s.r == rank then
-      local at, id = causeKey(s.p)
-      local knownAt, knownId = causeKey(provenance)
-      if at < knownAt or (at == knownAt and before(id, knownId)) then newProvenance = s.p end
-    end
-    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
-    if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email, newProvenance))
-    if newCreatedAt ~= createdAt then
-      redis.call('ZREM', SO, order(createdAt) .. s.h)
-      redis.call('ZADD', SO, 0, order(newCreatedAt) .. s.h)
-    end
-  end
-  if not changed[s.h] then
-    changed[s.h] = true
-    changedList[#changedList + 1] = s.h
-  end
-  return outcome
-end
-
 local outcomes = {}
 for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = upsertSuppression(e.s) else outcomes[i] = 'a' end
+    if e.s then outcomes[i] = mergeSuppression(S, SO, e.s, changed) else outcomes[i] = 'a' end
   else
     outcomes[i] = 'd'
   end
 end
-publish(channel, projectId, changedList)
+publish(channel, projectId, changed.list)
 return table.concat(outcomes)
 `,
 );

@@ -1,3 +1,4 @@
+import { describeBulkTests } from './bulk.js';
 import { describeEventTests } from './events.js';
 import { describeFilterTests } from './filters.js';
 import type { StoreConformanceOptions } from './harness.js';
@@ -35,7 +36,10 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
   const suite: StoreConformanceOptions = { ...options, test: (name, body) => options.test(name, body, timeout) };
   const runs = (group: keyof NonNullable<StoreConformanceOptions['groups']>) => options.groups?.[group] !== false;
   suite.describe(`${options.name} conforms to the Store contract`, () => {
-    if (runs('suppressions')) describeSuppressionTests(suite);
+    if (runs('suppressions')) {
+      describeSuppressionTests(suite);
+      describeBulkTests(suite);
+    }
     if (runs('events')) {
       describeEventTests(suite);
       describeProvenanceTests(suite);

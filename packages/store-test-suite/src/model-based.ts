@@ -48,6 +48,18 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
         (store, projectId) => store.removeSuppression(projectId, hash),
       ),
     ),
+    fc.array(arbitrary.suppression, { maxLength: 5 }).map((records) =>
+      command(
+        () => `mergeSuppressions(${fc.stringify(records)})`,
+        (store, projectId) => store.mergeSuppressions(projectId, records),
+      ),
+    ),
+    fc.array(arbitrary.hash, { maxLength: 4 }).map((hashes) =>
+      command(
+        () => `removeSuppressions(${fc.stringify(hashes)})`,
+        (store, projectId) => store.removeSuppressions(projectId, hashes),
+      ),
+    ),
     arbitrary.hash.map((hash) =>
       command(
         () => `getSuppression(${hash})`,

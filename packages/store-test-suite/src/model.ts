@@ -14,6 +14,7 @@ import {
   statFacts,
   sumHours,
   type EventOutcome,
+  type SuppressionMergeOutcome,
   type MessagePosition,
   type MessageRecord,
   type SuppressionPosition,
@@ -31,6 +32,14 @@ function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): Sup
     createdAt: Math.min(known.createdAt, seen.createdAt),
     ...(provenance === undefined ? {} : { provenance: structuredClone(provenance) }),
   };
+}
+
+/** Joins `seen` into the project's suppressions and says what that did to its address. */
+function merge(state: ProjectModel, seen: SuppressionRecord): SuppressionMergeOutcome {
+  const known = state.suppressions.get(seen.hash);
+  state.suppressions.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
+  if (known === undefined) return 'suppressed';
+  return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
 }
 
 interface ProjectModel {
@@ -144,6 +153,20 @@ export function createStoreModel(): Store {
       return copy(record);
     },
 
+    async mergeSuppressions(projectId, records) {
+      const state = project(projectId);
+      return records.map((record) => merge(state, record));
+    },
+
+    async removeSuppressions(projectId, hashes) {
+      const { suppressions } = project(projectId);
+      return hashes.map((hash) => {
+        const record = suppressions.get(hash);
+        suppressions.delete(hash);
+        return copy(record);
+      });
+    },
+
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
       return [...project(projectId).suppressions.values()]
         .sort(compareSuppressions)
@@ -166,12 +189,7 @@ export function createStoreModel(): Store {
           state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
           if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
-        if (event.suppression === null) return 'applied';
-        const seen = event.suppression;
-        const known = state.suppressions.get(seen.hash);
-        state.suppressions.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
-        if (known === undefined) return 'suppressed';
-        return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
+        return event.suppression === null ? 'applied' : merge(state, event.suppression);
       });
     },
 

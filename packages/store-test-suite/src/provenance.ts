@@ -67,6 +67,18 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
       expect(await store.getSuppression(projectId, b.hash)).toStrictEqual(first!.suppression);
     });
 
+    // Found by the bulk law: two causes equal in reason, time and (no) event ID once kept whichever came first.
+    test('same reason and time, no event: the smaller source wins (api before import), in either order', async ({ store, projectId }) => {
+      const [a] = addresses(1);
+      const api: SuppressionRecord = { ...suppression(a, 'hard_bounce', at(2)), provenance: { source: 'api', at: at(2) } };
+      const imported: SuppressionRecord = { ...suppression(a, 'hard_bounce', at(2)), provenance: { source: 'import', at: at(2) } };
+      const other = randomProjectId();
+      await store.mergeSuppressions(projectId, [imported, api]);
+      await store.mergeSuppressions(other, [api, imported]);
+      expect(await store.getSuppression(projectId, a.hash)).toStrictEqual(api);
+      expect(await store.getSuppression(other, a.hash)).toStrictEqual(api);
+    });
+
     test('an API suppression is upgraded by an event, which becomes its cause', async ({ store, projectId }) => {
       const [a] = addresses(1);
       await store.addSuppression(projectId, { ...suppression(a, 'manual', at(1)), provenance: { source: 'api', at: at(1) } });

@@ -13,6 +13,7 @@ import {
   trackingIdDeltas,
   trackingIdSearchKey,
   type EventOutcome,
+  type SuppressionMergeOutcome,
   type MessagePosition,
   type MessageRecord,
   type Store,
@@ -102,8 +103,11 @@ export function createMapStore(): Store {
         });
       }
     }
-    const seen = event.suppression;
-    if (seen === null) return 'applied';
+    return event.suppression === null ? 'applied' : merge(t, event.suppression);
+  }
+
+  // One suppression joined in, wholly: what an event's suppression and a bulk import both do.
+  function merge(t: Tables, seen: SuppressionRecord): SuppressionMergeOutcome {
     const known = t.suppressions.get(seen.hash);
     if (known === undefined) {
       t.suppressions.set(seen.hash, { ...seen });
@@ -140,6 +144,17 @@ export function createMapStore(): Store {
       const record = suppressions.get(hash);
       suppressions.delete(hash);
       return record;
+    },
+    async mergeSuppressions(projectId, records) {
+      return records.map((record) => merge(tables(projectId), record));
+    },
+    async removeSuppressions(projectId, hashes) {
+      const { suppressions } = tables(projectId);
+      return hashes.map((hash) => {
+        const record = suppressions.get(hash);
+        suppressions.delete(hash);
+        return record;
+      });
     },
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
       return [...tables(projectId).suppressions.values()]

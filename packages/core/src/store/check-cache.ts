@@ -110,6 +110,22 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
+    async mergeSuppressions(projectId, records) {
+      try {
+        return await store.mergeSuppressions(projectId, records);
+      } finally {
+        if (records.length > 0) invalidate(projectId, records.map((record) => record.hash));
+      }
+    },
+
+    async removeSuppressions(projectId, hashes) {
+      try {
+        return await store.removeSuppressions(projectId, hashes);
+      } finally {
+        if (hashes.length > 0) invalidate(projectId, hashes);
+      }
+    },
+
     async applyEvents(projectId, events) {
       try {
         return await store.applyEvents(projectId, events);

@@ -89,6 +89,9 @@ export interface MessageWithTimeline extends MessageRecord {
  */
 export type EventOutcome = 'duplicate' | 'applied' | 'suppressed' | `upgraded_from_${SuppressionReason}`;
 
+/** What merging one suppression record did (`Store.mergeSuppressions`): an event outcome that is never a duplicate. */
+export type SuppressionMergeOutcome = Exclude<EventOutcome, 'duplicate'>;
+
 /** A message listing's filters, all combinable (a message must match every one given), and its page. */
 export interface MessageQuery {
   trackingId?: string;
@@ -160,6 +163,23 @@ export interface Store {
 
   /** Deletes a suppression atomically. Returns the record it deleted, or `undefined` when there was none. */
   removeSuppression(projectId: string, hash: string): Promise<SuppressionRecord | undefined>;
+
+  /**
+   * Bulk import: joins each record in as an event's suppression joins (reason only upgraded, `createdAt`
+   * the earliest, the email the first one stored, the provenance the one `provenanceWins` keeps), in
+   * the given order, one round trip per batch (a store may cut a long list into batches). Each record is
+   * merged atomically, so after a failure the caller may send the records again: merging is idempotent.
+   * Returns per record what it did, as if merged one by one: `suppressed` (created), `upgraded_from_<reason>`
+   * (raised from that reason), or `applied` (was there; its reason kept, its time or provenance may have
+   * moved). Invalidates the hashes it changed, once per batch.
+   */
+  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[]): Promise<SuppressionMergeOutcome[]>;
+
+  /**
+   * Bulk removal: deletes each hash, one round trip per batch. Returns per hash the record it deleted,
+   * or `undefined` when there was none (a hash given twice: the second `undefined`).
+   */
+  removeSuppressions(projectId: string, hashes: readonly string[]): Promise<(SuppressionRecord | undefined)[]>;
 
   /**
    * A page in newest-first order (`createdAt` descending, then `hash` ascending), starting strictly

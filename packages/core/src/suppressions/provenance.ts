@@ -40,8 +40,9 @@ export interface ProvenanceCandidate {
  * Whether `candidate`'s provenance beats `current`'s: a stronger reason wins; for the same reason the
  * earlier cause (`at`) wins, a record without provenance (stored before it existed) counting as the
  * latest of all, so the first known cause of its reason replaces it; at the same time the smaller event
- * ID (byte order, ASCII), none sorting first. A total order on distinct events, so any order of the
- * same events keeps the same provenance.
+ * ID (byte order, ASCII), none sorting first; then the smaller source (`api` < `import` < `webhook`).
+ * A total order on distinct causes, so any order of the same records keeps the same provenance (an
+ * added and an imported suppression of the same time and reason once kept whichever came first).
  */
 export function provenanceWins(candidate: ProvenanceCandidate, current: ProvenanceCandidate): boolean {
   const rank = reasonRank(candidate.reason) - reasonRank(current.reason);
@@ -49,7 +50,10 @@ export function provenanceWins(candidate: ProvenanceCandidate, current: Provenan
   const at = candidate.provenance?.at ?? Infinity;
   const currentAt = current.provenance?.at ?? Infinity;
   if (at !== currentAt) return at < currentAt;
-  return (candidate.provenance?.event?.eventId ?? '') < (current.provenance?.event?.eventId ?? '');
+  const id = candidate.provenance?.event?.eventId ?? '';
+  const currentId = current.provenance?.event?.eventId ?? '';
+  if (id !== currentId) return id < currentId;
+  return (candidate.provenance?.source ?? '~') < (current.provenance?.source ?? '~');
 }
 
 /**

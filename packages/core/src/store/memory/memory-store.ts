@@ -10,6 +10,7 @@ import type {
   MessageQuery,
   StoredEvent,
   Store,
+  SuppressionMergeOutcome,
   SuppressionQuery,
   SuppressionRecord,
   TrackingIdQuery,
@@ -138,10 +139,14 @@ class ProjectState {
       this.mergeMessage(event.message, event.trackingIdSearchKey);
       if (event.timelineEntry !== undefined) this.addTimelineEntry(event.message.key, event.timelineEntry);
     }
-    if (event.suppression === null) return 'applied';
-    const before = this.suppressions.upsert(event.suppression);
+    return event.suppression === null ? 'applied' : this.mergeSuppression(event.suppression);
+  }
+
+  /** Joins one suppression in (`SuppressionTable.upsert`) and says what that did to its address. */
+  mergeSuppression(record: SuppressionRecord): SuppressionMergeOutcome {
+    const before = this.suppressions.upsert(record);
     if (before === undefined) return 'suppressed';
-    return reasonRank(event.suppression.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
+    return reasonRank(record.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
   }
 
   /**
@@ -310,6 +315,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const record = table?.get(hash);
       if (record !== undefined) table!.remove(hash);
       return record;
+    },
+
+    async mergeSuppressions(projectId, records) {
+      // Checked before anything changes, so a bad record fails the whole call.
+      for (const record of records) {
+        if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
+      }
+      const state = records.length === 0 ? undefined : project(projectId);
+      return records.map((record) => state!.mergeSuppression({ ...record }));
+    },
+
+    async removeSuppressions(projectId, hashes) {
+      const table = existing(projectId)?.suppressions;
+      return hashes.map((hash) => {
+        const record = table?.get(hash);
+        if (record !== undefined) table!.remove(hash);
+        return record;
+      });
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
