@@ -12,6 +12,8 @@ import { suppressionReasons } from './suppressions/reason.js';
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_BATCH_SIZE = 100;
+/** Items per bulk add or bulk remove (`suppressions.addMany`, `POST …/suppressions/bulk`). */
+export const MAX_BULK_SIZE = 1000;
 
 const pageLimit = z
   .union([z.int(), z.string().regex(/^[0-9]{1,9}$/, 'limit must be a whole number').transform(Number)])
@@ -125,6 +127,54 @@ export const batchCheckResponseSchema = z
 
 export const addSuppressionRequestSchema = z.object({ email: z.string() });
 export const addSuppressionResponseSchema = suppressionSchema;
+
+const bulkItemError = z.object({ code: z.enum(errorCodes), message: z.string() }).meta({ description: 'Why this item was not applied; the others were.' });
+
+export const bulkAddItemSchema = z
+  .object({
+    email: z.string(),
+    reason: suppressionReasonSchema.optional().meta({ description: 'Default `manual`. `hard_bounce` and `complaint` carry a list over from a provider.' }),
+    created_at: timeBound('When the address was suppressed (a provider export keeps it); default now. Not in the future.'),
+  })
+  .meta({ id: 'BulkSuppressionItem' });
+export const bulkAddRequestSchema = z
+  .object({
+    items: z.array(bulkAddItemSchema).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
+    source: z.enum(['api', 'import']).optional().meta({ description: 'Recorded as each new suppression\'s `source`. Default `api`; the CLI sends `import`.' }),
+  })
+  .meta({ id: 'BulkSuppressionRequest' });
+export const bulkAddResultSchema = z
+  .union([
+    z.object({
+      email: z.string(),
+      status: z.enum(['created', 'upgraded', 'present']).meta({
+        description: '`created`: it was not suppressed. `upgraded`: it was, with the weaker `previous_reason`, now this reason. `present`: it was, with this reason or a stronger one (an earlier time given moves its `created_at` back).',
+      }),
+      hash: z.string(),
+      previous_reason: suppressionReasonSchema.optional(),
+    }),
+    z.object({
+      email: z.string().nullable().meta({ description: 'The item\'s email as sent; null when it was not a string.' }),
+      status: z.literal('invalid'),
+      error: bulkItemError,
+    }),
+  ])
+  .meta({ id: 'BulkSuppressionResult' });
+export const bulkAddResponseSchema = z.object({ results: z.array(bulkAddResultSchema) }).meta({ id: 'BulkSuppressionResults' });
+
+export const bulkRemoveItemSchema = z
+  .union([z.object({ email: z.string() }), z.object({ hash: z.string() })])
+  .meta({ id: 'BulkRemoveItem', description: 'An address, or the hash the API lists it by.' });
+export const bulkRemoveRequestSchema = z
+  .object({ items: z.array(bulkRemoveItemSchema).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} items.` }) })
+  .meta({ id: 'BulkRemoveRequest' });
+export const bulkRemoveResultSchema = z
+  .union([
+    z.object({ hash: z.string(), deleted: z.boolean().meta({ description: 'false: no suppression had this hash (or an earlier item removed it).' }) }),
+    z.object({ status: z.literal('invalid'), error: bulkItemError }),
+  ])
+  .meta({ id: 'BulkRemoveResult' });
+export const bulkRemoveResponseSchema = z.object({ results: z.array(bulkRemoveResultSchema) }).meta({ id: 'BulkRemoveResults' });
 
 export const removeSuppressionResponseSchema = z
   .object({ deleted: z.literal(true), hash: z.string() })
@@ -326,3 +376,7 @@ export type ListTrackingIdsQuery = z.input<typeof listTrackingIdsQuerySchema>;
 export type StatsRangeQuery = z.input<typeof statsQuerySchema>;
 export type Stats = z.infer<typeof statsResponseSchema>;
 export type StatsBucketView = z.infer<typeof statsBucketSchema>;
+export type BulkAddItem = z.input<typeof bulkAddItemSchema>;
+export type BulkAddResult = z.infer<typeof bulkAddResultSchema>;
+export type BulkRemoveItem = z.input<typeof bulkRemoveItemSchema>;
+export type BulkRemoveResult = z.infer<typeof bulkRemoveResultSchema>;

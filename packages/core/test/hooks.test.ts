@@ -117,6 +117,27 @@ describe('hooks', () => {
     ]);
   });
 
+  test('bulk adds call `suppressed` per address created or upgraded, bulk removes `unsuppressed` per address removed', async () => {
+    const { calls, on } = recorder();
+    const mailwarden = createMailwarden({ on, now: () => NOW });
+    await mailwarden.suppressions.add('acme', 'ann@example.com');
+    const { results } = await mailwarden.suppressions.addMany(
+      'acme',
+      [{ email: 'ann@example.com', reason: 'complaint' }, { email: 'bob@example.com', reason: 'hard_bounce', created_at: '2026-01-01' }, { email: 'bob@example.com' }, { email: 'bad' }],
+      { source: 'import' },
+    );
+    expect(results.map((result) => result.status)).toStrictEqual(['upgraded', 'created', 'present', 'invalid']);
+    await mailwarden.suppressions.removeMany('acme', [{ email: 'bob@example.com' }, { email: 'cat@example.com' }]);
+    await mailwarden.hooksSettled();
+    expect(calls.map(({ hook, notice }) => [hook, 'email' in notice ? notice.email : null, 'previousReason' in notice ? notice.previousReason : null])).toStrictEqual([
+      ['suppressed', 'ann@example.com', null],
+      ['suppressed', 'ann@example.com', 'manual'],
+      ['suppressed', 'bob@example.com', null],
+      ['unsuppressed', 'bob@example.com', null],
+    ]);
+    expect(calls[2]!.notice).toMatchObject({ reason: 'hard_bounce', source: 'import', at: new Date('2026-01-01T00:00:00Z') });
+  });
+
   test('the answer never waits: hooks start after it, and one that hangs holds nothing back', async () => {
     const hanging = deferred();
     const started: string[] = [];

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { type Suppression, type SuppressionPage } from '@mailwarden/core';
 import {
   batchCheckResponseSchema,
+  bulkAddResponseSchema,
+  bulkRemoveResponseSchema,
   checkSuppressionResponseSchema,
   listSuppressionsResponseSchema,
   removeSuppressionResponseSchema,
@@ -256,6 +258,81 @@ export function describeSuppressionTests(open: OpenApp): void {
       // It still works where it belongs.
       const next = expectSuccess(await app.api('GET', paths(acme).list(new URLSearchParams({ cursor, limit: '1' }).toString())), 200, listSuppressionsResponseSchema);
       expect(next.count).toBe(1);
+    });
+
+    test('bulk add: a result per item in order, reasons and times kept, stronger reasons upgrade, invalid items reported', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      await add(app, 'manual@example.com');
+      const items = [
+        { email: 'Gone@Example.com', reason: 'hard_bounce', created_at: '2025-06-01T10:00:00Z' },
+        { email: 'manual@example.com', reason: 'complaint', created_at: '2025-01-01' },
+        { email: 'gone@example.com' }, // already there, stronger: present
+        { email: 'no-at-sign' },
+        { email: 'x@example.com', reason: 'bounced' },
+        { email: 'x@example.com', created_at: '2999-01-01T00:00:00Z' },
+        42,
+      ];
+      const answer = expectSuccess(await app.api('POST', `${p.list()}/bulk`, { json: { items, source: 'import' } }), 200, bulkAddResponseSchema);
+      expect(answer.results.map((result) => [result.email, result.status])).toStrictEqual([
+        ['Gone@Example.com', 'created'],
+        ['manual@example.com', 'upgraded'],
+        ['gone@example.com', 'present'],
+        ['no-at-sign', 'invalid'],
+        ['x@example.com', 'invalid'],
+        ['x@example.com', 'invalid'],
+        [null, 'invalid'],
+      ]);
+      expect(answer.results[1]).toMatchObject({ previous_reason: 'manual', hash: sha256('manual@example.com') });
+      expect(answer.results.slice(3).map((result) => (result.status === 'invalid' ? result.error.code : null))).toStrictEqual([
+        'invalid_email',
+        'invalid_request',
+        'invalid_request',
+        'invalid_request',
+      ]);
+      const listed = expectSuccess(await app.api('GET', p.list()), 200, listSuppressionsResponseSchema).items;
+      expect(listed.map((item) => [item.email, item.reason, item.created_at, item.source])).toStrictEqual([
+        ['gone@example.com', 'hard_bounce', '2025-06-01T10:00:00.000Z', 'import'],
+        // Upgraded by the import: its reason and cause are the import's, its time the earliest.
+        ['manual@example.com', 'complaint', '2025-01-01T00:00:00.000Z', 'import'],
+      ]);
+    });
+
+    test('bulk add and remove take at most 1 000 items (400 batch_too_large), and a body of items', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      const many = Array.from({ length: 1001 }, (_, i) => ({ email: `u${i}@example.com` }));
+      expectError(await app.api('POST', `${p.list()}/bulk`, { json: { items: many } }), 400, 'batch_too_large');
+      expectError(await app.api('POST', `${p.list()}/bulk-delete`, { json: { items: many } }), 400, 'batch_too_large');
+      for (const json of [{}, { items: 'a@example.com' }, { items: [], source: 'webhook' }, [], null]) {
+        expectError(await app.api('POST', `${p.list()}/bulk`, { json }), 400, 'invalid_request');
+      }
+      const full = expectSuccess(await app.api('POST', `${p.list()}/bulk`, { json: { items: many.slice(0, 1000) } }), 200, bulkAddResponseSchema);
+      expect(full.results.every((result) => result.status === 'created')).toBe(true);
+      expect(expectSuccess(await app.api('GET', p.check('u999@example.com')), 200, checkSuppressionResponseSchema)).toMatchObject({ suppressed: true, reason: 'manual', source: 'api' });
+    });
+
+    test('bulk remove: by address or hash, deleted false when absent or removed by an earlier item', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      const ana = await add(app, 'ana@example.com');
+      await add(app, 'bob@example.com');
+      const answer = expectSuccess(
+        await app.api('POST', `${p.list()}/bulk-delete`, {
+          json: { items: [{ hash: ana.hash.toUpperCase() }, { email: 'BOB@example.com' }, { email: 'ana@example.com' }, { email: 'nobody@example.com' }, { hash: 'xyz' }, { email: 'a@example.com', hash: ana.hash }] },
+        }),
+        200,
+        bulkRemoveResponseSchema,
+      );
+      expect(answer.results).toStrictEqual([
+        { hash: ana.hash, deleted: true },
+        { hash: sha256('bob@example.com'), deleted: true },
+        { hash: ana.hash, deleted: false },
+        { hash: sha256('nobody@example.com'), deleted: false },
+        { status: 'invalid', error: { code: 'invalid_request', message: expect.any(String) } },
+        { status: 'invalid', error: { code: 'invalid_request', message: expect.any(String) } },
+      ]);
+      expect(expectSuccess(await app.api('GET', p.list()), 200, listSuppressionsResponseSchema).count).toBe(0);
     });
   });
 }

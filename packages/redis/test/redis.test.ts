@@ -266,6 +266,8 @@ describe('scripts', () => {
     const a = suppression('a', 'manual', at(1));
     await store.addSuppression(projectId, a);
     await store.removeSuppression(projectId, a.hash);
+    await store.mergeSuppressions(projectId, [a]);
+    await store.removeSuppressions(projectId, [a.hash]);
     await store.listSuppressions(projectId, { limit: 10 });
     await store.applyEvents(projectId, [event({ message: message('promo', Fact.sent, at(1)) })]);
     await store.listMessages(projectId, { limit: 10 });
@@ -326,6 +328,8 @@ describe('store_unavailable', () => {
     ['getSuppressions', (store) => store.getSuppressions('p', ['f'.repeat(64)])],
     ['addSuppression', (store) => store.addSuppression('p', suppression('a', 'manual', at(1)))],
     ['removeSuppression', (store) => store.removeSuppression('p', 'f'.repeat(64))],
+    ['mergeSuppressions', (store) => store.mergeSuppressions('p', [suppression('a', 'manual', at(1))])],
+    ['removeSuppressions', (store) => store.removeSuppressions('p', ['f'.repeat(64)])],
     ['listSuppressions', (store) => store.listSuppressions('p', { limit: 1 })],
     ['applyEvents', (store) => store.applyEvents('p', [event({ message: message('x', Fact.sent, at(1)) })])],
     ['listMessages', (store) => store.listMessages('p', { limit: 1 })],

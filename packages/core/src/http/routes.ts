@@ -8,6 +8,12 @@ import {
   applyEventsResultSchema,
   batchCheckRequestSchema,
   batchCheckResponseSchema,
+  bulkAddRequestSchema,
+  bulkAddResponseSchema,
+  bulkRemoveRequestSchema,
+  bulkRemoveResponseSchema,
+  type BulkAddItem,
+  type BulkRemoveItem,
   checkSuppressionQuerySchema,
   checkSuppressionResponseSchema,
   listMessagesQuerySchema,
@@ -77,6 +83,8 @@ export interface Route {
 // A batch is checked for size before its entries, so 101 addresses answer `batch_too_large`, and an
 // entry that is no string answers `invalid_email` with its index, like an invalid address.
 const batchCheckBody = z.object({ emails: z.array(z.unknown()) });
+// Likewise a bulk body: its size first (batch_too_large), then each item in its own result.
+const bulkBody = z.object({ items: z.array(z.unknown()), source: z.enum(['api', 'import']).optional() });
 
 export const routes: readonly Route[] = [
   {
@@ -139,6 +147,37 @@ export const routes: readonly Route[] = [
     run: async (mailwarden, { params, json }) => {
       const { emails } = parseInput(batchCheckBody, await json(), 'request body');
       return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[]) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/suppressions/bulk',
+    auth: 'api_key',
+    operationId: 'addSuppressions',
+    summary: 'Suppress up to 1 000 addresses, each with its reason and time',
+    description:
+      'For moving a list from a provider or another tool: each item joins as provider events do (a stronger reason upgrades an existing suppression, the earliest time stays; nothing is ever downgraded). One result per item, in request order; an invalid item is reported in its result and the others are applied. Any key of the project may set `hard_bounce` or `complaint` (docs/http.md explains why).',
+    requestBody: bulkAddRequestSchema,
+    responses: { 200: { description: 'One result per item.', schema: bulkAddResponseSchema } },
+    errors: ['invalid_request', 'batch_too_large'],
+    run: async (mailwarden, { params, json }) => {
+      const { items, source } = parseInput(bulkBody, await json(), 'request body');
+      return { status: 200, body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], source === undefined ? {} : { source }) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/suppressions/bulk-delete',
+    auth: 'api_key',
+    operationId: 'removeSuppressions',
+    summary: 'Remove up to 1 000 suppressions, by address or hash',
+    description: 'One result per item, in request order: `deleted: false` when no suppression had it; an invalid item is reported and the others removed.',
+    requestBody: bulkRemoveRequestSchema,
+    responses: { 200: { description: 'One result per item.', schema: bulkRemoveResponseSchema } },
+    errors: ['invalid_request', 'batch_too_large'],
+    run: async (mailwarden, { params, json }) => {
+      const { items } = parseInput(bulkBody, await json(), 'request body');
+      return { status: 200, body: await mailwarden.suppressions.removeMany(params.projectId!, items as BulkRemoveItem[]) };
     },
   },
   {

@@ -5,12 +5,20 @@ import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
-import { suppressedNotice, unsuppressedNotice } from '../hooks.js';
+import { suppressedNotice, unsuppressedNotice, type HookCall } from '../hooks.js';
+import { isRecord } from '../json/record.js';
+import type { SuppressionReason } from './reason.js';
 import { messageKey } from '../messages/message.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { definedFilters, paginate } from '../pagination.js';
 import {
   MAX_BATCH_SIZE,
+  MAX_BULK_SIZE,
+  bulkAddItemSchema,
+  type BulkAddItem,
+  type BulkAddResult,
+  type BulkRemoveItem,
+  type BulkRemoveResult,
   listSuppressionsQuerySchema,
   type BatchCheckResult,
   type ListSuppressionsQuery,
@@ -43,6 +51,22 @@ export interface SuppressionService {
   add(projectId: string, email: string, options?: { source?: 'api' | 'import' }): Promise<{ suppression: Suppression; created: boolean }>;
   /** Removes a suppression by its hash, or throws `suppression_not_found`. */
   remove(projectId: string, hash: string): Promise<{ deleted: true; hash: string }>;
+  /**
+   * Suppresses up to 1 000 addresses in one store round trip, each with its reason (default `manual`)
+   * and time (default now), joined as events join: a stronger reason upgrades, the earliest time
+   * stays. For moving a list from a provider (`reason: 'hard_bounce'`, the provider's time). One result
+   * per item, in order; an invalid item is reported and the others applied. Throws `batch_too_large`
+   * past 1 000 items.
+   *
+   * @example
+   * const { results } = await mailwarden.suppressions.addMany('acme', [
+   *   { email: 'gone@example.com', reason: 'hard_bounce', created_at: '2025-06-01T10:00:00Z' },
+   *   { email: 'angry@example.com', reason: 'complaint' },
+   * ], { source: 'import' });
+   */
+  addMany(projectId: string, items: readonly BulkAddItem[], options?: { source?: 'api' | 'import' }): Promise<{ results: BulkAddResult[] }>;
+  /** Removes up to 1 000 suppressions, each named by its address or its hash, in one store round trip; one result per item, in order. */
+  removeMany(projectId: string, items: readonly BulkRemoveItem[]): Promise<{ results: BulkRemoveResult[] }>;
   /** The hash of an address, as the store and the API use it. Throws `invalid_email`. */
   hashOf(email: string): string;
 }
@@ -166,6 +190,79 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       return { deleted: true, hash: key };
     },
 
+    async addMany(projectId, items, options) {
+      assertProjectId(projectId);
+      assertBulk(items);
+      const now = Math.trunc(context.now());
+      const source = options?.source === 'import' ? 'import' : 'api';
+      const results: BulkAddResult[] = [];
+      const records: SuppressionRecord[] = [];
+      const positions: number[] = [];
+      items.forEach((item: unknown, index) => {
+        const parsed = bulkAddItemSchema.safeParse(item);
+        const email = isRecord(item) && typeof item.email === 'string' ? item.email : null;
+        if (!parsed.success) return void results.push(invalidItem(email, 'invalid_request', issueText(parsed.error.issues[0]!)));
+        const normalized = tryNormalizeEmail(parsed.data.email);
+        if (!normalized.ok) return void results.push(invalidItem(email, 'invalid_email', `email: ${normalized.reason}`));
+        const createdAt = parsed.data.created_at === undefined ? now : Date.parse(parsed.data.created_at);
+        if (createdAt > now) return void results.push(invalidItem(email, 'invalid_request', 'created_at: must not be in the future'));
+        positions.push(index);
+        results.push({ email: parsed.data.email, status: 'present', hash: hashEmail(normalized.email) });
+        records.push({
+          hash: hashEmail(normalized.email),
+          email: normalized.email,
+          reason: parsed.data.reason ?? 'manual',
+          createdAt,
+          provenance: { source, at: createdAt },
+        });
+      });
+      const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records);
+      const notices: HookCall[] = [];
+      outcomes.forEach((outcome, i) => {
+        const result = results[positions[i]!] as Extract<BulkAddResult, { hash: string }>;
+        if (outcome === 'applied') return;
+        const previousReason = outcome === 'suppressed' ? null : (outcome.slice('upgraded_from_'.length) as SuppressionReason);
+        result.status = previousReason === null ? 'created' : 'upgraded';
+        if (previousReason !== null) result.previous_reason = previousReason;
+        if (context.hooks?.wants.suppressed) notices.push({ hook: 'suppressed', notice: suppressedNotice(projectId, records[i]!, previousReason) });
+      });
+      if (notices.length > 0) context.hooks!.notify(notices);
+      return { results };
+    },
+
+    async removeMany(projectId, items) {
+      assertProjectId(projectId);
+      assertBulk(items);
+      const results: BulkRemoveResult[] = [];
+      const hashes: string[] = [];
+      const positions: number[] = [];
+      items.forEach((item: unknown, index) => {
+        let hash: string | undefined;
+        if (isRecord(item) && typeof item.hash === 'string' && item.email === undefined) {
+          hash = item.hash.toLowerCase();
+          if (!isEmailHash(hash)) return void results.push({ status: 'invalid', error: { code: 'invalid_request', message: 'hash: expected 64 hexadecimal characters' } });
+        } else if (isRecord(item) && typeof item.email === 'string' && item.hash === undefined) {
+          const normalized = tryNormalizeEmail(item.email);
+          if (!normalized.ok) return void results.push({ status: 'invalid', error: { code: 'invalid_email', message: `email: ${normalized.reason}` } });
+          hash = hashEmail(normalized.email);
+        } else {
+          return void results.push({ status: 'invalid', error: { code: 'invalid_request', message: 'an item is { "email": … } or { "hash": … }' } });
+        }
+        positions.push(index);
+        hashes.push(hash);
+        results.push({ hash, deleted: false });
+      });
+      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes);
+      const notices: HookCall[] = [];
+      removed.forEach((record, i) => {
+        if (record === undefined) return;
+        (results[positions[i]!] as { deleted: boolean }).deleted = true;
+        if (context.hooks?.wants.unsuppressed) notices.push({ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, record, Math.trunc(context.now())) });
+      });
+      if (notices.length > 0) context.hooks!.notify(notices);
+      return { results };
+    },
+
     hashOf(email) {
       return hashEmail(normalizeEmail(email));
     },
@@ -195,4 +292,22 @@ export function hashAll(hashEmail: (email: string) => string, emails: readonly s
     );
   }
   return hashes;
+}
+
+/** A bulk call takes an array of at most `MAX_BULK_SIZE` items; its items are checked one by one after. */
+function assertBulk(items: unknown): asserts items is readonly unknown[] {
+  if (!Array.isArray(items)) throw new MailwardenError('invalid_request', 'Invalid bulk request: items must be an array.');
+  if (items.length > MAX_BULK_SIZE) {
+    throw new MailwardenError('batch_too_large', `A bulk request takes at most ${MAX_BULK_SIZE} items; got ${items.length}.`, {
+      details: { max: MAX_BULK_SIZE, received: items.length },
+    });
+  }
+}
+
+function invalidItem(email: string | null, code: 'invalid_request' | 'invalid_email', message: string): BulkAddResult {
+  return { email, status: 'invalid', error: { code, message } };
+}
+
+function issueText(issue: { path: PropertyKey[]; message: string }): string {
+  return `${issue.path.map(String).join('.') || 'item'}: ${issue.message}`;
 }
