@@ -44,20 +44,21 @@ try {
   await page.locator('.chart').waitFor();
   await shoot('messages-filtered');
 
-  // A week of the same campaign, with its numbers as a table: the section alone.
-  await page.getByLabel('Days').selectOption('7');
+  // A campaign of the last days, whose whole life fits in a week, with its numbers as a table: the section alone.
+  await page.goto(`${service.url}/dashboard/messages?trackingId=black-friday-2026&days=7`);
   await page.getByText('The 7 days up to').waitFor();
   await page.locator('.chart').waitFor();
   await page.getByText('Numbers per day').click();
   const perDay = page.getByRole('region', { name: 'Counts per day' });
   await perDay.screenshot({ path: new URL('counts-per-day.png', output).pathname });
   console.log('docs/dashboard/counts-per-day.png');
-  await page.getByLabel('Days').selectOption('30');
 
-  // A hard-bounced message and its timeline.
-  await page.getByLabel('Status').selectOption('bounced');
-  await page.getByRole('table', { name: /^Messages/ }).getByRole('link').first().click();
-  await page.locator('.timeline-entry').first().waitFor();
+  // A message with the most to tell: deferred on its way, delivered, then opened and clicked.
+  const { items } = await service.mailwarden.messages.list(DEMO_PROJECT, { trackingId: 'newsletter-2026-11-20', status: 'delivered', limit: 100 });
+  const eventful = items.find((message) => (['deferred', 'opened', 'clicked'] as const).every((fact) => message.facts.includes(fact)));
+  if (eventful === undefined) throw new Error('the demo has no deferred, opened and clicked message in newsletter-2026-11-20');
+  await page.goto(`${service.url}/dashboard/messages?trackingId=newsletter-2026-11-20&id=${eventful.id}`);
+  await page.locator('.timeline-entry').nth(4).waitFor();
   await shoot('message-timeline');
 
   await page.getByRole('link', { name: 'Tracking IDs' }).click();
@@ -70,6 +71,21 @@ try {
   await page.getByRole('button', { name: 'Check' }).click();
   await page.getByText('is suppressed').waitFor();
   await shoot('suppressions');
+
+  // Below the addresses added by hand and imported, the automatic ones with their cause.
+  await page.getByRole('row').filter({ hasText: 'Provider event' }).first().evaluate((row) => {
+    row.scrollIntoView({ block: 'start' });
+    window.scrollBy(0, -60);
+  });
+  await shoot('suppressions-causes');
+
+  // The check's cause opens the message that suppressed the address: a hard bounce and what the server said.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.getByRole('link', { name: 'Open the message to bounced@example.com' }).first().click();
+  await page.locator('.timeline-entry').nth(1).waitFor();
+  await shoot('message-bounced');
+
+  await page.goBack();
   await page.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
   await page.getByRole('dialog').waitFor();
   await shoot('suppressions-remove');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { DeliveryEvent, Mailwarden, Provider, ProviderAuth } from '@mailwarden/core';
+import { eventDetails, type DeliveryEvent, type DeliveryEventType, type EventDetails, type Mailwarden, type Provider, type ProviderAuth } from '@mailwarden/core';
 import type { ServerConfig } from './config.js';
 
 export const DEMO_PROJECT = 'demo';
@@ -41,57 +41,186 @@ export function withDemoProject(config: ServerConfig): { config: ServerConfig; a
   };
 }
 
-/** The campaigns of the demo: a tracking ID, how many messages, the provider, and how they fare. */
-const campaigns = [
-  { trackingId: 'welcome-2026-11', messages: 60, provider: 'sendgrid', hardBounce: 0.05, softBounce: 0.03, complaint: 0, daysAgo: 6 },
-  { trackingId: 'newsletter-2026-11-13', messages: 120, provider: 'ses', hardBounce: 0.02, softBounce: 0.04, complaint: 0.02, daysAgo: 10 },
-  { trackingId: 'newsletter-2026-11-20', messages: 140, provider: 'ses', hardBounce: 0.02, softBounce: 0.03, complaint: 0.015, daysAgo: 3 },
-  { trackingId: 'password-reset', messages: 45, provider: 'postmark', hardBounce: 0.02, softBounce: 0.02, complaint: 0, daysAgo: 7 },
-  { trackingId: 'order-confirmation', messages: 80, provider: 'mailgun', hardBounce: 0.01, softBounce: 0.05, complaint: 0, daysAgo: 7 },
-  { trackingId: 'black-friday-2026', messages: 90, provider: 'sparkpost', hardBounce: 0.04, softBounce: 0.06, complaint: 0.03, daysAgo: 1 },
-] as const satisfies readonly { trackingId: string; provider: Provider; messages: number; hardBounce: number; softBounce: number; complaint: number; daysAgo: number }[];
+type DemoProvider = Exclude<Provider, 'mandrill'>;
+
+/**
+ * A tracking ID of the demo and how its messages fare. A `blast` (a newsletter) goes out within about a
+ * day of `startedDaysAgo` and its opens fade over the following weeks; a `stream` (transactional mail)
+ * goes out every day from then up to now. The rates are shares of the messages, except `click` and
+ * `unsubscribe`, which are shares of the opened ones.
+ */
+interface DemoCampaign {
+  trackingId: string;
+  provider: DemoProvider;
+  messages: number;
+  kind: 'blast' | 'stream';
+  startedDaysAgo: number;
+  /** Not sent by the provider: the address was on its own suppression list (for providers with `ownListBounce`). */
+  rejected: number;
+  hardBounce: number;
+  /** Deferred until the provider gave up. */
+  softBounce: number;
+  /** Deferred once, then delivered. */
+  deferral: number;
+  complaint: number;
+  open: number;
+  click: number;
+  unsubscribe: number;
+}
+
+const campaigns: readonly DemoCampaign[] = [
+  { trackingId: 'welcome-2026-11', provider: 'sendgrid', messages: 120, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.04, softBounce: 0.02, deferral: 0.06, complaint: 0, open: 0.6, click: 0.35, unsubscribe: 0.01 },
+  { trackingId: 'newsletter-2026-11-13', provider: 'ses', messages: 300, kind: 'blast', startedDaysAgo: 18, rejected: 0.01, hardBounce: 0.02, softBounce: 0.03, deferral: 0.07, complaint: 0.015, open: 0.42, click: 0.25, unsubscribe: 0.06 },
+  { trackingId: 'newsletter-2026-11-20', provider: 'ses', messages: 320, kind: 'blast', startedDaysAgo: 11, rejected: 0.01, hardBounce: 0.02, softBounce: 0.03, deferral: 0.07, complaint: 0.015, open: 0.4, click: 0.25, unsubscribe: 0.06 },
+  { trackingId: 'password-reset', provider: 'postmark', messages: 70, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.02, softBounce: 0.02, deferral: 0.04, complaint: 0, open: 0.7, click: 0.8, unsubscribe: 0 },
+  // Mailgun reports no soft bounce: it retries a temporary failure itself, then delivers or fails for good.
+  { trackingId: 'order-confirmation', provider: 'mailgun', messages: 110, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.02, softBounce: 0, deferral: 0.1, complaint: 0, open: 0.55, click: 0.2, unsubscribe: 0 },
+  { trackingId: 'black-friday-2026', provider: 'sparkpost', messages: 240, kind: 'blast', startedDaysAgo: 6, rejected: 0, hardBounce: 0.04, softBounce: 0.05, deferral: 0.08, complaint: 0.03, open: 0.35, click: 0.3, unsubscribe: 0.05 },
+];
+
+/**
+ * What each provider tells beside the receiving server's reply, as its webhook parser records it
+ * (packages/core/src/webhooks): whether it reports the send, the reply to a delivery, its own
+ * classification of a hard bounce, a soft bounce and a deferral, a complaint's feedback type, and its
+ * report of an address it did not send to because the address was on its own suppression list.
+ */
+const providerProfiles: Record<DemoProvider, {
+  reportsSend: boolean;
+  delivered?: EventDetails;
+  hardBounce: string;
+  softBounce?: string;
+  deferral?: string;
+  feedbackType?: string;
+  ownListBounce?: EventDetails;
+}> = {
+  ses: {
+    reportsSend: true,
+    delivered: { smtpStatus: '2.6.0', diagnostic: '250 2.6.0 Message received' },
+    hardBounce: 'Permanent/General',
+    softBounce: 'Transient/MailboxFull',
+    deferral: 'General',
+    feedbackType: 'abuse',
+    ownListBounce: {
+      smtpStatus: '5.1.1',
+      diagnostic: 'Amazon SES did not send the message to this address because it is on the suppression list for your account.',
+      bounceClassification: 'Permanent/OnAccountSuppressionList',
+      rejectReason: 'OnAccountSuppressionList',
+    },
+  },
+  sendgrid: { reportsSend: true, delivered: { smtpStatus: '250', diagnostic: '250 OK' }, hardBounce: 'Invalid Address', softBounce: 'Mailbox Unavailable' },
+  mailgun: { reportsSend: true, delivered: { smtpStatus: '250', diagnostic: 'OK' }, hardBounce: 'permanent/bounce', deferral: 'temporary/generic' },
+  sparkpost: { reportsSend: true, hardBounce: '10', softBounce: '22', feedbackType: 'abuse' },
+  // Postmark reports no send, and no feedback type with a complaint.
+  postmark: { reportsSend: false, delivered: { smtpStatus: '2.0.0', diagnostic: 'smtp;250 2.0.0 OK' }, hardBounce: 'HardBounce', softBounce: 'SoftBounce', deferral: 'Transient' },
+};
+
+/** Receiving servers' replies, as providers pass them on. */
+const hardBounceReplies: readonly ((recipient: string) => EventDetails)[] = [
+  () => ({ smtpStatus: '5.1.1', diagnostic: "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address for typos or unnecessary spaces." }),
+  (recipient) => ({ smtpStatus: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: Recipient address rejected: User unknown in virtual mailbox table` }),
+  () => ({ smtpStatus: '5.2.1', diagnostic: '550 5.2.1 The email account that you tried to reach is disabled.' }),
+  () => ({ smtpStatus: '5.1.10', diagnostic: '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup' }),
+];
+const deferralReplies: readonly EventDetails[] = [
+  { smtpStatus: '4.7.1', diagnostic: '451 4.7.1 Greylisted, please try again later' },
+  { smtpStatus: '4.7.0', diagnostic: '421 4.7.0 Temporary System Problem. Try again later.' },
+  { smtpStatus: '4.4.2', diagnostic: '421 4.4.2 Connection dropped due to timeout' },
+];
+const mailboxFull: EventDetails = { smtpStatus: '4.2.2', diagnostic: '452 4.2.2 The email account that you tried to reach is over quota.' };
 
 const names = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'mallory', 'niaj', 'olivia', 'peggy', 'rupert', 'sybil', 'trent', 'victor', 'walter', 'yasmin'];
 const domains = ['example.com', 'example.org', 'example.net', 'mail.example.com'];
-const HOUR = 60 * 60 * 1000;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /**
- * Data that looks like real use, the same on every start: six campaigns with 535 messages from five
- * providers, delivered, opened, deferred, soft- and hard-bounced and complained, the hard bounces and
- * complaints suppressed automatically, a few messages without a tracking ID, and manual suppressions.
+ * Data that looks like real use, the same on every start (relative to `now`): six tracking IDs with 1 164
+ * messages from five providers over the last three weeks, three campaigns sent at once whose opens fade
+ * over the following days and three kinds of transactional mail sent every day. Each message has the
+ * events its provider would report (sent, deferred, delivered, opened, clicked, unsubscribed; hard and
+ * soft bounces, rejections and complaints) with the SMTP details and classifications providers give; the
+ * hard bounces and complaints are suppressed automatically, beside three addresses added through the API
+ * and three imported. No event lies after `now`: a message still being retried stays deferred.
  */
 export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promise<void> {
   const random = seededRandom(20261123);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  // Exponential waits: most are short, a few long, as people open mail.
+  const wait = (mean: number) => -mean * Math.log(1 - random());
   const events: DeliveryEvent[] = [];
-  const add = (event: Omit<DeliveryEvent, 'eventKey'>) => events.push({ ...event, eventKey: `demo-${events.length}` });
+  type Message = Pick<DeliveryEvent, 'provider' | 'messageId' | 'recipient' | 'trackingId'>;
+  type Extra = Pick<DeliveryEvent, 'bounceClass' | 'providerSuppression'> & { details?: Parameters<typeof eventDetails>[0] };
+  const add = (message: Message, type: DeliveryEventType, at: number, { details, ...extra }: Extra = {}) => {
+    if (at > now) return;
+    const fitted = details === undefined ? undefined : eventDetails(details);
+    events.push({ ...message, ...extra, type, occurredAt: new Date(Math.round(at)), eventKey: `demo-${events.length}`, ...(fitted === undefined ? {} : { details: fitted }) });
+  };
+
   for (const campaign of campaigns) {
-    const sentAt = now - campaign.daysAgo * 24 * HOUR;
-    for (let i = 0; i < campaign.messages; i++) {
-      const recipient = `${names[i % names.length]}.${i}@${domains[Math.floor(random() * domains.length)]}`;
-      const message = { provider: campaign.provider, messageId: `demo-${campaign.trackingId}-${i}`, recipient, trackingId: campaign.trackingId };
-      const at = sentAt + i * 37_000;
+    const profile = providerProfiles[campaign.provider];
+    const start = now - campaign.startedDaysAgo * DAY;
+    const sendTimes = Array.from({ length: campaign.messages }, () =>
+      campaign.kind === 'blast' ? start + random() ** 2 * 30 * HOUR : start + random() * (now - start - HOUR),
+    ).sort((a, b) => a - b);
+    for (const [i, sentAt] of sendTimes.entries()) {
+      const recipient = `${names[i % names.length]}.${i}@${pick(domains)}`;
+      const message: Message = { provider: campaign.provider, messageId: `demo-${campaign.trackingId}-${i}`, recipient, trackingId: campaign.trackingId };
+      if (profile.reportsSend) add(message, 'sent', sentAt);
       const roll = random();
-      if (roll < campaign.hardBounce) {
-        add({ ...message, type: 'bounced', bounceClass: 'hard', occurredAt: new Date(at + 20_000), description: '550 5.1.1 The email account that you tried to reach does not exist' });
+      if (roll < campaign.rejected && profile.ownListBounce !== undefined) {
+        add(message, 'rejected', sentAt + SECOND, { providerSuppression: 'bounce', details: profile.ownListBounce });
         continue;
       }
-      if (roll < campaign.hardBounce + campaign.softBounce) {
-        add({ ...message, type: 'deferred', occurredAt: new Date(at + 30_000) });
-        add({ ...message, type: 'bounced', bounceClass: 'soft', occurredAt: new Date(at + 4 * HOUR), description: '452 4.2.2 Mailbox full' });
+      if (roll < campaign.rejected + campaign.hardBounce) {
+        add(message, 'bounced', sentAt + 3 * SECOND + random() * 30 * SECOND, {
+          bounceClass: 'hard',
+          details: { ...pick(hardBounceReplies)(recipient), bounceClassification: profile.hardBounce },
+        });
         continue;
       }
-      add({ ...message, type: 'delivered', occurredAt: new Date(at + 15_000) });
-      if (random() < 0.45) add({ ...message, type: 'opened', occurredAt: new Date(at + (1 + random() * 20) * HOUR) });
-      if (random() < campaign.complaint) add({ ...message, type: 'complained', occurredAt: new Date(at + 22 * HOUR) });
+      if (roll < campaign.rejected + campaign.hardBounce + campaign.softBounce) {
+        const deferred = { details: { ...mailboxFull, bounceClassification: profile.deferral } };
+        add(message, 'deferred', sentAt + 5 * SECOND + random() * 30 * SECOND, deferred);
+        add(message, 'deferred', sentAt + HOUR + random() * 5 * HOUR, deferred);
+        add(message, 'bounced', sentAt + 12 * HOUR + random() * 60 * HOUR, { bounceClass: 'soft', details: { ...mailboxFull, bounceClassification: profile.softBounce } });
+        continue;
+      }
+      let deliveredAt = sentAt + 2 * SECOND + random() * 40 * SECOND;
+      if (random() < campaign.deferral) {
+        add(message, 'deferred', sentAt + 5 * SECOND + random() * MINUTE, { details: { ...pick(deferralReplies), bounceClassification: profile.deferral } });
+        deliveredAt = sentAt + 10 * MINUTE + random() ** 2 * 8 * HOUR;
+      }
+      add(message, 'delivered', deliveredAt, { details: profile.delivered });
+      if (random() < campaign.open) {
+        // A newsletter is read over days; a password reset within the hour.
+        const soon = campaign.kind === 'blast' ? random() < 0.5 : random() < 0.85;
+        const openedAt = deliveredAt + (soon ? wait(campaign.kind === 'blast' ? 2 * HOUR : 40 * MINUTE) : wait(campaign.kind === 'blast' ? 3 * DAY : DAY));
+        add(message, 'opened', openedAt);
+        if (random() < 0.3) add(message, 'opened', openedAt + wait(DAY));
+        if (random() < campaign.click) add(message, 'clicked', openedAt + 10 * SECOND + random() * 10 * MINUTE);
+        if (random() < campaign.unsubscribe) add(message, 'unsubscribed', openedAt + MINUTE + random() * 5 * MINUTE);
+      }
+      if (random() < campaign.complaint) add(message, 'complained', deliveredAt + wait(1.5 * DAY), { details: { feedbackType: profile.feedbackType } });
     }
   }
-  // The addresses the banner's commands use, and messages sent without a tracking ID.
-  const start = now - 2 * 24 * HOUR;
-  add({ provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'demo-bounced', recipient: 'bounced@example.com', trackingId: 'welcome-2026-11', occurredAt: new Date(start) });
+
+  // The address the banner's check command asks about, and messages sent without a tracking ID.
+  const start = now - 2 * DAY;
+  const bounced: Message = { provider: 'sendgrid', messageId: 'demo-bounced', recipient: 'bounced@example.com', trackingId: 'welcome-2026-11' };
+  add(bounced, 'sent', start);
+  add(bounced, 'bounced', start + 4 * SECOND, { bounceClass: 'hard', details: { ...hardBounceReplies[0]!('bounced@example.com'), bounceClassification: providerProfiles.sendgrid.hardBounce } });
   for (const [i, name] of ['receipts', 'billing', 'support'].entries()) {
-    add({ provider: 'postmark', type: 'delivered', messageId: `demo-untracked-${i}`, recipient: `${name}@example.org`, trackingId: null, occurredAt: new Date(start + i * HOUR) });
+    const untracked: Message = { provider: 'postmark', messageId: `demo-untracked-${i}`, recipient: `${name}@example.org`, trackingId: null };
+    add(untracked, 'delivered', start + i * HOUR, { details: providerProfiles.postmark.delivered });
   }
+
   for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(DEMO_PROJECT, events.slice(at, at + 500));
+  // A list moved over from a former provider with `mailwarden suppressions import`, then addresses added by hand.
+  for (const email of ['former-bounce@example.org', 'former-complaint@example.net', 'former-unsubscribe@example.com']) {
+    await mailwarden.suppressions.add(DEMO_PROJECT, email, { source: 'import' });
+  }
   for (const email of ['opted-out@example.com', 'legal-hold@example.org', 'do-not-mail@example.net']) {
     await mailwarden.suppressions.add(DEMO_PROJECT, email);
   }
