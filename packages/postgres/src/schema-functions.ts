@@ -116,9 +116,14 @@ BEGIN
 
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
+  --    Joined from the batch's addresses through the primary key (each lookup one index probe, however
+  --    large the table), leaving out those just created (a hash anti-join, not a scan of an array).
   WITH ${suppressionEvents}, before AS (
-    SELECT b.hash, b.reason FROM ${s}.suppressions b
-    WHERE b.project_id = p_project_id AND b.hash IN (SELECT hash FROM seen) AND b.hash <> ALL (coalesce(v_suppressed, '{}'))
+    SELECT b.hash, b.reason
+    FROM seen e
+    LEFT JOIN unnest(v_suppressed) AS c(hash) ON c.hash = e.hash
+    JOIN ${s}.suppressions b ON b.project_id = p_project_id AND b.hash = e.hash
+    WHERE c.hash IS NULL
   ), written AS (
     INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
