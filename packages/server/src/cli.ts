@@ -1,61 +1,60 @@
 #!/usr/bin/env node
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError } from '@mailwarden/core';
 import { loadConfig, type ServerConfig } from './config.js';
 import { demoBanner, seedDemo, withDemoProject } from './demo.js';
 import { retentionMs, startService } from './service.js';
 import { openStore } from './store.js';
-import { exportSuppressions } from './suppressions-file/export.js';
+import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
+import { importFormats, isImportFormat } from './suppressions-file/import-formats.js';
+import { ImportFileError } from './suppressions-file/import-records.js';
 import { importSuppressions } from './suppressions-file/import.js';
 import { createProgressBar } from './suppressions-file/progress.js';
+import { remoteSuppressions, RemoteServiceError } from './suppressions-file/remote.js';
+import type { SuppressionTarget } from './suppressions-file/target.js';
 import { sendTestWebhooks } from './webhooks-send.js';
 
 const USAGE = `Usage:
   mailwarden serve [--config <file>] [--demo]
-  mailwarden suppressions import <file> --project <id> [--format csv|jsonl] [--restart] [--config <file>]
-  mailwarden suppressions export --project <id> [--format csv|jsonl] [--output <file>] [--config <file>]
+  mailwarden suppressions import <file> --project <id> [--format <format>] [--rejects <file>] [--restart]
+      [--url <service URL> [--api-key <key>]] [--config <file>]
+  mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--manual-as BOUNCE|COMPLAINT]
+      [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
       [--tracking-id <id>] [--count <n>] [--private-key <sendgrid.pem>] [--config <file>]
+  mailwarden --version
 
-The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others.
+Import formats: ${importFormats.join(', ')} (default: decided from the file).
+The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others; with
+--url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
 
 /** How long in-flight requests may take to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** A mistake in how the command was called: answered with the usage, exit status 2. */
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      demo: { type: 'boolean', default: false },
-      project: { type: 'string' },
-      format: { type: 'string' },
-      output: { type: 'string' },
-      restart: { type: 'boolean', default: false },
-      url: { type: 'string' },
-      type: { type: 'string' },
-      to: { type: 'string', multiple: true },
-      'tracking-id': { type: 'string' },
-      count: { type: 'string' },
-      'private-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseCommandLine(argv);
   const [command, subcommand, file] = positionals;
+  if (values.version) {
+    console.log(version());
+    return 0;
+  }
   if (values.help || command === undefined) {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
-  const config = loadConfig({ file: values.config });
-  if (command === 'serve') return serve(config, values.demo);
+  if (command === 'serve') return serve(loadConfig({ file: values.config }), values.demo);
   if (command === 'webhooks' && subcommand === 'send') {
-    if (file === undefined) return usageError('Name the provider: ses, sendgrid, mailgun, sparkpost, postmark or mandrill.');
+    if (file === undefined) throw new UsageError('Name the provider: ses, sendgrid, mailgun, sparkpost, postmark or mandrill.');
     const accepted = await sendTestWebhooks(
-      config,
+      loadConfig({ file: values.config }),
       {
         provider: file,
         url: values.url,
@@ -72,23 +71,38 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'suppressions' && (subcommand === 'import' || subcommand === 'export')) {
     const projectId = values.project;
-    if (projectId === undefined) return usageError('--project is required.');
+    if (projectId === undefined) throw new UsageError('--project is required.');
     const format = values.format;
-    if (format !== undefined && format !== 'csv' && format !== 'jsonl') return usageError('--format is csv or jsonl.');
+    const apiKey = values['api-key'] ?? process.env.MAILWARDEN_API_KEY;
+    if (values.url === undefined && values['api-key'] !== undefined) throw new UsageError('--api-key goes with --url.');
+    if (values.url !== undefined && (apiKey === undefined || apiKey === '')) {
+      throw new UsageError('--url needs an API key of the project: --api-key <key> or MAILWARDEN_API_KEY.');
+    }
+    const remote = values.url === undefined ? undefined : { url: values.url, apiKey: apiKey! };
+
     if (subcommand === 'import') {
-      if (file === undefined) return usageError('Name the file to import.');
-      return withMailwarden(config, async (mailwarden) => {
+      if (file === undefined) throw new UsageError('Name the file to import.');
+      if (format !== undefined && !isImportFormat(format)) throw new UsageError(`--format is one of ${importFormats.join(', ')}.`);
+      if (values['manual-as'] !== undefined) throw new UsageError('--manual-as goes with export --format ses-import.');
+      return withTarget(values.config, remote, async (target, targetName) => {
         const progress = createProgressBar(process.stderr);
-        // Ctrl-C lets the adds in flight finish and writes an exact checkpoint; run again to resume.
+        // Ctrl-C lets the batch in flight finish and writes an exact checkpoint; run again to resume.
         const interrupted = new AbortController();
         const interrupt = () => interrupted.abort(new Error('Interrupted: run the same command again to resume where it stopped.'));
         process.once('SIGINT', interrupt);
         process.once('SIGTERM', interrupt);
-        const summary = await importSuppressions(mailwarden, {
+        const summary = await importSuppressions(target, {
           projectId,
           file,
+          targetName,
           ...(format === undefined ? {} : { format }),
+          ...(values.rejects === undefined ? {} : { rejects: values.rejects }),
           ...(values.restart ? { restart: true } : {}),
+          onStart: ({ format: chosen, detectedBy, resumedFromLine }) =>
+            console.error(
+              `mailwarden: importing ${file} as ${chosen} (${detectedBy === 'given' ? '--format' : `from ${detectedBy}`})` +
+                (resumedFromLine === undefined ? '' : `, resuming at line ${resumedFromLine}`),
+            ),
           onProgress: progress.update,
           signal: interrupted.signal,
         }).finally(() => progress.done());
@@ -96,15 +110,68 @@ async function main(argv: string[]): Promise<number> {
         return summary.invalid === 0 ? 0 : 1;
       });
     }
-    return withMailwarden(config, async (mailwarden) => {
+
+    const exportFormat = (format ?? 'csv') as ExportFormat;
+    if (!(exportFormats as readonly string[]).includes(exportFormat)) throw new UsageError(`--format is one of ${exportFormats.join(', ')}.`);
+    const manualAs = values['manual-as']?.toUpperCase();
+    if (manualAs !== undefined && manualAs !== 'BOUNCE' && manualAs !== 'COMPLAINT') throw new UsageError('--manual-as is BOUNCE or COMPLAINT.');
+    if (manualAs !== undefined && exportFormat !== 'ses-import') throw new UsageError('--manual-as goes with --format ses-import.');
+    return withTarget(values.config, remote, async (target) => {
       const output = values.output === undefined ? process.stdout : createWriteStream(values.output);
-      const { exported } = await exportSuppressions(mailwarden, { projectId, format: format ?? 'csv', output });
+      const { exported, skipped } = await exportSuppressions(target, {
+        projectId,
+        format: exportFormat,
+        output,
+        ...(manualAs === undefined ? {} : { manualAs }),
+      });
       if (output !== process.stdout) await new Promise<void>((resolve, reject) => output.end((error?: Error | null) => (error ? reject(error) : resolve())));
       console.error(`Exported ${exported} suppressions of ${projectId}.`);
+      if (skipped > 0) {
+        console.error(
+          `Left out ${skipped} manual suppressions: SES has no reason for them. To keep them suppressed at SES, export again with --manual-as BOUNCE (or COMPLAINT).`,
+        );
+      }
       return 0;
     });
   }
-  return usageError(`Unknown command "${positionals.join(' ')}".`);
+  throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
+}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string' },
+        demo: { type: 'boolean', default: false },
+        project: { type: 'string' },
+        format: { type: 'string' },
+        output: { type: 'string' },
+        rejects: { type: 'string' },
+        restart: { type: 'boolean', default: false },
+        url: { type: 'string' },
+        'api-key': { type: 'string' },
+        'manual-as': { type: 'string' },
+        type: { type: 'string' },
+        to: { type: 'string', multiple: true },
+        'tracking-id': { type: 'string' },
+        count: { type: 'string' },
+        'private-key': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', default: false },
+      },
+    });
+  } catch (error) {
+    // parseArgs says what is wrong (an unknown option, a missing value); the rest is the usage.
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The package's version, read from its package.json (one level up from src/ and from dist/). */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
 }
 
 async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
@@ -143,31 +210,48 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
   });
 }
 
-async function withMailwarden(config: ServerConfig, run: (mailwarden: ReturnType<typeof createMailwarden>) => Promise<number>): Promise<number> {
+/**
+ * Runs an import or export against a running service (`--url`), or against the store of the
+ * environment with the `hashKey` of the configuration. The name says which, for the checkpoint.
+ */
+async function withTarget(
+  configFile: string | undefined,
+  remote: { url: string; apiKey: string } | undefined,
+  run: (target: { suppressions: SuppressionTarget }, targetName: string) => Promise<number>,
+): Promise<number> {
+  if (remote !== undefined) return run(remoteSuppressions(remote), remote.url.replace(/\/+$/, ''));
+  const config = loadConfig({ file: configFile });
   const opened = await openStore(process.env);
   if (opened.kind === 'memory') {
-    console.error('mailwarden: warning: no REDIS_URL or DATABASE_URL, so this runs on a memory store that is gone when the command ends.');
+    console.error('mailwarden: warning: no REDIS_URL or DATABASE_URL, so this runs on a memory store that is gone when the command ends (--url reaches a running service).');
   }
   const mailwarden = createMailwarden({
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
   });
   try {
-    return await run(mailwarden);
+    return await run(mailwarden, opened.kind);
   } finally {
     await opened.close();
   }
 }
 
-function usageError(message: string): number {
-  console.error(`${message}\n\n${USAGE}`);
-  return 2;
+/** Errors the user can act on are one line; anything else is a bug, and its stack helps. */
+function isExpected(error: unknown): error is Error {
+  if (isMailwardenError(error) || error instanceof ImportFileError || error instanceof RemoteServiceError) return true;
+  if (!(error instanceof Error)) return false;
+  // The interrupt's own reason, and system errors such as ENOENT or EACCES on the file.
+  return error.message.startsWith('Interrupted') || typeof (error as { code?: unknown }).code === 'string';
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(isMailwardenError(error) || (error instanceof Error && error.message.startsWith('Interrupted')) ? `mailwarden: ${error.message}` : error);
+    if (error instanceof UsageError) {
+      console.error(`mailwarden: ${error.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(isExpected(error) ? `mailwarden: ${error.message}` : error);
     process.exit(1);
   },
 );

@@ -1,8 +1,18 @@
-import type { Mailwarden, Suppression } from '@mailwarden/core';
+import type { Suppression } from '@mailwarden/core';
+import type { SuppressionTarget } from './target.js';
+
+/** `csv` and `jsonl` are ours; `ses-import` is the CSV an SES suppression list import job takes. */
+export const exportFormats = ['csv', 'jsonl', 'ses-import'] as const;
+export type ExportFormat = (typeof exportFormats)[number];
 
 export interface ExportOptions {
   projectId: string;
-  format: 'csv' | 'jsonl';
+  format: ExportFormat;
+  /**
+   * `ses-import` only: SES has no reason for a suppression made by hand, so `manual` ones are left out
+   * (and counted as `skipped`) unless they are to be written with this reason.
+   */
+  manualAs?: 'BOUNCE' | 'COMPLAINT';
   /** Where the rows go. It stays the caller's: it is not ended. */
   output: NodeJS.WritableStream;
   /** Called after each page with the number of rows written so far. */
@@ -14,9 +24,11 @@ const PAGE_SIZE = 100;
 const CSV_HEADER = 'email,reason,created_at,hash\n';
 
 /**
- * Writes a project's suppressions, newest first, as CSV (`email,reason,created_at,hash`, with a header)
- * or JSON Lines, one page at a time and waiting for `output` to drain, so memory stays constant. The
- * CSV is what `importSuppressions` reads back.
+ * Writes a project's suppressions, newest first, as CSV (`email,reason,created_at,hash`, with a
+ * header), JSON Lines, or the headerless `address,BOUNCE|COMPLAINT` CSV of an SES suppression list
+ * import job (`hard_bounce` is BOUNCE, `complaint` COMPLAINT, `manual` see `manualAs`), one page at a
+ * time and waiting for `output` to drain, so memory stays constant. `importSuppressions` reads each
+ * back; ours with their reasons and times.
  *
  * @example
  * import { createWriteStream } from 'node:fs';
@@ -25,24 +37,35 @@ const CSV_HEADER = 'email,reason,created_at,hash\n';
  * const { exported } = await exportSuppressions(mailwarden, { projectId: 'acme', format: 'csv', output });
  * output.end();
  */
-export async function exportSuppressions(mailwarden: Pick<Mailwarden, 'suppressions'>, options: ExportOptions): Promise<{ exported: number }> {
-  const { projectId, format, output, onProgress, signal } = options;
-  const line = format === 'csv' ? csvLine : jsonLine;
+export async function exportSuppressions(
+  service: { suppressions: Pick<SuppressionTarget, 'list'> },
+  options: ExportOptions,
+): Promise<{ exported: number; skipped: number }> {
+  const { projectId, format, output, onProgress, signal, manualAs } = options;
+  const line = format === 'csv' ? csvLine : format === 'jsonl' ? jsonLine : (suppression: Suppression) => sesImportLine(suppression, manualAs);
   signal?.throwIfAborted();
   if (format === 'csv') await write(output, CSV_HEADER, signal);
   let exported = 0;
+  let skipped = 0;
   let cursor: string | null = null;
   do {
     signal?.throwIfAborted();
-    const page = await mailwarden.suppressions.list(projectId, cursor === null ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, cursor });
-    if (page.items.length > 0) {
-      await write(output, page.items.map(line).join(''), signal);
-      exported += page.items.length;
-      onProgress?.(exported);
-    }
+    const page = await service.suppressions.list(projectId, cursor === null ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, cursor });
+    const lines = page.items.map(line);
+    const written = lines.filter((text) => text !== '');
+    if (written.length > 0) await write(output, written.join(''), signal);
+    exported += written.length;
+    skipped += lines.length - written.length;
+    if (page.items.length > 0) onProgress?.(exported);
     cursor = page.next_cursor;
   } while (cursor !== null);
-  return { exported };
+  return { exported, skipped };
+}
+
+/** One row of an SES import job's CSV, or '' for a `manual` suppression without `manualAs`. */
+function sesImportLine({ email, reason }: Suppression, manualAs: 'BOUNCE' | 'COMPLAINT' | undefined): string {
+  const ses = reason === 'hard_bounce' ? 'BOUNCE' : reason === 'complaint' ? 'COMPLAINT' : manualAs;
+  return ses === undefined ? '' : `${csvField(email)},${ses}\n`;
 }
 
 /** One CSV row, `\n`-terminated. */

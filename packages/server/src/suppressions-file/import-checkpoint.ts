@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import type { ImportFormat } from './import-rows.js';
+import { isImportFormat, type ImportFormat } from './import-formats.js';
 
-/** Which file and project a checkpoint belongs to: any difference means it is stale. */
+/** Which file, project and store a checkpoint belongs to: any difference means it is stale. */
 export interface ImportIdentity {
   /** Absolute path. */
   file: string;
   size: number;
   mtimeMs: number;
   projectId: string;
+  /** Where the import goes: `postgres`, `redis`, `memory`, or a service's URL. */
+  target: string;
+  format: ImportFormat;
 }
 
 export interface InvalidEntry {
@@ -18,31 +21,54 @@ export interface InvalidEntry {
 }
 
 export interface ImportCounts {
+  /** Addresses this import suppressed. */
   added: number;
+  /** Addresses already suppressed whose reason this import made stronger. */
+  upgraded: number;
+  /** Addresses already suppressed at least as strongly (repeats within the file included). */
   alreadyPresent: number;
+  /** Rows that could not be imported: no valid address, an unknown reason, an unreadable time. */
   invalid: number;
+  /** Rows read but not imported on purpose: unsubscribes. */
+  skipped: number;
 }
 
-/**
- * How far an import got: every line up to `line` (ending at `byteOffset`) is done, and `counts` and
- * `invalidEntries` cover exactly those lines. Also what was decided on the first lines, which a resumed
- * run does not read again.
- */
-export interface ImportCheckpoint extends ImportIdentity {
-  version: 1;
+/** Everything before `byteOffset` is done, and the rest describes exactly those records. */
+export interface ImportPosition {
   byteOffset: number;
-  line: number;
+  /** The line at `byteOffset`. */
+  nextLine: number;
+  /** Rows done (records other than a header or a blank row). */
+  rows: number;
   counts: ImportCounts;
+  /** The rejects file's length after those rows, so a resumed run cuts anything written past it. */
+  rejectsBytes: number;
+  /** The first invalid rows, in line order. */
   invalidEntries: InvalidEntry[];
-  /** Null until the first non-blank line was read. */
-  format: ImportFormat | null;
-  /** CSV only; null until the first non-blank row was read. */
-  csvEmailColumn: number | null;
 }
 
 /**
- * The checkpoint at `path` if it belongs to this file (same path, size and mtime) and project, else
- * undefined: a missing, unreadable or stale checkpoint means starting over.
+ * The batch sent to the store after `done`, whose answer may or may not have been recorded: a resumed
+ * run sends it again. Its store answer is then `present` for whatever the first send added, so the
+ * checkpoint keeps, for each item sent, how strongly its address was suppressed just before it: the
+ * resumed run counts from that what the first send did.
+ */
+export interface InFlightBatch {
+  /** Byte offset where the batch's last record ends. */
+  end: number;
+  /** One digit per item sent, in order: 0 not suppressed, 1 manual, 2 hard_bounce, 3 complaint. */
+  before: string;
+}
+
+export interface ImportCheckpoint extends ImportIdentity {
+  version: 2;
+  done: ImportPosition;
+  inFlight: InFlightBatch | null;
+}
+
+/**
+ * The checkpoint at `path` if it belongs to this file (same path, size and mtime), project, store and
+ * format, else undefined: a missing, unreadable or stale checkpoint means starting over.
  */
 export async function readCheckpoint(path: string, identity: ImportIdentity): Promise<ImportCheckpoint | undefined> {
   let value: unknown;
@@ -57,14 +83,17 @@ export async function readCheckpoint(path: string, identity: ImportIdentity): Pr
     value.size === identity.size &&
     value.mtimeMs === identity.mtimeMs &&
     value.projectId === identity.projectId &&
-    value.byteOffset <= identity.size;
+    value.target === identity.target &&
+    value.format === identity.format &&
+    value.done.byteOffset <= identity.size &&
+    (value.inFlight === null || value.inFlight.end <= identity.size);
   return same ? value : undefined;
 }
 
 /**
  * Replaces the checkpoint atomically (a temporary file renamed over it), so a crash leaves the old one
- * or the new one, never half of one. No fsync: after a power loss a checkpoint may be lost or unreadable,
- * and the import then starts over, which is safe because adding is idempotent.
+ * or the new one, never half of one. No fsync: after a power loss a checkpoint may be lost, and the
+ * import then starts over, which adds nothing twice (adding is idempotent) but counts again.
  */
 export async function writeCheckpoint(path: string, checkpoint: ImportCheckpoint): Promise<void> {
   const temporary = `${path}.${randomBytes(4).toString('hex')}.tmp`;
@@ -84,25 +113,35 @@ export async function deleteCheckpoint(path: string): Promise<void> {
 function isCheckpoint(value: unknown): value is ImportCheckpoint {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
-  const counts = c.counts as Record<string, unknown> | null | undefined;
+  const done = c.done as Record<string, unknown> | null | undefined;
+  const inFlight = c.inFlight as Record<string, unknown> | null | undefined;
   return (
-    c.version === 1 &&
+    c.version === 2 &&
     typeof c.file === 'string' &&
     typeof c.projectId === 'string' &&
+    typeof c.target === 'string' &&
+    typeof c.format === 'string' &&
+    isImportFormat(c.format) &&
     typeof c.size === 'number' &&
     typeof c.mtimeMs === 'number' &&
-    isCount(c.byteOffset) &&
-    isCount(c.line) &&
-    typeof counts === 'object' &&
-    counts !== null &&
-    isCount(counts.added) &&
-    isCount(counts.alreadyPresent) &&
-    isCount(counts.invalid) &&
-    Array.isArray(c.invalidEntries) &&
-    c.invalidEntries.every(isInvalidEntry) &&
-    (c.format === null || c.format === 'csv' || c.format === 'jsonl') &&
-    (c.csvEmailColumn === null || isCount(c.csvEmailColumn))
+    typeof done === 'object' &&
+    done !== null &&
+    isCount(done.byteOffset) &&
+    isCount(done.nextLine) &&
+    isCount(done.rows) &&
+    isCount(done.rejectsBytes) &&
+    isCounts(done.counts) &&
+    Array.isArray(done.invalidEntries) &&
+    done.invalidEntries.every(isInvalidEntry) &&
+    (inFlight === null ||
+      (typeof inFlight === 'object' && inFlight !== undefined && isCount(inFlight.end) && typeof inFlight.before === 'string' && /^[0-3]*$/.test(inFlight.before)))
   );
+}
+
+function isCounts(value: unknown): value is ImportCounts {
+  if (typeof value !== 'object' || value === null) return false;
+  const counts = value as Record<string, unknown>;
+  return isCount(counts.added) && isCount(counts.upgraded) && isCount(counts.alreadyPresent) && isCount(counts.invalid) && isCount(counts.skipped);
 }
 
 function isInvalidEntry(value: unknown): value is InvalidEntry {

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import type { SourceRecord } from './import-records.js';
 
 /** One physical line of a file. */
 export interface FileLine {
@@ -80,4 +81,28 @@ function decodeLine(bytes: Buffer): string {
 // A first chunk is at least 3 bytes unless the whole file is shorter, so a BOM is never split.
 function hasBom(chunk: Buffer): boolean {
   return chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+}
+
+/**
+ * JSON Lines as import records: one per non-blank line, parsed, with the byte offset after its line
+ * break. A line that is not JSON, or longer than 1 MiB, is an unreadable record.
+ */
+export async function* readJsonLineRecords(path: string, options: ReadLinesOptions = {}): AsyncGenerator<SourceRecord[]> {
+  for await (const batch of readLines(path, options)) {
+    const records: SourceRecord[] = [];
+    for (const line of batch) {
+      const base = { line: line.number, end: line.end, nextLine: line.number + 1 };
+      if (line.text === undefined) {
+        records.push({ ...base, text: '', error: 'line longer than 1 MiB' });
+        continue;
+      }
+      if (line.text.trim() === '') continue;
+      try {
+        records.push({ ...base, text: line.text, json: JSON.parse(line.text) as unknown });
+      } catch {
+        records.push({ ...base, text: line.text, error: 'not valid JSON' });
+      }
+    }
+    if (records.length > 0) yield records;
+  }
 }
