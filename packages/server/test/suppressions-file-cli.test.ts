@@ -3,7 +3,7 @@
 // store of a running service over HTTP; `--version`; and mistakes answered without a stack trace.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,10 +145,15 @@ describe('the command line', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^mailwarden: ENOENT: no such file or directory/m);
     expect(missing.stderr).not.toMatch(/^\s+at /m);
-    const wrong = await cli(['suppressions', 'import', join(fixtures, 'sendgrid-bounces.csv'), '--project', 'acme', '--format', 'postmark', '--rejects', join(directory, 'r.csv')]);
+    const bounces = join(directory, 'sendgrid-bounces.csv');
+    copyFileSync(join(fixtures, 'sendgrid-bounces.csv'), bounces);
+    const wrong = await cli(['suppressions', 'import', bounces, '--project', 'acme', '--format', 'postmark']);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('mailwarden: The file is not a JSON object with "Suppressions".');
     expect(wrong.stderr).not.toMatch(/^\s+at /m);
+    // It failed before its first row: nothing to resume, nothing rejected.
+    expect(existsSync(`${bounces}.mailwarden-import.json`)).toBe(false);
+    expect(existsSync(`${bounces}.rejects.csv`)).toBe(false);
   });
 
   test('a service that is not there is one line and exit 1', async () => {
@@ -165,7 +170,9 @@ describe('into the memory store of a running service, over HTTP', () => {
     try {
       const remote = remoteSuppressions({ url: demo.url, apiKey: demo.key });
       const env = { MAILWARDEN_API_KEY: demo.key };
-      const ses = await cli(['suppressions', 'import', join(fixtures, 'ses-list-suppressed-destinations.json'), '--project', 'demo', '--url', demo.url, '--rejects', join(directory, 'ses-rejects.csv')], env);
+      const sesFile = join(directory, 'ses.json');
+      copyFileSync(join(fixtures, 'ses-list-suppressed-destinations.json'), sesFile);
+      const ses = await cli(['suppressions', 'import', sesFile, '--project', 'demo', '--url', demo.url], env);
       expect(ses.code).toBe(1); // one invalid row
       // The demo has suppressed bounced@example.com already, from a webhook: at least as strongly.
       expect(JSON.parse(ses.stdout)).toMatchObject({ format: 'ses', added: 2, alreadyPresent: 1, invalid: 1 });

@@ -24,6 +24,12 @@ export const importFormats = [
 ] as const;
 export type ImportFormat = (typeof importFormats)[number];
 
+/**
+ * Whether a string names a format `importSuppressions` reads.
+ *
+ * @example
+ * if (!isImportFormat(flag)) throw new Error(`--format is one of ${importFormats.join(', ')}`);
+ */
 export function isImportFormat(value: string): value is ImportFormat {
   return (importFormats as readonly string[]).includes(value);
 }
@@ -60,6 +66,10 @@ const HEAD_BYTES = 64 * 1024;
  * Decides how to read a file: the given format, else from the extension and the first records (the
  * header row of a CSV, the first key of a JSON document). Provider exports are recognised only where
  * their columns or keys say so unambiguously; anything else is our plain `csv` or `jsonl`.
+ *
+ * @example
+ * const plan = await planImport('ses.json', undefined);
+ * // { format: 'ses', detectedBy: 'the key SuppressedDestinationSummaries', container: 'json', … }
  */
 export async function planImport(file: string, given: ImportFormat | undefined): Promise<ImportPlan> {
   const head = await readHead(file);
@@ -341,7 +351,14 @@ function sesReason(value: string | undefined): SuppressionReason | undefined {
   return upper === 'BOUNCE' ? 'hard_bounce' : upper === 'COMPLAINT' ? 'complaint' : undefined;
 }
 
-/** Our reasons, and the providers' words for them; an empty reason is `manual`. */
+/**
+ * Our reasons, and the providers' words for them; an empty reason is `manual`.
+ *
+ * @example
+ * reasonOf('SpamComplaint') // 'complaint'
+ * reasonOf('unsubscribed') // 'unsubscribe', which is not imported
+ * reasonOf('soft_bounce') // undefined: an invalid row
+ */
 export function reasonOf(value: string): SuppressionReason | 'unsubscribe' | undefined {
   switch (value.toLowerCase().replace(/[^a-z]/g, '')) {
     case '':
@@ -373,6 +390,11 @@ const EPOCH = /^\d+(?:\.\d+)?$/;
  * A time as an ISO 8601 string with milliseconds: ISO 8601 (with any fraction; without an offset it is
  * UTC), RFC 2822 (Mailgun), or Unix seconds (SendGrid, SES through AWS CLI v1; 10¹¹ and more are
  * milliseconds). Undefined when there is none; null when it cannot be read.
+ *
+ * @example
+ * parseTime('Tue, 05 Mar 2024 09:15:27 UTC') // '2024-03-05T09:15:27.000Z'
+ * parseTime(1709630127) // '2024-03-05T09:15:27.000Z'
+ * parseTime('') // undefined
  */
 export function parseTime(value: unknown): string | undefined | null {
   if (value === undefined || value === null) return undefined;

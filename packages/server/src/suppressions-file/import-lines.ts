@@ -86,6 +86,11 @@ function hasBom(chunk: Buffer): boolean {
 /**
  * JSON Lines as import records: one per non-blank line, parsed, with the byte offset after its line
  * break. A line that is not JSON, or longer than 1 MiB, is an unreadable record.
+ *
+ * @example
+ * for await (const batch of readJsonLineRecords('export.jsonl')) {
+ *   for (const record of batch) console.log(record.line, record.json ?? record.error);
+ * }
  */
 export async function* readJsonLineRecords(path: string, options: ReadLinesOptions = {}): AsyncGenerator<SourceRecord[]> {
   for await (const batch of readLines(path, options)) {

@@ -215,7 +215,8 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
         })
         .catch(() => false);
     }
-    if (settled && checkpointPath !== undefined) await writeCheckpoint(checkpointPath, checkpointOf(null)).catch(() => {});
+    // Nothing done, nothing to resume (a file that is not its format fails before its first row).
+    if (settled && checkpointPath !== undefined && done.byteOffset > 0) await writeCheckpoint(checkpointPath, checkpointOf(null)).catch(() => {});
     await rejects?.close().catch(() => {});
     await batches.return(undefined).catch(() => {});
     throw error;
