@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { coreSuite } from './core.bench.js';
 import { dashboardSuite } from './dashboard.bench.js';
 import { httpSuite } from './http.bench.js';
+import { importSuite } from './import.bench.js';
 import { ingestSuite } from './ingest.bench.js';
 import { collectGarbage } from './measure.js';
 import { postgresSuite } from './postgres.bench.js';
@@ -16,7 +17,7 @@ import { redisSuite } from './redis.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
-const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite, httpSuite, dashboardSuite];
+const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite, importSuite, httpSuite, dashboardSuite];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

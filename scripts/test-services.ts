@@ -54,7 +54,16 @@ export async function teardown(): Promise<void> {
 
 // --- PostgreSQL --------------------------------------------------------------------------------
 
-async function startPostgres(): Promise<string> {
+/**
+ * A PostgreSQL with its durable defaults (fsync, synchronous_commit, full_page_writes on): what a
+ * benchmark of writes compares with, where the tests' server trades durability for speed. Stopped by
+ * `teardown`.
+ */
+export function startDurablePostgres(): Promise<string> {
+  return startPostgres({ durable: true });
+}
+
+async function startPostgres({ durable = false } = {}): Promise<string> {
   const bin = findPostgresBin() ?? (installDebianPackage('postgresql'), findPostgresBin());
   if (bin === undefined) {
     throw new Error('PostgreSQL server binaries (initdb, postgres) not found. Install PostgreSQL 13+ or set DATABASE_URL.');
@@ -72,8 +81,8 @@ async function startPostgres(): Promise<string> {
 
   const port = await freePort();
   const [file, args] = run(join(bin, 'postgres'), [
-    '-D', join(directory, 'data'), '-p', String(port), '-k', directory, '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-D', join(directory, 'data'), '-p', String(port), '-k', directory, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
+    ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ]);
   spawnServer('postgres', file, [...args]);
   await waitForPort(port, 'PostgreSQL');

@@ -116,13 +116,15 @@ BEGIN
 
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
-  --    Joined from the batch's addresses through the primary key (each lookup one index probe, however
-  --    large the table), leaving out those just created (a hash anti-join, not a scan of an array).
+  --    Looked up from the batch's addresses, one primary-key probe each (a scalar subquery: a join
+  --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
+  --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
+  --    has a row: step 1 locked it.
   WITH ${suppressionEvents}, before AS (
-    SELECT b.hash, b.reason
+    SELECT e.hash,
+           (SELECT x.reason FROM ${s}.suppressions x WHERE x.project_id = p_project_id AND x.hash = e.hash) AS reason
     FROM seen e
     LEFT JOIN unnest(v_suppressed) AS c(hash) ON c.hash = e.hash
-    JOIN ${s}.suppressions b ON b.project_id = p_project_id AND b.hash = e.hash
     WHERE c.hash IS NULL
   ), written AS (
     INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,

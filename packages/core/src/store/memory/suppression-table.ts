@@ -46,6 +46,12 @@ export class SuppressionTable {
   private order = new Int32Array(0);
   private orderLength = 0;
   private removedInOrder = 0;
+  /**
+   * Slots inserted out of order, not yet in `order`: sorted and merged in one pass when anything reads
+   * the order or when they grow past a share of it. Entries usually arrive newest last and are appended;
+   * an import of old entries in any order would otherwise shift the order once per entry.
+   */
+  private pending: number[] = [];
 
   private readonly probe = new Uint32Array(HASH_WORDS);
   private readonly probeBytes = Buffer.from(this.probe.buffer);
@@ -105,6 +111,7 @@ export class SuppressionTable {
 
   /** Up to `limit` entries newest first, strictly after `after`, that `filter` accepts (all by default). */
   list(limit: number, after?: SuppressionPosition, filter?: (record: SuppressionRecord) => boolean): SuppressionRecord[] {
+    this.mergePending();
     let i = this.orderLength - 1;
     if (after !== undefined) {
       this.loadProbe(after.hash);
@@ -225,13 +232,44 @@ export class SuppressionTable {
   private orderInsert(slot: number): void {
     const createdAt = this.rowTimes[slot * ROW_TIMES + TIME_AT]!;
     // The probe holds this slot's hash. New entries are usually the newest: append without searching.
-    let position = this.orderLength;
-    if (position > 0 && this.compareToProbe(this.order[position - 1]!, createdAt) > 0) {
-      position = this.lowerBound(createdAt);
+    const position = this.orderLength;
+    if (this.pending.length === 0 && (position === 0 || this.compareToProbe(this.order[position - 1]!, createdAt) < 0)) {
+      this.order[position] = slot;
+      this.orderLength++;
+      return;
     }
-    this.order.copyWithin(position + 1, position, this.orderLength);
-    this.order[position] = slot;
-    this.orderLength++;
+    this.pending.push(slot);
+    // Merged once they are a sixteenth of the order: each insert then costs O(16 + log n), amortized.
+    if (this.pending.length >= 1024 && this.pending.length * 16 > this.orderLength) this.mergePending();
+  }
+
+  /** Sorts the pending slots and merges them into the order, from the back, in place. */
+  private mergePending(): void {
+    const pending = this.pending;
+    if (pending.length === 0) return;
+    this.pending = [];
+    pending.sort((a, b) => this.compareSlots(a, b));
+    let i = this.orderLength - 1;
+    let j = pending.length - 1;
+    for (let k = this.orderLength + pending.length - 1; j >= 0; k--) {
+      if (i >= 0 && this.compareSlots(this.order[i]!, pending[j]!) > 0) this.order[k] = this.order[i--]!;
+      else this.order[k] = pending[j--]!;
+    }
+    this.orderLength += pending.length;
+  }
+
+  /** Compares two slots' keys in (createdAt asc, hash desc) order. */
+  private compareSlots(a: number, b: number): number {
+    const timeA = this.rowTimes[a * ROW_TIMES + TIME_AT]!;
+    const timeB = this.rowTimes[b * ROW_TIMES + TIME_AT]!;
+    if (timeA !== timeB) return timeA < timeB ? -1 : 1;
+    const baseA = a * ROW_BYTES;
+    const baseB = b * ROW_BYTES;
+    for (let i = 0; i < HASH_BYTES; i++) {
+      const difference = this.rowBytes[baseA + i]! - this.rowBytes[baseB + i]!;
+      if (difference !== 0) return -difference;
+    }
+    return 0;
   }
 
   /** Compares a slot's key with (createdAt, probe hash) in (createdAt asc, hash desc) order. */
@@ -247,6 +285,7 @@ export class SuppressionTable {
   }
 
   private compact(): void {
+    this.mergePending();
     let kept = 0;
     for (let i = 0; i < this.orderLength; i++) {
       const slot = this.order[i]!;
