@@ -13,6 +13,19 @@ const mergeRecord: fc.Arbitrary<SuppressionRecord> = fc.oneof(
   storedEvent.filter((event) => event.suppression !== null).map((event) => event.suppression!),
 );
 
+/**
+ * Records as an import may send them: an event ID names one event, so two records of one event ID are
+ * the same record (a retry), never two causes (found by the law below: a "cause" of SES and one of
+ * SendGrid sharing an event ID made the winner depend on order, which no real pair of events can).
+ */
+const mergeRecords: fc.Arbitrary<SuppressionRecord[]> = fc
+  .uniqueArray(mergeRecord, { maxLength: 12, selector: (record) => record.provenance?.event?.eventId ?? Symbol('no event') })
+  .chain((records) =>
+    fc
+      .array(fc.nat(Math.max(0, records.length - 1)), { maxLength: records.length === 0 ? 0 : 4 })
+      .chain((repeats) => fc.shuffledSubarray([...records, ...repeats.map((index) => structuredClone(records[index]!))], { minLength: records.length + repeats.length })),
+  );
+
 export function describeBulkTests(options: StoreConformanceOptions): void {
   const { describe, expect } = options;
   const test = storeTest(options);
@@ -73,7 +86,7 @@ export function describeBulkTests(options: StoreConformanceOptions): void {
     test('any batching gives the outcomes and suppressions of merging one by one; any order the same suppressions', async ({ store }) => {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(mergeRecord, { maxLength: 14 }),
+          mergeRecords,
           fc.infiniteStream(fc.integer({ min: 1, max: 5 })),
           fc.infiniteStream(fc.nat()),
           async (records, batchSizes, picks) => {
