@@ -2,6 +2,9 @@ export { loadConfig, configSchema, apiKeyScopes, webhookAuth, type ServerConfig,
 export { openStore, storeKind, type OpenedStore, type StoreKind, type StoreEnvironment } from './store.js';
 export { startService, type Service } from './service.js';
 export { importSuppressions, type ImportOptions, type ImportSummary } from './suppressions-file/import.js';
-export { exportSuppressions } from './suppressions-file/export.js';
+export { importFormats, type ImportFormat } from './suppressions-file/import-formats.js';
+export { exportSuppressions, exportFormats, type ExportFormat, type ExportOptions } from './suppressions-file/export.js';
+// Import into, or export from, a running service over its HTTP API (what `--url` does).
+export { remoteSuppressions, type RemoteOptions } from './suppressions-file/remote.js';
 export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, demoWebhookAuth } from './demo.js';
 export { sendTestWebhooks, type SendTestWebhooksOptions } from './webhooks-send.js';
