@@ -161,6 +161,8 @@ export function describeRequestTests(open: OpenApp): void {
         '/projects/{projectId}/messages/{id}',
         '/projects/{projectId}/stats',
         '/projects/{projectId}/suppressions',
+        '/projects/{projectId}/suppressions/bulk',
+        '/projects/{projectId}/suppressions/bulk-delete',
         '/projects/{projectId}/suppressions/check',
         '/projects/{projectId}/suppressions/{hash}',
         '/projects/{projectId}/tracking-ids',

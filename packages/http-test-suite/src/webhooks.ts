@@ -31,6 +31,8 @@ async function expectLanded(app: TestApp, projectId: string, c: WebhookCase): Pr
             cause: {
               provider: c.provider,
               message_id: expect.any(String),
+              // Opens the message that carried the event.
+              message: expect.stringMatching(/^[0-9a-f]{32}$/),
               event_id: expect.stringMatching(/^[0-9a-f]{32}$/),
               event_at: expect.stringMatching(TIMESTAMP),
               // What the provider said: the SMTP reply or the feedback type; a SendGrid spam report carries neither.
