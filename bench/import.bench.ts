@@ -98,6 +98,7 @@ async function runImport(file: string, args: string[], env: NodeJS.ProcessEnv): 
   // 1: done, with rows rejected (the file has invalid lines on purpose).
   if (code !== 0 && code !== 1) throw new Error(`the import failed (${code}):\n${stderr.slice(-2000)}`);
   const peak = /peak-rss (\d+)/.exec(stderr);
+  if (!stdout.trim().startsWith('{')) throw new Error(`the import printed no summary (${code}):\n${stderr.slice(-2000)}`);
   const summary = JSON.parse(stdout) as Record<string, unknown>;
   return { seconds, peakRss: Number(peak?.[1] ?? NaN), summary };
 }
@@ -186,7 +187,9 @@ export const importSuite: BenchSuite = {
   name: 'import',
   async run(context: SuiteContext): Promise<ReportSection[]> {
     context.log('building core, the stores and the server (the CLI runs as published)');
-    execFileSync('npm', ['run', 'build', '-w', '@mailwarden/core', '-w', '@mailwarden/redis', '-w', '@mailwarden/postgres', '-w', '@mailwarden/server'], { cwd: root, stdio: 'ignore' });
+    // The server imports the dashboard's Node side too.
+    const workspaces = ['core', 'redis', 'postgres', 'dashboard', 'server'].flatMap((name) => ['-w', `@mailwarden/${name}`]);
+    execFileSync('npm', ['run', 'build', ...workspaces], { cwd: root, stdio: 'ignore' });
     const directory = mkdtempSync(join(tmpdir(), 'mailwarden-import-'));
     const file = join(directory, 'suppressions.csv');
     const services = (await import(new URL('../scripts/test-services.ts', import.meta.url).href)) as Services & { startDurablePostgres(): Promise<string> };
