@@ -42,6 +42,45 @@ export function storeGoingAway(mailwarden: Mailwarden, failAt: number, applied: 
   return { target: { suppressions }, calls };
 }
 
+/**
+ * A target whose calls reach the store in the order `scheduler` picks, not the order they are made:
+ * as over HTTP, where a check sent after an add may be answered first.
+ */
+export function inSchedulerOrder(target: { suppressions: SuppressionTarget }, scheduler: fc.Scheduler): { suppressions: SuppressionTarget } {
+  const { suppressions } = target;
+  return {
+    suppressions: {
+      list: (...args) => suppressions.list(...args),
+      async checkMany(...args) {
+        await scheduler.schedule(Promise.resolve(), 'checkMany');
+        return suppressions.checkMany(...args);
+      },
+      async addMany(...args) {
+        await scheduler.schedule(Promise.resolve(), 'addMany');
+        return suppressions.addMany(...args);
+      },
+    },
+  };
+}
+
+/**
+ * A target whose adds reach the store a moment after they are made, once what is already waiting has
+ * run: as over HTTP, where a short check sent after a bulk add can be taken first.
+ */
+export function addsLate(target: { suppressions: SuppressionTarget }): { suppressions: SuppressionTarget } {
+  const { suppressions } = target;
+  return {
+    suppressions: {
+      list: (...args) => suppressions.list(...args),
+      checkMany: (...args) => suppressions.checkMany(...args),
+      async addMany(...args) {
+        await new Promise((resolve) => setImmediate(resolve));
+        return suppressions.addMany(...args);
+      },
+    },
+  };
+}
+
 /** A few addresses, so that rows repeat them. */
 export const address = fc.constantFrom('a@example.com', 'B@example.com', 'b@example.com', 'c@example.org', 'd.e+tag@example.net', 'ünï@exämple.de');
 

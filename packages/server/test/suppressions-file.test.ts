@@ -4,6 +4,8 @@
 // --url, --version) is in suppressions-file-cli.test.ts.
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, appendFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -19,6 +21,7 @@ import { readCsvRecords } from '../src/suppressions-file/import-csv.js';
 import { ImportFileError } from '../src/suppressions-file/import-records.js';
 import { importSuppressions, type ImportOptions, type ImportProgress, type ImportSummary } from '../src/suppressions-file/import.js';
 import { createProgressBar } from '../src/suppressions-file/progress.js';
+import { remoteSuppressions, RemoteServiceError } from '../src/suppressions-file/remote.js';
 import type { SuppressionTarget } from '../src/suppressions-file/target.js';
 import { storeGoingAway, stored } from './suppressions-file.support.js';
 
@@ -619,6 +622,45 @@ describe('exportSuppressions', () => {
     const sink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
     const exporting = exportSuppressions(mailwarden, { projectId: project, format: 'csv', output: sink, signal: controller.signal, onProgress: (n) => n >= 100 && controller.abort() });
     await expect(exporting).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('remoteSuppressions', () => {
+  /** A service that answers every request with `status` and `body`, and records what it was asked. */
+  async function answering(status: number, body: string) {
+    const requests: { method: string; url: string; key: string | undefined; body: string }[] = [];
+    const server = createServer((request, response) => {
+      let text = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => (text += chunk));
+      request.on('end', () => {
+        requests.push({ method: request.method!, url: request.url!, key: request.headers['x-api-key'] as string | undefined, body: text });
+        response.writeHead(status, { 'content-type': 'application/json' }).end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/base/`;
+    return { url, requests, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  test.each([
+    { client: "Node's own HTTP client", fetch: undefined },
+    { client: 'a given fetch', fetch: globalThis.fetch },
+  ])('through $client: the answer, the error the service sent, or a body that is not JSON', async ({ fetch }) => {
+    const ok = await answering(200, '{"results":[{"email":"a@example.com","suppressed":false}]}');
+    const failing = await answering(503, '{"error":{"code":"store_unavailable","message":"The store is gone."}}');
+    const html = await answering(502, '<html>Bad gateway</html>');
+    try {
+      const remote = (url: string) => remoteSuppressions({ url, apiKey: 'key', ...(fetch === undefined ? {} : { fetch }) }).suppressions;
+      expect(await remote(ok.url).checkMany('a b', ['a@example.com'])).toEqual({ results: [{ email: 'a@example.com', suppressed: false }] });
+      expect(ok.requests).toEqual([{ method: 'POST', url: '/base/projects/a%20b/suppressions/check', key: 'key', body: '{"emails":["a@example.com"]}' }]);
+      await expect(remote(failing.url).addMany('p', [{ email: 'a@example.com' }])).rejects.toMatchObject({ code: 'store_unavailable', message: 'The store is gone.' });
+      await expect(remote(html.url).list('p')).rejects.toThrow(
+        new RemoteServiceError(`GET ${html.url.slice(0, -1)}/projects/p/suppressions answered 502 with a body that is not JSON: is ${html.url.slice(0, -1)} a mailwarden service?`),
+      );
+    } finally {
+      await Promise.all([ok.close(), failing.close(), html.close()]);
+    }
   });
 });
 

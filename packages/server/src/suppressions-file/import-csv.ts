@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { parse, type CsvError, type Options } from 'csv-parse';
+import { parse, type CsvError } from 'csv-parse';
 import { ImportFileError, type SourceRecord } from './import-records.js';
 
 export interface CsvReadOptions {
@@ -12,6 +12,8 @@ export interface CsvReadOptions {
   firstLine?: number;
   /** A record (quoted line breaks included) longer than this stops the import. Default 1 MiB. */
   maxRecordBytes?: number;
+  /** Bytes read at a time. Default 64 KiB. */
+  chunkBytes?: number;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface CsvReadOptions {
  * }
  */
 export async function* readCsvRecords(path: string, readOptions: CsvReadOptions): AsyncGenerator<SourceRecord[]> {
-  const { delimiter, start = 0, firstLine = 1, maxRecordBytes = 1 << 20 } = readOptions;
+  const { delimiter, start = 0, firstLine = 1, maxRecordBytes = 1 << 20, chunkBytes = 1 << 16 } = readOptions;
   let records: SourceRecord[] = [];
   // csv-parse reports where a record ends, not where it starts: lines are counted from the raw text of
   // each record, which also holds the line breaks of the blank lines skipped before it.
@@ -39,25 +41,18 @@ export async function* readCsvRecords(path: string, readOptions: CsvReadOptions)
   let lastEnd = start;
   let fed = start;
 
-  // With `raw` and `info`, csv-parse hands `on_record` the record with its raw text; the types do not say so.
-  type RawRecord = { record: string[]; raw: string };
-  const options: Options = {
+  const parser = parse({
     bom: start === 0,
     delimiter,
+    // All three, rather than the first one csv-parse meets: a run resumed after a line that ended
+    // otherwise than the file's first would split records differently. They are the breaks lines are
+    // counted by, too.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
     raw: true,
-    info: true,
-    on_record: (parsed, { bytes }) => {
-      const { record, raw } = parsed as unknown as RawRecord;
-      const line = nextLine + leadingBreaks(raw);
-      nextLine += lineBreaks(raw);
-      records.push({ line, end: start + bytes, nextLine, text: withoutBreaks(raw), fields: record });
-      lastEnd = start + bytes;
-      return null;
-    },
     on_skip: (error: CsvError | undefined, raw: string | undefined) => {
       // With relaxed quotes and column counts, only a quote still open at the end of the file gets here.
       const text = raw ?? '';
@@ -66,16 +61,24 @@ export async function* readCsvRecords(path: string, readOptions: CsvReadOptions)
       records.push({ line, end: -1, nextLine, text: withoutBreaks(text), error: describeCsvError(error) });
       return undefined;
     },
-  };
-  const parser = parse(options);
-  parser.resume();
+  });
+  // Records are taken as csv-parse emits them, while `write` parses the chunk, when its byte counter
+  // is where this record ends. (Its `on_record` hook would give the same, but csv-parse builds a
+  // context object for every record to call it, which cost as much as the parsing itself.)
+  parser.on('data', ({ record, raw }: { record: string[]; raw: string }) => {
+    const line = nextLine + leadingBreaks(raw);
+    nextLine += lineBreaks(raw);
+    lastEnd = start + parser.info.bytes;
+    records.push({ line, end: lastEnd, nextLine, text: withoutBreaks(raw), fields: record });
+  });
   const done = finished(parser);
   // Surfaced by awaiting `done`; without a listener an error would be unhandled in between.
   done.catch(() => {});
 
-  for await (const chunk of createReadStream(path, { start }) as AsyncIterable<Buffer>) {
-    // csv-parse handles a chunk synchronously: its records are in `records` when write returns.
+  for await (const chunk of createReadStream(path, { start, highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
     parser.write(chunk);
+    // A record emitted later, out of the stream's buffer, would get a later offset: none may wait there.
+    if (parser.readableLength > 0) throw new Error('csv-parse held records back, so their byte offsets are unknown.');
     fed += chunk.length;
     if (fed - lastEnd > maxRecordBytes + chunk.length) {
       parser.destroy();
@@ -88,6 +91,7 @@ export async function* readCsvRecords(path: string, readOptions: CsvReadOptions)
       records = [];
     }
   }
+  // What is left to parse is the file's last record, which ends where the file does.
   parser.end();
   await done;
   if (records.length > 0) yield fixEnds(records, fed);
@@ -99,22 +103,35 @@ function fixEnds(records: SourceRecord[], fed: number): SourceRecord[] {
   return records;
 }
 
-const LINE_BREAK = /\r\n|\r|\n/g;
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
 
-/** Line breaks in a record's raw text: its own, and the first character of the one that ends it. */
+/** Line breaks (`\r\n`, `\r`, `\n`) in a record's raw text: its own, and the first character of the one that ends it. */
 function lineBreaks(raw: string): number {
-  return raw.match(LINE_BREAK)?.length ?? 0;
+  let count = 0;
+  for (let i = raw.indexOf('\n'); i !== -1; i = raw.indexOf('\n', i + 1)) count++;
+  // A `\r` is a break of its own unless a `\n` follows it (then the two are one, counted above).
+  for (let i = raw.indexOf('\r'); i !== -1; i = raw.indexOf('\r', i + 1)) if (raw.charCodeAt(i + 1) !== LINE_FEED) count++;
+  return count;
 }
 
 /** Blank lines skipped before a record show in its raw text as one break character each. */
 function leadingBreaks(raw: string): number {
   let count = 0;
-  while (raw[count] === '\r' || raw[count] === '\n') count++;
+  while (isBreak(raw.charCodeAt(count))) count++;
   return count;
 }
 
 function withoutBreaks(raw: string): string {
-  return raw.replace(/^[\r\n]+/, '').replace(/[\r\n]+$/, '');
+  let from = 0;
+  let to = raw.length;
+  while (from < to && isBreak(raw.charCodeAt(from))) from++;
+  while (to > from && isBreak(raw.charCodeAt(to - 1))) to--;
+  return from === 0 && to === raw.length ? raw : raw.slice(from, to);
+}
+
+function isBreak(code: number): boolean {
+  return code === LINE_FEED || code === CARRIAGE_RETURN;
 }
 
 function describeCsvError(error: CsvError | undefined): string {

@@ -343,7 +343,7 @@ function rowOf(email: string, reason: SuppressionReason | 'unsubscribe', time: u
   if (reason === 'unsubscribe') return { kind: 'skip', value: text, why: 'an unsubscribe: mailwarden does not suppress unsubscribes' };
   const createdAt = parseTime(time);
   if (createdAt === null) return { kind: 'invalid', value: text, why: `unreadable time ${JSON.stringify(time)}` };
-  return { kind: 'add', email, reason, ...(createdAt === undefined ? {} : { createdAt }) };
+  return { kind: 'add', email, reason, createdAt };
 }
 
 function sesReason(value: string | undefined): SuppressionReason | undefined {
@@ -404,6 +404,7 @@ export function parseTime(value: unknown): string | undefined | null {
   else {
     const text = value.trim();
     if (text === '') return undefined;
+    if (isCanonical(text)) return text;
     const iso = ISO_8601.exec(text);
     if (iso !== null) {
       const [, date, time = '00:00', zone = 'Z'] = iso;
@@ -417,6 +418,22 @@ export function parseTime(value: unknown): string | undefined | null {
   if (!Number.isFinite(ms)) return null;
   const date = new Date(Math.trunc(ms));
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Whether a time is already what `parseTime` returns: written as `toISOString` writes it (our export
+ * does), and an instant on the day and hour written (`Date.parse` rolls `02-30` into March and `24:00`
+ * into the next day). Then it is kept as it is: `toISOString` for every row cost a fifth of the time
+ * an import spent outside the store.
+ */
+function isCanonical(text: string): boolean {
+  if (!CANONICAL.test(text)) return false;
+  const ms = Date.parse(text);
+  if (!Number.isFinite(ms)) return false;
+  const date = new Date(ms);
+  return date.getUTCDate() === Number(text.slice(8, 10)) && date.getUTCHours() === Number(text.slice(11, 13));
 }
 
 function epochMs(value: number): number {

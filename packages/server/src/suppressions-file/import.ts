@@ -153,19 +153,33 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
   const progress = (): ImportProgress => ({ bytesRead: done.byteOffset, totalBytes: size, rows: done.rows, ...done.counts });
 
   const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight?.end);
-  // The batch sent and not yet counted: `sent` settles with the store's answer.
+  const readNext = async (): Promise<Batch | undefined> => {
+    if (signal?.aborted === true) return undefined;
+    const next = await batches.next();
+    return next.done === true ? undefined : next.value;
+  };
+  // A resumed run sends the batch that was in flight again, with what its addresses were before it.
+  let resentBefore = resumed?.inFlight === null || resumed?.inFlight === undefined ? undefined : [...resumed.inFlight.before].map(Number);
+  const check = (batch: Batch | undefined, resending: boolean): Promise<Map<string, number>> | undefined => {
+    if (batch === undefined || resending || checkpointPath === undefined || batch.items.length === 0) return undefined;
+    const checking = checkStates(target, projectId, batch.items);
+    checking.catch(() => {});
+    return checking;
+  };
+
+  // Three batches at a time: one being stored (`pending`), the next one being checked (`ahead`), and
+  // the one after being read, so the store always has work queued while the file is read. A batch is
+  // checked once the batch two before it is answered, and what the batch just before it does is applied
+  // over the check (`statesBefore`), whether the check saw it or not.
   let pending: { batch: Batch; before: number[] | undefined; sent: Promise<{ results: BulkAddResult[] }>; resent: boolean } | undefined;
-  let checking: Promise<Map<string, number>> | undefined;
-  let inFlightBefore = resumed?.inFlight === null || resumed?.inFlight === undefined ? undefined : [...resumed.inFlight.before].map(Number);
+  let ahead: Batch | undefined;
+  let aheadChecking: Promise<Map<string, number>> | undefined;
 
   try {
+    ahead = await readNext();
+    aheadChecking = check(ahead, resentBefore !== undefined);
     for (;;) {
-      const next = signal?.aborted === true ? undefined : await batches.next();
-      const batch = next === undefined || next.done === true ? undefined : next.value;
-      // The next batch is checked while the previous one is being added.
-      const resending = batch !== undefined && inFlightBefore !== undefined;
-      checking = batch === undefined || resending || checkpointPath === undefined || batch.items.length === 0 ? undefined : checkStates(target, projectId, batch.items);
-      checking?.catch(() => {});
+      const following = await readNext();
       let previous: SentBatch | undefined;
       if (pending !== undefined) {
         const { results } = await pending.sent;
@@ -174,33 +188,38 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
         pending = undefined;
         onProgress?.(progress());
       }
-      if (batch === undefined) break;
+      if (ahead === undefined || signal?.aborted === true) break;
 
+      const batch = ahead;
       let before: number[] | undefined;
-      if (resending) {
-        before = inFlightBefore;
-        inFlightBefore = undefined;
-        if (before!.length !== batch.items.length) {
+      const resent = resentBefore !== undefined;
+      if (resentBefore !== undefined) {
+        before = resentBefore;
+        resentBefore = undefined;
+        if (before.length !== batch.items.length) {
           throw new ImportFileError('The checkpoint does not match the file (was it edited in place?). Import again with --restart.');
         }
-      } else if (checking !== undefined) {
-        before = statesBefore(batch.items, await checking, previous);
+      } else if (aheadChecking !== undefined) {
+        before = statesBefore(batch.items, await aheadChecking, previous);
       }
       if (batch.items.length === 0) {
         await count(batch, [], undefined, done, rejects);
         onProgress?.(progress());
-        continue;
+      } else {
+        if (checkpointPath !== undefined) {
+          await writeCheckpoint(checkpointPath, checkpointOf({ end: batch.end, before: before!.join('') }));
+        }
+        const sent = target.addMany(
+          projectId,
+          batch.items.map(({ item }) => item),
+          { source: 'import' },
+        );
+        sent.catch(() => {});
+        pending = { batch, before, sent, resent };
       }
-      if (checkpointPath !== undefined) {
-        await writeCheckpoint(checkpointPath, checkpointOf({ end: batch.end, before: before!.join('') }));
-      }
-      const sent = target.addMany(
-        projectId,
-        batch.items.map(({ item }) => item),
-        { source: 'import' },
-      );
-      sent.catch(() => {});
-      pending = { batch, before, sent, resent: resending };
+      // Checked after the add just sent, which the store then takes first.
+      ahead = following;
+      aheadChecking = check(following, false);
     }
   } catch (error) {
     // Let the add in flight finish, so its rows are counted as the store has them; a batch whose answer
@@ -270,7 +289,8 @@ async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition
         batch.rows++;
         const normalized = tryNormalizeEmail(row.email);
         if (normalized.ok) {
-          const item: BulkAddItem = { email: row.email, reason: row.reason, ...(row.createdAt === undefined ? {} : { created_at: row.createdAt }) };
+          const { email, reason, createdAt } = row;
+          const item: BulkAddItem = createdAt === undefined ? { email, reason } : { email, reason, created_at: createdAt };
           batch.items.push({ item, key: normalized.email, rank: RANKS[row.reason], line: record.line, value: record.text, order });
         } else batch.local.push({ kind: 'invalid', line: record.line, value: row.email, reason: normalized.reason, order });
       } else if (row.kind === 'invalid' || row.kind === 'skip') {
