@@ -41,7 +41,9 @@ const isoDate = z.iso.date();
 const timeBound = (description: string) =>
   z
     .string()
-    .refine((text) => (isoDate.safeParse(text).success || isoDateTime.safeParse(text).success) && !/\.\d{4}/.test(text), {
+    // Date-times first: they are the common case, and a failed parse builds zod's error objects (measured:
+    // the other order made a million-row import's time checks 2 s of CPU more).
+    .refine((text) => (isoDateTime.safeParse(text).success || isoDate.safeParse(text).success) && !/\.\d{4}/.test(text), {
       message: 'must be an ISO 8601 date-time with Z or an offset and at most milliseconds (2026-11-01T00:00:00Z), or a date (2026-11-01)',
     })
     .optional()
