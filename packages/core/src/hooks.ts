@@ -102,23 +102,21 @@ export function createHookDispatcher(hooks: MailwardenHooks, logger: MailwardenL
     for (const wake of woken) wake();
   };
 
-  const call = ({ hook, notice }: HookCall) => {
-    const fail = (error: unknown) => logger.error({ err: error, hook, ...identify({ hook, notice } as HookCall) }, `mailwarden: the ${hook} hook failed`);
+  const call = (next: HookCall) => {
+    const { hook, notice } = next;
+    const failed = (error: unknown) => {
+      logger.error({ err: error, hook, ...identify(next) }, `mailwarden: the ${hook} hook failed`);
+      finish();
+    };
     let result: unknown;
     try {
       result = (hooks[hook] as (notice: unknown) => unknown)(notice);
     } catch (error) {
-      fail(error);
-      finish();
-      return;
+      return failed(error);
     }
-    if (isThenable(result)) {
-      // Through Promise.resolve: a thenable whose `then` throws becomes a rejection, not a lost call.
-      Promise.resolve(result).then(finish, (error: unknown) => {
-        fail(error);
-        finish();
-      });
-    } else finish();
+    // Through Promise.resolve: a thenable whose `then` throws becomes a rejection, not a lost call.
+    if (isThenable(result)) Promise.resolve(result).then(finish, failed);
+    else finish();
   };
 
   return {

@@ -115,8 +115,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     // One primary-key probe per hash (LATERAL … OFFSET 0 keeps the planner from turning it into a join):
     // a prepared statement's generic plan, made while statistics said the table was small, scanned the
     // whole project per call once a bulk import had grown it (44 ms a call at 500 000 rows).
-    getSuppressions: `SELECT ${suppressionColumns.split(', ').map((column) => `x.${column}`).join(', ')}
-      FROM unnest(string_to_array($2, ',')) AS h(hash)
+    getSuppressions: `SELECT x.* FROM unnest(string_to_array($2, ',')) AS h(hash)
       CROSS JOIN LATERAL (SELECT ${suppressionColumns} FROM ${s}.suppressions
                           WHERE project_id = $1 AND hash = h.hash OFFSET 0) x`,
     // Inserted: one row (true). Present: the stored row (false). No row: the conflicting row was
