@@ -119,6 +119,9 @@ export const checkSuppressionResponseSchema = z
 export const batchCheckRequestSchema = z.object({
   emails: z.array(z.string()).max(MAX_BATCH_SIZE).meta({ description: `0 to ${MAX_BATCH_SIZE} addresses.` }),
 });
+export const bulkCheckRequestSchema = z.object({
+  emails: z.array(z.string()).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} addresses.` }),
+});
 export const batchCheckResultSchema = z.union([
   z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema }),
   z.object({ email: z.string(), suppressed: z.literal(false) }),

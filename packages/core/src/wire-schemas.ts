@@ -23,6 +23,7 @@ export {
   bulkAddRequestSchema,
   bulkAddResultSchema,
   bulkAddResponseSchema,
+  bulkCheckRequestSchema,
   bulkRemoveItemSchema,
   bulkRemoveRequestSchema,
   bulkRemoveResultSchema,

@@ -260,11 +260,13 @@ describe('suppressions.checkMany', () => {
     ]);
   });
 
-  it('rejects 101 addresses with batch_too_large', async () => {
+  it('takes 1 000 addresses (the spec\'s 100 is the HTTP batch check\'s) and rejects 1 001 with batch_too_large', async () => {
     const { mailwarden } = setup();
-    const emails = Array.from({ length: 101 }, (_, i) => `user${i}@example.com`);
+    const emails = Array.from({ length: 1001 }, (_, i) => `user${i}@example.com`);
+    expect((await mailwarden.suppressions.checkMany('acme', emails.slice(0, 1000))).results).toHaveLength(1000);
     const error = await expectMailwardenError(() => mailwarden.suppressions.checkMany('acme', emails), 'batch_too_large');
     expect(error.status).toBe(400);
+    expect(error.details).toEqual({ max: 1000, received: 1001 });
   });
 
   it('rejects a batch with invalid entries, listing each { index, email }', async () => {

@@ -162,6 +162,7 @@ export function describeRequestTests(open: OpenApp): void {
         '/projects/{projectId}/stats',
         '/projects/{projectId}/suppressions',
         '/projects/{projectId}/suppressions/bulk',
+        '/projects/{projectId}/suppressions/bulk-check',
         '/projects/{projectId}/suppressions/bulk-delete',
         '/projects/{projectId}/suppressions/check',
         '/projects/{projectId}/suppressions/{hash}',

@@ -25,6 +25,7 @@ function paths(projectId: string) {
     list: (query = '') => `${base}${query === '' ? '' : `?${query}`}`,
     check: (email: string) => `${base}/check?${new URLSearchParams({ email })}`,
     batch: `${base}/check`,
+    bulkCheck: `${base}/bulk-check`,
     one: (hash: string) => `${base}/${hash}`,
   };
 }
@@ -153,6 +154,25 @@ export function describeSuppressionTests(open: OpenApp): void {
       expect(error.details).toEqual({ max: 100, received: 101 });
       // Size is checked before content: 101 invalid entries are still too many.
       expectError(await app.api('POST', p.batch, { json: { emails: Array.from({ length: 101 }, () => 'bad') } }), 400, 'batch_too_large');
+    });
+
+    test('bulk check: the batch check for up to 1 000 entries (1 001 is 400 batch_too_large), same answers', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      await add(app, 'user7@example.com');
+      const thousand = Array.from({ length: 1000 }, (_, i) => `User${i}@Example.com`);
+      const full = expectSuccess(await app.api('POST', p.bulkCheck, { json: { emails: thousand } }), 200, batchCheckResponseSchema);
+      expect(full.results.map((result) => result.email)).toEqual(thousand);
+      expect(full.results.filter((result) => result.suppressed)).toEqual([{ email: 'User7@Example.com', suppressed: true, reason: 'manual' }]);
+      // What the batch check answers, entry for entry.
+      const few = ['user7@example.com', 'nobody@example.com', 'USER7@example.com'];
+      const batch = expectSuccess(await app.api('POST', p.batch, { json: { emails: few } }), 200, batchCheckResponseSchema);
+      expect(expectSuccess(await app.api('POST', p.bulkCheck, { json: { emails: few } }), 200, batchCheckResponseSchema)).toEqual(batch);
+      const error = expectError(await app.api('POST', p.bulkCheck, { json: { emails: [...thousand, 'one-more@example.com'] } }), 400, 'batch_too_large');
+      expect(error.details).toEqual({ max: 1000, received: 1001 });
+      const invalid = expectError(await app.api('POST', p.bulkCheck, { json: { emails: ['ok@example.com', 'no-at-sign'] } }), 400, 'invalid_email');
+      expect(invalid.details).toMatchObject([{ index: 1, email: 'no-at-sign' }]);
+      expectError(await app.api('POST', p.bulkCheck, { json: { emails: 'a@example.com' } }), 400, 'invalid_request');
     });
 
     test('batch check with invalid entries is 400 invalid_email listing each as { index, email }', async () => {

@@ -86,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
       if (values['manual-as'] !== undefined) throw new UsageError('--manual-as goes with export --format ses-import.');
       return withTarget(values.config, remote, async (target, targetName) => {
         const progress = createProgressBar(process.stderr);
-        // Ctrl-C lets the batch in flight finish and writes an exact checkpoint; run again to resume.
+        // Ctrl-C lets the batches in flight finish and writes an exact checkpoint; run again to resume.
         const interrupted = new AbortController();
         const interrupt = () => interrupted.abort(new Error('Interrupted: run the same command again to resume where it stopped.'));
         process.once('SIGINT', interrupt);
@@ -95,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
           projectId,
           file,
           targetName,
+          // The CLI's own memory store is gone when it ends: there is nothing to resume into.
+          ...(targetName === 'memory' ? { checkpoint: false as const } : {}),
           ...(format === undefined ? {} : { format }),
           ...(values.rejects === undefined ? {} : { rejects: values.rejects }),
           ...(values.restart ? { restart: true } : {}),

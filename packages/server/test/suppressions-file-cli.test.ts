@@ -243,7 +243,7 @@ describe('into PostgreSQL', () => {
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toContain('mailwarden: Interrupted: run the same command again to resume where it stopped.');
       expect(stopped.stderr).not.toMatch(/^\s+at /m);
-      expect(readCheckpoint(file)?.inFlight).toBeNull();
+      expect(readCheckpoint(file)?.inFlight).toEqual([]);
       const resumeAt = readCheckpoint(file)!.done.nextLine;
       const rerun = await cli(args, env);
       expect(rerun.code).toBe(1);

@@ -3,6 +3,7 @@ import { MailwardenError, type ErrorCode } from '../errors.js';
 import { parseInput } from '../input.js';
 import type { Mailwarden } from '../mailwarden.js';
 import {
+  MAX_BATCH_SIZE,
   addSuppressionRequestSchema,
   addSuppressionResponseSchema,
   applyEventsResultSchema,
@@ -10,6 +11,7 @@ import {
   batchCheckResponseSchema,
   bulkAddRequestSchema,
   bulkAddResponseSchema,
+  bulkCheckRequestSchema,
   bulkRemoveRequestSchema,
   bulkRemoveResponseSchema,
   type BulkAddItem,
@@ -28,6 +30,7 @@ import {
   statsResponseSchema,
   type StatsRangeQuery,
 } from '../schemas.js';
+import { assertCheckSize } from '../suppressions/service.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
 import type { HttpRequest } from './request.js';
 
@@ -142,6 +145,23 @@ export const routes: readonly Route[] = [
     summary: 'Check up to 100 addresses',
     description: 'One result per input entry, in input order, each echoing the address as sent.',
     requestBody: batchCheckRequestSchema,
+    responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
+    errors: ['invalid_request', 'invalid_email', 'batch_too_large'],
+    run: async (mailwarden, { params, json }) => {
+      const { emails } = parseInput(batchCheckBody, await json(), 'request body');
+      assertCheckSize(emails, MAX_BATCH_SIZE);
+      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[]) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/suppressions/bulk-check',
+    auth: 'api_key',
+    operationId: 'checkSuppressionsInBulk',
+    summary: 'Check up to 1 000 addresses',
+    description:
+      'The batch check, bulk-sized: for gating a large send, or for an import that records what it is about to change. One result per input entry, in input order, each echoing the address as sent.',
+    requestBody: bulkCheckRequestSchema,
     responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
     errors: ['invalid_request', 'invalid_email', 'batch_too_large'],
     run: async (mailwarden, { params, json }) => {

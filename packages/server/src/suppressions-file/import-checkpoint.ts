@@ -48,7 +48,7 @@ export interface ImportPosition {
 }
 
 /**
- * The batch sent to the store after `done`, whose answer may or may not have been recorded: a resumed
+ * A batch sent to the store after `done`, whose answer may or may not have been recorded: a resumed
  * run sends it again. Its store answer is then `present` for whatever the first send added, so the
  * checkpoint keeps, for each item sent, how strongly its address was suppressed just before it: the
  * resumed run counts from that what the first send did.
@@ -61,9 +61,10 @@ export interface InFlightBatch {
 }
 
 export interface ImportCheckpoint extends ImportIdentity {
-  version: 2;
+  version: 3;
   done: ImportPosition;
-  inFlight: InFlightBatch | null;
+  /** The batches sent after `done`, in file order, each starting where the one before it ends. */
+  inFlight: InFlightBatch[];
 }
 
 /**
@@ -78,6 +79,9 @@ export async function readCheckpoint(path: string, identity: ImportIdentity): Pr
     return undefined;
   }
   if (!isCheckpoint(value)) return undefined;
+  // The batches in flight follow `done` and each other within the file.
+  let end = value.done.byteOffset;
+  for (const batch of value.inFlight) end = batch.end >= end ? batch.end : Infinity;
   const same =
     value.file === identity.file &&
     value.size === identity.size &&
@@ -85,8 +89,7 @@ export async function readCheckpoint(path: string, identity: ImportIdentity): Pr
     value.projectId === identity.projectId &&
     value.target === identity.target &&
     value.format === identity.format &&
-    value.done.byteOffset <= identity.size &&
-    (value.inFlight === null || value.inFlight.end <= identity.size);
+    end <= identity.size;
   return same ? value : undefined;
 }
 
@@ -114,9 +117,8 @@ function isCheckpoint(value: unknown): value is ImportCheckpoint {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
   const done = c.done as Record<string, unknown> | null | undefined;
-  const inFlight = c.inFlight as Record<string, unknown> | null | undefined;
   return (
-    c.version === 2 &&
+    c.version === 3 &&
     typeof c.file === 'string' &&
     typeof c.projectId === 'string' &&
     typeof c.target === 'string' &&
@@ -133,9 +135,15 @@ function isCheckpoint(value: unknown): value is ImportCheckpoint {
     isCounts(done.counts) &&
     Array.isArray(done.invalidEntries) &&
     done.invalidEntries.every(isInvalidEntry) &&
-    (inFlight === null ||
-      (typeof inFlight === 'object' && inFlight !== undefined && isCount(inFlight.end) && typeof inFlight.before === 'string' && /^[0-3]*$/.test(inFlight.before)))
+    Array.isArray(c.inFlight) &&
+    c.inFlight.every(isInFlightBatch)
   );
+}
+
+function isInFlightBatch(value: unknown): value is InFlightBatch {
+  if (typeof value !== 'object' || value === null) return false;
+  const batch = value as Record<string, unknown>;
+  return isCount(batch.end) && typeof batch.before === 'string' && /^[0-3]*$/.test(batch.before);
 }
 
 function isCounts(value: unknown): value is ImportCounts {

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { MAX_BATCH_SIZE, MAX_BULK_SIZE, tryNormalizeEmail, type BulkAddItem, type BulkAddResult, type SuppressionReason } from '@mailwarden/core';
+import { MAX_BULK_SIZE, tryNormalizeEmail, type BulkAddItem, type BulkAddResult, type SuppressionReason } from '@mailwarden/core';
 import {
   deleteCheckpoint,
   readCheckpoint,
@@ -48,7 +48,7 @@ export interface ImportOptions {
   onStart?: (start: { format: ImportFormat; detectedBy: string; resumedFromLine?: number }) => void;
   /** Called after every batch, with totals that cover only finished rows. */
   onProgress?: (progress: ImportProgress) => void;
-  /** Stops the import: the batch in flight finishes, the checkpoint is written, and the promise rejects with the reason. */
+  /** Stops the import: the batches in flight finish, the checkpoint is written, and the promise rejects with the reason. */
   signal?: AbortSignal;
 }
 
@@ -67,6 +67,7 @@ export interface ImportSummary extends ImportCounts {
 }
 
 const MAX_RECORDS_PER_BATCH = 10_000;
+const MAX_IN_FLIGHT = 2;
 const MAX_INVALID_ENTRIES = 100;
 const MAX_VALUE_LENGTH = 200;
 const RANKS: Record<SuppressionReason, number> = { manual: 1, hard_bounce: 2, complaint: 3 };
@@ -83,11 +84,28 @@ interface BatchItem {
   order: number;
 }
 
-/** A batch the store answered, and what its addresses were before it (when it was checked). */
-interface SentBatch {
+/** A batch sent to the store, until it is counted. */
+interface Flight {
   batch: Batch;
+  keys: ReadonlySet<string>;
+  /** How strongly each item's address was suppressed just before it (kept when there is a checkpoint). */
   before: number[] | undefined;
-  results: BulkAddResult[];
+  /** Sent again by a resumed run: `before` is what the first send found. */
+  resent: boolean;
+  sent: Promise<{ results: BulkAddResult[] }>;
+  /** The store's answer, once it came. */
+  results?: BulkAddResult[];
+}
+
+/** The batch read ahead of the sends: its addresses and, if it was checked, the check. */
+interface Ahead {
+  batch: Batch;
+  keys: ReadonlySet<string>;
+  /** From the checkpoint, for a batch sent again. */
+  before?: number[];
+  checking?: Promise<Map<string, number>>;
+  /** The batches sent but not answered when the check was sent: it may have missed what they did. */
+  unansweredAtCheck: Flight[];
 }
 
 /** Records read up to a cut, in order: the items to send and the rows that were decided without the store. */
@@ -105,15 +123,16 @@ type LocalReject = RejectedRow & { kind: 'invalid' | 'skipped'; order: number };
 /**
  * Imports a suppression list from a file: our CSV and JSON Lines, or a provider's export (SES,
  * SendGrid, Postmark, Mailgun), keeping each row's reason and time and recording `source: import`.
- * Streams the file in constant memory and sends up to 1 000 addresses per bulk add, one batch in
+ * Streams the file in constant memory and sends up to 1 000 addresses per bulk add, two batches in
  * flight while the next is read and checked. Rows that cannot be imported are counted and listed in a
  * rejects file; any other error (such as `store_unavailable`) stops the import and is rethrown.
  *
- * Resumable, with exact counts: before each batch is sent, a checkpoint records where the rows before
- * it end, their counts, and how strongly each of the batch's addresses was suppressed just before it.
- * A rerun on the same unchanged file, project and store sends that batch again and counts what its
- * first send did from those, so a crash at any point (SIGKILL included) ends in the same summary as
- * an uninterrupted run. The checkpoint is deleted after a complete run.
+ * Resumable, with exact counts: before each batch is sent, a checkpoint records where the rows counted
+ * so far end, their counts, and for each batch in flight how strongly each of its addresses was
+ * suppressed just before it. A rerun on the same unchanged file, project and store sends those
+ * batches again and counts what their first send did from those, so a crash at any point (SIGKILL
+ * included) ends in the same summary as an uninterrupted run. The checkpoint is deleted after a
+ * complete run.
  *
  * @example
  * const summary = await importSuppressions(mailwarden, { projectId: 'acme', file: 'ses-suppressions.json' });
@@ -149,93 +168,110 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
 
   options.onStart?.({ format: plan.format, detectedBy: plan.detectedBy, ...(resumedFromLine === undefined ? {} : { resumedFromLine }) });
 
-  const checkpointOf = (inFlight: ImportCheckpoint['inFlight']): ImportCheckpoint => ({ version: 2, ...identity, done, inFlight });
   const progress = (): ImportProgress => ({ bytesRead: done.byteOffset, totalBytes: size, rows: done.rows, ...done.counts });
 
-  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight?.end);
-  const readNext = async (): Promise<Batch | undefined> => {
-    if (signal?.aborted === true) return undefined;
+  // A resumed run first sends the batches that were in flight again, with what their addresses were before them.
+  const resent = (resumed?.inFlight ?? []).map(({ before }) => [...before].map(Number));
+  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? []);
+  /** Sent and not yet counted, in file order. */
+  const inFlight: Flight[] = [];
+  const checkpointOf = (): ImportCheckpoint => ({
+    version: 3,
+    ...identity,
+    done,
+    inFlight: inFlight.map(({ batch, before }) => ({ end: batch.end, before: before!.join('') })),
+  });
+
+  /** Reads the next batch and checks its addresses (unless it is sent again, or nothing is resumable). */
+  const readAhead = async (): Promise<Ahead | undefined> => {
     const next = await batches.next();
-    return next.done === true ? undefined : next.value;
-  };
-  // A resumed run sends the batch that was in flight again, with what its addresses were before it.
-  let resentBefore = resumed?.inFlight === null || resumed?.inFlight === undefined ? undefined : [...resumed.inFlight.before].map(Number);
-  const check = (batch: Batch | undefined, resending: boolean): Promise<Map<string, number>> | undefined => {
-    if (batch === undefined || resending || checkpointPath === undefined || batch.items.length === 0) return undefined;
-    const checking = checkStates(target, projectId, batch.items);
-    checking.catch(() => {});
-    return checking;
+    if (next.done === true) return undefined;
+    const batch = next.value;
+    const ahead: Ahead = { batch, keys: new Set(batch.items.map((item) => item.key)), unansweredAtCheck: [] };
+    const before = resent.shift();
+    if (before !== undefined) {
+      if (before.length !== batch.items.length) {
+        throw new ImportFileError('The checkpoint does not match the file (was it edited in place?). Import again with --restart.');
+      }
+      ahead.before = before;
+    } else if (checkpointPath !== undefined && batch.items.length > 0) {
+      // What the check may have missed: the adds not answered yet when it is sent.
+      ahead.unansweredAtCheck = inFlight.filter((flight) => flight.results === undefined);
+      ahead.checking = checkStates(target, projectId, ahead.keys);
+      ahead.checking.catch(() => {});
+    }
+    return ahead;
   };
 
-  // Three batches at a time: one being stored (`pending`), the next one being checked (`ahead`), and
-  // the one after being read, so the store always has work queued while the file is read. A batch is
-  // checked once the batch two before it is answered, and what the batch just before it does is applied
-  // over the check (`statesBefore`), whether the check saw it or not.
-  let pending: { batch: Batch; before: number[] | undefined; sent: Promise<{ results: BulkAddResult[] }>; resent: boolean } | undefined;
-  let ahead: Batch | undefined;
-  let aheadChecking: Promise<Map<string, number>> | undefined;
+  /** Counts the answered batches at the head of the flight, in file order. */
+  const countAnswered = async () => {
+    while (inFlight[0]?.results !== undefined) {
+      const { batch, results, before, resent: wasResent } = inFlight.shift()!;
+      await count(batch, results!, wasResent ? before : undefined, done, rejects);
+      onProgress?.(progress());
+    }
+  };
 
+  // Up to two adds in flight, so the store always has the next batch while the last one is counted,
+  // and the batch after them read and checked meanwhile. Two batches in flight at once never share an
+  // address: a batch waits for every earlier one that has an address of its own to be answered first.
+  // What each address was before a batch is its check, joined with what every add not answered when
+  // the check was sent did to it (answered by the time the batch is sent); the join (the stronger
+  // reason) does not care whether the check saw those adds or not.
+  let ahead: Ahead | undefined;
+  let ended = false;
   try {
-    ahead = await readNext();
-    aheadChecking = check(ahead, resentBefore !== undefined);
     for (;;) {
-      const following = await readNext();
-      let previous: SentBatch | undefined;
-      if (pending !== undefined) {
-        const { results } = await pending.sent;
-        await count(pending.batch, results, pending.resent ? pending.before : undefined, done, rejects);
-        previous = { batch: pending.batch, before: pending.before, results };
-        pending = undefined;
-        onProgress?.(progress());
+      await countAnswered();
+      if (signal?.aborted === true) ahead = undefined;
+      else if (ahead === undefined && !ended) {
+        ahead = await readAhead();
+        ended = ahead === undefined;
       }
-      if (ahead === undefined || signal?.aborted === true) break;
+      if (ahead === undefined) {
+        if (inFlight.length === 0) break;
+        await inFlight[0]!.sent;
+        continue;
+      }
+      const { keys } = ahead;
+      const waitFor =
+        inFlight.length >= MAX_IN_FLIGHT ? inFlight[0] : inFlight.find((flight) => flight.results === undefined && sharesAddress(flight.keys, keys));
+      if (waitFor !== undefined) {
+        await waitFor.sent;
+        continue;
+      }
 
-      const batch = ahead;
-      let before: number[] | undefined;
-      const resent = resentBefore !== undefined;
-      if (resentBefore !== undefined) {
-        before = resentBefore;
-        resentBefore = undefined;
-        if (before.length !== batch.items.length) {
-          throw new ImportFileError('The checkpoint does not match the file (was it edited in place?). Import again with --restart.');
-        }
-      } else if (aheadChecking !== undefined) {
-        before = statesBefore(batch.items, await aheadChecking, previous);
-      }
-      if (batch.items.length === 0) {
-        await count(batch, [], undefined, done, rejects);
-        onProgress?.(progress());
-      } else {
-        if (checkpointPath !== undefined) {
-          await writeCheckpoint(checkpointPath, checkpointOf({ end: batch.end, before: before!.join('') }));
-        }
-        const sent = target.addMany(
-          projectId,
-          batch.items.map(({ item }) => item),
-          { source: 'import' },
-        );
-        sent.catch(() => {});
-        pending = { batch, before, sent, resent };
-      }
-      // Checked after the add just sent, which the store then takes first.
-      ahead = following;
-      aheadChecking = check(following, false);
+      const { batch } = ahead;
+      let before = ahead.before;
+      if (ahead.checking !== undefined) before = statesBefore(batch.items, await ahead.checking, ahead.unansweredAtCheck);
+      else if (before === undefined && checkpointPath !== undefined) before = []; // no items
+      const flight: Flight = { batch, before, resent: ahead.before !== undefined, keys, sent: undefined! };
+      ahead = undefined;
+      inFlight.push(flight);
+      if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf());
+      flight.sent =
+        batch.items.length === 0
+          ? Promise.resolve({ results: [] })
+          : target.addMany(
+              projectId,
+              batch.items.map(({ item }) => item),
+              { source: 'import' },
+            );
+      flight.sent.then(
+        ({ results }) => (flight.results = results),
+        () => {},
+      );
     }
   } catch (error) {
-    // Let the add in flight finish, so its rows are counted as the store has them; a batch whose answer
-    // never came stays in flight in the checkpoint, to be sent again.
-    let settled = true;
-    if (pending !== undefined) {
-      const { batch, before, resent } = pending;
-      settled = await pending.sent
-        .then(async ({ results }) => {
-          await count(batch, results, resent ? before : undefined, done, rejects);
-          return true;
-        })
-        .catch(() => false);
-    }
+    // Let the adds in flight finish, so their rows are counted as the store has them; a batch whose
+    // answer never came (and every one after it) stays in flight in the checkpoint, to be sent again.
+    await Promise.allSettled(inFlight.map((flight) => flight.sent));
+    const counted = await countAnswered().then(
+      () => true,
+      () => false,
+    );
     // Nothing done, nothing to resume (a file that is not its format fails before its first row).
-    if (settled && checkpointPath !== undefined && done.byteOffset > 0) await writeCheckpoint(checkpointPath, checkpointOf(null)).catch(() => {});
+    if (counted && checkpointPath !== undefined && (done.byteOffset > 0 || inFlight.length > 0)) await writeCheckpoint(checkpointPath, checkpointOf()).catch(() => {});
     await rejects?.close().catch(() => {});
     await batches.return(undefined).catch(() => {});
     throw error;
@@ -243,7 +279,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
   await rejects?.close();
 
   if (signal?.aborted === true) {
-    if (checkpointPath !== undefined) await writeCheckpoint(checkpointPath, checkpointOf(null));
+    if (checkpointPath !== undefined) await writeCheckpoint(checkpointPath, checkpointOf());
     throw signal.reason;
   }
   if (checkpointPath !== undefined) await deleteCheckpoint(checkpointPath);
@@ -261,10 +297,10 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
 
 /**
  * The file's records from `done` on, cut into batches of at most `batchSize` items (or 10 000
- * records). The first batch of a resumed run ends where the batch that was in flight ended, so the
- * same items are sent again.
+ * records). The first batches of a resumed run end where the batches that were in flight ended
+ * (`cuts`), so the same items are sent again.
  */
-async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition, batchSize: number, firstEnd: number | undefined): AsyncGenerator<Batch> {
+async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition, batchSize: number, cuts: number[]): AsyncGenerator<Batch> {
   const from = { start: done.byteOffset, firstLine: done.nextLine };
   const source: AsyncGenerator<SourceRecord[]> =
     plan.container === 'csv'
@@ -273,7 +309,7 @@ async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition
         ? readJsonLineRecords(file, from)
         : readJsonArrayRecords(file, { ...from, arrayKey: plan.arrayKey });
   let first = done.byteOffset === 0;
-  let cut = firstEnd;
+  const ends = [...cuts];
   let batch: Batch = { end: done.byteOffset, nextLine: done.nextLine, rows: 0, items: [], local: [] };
   let batchStart = batch.end;
   let records = 0;
@@ -297,10 +333,10 @@ async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition
         batch.rows++;
         batch.local.push({ kind: row.kind === 'skip' ? 'skipped' : 'invalid', line: record.line, value: row.value, reason: row.why, order });
       }
-      const full = cut === undefined ? batch.items.length >= batchSize || records >= MAX_RECORDS_PER_BATCH : batch.end >= cut;
+      const full = ends.length === 0 ? batch.items.length >= batchSize || records >= MAX_RECORDS_PER_BATCH : batch.end >= ends[0]!;
       if (full) {
         yield batch;
-        cut = undefined;
+        ends.shift();
         records = 0;
         batchStart = batch.end;
         batch = { end: batch.end, nextLine: batch.nextLine, rows: 0, items: [], local: [] };
@@ -310,32 +346,35 @@ async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition
   if (batch.end > batchStart) yield batch;
 }
 
-/** How strongly each address of a batch is suppressed now (0: not at all), in checks of 100. */
-async function checkStates(target: SuppressionTarget, projectId: string, items: readonly BatchItem[]): Promise<Map<string, number>> {
-  const keys = [...new Set(items.map((item) => item.key))];
-  const parts: string[][] = [];
-  for (let i = 0; i < keys.length; i += MAX_BATCH_SIZE) parts.push(keys.slice(i, i + MAX_BATCH_SIZE));
-  const answers = await Promise.all(parts.map((part) => target.checkMany(projectId, part)));
+/** How strongly each address of a batch is suppressed now (0: not at all), in one bulk check. */
+async function checkStates(target: SuppressionTarget, projectId: string, keys: ReadonlySet<string>): Promise<Map<string, number>> {
+  const addresses = [...keys];
+  const { results } = await target.checkMany(projectId, addresses);
   const states = new Map<string, number>();
-  answers.forEach(({ results }, index) =>
-    results.forEach((result, i) => states.set(parts[index]![i]!, result.suppressed ? RANKS[result.reason] : 0)),
-  );
+  results.forEach((result, i) => states.set(addresses[i]!, result.suppressed ? RANKS[result.reason] : 0));
   return states;
+}
+
+function sharesAddress(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const key of a) if (b.has(key)) return true;
+  return false;
 }
 
 /**
  * For each item, how strongly its address is suppressed just before it is added: the checked state,
- * after the previous batch (checked while it was being added, so what it did is applied over the
- * check) and the batch's own earlier items.
+ * joined with what the adds the check may have missed did (each item the store took leaves its address
+ * at least as strong as its reason), then the batch's own earlier items.
  */
-function statesBefore(items: readonly BatchItem[], checked: Map<string, number>, previous: SentBatch | undefined): number[] {
+function statesBefore(items: readonly BatchItem[], checked: Map<string, number>, missed: readonly Flight[]): number[] {
   const states = new Map(checked);
-  if (previous !== undefined) {
-    previous.results.forEach((result, i) => {
-      const { key, rank } = previous.batch.items[i]!;
-      // created and upgraded leave this item's reason; present leaves what was there, at least as strong.
-      if (result.status === 'created' || result.status === 'upgraded') states.set(key, rank);
-      else if (result.status === 'present') states.set(key, Math.max(previous.before?.[i] ?? 0, rank));
+  for (const { batch, results } of missed) {
+    // Not answered yet, so it has none of these addresses (the batch would have waited for it).
+    if (results === undefined) continue;
+    results.forEach((result, i) => {
+      if (result.status === 'invalid') return;
+      const { key, rank } = batch.items[i]!;
+      const state = states.get(key);
+      if (state !== undefined && rank > state) states.set(key, rank);
     });
   }
   return items.map(({ key, rank }) => {

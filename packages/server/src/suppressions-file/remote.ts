@@ -63,7 +63,7 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
   return {
     suppressions: {
       addMany: (projectId, items, addOptions) => call('POST', `${suppressions(projectId)}/bulk`, { items, ...(addOptions?.source === undefined ? {} : { source: addOptions.source }) }),
-      checkMany: (projectId, emails) => call('POST', `${suppressions(projectId)}/check`, { emails }),
+      checkMany: (projectId, emails) => call('POST', `${suppressions(projectId)}/bulk-check`, { emails }),
       list: (projectId, query: ListSuppressionsQuery = {}) => {
         const search = new URLSearchParams();
         for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, String(value));
