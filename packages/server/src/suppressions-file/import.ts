@@ -68,6 +68,8 @@ export interface ImportSummary extends ImportCounts {
 
 const MAX_RECORDS_PER_BATCH = 10_000;
 const MAX_IN_FLIGHT = 2;
+/** Batches read and checked ahead of the sends, so a check never waits behind an add. */
+const READ_AHEAD = 2;
 const MAX_INVALID_ENTRIES = 100;
 const MAX_VALUE_LENGTH = 200;
 const RANKS: Record<SuppressionReason, number> = { manual: 1, hard_bounce: 2, complaint: 3 };
@@ -104,8 +106,8 @@ interface Ahead {
   /** From the checkpoint, for a batch sent again. */
   before?: number[];
   checking?: Promise<Map<string, number>>;
-  /** The batches sent but not answered when the check was sent: it may have missed what they did. */
-  unansweredAtCheck: Flight[];
+  /** The batches unanswered when the check was sent, or sent after it: it may have missed what they did. */
+  missed: Flight[];
 }
 
 /** Records read up to a cut, in order: the items to send and the rows that were decided without the store. */
@@ -175,11 +177,12 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
   const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? []);
   /** Sent and not yet counted, in file order. */
   const inFlight: Flight[] = [];
-  const checkpointOf = (): ImportCheckpoint => ({
+  /** The checkpoint now, with a batch about to be sent. */
+  const checkpointOf = (sending?: Pick<Flight, 'batch' | 'before'>): ImportCheckpoint => ({
     version: 3,
     ...identity,
     done,
-    inFlight: inFlight.map(({ batch, before }) => ({ end: batch.end, before: before!.join('') })),
+    inFlight: [...inFlight, ...(sending === undefined ? [] : [sending])].map(({ batch, before }) => ({ end: batch.end, before: before!.join('') })),
   });
 
   /** Reads the next batch and checks its addresses (unless it is sent again, or nothing is resumable). */
@@ -187,7 +190,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     const next = await batches.next();
     if (next.done === true) return undefined;
     const batch = next.value;
-    const ahead: Ahead = { batch, keys: new Set(batch.items.map((item) => item.key)), unansweredAtCheck: [] };
+    const ahead: Ahead = { batch, keys: new Set(batch.items.map((item) => item.key)), missed: [] };
     const before = resent.shift();
     if (before !== undefined) {
       if (before.length !== batch.items.length) {
@@ -195,12 +198,31 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
       }
       ahead.before = before;
     } else if (checkpointPath !== undefined && batch.items.length > 0) {
-      // What the check may have missed: the adds not answered yet when it is sent.
-      ahead.unansweredAtCheck = inFlight.filter((flight) => flight.results === undefined);
+      // What the check may miss: the adds not answered yet when it is sent (and those sent after it).
+      ahead.missed = inFlight.filter((flight) => flight.results === undefined);
       ahead.checking = checkStates(target, projectId, ahead.keys);
       ahead.checking.catch(() => {});
     }
     return ahead;
+  };
+
+  /** Sends a batch read ahead, once the checkpoint says what its addresses were before it. */
+  const send = async ({ batch, keys, before: resentBefore, checking, missed }: Ahead): Promise<Flight> => {
+    let before = resentBefore;
+    if (checking !== undefined) before = statesBefore(batch.items, await checking, missed);
+    else if (before === undefined && checkpointPath !== undefined) before = []; // no items: nothing to check
+    const sending = { batch, keys, before, resent: resentBefore !== undefined };
+    if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf(sending));
+    const flight: Flight = {
+      ...sending,
+      sent: batch.items.length === 0 ? Promise.resolve({ results: [] }) : target.addMany(projectId, batch.items.map(({ item }) => item), { source: 'import' }),
+    };
+    inFlight.push(flight);
+    flight.sent.then(
+      ({ results }) => (flight.results = results),
+      () => {},
+    );
+    return flight;
   };
 
   /** Counts the answered batches at the head of the flight, in file order. */
@@ -213,54 +235,32 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
   };
 
   // Up to two adds in flight, so the store always has the next batch while the last one is counted,
-  // and the batch after them read and checked meanwhile. Two batches in flight at once never share an
-  // address: a batch waits for every earlier one that has an address of its own to be answered first.
-  // What each address was before a batch is its check, joined with what every add not answered when
-  // the check was sent did to it (answered by the time the batch is sent); the join (the stronger
-  // reason) does not care whether the check saw those adds or not.
-  let ahead: Ahead | undefined;
+  // and the two batches after them read and checked meanwhile (checked before those adds are sent, so
+  // the store never has a check queued behind an add when the next send needs it). Two batches in
+  // flight at once never share an address: a batch waits for every earlier one that has an address of
+  // its own to be answered first. What each address was before a batch is its check, joined with what
+  // every add the check may have missed did (answered by the time the batch is sent, or sharing no
+  // address with it); the join (the stronger reason) does not care whether the check saw those adds.
+  const aheads: Ahead[] = [];
   let ended = false;
   try {
     for (;;) {
       await countAnswered();
-      if (signal?.aborted === true) ahead = undefined;
-      else if (ahead === undefined && !ended) {
-        ahead = await readAhead();
-        ended = ahead === undefined;
-      }
-      if (ahead === undefined) {
-        if (inFlight.length === 0) break;
+      if (signal?.aborted === true) aheads.length = 0;
+      const next = aheads[0];
+      const free = next !== undefined && inFlight.length < MAX_IN_FLIGHT && !inFlight.some((flight) => flight.results === undefined && sharesAddress(flight.keys, next.keys));
+      if (free) {
+        aheads.shift();
+        const flight = await send(next);
+        for (const ahead of aheads) if (ahead.checking !== undefined) ahead.missed.push(flight);
+      } else if (!ended && signal?.aborted !== true && aheads.length < READ_AHEAD) {
+        const ahead = await readAhead();
+        if (ahead === undefined) ended = true;
+        else aheads.push(ahead);
+      } else if (inFlight.length > 0) {
+        // After counting, the first is unanswered: whatever holds the next batch back ends with it.
         await inFlight[0]!.sent;
-        continue;
-      }
-      const { keys } = ahead;
-      const waitFor =
-        inFlight.length >= MAX_IN_FLIGHT ? inFlight[0] : inFlight.find((flight) => flight.results === undefined && sharesAddress(flight.keys, keys));
-      if (waitFor !== undefined) {
-        await waitFor.sent;
-        continue;
-      }
-
-      const { batch } = ahead;
-      let before = ahead.before;
-      if (ahead.checking !== undefined) before = statesBefore(batch.items, await ahead.checking, ahead.unansweredAtCheck);
-      else if (before === undefined && checkpointPath !== undefined) before = []; // no items
-      const flight: Flight = { batch, before, resent: ahead.before !== undefined, keys, sent: undefined! };
-      ahead = undefined;
-      inFlight.push(flight);
-      if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf());
-      flight.sent =
-        batch.items.length === 0
-          ? Promise.resolve({ results: [] })
-          : target.addMany(
-              projectId,
-              batch.items.map(({ item }) => item),
-              { source: 'import' },
-            );
-      flight.sent.then(
-        ({ results }) => (flight.results = results),
-        () => {},
-      );
+      } else break;
     }
   } catch (error) {
     // Let the adds in flight finish, so their rows are counted as the store has them; a batch whose
