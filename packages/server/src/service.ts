@@ -46,6 +46,9 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     requestTimeout: config.requestTimeoutMs,
     // Node checks headers and request timeouts every 30 s by default: a second keeps them close to their values.
     http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
+    // One line per request, when its answer is sent (Fastify's own two are an "incoming request" line
+    // and a "request completed" line without the path): half the writes of a busy import.
+    disableRequestLogging: true,
     logger: {
       level: config.logLevel,
       ...(options.logStream === undefined ? {} : { stream: options.logStream }),
@@ -60,6 +63,9 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
   let draining = false;
   app.addHook('onSend', async (_request, reply) => {
     if (draining) reply.header('connection', 'close');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
   });
 
   if (config.unsafeTrustTestSnsCertificate) {

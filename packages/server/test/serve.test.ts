@@ -165,9 +165,13 @@ describe('the service', () => {
     await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"other.secret@example.com"}' });
     await service.close();
     const log = lines.join('');
-    expect(log).toContain('"url":"/projects/acme/suppressions/check?email=redacted"');
     expect(log).not.toMatch(/secret/);
-    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    // One line per request, with its method, path, status and time.
+    const requests = lines.map((line) => JSON.parse(line) as { msg: string; req?: object; res?: object; responseTime?: number }).filter((line) => line.req !== undefined);
+    expect(requests).toEqual([
+      expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'GET', url: '/projects/acme/suppressions/check?email=redacted' }), res: { statusCode: 200 }, responseTime: expect.any(Number) }),
+      expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'POST', url: '/projects/acme/suppressions' }), res: { statusCode: 201 } }),
+    ]);
   });
 
   test('redactQuery replaces every email parameter and keeps the rest', () => {
