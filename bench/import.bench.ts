@@ -24,7 +24,7 @@ const INVALID = 20_064;
 const ROWS = VALID + DUPLICATES + INVALID;
 const START = Date.UTC(2024, 0, 1);
 const reasons = ['hard_bounce', 'hard_bounce', 'hard_bounce', 'complaint', 'manual'] as const;
-const GOALS = { postgres: 60, redis: 30, memory: 10 };
+const GOALS = { postgres: 60, redis: 30, memory: 10, 'own memory': 10 };
 const MEMORY_GOAL = 200 * 1024 ** 2;
 
 interface Row {
@@ -209,14 +209,21 @@ export const importSuite: BenchSuite = {
       const expectAdded = (summary: Record<string, unknown>, store: string) => {
         if (summary.added !== VALID || summary.invalid !== INVALID) throw new Error(`${store}: the import added ${String(summary.added)}, invalid ${String(summary.invalid)}`);
       };
+      const labels = {
+        postgres: 'PostgreSQL (durable defaults)',
+        redis: 'Redis',
+        memory: 'memory, through a running service (HTTP bulk)',
+        'own memory': "the CLI's own memory store (no store configured)",
+      };
       const quickRows = (store: keyof typeof GOALS, run: { seconds: number; peakRss: number }, floor?: number) => [
-        store === 'postgres' ? 'PostgreSQL (durable defaults)' : store === 'redis' ? 'Redis' : 'memory, through a running service (HTTP bulk)',
+        labels[store],
         `${run.seconds.toFixed(1)} s`,
         formatCount(ROWS / run.seconds),
         formatBytes(run.peakRss),
         floor === undefined ? '—' : `${floor.toFixed(1)} s`,
         floor === undefined ? '—' : formatRatio(run.seconds / floor),
-        `≤ ${GOALS[store]} s ${run.seconds <= GOALS[store] ? 'met' : 'not met'}; memory ${run.peakRss <= MEMORY_GOAL ? 'met' : 'not met'}`,
+        // The CLI's own memory store holds the list in the CLI's process: its memory is the list's.
+        `≤ ${GOALS[store]} s ${run.seconds <= GOALS[store] ? 'met' : 'not met'}${store === 'own memory' ? '' : `; memory ${run.peakRss <= MEMORY_GOAL ? 'met' : 'not met'}`}`,
       ];
 
       context.log('PostgreSQL: import, then the COPY floor');
@@ -245,12 +252,17 @@ export const importSuite: BenchSuite = {
         await service.stop();
       }
 
+      context.log("memory: import into the CLI's own memory store");
+      const own = await runImport(file, ['--project', 'bench', '--rejects', join(directory, 'own.rejects.csv')], {});
+      expectAdded(own.summary, 'own memory');
+      results.push(quickRows('own memory', own));
+
       return [
         {
           title: 'Bulk import: 1 000 001 lines through the CLI',
           intro: [
             `\`mailwarden suppressions import\` (packages/server/dist/cli.js, built, in a process of its own) of a CSV of ${formatCount(ROWS + 1)} lines (${formatBytes(bytes)}): a header, then ${formatCount(VALID)} valid unique addresses with a reason (60 % hard bounce, 20 % complaint, 20 % manual) and a time, ${formatCount(DUPLICATES)} repeats of them (some in other letter case) and ${formatCount(INVALID)} invalid lines, mixed through the file. Every import added exactly ${formatCount(VALID)} and listed ${formatCount(INVALID)} rejects (checked). Peak memory is the CLI process's peak resident set (\`process.resourceUsage().maxRSS\`).`,
-            'PostgreSQL runs with its durable defaults (fsync, synchronous_commit and full_page_writes on), unlike the tests\' server; its floor is one `COPY` of the valid rows, already normalized and hashed, into the same table with its indexes. Redis\'s floor is pipelines of 1 000 `HSET`s of the packed values into one hash (no order index, no script). The memory store is the one of a running `mailwarden serve`, reached through `POST …/suppressions/bulk`; it has no floor.',
+            'PostgreSQL runs with its durable defaults (fsync, synchronous_commit and full_page_writes on), unlike the tests\' server; its floor is one `COPY` of the valid rows, already normalized and hashed, into the same table with its indexes. Redis\'s floor is pipelines of 1 000 `HSET`s of the packed values into one hash (no order index, no script). The memory store is the one of a running `mailwarden serve`, reached through `POST …/suppressions/bulk` (and `…/bulk-check` before each batch, for an exact resume); it has no floor. The CLI\'s own memory store (no `DATABASE_URL` or `REDIS_URL`) is gone when the CLI ends, so that import writes no checkpoint and checks nothing: it is the CLI\'s reading and the store\'s work alone, in one process whose peak memory holds the list.',
           ],
           tables: [
             {
