@@ -185,7 +185,7 @@ async function bareServer(framework: Framework): Promise<Listening> {
     const createdAt = table.get(email);
     return createdAt === undefined
       ? { email, suppressed: false }
-      : { email, suppressed: true, reason: 'manual', created_at: new Date(createdAt).toISOString() };
+      : { email, suppressed: true, reason: 'manual', created_at: new Date(createdAt).toISOString(), source: 'api', cause: null };
   };
   const checkMany = (emails: string[]) => ({
     results: emails.map((email) => (table.has(email) ? { email, suppressed: true, reason: 'manual' } : { email, suppressed: false })),
