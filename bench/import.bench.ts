@@ -197,11 +197,19 @@ export const importSuite: BenchSuite = {
       await writeImportFile(file);
       const bytes = readFileSync(file).length;
       context.log('starting Redis and a durable PostgreSQL');
+      // Only Redis from the test services (the durable PostgreSQL is started below); the suites after
+      // this one find the environment as it was.
+      const saved = { ...process.env };
       process.env.REDIS_CLUSTER_NODES ??= 'unused';
       process.env.BROWSER_WS_ENDPOINT ??= 'unused';
       process.env.DATABASE_URL ??= 'unused';
       const urls: Record<string, string> = {};
-      await services.setup({ provide: (name, value) => (urls[name] = value) });
+      await services.setup({ provide: (name, value) => (urls[name] = value) }).finally(() => {
+        for (const name of ['REDIS_CLUSTER_NODES', 'BROWSER_WS_ENDPOINT', 'DATABASE_URL']) {
+          if (saved[name] === undefined) delete process.env[name];
+          else process.env[name] = saved[name];
+        }
+      });
       const durable = await services.startDurablePostgres();
       const rows = storedRows();
 
