@@ -20,7 +20,17 @@ export interface MessageRecord {
 }
 
 export function messageKey(provider: Provider, messageId: string, recipient: string): string {
-  return hash('sha256', `${provider}\n${messageId}\n${recipient}`, 'hex').slice(0, 32);
+  return digest128(`${provider}\n${messageId}\n${recipient}`);
+}
+
+/**
+ * The first 128 bits of SHA-256 of `text`, as 32 lower-case hex characters: message keys and timeline
+ * entry IDs. Hex of the first 16 bytes rather than a slice of the whole hex digest: a slice keeps its
+ * 64-character parent alive and compares about three times slower, and these are the strings the
+ * memory store sorts its messages by.
+ */
+export function digest128(text: string): string {
+  return hash('sha256', text, 'buffer').toString('hex', 0, 16);
 }
 
 /**

@@ -1,5 +1,5 @@
-import { hash } from 'node:crypto';
 import type { BounceClass, DeliveryEventType, EventDetails, Provider, ProviderSuppression } from '../events/delivery-event.js';
+import { digest128 } from './message.js';
 
 /** One event of a message, as its timeline keeps it: what happened, when, and what the provider said. */
 export interface TimelineEntry extends EventDetails {
@@ -29,7 +29,7 @@ export const TIMELINE_CAP = TIMELINE_LIMITS.first + TIMELINE_LIMITS.latest;
 
 /** The tiebreak of a stored event key (`<provider>:<eventKey>`): fixed-size ASCII, ordered alike by every store. */
 export function timelineEntryId(storedEventKey: string): string {
-  return hash('sha256', storedEventKey, 'hex').slice(0, 32);
+  return digest128(storedEventKey);
 }
 
 /** Timeline order: event time, then `id` (ASCII, so `<` is byte order). */

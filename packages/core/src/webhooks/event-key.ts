@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The event key of an event whose provider gives it no stable id: the SHA-256 (hex) of the JSON array of
@@ -10,5 +10,5 @@ import { createHash } from 'node:crypto';
  * hashedEventKey([event, messageId, recipient, timestamp, url]);
  */
 export function hashedEventKey(fields: readonly unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+  return hash('sha256', JSON.stringify(fields), 'hex');
 }

@@ -25,9 +25,12 @@ export class SortedList<T extends K, K = T> {
     if (this.chunks.length === 0) {
       this.chunks.push([item]);
     } else {
-      const chunkIndex = this.chunkOf(item);
+      // The memory store's lists are newest first, and a new item is most often the newest: one
+      // comparison places it.
+      const first = this.compare(item, this.chunks[0]![0]!) < 0;
+      const chunkIndex = first ? 0 : this.chunkOf(item);
       const chunk = this.chunks[chunkIndex]!;
-      chunk.splice(this.firstAbove(chunk, item), 0, item);
+      chunk.splice(first ? 0 : this.firstAbove(chunk, item), 0, item);
       if (chunk.length > CHUNK_SIZE) this.chunks.splice(chunkIndex + 1, 0, chunk.splice(CHUNK_SIZE / 2));
     }
     this.size++;
