@@ -1,8 +1,9 @@
-// Webhook intake throughput: a 1 000-event SendGrid batch and a 1 000-event Mandrill form, verified,
-// parsed, normalized and stored in the memory store by `ingestWebhook`, next to the floor of merely
-// parsing the same bytes.
-import { createHmac, createSign, generateKeyPairSync } from 'node:crypto';
+// Webhook intake throughput, all six receivers: `ingestWebhook` (verify, parse, normalize, store in the
+// memory store) next to the floor of merely parsing the same bytes (and, for the providers that post
+// one event per request, checking its signature).
+import { createHmac, createPublicKey, createSign, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
 import { createMailwarden, type Mailwarden, type WebhookRequest } from '@mailwarden/core';
+import { fetchTestSnsCertificate, testSnsSigner, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { measureGroup, ratio, type Measurement } from './measure.js';
 import { formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection } from './report.js';
 
@@ -15,13 +16,38 @@ const encoder = new TextEncoder();
 const sendgridKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const sendgridPublicKey = sendgridKeys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 
+const MAILGUN_KEY = 'bench-mailgun-signing-key';
+const sharedSecret = { basic: [{ username: 'bench', password: 'bench-secret' }] };
+const auth = {
+  sendgrid: { publicKey: sendgridPublicKey },
+  mandrill: { webhookKey: MANDRILL_KEY, url: MANDRILL_URL },
+  sparkpost: sharedSecret,
+  postmark: sharedSecret,
+  mailgun: { signingKey: MAILGUN_KEY },
+  ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:bench-ses-events'] },
+};
+
 function createBenchMailwarden(): Mailwarden {
   return createMailwarden({
-    webhooks: {
-      auth: { [PROJECT]: { sendgrid: { publicKey: sendgridPublicKey }, mandrill: { webhookKey: MANDRILL_KEY, url: MANDRILL_URL } } },
-    },
+    webhooks: { auth: { [PROJECT]: auth }, environment: { fetchCertificate: fetchTestSnsCertificate } },
   });
 }
+
+// Every provider reports these (Postmark has no event for a message merely sent).
+const testEventTypes = ['delivered', 'opened', 'clicked', 'delivered', 'opened', 'bounced'] as const;
+
+/** `count` events of the testing kit's kind, three per message, over 10 tracking IDs, all new in `batch`. */
+function testEvents(batch: number, count: number): TestEvent[] {
+  return Array.from({ length: count }, (_, i) => ({
+    type: testEventTypes[i % testEventTypes.length]!,
+    recipient: `user${i}@example${i % 50}.com`,
+    messageId: `m${batch}x${Math.floor(i / 3)}`,
+    trackingId: `campaign-${i % 10}`,
+  }));
+}
+
+/** Events one per request (Postmark, Mailgun; SES one per message and type, so one here): PER_REQUEST requests per operation. */
+const PER_REQUEST = 100;
 
 const sendgridEventNames = ['processed', 'delivered', 'open', 'delivered', 'click', 'bounce'] as const;
 
@@ -101,80 +127,152 @@ function mandrillRequest(batch: number): { request: WebhookRequest; body: string
   };
 }
 
+/** The SNS signing certificate's key, parsed once, as the receiver caches it. */
+const snsKey = createPublicKey(testSnsSigner.certificate);
+
+/** What SNS signs of a notification: its fields in order, each name and value on a line. */
+function snsSignedText(envelope: Record<string, string>): string {
+  let text = '';
+  for (const name of ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']) {
+    if (envelope[name] !== undefined) text += `${name}\n${envelope[name]}\n`;
+  }
+  return text;
+}
+
+/** The floor of one SES request: parse the envelope, check its signature, parse the notification in it. */
+function sesFloor(rawBody: Uint8Array): unknown {
+  const envelope = JSON.parse(Buffer.from(rawBody).toString('utf8')) as Record<string, string>;
+  const algorithm = envelope.SignatureVersion === '2' ? 'sha256' : 'sha1';
+  if (!verify(algorithm, Buffer.from(snsSignedText(envelope), 'utf8'), snsKey, Buffer.from(envelope.Signature!, 'base64'))) throw new Error('bench: bad SNS signature');
+  return JSON.parse(envelope.Message!);
+}
+
+/** The floor of one Mailgun request: parse the body, check the HMAC of timestamp and token. */
+function mailgunFloor(rawBody: Uint8Array): unknown {
+  const body = JSON.parse(Buffer.from(rawBody).toString('utf8')) as { signature: { timestamp: string; token: string; signature: string } };
+  const { timestamp, token, signature } = body.signature;
+  const expected = createHmac('sha256', MAILGUN_KEY).update(timestamp + token).digest();
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw new Error('bench: bad Mailgun signature');
+  return body;
+}
+
+const parseJson = (rawBody: Uint8Array): unknown => JSON.parse(Buffer.from(rawBody).toString('utf8'));
+
+interface IngestCase {
+  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'postmark' | 'mailgun' | 'ses';
+  label: string;
+  floorLabel: string;
+  /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
+  requests: (batch: number) => WebhookRequest[];
+  floor: (rawBody: Uint8Array) => unknown;
+}
+
+const cases: IngestCase[] = [
+  {
+    provider: 'sendgrid',
+    label: 'SendGrid: 1 000-event JSON batch',
+    floorLabel: '`JSON.parse`',
+    requests: (batch) => [sendgridRequest(batch).request],
+    floor: parseJson,
+  },
+  {
+    provider: 'sparkpost',
+    label: 'SparkPost: 1 000-event JSON batch',
+    floorLabel: '`JSON.parse`',
+    requests: (batch) => webhooksFor('sparkpost', auth.sparkpost, testEvents(batch, BATCH)),
+    floor: parseJson,
+  },
+  {
+    provider: 'mandrill',
+    label: 'Mandrill: 1 000-event `mandrill_events` form',
+    floorLabel: 'form decode + `JSON.parse`',
+    requests: (batch) => [mandrillRequest(batch).request],
+    floor: (rawBody) => JSON.parse(new URLSearchParams(Buffer.from(rawBody).toString('utf8')).get('mandrill_events')!),
+  },
+  {
+    provider: 'postmark',
+    label: `Postmark: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` of each',
+    requests: (batch) => webhooksFor('postmark', auth.postmark, testEvents(batch, PER_REQUEST)),
+    floor: parseJson,
+  },
+  {
+    provider: 'mailgun',
+    label: `Mailgun: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` + HMAC-SHA256 check of each',
+    requests: (batch) => webhooksFor('mailgun', auth.mailgun, testEvents(batch, PER_REQUEST)),
+    floor: mailgunFloor,
+  },
+  {
+    provider: 'ses',
+    label: `SES: ${PER_REQUEST} SNS messages of one event`,
+    floorLabel: '`JSON.parse` of envelope and message + RSA signature check of each',
+    // One message per event: SES sends one notification per message and event type.
+    requests: (batch) => webhooksFor('ses', auth.ses, testEvents(batch, PER_REQUEST).map((event, i) => ({ ...event, messageId: `s${batch}x${i}` }))),
+    floor: sesFloor,
+  },
+];
+
 export const ingestSuite: BenchSuite = {
   name: 'ingest',
   async run(context) {
     const options = context.quick ? { samples: 3, operationsPerSample: 3 } : { samples: 7, operationsPerSample: 5 };
     const mailwarden = createBenchMailwarden();
     let batch = 0;
+    const ingestAll = async (provider: IngestCase['provider'], requests: WebhookRequest[]) => {
+      let accepted = 0;
+      for (const request of requests) accepted += (await mailwarden.ingestWebhook(provider, PROJECT, request)).accepted;
+      return accepted;
+    };
 
-    const check = await mailwarden.ingestWebhook('sendgrid', PROJECT, sendgridRequest(batch++).request);
-    if (check.accepted !== BATCH) throw new Error(`bench: ${check.accepted} of a SendGrid batch accepted`);
-    const checkMandrill = await mailwarden.ingestWebhook('mandrill', PROJECT, mandrillRequest(batch++).request);
-    if (checkMandrill.accepted !== BATCH) throw new Error(`bench: ${checkMandrill.accepted} of a Mandrill batch accepted`);
+    const rows: string[][] = [];
+    for (const { provider, label, floorLabel, requests, floor } of cases) {
+      const sample = requests(batch++);
+      const events = sample.length === 1 ? BATCH : sample.length;
+      const accepted = await ingestAll(provider, sample);
+      if (accepted !== events) throw new Error(`bench: ${accepted} of ${events} ${provider} events accepted`);
+      context.log(`${label}…`);
+      const [ours, parsed] = await measureGroup(
+        [
+          { name: `ingest ${provider}`, itemsPerOp: events, setup: () => requests(batch++), run: (built: WebhookRequest[]) => ingestAll(provider, built) },
+          {
+            name: `${provider} floor`,
+            itemsPerOp: events,
+            setup: () => requests(batch++).map((request) => request.rawBody),
+            run: (bodies: Uint8Array[]) => bodies.map(floor),
+          },
+        ],
+        options,
+      );
+      rows.push([
+        label,
+        formatCount(ours!.itemsPerSecond),
+        formatNanos(ours!.nsPerOp / events),
+        floorLabel,
+        formatCount(parsed!.itemsPerSecond),
+        formatRatio(ratio(ours!, parsed!)),
+        `${formatPercent(ours!.spread)} / ${formatPercent(parsed!.spread)}`,
+      ]);
+    }
 
-    context.log('SendGrid batches…');
-    const [sendgrid, sendgridFloor] = await measureGroup(
-      [
-        {
-          name: 'ingest SendGrid batch',
-          itemsPerOp: BATCH,
-          setup: () => sendgridRequest(batch++).request,
-          run: (request: WebhookRequest) => mailwarden.ingestWebhook('sendgrid', PROJECT, request),
-        },
-        {
-          name: 'JSON.parse of the same bytes',
-          itemsPerOp: BATCH,
-          setup: () => sendgridRequest(batch++).request.rawBody,
-          run: (rawBody: Uint8Array) => JSON.parse(Buffer.from(rawBody).toString('utf8')),
-        },
-      ],
-      options,
-    );
-    context.log('Mandrill forms…');
-    const [mandrill, mandrillFloor] = await measureGroup(
-      [
-        {
-          name: 'ingest Mandrill form',
-          itemsPerOp: BATCH,
-          setup: () => mandrillRequest(batch++).request,
-          run: (request: WebhookRequest) => mailwarden.ingestWebhook('mandrill', PROJECT, request),
-        },
-        {
-          name: 'form decode + JSON.parse of the same bytes',
-          itemsPerOp: BATCH,
-          setup: () => mandrillRequest(batch++).request.rawBody,
-          run: (rawBody: Uint8Array) => JSON.parse(new URLSearchParams(Buffer.from(rawBody).toString('utf8')).get('mandrill_events')!),
-        },
-      ],
-      options,
-    );
-
-    const row = (what: string, ours: Measurement, floor: Measurement) => [
-      what,
-      formatCount(ours.itemsPerSecond),
-      formatNanos(ours.nsPerOp),
-      formatCount(floor.itemsPerSecond),
-      formatRatio(ratio(ours, floor)),
-      `${formatPercent(ours.spread)} / ${formatPercent(floor.spread)}`,
-    ];
     const section: ReportSection = {
-      title: `Webhook intake: batches of ${formatCount(BATCH)} events into the memory store`,
+      title: 'Webhook intake: the six receivers into the memory store',
       intro: [
-        `\`mailwarden.ingestWebhook\` end to end, as the HTTP layer calls it: signature verification over the raw ` +
-          `bytes (SendGrid ECDSA P-256; Mandrill HMAC-SHA1 over URL + fields), parsing, normalization to one event per ` +
-          `recipient, tracking-ID extraction, and \`applyEvents\` into the memory store (dedup, message merge, ` +
-          `counters, suppression of the hard bounces). Every batch is new (new message ids and event keys), over 10 ` +
-          `tracking IDs. The floor parses the same bytes and does nothing else: \`JSON.parse\` for SendGrid, form ` +
-          `decoding then \`JSON.parse\` of \`mandrill_events\` for Mandrill. Building and signing a request is not timed.`,
+        `\`mailwarden.ingestWebhook\` end to end, as the HTTP layer calls it: authentication (SendGrid ECDSA P-256 over the ` +
+          `raw bytes; Mandrill HMAC-SHA1 over URL + fields; Mailgun HMAC-SHA256 of timestamp and token, and its one-time token; ` +
+          `SES the SNS RSA signature; SparkPost and Postmark basic auth), parsing, normalization to one event per recipient, ` +
+          `tracking-ID extraction, and \`applyEvents\` into the memory store (dedup, message merge, counters, counts over time, ` +
+          `timelines, suppression of the hard bounces). Every operation is new (new message ids and event keys), three events ` +
+          `per message (SES: one), over 10 tracking IDs. SendGrid, SparkPost and Mandrill post batches of ${formatCount(BATCH)}; ` +
+          `Postmark, Mailgun and SES post one event per request, so an operation is ${PER_REQUEST} requests. The floor does only ` +
+          `what no receiver can skip with the same bytes: parse them, and for Mailgun and SES check the signature. Building ` +
+          `and signing requests is not timed. SparkPost, Postmark, Mailgun and SES requests come from the testing kit ` +
+          `(\`webhooksFor\`).`,
       ],
       tables: [
         {
-          columns: ['case', 'ours, events/s', 'ours per batch', 'floor, events/s', 'ours / floor', 'noise (ours / floor)'],
-          rows: [
-            row('SendGrid: 1 000-event JSON batch', sendgrid!, sendgridFloor!),
-            row('Mandrill: 1 000-event `mandrill_events` form', mandrill!, mandrillFloor!),
-          ],
+          columns: ['case', 'ours, events/s', 'ours per event', 'floor', 'floor, events/s', 'ours / floor', 'noise (ours / floor)'],
+          rows,
         },
       ],
     };
