@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { MailwardenError } from '../errors.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
@@ -7,9 +7,7 @@ import { headerValue, type WebhookRequest } from './request.js';
  * the content nor the length of the expected value leaks through timing.
  */
 export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(hash('sha256', given, 'buffer'), hash('sha256', expected, 'buffer'));
 }
 
 export function unauthorized(message: string): MailwardenError {

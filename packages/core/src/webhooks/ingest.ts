@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { providers, type DeliveryEvent, type Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import type { ApplyEventsResult } from '../schemas.js';
@@ -62,7 +62,7 @@ export function createWebhookIngest(
     const receipt = await receiver.receive(request, auth);
     if (receipt.oneTimeToken !== undefined) {
       const { token, expiresAt } = receipt.oneTimeToken;
-      const digest = createHash('sha256').update(request.rawBody).digest('hex');
+      const digest = hash('sha256', request.rawBody, 'hex');
       if ((await claimOneTimeToken(projectId, token, digest, expiresAt)) === 'conflict') {
         throw unauthorized(`This ${provider} token was already used by a different request.`);
       }
