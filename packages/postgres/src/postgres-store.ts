@@ -55,6 +55,9 @@ const MERGE_BATCH = 1000;
 /** Rows a store merges in bulk between two ANALYZEs of the suppressions table (see `mergeSuppressions`). */
 const ANALYZE_EVERY = 50_000;
 
+/** What a `mailwarden_apply_events` older than the columns answers them with ("cannot extract elements from an object"). */
+const OBJECT_NOT_ARRAY = '22023';
+
 /** Deadlocks and serialization failures are retried this many times before giving up. */
 const CONFLICT_RETRIES = 4;
 
@@ -316,8 +319,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     async applyEvents(projectId, events) {
       if (events.length === 0) return [];
-      const batch = JSON.stringify(events.map(toEventRow));
-      const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch]));
+      const batch = JSON.stringify(toEventColumns(events));
+      const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch])).catch((error: unknown) => {
+        // A function older than this release (its schema not migrated yet) reads one object per event
+        // and refuses columns before it writes anything: the batch goes again in that shape.
+        if ((error as { code?: unknown } | null)?.code !== OBJECT_NOT_ARRAY) throw error;
+        return attempt(() => query(statements.applyEvents, [projectId, JSON.stringify(events.map(toEventRow))]));
+      });
       const outcomes = row![0] as string;
       return Array.from(outcomes, eventOutcomeOfCode);
     },
@@ -533,12 +541,53 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
 }
 
-/** One event as the row `mailwarden_apply_events` reads; absent parts are left out. */
 /** A message row as the listing and getMessage select it: the record's columns first, in its order. */
 function toMessageRecord([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]: any[]): MessageRecord {
   return { key, provider: provider as Provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt };
 }
 
+/**
+ * A batch as `mailwarden_apply_events` reads it: one array per column, the n-th element of each the n-th
+ * event's, null where an event has no such part; a column no event has is left out. Columns rather than
+ * one object per event: half the JSON, without a key name per value, for PostgreSQL to parse.
+ */
+function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[]> {
+  const columns = {
+    key: [] as unknown[],
+    message_key: [] as unknown[],
+    provider: [] as unknown[],
+    message_id: [] as unknown[],
+    recipient: [] as unknown[],
+    tracking_id: [] as unknown[],
+    search_key: [] as unknown[],
+    facts: [] as unknown[],
+    first_event_at: [] as unknown[],
+    last_event_at: [] as unknown[],
+    timeline: [] as unknown[],
+    suppression: [] as unknown[],
+  };
+  for (const event of events) {
+    const message = event.message;
+    const trackingId = message?.trackingId ?? null;
+    columns.key.push(event.key);
+    columns.message_key.push(message?.key ?? null);
+    columns.provider.push(message?.provider ?? null);
+    columns.message_id.push(message?.messageId ?? null);
+    columns.recipient.push(message?.recipient ?? null);
+    columns.tracking_id.push(trackingId);
+    columns.search_key.push(trackingId === null ? null : (event.trackingIdSearchKey ?? trackingIdSearchKey(trackingId)));
+    columns.facts.push(message?.facts ?? null);
+    columns.first_event_at.push(message?.firstEventAt ?? null);
+    columns.last_event_at.push(message?.lastEventAt ?? null);
+    columns.timeline.push(message === null ? null : (event.timelineEntry ?? null));
+    columns.suppression.push(event.suppression === null ? null : toSuppressionRow(event.suppression));
+  }
+  const sent: Record<string, unknown[]> = {};
+  for (const [name, values] of Object.entries(columns)) if (name === 'key' || values.some((value) => value !== null)) sent[name] = values;
+  return sent;
+}
+
+/** One event as a `mailwarden_apply_events` older than the columns reads it; absent parts are left out. */
 function toEventRow(event: StoredEvent): Record<string, unknown> {
   const row: Record<string, unknown> = { key: event.key };
   const message = event.message;

@@ -7,7 +7,8 @@ import { INVALIDATION_CHANNEL, type SchemaNames } from './schema-names.js';
  * grants), so a fix to a function is an edit here, not a new migration that copies it. Two rules follow:
  *
  * - During a rolling deploy, instances of the previous release call the new function: it must accept
- *   what they send (`toEventRow` in postgres-store.ts) and answer what they expect.
+ *   what they send (`toEventColumns` in postgres-store.ts, or the array of event objects before it) and
+ *   answer what they expect.
  * - `CREATE OR REPLACE` cannot change a function's arguments or result type: such a change is a
  *   numbered migration that drops the old function (it runs before the functions are defined).
  */
@@ -28,7 +29,8 @@ export interface SchemaFunction {
  * messages, counters and suppressions are joins, so their end state does not depend on the order.
  * Every writer locks rows table by table (event_keys, messages, tracking_ids, suppressions), each in
  * key order, so concurrent batches wait for each other instead of deadlocking.
- * p_events: a JSON array of flat events (see toEventRow in postgres-store.ts).
+ * p_events: the batch as a JSON object of columns (toEventColumns in postgres-store.ts), or the previous
+ * release's array of event objects.
  * Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
  * 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
  */
@@ -44,7 +46,7 @@ const causeWins = `(excluded.reason > s.reason OR (excluded.reason = s.reason AN
 
 /** An event's fact times (core mergeFactTimes' `seen`), aggregated over a batch: per fact, its earliest event. */
 const seenFactTimes = `ARRAY[${statFacts
-  .map((bit) => `min((x.event->>'first_event_at')::bigint) FILTER (WHERE (x.event->>'facts')::integer & ${bit} <> 0)`)
+  .map((bit) => `min(e.first_event_at) FILTER (WHERE e.facts & ${bit} <> 0)`)
   .join(',\n             ')}]`;
 /** mergeFactTimes of known k and seen s: a new fact takes the seen time, a timed one the earlier, an untimed one stays untimed. */
 const mergedFactTimes = `ARRAY[${statFacts
@@ -176,33 +178,89 @@ END
 `,
 };
 
+/**
+ * The batch's columns, as `toEventColumns` (postgres-store.ts) sends them: one JSON array per column, the
+ * n-th element of each belonging to the n-th event, JSON null where an event has no such part; a column
+ * no event has is left out. Text columns that are keys compare as bytes (COLLATE "C").
+ */
+const eventColumns = {
+  key: ' COLLATE "C"',
+  message_key: ' COLLATE "C"',
+  provider: '',
+  message_id: '',
+  recipient: '',
+  tracking_id: ' COLLATE "C"',
+  search_key: '',
+  facts: '::integer',
+  first_event_at: '::bigint',
+  last_event_at: '::bigint',
+  timeline: 'jsonb',
+  suppression: 'jsonb',
+} as const;
+type EventColumn = keyof typeof eventColumns;
+
+/**
+ * The batch's events as rows (`ord` from 1, in event order) with the columns asked for: ROWS FROM zips the
+ * columns' arrays side by side, so a statement reads only the columns it uses, each element once.
+ */
+function batchEvents(...columns: EventColumn[]): string {
+  const all: EventColumn[] = ['key', ...columns.filter((column) => column !== 'key')];
+  const elements = all.map((column) =>
+    eventColumns[column] === 'jsonb' ? `jsonb_array_elements(p_events->'${column}')` : `jsonb_array_elements_text(p_events->'${column}')`,
+  );
+  const typed = all.map((column) =>
+    eventColumns[column] === 'jsonb' ? `nullif(c.${column}, 'null') AS ${column}` : `c.${column}${eventColumns[column]} AS ${column}`,
+  );
+  return `(SELECT c.ord::integer AS ord, ${typed.join(', ')}
+          FROM ROWS FROM (${elements.join(', ')}) WITH ORDINALITY AS c(${all.join(', ')}, ord))`;
+}
+
+/** An event's columns in the previous release's shape (one object per event, suppression fields flat): columns, as jsonb_build_object arguments. */
+const columnsOfEventObjects = (Object.keys(eventColumns) as EventColumn[])
+  .map((column) =>
+    column === 'suppression'
+      ? `'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord)`
+      : `'${column}', jsonb_agg(x.event->'${column}' ORDER BY x.ord)`,
+  )
+  .join(',\n        ');
+
 const applyEvents: SchemaFunction = {
   name: 'mailwarden_apply_events',
   arguments: 'p_project_id text, p_events jsonb',
   returns: 'text',
   language: 'plpgsql',
   // The counters' masks come from core's counterFacts (persisted fact bits): nothing here repeats them.
-  body: ({ identifier: s, literal }) => `
+  body: ({ identifier: s }) => `
 DECLARE
   v_outcomes boolean[];
   v_created text[];
   v_recompute text[];
   v_emptied text[];
-  v_codes text;
+  v_suppressions jsonb;
+  v_codes text := '';
   v_timelines text[];
   v_stats jsonb;
-  v_chunk integer;
+  -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
+  v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
+  -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
+  --    rolling deploy, sends one object per event: those are made columns first.
+  IF jsonb_typeof(p_events) = 'array' THEN
+    SELECT jsonb_build_object(
+        ${columnsOfEventObjects})
+    INTO p_events
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
+  END IF;
+
   -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
   --    holds the same key and then treats it as seen.
   WITH keys AS (
-    SELECT (x.event->>'key') COLLATE "C" AS key, x.ord
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
+    SELECT key, ord FROM ${batchEvents('key')} e
   ), firsts AS (
     SELECT DISTINCT ON (key) key, ord FROM keys ORDER BY key, ord
   ), recorded AS (
     INSERT INTO ${s}.event_keys (project_id, key, seen_at)
-    SELECT p_project_id, key, (extract(epoch FROM transaction_timestamp()) * 1000)::bigint
+    SELECT p_project_id, key, v_seen_at
     FROM firsts ORDER BY key
     ON CONFLICT DO NOTHING
     RETURNING key
@@ -213,18 +271,18 @@ BEGIN
   -- 2. Messages the batch creates are inserted whole; existing ones are only locked (WHERE false
   --    updates nothing but still locks), so step 3 reads them unchanged by anyone else.
   WITH seen AS (
-    SELECT (x.event->>'message_key') COLLATE "C" AS key,
-           min(x.event->>'provider') AS provider,
-           min(x.event->>'message_id') AS message_id,
-           min(x.event->>'recipient') AS recipient,
+    SELECT e.message_key AS key,
+           min(e.provider) AS provider,
+           min(e.message_id) AS message_id,
+           min(e.recipient) AS recipient,
            -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
-           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
-           bit_or((x.event->>'facts')::integer) AS facts,
-           min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at,
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
            ${seenFactTimes} AS fact_times
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
+    FROM ${batchEvents('message_key', 'provider', 'message_id', 'recipient', 'tracking_id', 'facts', 'first_event_at', 'last_event_at')} e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
     GROUP BY 1
   ), created AS (
     INSERT INTO ${s}.messages AS m
@@ -239,14 +297,14 @@ BEGIN
   -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
   --    touched, summed per tracking ID and applied in tracking-ID order.
   WITH seen AS (
-    SELECT (x.event->>'message_key') COLLATE "C" AS key,
-           min((x.event->>'tracking_id') COLLATE "C") AS tracking_id,
-           bit_or((x.event->>'facts')::integer) AS facts,
-           min((x.event->>'first_event_at')::bigint) AS first_event_at,
-           max((x.event->>'last_event_at')::bigint) AS last_event_at,
+    SELECT e.message_key AS key,
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
            ${seenFactTimes} AS fact_times
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key'
+    FROM ${batchEvents('message_key', 'tracking_id', 'facts', 'first_event_at', 'last_event_at')} e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
     GROUP BY 1
   ), new_messages AS (
     SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
@@ -321,8 +379,7 @@ BEGIN
     FROM deltas GROUP BY tracking_id
   ), search_keys AS (
     SELECT DISTINCT ON (tracking_id) tracking_id, search_key
-    FROM (SELECT (x.event->>'tracking_id') COLLATE "C" AS tracking_id, x.event->>'search_key' AS search_key
-          FROM jsonb_array_elements(p_events) AS x(event) WHERE x.event ? 'tracking_id') e
+    FROM ${batchEvents('tracking_id', 'search_key')} e WHERE e.tracking_id IS NOT NULL
   ), moved AS (
     INSERT INTO ${s}.tracking_ids AS t
       (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at, opened, clicked, unsubscribed)
@@ -376,18 +433,23 @@ BEGIN
   -- 4b. Timelines (insertTimelineEntry): the entries of applied events, an entry of the same time and id
   --     once; then each touched timeline over the cap loses what lies between its first and latest
   --     entries kept. Its message row is locked since step 2, so no other batch changes it meanwhile.
+  --     A message step 2 created had no entries before this batch, so its timeline is over the cap
+  --     only if the batch added more than the cap: the others are not read again.
   WITH added AS (
     INSERT INTO ${s}.timeline_entries (project_id, message_key, occurred_at, id, entry)
     SELECT DISTINCT ON (e.message_key, e.occurred_at, e.id) p_project_id, e.message_key, e.occurred_at, e.id, e.entry
-    FROM (SELECT (x.event->>'message_key') COLLATE "C" AS message_key, (x.event->'timeline'->>'occurredAt')::bigint AS occurred_at,
-                 (x.event->'timeline'->>'id') COLLATE "C" AS id, x.event->'timeline' AS entry
-          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-          WHERE v_outcomes[x.ord::integer] AND x.event ? 'message_key' AND x.event ? 'timeline') e
+    FROM (SELECT e.message_key, (e.timeline->>'occurredAt')::bigint AS occurred_at,
+                 (e.timeline->>'id') COLLATE "C" AS id, e.timeline AS entry
+          FROM ${batchEvents('message_key', 'timeline')} e
+          WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL AND e.timeline IS NOT NULL) e
     ORDER BY e.message_key, e.occurred_at, e.id
     ON CONFLICT DO NOTHING
     RETURNING message_key
   )
-  SELECT array_agg(DISTINCT message_key) INTO v_timelines FROM added;
+  SELECT array_agg(a.message_key) INTO v_timelines
+  FROM (SELECT message_key, count(*) AS n FROM added GROUP BY 1) a
+  LEFT JOIN unnest(v_created) AS c(key) ON c.key = a.message_key
+  WHERE c.key IS NULL OR a.n > ${TIMELINE_CAP};
   IF v_timelines IS NOT NULL THEN
     DELETE FROM ${s}.timeline_entries t USING (
       SELECT message_key, occurred_at, id FROM (
@@ -402,19 +464,20 @@ BEGIN
 
   -- 5. Suppressions: the applied events' suppressions, in event order, joined by
   --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
-  v_codes := ${s}.mailwarden_merge_suppressions(p_project_id, (
-    SELECT coalesce(jsonb_agg(x.event ORDER BY x.ord), '[]')
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-    WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash'));
+  SELECT jsonb_agg(e.suppression ORDER BY e.ord) INTO v_suppressions
+  FROM ${batchEvents('suppression')} e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
+  IF v_suppressions IS NOT NULL THEN
+    v_codes := ${s}.mailwarden_merge_suppressions(p_project_id, v_suppressions);
+  END IF;
 
   -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
   --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
   RETURN (
-    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
-    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
-    LEFT JOIN (SELECT x.ord, row_number() OVER (ORDER BY x.ord) AS n
-               FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord)
-               WHERE v_outcomes[x.ord::integer] AND x.event ? 'hash') h ON h.ord = o.ord);
+    SELECT string_agg(CASE WHEN NOT v_outcomes[e.ord] THEN 'd' WHEN e.suppression IS NULL THEN 'a'
+                           ELSE substr(v_codes, e.n::integer, 1) END, '' ORDER BY e.ord)
+    FROM (SELECT e.ord, e.suppression,
+                 count(*) FILTER (WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL) OVER (ORDER BY e.ord) AS n
+          FROM ${batchEvents('suppression')} e) e);
 END
 `,
 };

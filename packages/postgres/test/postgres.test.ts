@@ -2,7 +2,7 @@
 // the plans of its hot paths, its errors, its invalidations and its retention sweep.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isMailwardenError } from '@mailwarden/core';
-import { createEmailHasher, Fact, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core/store';
+import { createEmailHasher, eventOutcomeOfCode, Fact, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core/store';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, INVALIDATION_CHANNEL, migrate } from '../src/index.js';
 import { connect, databaseUrl, freshStore } from './database.js';
@@ -123,6 +123,94 @@ describe('what the store persists, read through SQL', () => {
       expect(kept).toStrictEqual(derived);
     } finally {
       await drop();
+    }
+  });
+
+  test("the previous release's batches (one object per event) are applied as the columns this release sends", async () => {
+    // During a rolling deploy, instances of the previous release call this release's function.
+    const previousRow = (stored: StoredEvent): Record<string, unknown> => ({
+      key: stored.key,
+      ...(stored.message === null
+        ? {}
+        : {
+            message_key: stored.message.key,
+            provider: stored.message.provider,
+            message_id: stored.message.messageId,
+            recipient: stored.message.recipient,
+            facts: stored.message.facts,
+            first_event_at: stored.message.firstEventAt,
+            last_event_at: stored.message.lastEventAt,
+            ...(stored.timelineEntry === undefined ? {} : { timeline: stored.timelineEntry }),
+            ...(stored.message.trackingId === null ? {} : { tracking_id: stored.message.trackingId, search_key: stored.trackingIdSearchKey }),
+          }),
+      ...(stored.suppression === null
+        ? {}
+        : {
+            hash: stored.suppression.hash,
+            email: stored.suppression.email,
+            reason: { manual: 1, hard_bounce: 2, complaint: 3 }[stored.suppression.reason],
+            created_at: stored.suppression.createdAt,
+            ...(stored.suppression.provenance?.event === undefined
+              ? {}
+              : {
+                  source: stored.suppression.provenance.source,
+                  source_at: stored.suppression.provenance.at,
+                  cause_event_id: stored.suppression.provenance.event.eventId,
+                  cause_provider: stored.suppression.provenance.event.provider,
+                  cause_message_id: stored.suppression.provenance.event.messageId,
+                  cause_diagnostic: stored.suppression.provenance.event.diagnostic,
+                }),
+          }),
+    });
+    const withEntry = (stored: StoredEvent, type: 'sent' | 'delivered' | 'bounced'): StoredEvent => ({
+      ...stored,
+      timelineEntry: { id: randomBytes(16).toString('hex'), eventKey: stored.key, type, provider: 'ses', occurredAt: stored.message!.firstEventAt },
+    });
+    const withCause = (stored: StoredEvent): StoredEvent => ({
+      ...stored,
+      suppression: { ...stored.suppression!, provenance: { source: 'webhook', at: stored.suppression!.createdAt, event: { provider: 'ses', messageId: 'm2', eventId: `cause-${stored.key}`, diagnostic: null } } },
+    });
+    const first = [
+      withEntry(event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.sent, at: T + 1 } }), 'sent'),
+      withEntry(event({ message: { id: 'm2', facts: Fact.delivered, at: T + 2 } }), 'delivered'),
+    ];
+    const second = [
+      first[0]!,
+      withEntry(event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.delivered, at: T + 3 } }), 'delivered'),
+      withCause(withEntry(event({ message: { id: 'm2', facts: Fact.hard_bounced, at: T + 4 }, suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 4 } }), 'bounced')),
+      event({ suppression: { email: 'm2@example.com', reason: 'complaint', at: T + 5 } }),
+    ];
+    const current = await freshStore(sql);
+    const previous = await freshStore(sql);
+    try {
+      const applyAsPrevious = async (events: StoredEvent[]) => {
+        const [row] = await sql.unsafe(`SELECT "${previous.schema}".mailwarden_apply_events($1, $2::text::jsonb) AS codes`, [
+          'acme',
+          JSON.stringify(events.map(previousRow)),
+        ]);
+        return Array.from(row!.codes as string, eventOutcomeOfCode);
+      };
+      const outcomes = [];
+      for (const batch of [first, second]) {
+        const expected = await current.store.applyEvents('acme', batch);
+        expect(await applyAsPrevious(batch)).toStrictEqual(expected);
+        outcomes.push(...expected);
+      }
+      expect(outcomes).toStrictEqual(['applied', 'applied', 'duplicate', 'applied', 'suppressed', 'upgraded_from_hard_bounce']);
+      const state = async (schema: string) => {
+        const read = async (text: string) => [...(await sql.unsafe(text.replaceAll('<s>', `"${schema}"`)))];
+        return {
+          messages: await read(`SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times FROM <s>.messages ORDER BY key`),
+          trackingIds: await read(`SELECT tracking_id, search_key, messages, delivered, bounced, complained, last_event_at FROM <s>.tracking_ids ORDER BY 1`),
+          timelines: await read(`SELECT message_key, occurred_at, id, entry FROM <s>.timeline_entries ORDER BY 1, 2, 3`),
+          suppressions: await read(`SELECT hash, email, reason, created_at, source, source_at, cause_provider, cause_message_id, cause_event_id FROM <s>.suppressions ORDER BY hash`),
+          buckets: await read(`SELECT tracking_id, hour, delivered, hard_bounced FROM <s>.stat_buckets ORDER BY 1, 2`),
+        };
+      };
+      // Project 'acme' of the previous schema went through the previous shape: the same as the columns.
+      expect(await state(previous.schema)).toStrictEqual(await state(current.schema));
+    } finally {
+      await Promise.all([current.drop(), previous.drop()]);
     }
   });
 
