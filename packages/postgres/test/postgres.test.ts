@@ -743,6 +743,36 @@ describe('retention: purgeExpired', () => {
     }
   });
 
+  test("a message's timeline goes with it, whoever deletes it; the others' stay", async () => {
+    const { schema, store, drop } = await freshStore(sql, { retention: { messagesMs: DAY } });
+    try {
+      const now = Date.now();
+      const withEntry = (stored: StoredEvent): StoredEvent => ({
+        ...stored,
+        timelineEntry: { id: randomBytes(16).toString('hex'), eventKey: stored.key, type: 'delivered', provider: 'ses', occurredAt: stored.message!.firstEventAt },
+      });
+      const events = ['old-1', 'old-2', 'fresh', 'by-hand'].map((id) =>
+        withEntry(event({ message: { id, facts: Fact.delivered, at: id.startsWith('old') ? now - 2 * DAY : now } })),
+      );
+      await store.applyEvents('acme', events);
+      await store.applyEvents('other', [withEntry(event({ message: { id: 'old-1', facts: Fact.delivered, at: now } }))]);
+      const entries = async () =>
+        (await sql.unsafe(`SELECT project_id || ':' || m.message_id AS message FROM "${schema}".timeline_entries t
+           LEFT JOIN "${schema}".messages m USING (project_id) WHERE m.key = t.message_key ORDER BY 1`)).map((row) => row.message as string);
+      const orphans = async () =>
+        (await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".timeline_entries t
+           WHERE NOT EXISTS (SELECT FROM "${schema}".messages m WHERE m.project_id = t.project_id AND m.key = t.message_key)`))[0]!.n;
+
+      expect(await store.purgeExpired(now)).toBe(2);
+      expect(await entries()).toStrictEqual(['acme:by-hand', 'acme:fresh', 'other:old-1']);
+      await sql.unsafe(`DELETE FROM "${schema}".messages WHERE project_id = 'acme' AND message_id = 'by-hand'`);
+      expect(await entries()).toStrictEqual(['acme:fresh', 'other:old-1']);
+      expect(await orphans()).toBe(0);
+    } finally {
+      await drop();
+    }
+  });
+
   test('purges in bounded batches', async () => {
     const { store, drop } = await freshStore(sql, { retention: { messagesMs: DAY } });
     try {
