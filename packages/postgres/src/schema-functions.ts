@@ -237,6 +237,7 @@ DECLARE
   v_recompute text[];
   v_emptied text[];
   v_suppressions jsonb;
+  v_suppressed integer[];
   v_codes text := '';
   v_timelines text[];
   v_stats jsonb;
@@ -338,7 +339,8 @@ BEGIN
     SELECT x.t, x.col, 1, c.tracking_id
     FROM changes c CROSS JOIN LATERAL unnest(c.fact_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
   ), stat_totals AS (
-    SELECT scope, floor(t / ${HOUR_MS}.0)::bigint AS hour, ${statSums}
+    -- The hour by integer floor division (numeric division cost a millisecond a batch).
+    SELECT scope, t / ${HOUR_MS} - (t % ${HOUR_MS} < 0)::integer AS hour, ${statSums}
     FROM (SELECT ''::text COLLATE "C" AS scope, t, col, d FROM stat_moves
           UNION ALL
           SELECT tracking_id, t, col, d FROM stat_moves WHERE tracking_id IS NOT NULL) m
@@ -464,7 +466,7 @@ BEGIN
 
   -- 5. Suppressions: the applied events' suppressions, in event order, joined by
   --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
-  SELECT jsonb_agg(e.suppression ORDER BY e.ord) INTO v_suppressions
+  SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
   FROM ${batchEvents('suppression')} e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
   IF v_suppressions IS NOT NULL THEN
     v_codes := ${s}.mailwarden_merge_suppressions(p_project_id, v_suppressions);
@@ -473,11 +475,9 @@ BEGIN
   -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
   --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
   RETURN (
-    SELECT string_agg(CASE WHEN NOT v_outcomes[e.ord] THEN 'd' WHEN e.suppression IS NULL THEN 'a'
-                           ELSE substr(v_codes, e.n::integer, 1) END, '' ORDER BY e.ord)
-    FROM (SELECT e.ord, e.suppression,
-                 count(*) FILTER (WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL) OVER (ORDER BY e.ord) AS n
-          FROM ${batchEvents('suppression')} e) e);
+    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+    LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
 END
 `,
 };
