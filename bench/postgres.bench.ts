@@ -3,7 +3,7 @@
 // search over 100 000 IDs, and bytes per suppression. Uses DATABASE_URL, or starts PostgreSQL the way
 // the tests do (scripts/test-services.ts).
 import { createMailwarden, normalizeEmail, type DeliveryEvent, type Store } from '@mailwarden/core';
-import { createEmailHasher, messageKey } from '@mailwarden/core/store';
+import { createEmailHasher, messageKey, timelineEntryId } from '@mailwarden/core/store';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import postgres, { type Sql } from 'postgres';
 import { address, eventBatch } from './core.bench.js';
@@ -235,8 +235,12 @@ async function suppressionSections(
 
 // --- messages: ingest and deep pages ----------------------------------------------------------------
 
-/** The least a store must write for a batch, as one statement: dedup keys, message rows, tracking-ID rows. */
-function rawIngest(raw: Sql, project: string, events: readonly DeliveryEvent[]): Promise<unknown> {
+/**
+ * The least a store must write for a batch, as one statement: dedup keys, message rows, tracking-ID rows.
+ * With `timeline`, also each event's timeline entry (as core builds these events' entries): what the
+ * floor leaves out that no store that keeps timelines can skip, measured so the gap is not guessed.
+ */
+function rawIngest(raw: Sql, project: string, events: readonly DeliveryEvent[], timeline = false): Promise<unknown> {
   const rows = events.map((event) => ({
     key: `${event.provider}:${event.eventKey}`,
     message_key: messageKey(event.provider, event.messageId!, event.recipient),
@@ -245,11 +249,23 @@ function rawIngest(raw: Sql, project: string, events: readonly DeliveryEvent[]):
     recipient: event.recipient,
     tracking_id: event.trackingId,
     at: event.occurredAt.getTime(),
+    ...(timeline
+      ? {
+          entry: {
+            id: timelineEntryId(`${event.provider}:${event.eventKey}`),
+            eventKey: event.eventKey,
+            type: event.type,
+            provider: event.provider,
+            occurredAt: event.occurredAt.getTime(),
+            ...(event.bounceClass === undefined ? {} : { bounceClass: event.bounceClass }),
+          },
+        }
+      : {}),
   }));
   return raw.unsafe(
     `WITH e AS (
        SELECT * FROM jsonb_to_recordset($2::text::jsonb)
-         AS e(key text, message_key text, provider text, message_id text, recipient text, tracking_id text, at bigint)
+         AS e(key text, message_key text, provider text, message_id text, recipient text, tracking_id text, at bigint${timeline ? ', entry jsonb' : ''})
      ), keys AS (
        INSERT INTO ${SCHEMA}.event_keys (project_id, key, seen_at) SELECT $1, key, 0 FROM e ON CONFLICT DO NOTHING
      ), messages AS (
@@ -257,7 +273,14 @@ function rawIngest(raw: Sql, project: string, events: readonly DeliveryEvent[]):
        SELECT $1, message_key, min(provider), min(message_id), min(recipient), min(tracking_id), 4, min(at), max(at)
        FROM e GROUP BY message_key
        ON CONFLICT (project_id, key) DO UPDATE SET last_event_at = greatest(m.last_event_at, excluded.last_event_at)
-     )
+     )${
+       timeline
+         ? `, entries AS (
+       INSERT INTO ${SCHEMA}.timeline_entries (project_id, message_key, occurred_at, id, entry)
+       SELECT $1, message_key, at, entry->>'id', entry FROM e ON CONFLICT DO NOTHING
+     )`
+         : ''
+     }
      INSERT INTO ${SCHEMA}.tracking_ids AS t (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at)
      SELECT $1, tracking_id, lower(tracking_id), count(DISTINCT message_key), 0, 0, 0, max(at) FROM e GROUP BY tracking_id
      ON CONFLICT (project_id, tracking_id) DO UPDATE SET messages = t.messages + excluded.messages`,
@@ -271,8 +294,9 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
   const batchOptions: MeasureOptions = context.quick ? { samples: 3, operationsPerSample: 2 } : { samples: 5, operationsPerSample: 5 };
   let next = 0;
   let rawNext = 500_000;
+  let timelineNext = 800_000;
   context.log('applyEvents batches of 1 000…');
-  const [ours, rawFloor] = await measureGroup(
+  const [ours, rawFloor, rawTimelines] = await measureGroup(
     [
       {
         name: 'applyEvents',
@@ -284,6 +308,12 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
         },
       },
       { name: 'raw statement', itemsPerOp: 1000, setup: () => eventBatch(rawNext++), run: (batch: DeliveryEvent[]) => rawIngest(raw, 'raw-ingest', batch) },
+      {
+        name: 'raw statement + timeline entries',
+        itemsPerOp: 1000,
+        setup: () => eventBatch(timelineNext++),
+        run: (batch: DeliveryEvent[]) => rawIngest(raw, 'raw-timelines', batch, true),
+      },
     ],
     batchOptions,
   );
@@ -325,6 +355,8 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
 
   const row = (what: string, m: Measurement, goal = '—') => [what, formatCount(m.itemsPerSecond), formatNanos(m.nsPerItem), formatNanos(m.nsPerOp), goal, formatPercent(m.spread)];
   const versus = 1 / ratio(ours!, rawFloor!);
+  const timelinesVersus = 1 / ratio(rawTimelines!, rawFloor!);
+  const versusTimelines = 1 / ratio(ours!, rawTimelines!);
   return {
     title: 'Postgres store: `applyEvents` and message pages',
     intro: [
@@ -332,7 +364,8 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
         `one transaction) with the batches of the memory-store benchmark: 1 000 SendGrid-like events about new ` +
         `messages over 10 tracking IDs. The raw floor is one statement per batch of the writes no store can skip: ` +
         `insert the dedup keys, upsert the message rows (grouped per message), upsert the tracking-ID rows; ` +
-        `no merge, no counters by fact, no suppressions.`,
+        `no merge, no counters by fact, no suppressions. The second floor adds what the first leaves out that ` +
+        `no store keeping timelines can skip: each event's timeline entry, inserted in the same statement.`,
       `Pages: a project of ${formatCount(messages)} messages bulk-loaded in one statement ` +
         `(${(fillMs / 1000).toFixed(1)} s with the table's five indexes), a third of them delivered, then a page ` +
         `of ${PAGE} at the newest end and one ${formatCount(messages - PAGE)} entries in.`,
@@ -343,6 +376,7 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
         rows: [
           row('`applyEvents`, 1 000 new events', ours!, `ours / raw (time): ${formatRatio(versus)}`),
           row('raw statement, 1 000 events', rawFloor!),
+          row('raw statement + timeline entries, 1 000 events', rawTimelines!, `this / raw: ${formatRatio(timelinesVersus)}; ours / this: ${formatRatio(versusTimelines)}`),
           row('`applyEvents`, the same 1 000 events again (duplicates)', duplicates!),
         ],
       },
