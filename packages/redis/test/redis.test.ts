@@ -17,6 +17,7 @@ import {
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { createRedisStore } from '../src/index.js';
+import { EVENTS_PER_SCRIPT } from '../src/redis-store.js';
 import * as scripts from '../src/scripts.js';
 import { clusterClient } from './cluster-client.js';
 
@@ -106,6 +107,12 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** The counters of a tracking-ID row as stored: `+messages,delivered,bounced,…`. */
+function decodeRow(value: string | null): { messages: number; delivered: number; bounced: number } {
+  const [messages, delivered, bounced] = (value ?? '').slice(1).split(',').map(Number);
+  return { messages: messages!, delivered: delivered!, bounced: bounced! };
 }
 
 function commandCalls(info: string, command: string): number {
@@ -533,6 +540,99 @@ describe('retention', () => {
     expect(await store.applyEvents(projectId, [first[0]!])).toStrictEqual(['applied']);
     expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([m1]);
     expect(await store.listTrackingIds(projectId, { limit: 10 })).toStrictEqual([{ ...row, messages: 3, delivered: 2 }]);
+  });
+});
+
+describe('applyEvents in script calls of EVENTS_PER_SCRIPT events', () => {
+  interface ScriptCall {
+    keys: string[];
+    events: { d: number; m?: { k: number; key: string; x?: number; l?: number } }[];
+  }
+
+  /**
+   * The client, with every applyEvents script call recorded (its KEYS and decoded events); the call
+   * numbered `failing` (1-based) is refused as a dropped connection would be, before it reaches Redis.
+   */
+  function recording(failing?: number): { client: Redis; calls: ScriptCall[] } {
+    const calls: ScriptCall[] = [];
+    const proxy = new Proxy(client, {
+      get(target, property, receiver) {
+        if (property !== 'evalsha' && property !== 'eval') return Reflect.get(target, property, receiver);
+        return async (script: string, count: number, ...rest: string[]) => {
+          if (script === scripts.applyEvents.sha || script === scripts.applyEvents.lua) {
+            calls.push({ keys: rest.slice(0, count), events: JSON.parse(rest[count]!) as ScriptCall['events'] });
+            if (calls.length === failing) throw new Error('Connection is closed.');
+          }
+          return (target[property] as (...args: unknown[]) => Promise<unknown>).call(target, script, count, ...rest);
+        };
+      },
+    });
+    return { client: proxy, calls };
+  }
+
+  /** `count` events about new messages over 3 tracking IDs, a tenth of them suppressing their recipient. */
+  function newEvents(count: number): StoredEvent[] {
+    return Array.from({ length: count }, (_, i) => {
+      const m = message(`batch-${i % 3}`, i % 10 === 0 ? Fact.hard_bounced : Fact.delivered, at(i));
+      const bounced = i % 10 === 0 ? { hash: hashEmail(m.recipient), email: m.recipient, reason: 'hard_bounce' as const, createdAt: at(i) } : undefined;
+      return event({ message: m, suppression: bounced, key: `sendgrid:event-${i}` });
+    });
+  }
+
+  test('a batch of 1 000 goes out as calls of EVENTS_PER_SCRIPT, in order, each event whole in one call', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const { client: recorded, calls } = recording();
+    const store = createRedisStore({ client: recorded, keyPrefix });
+    const events = newEvents(1000);
+    expect(await store.applyEvents(projectId, events)).toStrictEqual(events.map((e) => (e.suppression ? 'suppressed' : 'applied')));
+
+    expect(EVENTS_PER_SCRIPT).toBeLessThan(1000);
+    expect(calls.map((call) => call.events.length)).toStrictEqual(Array.from({ length: 1000 / EVENTS_PER_SCRIPT }, () => EVENTS_PER_SCRIPT));
+    // Every key an event names is in the KEYS of its own call: its dedup key, message, timeline, index.
+    const sent = calls.flatMap((call) =>
+      call.events.map((e) => {
+        const named = [e.d, e.m?.k, e.m?.x, e.m?.l].filter((index) => index !== undefined).map((index) => call.keys[index! - 1]);
+        expect(named.every((key) => key !== undefined && key.startsWith(tag))).toBe(true);
+        return { dedup: named[0], message: e.m?.key };
+      }),
+    );
+    expect(sent).toStrictEqual(events.map((e) => ({ dedup: `${tag}e:${e.key}`, message: e.message!.key })));
+    expect(decodeRow(await raw.hget(`${tag}t`, 'batch-0'))).toMatchObject({ messages: 334, bounced: 34, delivered: 300 });
+  });
+
+  test('a failure in the second call leaves the first applied; the retry counts nothing twice', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const failing = recording(2);
+    const events = newEvents(3 * EVENTS_PER_SCRIPT);
+    await expect(createRedisStore({ client: failing.client, keyPrefix }).applyEvents(projectId, events)).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
+    // Awaited in turn: the call after the failed one was never sent.
+    expect(failing.calls).toHaveLength(2);
+    const applied = await raw.exists(...events.map((e) => `${tag}e:${e.key}`));
+    expect(applied).toBe(EVENTS_PER_SCRIPT);
+    expect(await raw.exists(`${tag}e:${events[EVENTS_PER_SCRIPT - 1]!.key}`, `${tag}e:${events[EVENTS_PER_SCRIPT]!.key}`)).toBe(1);
+
+    const store = createRedisStore({ client, keyPrefix });
+    const retried = await store.applyEvents(projectId, events);
+    expect(retried.slice(0, EVENTS_PER_SCRIPT)).toStrictEqual(Array.from({ length: EVENTS_PER_SCRIPT }, () => 'duplicate'));
+    expect(retried.slice(EVENTS_PER_SCRIPT)).toStrictEqual(events.slice(EVENTS_PER_SCRIPT).map((e) => (e.suppression ? 'suppressed' : 'applied')));
+    const rows = await Promise.all(['batch-0', 'batch-1', 'batch-2'].map(async (id) => decodeRow(await raw.hget(`${tag}t`, id))));
+    expect(rows.map((row) => row.messages)).toStrictEqual([100, 100, 100]);
+    expect(rows.reduce((sum, row) => sum + row.bounced, 0)).toBe(30);
+    expect(await raw.hlen(`${tag}s`)).toBe(30);
+    expect(await raw.zcard(`${tag}mo`)).toBe(300);
+  });
+
+  test('a malformed event in a later call fails the batch before any call is sent', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const { client: recorded, calls } = recording();
+    const events = newEvents(2 * EVENTS_PER_SCRIPT);
+    const last = events.at(-1)!;
+    events[events.length - 1] = { ...last, message: { ...last.message!, lastEventAt: 1.5 } };
+    await expect(createRedisStore({ client: recorded, keyPrefix }).applyEvents(projectId, events)).rejects.toThrow(RangeError);
+    expect(calls).toHaveLength(0);
+    expect(await scanKeys(raw, `${tag}*`)).toStrictEqual([]);
   });
 });
 
