@@ -32,11 +32,21 @@ function apply(list: SortedList<number>, model: number[], op: Operation): void {
   model.sort(compare);
 }
 
-describe('SortedList', () => {
+/**
+ * Ranks that order as `compare` wherever they differ: hundreds, then the rest, with `NaN` (left to
+ * `compare`) for some values; `ties` gives many items equal ranks.
+ */
+const rankings = {
+  none: undefined,
+  ranks: (value: number) => [Math.floor(value / 100), value % 7 === 0 ? NaN : value % 100] as const,
+  ties: (value: number) => [value % 3 === 0 ? NaN : Math.floor(value / 1000), Math.floor(value / 500)] as const,
+};
+
+describe.each(Object.entries(rankings))('SortedList, ranks: %s', (_name, ranks) => {
   test('equals a sorted array under any inserts, removals and replacements', () => {
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 3000 }), fc.array(fc.integer({ min: -1, max: 5001 }), { maxLength: 5 }), (operations, positions) => {
-        const list = new SortedList<number>(compare);
+        const list = new SortedList<number>(compare, ranks);
         const model: number[] = [];
         for (const op of operations) apply(list, model, op);
         expect(list.length).toBe(model.length);
@@ -52,7 +62,7 @@ describe('SortedList', () => {
       const values = Array.from({ length: 5000 }, (_, i) => i);
       if (order === 'descending') values.reverse();
       if (order === 'random') values.sort(() => Math.random() - 0.5);
-      const list = new SortedList<number>(compare);
+      const list = new SortedList<number>(compare, ranks);
       for (const value of values) list.insert(value);
       expect([...list.after(undefined)], order).toStrictEqual(Array.from({ length: 5000 }, (_, i) => i));
       expect([...list.after(2499)].length).toBe(2500);

@@ -18,7 +18,7 @@ import type {
 } from '../store.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
-import { SortedList } from './sorted-list.js';
+import { SortedList, type SortRanks } from './sorted-list.js';
 import { SuppressionTable } from './suppression-table.js';
 
 export interface MemoryStoreOptions {
@@ -80,6 +80,24 @@ function compareExpiry(a: MessageExpiryKey, b: MessageExpiryKey): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
+/**
+ * The value of a key's first 13 hex digits (52 bits, exact in a double), or `NaN` when they are not
+ * lower-case hex: message keys are (`digest128`), and between two of them it orders as `<` does.
+ */
+function keyRank(key: string): number {
+  let value = 0;
+  for (let i = 0; i < 13; i++) {
+    const code = key.charCodeAt(i);
+    const digit = code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : -1;
+    if (digit < 0) return NaN;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+const messageRanks: SortRanks<MessageOrderKey> = (message) => [-message.firstEventAt, keyRank(message.key)];
+const expiryRanks: SortRanks<MessageExpiryKey> = (message) => [-message.lastEventAt, keyRank(message.key)];
+
 interface TokenClaim {
   /** Project and token. */
   key: string;
@@ -122,7 +140,7 @@ class ProjectState {
   readonly factTimes = new Map<string, FactTimes>();
   /** Hour buckets by scope ('' the project, else a tracking ID), then hour: counts in `statColumns` order. Never expire. */
   readonly buckets = new Map<string, Map<number, number[]>>();
-  readonly messageOrder = new SortedList<MessageSlot, MessageOrderKey>(compareMessages);
+  readonly messageOrder = new SortedList<MessageSlot, MessageOrderKey>(compareMessages, messageRanks);
   /** With retention: the messages in the order they expire. */
   private readonly expiry: SortedList<MessageSlot, MessageExpiryKey> | undefined;
   readonly trackingIds = new Map<string, TrackingIdRow>();
@@ -134,7 +152,7 @@ class ProjectState {
     expires: boolean,
   ) {
     this.eventKeys = new EventKeys(expires);
-    if (expires) this.expiry = new SortedList(compareExpiry);
+    if (expires) this.expiry = new SortedList(compareExpiry, expiryRanks);
   }
 
   apply(event: StoredEvent): EventOutcome {
@@ -246,7 +264,7 @@ class ProjectState {
       row = {
         record: { trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity, opened: 0, clicked: 0, unsubscribed: 0 },
         searchKey: searchKey ?? trackingIdSearchKey(trackingId),
-        messages: new SortedList<MessageSlot, MessageOrderKey>(compareMessages),
+        messages: new SortedList<MessageSlot, MessageOrderKey>(compareMessages, messageRanks),
       };
       this.trackingIds.set(trackingId, row);
       this.trackingIdOrder.insert(trackingId);
