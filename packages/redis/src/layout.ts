@@ -31,6 +31,13 @@ export interface ProjectKeys {
    * ID (NULs escaped), a NUL and its search key, so a search reads members only (scripts.ts `encodeId`).
    */
   trackingIdOrder: string;
+  /**
+   * ZSET, all scores 0: the heads of the search blocks, `''` and `trackingIdOrder` members. A block
+   * covers the members from its head to the next head.
+   */
+  searchBlockHeads: string;
+  /** STRING, only while blocks are built for IDs stored before them: the last member built. */
+  searchBuildCursor: string;
 }
 
 export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
@@ -42,8 +49,21 @@ export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
     messageOrder: `${prefix}mo`,
     trackingIds: `${prefix}t`,
     trackingIdOrder: `${prefix}to`,
+    searchBlockHeads: `${prefix}tk`,
+    searchBuildCursor: `${prefix}tc`,
   };
 }
+
+/**
+ * STRING, one search block: the number of IDs in its range of `trackingIdOrder` in 3 digits, then
+ * `\xFE` + search key per ID, in any order. A search finds whether a range can hold a match with one
+ * plain find, and walks only those ranges. The scripts name it from `searchBlockHeads` the same way.
+ */
+export const searchBlockKeyOf = (prefix: string, head: string): string => `${prefix}tb:${head}`;
+/** IDs a search block holds at most: one over splits it in two. */
+export const SEARCH_BLOCK_MAX = 256;
+/** IDs per block when blocks are built from stored IDs: room for new ones before a split. */
+export const SEARCH_BLOCK_FILL = 192;
 
 export function projectPrefix(keyPrefix: string, projectId: string): string {
   // A brace in the ID would end the hash tag early and scatter the project over slots.

@@ -89,6 +89,8 @@ const RECORDS_PER_CALL = 1000;
  */
 export const EVENTS_PER_SCRIPT = 100;
 const DEFAULT_SCAN_BUDGET = 20_000;
+/** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
+const BUILD_PER_CALL = 5000;
 
 /** Per status, as `messageStatus` derives it: facts that must be absent (a stronger status) and the one that must be present. */
 const statusMasks = (() => {
@@ -247,7 +249,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   /** One applyEvents script call's KEYS and ARGV. Throws on a malformed event, before anything is sent. */
   function encodeEvents(projectId: string, events: readonly StoredEvent[]): { keys: string[]; args: (string | number)[] } {
     const keys = projectKeys(keyPrefix, projectId);
-    const keyList = [keys.suppressions, keys.suppressionOrder, keys.messageOrder, keys.trackingIds, keys.trackingIdOrder];
+    const keyList = [
+      keys.suppressions,
+      keys.suppressionOrder,
+      keys.messageOrder,
+      keys.trackingIds,
+      keys.trackingIdOrder,
+      keys.searchBlockHeads,
+      keys.searchBuildCursor,
+    ];
     const indexes = new Map<string, number>();
     /** The 1-based index of a key in KEYS, each key listed once. */
     const keyIndex = (key: string): number => {
@@ -424,17 +434,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const keys = projectKeys(keyPrefix, projectId);
       let start = after ?? '';
       const page: TrackingIdRecord[] = [];
+      let unbuilt = false;
       // One call, unless a search skips more than the scan budget: then the next call resumes there.
       for (;;) {
         const reply = (await run(
           scripts.listTrackingIds,
-          [keys.trackingIds, keys.trackingIdOrder],
+          [keys.trackingIds, keys.trackingIdOrder, keys.searchBlockHeads, keys.searchBuildCursor],
           [start, limit - page.length, search ?? '', scanBudget],
         )) as string[];
-        for (let at = 1; at < reply.length; at += 2) page.push(decodeTrackingIdRow(reply[at]!, reply[at + 1]!));
-        if (!reply[0] || page.length >= limit) return page;
+        unbuilt ||= reply[1] === '1';
+        for (let at = 2; at < reply.length; at += 2) page.push(decodeTrackingIdRow(reply[at]!, reply[at + 1]!));
+        if (!reply[0] || page.length >= limit) break;
         start = reply[0];
       }
+      // IDs stored before search blocks existed: each search page builds blocks for the next scanBudget
+      // of them, in calls of at most BUILD_PER_CALL (about 5 ms of Redis each), until searches no longer
+      // read every ID.
+      const buildKeys = [keys.trackingIdOrder, keys.searchBlockHeads, keys.searchBuildCursor];
+      for (let built = 0; unbuilt && built < scanBudget; built += BUILD_PER_CALL) {
+        unbuilt = (await run(scripts.buildSearchBlocks, buildKeys, [Math.min(BUILD_PER_CALL, scanBudget)])) === 1;
+      }
+      return page;
     },
 
     async getMessage(projectId, key) {

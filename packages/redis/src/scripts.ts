@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { counterFacts, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
-import { ORDER_MAX } from './layout.js';
+import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX } from './layout.js';
 
 /**
  * A Lua script, sent by SHA (EVALSHA) and by its text only when a server answers NOSCRIPT: each server
@@ -122,6 +122,25 @@ local function idEnd(member)
 end
 local function decodeId(member, at)
   return (string.gsub(string.sub(member, 1, at - 1), '%z\255', '\0'))
+end
+-- Search blocks (layout.ts searchBlockKeyOf): TK the heads ('' and trackingIdOrder members); the
+-- STRING 'tb:<head>' is the count of IDs in the block's range in 3 digits, then '\254' .. search key
+-- per ID, in any order. 0xFE is in no UTF-8 text, so a search never matches across two keys. TC, while
+-- blocks are built for IDs stored before them, is the last member built: members after it are in no
+-- block yet.
+local BLOCK_MAX, BLOCK_FILL = ${SEARCH_BLOCK_MAX}, ${SEARCH_BLOCK_FILL}
+local function blockHead(TK, member)
+  return redis.call('ZRANGE', TK, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- TK is '<prefix>tk'.
+local function blockKey(TK, head)
+  return string.sub(TK, 1, -3) .. 'tb:' .. head
+end
+local function blockValue(count, keys)
+  return string.format('%03d', count) .. table.concat(keys)
+end
+local function searchKeyOf(member)
+  return string.sub(member, idEnd(member) + 1)
 end
 `;
 
@@ -271,7 +290,7 @@ return 'first'
 export const applyEvents = script(
   'applyEvents',
   String.raw`
-local S, SO, MO, T, TO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local S, SO, MO, T, TO, TK, TC = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local changed = { list = {} }
@@ -374,6 +393,66 @@ local function row(id)
   return r
 end
 
+-- Whether the search blocks hold this trackingIdOrder member's range: always once built; while being
+-- built, up to the cursor; never for IDs stored before blocks existed, until a search builds them.
+local function inBlocks(member, adding)
+  local cursor = redis.call('GET', TC)
+  if cursor then return not before(cursor, member) end
+  if redis.call('EXISTS', TK) == 1 then return true end
+  -- A project's first tracking ID (just added: the only member) starts its blocks.
+  if not adding or redis.call('ZCARD', TO) ~= 1 then return false end
+  redis.call('ZADD', TK, 0, '')
+  redis.call('SET', blockKey(TK, ''), '000')
+  return true
+end
+-- Rewrites the block at head from trackingIdOrder as two: in halves, or when the member just added is
+-- the block's last (IDs that arrive in order), BLOCK_FILL and the rest, so appended blocks stay full.
+local function splitBlock(head, added)
+  local nextHead = redis.call('ZRANGE', TK, '(' .. head, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+  local stop = nextHead and '(' .. nextHead or '+'
+  local cursor = redis.call('GET', TC)
+  if cursor and not nextHead then stop = '[' .. cursor end
+  local members = redis.call('ZRANGE', TO, head == '' and '-' or '[' .. head, stop, 'BYLEX')
+  local half = math.floor(#members / 2)
+  if members[#members] == added then half = BLOCK_FILL end
+  local first, second = {}, {}
+  for i, member in ipairs(members) do
+    local keys = i <= half and first or second
+    keys[#keys + 1] = '\254' .. searchKeyOf(member)
+  end
+  redis.call('SET', blockKey(TK, head), blockValue(#first, first))
+  redis.call('SET', blockKey(TK, members[half + 1]), blockValue(#second, second))
+  redis.call('ZADD', TK, 0, members[half + 1])
+end
+-- After a member was added to trackingIdOrder: its search key joins its block (APPEND: the block is
+-- not copied).
+local function addSearchKey(member, key)
+  if not inBlocks(member, true) then return end
+  local head = blockHead(TK, member)
+  local block = blockKey(TK, head)
+  local count = tonumber(redis.call('GETRANGE', block, 0, 2))
+  if count >= BLOCK_MAX then return splitBlock(head, member) end
+  redis.call('APPEND', block, '\254' .. key)
+  redis.call('SETRANGE', block, 0, string.format('%03d', count + 1))
+end
+-- Before a member leaves trackingIdOrder: its search key leaves its block, and an emptied block goes
+-- (its range falls to the block before; the first block, head '', stays).
+local function removeSearchKey(member, key)
+  if not inBlocks(member, false) then return end
+  local head = blockHead(TK, member)
+  local block = blockKey(TK, head)
+  local v = redis.call('GET', block)
+  local at = string.find(v .. '\254', '\254' .. key .. '\254', 4, true)
+  if not at then return end
+  local count = tonumber(string.sub(v, 1, 3))
+  if count == 1 and head ~= '' then
+    redis.call('DEL', block)
+    redis.call('ZREM', TK, head)
+  else
+    redis.call('SET', block, string.format('%03d', count - 1) .. string.sub(v, 4, at - 1) .. string.sub(v, at + 1 + #key))
+  end
+end
+
 -- Moves a row by a delta; raise = nil recomputes lastEventAt (the message left the row).
 local function moveRow(id, searchKey, dm, delta, raise)
   local r = row(id)
@@ -381,11 +460,13 @@ local function moveRow(id, searchKey, dm, delta, raise)
     r = { 0, 0, 0, 0, raise or 0, searchKey or id, 0, 0, 0 }
     rows[id] = r
     redis.call('ZADD', TO, 0, encodeId(id) .. r[6])
+    addSearchKey(encodeId(id) .. r[6], r[6])
   end
   r[1], r[2], r[3], r[4] = r[1] + dm, r[2] + delta[1], r[3] + delta[2], r[4] + delta[3]
   r[7], r[8], r[9] = r[7] + delta[4], r[8] + delta[5], r[9] + delta[6]
   if r[1] <= 0 then
     redis.call('HDEL', T, id)
+    removeSearchKey(encodeId(id) .. r[6], r[6])
     redis.call('ZREM', TO, encodeId(id) .. r[6])
     redis.call('DEL', messagesOf(id))
     rows[id] = false
@@ -569,46 +650,91 @@ return reply
 );
 
 /**
- * KEYS: trackingIds, trackingIdOrder. ARGV: the tracking ID to start after ('' for the first), limit,
- * search ('' for none), the most IDs to read in this call. Returns a resume ID ('' when done), then ID,
- * packed row, ID, packed row…
+ * KEYS: trackingIds, trackingIdOrder, searchBlockHeads, searchBuildCursor (the blocks, 'tb:<head>', are
+ * named from searchBlockHeads' prefix and are not in KEYS). ARGV: the
+ * tracking ID to start after ('' for the first), limit, search ('' for none), the most IDs to read in
+ * this call. Returns a resume ID ('' when done), '1' when a search found no search blocks built yet (the
+ * store then builds a step of them: buildSearchBlocks), then ID, packed row, ID, packed row…
+ *
+ * A search walks the blocks from the one holding the start: one plain find over a block's keys tells
+ * whether its range can hold a match, and only such a range is read from trackingIdOrder and tested
+ * member by member, as the walk without blocks tests every member. A block counts its IDs against the
+ * budget whether read or skipped.
  */
 export const listTrackingIds = script(
   'listTrackingIds',
   String.raw`
+local TT, TO, TK, TC = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local after, limit, search, budget = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 -- Strictly after every member of that ID, whatever its search key: 0xFF never starts one.
-local start = after == '' and '-' or '(' .. encodeId(after) .. '\255'
-local resume, ids, scanned, chunk = '', {}, 0, limit
-while #ids < limit do
-  -- A search reads chunks that start at the page size and double, up to 1 000.
-  local size = math.min(search == '' and limit - #ids or chunk, budget - scanned)
-  chunk = math.min(chunk * 2, 1000)
-  local members = redis.call('ZRANGE', KEYS[2], start, '+', 'BYLEX', 'LIMIT', 0, size)
+local bound = after == '' and '' or encodeId(after) .. '\255'
+local start = after == '' and '-' or '(' .. bound
+local resume, unbuilt, ids, scanned, chunk = '', '', {}, 0, limit
+
+-- Adds the members that match to the page; true once it is full.
+local function take(members)
   for _, member in ipairs(members) do
-    scanned = scanned + 1
     -- One find over the whole member; only a hit needs to know where the search key starts.
     local hit = search == '' or string.find(member, search, 1, true)
     local at = hit and idEnd(member)
     if hit and hit ~= true and hit <= at then hit = string.find(member, search, at + 1, true) end
     if hit then
       ids[#ids + 1] = decodeId(member, at)
-      if #ids == limit then break end
+      if #ids == limit then return true end
     end
   end
-  if #ids == limit or #members < size then break end
-  start = '(' .. members[#members]
-  if scanned >= budget then
-    resume = decodeId(members[#members], idEnd(members[#members]))
-    break
+  return false
+end
+
+local blocks = search ~= '' and redis.call('EXISTS', TC) == 0 and redis.call('EXISTS', TK) == 1
+if search ~= '' and not blocks then unbuilt = '1' end
+if blocks then
+  local head = blockHead(TK, bound)
+  local from = start
+  local heads, i = redis.call('ZRANGE', TK, '[' .. head, '+', 'BYLEX', 'LIMIT', 0, 100), 1
+  while true do
+    local h = heads[i]
+    if i == #heads and #heads == 100 then
+      heads, i = redis.call('ZRANGE', TK, '[' .. h, '+', 'BYLEX', 'LIMIT', 0, 100), 1
+    end
+    local nextHead = heads[i + 1]
+    local v = redis.call('GET', blockKey(TK, h))
+    if string.find(v, search, 4, true)
+      and take(redis.call('ZRANGE', TO, from, nextHead and '(' .. nextHead or '+', 'BYLEX')) then break end
+    if not nextHead then break end
+    scanned = scanned + tonumber(string.sub(v, 1, 3))
+    if scanned >= budget then
+      -- Resume after this block's last ID, unless the walk has not passed the start yet.
+      local last = redis.call('ZRANGE', TO, '(' .. nextHead, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+      if last and (bound == '' or before(bound, last)) then
+        resume = decodeId(last, idEnd(last))
+        break
+      end
+    end
+    from = '[' .. nextHead
+    i = i + 1
+  end
+else
+  while #ids < limit do
+    -- A search reads chunks that start at the page size and double, up to 1 000.
+    local size = math.min(search == '' and limit - #ids or chunk, budget - scanned)
+    chunk = math.min(chunk * 2, 1000)
+    local members = redis.call('ZRANGE', TO, start, '+', 'BYLEX', 'LIMIT', 0, size)
+    scanned = scanned + #members
+    if take(members) or #members < size then break end
+    start = '(' .. members[#members]
+    if scanned >= budget then
+      resume = decodeId(members[#members], idEnd(members[#members]))
+      break
+    end
   end
 end
-local reply = { resume }
+local reply = { resume, unbuilt }
 -- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
 for from = 1, #ids, 1000 do
   local slice = {}
   for i = from, math.min(from + 999, #ids) do slice[#slice + 1] = ids[i] end
-  local rows = redis.call('HMGET', KEYS[1], unpack(slice))
+  local rows = redis.call('HMGET', TT, unpack(slice))
   for i, id in ipairs(slice) do
     reply[#reply + 1] = id
     reply[#reply + 1] = rows[i]
@@ -617,4 +743,46 @@ end
 return reply
 `,
   true,
+);
+
+/**
+ * KEYS: trackingIdOrder, searchBlockHeads, searchBuildCursor. ARGV: the most IDs to add in this call.
+ * Builds the search blocks of IDs stored before blocks existed, in order from the cursor, BLOCK_FILL to
+ * a block; applyEvents keeps blocks up to the cursor current meanwhile. Returns 1 while IDs remain, 0
+ * once every ID is in a block (the cursor is gone).
+ */
+export const buildSearchBlocks = script(
+  'buildSearchBlocks',
+  String.raw`
+local TO, TK, TC = KEYS[1], KEYS[2], KEYS[3]
+local budget = tonumber(ARGV[1])
+local cursor = redis.call('GET', TC)
+if not cursor then
+  if redis.call('EXISTS', TK) == 1 then return 0 end
+  redis.call('ZADD', TK, 0, '')
+  redis.call('SET', blockKey(TK, ''), '000')
+  cursor = ''
+end
+local members = redis.call('ZRANGE', TO, cursor == '' and '-' or '(' .. cursor, '+', 'BYLEX', 'LIMIT', 0, budget)
+-- Later IDs go to the last block, and on to new ones as each fills.
+local head = redis.call('ZRANGE', TK, '+', '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+local v = redis.call('GET', blockKey(TK, head))
+local count, keys = tonumber(string.sub(v, 1, 3)), { string.sub(v, 4) }
+for _, member in ipairs(members) do
+  if count >= BLOCK_FILL then
+    redis.call('SET', blockKey(TK, head), string.format('%03d', count) .. table.concat(keys))
+    head, count, keys = member, 0, {}
+    redis.call('ZADD', TK, 0, head)
+  end
+  keys[#keys + 1] = '\254' .. searchKeyOf(member)
+  count = count + 1
+end
+redis.call('SET', blockKey(TK, head), string.format('%03d', count) .. table.concat(keys))
+if #members < budget then
+  redis.call('DEL', TC)
+  return 0
+end
+redis.call('SET', TC, members[#members])
+return 1
+`,
 );

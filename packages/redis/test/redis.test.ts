@@ -144,7 +144,8 @@ describe('key layout', () => {
     const keys = await scanKeys(raw, `${keyPrefix}*`);
     expect(keys).toStrictEqual(
       [
-        ...['s', 'so', 'mo', 't', 'to'],
+        // Tracking IDs, their order and its search blocks (heads and keys).
+        ...['s', 'so', 'mo', 't', 'to', 'tk', 'tb:'],
         ...[m1, m2, m3].map((m) => `m:${m.key}`),
         'mt:a{b}',
         'mt:{braces}}',
@@ -172,8 +173,8 @@ describe('key layout', () => {
     expect(perNode.filter((keys) => keys.length > 0)).toHaveLength(1);
     const keys = perNode.flat();
     // Suppressions 2, the message, its order in the project and the tracking ID 2, the row 2, the dedup
-    // key, the token, and the day's stats of the project and of the tracking ID.
-    expect(keys).toHaveLength(11);
+    // key, the token, the day's stats of the project and of the tracking ID, and the search blocks 2.
+    expect(keys).toHaveLength(13);
     const slot = await masters[0]!.cluster('KEYSLOT', `{${projectId}}`);
     for (const key of keys) {
       expect(key.startsWith(tag)).toBe(true);
@@ -268,8 +269,8 @@ describe('key layout', () => {
 });
 
 describe('scripts', () => {
-  /** Runs every script once for a fresh project. */
-  async function everyScript(store: Store, projectId: string): Promise<void> {
+  /** Runs every script once for a fresh project (under the key prefix `keyPrefix`, through `redis`). */
+  async function everyScript(store: Store, projectId: string, redis: Redis | Cluster, keyPrefix: string): Promise<void> {
     const a = suppression('a', 'manual', at(1));
     await store.addSuppression(projectId, a);
     await store.removeSuppression(projectId, a.hash);
@@ -280,6 +281,9 @@ describe('scripts', () => {
     await store.listMessages(projectId, { limit: 10 });
     await store.getMessage(projectId, 'f'.repeat(32));
     await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
+    // As stored before search blocks: the next search builds them.
+    await redis.del(`${keyPrefix}{${projectId}}:tk`, `${keyPrefix}{${projectId}}:tb:`);
+    await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
     await store.getStats(projectId, { interval: 'day', from: T0, to: T0 + 86_400_000 });
     await store.claimWebhookToken!(projectId, 'mailgun:token', 'f'.repeat(64), Date.now() + 60_000);
   }
@@ -288,11 +292,11 @@ describe('scripts', () => {
   test('are called by SHA once a server has them: no EVAL after the first use', async () => {
     const { keyPrefix, projectId } = fresh();
     const store = createRedisStore({ client, keyPrefix });
-    await everyScript(store, projectId);
+    await everyScript(store, projectId, client, keyPrefix);
     expect(await raw.script('EXISTS', ...shas)).toStrictEqual(shas.map(() => 1));
 
     const before = await raw.info('commandstats');
-    for (let i = 0; i < 10; i++) await everyScript(store, `${projectId}-${i}`);
+    for (let i = 0; i < 10; i++) await everyScript(store, `${projectId}-${i}`, client, keyPrefix);
     const after = await raw.info('commandstats');
     expect(commandCalls(after, 'eval') - commandCalls(before, 'eval')).toBe(0);
     expect(commandCalls(after, 'eval_ro') - commandCalls(before, 'eval_ro')).toBe(0);
@@ -313,7 +317,7 @@ describe('scripts', () => {
       const owner = (cluster.slots[slot] ?? [])[0];
       if (owner !== undefined && !projectOf.has(owner)) projectOf.set(owner, projectId);
     }
-    for (const node of masters) await everyScript(store, projectOf.get(keyOf(node))!);
+    for (const node of masters) await everyScript(store, projectOf.get(keyOf(node))!, cluster, keyPrefix);
     for (const node of masters) expect(await node.script('EXISTS', ...shas)).toStrictEqual(shas.map(() => 1));
   });
 
@@ -649,6 +653,117 @@ describe('scan budget', () => {
       Array.from({ length: 10 }, (_, i) => `id-1${i}`),
     );
     expect((await store.listTrackingIds(projectId, { limit: 10, search: '9' })).map((row) => row.trackingId)).toStrictEqual(['id-09', 'id-19']);
+  });
+});
+
+describe('tracking-ID search blocks', () => {
+  /** Every block holds exactly the search keys of its range of the ID order (read raw), its count right. */
+  async function expectBlocksMatchOrder(tag: string): Promise<number> {
+    const heads = (await raw.zrangeBuffer(`${tag}tk`, 0, -1)).map((head) => head.toString());
+    const members = await raw.zrangeBuffer(`${tag}to`, 0, -1);
+    expect(heads[0]).toBe('');
+    // One STRING per head, and no other.
+    expect(await scanKeys(raw, `${tag}tb:*`)).toStrictEqual(heads.map((head) => `${tag}tb:${head}`).sort());
+    const blocks = await Promise.all(heads.map((head) => raw.getBuffer(`${tag}tb:${head}`)));
+    heads.forEach((head, j) => {
+      const next = heads[j + 1];
+      const inRange = members.filter(
+        (m) => Buffer.compare(m, Buffer.from(head)) >= 0 && (next === undefined || Buffer.compare(m, Buffer.from(next)) < 0),
+      );
+      const parts = blocks[j]!.toString('latin1').split('\xfe');
+      // The count in 3 digits, then the keys.
+      expect(parts[0]).toMatch(/^\d{3}$/);
+      const count = Number(parts.shift());
+      const keys = parts.map((key) => Buffer.from(key, 'latin1').toString()).sort();
+      // No NUL in these IDs: a member is the ID, NUL, the search key.
+      expect(keys).toStrictEqual(inRange.map((m) => m.subarray(m.indexOf(0) + 1).toString()).sort());
+      expect(count).toBe(keys.length);
+    });
+    return heads.length;
+  }
+
+  /** The page a search must give: the IDs whose lower-case form holds it, in code-point order. */
+  const model = (ids: Iterable<string>, search: string, limit: number) =>
+    [...ids].filter((id) => id.toLowerCase().includes(search)).sort(compareCodePoints).slice(0, limit);
+
+  const searches = ['zzz', '-7', 'x-1', 'id-00', 'ID-0', 'b'];
+
+  async function expectSearches(store: Store, projectId: string, ids: Iterable<string>): Promise<void> {
+    for (const search of searches) {
+      const found = await store.listTrackingIds(projectId, { limit: 25, search });
+      expect(found.map((row) => row.trackingId), search).toStrictEqual(model(ids, search, 25));
+      const after = found.at(-1)?.trackingId;
+      if (after !== undefined) {
+        const next = await store.listTrackingIds(projectId, { limit: 25, search, after });
+        expect(next.map((row) => row.trackingId), `${search} after ${after}`).toStrictEqual(
+          model([...ids].filter((id) => compareCodePoints(id, after) > 0), search, 25),
+        );
+      }
+    }
+  }
+
+  /** One new message per ID; `leave` moves each given ID's message to a smaller ID, so its row goes. */
+  const placed = (ids: string[]) => ids.map((id) => ({ id, message: message(id, Fact.delivered, at(1)) }));
+  const leave = (messages: { id: string; message: MessageRecord }[]) =>
+    messages.map(({ message: m }) => event({ message: { ...m, trackingId: `A-${m.trackingId}`, facts: Fact.opened } }));
+
+  test('blocks split as IDs arrive and go as rows leave; searches match the model throughout', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix, scanBudget: 300 });
+    const ids = new Set<string>();
+    const rows = placed(Array.from({ length: 1500 }, (_, i) => `Id-${String((i * 7919) % 1500).padStart(4, '0')}-x-${i % 13}`));
+    // Arriving out of order, in three batches.
+    for (let from = 0; from < rows.length; from += 500) {
+      const batch = rows.slice(from, from + 500);
+      await store.applyEvents(projectId, batch.map(({ message: m }) => event({ message: m })));
+      for (const { id } of batch) ids.add(id);
+      expect(await expectBlocksMatchOrder(tag)).toBeGreaterThan(1);
+      await expectSearches(store, projectId, ids);
+    }
+    // Rows leave: every other one of the first 600 in order, and a whole run (whole blocks empty and go).
+    const sorted = [...rows].sort((a, b) => compareCodePoints(a.id, b.id));
+    const leaving = [...sorted.slice(0, 600).filter((_, i) => i % 2 === 0), ...sorted.slice(900, 1400)];
+    await store.applyEvents(projectId, leave(leaving));
+    for (const { id } of leaving) {
+      ids.delete(id);
+      ids.add(`A-${id}`);
+    }
+    expect(await raw.hexists(`${tag}t`, leaving[0]!.id)).toBe(0);
+    await expectBlocksMatchOrder(tag);
+    await expectSearches(store, projectId, ids);
+  });
+
+  test('IDs stored before blocks existed are searched at once; search pages build their blocks while writes go on', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix, scanBudget: 400 });
+    const ids = new Set<string>();
+    const rows = placed(Array.from({ length: 2000 }, (_, i) => `Id-${String(i).padStart(4, '0')}-x-${i % 13}`));
+    await store.applyEvents(projectId, rows.map(({ message: m }) => event({ message: m })));
+    for (const { id } of rows) ids.add(id);
+    // As the version before blocks left it: the ID order and rows, no blocks.
+    await raw.del(`${tag}tk`, ...(await scanKeys(raw, `${tag}tb:*`)));
+
+    let pages = 0;
+    while ((await raw.exists(`${tag}tk`)) === 0 || (await raw.exists(`${tag}tc`)) === 1) {
+      const search = searches[pages % searches.length]!;
+      const found = await store.listTrackingIds(projectId, { limit: 25, search });
+      expect(found.map((row) => row.trackingId), search).toStrictEqual(model(ids, search, 25));
+      pages++;
+      // Writes between build steps: new IDs on both sides of the cursor, and rows that leave.
+      const arriving = placed([`Id-0${pages}50-new`, `Id-1${pages}50-new`, `Id-9${pages}-new`]);
+      const leaving = rows.filter((_, i) => i % 400 === 10 * pages + 3);
+      await store.applyEvents(projectId, [...arriving.map(({ message: m }) => event({ message: m })), ...leave(leaving)]);
+      for (const { id } of arriving) ids.add(id);
+      for (const { id } of leaving) {
+        ids.delete(id);
+        ids.add(`A-${id}`);
+      }
+      expect(pages).toBeLessThan(20);
+    }
+    // Each search page built 400 IDs: 2 000 and those added meanwhile take a few pages.
+    expect(pages).toBeGreaterThan(3);
+    expect(await expectBlocksMatchOrder(tag)).toBeGreaterThan(5);
+    await expectSearches(store, projectId, ids);
   });
 });
 
