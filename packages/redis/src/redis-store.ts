@@ -450,9 +450,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // IDs stored before search blocks existed: each search page builds blocks for the next scanBudget
       // of them, in calls of at most BUILD_PER_CALL (about 5 ms of Redis each), until searches no longer
       // read every ID.
+      // Best effort: the page is already right, and a build refused (out of memory, a read-only
+      // replica) is retried by the next search.
       const buildKeys = [keys.trackingIdOrder, keys.searchBlockHeads, keys.searchBuildCursor];
-      for (let built = 0; unbuilt && built < scanBudget; built += BUILD_PER_CALL) {
-        unbuilt = (await run(scripts.buildSearchBlocks, buildKeys, [Math.min(BUILD_PER_CALL, scanBudget)])) === 1;
+      try {
+        for (let built = 0; unbuilt && built < scanBudget; built += BUILD_PER_CALL) {
+          unbuilt = (await run(scripts.buildSearchBlocks, buildKeys, [Math.min(BUILD_PER_CALL, scanBudget)])) === 1;
+        }
+      } catch {
+        // The blocks stay as they were: consistent, only not complete yet.
       }
       return page;
     },

@@ -733,6 +733,24 @@ describe('tracking-ID search blocks', () => {
     await expectSearches(store, projectId, ids);
   });
 
+  test('a search of IDs stored before blocks answers even when Redis refuses the build', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const store = createRedisStore({ client, keyPrefix });
+    const rows = placed(['Promo-1', 'promo-2', 'other']);
+    await store.applyEvents(projectId, rows.map(({ message: m }) => event({ message: m })));
+    await raw.del(`${tag}tk`, `${tag}tb:`);
+    // The build is the only EVALSHA of a search; a client that refuses it, as a full Redis would.
+    const refusing = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property === 'evalsha' || property === 'eval'
+          ? () => Promise.reject(new Error("OOM command not allowed when used memory > 'maxmemory'."))
+          : Reflect.get(target, property, receiver),
+    });
+    const found = await createRedisStore({ client: refusing, keyPrefix }).listTrackingIds(projectId, { limit: 10, search: 'promo' });
+    expect(found.map((row) => row.trackingId)).toStrictEqual(['Promo-1', 'promo-2']);
+    expect(await raw.exists(`${tag}tk`, `${tag}tc`)).toBe(0);
+  });
+
   test('IDs stored before blocks existed are searched at once; search pages build their blocks while writes go on', async () => {
     const { keyPrefix, projectId, tag } = fresh();
     const store = createRedisStore({ client, keyPrefix, scanBudget: 400 });
