@@ -136,7 +136,8 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)));
       if (record === undefined) return { email, suppressed: false };
-      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt), ...provenanceView(record) };
+      const { source, cause } = provenanceView(record);
+      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt), source, cause };
     },
 
     async checkMany(projectId, emails) {

@@ -1,16 +1,20 @@
-import { packProvenance, provenanceWins, unpackProvenance } from '../../suppressions/provenance.js';
+import { packProvenance, provenanceWins, unpackProvenance, type SuppressionProvenance, type SuppressionSource } from '../../suppressions/provenance.js';
 import { reasonFromRank, reasonRank, strongerReason } from '../../suppressions/reason.js';
 import type { SuppressionPosition, SuppressionRecord } from '../store.js';
 
 const HASH_BYTES = 32;
 const HASH_WORDS = HASH_BYTES / 4;
-// One row per slot: the hash (bytes 0–31), the time (a float64 at byte 32) and the reason (byte 40),
-// so a lookup that finds its hash finds the rest on the same cache line or the next.
+// One row per slot: the hash (bytes 0–31), the time (a float64 at byte 32), the reason (byte 40) and
+// the source of a provenance kept in the row (byte 41), so a lookup that finds its hash finds the rest
+// on the same cache line or the next.
 const ROW_BYTES = 48;
 const ROW_WORDS = ROW_BYTES / 4;
 const ROW_TIMES = ROW_BYTES / 8;
 const TIME_AT = 32 / 8;
 const REASON_AT = 40;
+const SOURCE_AT = 41;
+/** Byte 41: no provenance in the row (none, or a packed one in `provenances`), else its source. */
+const SOURCES: readonly (SuppressionSource | undefined)[] = [undefined, 'api', 'webhook', 'import'];
 const EMPTY = 0;
 const DELETED = -1;
 /** Values of the lower-case hex digits by character code; 0x100 (more than a byte) for every other code. */
@@ -33,7 +37,12 @@ export class SuppressionTable {
   private rowBytes = new Uint8Array(0);
   private rowTimes = new Float64Array(0);
   private emails: (string | undefined)[] = [];
-  /** Packed provenance per slot (`packProvenance`): one string, not an object, per entry. */
+  /**
+   * Packed provenance per slot (`packProvenance`): one string, not an object, per entry; only for one
+   * that the row cannot hold (a cause, or a time other than the entry's). The common one, an add's
+   * (`api` or `import`, at the entry's time), is a byte of the row: a string each was a third of the
+   * table's memory.
+   */
   private provenances: (string | undefined)[] = [];
   private slotsUsed = 0;
   private freeSlots: number[] = [];
@@ -90,7 +99,7 @@ export class SuppressionTable {
       this.insert({ hash: record.hash, email: before.email, reason, createdAt: record.createdAt, ...(provenance && { provenance }) });
     } else {
       this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(reason);
-      this.provenances[slot] = provenance === undefined ? undefined : packProvenance(provenance);
+      this.setProvenance(slot, provenance);
     }
     return before;
   }
@@ -101,6 +110,7 @@ export class SuppressionTable {
     const slot = this.index[bucket]! - 1;
     this.index[bucket] = DELETED;
     this.rowBytes[slot * ROW_BYTES + REASON_AT] = 0;
+    this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = 0;
     this.emails[slot] = undefined;
     this.provenances[slot] = undefined;
     this.size--;
@@ -136,6 +146,10 @@ export class SuppressionTable {
     };
     const packed = this.provenances[slot];
     if (packed !== undefined) record.provenance = unpackProvenance(packed);
+    else {
+      const source = SOURCES[this.rowBytes[slot * ROW_BYTES + SOURCE_AT]!];
+      if (source !== undefined) record.provenance = { source, at: record.createdAt };
+    }
     return record;
   }
 
@@ -146,10 +160,18 @@ export class SuppressionTable {
     this.rowTimes[slot * ROW_TIMES + TIME_AT] = record.createdAt;
     this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(record.reason);
     this.emails[slot] = record.email;
-    this.provenances[slot] = record.provenance === undefined ? undefined : packProvenance(record.provenance);
+    this.setProvenance(slot, record.provenance);
     this.size++;
     this.indexInsert(slot);
     this.orderInsert(slot);
+  }
+
+  /** Keeps a slot's provenance in its row when it can (after its time is set), else packed. */
+  private setProvenance(slot: number, provenance: SuppressionProvenance | undefined): void {
+    const plain = provenance !== undefined && provenance.event === undefined && provenance.at === this.rowTimes[slot * ROW_TIMES + TIME_AT];
+    const source = plain ? SOURCES.indexOf(provenance.source) : 0;
+    this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = Math.max(source, 0);
+    this.provenances[slot] = source > 0 || provenance === undefined ? undefined : packProvenance(provenance);
   }
 
   private allocateSlot(): number {
