@@ -25,12 +25,13 @@ export function messageKey(provider: Provider, messageId: string, recipient: str
 
 /**
  * The first 128 bits of SHA-256 of `text`, as 32 lower-case hex characters: message keys and timeline
- * entry IDs. Hex of the first 16 bytes rather than a slice of the whole hex digest: a slice keeps its
- * 64-character parent alive and compares about three times slower, and these are the strings the
- * memory store sorts its messages by.
+ * entry IDs. A slice of the hex digest: V8 keeps it as a view of the 64 characters, which compares
+ * about three times slower than a flat string, but the memory store's lists compare numbers taken from
+ * a key's first digits, and a flat copy (hex of the first 16 bytes) cost 0.45 µs more per digest, a
+ * tenth of `applyEvents` on the memory store.
  */
 export function digest128(text: string): string {
-  return hash('sha256', text, 'buffer').toString('hex', 0, 16);
+  return hash('sha256', text, 'hex').slice(0, 32);
 }
 
 /**
