@@ -3,8 +3,6 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError } from '@mailwarden/core';
 import { loadConfig, type ServerConfig } from './config.js';
-import { demoBanner, seedDemo, withDemoProject } from './demo.js';
-import { retentionMs, startService } from './service.js';
 import { openStore } from './store.js';
 import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
 import { importFormats, isImportFormat } from './suppressions-file/import-formats.js';
@@ -13,7 +11,6 @@ import { importSuppressions } from './suppressions-file/import.js';
 import { createProgressBar } from './suppressions-file/progress.js';
 import { remoteSuppressions, RemoteServiceError } from './suppressions-file/remote.js';
 import type { SuppressionTarget } from './suppressions-file/target.js';
-import { sendTestWebhooks } from './webhooks-send.js';
 
 const USAGE = `Usage:
   mailwarden serve [--config <file>] [--demo]
@@ -53,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'serve') return serve(loadConfig({ file: values.config }), values.demo);
   if (command === 'webhooks' && subcommand === 'send') {
     if (file === undefined) throw new UsageError('Name the provider: ses, sendgrid, mailgun, sparkpost, postmark or mandrill.');
+    const { sendTestWebhooks } = await import('./webhooks-send.js');
     const accepted = await sendTestWebhooks(
       loadConfig({ file: values.config }),
       {
@@ -177,6 +175,8 @@ function version(): string {
 }
 
 async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
+  // Loaded here, not at the top: an import or export needs no web server (8 MB of the CLI's memory).
+  const [{ retentionMs, startService }, { demoBanner, seedDemo, withDemoProject }] = await Promise.all([import('./service.js'), import('./demo.js')]);
   const { config, apiKey } = demo ? withDemoProject(configured) : { config: configured, apiKey: undefined };
   const opened = await openStore(process.env, { retentionMs: retentionMs(config) });
   const service = await startService(config, opened).catch(async (error: unknown) => {
