@@ -1,7 +1,7 @@
 import { answerClientError, answerConnect, createMailwarden, isMailwardenError, MailwardenError, type Mailwarden } from '@mailwarden/core';
 import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
 import type { OpenedStore } from './store.js';
 
@@ -48,7 +48,7 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
     http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
     // One line per request, when its answer is sent (Fastify's own two are an "incoming request" line
     // and a "request completed" line without the path): half the writes of a busy import.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.logLevel,
       ...(options.logStream === undefined ? {} : { stream: options.logStream }),

@@ -1,9 +1,4 @@
 import { createMemoryStore, MailwardenError, type Store } from '@mailwarden/core';
-import { createCheckCache } from '@mailwarden/core/store';
-import { createPostgresStore, migrate } from '@mailwarden/postgres';
-import { createRedisStore } from '@mailwarden/redis';
-import { Redis } from 'ioredis';
-import postgres from 'postgres';
 
 export type StoreKind = 'memory' | 'redis' | 'postgres';
 
@@ -43,7 +38,7 @@ export interface StoreEnvironment {
  * the client retries) instead of holding it through reconnects, and notice within a fraction of a second
  * that the store is back. The drivers' defaults do neither (docs/storage.md).
  */
-interface StoreConnectionSettings {
+export interface StoreConnectionSettings {
   connectTimeoutMs: number;
   reconnectDelayMs: number;
   redisCommandTimeoutMs: number;
@@ -92,62 +87,14 @@ export async function openStore(env: StoreEnvironment, options: { retentionMs?: 
     return { kind, store, purgeExpired: (now: number) => store.purgeExpired(now), close: () => store.close() };
   }
   const settings = storeConnectionSettings(env);
-  if (kind === 'redis') {
-    const url = required(env.REDIS_URL, 'REDIS_URL');
-    const client = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: settings.connectTimeoutMs,
-      // Also bounds a Redis that holds the connection open but no longer answers.
-      commandTimeout: settings.redisCommandTimeoutMs,
-      // A command sent while the connection is down waits for the next reconnection attempt, then fails
-      // if that one fails: a blip costs nothing, an outage a prompt 503 (ioredis's default is 20 attempts).
-      maxRetriesPerRequest: 0,
-      // ioredis's default grows to 2 s between attempts; this caps how late we notice Redis is back.
-      retryStrategy: (attempt) => Math.min(25 * 2 ** attempt, settings.reconnectDelayMs),
-    });
-    // Connection errors surface where they matter: as store_unavailable from commands (503s) and from
-    // /ready. Without a listener, ioredis would report each reconnect attempt as an unhandled error.
-    client.on('error', () => {});
-    await client.connect().catch((error: unknown) => {
-      client.disconnect();
-      throw new MailwardenError('store_unavailable', `Cannot connect to Redis at ${redactUrl(url)}.`, { cause: error });
-    });
-    const redisStore = createRedisStore({ client, keyPrefix: env.MAILWARDEN_REDIS_KEY_PREFIX ?? 'mailwarden:', ...retention });
-    const store = await createCheckCache({ store: redisStore });
-    return {
-      kind,
-      store,
-      ready: () => invalidationsReach(redisStore, 'Redis'),
-      close: async () => void (await store.close(), await client.quit()),
-    };
-  }
-  const url = required(env.DATABASE_URL, 'DATABASE_URL');
-  const sql = postgres(url, {
-    onnotice: () => {},
-    max: settings.postgresPoolSize,
-    connect_timeout: settings.connectTimeoutMs / 1000,
-    // postgres.js waits up to 20 s between attempts by default, and a statement queued meanwhile waits
-    // with it. Short pauses let the pool and the LISTEN connection notice promptly that the server is
-    // back; while it is away, the store fails calls at once but for one that tries to reconnect.
-    backoff: (attempt) => Math.min(0.025 * 2 ** attempt, settings.reconnectDelayMs / 1000),
-  });
-  const schema = env.MAILWARDEN_PG_SCHEMA ?? 'mailwarden';
-  try {
-    await migrate(sql, { schema });
-  } catch (error) {
-    await sql.end({ timeout: 1 });
-    throw new MailwardenError('store_unavailable', `Cannot migrate PostgreSQL at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
-  }
-  const postgresStore = createPostgresStore({ sql, schema, ...retention });
-  const store = await createCheckCache({ store: postgresStore });
-  return {
-    kind,
-    store,
-    // Expired Mailgun token claims, and messages past the retention if one is set.
-    purgeExpired: (now: number) => postgresStore.purgeExpired(now),
-    ready: () => invalidationsReach(postgresStore, 'PostgreSQL'),
-    close: async () => void (await store.close(), await sql.end({ timeout: 5 })),
-  };
+  // Each remote store and its driver load only when selected: the service on the memory store, and
+  // every CLI run, start without ioredis and postgres.js.
+  if (kind === 'redis') return (await import('./store-redis.js')).openRedis(env, settings, retention);
+  return (await import('./store-postgres.js')).openPostgres(env, settings, retention);
+}
+
+export interface Retention {
+  retention?: { messagesMs: number };
 }
 
 /**
@@ -155,7 +102,7 @@ export async function openStore(env: StoreEnvironment, options: { retentionMs?: 
  * listener subscribes again a little after queries work; until then removals made on other instances
  * would be missed here, so the instance is not ready yet.
  */
-async function invalidationsReach(store: { probeInvalidations(timeoutMs: number): Promise<boolean> }, name: string): Promise<void> {
+export async function invalidationsReach(store: { probeInvalidations(timeoutMs: number): Promise<boolean> }, name: string): Promise<void> {
   if (!(await store.probeInvalidations(INVALIDATION_PROBE_MS))) {
     throw new MailwardenError('store_unavailable', `${name} answers, but invalidations do not reach this instance yet: its listener is reconnecting.`);
   }
@@ -169,7 +116,7 @@ function positiveInteger(env: StoreEnvironment, name: keyof StoreEnvironment, fa
   return parsed;
 }
 
-function required(value: string | undefined, name: string): string {
+export function required(value: string | undefined, name: string): string {
   if (value === undefined || value === '') throw new MailwardenError('invalid_request', `${name} is not set.`);
   return value;
 }

@@ -262,6 +262,8 @@ describe('mailwarden serve --demo, as a process', () => {
     const { output, key } = demo;
     try {
       expect(key).toMatch(/^mw_demo_[0-9a-f]{24}$/);
+      // Nothing but the banner: no deprecation or other process warning from a dependency's options.
+      expect(output).not.toMatch(/Warning|Deprecation|FSTDEP/);
       const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
       expect(commands).toHaveLength(4);
       const [check, add, messages, openapi] = await Promise.all(commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)));
