@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { MailwardenError } from '../errors.js';
 import { headerValue, type WebhookRequest } from './request.js';
 
@@ -33,26 +33,6 @@ export interface SharedSecretAuth {
   headers?: readonly { name: string; value: string }[];
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * The `user:password` of a Basic credentials token, or `undefined` unless it is canonical base64 (RFC
- * 4648: padded, no stray `=`, no stray bits) of UTF-8 (RFC 7617 with `charset="UTF-8"`, which the 401
- * challenge announces). One spelling per password: a Latin-1 encoding of a non-ASCII password, or extra
- * padding, is refused rather than decoded into something that might match.
- */
-export function decodeBasicCredentials(token: string): string | undefined {
-  if (!BASE64.test(token)) return undefined;
-  const bytes = Buffer.from(token, 'base64');
-  if (bytes.toString('base64') !== token) return undefined;
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 export function hasSharedSecret(auth: SharedSecretAuth | undefined): boolean {
   return (auth?.basic?.length ?? 0) + (auth?.bearer?.length ?? 0) + (auth?.headers?.length ?? 0) > 0;
 }
@@ -64,16 +44,48 @@ export function checkSharedSecret(request: WebhookRequest, auth: SharedSecretAut
   const [scheme = '', credentials = ''] = authorization.split(' ', 2);
   let ok = false;
   if (scheme.toLowerCase() === 'basic' && auth.basic !== undefined) {
-    const decoded = decodeBasicCredentials(credentials);
-    if (decoded !== undefined) {
-      for (const entry of auth.basic) ok = secretsEqual(decoded, `${entry.username}:${entry.password}`) || ok;
-    }
+    // The token is compared as sent with the one token of `user:password`: canonical base64 (RFC 4648:
+    // padded, no stray bits) of its UTF-8 (RFC 7617 with `charset="UTF-8"`, which the 401 challenge
+    // announces). One spelling per password: a Latin-1 encoding or extra padding matches nothing.
+    const given = digestOf(credentials);
+    for (const entry of auth.basic) ok = timingSafeEqual(given, basicTokenDigests.of(`${entry.username}:${entry.password}`)) || ok;
   }
   if (scheme.toLowerCase() === 'bearer' && auth.bearer !== undefined) {
-    for (const token of auth.bearer) ok = secretsEqual(credentials, token) || ok;
+    const given = digestOf(credentials);
+    for (const token of auth.bearer) ok = timingSafeEqual(given, secretDigests.of(token)) || ok;
   }
   for (const entry of auth.headers ?? []) {
-    ok = secretsEqual(headerValue(request, entry.name) ?? '', entry.value) || ok;
+    ok = timingSafeEqual(digestOf(headerValue(request, entry.name) ?? ''), secretDigests.of(entry.value)) || ok;
   }
   if (!ok) throw unauthorized('The webhook credentials do not match.');
 }
+
+const digestOf = (secret: string): Buffer => hash('sha256', secret, 'buffer');
+
+/**
+ * The digests of the configured secrets, each computed once: a request hashes only what it brings. Keyed
+ * by the secret itself, so a secret changed in the configuration is simply a new key; bounded, as
+ * configurations are (cleared whole past the bound).
+ */
+class SecretDigests {
+  readonly #digests = new Map<string, Buffer>();
+  constructor(private readonly encode: (secret: string) => string | undefined) {}
+  of(secret: string): Buffer {
+    let digest = this.#digests.get(secret);
+    if (digest === undefined) {
+      if (this.#digests.size >= 1024) this.#digests.clear();
+      const encoded = this.encode(secret);
+      // No input hashes to random bytes: a secret that cannot be sent matches nothing.
+      digest = encoded === undefined ? randomBytes(32) : digestOf(encoded);
+      this.#digests.set(secret, digest);
+    }
+    return digest;
+  }
+}
+const secretDigests = new SecretDigests((secret) => secret);
+/** `user:password` → the digest of its Basic token (RFC 7617 with `charset="UTF-8"`). */
+const basicTokenDigests = new SecretDigests((credentials) => {
+  const bytes = Buffer.from(credentials, 'utf8');
+  // A lone surrogate has no UTF-8 spelling (Buffer would write U+FFFD): no token may match it.
+  return bytes.toString('utf8') === credentials ? bytes.toString('base64') : undefined;
+});

@@ -35,7 +35,17 @@ export function parsePostmarkWebhook(text: string, receivedAt: Date): WebhookRec
     throw new MailwardenError('invalid_payload', 'The Postmark webhook body is not JSON.');
   }
   if (!isRecord(record)) throw new MailwardenError('invalid_payload', 'A Postmark webhook body is one JSON object.');
-  return receiptOf([parseRecord(record, postmarkRecordId(text), receivedAt)]);
+  return receiptOf([parseRecord(record, recordIdOf(record, text), receivedAt)]);
+}
+
+/**
+ * `postmarkRecordId(text)` for a record already parsed from `text`: only a numeric `ID` needs its digits
+ * read from the text (most records, deliveries, opens and clicks, have no `ID` at all).
+ */
+export function recordIdOf(record: Record<string, unknown>, text: string): string | undefined {
+  const id = record['ID'];
+  if (typeof id === 'string') return id !== '' && id.length <= 100 ? id : undefined;
+  return typeof id === 'number' ? postmarkRecordId(text) : undefined;
 }
 
 /**

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   attachPostmarkTrackingId,
   readPostmarkTrackingId,
   splitPostmarkTrackingId,
 } from '../../src/carriers/postmark.js';
-import { createPostmarkWebhook, parsePostmarkWebhook, postmarkRecordId, type PostmarkWebhookAuth } from '../../src/webhooks/postmark.js';
+import { createPostmarkWebhook, parsePostmarkWebhook, postmarkRecordId, recordIdOf, type PostmarkWebhookAuth } from '../../src/webhooks/postmark.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
@@ -311,6 +312,27 @@ describe('postmarkRecordId', () => {
     ['{"\\', undefined],
   ])('reads %s', (text, expected) => {
     expect(postmarkRecordId(text)).toBe(expected);
+  });
+
+  it('reads the same ID from the parsed record as from the text alone (the receiver reads the text only for a numeric ID)', () => {
+    const idText = fc.oneof(
+      fc.bigInt({ min: 0n, max: 10n ** 25n }).map(String),
+      fc.constantFrom('-1', '1.5e3', '1E3', '10.0', '-0', '0', 'null', 'true', '{"ID":3}', '[7]', '""'),
+      fc.string({ maxLength: 110 }).map((value) => JSON.stringify(value)),
+    );
+    const member = fc.oneof(
+      idText.map((value) => ({ name: '"ID"', value })),
+      fc.constantFrom('"Metadata"', '"\\u0049D"', '"RecordType"', '"Email"').chain((name) => idText.map((value) => ({ name, value }))),
+    );
+    const space = fc.constantFrom('', ' ', '\n ', '\t');
+    const text = fc.tuple(fc.array(fc.tuple(member, space, space), { maxLength: 5 }), space).map(
+      ([members, end]) => `{${members.map(([{ name, value }, before, after]) => `${before}${name}${after}:${before}${value}${after}`).join(',')}${end}}`,
+    );
+    fc.assert(
+      fc.property(text, (written) => {
+        expect(recordIdOf(JSON.parse(written) as Record<string, unknown>, written)).toBe(postmarkRecordId(written));
+      }),
+    );
   });
 });
 
