@@ -1,5 +1,8 @@
 const DAY_MS = 86_400_000;
 const YEAR_10000 = 253_402_300_800_000;
+/** `00` … `99` and `000` … `999`: a lookup, not a padding, per field. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
 
 /**
  * Epoch milliseconds as the wire's ISO 8601 UTC text with milliseconds and a trailing `Z` — what
@@ -9,26 +12,23 @@ const YEAR_10000 = 253_402_300_800_000;
 export function formatTimestamp(ms: number): string {
   if (!(ms >= 0 && ms < YEAR_10000) || !Number.isInteger(ms)) return new Date(ms).toISOString();
   const days = Math.floor(ms / DAY_MS);
-  let rest = ms - days * DAY_MS;
-  const hours = Math.floor(rest / 3_600_000);
-  rest -= hours * 3_600_000;
-  const minutes = Math.floor(rest / 60_000);
-  rest -= minutes * 60_000;
-  const seconds = Math.floor(rest / 1000);
-  const millis = rest - seconds * 1000;
+  // Everything below is a small non-negative integer, so `| 0` truncates a quotient (no Math.floor).
+  const time = ms - days * DAY_MS;
+  const seconds = (time / 1000) | 0;
+  const minutes = (seconds / 60) | 0;
+  const hours = (minutes / 60) | 0;
   // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
   const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
+  const era = (z / 146_097) | 0;
   const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const monthIndex = Math.floor((5 * dayOfYear + 2) / 153);
-  const day = dayOfYear - Math.floor((153 * monthIndex + 2) / 5) + 1;
+  const yearOfEra = ((dayOfEra - ((dayOfEra / 1460) | 0) + ((dayOfEra / 36_524) | 0) - ((dayOfEra / 146_096) | 0)) / 365) | 0;
+  const dayOfYear = dayOfEra - (365 * yearOfEra + ((yearOfEra / 4) | 0) - ((yearOfEra / 100) | 0));
+  const monthIndex = ((5 * dayOfYear + 2) / 153) | 0;
+  const day = dayOfYear - (((153 * monthIndex + 2) / 5) | 0) + 1;
   const month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9;
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  return `${year}-${two(month)}-${two(day)}T${two(hours)}:${two(minutes)}:${two(seconds)}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
-}
-
-function two(value: number): string {
-  return value < 10 ? `0${value}` : `${value}`;
+  return (
+    `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes - hours * 60]}:` +
+    `${TWO_DIGITS[seconds - minutes * 60]}.${THREE_DIGITS[time - seconds * 1000]}Z`
+  );
 }
