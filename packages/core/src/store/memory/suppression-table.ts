@@ -13,8 +13,9 @@ const ROW_TIMES = ROW_BYTES / 8;
 const TIME_AT = 32 / 8;
 const REASON_AT = 40;
 const SOURCE_AT = 41;
-/** Byte 41: no provenance in the row (none, or a packed one in `provenances`), else its source. */
+/** Byte 41: no provenance (0), the source of one kept in the row (1–3), or `PACKED`: see `provenances`. */
 const SOURCES: readonly (SuppressionSource | undefined)[] = [undefined, 'api', 'webhook', 'import'];
+const PACKED = SOURCES.length;
 const EMPTY = 0;
 const DELETED = -1;
 /** Values of the lower-case hex digits by character code; 0x100 (more than a byte) for every other code. */
@@ -144,12 +145,11 @@ export class SuppressionTable {
       reason: reasonFromRank(this.rowBytes[slot * ROW_BYTES + REASON_AT]!),
       createdAt: this.rowTimes[slot * ROW_TIMES + TIME_AT]!,
     };
-    const packed = this.provenances[slot];
-    if (packed !== undefined) record.provenance = unpackProvenance(packed);
-    else {
-      const source = SOURCES[this.rowBytes[slot * ROW_BYTES + SOURCE_AT]!];
-      if (source !== undefined) record.provenance = { source, at: record.createdAt };
-    }
+    // `provenances` is read only when the row says it holds one: an array of a million entries costs
+    // a cache miss per read, and nearly every row keeps its provenance itself.
+    const kept = this.rowBytes[slot * ROW_BYTES + SOURCE_AT]!;
+    if (kept === PACKED) record.provenance = unpackProvenance(this.provenances[slot]!);
+    else if (kept !== 0) record.provenance = { source: SOURCES[kept]!, at: record.createdAt };
     return record;
   }
 
@@ -170,8 +170,9 @@ export class SuppressionTable {
   private setProvenance(slot: number, provenance: SuppressionProvenance | undefined): void {
     const plain = provenance !== undefined && provenance.event === undefined && provenance.at === this.rowTimes[slot * ROW_TIMES + TIME_AT];
     const source = plain ? SOURCES.indexOf(provenance.source) : 0;
-    this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = Math.max(source, 0);
-    this.provenances[slot] = source > 0 || provenance === undefined ? undefined : packProvenance(provenance);
+    const packed = source > 0 || provenance === undefined ? undefined : packProvenance(provenance);
+    this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = packed === undefined ? Math.max(source, 0) : PACKED;
+    this.provenances[slot] = packed;
   }
 
   private allocateSlot(): number {
