@@ -15,6 +15,16 @@ const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9
 // What `trim` removes, plus U+0085 (NEL): the one Unicode White_Space character `trim` keeps.
 const WHITE_SPACE = /[\s\u0085]/;
 
+/** ASCII codes a plain address may hold: see `plainAddress`. */
+const LOCAL_CHAR = 1;
+const DOT = 2;
+const HOST_CHAR = 4;
+const HYPHEN = 0x2d;
+const PLAIN_CHARS = new Uint8Array(128);
+for (const char of "!#$%&'*+/=?^_`{|}~") PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR;
+for (const char of '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-') PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR | HOST_CHAR;
+PLAIN_CHARS[0x2e] = DOT;
+
 export type NormalizeResult = { ok: true; email: string } | { ok: false; reason: string };
 
 /**
@@ -24,7 +34,48 @@ export type NormalizeResult = { ok: true; email: string } | { ok: false; reason:
  */
 export function tryNormalizeEmail(input: string): NormalizeResult {
   if (typeof input !== 'string') return { ok: false, reason: 'not a string' };
-  const trimmed = trimWhiteSpace(input);
+  const plain = plainAddress(input);
+  return plain === undefined ? normalizeInFull(input) : { ok: true, email: plain };
+}
+
+/**
+ * The address lower-cased when it is plain: printable ASCII with nothing to trim, a dot-atom local part
+ * of at most 64 characters, a host name of two or more labels (letters, digits, inner hyphens, at most
+ * 63 each) without a trailing dot, 254 characters in all. Nearly every address is, and for one that is
+ * every step of `normalizeInFull` but lower-casing leaves it as it is: one pass instead of the
+ * regular expressions. `undefined` for anything else, valid or not, which `normalizeInFull` decides.
+ */
+function plainAddress(input: string): string | undefined {
+  const length = input.length;
+  const at = input.lastIndexOf('@');
+  if (at < 1 || at > MAX_LOCAL_OCTETS || length > MAX_ADDRESS_OCTETS) return undefined;
+  // The local part: no dot first, last or after another.
+  let previous = DOT;
+  for (let i = 0; i < at; i++) {
+    const code = input.charCodeAt(i);
+    const kind = code < 128 ? PLAIN_CHARS[code]! : 0;
+    if ((kind & (LOCAL_CHAR | DOT)) === 0 || (kind & previous & DOT) !== 0) return undefined;
+    previous = kind;
+  }
+  if (previous === DOT) return undefined;
+  // The domain, label by label; the end of the text closes the last one.
+  let labels = 0;
+  let labelStart = at + 1;
+  for (let i = labelStart; i <= length; i++) {
+    const code = i === length ? 0x2e : input.charCodeAt(i);
+    if (code === 0x2e) {
+      const labelLength = i - labelStart;
+      if (labelLength === 0 || labelLength > MAX_LABEL_LENGTH) return undefined;
+      if (input.charCodeAt(labelStart) === HYPHEN || input.charCodeAt(i - 1) === HYPHEN) return undefined;
+      labels++;
+      labelStart = i + 1;
+    } else if (code >= 128 || (PLAIN_CHARS[code]! & HOST_CHAR) === 0) return undefined;
+  }
+  return labels < 2 ? undefined : input.toLowerCase();
+}
+
+/** Every step of the normalization, for any input string: see `tryNormalizeEmail`. */
+export function normalizeInFull(input: string): NormalizeResult {  const trimmed = trimWhiteSpace(input);
   // ASCII (nearly every address) is its own NFC and stays ASCII when lower-cased: it skips the Unicode
   // steps. Otherwise each letter is lower-cased on its own, as IDNA does: `toLowerCase` alone turns a
   // word-final Σ into ς, so `ΑΣ@x.gr` and `Ασ@x.gr` would be two addresses. Lower-casing can produce
