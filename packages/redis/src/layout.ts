@@ -18,10 +18,19 @@ import {
 export interface ProjectKeys {
   /** `${keyPrefix}{${projectId}}:` */
   prefix: string;
-  /** HASH: suppression hash → packed record (`packSuppression`). */
+  /** HASH: `suppressionField(hash)` (the hash's first bytes, binary) → packed record (`packSuppression`). */
   suppressions: string;
-  /** ZSET, all scores 0: `orderMember(createdAt, hash)`, newest first in byte order. */
-  suppressionOrder: string;
+  /**
+   * ZSET, all scores 0: the heads of the suppression order blocks (`suppressionBlockKeyOf`), `''` and
+   * `suppressionMember`s. A block holds the members from its head to the next head.
+   */
+  suppressionHeads: string;
+  /**
+   * ZSET, all scores 0, written by releases before the order blocks: `orderMember(createdAt, hash)` of
+   * each suppression whose HASH field is still the 64-hex hash. Only while such remain: the upgrade
+   * (scripts.ts `upgradeSuppressions`) moves them to the blocks, oldest data first, and it goes.
+   */
+  legacySuppressionOrder: string;
   /** ZSET, all scores 0: `orderMember(firstEventAt, key)` of every message, newest first. */
   messageOrder: string;
   /** HASH: tracking ID → packed counters and search key (`decodeTrackingIdRow`). */
@@ -45,7 +54,8 @@ export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
   return {
     prefix,
     suppressions: `${prefix}s`,
-    suppressionOrder: `${prefix}so`,
+    suppressionHeads: `${prefix}sk`,
+    legacySuppressionOrder: `${prefix}so`,
     messageOrder: `${prefix}mo`,
     trackingIds: `${prefix}t`,
     trackingIdOrder: `${prefix}to`,
@@ -111,6 +121,50 @@ export function orderOf(time: number): string {
 
 /** A member of a newest-first ZSET: ties on time fall to the id in byte order, ascending. */
 export const orderMember = (time: number, id: string): string => orderOf(time) + id;
+
+// --- suppressions: HASH fields and order blocks ---------------------------------------------------
+
+/**
+ * Bytes of the SHA-256 a suppression's HASH field keeps: 30 of 32, so the field takes a 32-byte
+ * allocation instead of 48 (Redis's 1-byte sds header below 32 bytes, jemalloc's size classes). Two
+ * addresses would need the same first 240 bits to share one; the whole hash is in the order member.
+ * The Lua scripts take it from here.
+ */
+export const SUPPRESSION_FIELD_BYTES = 30;
+/** Members an order block holds at most: Redis's default `zset-max-listpack-entries`, so a block stays a listpack. */
+export const SUPPRESSION_BLOCK_MAX = 128;
+
+/** The HASH field of a suppression: the first `SUPPRESSION_FIELD_BYTES` of its hash, binary. */
+export const suppressionField = (hash: string): Buffer => Buffer.from(hash.slice(0, 2 * SUPPRESSION_FIELD_BYTES), 'hex');
+
+/**
+ * A time as 8 bytes whose byte order is the time's descending order: `orderOf`'s two parts in binary,
+ * a byte 0 and 2^53 − 1 − t in 7 bytes big-endian for t ≥ 0, a byte 1 and −t below. The Lua
+ * `orderBytes` writes the same.
+ */
+export function orderBytes(time: number): Buffer {
+  if (!Number.isSafeInteger(time)) throw new RangeError(`not an integer time in milliseconds: ${time}`);
+  const bytes = Buffer.alloc(8);
+  const value = time >= 0 ? ORDER_MAX - time : -time;
+  bytes[0] = time >= 0 ? 0 : 1;
+  bytes.writeUIntBE(Math.floor(value / 2 ** 32), 1, 3);
+  bytes.writeUInt32BE(value % 2 ** 32, 4);
+  return bytes;
+}
+
+/**
+ * A suppression's member in its order block: `orderBytes(createdAt)` then the 32 bytes of its hash, so
+ * byte order is (createdAt desc, hash asc). 40 bytes: a listpack keeps members up to 64.
+ */
+export const suppressionMember = (createdAt: number, hash: string): Buffer => Buffer.concat([orderBytes(createdAt), Buffer.from(hash, 'hex')]);
+/** The hash of a `suppressionMember`. */
+export const hashOfSuppressionMember = (member: Buffer): string => member.toString('hex', 8);
+
+/**
+ * ZSET, all scores 0, one order block: the `suppressionMember`s from its head (a member of
+ * `suppressionHeads`) to the next head, at most `SUPPRESSION_BLOCK_MAX`. The scripts name it the same way.
+ */
+export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer): Buffer => Buffer.concat([Buffer.from(`${prefix}sb:`), Buffer.from(head)]);
 
 // --- records ---------------------------------------------------------------------------------------
 

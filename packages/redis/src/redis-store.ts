@@ -32,9 +32,13 @@ import {
   timelineKeyOf,
   timelineMember,
   decodeTimelineMember,
+  hashOfSuppressionMember,
+  orderBytes,
   orderMember,
   orderOf,
   packSuppression,
+  suppressionField,
+  suppressionMember,
   projectKeys,
   projectPrefix,
   statsKeyOf,
@@ -78,6 +82,14 @@ export type RedisStore = Store &
      * with `store_unavailable` when the probe cannot be published. For readiness checks.
      */
     probeInvalidations(timeoutMs: number): Promise<boolean>;
+    /**
+     * Moves a project's suppressions that a release before the order blocks wrote (a HASH field per
+     * 64-hex hash and the `so` ZSET) to the current layout, in script calls of `UPGRADE_PER_CALL`,
+     * each whole: it may stop anywhere (a failure, `close()`, a crash) and resume later. Reads and
+     * writes see every suppression meanwhile. The store starts it by itself the first time a check
+     * finds the old layout; call it to upgrade ahead, e.g. after a deploy. Resolves once none remain.
+     */
+    upgradeSuppressions(projectId: string): Promise<void>;
   };
 
 /** Records per script call of the bulk suppression writes (`mergeSuppressions`, `removeSuppressions`). */
@@ -89,6 +101,8 @@ const RECORDS_PER_CALL = 1000;
  */
 export const EVENTS_PER_SCRIPT = 100;
 const DEFAULT_SCAN_BUDGET = 20_000;
+/** Suppressions one upgradeSuppressions call moves to the current layout: about 10 ms of Redis. */
+export const UPGRADE_PER_CALL = 1000;
 /** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
 const BUILD_PER_CALL = 5000;
 
@@ -114,6 +128,16 @@ function latestStart(afterStart: string, to: number | undefined): string {
   const toStart = `[${orderOf(Math.max(to - 1, -Number.MAX_SAFE_INTEGER))}`;
   return afterStart === '-' || toStart.slice(1) > afterStart.slice(1) ? toStart : afterStart;
 }
+
+/** `latestStart` for the binary members of the suppression order blocks. */
+function latestSuppressionStart(after: SuppressionRecord | { createdAt: number; hash: string } | undefined, to: number | undefined): Buffer | string {
+  const afterMember = after === undefined ? undefined : suppressionMember(after.createdAt, after.hash);
+  if (to === undefined) return afterMember === undefined ? '-' : Buffer.concat([EXCLUSIVE, afterMember]);
+  const toStart = orderBytes(Math.max(to - 1, -Number.MAX_SAFE_INTEGER));
+  return afterMember === undefined || Buffer.compare(toStart, afterMember) > 0 ? Buffer.concat([INCLUSIVE, toStart]) : Buffer.concat([EXCLUSIVE, afterMember]);
+}
+const EXCLUSIVE = Buffer.from('(');
+const INCLUSIVE = Buffer.from('[');
 
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -226,15 +250,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     if (waiting?.unheard.delete(subscription) && waiting.unheard.size === 0) waiting.heard();
   };
 
-  /** EVALSHA; EVAL once per server that does not have the script yet (NOSCRIPT), which caches it there. */
-  const run = async (script: scripts.Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
+  /**
+   * EVALSHA; EVAL once per server that does not have the script yet (NOSCRIPT), which caches it there.
+   * With `buffers`, bulk replies come back as Buffers (binary members), not UTF-8 strings.
+   */
+  const run = async (
+    script: scripts.Script,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+    buffers = false,
+  ): Promise<unknown> => {
     try {
       try {
+        if (buffers) return await client.callBuffer(script.readOnly ? 'evalsha_ro' : 'evalsha', script.sha, keys.length, ...keys, ...args);
         return script.readOnly
           ? await client.evalsha_ro(script.sha, keys.length, ...keys, ...args)
           : await client.evalsha(script.sha, keys.length, ...keys, ...args);
       } catch (error) {
         if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        if (buffers) return await client.callBuffer(script.readOnly ? 'eval_ro' : 'eval', script.lua, keys.length, ...keys, ...args);
         return script.readOnly
           ? await client.eval_ro(script.lua, keys.length, ...keys, ...args)
           : await client.eval(script.lua, keys.length, ...keys, ...args);
@@ -244,14 +278,67 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   };
 
-  const suppressionsKey = (projectId: string) => `${projectPrefix(keyPrefix, projectId)}s`;
+  /** The keys every suppression script takes, in this order. */
+  const suppressionKeys = (projectId: string): string[] => {
+    const keys = projectKeys(keyPrefix, projectId);
+    return [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder];
+  };
+  /** Projects this store saw without suppressions of the old layout: their checks are plain HGET/HMGET. */
+  const upgraded = new Set<string>();
+  /** Upgrades under way in this store, by project. */
+  const upgrades = new Map<string, Promise<void>>();
+  let closed = false;
+  const upgradeSuppressions = (projectId: string): Promise<void> => {
+    let upgrade = upgrades.get(projectId);
+    if (upgrade === undefined) {
+      upgrade = (async () => {
+        try {
+          while (!closed) {
+            if (Number(await run(scripts.upgradeSuppressions, suppressionKeys(projectId), [UPGRADE_PER_CALL])) === 0) {
+              upgraded.add(projectId);
+              return;
+            }
+          }
+        } finally {
+          upgrades.delete(projectId);
+        }
+      })();
+      upgrades.set(projectId, upgrade);
+    }
+    return upgrade;
+  };
+  /**
+   * The stored values of some hashes. A project not yet seen upgraded is read with the old layout's
+   * fields too, in one atomic script; finding the old layout starts its upgrade (best effort: a failed
+   * one starts again at a later check).
+   */
+  const storedValues = async (projectId: string, hashes: readonly string[]): Promise<(string | null)[]> => {
+    const keys = projectKeys(keyPrefix, projectId);
+    // Anything but 64 lower-case hex is stored under no field (the binary field would read 'ABC…' as 'abc…').
+    if (!hashes.every(isEmailHash)) {
+      const valid = hashes.filter(isEmailHash);
+      const values = valid.length === 0 ? [] : await storedValues(projectId, valid);
+      let at = 0;
+      return hashes.map((hash) => (isEmailHash(hash) ? values[at++]! : null));
+    }
+    if (upgraded.has(projectId)) {
+      return hashes.length === 1
+        ? [await client.hget(keys.suppressions, suppressionField(hashes[0]!)).catch(fail)]
+        : client.hmget(keys.suppressions, ...hashes.map(suppressionField)).catch(fail);
+    }
+    const [legacy, ...values] = (await run(scripts.getLegacySuppressions, [keys.suppressions, keys.legacySuppressionOrder], hashes)) as [number, ...(string | null)[]];
+    if (legacy === 0) upgraded.add(projectId);
+    else if (!closed) upgradeSuppressions(projectId).catch(() => {});
+    return values;
+  };
 
   /** One applyEvents script call's KEYS and ARGV. Throws on a malformed event, before anything is sent. */
   function encodeEvents(projectId: string, events: readonly StoredEvent[]): { keys: string[]; args: (string | number)[] } {
     const keys = projectKeys(keyPrefix, projectId);
     const keyList = [
       keys.suppressions,
-      keys.suppressionOrder,
+      keys.suppressionHeads,
+      keys.legacySuppressionOrder,
       keys.messageOrder,
       keys.trackingIds,
       keys.trackingIdOrder,
@@ -312,27 +399,22 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     async getSuppression(projectId, hash) {
-      return client.hget(suppressionsKey(projectId), hash).then(
-        (value) => (value === null ? undefined : unpackSuppression(hash, value)),
-        fail,
-      );
+      const [value] = await storedValues(projectId, [hash]);
+      return value == null ? undefined : unpackSuppression(hash, value);
     },
 
     async getSuppressions(projectId, hashes) {
       if (hashes.length === 0) return [];
-      return client.hmget(suppressionsKey(projectId), ...hashes).then(
-        (values) => values.map((value, index) => (value === null ? undefined : unpackSuppression(hashes[index]!, value))),
-        fail,
-      );
+      const values = await storedValues(projectId, hashes);
+      return values.map((value, index) => (value == null ? undefined : unpackSuppression(hashes[index]!, value)));
     },
 
     async addSuppression(projectId, record) {
       assertSuppression(record);
-      const keys = projectKeys(keyPrefix, projectId);
       const existing = (await run(
         scripts.addSuppression,
-        [keys.suppressions, keys.suppressionOrder],
-        [record.hash, packSuppression(record), orderMember(record.createdAt, record.hash), channel, projectId],
+        suppressionKeys(projectId),
+        [record.hash, packSuppression(record), record.createdAt, channel, projectId],
       )) as string | null;
       if (existing !== null) return { record: unpackSuppression(record.hash, existing), created: false };
       const { hash, email, reason, createdAt, provenance } = record;
@@ -340,53 +422,53 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async removeSuppression(projectId, hash) {
-      const keys = projectKeys(keyPrefix, projectId);
-      const removed = (await run(scripts.removeSuppression, [keys.suppressions, keys.suppressionOrder], [hash, channel, projectId])) as string | null;
+      if (!isEmailHash(hash)) return undefined;
+      const removed = (await run(scripts.removeSuppression, suppressionKeys(projectId), [hash, channel, projectId])) as string | null;
       return removed === null ? undefined : unpackSuppression(hash, removed);
     },
 
     async mergeSuppressions(projectId, records) {
-      const keys = projectKeys(keyPrefix, projectId);
+      const keys = suppressionKeys(projectId);
       const outcomes: SuppressionMergeOutcome[] = [];
       for (let from = 0; from < records.length; from += RECORDS_PER_CALL) {
         // Encoded whole before the call: a malformed record throws here, before anything is written.
         const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map(scriptSuppression));
-        const codes = (await run(scripts.mergeSuppressions, [keys.suppressions, keys.suppressionOrder], [batch, channel, projectId])) as string;
+        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId])) as string;
         for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       return outcomes;
     },
 
     async removeSuppressions(projectId, hashes) {
-      const keys = projectKeys(keyPrefix, projectId);
+      const keys = suppressionKeys(projectId);
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += RECORDS_PER_CALL) {
         const batch = hashes.slice(from, from + RECORDS_PER_CALL);
-        const values = (await run(scripts.removeSuppressions, [keys.suppressions, keys.suppressionOrder], [channel, projectId, ...batch])) as (string | null)[];
-        batch.forEach((hash, index) => removed.push(values[index] == null ? undefined : unpackSuppression(hash, values[index]!)));
+        // Only well-formed hashes reach the script: any other is stored under no field.
+        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, ...batch.filter(isEmailHash)])) as (string | null)[];
+        let at = 0;
+        for (const hash of batch) {
+          const value = isEmailHash(hash) ? values[at++] : null;
+          removed.push(value == null ? undefined : unpackSuppression(hash, value));
+        }
       }
       return removed;
     },
 
     async listSuppressions(projectId, { reason, from, to, limit, after }) {
       if (limit < 1) return [];
-      const keys = projectKeys(keyPrefix, projectId);
       // A time range of createdAt is a range of the order itself: createdAt < to starts at the order of
       // to − 1, createdAt ≥ from stops before the order of from − 1 (every member extends its order).
-      let start = latestStart(after === undefined ? '-' : `(${orderMember(after.createdAt, after.hash)}`, to);
-      const stop = from === undefined ? '+' : `(${orderOf(from - 1)}`;
+      let start = latestSuppressionStart(after, to);
+      const stop = from === undefined ? '+' : Buffer.concat([EXCLUSIVE, orderBytes(from - 1)]);
       const rank = reason === undefined ? '' : String(reasonRank(reason));
       const page: SuppressionRecord[] = [];
       // One call, unless a reason skips more than the scan budget: then the next call resumes there.
       for (;;) {
-        const reply = (await run(
-          scripts.listSuppressions,
-          [keys.suppressions, keys.suppressionOrder],
-          [start, stop, limit - page.length, rank, scanBudget],
-        )) as string[];
-        for (let at = 1; at < reply.length; at += 2) page.push(unpackSuppression(reply[at]!, reply[at + 1]!));
-        if (!reply[0] || page.length >= limit) return page;
-        start = `(${reply[0]}`;
+        const reply = (await run(scripts.listSuppressions, suppressionKeys(projectId), [start, stop, limit - page.length, rank, scanBudget], true)) as Buffer[];
+        for (let at = 1; at < reply.length; at += 2) page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString()));
+        if (reply[0]!.length === 0 || page.length >= limit) return page;
+        start = Buffer.concat([EXCLUSIVE, reply[0]!]);
       }
     },
 
@@ -547,8 +629,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
+    upgradeSuppressions,
+
     async close() {
+      closed = true;
       await Promise.all([...subscriptions].map((stop) => stop()));
+      await Promise.all([...upgrades.values()].map((upgrade) => upgrade.catch(() => {})));
     },
   } satisfies RedisStore;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { counterFacts, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
-import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX } from './layout.js';
+import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX, SUPPRESSION_BLOCK_MAX, SUPPRESSION_FIELD_BYTES } from './layout.js';
 
 /**
  * A Lua script, sent by SHA (EVALSHA) and by its text only when a server answers NOSCRIPT: each server
@@ -69,18 +69,130 @@ local function causeKey(provenance)
   local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
   return tonumber(at), id, source
 end
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+local FIELD_BYTES, ORDER_BLOCK_MAX = ${SUPPRESSION_FIELD_BYTES}, ${SUPPRESSION_BLOCK_MAX}
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so } end
+local function unhex(h)
+  return (string.gsub(h, '%x%x', function(x) return string.char(tonumber(x, 16)) end))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes.
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+-- layout.ts suppressionField and suppressionMember, from the 64-hex hash.
+local function fieldOf(h) return unhex(string.sub(h, 1, 2 * FIELD_BYTES)) end
+local function memberOf(createdAt, h) return orderBytes(createdAt) .. unhex(h) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block, head '', stays while others do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then
+    redis.call('ZREM', K.sk, head)
+  elseif redis.call('ZCARD', K.sk) == 1 then
+    redis.call('DEL', K.sk)
+  end
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(h), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. unhex(h))
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, and its HASH field. A suppression still in the old
+-- layout (its field the 64-hex hash) is upgraded first, so writes see one layout.
+local function storedSuppression(K, h)
+  local field = fieldOf(h)
+  local v = redis.call('HGET', K.s, field)
+  if v then return v, field end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field
+  end
+  return false, field
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, memberOf(createdAt, h))
+  return v
+end
 -- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
--- suppressions HASH S and its order SO: reason only upgraded, createdAt the earliest, the email the
--- first one stored, the provenance the stronger reason's, then the earlier cause's, then the smaller
--- event ID's, then the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its list in
--- changed.list). Returns the outcome: 's' when it created the suppression, the rank it had when s
--- raised it, else 'a'.
-local function mergeSuppression(S, SO, s, changed)
-  local v = redis.call('HGET', S, s.h)
+-- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
+-- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
+-- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
+-- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
+-- when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed)
+  local v, field = storedSuppression(K, s.h)
   local outcome = 'a'
   if not v then
-    redis.call('HSET', S, s.h, packSuppression(s.r, s.c, s.e, s.p))
-    redis.call('ZADD', SO, 0, order(s.c) .. s.h)
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    orderAdd(K, memberOf(s.c, s.h))
     outcome = 's'
   else
     local rank, createdAt, email, provenance = unpackSuppression(v)
@@ -96,10 +208,11 @@ local function mergeSuppression(S, SO, s, changed)
     end
     if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
     if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', S, s.h, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
     if newCreatedAt ~= createdAt then
-      redis.call('ZREM', SO, order(createdAt) .. s.h)
-      redis.call('ZADD', SO, 0, order(newCreatedAt) .. s.h)
+      local hash = unhex(s.h)
+      orderRemove(K, orderBytes(createdAt) .. hash)
+      orderAdd(K, orderBytes(newCreatedAt) .. hash)
     end
   end
   if not changed[s.h] then
@@ -144,66 +257,59 @@ local function searchKeyOf(member)
 end
 `;
 
-/** KEYS: suppressions, suppressionOrder. ARGV: hash, packed record, order member, channel, projectId. Returns the existing value, or nil once created. */
+/** KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: hash, packed record, createdAt, channel, projectId. Returns the existing value, or nil once created. */
 export const addSuppression = script(
   'addSuppression',
   String.raw`
-local existing = redis.call('HGET', KEYS[1], ARGV[1])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local existing, field = storedSuppression(K, ARGV[1])
 if existing then return existing end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 0, ARGV[3])
+redis.call('HSET', K.s, field, ARGV[2])
+orderAdd(K, memberOf(tonumber(ARGV[3]), ARGV[1]))
 publish(ARGV[4], ARGV[5], { ARGV[1] })
 return false
 `,
 );
 
-/** KEYS: suppressions, suppressionOrder. ARGV: hash, channel, projectId. Returns the value it deleted, or nil. */
+/** KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: hash, channel, projectId. Returns the value it deleted, or nil. */
 export const removeSuppression = script(
   'removeSuppression',
   String.raw`
-local existing = redis.call('HGET', KEYS[1], ARGV[1])
-if not existing then return false end
-local _, createdAt = unpackSuppression(existing)
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[2], order(createdAt) .. ARGV[1])
-publish(ARGV[2], ARGV[3], { ARGV[1] })
+local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3]), ARGV[1])
+if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
 return existing
 `,
 );
 
 /**
- * KEYS: suppressions, suppressionOrder. ARGV: records as JSON (as applyEvents' `s`), channel, projectId.
- * Joins each in order (mergeSuppression); one PUBLISH names every hash it changed. Returns one
- * character per record: 's', the rank an upgrade raised from, or 'a'.
+ * KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: records as JSON (as applyEvents'
+ * `s`), channel, projectId. Joins each in order (mergeSuppression); one PUBLISH names every hash it
+ * changed. Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
  */
 export const mergeSuppressions = script(
   'mergeSuppressions',
   String.raw`
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
 local changed, outcomes = { list = {} }, {}
-for i, s in ipairs(records) do outcomes[i] = mergeSuppression(KEYS[1], KEYS[2], s, changed) end
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(K, s, changed) end
 publish(ARGV[2], ARGV[3], changed.list)
 return table.concat(outcomes)
 `,
 );
 
 /**
- * KEYS: suppressions, suppressionOrder. ARGV: channel, projectId, then the hashes. Deletes each; one
- * PUBLISH names those deleted. Returns per hash the value it deleted, or false.
+ * KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: channel, projectId, then the
+ * hashes. Deletes each; one PUBLISH names those deleted. Returns per hash the value it deleted, or false.
  */
 export const removeSuppressions = script(
   'removeSuppressions',
   String.raw`
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local removed, deleted = {}, {}
 for i = 3, #ARGV do
-  local hash = ARGV[i]
-  local existing = redis.call('HGET', KEYS[1], hash)
-  if existing then
-    local _, createdAt = unpackSuppression(existing)
-    redis.call('HDEL', KEYS[1], hash)
-    redis.call('ZREM', KEYS[2], order(createdAt) .. hash)
-    deleted[#deleted + 1] = hash
-  end
+  local existing = deleteSuppression(K, ARGV[i])
+  if existing then deleted[#deleted + 1] = ARGV[i] end
   removed[i - 2] = existing
 end
 publish(ARGV[1], ARGV[2], deleted)
@@ -212,30 +318,67 @@ return removed
 );
 
 /**
- * KEYS: suppressions, suppressionOrder. ARGV: ZRANGE BYLEX start and stop (a time range is a range of
- * the order), limit, the reason rank to keep ('' for any), the most entries to read in this call.
- * Returns a resume member ('' when done), then hash, value, hash, value…
+ * KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: ZRANGE BYLEX start and stop of
+ * the order members (binary: a time range is a range of the order), limit, the reason rank to keep
+ * ('' for any), the most entries to read in this call. Returns a resume member ('' when done), then
+ * member, value, member, value… (binary: the caller reads the reply as buffers).
+ *
+ * The walk reads the block that holds the start, then the blocks after it. While suppressions of the
+ * old layout remain (legacySuppressionOrder), their order is read too and merged in.
  */
 export const listSuppressions = script(
   'listSuppressions',
   String.raw`
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local start, stop, limit, rank, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local legacy = redis.call('EXISTS', K.so) == 1
+local stopAt = stop ~= '+' and string.sub(stop, 2)
+-- A bound of the order blocks as the same bound of the old order.
+local function legacyBound(bound)
+  if bound == '-' or bound == '+' then return bound end
+  local body = string.sub(bound, 2)
+  return string.sub(bound, 1, 1) .. order(timeOfBytes(body)) .. hex(string.sub(body, 9))
+end
+-- The first n members after start (and before stop), and the HASH field of each.
+local function range(start, n)
+  local members, fields = {}, {}
+  local head = orderHead(K, start == '-' and '' or string.sub(start, 2))
+  while head and #members < n do
+    for _, member in ipairs(redis.call('ZRANGE', orderBlockKey(K, head), start, stop, 'BYLEX', 'LIMIT', 0, n - #members)) do
+      members[#members + 1] = member
+      fields[#fields + 1] = fieldOfMember(member)
+    end
+    head = #members < n and redis.call('ZRANGE', K.sk, '(' .. head, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+    if head and stopAt and not before(head, stopAt) then head = nil end
+  end
+  if not legacy then return members, fields end
+  local merged, mergedFields, i = {}, {}, 1
+  for _, old in ipairs(redis.call('ZRANGE', K.so, legacyBound(start), legacyBound(stop), 'BYLEX', 'LIMIT', 0, n)) do
+    local member = orderBytes(timeOf(old)) .. unhex(string.sub(old, 18))
+    while members[i] and before(members[i], member) do
+      merged[#merged + 1], mergedFields[#mergedFields + 1] = members[i], fields[i]
+      i = i + 1
+    end
+    merged[#merged + 1], mergedFields[#mergedFields + 1] = member, string.sub(old, 18)
+  end
+  for j = i, #members do merged[#merged + 1], mergedFields[#mergedFields + 1] = members[j], fields[j] end
+  for j = #merged, n + 1, -1 do merged[j], mergedFields[j] = nil, nil end
+  return merged, mergedFields
+end
+
 local reply, found, scanned, chunk = { '' }, 0, 0, limit
 -- Without a reason every entry is kept: one read of the page. With one, chunks that start at the page
 -- size and double, as the message listing reads them.
 while true do
   local size = math.min(rank == '' and limit - found or chunk, budget - scanned)
   chunk = math.min(chunk * 2, 1000)
-  local members = redis.call('ZRANGE', KEYS[2], start, stop, 'BYLEX', 'LIMIT', 0, size)
+  local members, fields = range(start, size)
   -- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
   for from = 1, #members, 1000 do
-    local hashes = {}
-    for i = from, math.min(from + 999, #members) do hashes[#hashes + 1] = string.sub(members[i], 18) end
-    local values = redis.call('HMGET', KEYS[1], unpack(hashes))
-    for i, hash in ipairs(hashes) do
-      local value = values[i]
+    local values = redis.call('HMGET', K.s, unpack(fields, from, math.min(from + 999, #members)))
+    for i, value in ipairs(values) do
       if value and (rank == '' or string.sub(value, 1, 1) == rank) then
-        reply[#reply + 1] = hash
+        reply[#reply + 1] = members[from + i - 1]
         reply[#reply + 1] = value
         found = found + 1
         if found == limit then return reply end
@@ -252,6 +395,40 @@ while true do
 end
 `,
   true,
+);
+
+/**
+ * KEYS: suppressions, legacySuppressionOrder. ARGV: hashes (64 hex). The checks of a project that may
+ * hold suppressions of the old layout: each hash's value under its binary field, else under the hex
+ * one, in one atomic read. Returns 1 while the old layout's order exists (0 once upgraded), then the
+ * values (false for none).
+ */
+export const getLegacySuppressions = script(
+  'getLegacySuppressions',
+  String.raw`
+local reply = { redis.call('EXISTS', KEYS[2]) }
+for i, h in ipairs(ARGV) do
+  local values = redis.call('HMGET', KEYS[1], fieldOf(h), h)
+  reply[i + 1] = values[1] or values[2]
+end
+return reply
+`,
+  true,
+);
+
+/**
+ * KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: the most suppressions to upgrade
+ * in this call. Moves that many of the old layout (in its order) to the new one. Each call is whole, so
+ * the upgrade can stop between any two and resume: the old order is its own cursor. Returns how many
+ * remain: 0 once the old layout is gone.
+ */
+export const upgradeSuppressions = script(
+  'upgradeSuppressions',
+  String.raw`
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+for _, member in ipairs(redis.call('ZRANGE', K.so, 0, tonumber(ARGV[1]) - 1)) do upgradeSuppression(K, member) end
+return redis.call('ZCARD', K.so)
+`,
 );
 
 /**
@@ -277,7 +454,8 @@ return 'first'
 );
 
 /**
- * KEYS: suppressions, suppressionOrder, messageOrder, trackingIds, trackingIdOrder, then the keys the
+ * KEYS: suppressions, suppressionHeads, legacySuppressionOrder, messageOrder, trackingIds,
+ * trackingIdOrder, searchBlockHeads, searchBuildCursor, then the keys the
  * events name (dedup keys, message hashes, tracking-ID message orders), referred to by index.
  * ARGV: events as JSON, project key prefix, retention in ms ('' for none), channel, projectId.
  * Returns one character per event: 'a' applied, 'd' duplicate.
@@ -290,7 +468,8 @@ return 'first'
 export const applyEvents = script(
   'applyEvents',
   String.raw`
-local S, SO, MO, T, TO, TK, TC = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local changed = { list = {} }
@@ -561,7 +740,7 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = mergeSuppression(S, SO, e.s, changed) else outcomes[i] = 'a' end
+    if e.s then outcomes[i] = mergeSuppression(K, e.s, changed) else outcomes[i] = 'a' end
   else
     outcomes[i] = 'd'
   end

@@ -16,7 +16,7 @@ import {
 } from '@mailwarden/core/store';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
-import { createRedisStore } from '../src/index.js';
+import { createRedisStore, type RedisStore } from '../src/index.js';
 import { EVENTS_PER_SCRIPT } from '../src/redis-store.js';
 import * as scripts from '../src/scripts.js';
 import { clusterClient } from './cluster-client.js';
@@ -78,6 +78,23 @@ function order(time: number): string {
   return time >= 0
     ? `0${(BigInt(Number.MAX_SAFE_INTEGER) - BigInt(time)).toString().padStart(16, '0')}`
     : `1${(-time).toString().padStart(16, '0')}`;
+}
+
+/** A suppression's order member, written independently of src/layout.ts: `order`'s two parts in binary, then the hash. */
+function binaryMember(time: number, hash: string): Buffer {
+  const orderPart = order(time);
+  const bytes = Buffer.alloc(8);
+  bytes[0] = Number(orderPart[0]);
+  bytes.writeBigUInt64BE(BigInt(orderPart.slice(1)) | (BigInt(bytes[0]) << 56n));
+  return Buffer.concat([bytes, Buffer.from(hash, 'hex')]);
+}
+
+/** A HASH with binary fields: its fields in hex, its values as text. */
+async function fieldsOf(redis: Redis, key: string): Promise<Record<string, string>> {
+  const flat = (await redis.callBuffer('HGETALL', key)) as Buffer[];
+  const fields: Record<string, string> = {};
+  for (let at = 0; at < flat.length; at += 2) fields[flat[at]!.toString('hex')] = flat[at + 1]!.toString();
+  return fields;
 }
 
 /** Every key under a pattern, through SCAN (never KEYS), on one node. */
@@ -144,8 +161,9 @@ describe('key layout', () => {
     const keys = await scanKeys(raw, `${keyPrefix}*`);
     expect(keys).toStrictEqual(
       [
-        // Tracking IDs, their order and its search blocks (heads and keys).
-        ...['s', 'so', 'mo', 't', 'to', 'tk', 'tb:'],
+        // Suppressions and their order block (heads and the first block); tracking IDs, their order
+        // and its search blocks (heads and keys).
+        ...['s', 'sk', 'sb:', 'mo', 't', 'to', 'tk', 'tb:'],
         ...[m1, m2, m3].map((m) => `m:${m.key}`),
         'mt:a{b}',
         'mt:{braces}}',
@@ -172,9 +190,10 @@ describe('key layout', () => {
     const perNode = await Promise.all(masters.map((node) => scanKeys(node, `${keyPrefix}*`)));
     expect(perNode.filter((keys) => keys.length > 0)).toHaveLength(1);
     const keys = perNode.flat();
-    // Suppressions 2, the message, its order in the project and the tracking ID 2, the row 2, the dedup
-    // key, the token, the day's stats of the project and of the tracking ID, and the search blocks 2.
-    expect(keys).toHaveLength(13);
+    // Suppressions 3 (records, block heads, a block), the message, its order in the project and the
+    // tracking ID 2, the row 2, the dedup key, the token, the day's stats of the project and of the
+    // tracking ID, and the search blocks 2.
+    expect(keys).toHaveLength(14);
     const slot = await masters[0]!.cluster('KEYSLOT', `{${projectId}}`);
     for (const key of keys) {
       expect(key.startsWith(tag)).toBe(true);
@@ -193,9 +212,17 @@ describe('key layout', () => {
     await store.addSuppression(projectId, a);
     await store.applyEvents(projectId, [e1, event({ message: m2 })]);
 
-    // Suppressions: HASH hash → reason rank, createdAt, ':', email; ZSET of order members, scores 0.
-    expect(await raw.hgetall(`${tag}s`)).toStrictEqual({ [a.hash]: `1${a.createdAt}:${a.email}`, [b.hash]: `2${b.createdAt}:${b.email}` });
-    expect(await raw.zrange(`${tag}so`, 0, -1, 'WITHSCORES')).toStrictEqual([order(b.createdAt) + b.hash, '0', order(a.createdAt) + a.hash, '0']);
+    // Suppressions: HASH, field the hash's first 30 bytes → reason rank, createdAt, ':', email; the
+    // order in blocks, each a ZSET of members (8 order bytes, the 32 bytes of the hash), scores 0, named
+    // after its head in a ZSET of heads.
+    expect(await fieldsOf(raw, `${tag}s`)).toStrictEqual({
+      [a.hash.slice(0, 60)]: `1${a.createdAt}:${a.email}`,
+      [b.hash.slice(0, 60)]: `2${b.createdAt}:${b.email}`,
+    });
+    expect(await raw.zrangeBuffer(`${tag}sk`, 0, -1)).toStrictEqual([Buffer.alloc(0)]);
+    expect(await raw.zrangeBuffer(`${tag}sb:`, 0, -1, 'WITHSCORES')).toStrictEqual(
+      [binaryMember(b.createdAt, b.hash), Buffer.from('0'), binaryMember(a.createdAt, a.hash), Buffer.from('0')],
+    );
     // Messages: one HASH each; no `t` field without a tracking ID.
     expect(await raw.hgetall(`${tag}m:${m1.key}`)).toStrictEqual({
       p: 'ses', i: m1.messageId, r: m1.recipient, t: 'Promo', f: String(Fact.delivered), a: String(at(3)), b: String(at(3)),
@@ -217,7 +244,7 @@ describe('key layout', () => {
     for (const key of [`sp:${DAY0}`, `st:${DAY0}:Promo`]) expect(await raw.pttl(tag + key)).toBe(-1);
     // Dedup keys: set once, no expiry without retention; suppressions never expire.
     expect(await raw.get(`${tag}e:${e1.key}`)).toBe('1');
-    for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'so', 'mo', 't', 'to', 'mt:Promo']) expect(await raw.pttl(tag + key)).toBe(-1);
+    for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'sk', 'sb:', 'mo', 't', 'to', 'mt:Promo']) expect(await raw.pttl(tag + key)).toBe(-1);
   });
 
   test('a NUL inside a tracking ID keeps the code-point order of the listing', async () => {
@@ -277,6 +304,9 @@ describe('scripts', () => {
     await store.mergeSuppressions(projectId, [a]);
     await store.removeSuppressions(projectId, [a.hash]);
     await store.listSuppressions(projectId, { limit: 10 });
+    // A store's first check of a project reads the old layout too; its upgrade runs a step.
+    await store.getSuppression(projectId, a.hash);
+    await (store as RedisStore).upgradeSuppressions(projectId);
     await store.applyEvents(projectId, [event({ message: message('promo', Fact.sent, at(1)) })]);
     await store.listMessages(projectId, { limit: 10 });
     await store.getMessage(projectId, 'f'.repeat(32));
@@ -519,7 +549,7 @@ describe('retention', () => {
       expect(ttl, key).toBeGreaterThan(50_000);
       expect(ttl, key).toBeLessThanOrEqual(60_000);
     }
-    for (const key of ['s', 'so', 'mo', 't', 'to', 'mt:promo']) expect(await raw.pttl(tag + key), key).toBe(-1);
+    for (const key of ['s', 'sk', 'sb:', 'mo', 't', 'to', 'mt:promo']) expect(await raw.pttl(tag + key), key).toBe(-1);
   });
 
   test('expired messages leave the listings, their index entries are dropped when met, counters stay', async () => {
