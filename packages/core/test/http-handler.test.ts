@@ -162,3 +162,58 @@ describe('paths and queries', () => {
     expect(options.status).toBe(405);
   });
 });
+
+describe('check answers, byte for byte', () => {
+  // The JSON text clients parse, key order included, so a faster way of building it cannot change it.
+  async function checkingHandler() {
+    const mailwarden = createMailwarden({ now: () => Date.UTC(2026, 0, 2, 3, 4, 5, 6) });
+    await mailwarden.suppressions.add('acme', 'Jane@Example.com');
+    await mailwarden.applyEvents('acme', [
+      {
+        provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'm-1', recipient: 'bob@example.com', trackingId: null,
+        occurredAt: new Date(Date.UTC(2025, 11, 31, 23, 59, 59, 999)), eventKey: 'e-1', details: { diagnostic: '550 5.1.1 no such user' },
+      },
+    ]);
+    return createHttpHandler(mailwarden, { apiKeys: { 'acme-key': 'acme' }, logger: { error: () => {} } });
+  }
+  const text = (body: string | Uint8Array) => Buffer.from(body).toString();
+  const headers = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-type': 'application/json; charset=utf-8' };
+
+  test('GET …/suppressions/check: a manual suppression, a webhook one with its cause, none', async () => {
+    const http = await checkingHandler();
+    const check = (email: string) => http.handle(request({ path: '/projects/acme/suppressions/check', query: `email=${encodeURIComponent(email)}` }));
+    const manual = await check(' JANE@example.com ');
+    expect(manual.status).toBe(200);
+    expect(manual.headers).toStrictEqual(headers);
+    expect(text(manual.body)).toBe(
+      '{"email":" JANE@example.com ","suppressed":true,"reason":"manual","created_at":"2026-01-02T03:04:05.006Z","source":"api","cause":null}',
+    );
+    const bounced = await check('bob@example.com');
+    const { cause } = JSON.parse(text(bounced.body)) as { cause: { message: string; event_id: string } };
+    expect(text(bounced.body)).toBe(
+      '{"email":"bob@example.com","suppressed":true,"reason":"hard_bounce","created_at":"2025-12-31T23:59:59.999Z","source":"webhook",' +
+        `"cause":{"provider":"sendgrid","message_id":"m-1","message":"${cause.message}","event_id":"${cause.event_id}",` +
+        '"event_at":"2025-12-31T23:59:59.999Z","diagnostic":"550 5.1.1 no such user"}}',
+    );
+    expect(text((await check('nobody@example.com')).body)).toBe('{"email":"nobody@example.com","suppressed":false}');
+  });
+
+  test('POST …/suppressions/check: one result per address, in order, echoed as sent', async () => {
+    const http = await checkingHandler();
+    const emails = ['nobody@example.com', 'JANE@EXAMPLE.COM', 'bob@example.com'];
+    const response = await http.handle(
+      request({
+        method: 'POST',
+        path: '/projects/acme/suppressions/check',
+        headers: { 'x-api-key': 'acme-key', 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ emails })),
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers).toStrictEqual(headers);
+    expect(text(response.body)).toBe(
+      '{"results":[{"email":"nobody@example.com","suppressed":false},{"email":"JANE@EXAMPLE.COM","suppressed":true,"reason":"manual"},' +
+        '{"email":"bob@example.com","suppressed":true,"reason":"hard_bounce"}]}',
+    );
+  });
+});
