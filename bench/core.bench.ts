@@ -20,7 +20,9 @@ const SUPPRESSIONS = 1_000_000;
 const PROJECT = 'bench';
 /** The first suppression's time; each later one is 1 ms newer (distinct, increasing times). */
 const START = Date.UTC(2025, 0, 1);
+/** Issue 12's goal for every check; issue 14 raised the one of a hit. */
 const CHECK_GOAL = 0.7;
+const CHECK_HIT_GOAL = 0.8;
 const BYTES_GOAL = 150;
 const BATCH_CHECK_SIZE = 100;
 const BATCH_CHECK_HITS = 10;
@@ -163,11 +165,12 @@ async function suppressionSections(context: SuiteContext, options: MeasureOption
   );
 
   const pairs = [
-    { ours: checkHit!, raw: rawHit!, what: '`suppressions.check`, address suppressed (hit)' },
-    { ours: checkMiss!, raw: rawMiss!, what: '`suppressions.check`, address not suppressed (miss)' },
+    { ours: checkHit!, raw: rawHit!, goal: CHECK_HIT_GOAL, what: '`suppressions.check`, address suppressed (hit)' },
+    { ours: checkMiss!, raw: rawMiss!, goal: CHECK_GOAL, what: '`suppressions.check`, address not suppressed (miss)' },
     {
       ours: checkMany!,
       raw: rawMany!,
+      goal: CHECK_GOAL,
       what: `\`suppressions.checkMany\` of ${BATCH_CHECK_SIZE} (${BATCH_CHECK_HITS} hits, ${BATCH_CHECK_SIZE - BATCH_CHECK_HITS} misses)`,
     },
   ];
@@ -189,14 +192,14 @@ async function suppressionSections(context: SuiteContext, options: MeasureOption
     tables: [
       {
         columns: ['case', 'ours, ops/s', 'raw floor, ops/s', 'ours / raw', 'goal', 'ours per address', 'raw per address', 'noise (ours / raw)'],
-        rows: pairs.map(({ ours: o, raw: r, what }) => {
+        rows: pairs.map(({ ours: o, raw: r, goal, what }) => {
           const value = ratio(o, r);
           return [
             what,
             formatCount(o.opsPerSecond),
             formatCount(r.opsPerSecond),
             formatRatio(value),
-            `≥ ${formatRatio(CHECK_GOAL)} ${value >= CHECK_GOAL ? 'met' : '**missed**'}`,
+            `≥ ${formatRatio(goal)} ${value >= goal ? 'met' : '**missed**'}`,
             formatNanos(o.nsPerItem),
             formatNanos(r.nsPerItem),
             `${formatPercent(o.spread)} / ${formatPercent(r.spread)}`,
