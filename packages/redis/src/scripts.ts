@@ -133,18 +133,16 @@ local function orderAdd(K, member)
   redis.call('ZADD', block, 0, member)
 end
 -- Removes a member from its block. An emptied block goes (its range falls to the block before); the
--- first block, head '', stays while others do.
+-- first block's head, '', stays while other blocks do.
 local function orderRemove(K, member)
   local head = orderHead(K, member)
   if not head then return end
   local block = orderBlockKey(K, head)
   redis.call('ZREM', block, member)
   if redis.call('EXISTS', block) == 1 then return end
-  if head ~= '' then
-    redis.call('ZREM', K.sk, head)
-  elseif redis.call('ZCARD', K.sk) == 1 then
-    redis.call('DEL', K.sk)
-  end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
 end
 -- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
 -- the value under the binary field, the member into its block. Returns the value, or false.
