@@ -58,7 +58,7 @@ function queries(count: number, hit: boolean, seed: number): string[] {
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The normalization steps of DESIGN §3 without validation: trim, NFC, lower-case, IDNA domain. */
-function rawNormalize(input: string): string {
+export function rawNormalize(input: string): string {
   const text = input.trim().normalize('NFC').toLowerCase();
   const at = text.lastIndexOf('@');
   const domain = text.slice(at + 1);
@@ -66,7 +66,7 @@ function rawNormalize(input: string): string {
 }
 
 // The fastest SHA-256 Node offers for a short string, as the store's hasher uses.
-function rawHash(email: string): string {
+export function rawHash(email: string): string {
   return oneShotHash('sha256', email, 'hex');
 }
 

@@ -15,7 +15,7 @@ import { createMailwarden } from '@mailwarden/core';
 import autocannon from 'autocannon';
 import express, { type Express, type Response } from 'express';
 import { fastify, type FastifyInstance } from 'fastify';
-import { address, mix } from './core.bench.js';
+import { address, mix, rawHash, rawNormalize } from './core.bench.js';
 import { median } from './measure.js';
 import { formatCount, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
 
@@ -31,7 +31,10 @@ const WEBHOOK_BATCH = 1000;
 const WEBHOOK_USER = 'sparkpost';
 const WEBHOOK_PASSWORD = 'bench-webhook-secret';
 const WEBHOOK_AUTHORIZATION = `Basic ${Buffer.from(`${WEBHOOK_USER}:${WEBHOOK_PASSWORD}`).toString('base64')}`;
+/** Single checks: issue 12's goals. */
 const GOALS = { fastify: 0.6, express: 0.7 } as const;
+/** Batch checks, either framework: issue 14's goal. */
+const BATCH_GOAL = 0.7;
 const CONNECTIONS = 50;
 /** Providers post webhooks with few connections; 1 000-event bodies of 50 connections would only queue. */
 const WEBHOOK_CONNECTIONS = 10;
@@ -174,21 +177,25 @@ async function oursServer(framework: Framework): Promise<Listening> {
 
 /**
  * The bare routes: the same paths, the API key compared with one string, the answer taken from a `Map`
- * of the same addresses (so the JSON is byte for byte ours), and the same extra headers. The webhook
- * route only parses the JSON body and counts its items.
+ * of the same addresses (so the JSON is byte for byte ours), and the same extra headers. A check does
+ * the work every check must, and only that: the in-process floor's (bench/core.bench.ts) normalization
+ * steps without validation and its SHA-256, then a `Map` lookup by the hash. The webhook route only
+ * parses the JSON body and counts its items.
  */
 async function bareServer(framework: Framework): Promise<Listening> {
   const table = new Map<string, number>();
-  for (let i = 0; i < SUPPRESSIONS; i++) table.set(address(i), START + i);
+  for (let i = 0; i < SUPPRESSIONS; i++) table.set(rawHash(rawNormalize(address(i))), START + i);
   const allowed = (key: unknown, projectId: string | undefined) => key === API_KEY && projectId === PROJECT;
   const check = (email: string) => {
-    const createdAt = table.get(email);
+    const createdAt = table.get(rawHash(rawNormalize(email)));
     return createdAt === undefined
       ? { email, suppressed: false }
       : { email, suppressed: true, reason: 'manual', created_at: new Date(createdAt).toISOString(), source: 'api', cause: null };
   };
   const checkMany = (emails: string[]) => ({
-    results: emails.map((email) => (table.has(email) ? { email, suppressed: true, reason: 'manual' } : { email, suppressed: false })),
+    results: emails.map((email) =>
+      table.has(rawHash(rawNormalize(email))) ? { email, suppressed: true, reason: 'manual' } : { email, suppressed: false },
+    ),
   });
   const ingested = (body: unknown) => ({ accepted: Array.isArray(body) ? body.length : 0, duplicates: 0, skipped: 0, warnings: [] });
 
@@ -637,7 +644,7 @@ async function frameworkChecks(
         what: `${name}: \`POST …/suppressions/check\`, ${BATCH_CHECK_SIZE} addresses (${BATCH_CHECK_HITS} hits)`,
         ours: oursBatch!,
         bare: bareBatch!,
-        goal: undefined,
+        goal: BATCH_GOAL,
       },
     ],
   };
@@ -667,7 +674,8 @@ function checkSection(pairs: Pair[], plan: LoadPlan, servers: ServerHandle[]): R
         `mounted at \`${PREFIX}\`), each over \`createMailwarden()\` with a memory store holding ${formatCount(SUPPRESSIONS)} ` +
         `manual suppressions (added through the service; ${oursSetup.map((s) => s.toFixed(1)).join(' and ')} s to start and fill), ` +
         `against a bare route of the same framework: the same path, the \`X-API-Key\` compared with one string, ` +
-        `the answer from a \`Map\` of the same addresses, sent with the same headers, so both answer the same JSON ` +
+        `each address normalized without validation (trim, NFC, lower-case, IDNA domain) and SHA-256-hashed as the ` +
+        `in-process floor does, the answer from a \`Map\` of the same addresses by hash, sent with the same headers, so both answer the same JSON ` +
         `byte for byte (checked before measuring). Bare Fastify returns the object (Fastify's default serializer, and ` +
         `its JSON body parser for the batch); bare Express sets the headers and \`res.end\`s \`JSON.stringify\` of it ` +
         `(\`express.json()\` for the batch), as the router does.`,
@@ -717,12 +725,12 @@ function checkSection(pairs: Pair[], plan: LoadPlan, servers: ServerHandle[]): R
     notes: [
       `Batch checks, in addresses per second: ` +
         pairs
-          .filter((pair) => pair.goal === undefined)
+          .filter((pair) => pair.ours.load.itemsPerRequest > 1)
           .map((pair) => `${pair.what.split(':')[0]} ${formatCount(pair.ours.itemsPerSecond)} (bare ${formatCount(pair.bare.itemsPerSecond)})`)
           .join(', ') +
-        `. The bare batch route looks the addresses up as given; ours normalizes, validates and SHA-256-hashes each ` +
-        `one, as every check must (see the memory store section for that work alone), so the batch ratio measures ` +
-        `mostly that work, not the binding. Every run ends in an error unless each request got a 2xx answer: ` +
+        `. Both bare routes normalize (without validating) and SHA-256-hash every address before looking it up, as ` +
+        `every check must and as the in-process, Redis and Postgres floors do; ours also validates each one (see the ` +
+        `memory store section for that work alone in process). Every run ends in an error unless each request got a 2xx answer: ` +
         `${formatCount(summaries.reduce((sum, s) => sum + s.requests, 0))} requests were timed, none failed.`,
       `How busy the CPUs were (user + system time over wall time, per sample): the server ${range(summaries.map((s) => s.serverBusy))}, ` +
         `the load generator ${range(summaries.map((s) => s.clientBusy))}. A server near 100 % is the bottleneck, as ` +
