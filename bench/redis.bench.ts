@@ -2,7 +2,7 @@
 // checks (HGET, HMGET), list pages at depth 0 and 1 000 000, applyEvents batches, tracking-ID search
 // over 100 000 IDs, and Redis memory per suppression. Uses REDIS_URL, or starts redis-server the way
 // the tests do (scripts/test-services.ts).
-import { randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import {
   createMailwarden,
   normalizeEmail,
@@ -16,11 +16,12 @@ import {
   type StoredEvent,
 } from '@mailwarden/core/store';
 import { createRedisStore } from '@mailwarden/redis';
+import { SUPPRESSION_BLOCK_MAX } from '../packages/redis/src/layout.js';
 import { Redis } from 'ioredis';
 import { address, eventBatch } from './core.bench.js';
 import { measureGroup, ratio, type BenchCase, type Measurement, type MeasureOptions } from './measure.js';
 import { formatBytes, formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
-import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, rawHash, startServer } from './store-bench.js';
+import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, startServer } from './store-bench.js';
 
 
 
@@ -48,7 +49,21 @@ export const redisSuite: BenchSuite = {
   },
 };
 
-/** The raw floor's address hash: trim, NFC, lower-case, SHA-256 (no validation; the bench addresses are ASCII). */
+/** The raw floor's address hash as bytes: trim, NFC, lower-case, SHA-256 (no validation; the bench addresses are ASCII). */
+const rawHashBytes = (email: string) => hash('sha256', email.trim().normalize('NFC').toLowerCase(), 'buffer');
+
+/** Bytes per suppression the Redis store keeps at most at 1 000 000 suppressions (issue 14). */
+const MEMORY_GOAL = 200;
+
+/** layout.ts orderBytes, written here again: the bench reads the blocks by raw commands. */
+function orderBytesOf(time: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  const value = time >= 0 ? Number.MAX_SAFE_INTEGER - time : -time;
+  bytes[0] = time >= 0 ? 0 : 1;
+  bytes.writeUIntBE(Math.floor(value / 2 ** 32), 1, 3);
+  bytes.writeUInt32BE(value % 2 ** 32, 4);
+  return bytes;
+}
 
 const usedMemory = async (redis: Redis) => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
 
@@ -77,10 +92,15 @@ async function suppressionSections(
 ): Promise<ReportSection[]> {
   const total = context.quick ? 100_000 : SUPPRESSIONS;
   const project = 'suppressions';
-  const key = `${keyPrefix}{${project}}:s`;
+  const tag = `${keyPrefix}{${project}}:`;
+  const key = `${tag}s`;
   const hashEmail = createEmailHasher();
   const emails = Array.from({ length: total }, (_, i) => normalizeEmail(address(i)));
   const hashes = emails.map((email) => hashEmail(email));
+  /** The HASH field of a hash, as the raw side passes it (layout.ts suppressionField): its first 30 bytes. */
+  const field = (hash: string) => Buffer.from(hash.slice(0, 60), 'hex');
+  /** The raw floor's field of an address: the same hash, straight to bytes. */
+  const rawField = (email: string) => rawHashBytes(email).subarray(0, 30);
 
   context.log(`adding ${formatCount(total)} suppressions through addSuppression, 1 000 in flight…`);
   const before = await usedMemory(raw);
@@ -88,8 +108,21 @@ async function suppressionSections(
     store.addSuppression(project, { hash: hashes[i]!, email: emails[i]!, reason: 'manual', createdAt: START + i }),
   );
   const bytes = (await usedMemory(raw)) - before;
-  const keyBytes =
-    Number(await raw.memory('USAGE', key, 'SAMPLES', 0)) + Number(await raw.memory('USAGE', `${keyPrefix}{${project}}:so`, 'SAMPLES', 0));
+  // The order blocks, named after their heads (layout.ts suppressionBlockKeyOf).
+  const heads = (await raw.zrangeBuffer(`${tag}sk`, 0, -1)) as Buffer[];
+  const blockOf = (head: Buffer) => Buffer.concat([Buffer.from(`${tag}sb:`), head]);
+  const keysBytes = async (keys: (string | Buffer)[]) => {
+    let sum = 0;
+    for (let from = 0; from < keys.length; from += 1000) {
+      const pipeline = raw.pipeline();
+      for (const k of keys.slice(from, from + 1000)) pipeline.memory('USAGE', k, 'SAMPLES', 0);
+      for (const [, usage] of (await pipeline.exec())!) sum += Number(usage);
+    }
+    return sum;
+  };
+  const hashBytes = await keysBytes([key]);
+  const orderBytes = await keysBytes([`${tag}sk`, ...heads.map(blockOf)]);
+  const keyBytes = hashBytes + orderBytes;
 
   const mailwarden = createMailwarden({ store });
   const MASK = (1 << 16) - 1;
@@ -100,6 +133,9 @@ async function suppressionSections(
   const batches = Array.from({ length: 256 }, (_, b) =>
     Array.from({ length: BATCH }, (_, j) => (j % 10 === 0 ? hitHashes[(b * BATCH + j) & MASK]! : missHashes[(b * BATCH + j) & MASK]!)),
   );
+  const hitFields = hitHashes.map(field);
+  const missFields = missHashes.map(field);
+  const batchFields = batches.map((batch) => batch.map(field));
   const batchEmails = batches.map((batch, b) => batch.map((_, j) => (j % 10 === 0 ? hitEmails[(b * BATCH + j) & MASK]! : `missing-${j}@example.com`)));
   if ((await store.getSuppression(project, hitHashes[7]!)) === undefined || !(await mailwarden.suppressions.check(project, hitEmails[7]!)).suppressed) {
     throw new Error('bench: a stored address is not found');
@@ -110,41 +146,45 @@ async function suppressionSections(
   context.log('checks…');
   const [checkHit, rawHit] = await group([
     { name: 'check', run: () => mailwarden.suppressions.check(project, hitEmails[n++ & MASK]!) },
-    { name: 'hash + HGET', run: () => raw.hget(key, rawHash(hitEmails[n++ & MASK]!)) },
+    { name: 'hash + HGET', run: () => raw.hget(key, rawField(hitEmails[n++ & MASK]!)) },
   ]);
   const [getHit, rawHit2] = await group([
     { name: 'getSuppression', run: () => store.getSuppression(project, hitHashes[n++ & MASK]!) },
-    { name: 'HGET', run: () => raw.hget(key, hitHashes[n++ & MASK]!) },
+    { name: 'HGET', run: () => raw.hget(key, hitFields[n++ & MASK]!) },
   ]);
   const [getMiss, rawMiss] = await group([
     { name: 'getSuppression, miss', run: () => store.getSuppression(project, missHashes[n++ & MASK]!) },
-    { name: 'HGET, miss', run: () => raw.hget(key, missHashes[n++ & MASK]!) },
+    { name: 'HGET, miss', run: () => raw.hget(key, missFields[n++ & MASK]!) },
   ]);
   const [checkMany, rawMany] = await group([
     { name: 'checkMany', run: () => mailwarden.suppressions.checkMany(project, batchEmails[n++ & 255]!) },
-    { name: 'hash + HMGET', run: () => raw.hmget(key, ...batchEmails[n++ & 255]!.map(rawHash)) },
+    { name: 'hash + HMGET', run: () => raw.hmget(key, ...batchEmails[n++ & 255]!.map(rawField)) },
   ]);
   const [getMany, rawMany2] = await group([
     { name: 'getSuppressions', run: () => store.getSuppressions(project, batches[n++ & 255]!) },
-    { name: 'HMGET', run: () => raw.hmget(key, ...batches[n++ & 255]!) },
+    { name: 'HMGET', run: () => raw.hmget(key, ...batchFields[n++ & 255]!) },
   ]);
 
   context.log('list pages at depth 0 and 1 000 000…');
-  const order = `${keyPrefix}{${project}}:so`;
-  const deepMember = (await raw.zrange(order, total - PAGE - 1, total - PAGE - 1))[0]!;
-  const deepHash = deepMember.slice(17);
-  const deepAt = START + hashes.indexOf(deepHash);
-  const deep = { createdAt: deepAt, hash: deepHash };
+  // Newest first, suppression i at depth total − 1 − i: the deep cursor is the one just before the last page.
+  const deep = { createdAt: START + PAGE, hash: hashes[PAGE]! };
+  const deepMember = Buffer.concat([orderBytesOf(deep.createdAt), Buffer.from(deep.hash, 'hex')]);
+  // The raw side reads the block that holds each cursor (found here, untimed).
+  const deepHead = ((await raw.zrangeBuffer(`${tag}sk`, Buffer.concat([Buffer.from('['), deepMember]), '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)) as Buffer[])[0]!;
+  const [firstBlock, deepBlock] = [blockOf(Buffer.alloc(0)), blockOf(deepHead)];
+  const afterDeep = Buffer.concat([Buffer.from('('), deepMember]);
   if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE) throw new Error('bench: the deep page is short');
   const [first, deepPage, rawFirst, rawDeep] = await group([
     { name: 'page at depth 0', run: () => store.listSuppressions(project, { limit: PAGE }) },
     { name: `page at depth ${total - PAGE}`, run: () => store.listSuppressions(project, { limit: PAGE, after: deep }) },
-    { name: 'ZRANGE BYLEX at depth 0', run: () => raw.zrange(order, '-', '+', 'BYLEX', 'LIMIT', 0, PAGE) },
-    { name: 'ZRANGE BYLEX deep', run: () => raw.zrange(order, `(${deepMember}`, '+', 'BYLEX', 'LIMIT', 0, PAGE) },
+    { name: 'ZRANGE BYLEX at depth 0', run: () => raw.zrangeBuffer(firstBlock, '-', '+', 'BYLEX', 'LIMIT', 0, PAGE) },
+    { name: 'ZRANGE BYLEX deep', run: () => raw.zrangeBuffer(deepBlock, afterDeep, '+', 'BYLEX', 'LIMIT', 0, PAGE) },
   ]);
   const deepOverFirst = 1 / ratio(deepPage!, first!);
 
-  await raw.unlink(key, order);
+  for (let from = 0; from < heads.length; from += 1000) await raw.unlink(...heads.slice(from, from + 1000).map(blockOf));
+  await raw.unlink(key, `${tag}sk`);
+  const perSuppression = bytes / total;
   return [
     {
       title: `Redis store: suppression checks and pages, ${formatCount(total)} suppressions in one project`,
@@ -155,7 +195,8 @@ async function suppressionSections(
           `(check), \`HMGET\` of ${BATCH} hashes (batch check, 10 hits), \`ZRANGE … BYLEX LIMIT\` of the order ` +
           `index (a page, without the records). "check" and "checkMany" go through the service (validate, ` +
           `normalize, hash, store), so their raw side hashes too (trim, NFC, lower-case, SHA-256, no validation); ` +
-          `\`getSuppression(s)\` are the store alone against the bare command. Goals: a check within ${formatRatio(GOALS.single)} ` +
+          `\`getSuppression(s)\` are the store alone against the bare command (\`HGET\`/\`HMGET\` of the binary fields, ` +
+          `and \`ZRANGE … BYLEX\` of the order block that holds the cursor). Goals: a check within ${formatRatio(GOALS.single)} ` +
           `of the raw round trip, a batch within ${formatRatio(GOALS.batch)}, a page at depth ${formatCount(total)} ` +
           `within ${formatRatio(GOALS.deep)} of the first page.`,
       ],
@@ -191,15 +232,24 @@ async function suppressionSections(
       intro: [
         `Filled through \`addSuppression\` (the real script, EVALSHA), 1 000 calls in flight on one connection: ` +
           `${formatCount(total)} adds in ${(fillMs / 1000).toFixed(1)} s (${formatCount((total * 1000) / fillMs)} adds/s). ` +
-          `Each suppression is one HASH field (64-character hex hash → \`<reason rank><createdAt>:<email>\`) and one ` +
-          `ZSET member (17-character order prefix + the hash), with addresses like \`${address(123456)}\`.`,
+          `Each suppression is one field of one HASH (the hash's first 30 bytes, binary → \`<reason rank><createdAt>:<email>\`) ` +
+          `and one member (8 order bytes + the 32 bytes of the hash) of an order block, a ZSET of at most ${SUPPRESSION_BLOCK_MAX} ` +
+          `that stays a listpack; ${formatCount(heads.length)} blocks, named in a ZSET of heads. Addresses like \`${address(123456)}\`. ` +
+          `Goal: at most ${MEMORY_GOAL} bytes per suppression by \`INFO memory\` (the release before the blocks took 358).`,
       ],
       tables: [
         {
-          columns: ['measure', 'total', 'bytes per suppression'],
+          columns: ['measure', 'total', 'bytes per suppression', 'goal'],
           rows: [
-            ['`INFO memory` used_memory, after − before', formatBytes(bytes), (bytes / total).toFixed(1)],
-            ['`MEMORY USAGE` of the HASH + the ZSET (SAMPLES 0)', formatBytes(keyBytes), (keyBytes / total).toFixed(1)],
+            [
+              '`INFO memory` used_memory, after − before',
+              formatBytes(bytes),
+              perSuppression.toFixed(1),
+              `≤ ${MEMORY_GOAL} ${perSuppression <= MEMORY_GOAL ? 'met' : '**missed**'}`,
+            ],
+            ['`MEMORY USAGE` of the HASH', formatBytes(hashBytes), (hashBytes / total).toFixed(1), '—'],
+            [`\`MEMORY USAGE\` of the order: heads + ${formatCount(heads.length)} blocks`, formatBytes(orderBytes), (orderBytes / total).toFixed(1), '—'],
+            ['`MEMORY USAGE`, all (SAMPLES 0)', formatBytes(keyBytes), (keyBytes / total).toFixed(1), '—'],
           ],
         },
       ],

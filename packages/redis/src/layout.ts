@@ -138,6 +138,17 @@ export const SUPPRESSION_BLOCK_MAX = 128;
 export const suppressionField = (hash: string): Buffer => Buffer.from(hash.slice(0, 2 * SUPPRESSION_FIELD_BYTES), 'hex');
 
 /**
+ * `suppressionField` of each hash, from one hex decode of them all (a check of 100 spends half the time
+ * of decoding each), or undefined when one is not 64 lower-case hex digits: no field holds such a hash.
+ */
+export function suppressionFields(hashes: readonly string[]): Buffer[] | undefined {
+  const hex = hashes.join('');
+  const bytes = Buffer.from(hex, 'hex');
+  if (!hashes.every((hash) => hash.length === 64) || bytes.toString('hex') !== hex) return undefined;
+  return hashes.map((_, i) => bytes.subarray(32 * i, 32 * i + SUPPRESSION_FIELD_BYTES));
+}
+
+/**
  * A time as 8 bytes whose byte order is the time's descending order: `orderOf`'s two parts in binary,
  * a byte 0 and 2^53 − 1 − t in 7 bytes big-endian for t ≥ 0, a byte 1 and −t below. The Lua
  * `orderBytes` writes the same.

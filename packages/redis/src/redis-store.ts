@@ -37,7 +37,7 @@ import {
   orderMember,
   orderOf,
   packSuppression,
-  suppressionField,
+  suppressionFields,
   suppressionMember,
   projectKeys,
   projectPrefix,
@@ -101,8 +101,8 @@ const RECORDS_PER_CALL = 1000;
  */
 export const EVENTS_PER_SCRIPT = 100;
 const DEFAULT_SCAN_BUDGET = 20_000;
-/** Suppressions one upgradeSuppressions call moves to the current layout: about 10 ms of Redis. */
-export const UPGRADE_PER_CALL = 1000;
+/** Suppressions one upgradeSuppressions call moves to the current layout: 5–7 ms of Redis (about 13 µs each). */
+export const UPGRADE_PER_CALL = 500;
 /** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
 const BUILD_PER_CALL = 5000;
 
@@ -314,17 +314,18 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    */
   const storedValues = async (projectId: string, hashes: readonly string[]): Promise<(string | null)[]> => {
     const keys = projectKeys(keyPrefix, projectId);
-    // Anything but 64 lower-case hex is stored under no field (the binary field would read 'ABC…' as 'abc…').
-    if (!hashes.every(isEmailHash)) {
+    const fields = suppressionFields(hashes);
+    if (fields === undefined) {
+      // Anything but 64 lower-case hex is stored under no field (decoded, 'ABC…' would read as 'abc…').
       const valid = hashes.filter(isEmailHash);
       const values = valid.length === 0 ? [] : await storedValues(projectId, valid);
       let at = 0;
       return hashes.map((hash) => (isEmailHash(hash) ? values[at++]! : null));
     }
     if (upgraded.has(projectId)) {
-      return hashes.length === 1
-        ? [await client.hget(keys.suppressions, suppressionField(hashes[0]!)).catch(fail)]
-        : client.hmget(keys.suppressions, ...hashes.map(suppressionField)).catch(fail);
+      return fields.length === 1
+        ? [await client.hget(keys.suppressions, fields[0]!).catch(fail)]
+        : client.hmget(keys.suppressions, ...fields).catch(fail);
     }
     const [legacy, ...values] = (await run(scripts.getLegacySuppressions, [keys.suppressions, keys.legacySuppressionOrder], hashes)) as [number, ...(string | null)[]];
     if (legacy === 0) upgraded.add(projectId);
