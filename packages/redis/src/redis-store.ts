@@ -19,6 +19,7 @@ import {
   type MessageRecord,
   type StoredEvent,
   type SuppressionInvalidation,
+  type SuppressionPosition,
   type SuppressionRecord,
   type TrackingIdRecord,
   type WebhookTokenClaim,
@@ -130,7 +131,7 @@ function latestStart(afterStart: string, to: number | undefined): string {
 }
 
 /** `latestStart` for the binary members of the suppression order blocks. */
-function latestSuppressionStart(after: SuppressionRecord | { createdAt: number; hash: string } | undefined, to: number | undefined): Buffer | string {
+function latestSuppressionStart(after: SuppressionPosition | undefined, to: number | undefined): Buffer | string {
   const afterMember = after === undefined ? undefined : suppressionMember(after.createdAt, after.hash);
   if (to === undefined) return afterMember === undefined ? '-' : Buffer.concat([EXCLUSIVE, afterMember]);
   const toStart = orderBytes(Math.max(to - 1, -Number.MAX_SAFE_INTEGER));
