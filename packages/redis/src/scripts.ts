@@ -74,9 +74,18 @@ end
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
 local FIELD_BYTES, ORDER_BLOCK_MAX = ${SUPPRESSION_FIELD_BYTES}, ${SUPPRESSION_BLOCK_MAX}
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so } end
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
 local function unhex(h)
-  return (string.gsub(h, '%x%x', function(x) return string.char(tonumber(x, 16)) end))
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
 end
 local function hex(b)
   return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
@@ -97,9 +106,8 @@ local function timeOfBytes(b)
   if string.byte(b, 1) == 0 then return MAX - v end
   return -v
 end
--- layout.ts suppressionField and suppressionMember, from the 64-hex hash.
-local function fieldOf(h) return unhex(string.sub(h, 1, 2 * FIELD_BYTES)) end
-local function memberOf(createdAt, h) return orderBytes(createdAt) .. unhex(h) end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
 local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
@@ -150,33 +158,36 @@ local function upgradeSuppression(K, legacyMember)
   local h = string.sub(legacyMember, 18)
   local v = redis.call('HGET', K.s, h)
   if v then
+    local hash = unhex(h)
     redis.call('HDEL', K.s, h)
-    redis.call('HSET', K.s, fieldOf(h), v)
-    orderAdd(K, orderBytes(timeOf(legacyMember)) .. unhex(h))
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
   end
   redis.call('ZREM', K.so, legacyMember)
   return v
 end
--- The stored value of hash h (64 hex), or false, and its HASH field. A suppression still in the old
--- layout (its field the 64-hex hash) is upgraded first, so writes see one layout.
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
 local function storedSuppression(K, h)
-  local field = fieldOf(h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
   local v = redis.call('HGET', K.s, field)
-  if v then return v, field end
+  if v or not K.legacy then return v, field, hash end
   local legacy = redis.call('HGET', K.s, h)
   if legacy then
     local _, createdAt = unpackSuppression(legacy)
-    return upgradeSuppression(K, order(createdAt) .. h), field
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
   end
-  return false, field
+  return false, field, hash
 end
 -- Deletes the suppression of hash h. Returns the value it deleted, or false.
 local function deleteSuppression(K, h)
-  local v, field = storedSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
   if not v then return false end
   local _, createdAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
-  orderRemove(K, memberOf(createdAt, h))
+  orderRemove(K, orderBytes(createdAt) .. hash)
   return v
 end
 -- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
@@ -186,11 +197,11 @@ end
 -- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
 -- when s raised it, else 'a'.
 local function mergeSuppression(K, s, changed)
-  local v, field = storedSuppression(K, s.h)
+  local v, field, hash = storedSuppression(K, s.h)
   local outcome = 'a'
   if not v then
     redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
-    orderAdd(K, memberOf(s.c, s.h))
+    orderAdd(K, orderBytes(s.c) .. hash)
     outcome = 's'
   else
     local rank, createdAt, email, provenance = unpackSuppression(v)
@@ -208,7 +219,6 @@ local function mergeSuppression(K, s, changed)
     if newRank > rank then outcome = tostring(rank) end
     redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
     if newCreatedAt ~= createdAt then
-      local hash = unhex(s.h)
       orderRemove(K, orderBytes(createdAt) .. hash)
       orderAdd(K, orderBytes(newCreatedAt) .. hash)
     end
@@ -260,10 +270,10 @@ export const addSuppression = script(
   'addSuppression',
   String.raw`
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
-local existing, field = storedSuppression(K, ARGV[1])
+local existing, field, hash = storedSuppression(K, ARGV[1])
 if existing then return existing end
 redis.call('HSET', K.s, field, ARGV[2])
-orderAdd(K, memberOf(tonumber(ARGV[3]), ARGV[1]))
+orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
 publish(ARGV[4], ARGV[5], { ARGV[1] })
 return false
 `,
@@ -329,7 +339,6 @@ export const listSuppressions = script(
   String.raw`
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local start, stop, limit, rank, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
-local legacy = redis.call('EXISTS', K.so) == 1
 local stopAt = stop ~= '+' and string.sub(stop, 2)
 -- A bound of the order blocks as the same bound of the old order.
 local function legacyBound(bound)
@@ -349,7 +358,7 @@ local function range(start, n)
     head = #members < n and redis.call('ZRANGE', K.sk, '(' .. head, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
     if head and stopAt and not before(head, stopAt) then head = nil end
   end
-  if not legacy then return members, fields end
+  if not K.legacy then return members, fields end
   local merged, mergedFields, i = {}, {}, 1
   for _, old in ipairs(redis.call('ZRANGE', K.so, legacyBound(start), legacyBound(stop), 'BYLEX', 'LIMIT', 0, n)) do
     local member = orderBytes(timeOf(old)) .. unhex(string.sub(old, 18))
@@ -406,7 +415,7 @@ export const getLegacySuppressions = script(
   String.raw`
 local reply = { redis.call('EXISTS', KEYS[2]) }
 for i, h in ipairs(ARGV) do
-  local values = redis.call('HMGET', KEYS[1], fieldOf(h), h)
+  local values = redis.call('HMGET', KEYS[1], fieldOf(unhex(h)), h)
   reply[i + 1] = values[1] or values[2]
 end
 return reply
