@@ -88,7 +88,8 @@ export type RedisStore = Store &
      * 64-hex hash and the `so` ZSET) to the current layout, in script calls of `UPGRADE_PER_CALL`,
      * each whole: it may stop anywhere (a failure, `close()`, a crash) and resume later. Reads and
      * writes see every suppression meanwhile. The store starts it by itself the first time a check
-     * finds the old layout; call it to upgrade ahead, e.g. after a deploy. Resolves once none remain.
+     * finds the old layout (again 10 s after one failed); call it to upgrade ahead, e.g. after a
+     * deploy. Resolves once none remain; rejects as a write does when Redis refuses a step.
      */
     upgradeSuppressions(projectId: string): Promise<void>;
   };
@@ -104,6 +105,8 @@ export const EVENTS_PER_SCRIPT = 100;
 const DEFAULT_SCAN_BUDGET = 20_000;
 /** Suppressions one upgradeSuppressions call moves to the current layout: 5–7 ms of Redis (about 13 µs each). */
 export const UPGRADE_PER_CALL = 500;
+/** How long after a failed background upgrade checks leave it alone. */
+const UPGRADE_RETRY_MS = 10_000;
 /** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
 const BUILD_PER_CALL = 5000;
 
@@ -288,6 +291,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const upgraded = new Set<string>();
   /** Upgrades under way in this store, by project. */
   const upgrades = new Map<string, Promise<void>>();
+  /** When a check may start the upgrade of a project again after one failed. */
+  const upgradeRetryAt = new Map<string, number>();
   let closed = false;
   const upgradeSuppressions = (projectId: string): Promise<void> => {
     let upgrade = upgrades.get(projectId);
@@ -330,7 +335,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
     const [legacy, ...values] = (await run(scripts.getLegacySuppressions, [keys.suppressions, keys.legacySuppressionOrder], hashes)) as [number, ...(string | null)[]];
     if (legacy === 0) upgraded.add(projectId);
-    else if (!closed) upgradeSuppressions(projectId).catch(() => {});
+    else if (!closed && !(Date.now() < (upgradeRetryAt.get(projectId) ?? 0))) {
+      // A refused upgrade (a read-only replica, out of memory) is tried again at a check a while later.
+      upgradeSuppressions(projectId).catch(() => upgradeRetryAt.set(projectId, Date.now() + UPGRADE_RETRY_MS));
+    }
     return values;
   };
 

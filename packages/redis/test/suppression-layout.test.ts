@@ -302,6 +302,32 @@ describe('upgrade of the old layout', () => {
     await expectLayout(raw, tag, records);
   });
 
+  test('a store whose upgrade Redis refuses (a read-only replica, out of memory) answers every check and leaves the upgrade for a while', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const records = legacyRecords(10);
+    await writeLegacy(raw, tag, records);
+    // Writes are EVALSHA; the checks' reads are EVALSHA_RO and go through.
+    let refused = 0;
+    const refusing = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property === 'evalsha' || property === 'eval'
+          ? () => {
+              refused++;
+              return Promise.reject(new Error("READONLY You can't write against a read only replica."));
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const store = createRedisStore({ client: refusing, keyPrefix });
+    const hashes = records.map((r) => r.hash);
+    expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(records);
+    while (refused === 0) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 5; i++) expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(records);
+    expect(refused).toBe(1);
+    await expect(store.upgradeSuppressions(projectId)).rejects.toMatchObject({ code: 'store_unavailable' });
+    expect(await raw.zcard(`${tag}so`)).toBe(10);
+  });
+
   test('checks from other connections find every suppression at every moment of the upgrade', async () => {
     const { keyPrefix, projectId, tag } = fresh();
     const records = legacyRecords(1500);
