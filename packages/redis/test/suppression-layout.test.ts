@@ -186,7 +186,26 @@ describe('order blocks', () => {
   test('any adds, merges, removes and upgrade steps, from any old layout, keep blocks in shape and every answer the model’s', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(arbitraryRecord, { maxLength: 300, size: 'max' }), fc.array(step, { maxLength: 8 }), fc.integer({ min: 1, max: 60 }), run),
-      { numRuns: 40 },
+      {
+        numRuns: 40,
+        examples: [
+          // Pinned: 300 old suppressions in one time, half upgraded; then 300 merges that move most of
+          // them earlier (a remove and an add in the blocks, splitting full ones), removes across both
+          // layouts, and the rest of the upgrade in small steps.
+          [
+            Array.from({ length: 300 }, (_, i): [number, number, number] => [i, i % 3, 12]),
+            [
+              { kind: 'upgrade', count: 150 },
+              { kind: 'merge', records: Array.from({ length: 300 }, (_, i): [number, number, number] => [(i * 7) % ADDRESSES, 2, i % 12]) },
+              { kind: 'remove', indexes: Array.from({ length: 120 }, (_, i) => i * 3) },
+              { kind: 'upgrade', count: 7 },
+              { kind: 'add', record: [399, 0, 0] },
+              { kind: 'upgrade', count: 150 },
+            ],
+            7,
+          ],
+        ],
+      },
     );
   });
 
