@@ -347,6 +347,51 @@ describe('upgrade of the old layout', () => {
     expect(await raw.zcard(`${tag}so`)).toBe(10);
   });
 
+  test('several stores upgrading, merging, removing and checking at once end in the model’s state; kept suppressions are always found', async () => {
+    const { keyPrefix, projectId, tag } = fresh();
+    const records = legacyRecords(1200);
+    await writeLegacy(raw, tag, records);
+    const [kept, removed] = [records.filter((_, i) => i % 4 !== 0), records.filter((_, i) => i % 4 === 0)];
+    // Joins commute: reasons only rise and times only move earlier, whichever store merges first.
+    const merges = kept.filter((_, i) => i % 3 === 0).map((r, i) => ({ ...r, reason: 'complaint' as const, createdAt: r.createdAt - (i % 5) }));
+    const added = Array.from({ length: 300 }, (_, i) => record(10_000 + i, reasons[i % 3]!, T0 + (i % 40)));
+    const connections = Array.from({ length: 3 }, () => new Redis(inject('redisUrl')));
+    try {
+      const stores = connections.map((connection) => createRedisStore({ client: connection, keyPrefix, scanBudget: 50 }));
+      const keptHashes = kept.map((r) => r.hash);
+      await Promise.all([
+        stores[0]!.upgradeSuppressions(projectId),
+        stores[1]!.upgradeSuppressions(projectId),
+        (async () => {
+          for (let from = 0; from < merges.length; from += 40) await stores[2]!.mergeSuppressions(projectId, merges.slice(from, from + 40));
+        })(),
+        (async () => {
+          for (let from = 0; from < removed.length; from += 25) await stores[1]!.removeSuppressions(projectId, removed.slice(from, from + 25).map((r) => r.hash));
+        })(),
+        (async () => {
+          for (let from = 0; from < added.length; from += 30) await stores[0]!.mergeSuppressions(projectId, added.slice(from, from + 30));
+        })(),
+        (async () => {
+          // Each round a store that never saw the project: its first check reads both layouts.
+          for (let round = 0; round < 8; round++) {
+            const found = await createRedisStore({ client: connections[round % 3]!, keyPrefix }).getSuppressions(projectId, keptHashes);
+            expect(found.filter((r) => r === undefined)).toHaveLength(0);
+          }
+        })(),
+      ]);
+      await stores[2]!.upgradeSuppressions(projectId);
+      const model = createStoreModel();
+      await model.mergeSuppressions(projectId, [...kept, ...merges, ...added]);
+      const expected = await walk(model, projectId, 1000);
+      expect(await raw.exists(`${tag}so`)).toBe(0);
+      await expectLayout(raw, tag, expected);
+      await expectSameAnswers(stores[2]!, model, projectId, [...records, ...added].map((r) => r.hash), 45);
+      await Promise.all(stores.map((store) => store.close()));
+    } finally {
+      await Promise.all(connections.map((connection) => connection.quit()));
+    }
+  });
+
   test('checks from other connections find every suppression at every moment of the upgrade', async () => {
     const { keyPrefix, projectId, tag } = fresh();
     const records = legacyRecords(1500);
