@@ -19,10 +19,12 @@ const WHITE_SPACE = /[\s\u0085]/;
 const LOCAL_CHAR = 1;
 const DOT = 2;
 const HOST_CHAR = 4;
+const UPPER_CASE = 8;
 const HYPHEN = 0x2d;
 const PLAIN_CHARS = new Uint8Array(128);
 for (const char of "!#$%&'*+/=?^_`{|}~") PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR;
-for (const char of '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-') PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR | HOST_CHAR;
+for (const char of '0123456789abcdefghijklmnopqrstuvwxyz-') PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR | HOST_CHAR;
+for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZ') PLAIN_CHARS[char.charCodeAt(0)] = LOCAL_CHAR | HOST_CHAR | UPPER_CASE;
 PLAIN_CHARS[0x2e] = DOT;
 
 export type NormalizeResult = { ok: true; email: string } | { ok: false; reason: string };
@@ -49,6 +51,8 @@ function plainAddress(input: string): string | undefined {
   const length = input.length;
   const at = input.lastIndexOf('@');
   if (at < 1 || at > MAX_LOCAL_OCTETS || length > MAX_ADDRESS_OCTETS) return undefined;
+  // Whether any letter is upper-case: `toLowerCase` costs about as much as this whole pass.
+  let seen = 0;
   // The local part: no dot first, last or after another.
   let previous = DOT;
   for (let i = 0; i < at; i++) {
@@ -56,6 +60,7 @@ function plainAddress(input: string): string | undefined {
     const kind = code < 128 ? PLAIN_CHARS[code]! : 0;
     if ((kind & (LOCAL_CHAR | DOT)) === 0 || (kind & previous & DOT) !== 0) return undefined;
     previous = kind;
+    seen |= kind;
   }
   if (previous === DOT) return undefined;
   // The domain, label by label; the end of the text closes the last one.
@@ -69,9 +74,14 @@ function plainAddress(input: string): string | undefined {
       if (input.charCodeAt(labelStart) === HYPHEN || input.charCodeAt(i - 1) === HYPHEN) return undefined;
       labels++;
       labelStart = i + 1;
-    } else if (code >= 128 || (PLAIN_CHARS[code]! & HOST_CHAR) === 0) return undefined;
+    } else {
+      const kind = code < 128 ? PLAIN_CHARS[code]! : 0;
+      if ((kind & HOST_CHAR) === 0) return undefined;
+      seen |= kind;
+    }
   }
-  return labels < 2 ? undefined : input.toLowerCase();
+  if (labels < 2) return undefined;
+  return (seen & UPPER_CASE) === 0 ? input : input.toLowerCase();
 }
 
 /** Every step of the normalization, for any input string: see `tryNormalizeEmail`. */
