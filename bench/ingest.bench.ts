@@ -4,6 +4,7 @@
 import { createHmac, createPublicKey, createSign, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
 import { createMailwarden, type Mailwarden, type WebhookRequest } from '@mailwarden/core';
 import { fetchTestSnsCertificate, testSnsSigner, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
+import { goalCell, recordGoal } from './goals.js';
 import { measureGroup, ratio, type Measurement } from './measure.js';
 import { formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection } from './report.js';
 
@@ -244,13 +245,16 @@ export const ingestSuite: BenchSuite = {
         ],
         options,
       );
+      const value = ratio(ours!, parsed!);
+      recordGoal(`ingest ${provider}`, value);
       rows.push([
         label,
         formatCount(ours!.itemsPerSecond),
         formatNanos(ours!.nsPerOp / events),
         floorLabel,
         formatCount(parsed!.itemsPerSecond),
-        formatRatio(ratio(ours!, parsed!)),
+        formatRatio(value),
+        goalCell(`ingest ${provider}`, value),
         `${formatPercent(ours!.spread)} / ${formatPercent(parsed!.spread)}`,
       ]);
     }
@@ -271,7 +275,7 @@ export const ingestSuite: BenchSuite = {
       ],
       tables: [
         {
-          columns: ['case', 'ours, events/s', 'ours per event', 'floor', 'floor, events/s', 'ours / floor', 'noise (ours / floor)'],
+          columns: ['case', 'ours, events/s', 'ours per event', 'floor', 'floor, events/s', 'ours / floor', 'goal', 'noise (ours / floor)'],
           rows,
         },
       ],

@@ -11,6 +11,7 @@ import { dashboardSuite } from './dashboard.bench.js';
 import { httpSuite } from './http.bench.js';
 import { importSuite } from './import.bench.js';
 import { ingestSuite } from './ingest.bench.js';
+import { goalsSection } from './goals.js';
 import { collectGarbage } from './measure.js';
 import { postgresSuite } from './postgres.bench.js';
 import { redisSuite } from './redis.bench.js';
@@ -73,7 +74,7 @@ added the benchmark. Benchmarks never run in the tests; nothing asserts timings.
 against the revision before it is in [performance-history.md](performance-history.md)
 (\`npm run bench:compare\`).
 
-${sections.map(renderSection).join('\n\n')}
+${[goalsSection(), ...sections].filter((section) => section !== undefined).map(renderSection).join('\n\n')}
 `;
 
 if (writeDoc) {

@@ -85,7 +85,8 @@ function plainAddress(input: string): string | undefined {
 }
 
 /** Every step of the normalization, for any input string: see `tryNormalizeEmail`. */
-export function normalizeInFull(input: string): NormalizeResult {  const trimmed = trimWhiteSpace(input);
+export function normalizeInFull(input: string): NormalizeResult {
+  const trimmed = trimWhiteSpace(input);
   // ASCII (nearly every address) is its own NFC and stays ASCII when lower-cased: it skips the Unicode
   // steps. Otherwise each letter is lower-cased on its own, as IDNA does: `toLowerCase` alone turns a
   // word-final Σ into ς, so `ΑΣ@x.gr` and `Ασ@x.gr` would be two addresses. Lower-casing can produce
