@@ -128,16 +128,17 @@ interface MessageSlot {
   firstEventAt: number;
   lastEventAt: number;
   record: MessageRecord;
+  /** When each fact was first established (`mergeFactTimes`). */
+  factTimes: FactTimes;
+  /** The message's timeline, in order. */
+  timeline: TimelineEntry[];
 }
 
 class ProjectState {
   readonly suppressions = new SuppressionTable();
   readonly eventKeys: EventKeys;
+  /** Each message with its fact times and timeline, by message key: one lookup per event finds all three. */
   readonly messages = new Map<string, MessageSlot>();
-  /** Each message's timeline, by message key: present exactly while the message is. */
-  readonly timelines = new Map<string, TimelineEntry[]>();
-  /** Each message's fact times (`mergeFactTimes`), by message key: present exactly while the message is. */
-  readonly factTimes = new Map<string, FactTimes>();
   /** Hour buckets by scope ('' the project, else a tracking ID), then hour: counts in `statColumns` order. Never expire. */
   readonly buckets = new Map<string, Map<number, number[]>>();
   readonly messageOrder = new SortedList<MessageSlot, MessageOrderKey>(compareMessages, messageRanks);
@@ -167,8 +168,9 @@ class ProjectState {
     if (this.eventKeys.has(event.key)) return 'duplicate';
     this.eventKeys.add(event.key, this.clock.now);
     if (event.message !== null) {
-      this.mergeMessage(event.message, event.trackingIdSearchKey);
-      if (event.timelineEntry !== undefined) this.addTimelineEntry(event.message.key, event.timelineEntry);
+      const slot = this.mergeMessage(event.message, event.trackingIdSearchKey);
+      // A copy, as for messages.
+      if (event.timelineEntry !== undefined) insertTimelineEntry(slot.timeline, { ...event.timelineEntry });
     }
     return event.suppression === null ? 'applied' : this.mergeSuppression(event.suppression);
   }
@@ -192,8 +194,6 @@ class ProjectState {
     for (let oldest = this.expiry.last(); oldest !== undefined && oldest.lastEventAt < before; oldest = this.expiry.last()) {
       this.expiry.remove(oldest);
       this.messages.delete(oldest.key);
-      this.timelines.delete(oldest.key);
-      this.factTimes.delete(oldest.key);
       this.messageOrder.remove(oldest);
       if (oldest.record.trackingId !== null) this.trackingIds.get(oldest.record.trackingId)?.messages.remove(oldest);
       forgotten++;
@@ -201,14 +201,14 @@ class ProjectState {
     return forgotten;
   }
 
-  private mergeMessage(seen: MessageRecord, searchKey: string | null): void {
+  /** Merges the message an event saw into its slot (made if new), and returns the slot. */
+  private mergeMessage(seen: MessageRecord, searchKey: string | null): MessageSlot {
     const slot = this.messages.get(seen.key);
     const before = slot?.record;
     // A copy: the store must not share objects its caller may change later.
     const after = mergeMessage(before, { ...seen });
-    const beforeTimes = this.factTimes.get(after.key);
+    const beforeTimes = slot?.factTimes;
     const afterTimes = mergeFactTimes(before, beforeTimes, seen);
-    this.factTimes.set(after.key, afterTimes);
     for (const move of statsMoves(before?.trackingId ?? null, beforeTimes, after.trackingId, afterTimes)) {
       const scope = move.trackingId ?? '';
       let hours = this.buckets.get(scope);
@@ -221,7 +221,7 @@ class ProjectState {
     const moved = before?.trackingId !== after.trackingId;
     let placed = slot;
     if (placed === undefined) {
-      placed = { key: after.key, firstEventAt: after.firstEventAt, lastEventAt: after.lastEventAt, record: after };
+      placed = { key: after.key, firstEventAt: after.firstEventAt, lastEventAt: after.lastEventAt, record: after, factTimes: afterTimes, timeline: [] };
       this.messages.set(after.key, placed);
       this.messageOrder.insert(placed);
       this.expiry?.insert(placed);
@@ -242,6 +242,7 @@ class ProjectState {
         this.expiry?.insert(placed);
       }
       placed.record = after;
+      placed.factTimes = afterTimes;
     }
 
     for (const delta of trackingIdDeltas(before, after)) {
@@ -249,13 +250,7 @@ class ProjectState {
       if (moved && delta.trackingId === after.trackingId) row.messages.insert(placed);
       this.applyDelta(row, delta);
     }
-  }
-
-  private addTimelineEntry(messageKey: string, entry: TimelineEntry): void {
-    let timeline = this.timelines.get(messageKey);
-    if (timeline === undefined) this.timelines.set(messageKey, (timeline = []));
-    // A copy, as for messages.
-    insertTimelineEntry(timeline, { ...entry });
+    return placed;
   }
 
   private trackingIdRow(trackingId: string, searchKey: string | null): TrackingIdRow {
@@ -415,10 +410,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
     async getMessage(projectId, key) {
       const state = existing(projectId);
-      const message = state?.messages.get(key)?.record;
-      if (message === undefined) return undefined;
-      const timeline = state!.timelines.get(key) ?? [];
-      return { ...message, timeline: timeline.map((entry) => ({ ...entry })) };
+      const slot = state?.messages.get(key);
+      if (slot === undefined) return undefined;
+      return { ...slot.record, timeline: slot.timeline.map((entry) => ({ ...entry })) };
     },
 
     async listTrackingIds(projectId, query: TrackingIdQuery) {
@@ -474,7 +468,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         entries.messages += state.messages.size;
         entries.eventKeys += state.eventKeys.size;
         entries.trackingIds += state.trackingIds.size;
-        for (const timeline of state.timelines.values()) entries.timelineEntries += timeline.length;
+        for (const slot of state.messages.values()) entries.timelineEntries += slot.timeline.length;
         for (const hours of state.buckets.values()) entries.statsHours += hours.size;
       }
       return entries;
