@@ -9,6 +9,7 @@ import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '
 import type { StoredEvent } from './store/store.js';
 import { checkTrackingId, trackingIdSearchKey } from './tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from './events/delivery-event.js';
+import { plainDeliveryEvent } from './events/plain-delivery-event.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
@@ -42,13 +43,17 @@ function prepareEvent(
   warnings: EventWarning[],
   recorded: DeliveryEvent[] | undefined,
 ): StoredEvent | undefined {
-  const parsed = deliveryEventSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    warnings.push({ index, code: 'invalid_event', message: `${issue.path.join('.') || 'event'}: ${issue.message}` });
-    return undefined;
+  let event = plainDeliveryEvent(input);
+  if (event === undefined) {
+    // Anything but a plain event: the schema decides, and words the warning.
+    const parsed = deliveryEventSchema.safeParse(input);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      warnings.push({ index, code: 'invalid_event', message: `${issue.path.join('.') || 'event'}: ${issue.message}` });
+      return undefined;
+    }
+    event = parsed.data as DeliveryEvent;
   }
-  const event = parsed.data as DeliveryEvent;
   const recipient = tryNormalizeEmail(event.recipient);
   if (!recipient.ok) {
     warnings.push({ index, code: 'invalid_recipient', message: `recipient: ${recipient.reason}` });
