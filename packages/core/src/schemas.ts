@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCodes } from './errors.js';
-import { deliveryEventTypes, eventDetailLimits, isSmtpStatus, providers } from './events/delivery-event.js';
+import { bounceClasses, deliveryEventTypes, eventDetailLimits, eventIdLimits, isSmtpStatus, providers, providerSuppressions } from './events/delivery-event.js';
 import { Fact, messageStatuses, type FactName } from './messages/facts.js';
 import { storableTextProblem } from './storable-text.js';
 import { suppressionSources } from './suppressions/provenance.js';
@@ -215,8 +215,8 @@ export const timelineEntrySchema = z
     type: z.enum(deliveryEventTypes),
     provider: providerSchema,
     occurredAt: timestamp,
-    bounceClass: z.enum(['hard', 'soft', 'undetermined']).optional(),
-    providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).optional(),
+    bounceClass: z.enum(bounceClasses).optional(),
+    providerSuppression: z.enum(providerSuppressions).optional(),
     smtpStatus: z.string().optional().meta({ description: 'Enhanced SMTP status (`5.1.1`), or the reply code (`550`) when the provider gives no other.' }),
     diagnostic: z.string().optional().meta({ description: 'The SMTP reply or the provider\'s reason, at most 500 characters.' }),
     bounceClassification: z.string().optional().meta({ description: "The provider's own classification of the bounce." }),
@@ -325,15 +325,15 @@ export const eventDetailsSchema = z.strictObject({
 export const deliveryEventSchema = z.object({
   provider: providerSchema,
   type: z.enum(deliveryEventTypes),
-  bounceClass: z.enum(['hard', 'soft', 'undetermined']).nullish(),
-  providerSuppression: z.enum(['bounce', 'complaint', 'unsubscribe']).nullish(),
+  bounceClass: z.enum(bounceClasses).nullish(),
+  providerSuppression: z.enum(providerSuppressions).nullish(),
   // Text no store can keep (U+0000, a lone surrogate) makes the event skipped, not the batch poisoned.
-  messageId: storableText.min(1).max(1024).nullable(),
+  messageId: storableText.min(1).max(eventIdLimits.messageId).nullable(),
   recipient: z.string(),
   trackingId: z.string().nullable(),
   // z.date() already rejects an invalid Date.
   occurredAt: z.date(),
-  eventKey: storableText.min(1).max(512),
+  eventKey: storableText.min(1).max(eventIdLimits.eventKey),
   details: eventDetailsSchema.optional(),
   description: z.string().optional(),
 });

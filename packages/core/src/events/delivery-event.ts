@@ -16,14 +16,19 @@ export const deliveryEventTypes = [
 export type DeliveryEventType = (typeof deliveryEventTypes)[number];
 
 /** How permanent a bounce is, as the provider classified it. */
-export type BounceClass = 'hard' | 'soft' | 'undetermined';
+export const bounceClasses = ['hard', 'soft', 'undetermined'] as const;
+export type BounceClass = (typeof bounceClasses)[number];
 
 /**
  * For a `rejected` event: the provider refused to send because the address is already on the
  * provider's own list of this kind (SendGrid "Bounced Address", Mailgun `suppress-complaint`, SES
  * `OnAccountSuppressionList`, …).
  */
-export type ProviderSuppression = 'bounce' | 'complaint' | 'unsubscribe';
+export const providerSuppressions = ['bounce', 'complaint', 'unsubscribe'] as const;
+export type ProviderSuppression = (typeof providerSuppressions)[number];
+
+/** The most UTF-16 code units a message id and an event key may have (`deliveryEventSchema` refuses more). */
+export const eventIdLimits = { messageId: 1024, eventKey: 512 } as const;
 
 /**
  * One provider event about one recipient, normalized. Webhook parsers produce these; `applyEvents`

@@ -1,10 +1,20 @@
 import { storableTextProblem } from '../storable-text.js';
-import { deliveryEventTypes, eventDetailLimits, isSmtpStatus, providers, type DeliveryEvent, type EventDetails } from './delivery-event.js';
+import {
+  bounceClasses,
+  deliveryEventTypes,
+  eventDetailLimits,
+  eventIdLimits,
+  isSmtpStatus,
+  providers,
+  providerSuppressions,
+  type DeliveryEvent,
+  type EventDetails,
+} from './delivery-event.js';
 
 const PROVIDERS = new Set<unknown>(providers);
 const TYPES = new Set<unknown>(deliveryEventTypes);
-const BOUNCE_CLASSES = new Set<unknown>(['hard', 'soft', 'undetermined']);
-const PROVIDER_SUPPRESSIONS = new Set<unknown>(['bounce', 'complaint', 'unsubscribe']);
+const BOUNCE_CLASSES = new Set<unknown>(bounceClasses);
+const PROVIDER_SUPPRESSIONS = new Set<unknown>(providerSuppressions);
 const DETAIL_NAMES = Object.keys(eventDetailLimits) as (keyof EventDetails)[];
 
 /**
@@ -21,10 +31,10 @@ export function plainDeliveryEvent(input: unknown): DeliveryEvent | undefined {
   if (!PROVIDERS.has(provider) || !TYPES.has(type)) return undefined;
   if (bounceClass != null && !BOUNCE_CLASSES.has(bounceClass)) return undefined;
   if (providerSuppression != null && !PROVIDER_SUPPRESSIONS.has(providerSuppression)) return undefined;
-  if (messageId !== null && !isStorableText(messageId, 1024)) return undefined;
+  if (messageId !== null && !isStorableText(messageId, eventIdLimits.messageId)) return undefined;
   if (typeof recipient !== 'string' || (trackingId !== null && typeof trackingId !== 'string')) return undefined;
   if (!(occurredAt instanceof Date) || Number.isNaN(occurredAt.getTime())) return undefined;
-  if (!isStorableText(eventKey, 512)) return undefined;
+  if (!isStorableText(eventKey, eventIdLimits.eventKey)) return undefined;
   if (description !== undefined && typeof description !== 'string') return undefined;
   const plainDetails = details === undefined ? undefined : plainEventDetails(details);
   if (details !== undefined && plainDetails === undefined) return undefined;

@@ -44,8 +44,12 @@ export function parsePostmarkWebhook(text: string, receivedAt: Date): WebhookRec
  */
 export function recordIdOf(record: Record<string, unknown>, text: string): string | undefined {
   const id = record['ID'];
-  if (typeof id === 'string') return id !== '' && id.length <= 100 ? id : undefined;
-  return typeof id === 'number' ? postmarkRecordId(text) : undefined;
+  return typeof id === 'number' ? postmarkRecordId(text) : stringRecordId(id);
+}
+
+/** A string `ID` counts when it is non-empty and at most 100 characters. */
+function stringRecordId(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' && value.length <= 100 ? value : undefined;
 }
 
 /**
@@ -246,6 +250,5 @@ export function postmarkRecordId(text: string): string | undefined {
     .at(-1)?.value;
   if (id === undefined) return undefined;
   if (/^(0|[1-9][0-9]{0,99})$/.test(id)) return id;
-  const value: unknown = id.startsWith('"') ? JSON.parse(id) : undefined;
-  return typeof value === 'string' && value !== '' && value.length <= 100 ? value : undefined;
+  return id.startsWith('"') ? stringRecordId(JSON.parse(id)) : undefined;
 }
