@@ -20,12 +20,15 @@ const USAGE = `Usage:
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
-      [--tracking-id <id>] [--count <n>] [--private-key <sendgrid.pem>] [--config <file>]
+      [--tracking-id <id>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem>] [--topic-arn <arn>]
+      [--config <file>]
   mailwarden --version
 
 Import formats: ${importFormats.join(', ')} (default: decided from the file).
 The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others; with
 --url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
+webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, user:password for Postmark and
+SparkPost), --private-key (SendGrid) or --topic-arn (SES), else the secrets of --config, else the demo's.
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
 
 /** How long in-flight requests may take to finish after SIGTERM before the process exits anyway. */
@@ -62,6 +65,8 @@ async function main(argv: string[]): Promise<number> {
         trackingId: values['tracking-id'],
         count: values.count,
         privateKeyFile: values['private-key'],
+        secret: values.secret,
+        topicArn: values['topic-arn'],
       },
       (line) => console.log(line),
     );
@@ -158,6 +163,8 @@ function parseCommandLine(argv: string[]) {
         'tracking-id': { type: 'string' },
         count: { type: 'string' },
         'private-key': { type: 'string' },
+        secret: { type: 'string' },
+        'topic-arn': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },

@@ -42,13 +42,22 @@ export interface SendTestWebhooksOptions {
   count?: string | undefined;
   /** A PEM file with SendGrid's private key, for a project whose SendGrid public key is not the demo's. */
   privateKeyFile?: string | undefined;
+  /**
+   * The provider's shared secret, in place of the configuration's: Mailgun's signing key, Mandrill's
+   * webhook key, `user:password` for Postmark's, SparkPost's and (optionally) SES's basic auth, SendGrid's
+   * OAuth token (optional).
+   */
+  secret?: string | undefined;
+  /** SES: the SNS topic the receiver allowlists (`ses.topicArns`), in place of the configuration's. */
+  topicArn?: string | undefined;
 }
 
 /**
  * `mailwarden webhooks send <provider>`: posts realistic signed webhooks reporting one event per
- * recipient (times `count`) to a running service, authenticated with the secrets the service's own
- * configuration gives the project (the demo's when the project is `demo` and the configuration has
- * none), and writes what it sent and what the service answered. Resolves `true` when every answer was 2xx.
+ * recipient (times `count`) to a running service or app, authenticated with the secrets given on the
+ * command line, else those the service's own configuration gives the project (the demo's when the
+ * project is `demo` and neither gives any), and writes what it sent and what the service answered.
+ * Resolves `true` when every answer was 2xx.
  */
 export async function sendTestWebhooks(config: ServerConfig, options: SendTestWebhooksOptions, write: (line: string) => void): Promise<boolean> {
   const provider = options.provider as Provider;
@@ -61,13 +70,13 @@ export async function sendTestWebhooks(config: ServerConfig, options: SendTestWe
   const trackingId = options.trackingId ?? WEBHOOK_TEST_TRACKING_ID;
   const recipients = options.to?.length ? options.to : ['test@example.com'];
 
-  const auth = authOf(config, projectId, provider);
+  const url = targetUrl(config, options.url, projectId, provider);
+  const { auth, sendGridPrivateKey } = signingOf(provider, config, projectId, options, url);
   const events: TestEvent[] = [];
   for (let i = 0; i < count; i++) {
     for (const recipient of recipients) events.push({ ...kind, recipient, trackingId: trackingId === '' ? null : trackingId });
   }
-  const requests = webhooksFor(provider, auth, events, { sendGridPrivateKey: provider === 'sendgrid' ? sendGridPrivateKey(auth as SendGridAuth, options.privateKeyFile) : undefined });
-  const url = targetUrl(config, options.url, projectId, provider);
+  const requests = webhooksFor(provider, auth, events, { sendGridPrivateKey });
 
   let allAccepted = true;
   for (const request of requests) {
@@ -86,19 +95,79 @@ export async function sendTestWebhooks(config: ServerConfig, options: SendTestWe
 
 type SendGridAuth = NonNullable<ProviderAuth['sendgrid']>;
 
-function authOf<P extends Provider>(config: ServerConfig, projectId: string, provider: P): NonNullable<ProviderAuth[P]> {
-  const configured = config.projects[projectId]?.webhooks as ProviderAuth | undefined;
-  const auth = configured?.[provider] ?? (projectId === DEMO_PROJECT && configured === undefined ? (demoWebhookAuth as ProviderAuth)[provider] : undefined);
-  if (auth === undefined) {
-    throw usage(
-      `Project "${projectId}" has no ${provider} webhook settings (projects.${projectId}.webhooks.${provider}): give the service's configuration with --config or MAILWARDEN_CONFIG.`,
+/**
+ * What signs the requests. Each secret given on the command line takes the place of the configuration's
+ * (`projects.<id>.webhooks.<provider>`); the demo's secrets stand in only when neither gives any, so
+ * `--secret` alone reaches an app that has no service configuration (docs/server.md).
+ */
+function signingOf<P extends Provider>(
+  provider: P,
+  config: ServerConfig,
+  projectId: string,
+  given: Pick<SendTestWebhooksOptions, 'secret' | 'privateKeyFile' | 'topicArn'>,
+  url: string,
+): { auth: NonNullable<ProviderAuth[P]>; sendGridPrivateKey?: string } {
+  if (given.topicArn !== undefined && provider !== 'ses') throw usage('--topic-arn goes with ses.');
+  if (given.privateKeyFile !== undefined && provider !== 'sendgrid') throw usage('--private-key goes with sendgrid.');
+  if (given.secret === '') throw usage('--secret is empty.');
+  const configured = (config.projects[projectId]?.webhooks as ProviderAuth | undefined)?.[provider];
+  const givesAny = given.secret !== undefined || given.privateKeyFile !== undefined || given.topicArn !== undefined;
+  const demoFallback = projectId === DEMO_PROJECT && config.projects[projectId]?.webhooks === undefined && !givesAny;
+  const base = (configured ?? (demoFallback ? (demoWebhookAuth as ProviderAuth)[provider] : undefined)) as ProviderAuth[Provider];
+  const missing = (flag: string): MailwardenError =>
+    usage(
+      `Project "${projectId}" has no ${provider} webhook settings (projects.${projectId}.webhooks.${provider}): pass ${flag}, or give the service's configuration with --config or MAILWARDEN_CONFIG.`,
     );
-  }
-  return auth as NonNullable<ProviderAuth[P]>;
+  const secret = given.secret;
+  const auth = ((): ProviderAuth[Provider] => {
+    switch (provider) {
+      case 'ses': {
+        const ses = base as ProviderAuth['ses'];
+        const topicArns = given.topicArn === undefined ? ses?.topicArns : [given.topicArn];
+        if (topicArns === undefined) throw missing('--topic-arn <the topic ARN the app allowlists>');
+        const basic = secret === undefined ? ses?.basic : [basicCredentials(secret, provider)];
+        return { topicArns, ...(basic === undefined ? {} : { basic }) };
+      }
+      case 'sendgrid': {
+        const oauthTokens = secret === undefined ? (base as SendGridAuth | undefined)?.oauthTokens : [secret];
+        return { publicKey: (base as SendGridAuth | undefined)?.publicKey ?? '', ...(oauthTokens === undefined ? {} : { oauthTokens }) };
+      }
+      case 'mailgun': {
+        const signingKey = secret ?? (base as ProviderAuth['mailgun'])?.signingKey;
+        if (signingKey === undefined) throw missing("--secret <Mailgun's webhook signing key>");
+        return { signingKey };
+      }
+      case 'sparkpost':
+      case 'postmark': {
+        if (secret !== undefined) return { basic: [basicCredentials(secret, provider)] };
+        if (base === undefined) throw missing('--secret <user:password>');
+        return base;
+      }
+      case 'mandrill': {
+        const mandrill = base as ProviderAuth['mandrill'];
+        const webhookKey = secret ?? mandrill?.webhookKey;
+        if (webhookKey === undefined) throw missing("--secret <Mandrill's webhook key>");
+        // Mandrill signs the URL as entered at Mandrill: the configured one, else the one posted to.
+        return { webhookKey, url: mandrill?.url ?? url };
+      }
+    }
+    throw usage(`Unknown provider "${String(provider)}".`);
+  })();
+  return {
+    auth: auth as NonNullable<ProviderAuth[P]>,
+    ...(provider === 'sendgrid' ? { sendGridPrivateKey: sendGridPrivateKey(base as SendGridAuth | undefined, given.privateKeyFile) } : {}),
+  };
+}
+
+/** `user:password`, as Basic auth takes it: the user ends at the first colon (RFC 7617). */
+function basicCredentials(secret: string, provider: Provider): { username: string; password: string } {
+  const colon = secret.indexOf(':');
+  if (colon === -1) throw usage(`--secret for ${provider} is the webhook's Basic auth credentials, user:password.`);
+  return { username: secret.slice(0, colon), password: secret.slice(colon + 1) };
 }
 
 /** SendGrid signs with a private key the service never sees: the demo's, or one from a file. */
-function sendGridPrivateKey(auth: SendGridAuth, file: string | undefined): string {
+function sendGridPrivateKey(auth: SendGridAuth | undefined, file: string | undefined): string {
   if (file !== undefined) {
     try {
       return readFileSync(file, 'utf8');
@@ -106,8 +175,8 @@ function sendGridPrivateKey(auth: SendGridAuth, file: string | undefined): strin
       throw usage(`Cannot read the SendGrid private key ${file}: ${(error as Error).message}`);
     }
   }
-  if (auth.publicKey.replace(/\s+/g, '') === demoWebhookAuth.sendgrid.publicKey) return demoSendGridPrivateKey;
-  throw usage('SendGrid signs with the private half of the configured publicKey, which the service never sees: pass it with --private-key <file.pem>.');
+  if (auth !== undefined && auth.publicKey.replace(/\s+/g, '') === demoWebhookAuth.sendgrid.publicKey) return demoSendGridPrivateKey;
+  throw usage('SendGrid signs with the private half of the publicKey the app is configured with, which the app never sees: pass it with --private-key <file.pem>.');
 }
 
 /** `--url` as a full webhook URL when it names one, else the base URL the API is mounted under. */
@@ -141,9 +210,11 @@ function describeEvent(event: TestWebhook['events'][number]): string {
 
 function hintFor(provider: Provider, status: number): string | undefined {
   if (provider === 'ses' && (status === 401 || status === 503)) {
-    return `SES requests are signed with the testing kit's SNS key (certificate ${testSnsSigner.certificateUrl}): the service must trust it, with MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE=true (serve --demo does). Test only: see docs/testing.md.`;
+    return `SES requests are signed with the testing kit's SNS key (certificate ${testSnsSigner.certificateUrl}): the service must trust it, with MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE=true (serve --demo does), or an app of yours with webhooks.environment.fetchCertificate: fetchSnsCertificateTrustingTestSigner (@mailwarden/core/testing). Test only: see docs/testing.md.`;
   }
-  if (status === 401) return 'The service refused the authentication: run the command with the service\'s own configuration (--config or MAILWARDEN_CONFIG) and --project.';
+  if (status === 401) {
+    return "The service refused the authentication: pass the app's secret (--secret, or --private-key for SendGrid), or run the command with the service's own configuration (--config or MAILWARDEN_CONFIG) and --project.";
+  }
   return undefined;
 }
 

@@ -1,13 +1,16 @@
 // `mailwarden webhooks send <provider>` as a user runs it: against `serve --demo` started as a process,
 // with no secrets on the command line, for all six providers, the events then read back through the
-// API; and against a service configured with secrets of its own, with the same configuration file.
+// API; against a service configured with secrets of its own, with the same configuration file; and
+// against an app that mounts mailwarden with no service configuration, the secrets on the command line.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createMemoryStore, providers } from '@mailwarden/core';
-import { createSendGridKeyPair } from '@mailwarden/core/testing';
+import { createMailwarden, createMemoryStore, providers, type Provider, type ProviderAuth } from '@mailwarden/core';
+import { createSendGridKeyPair, fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
+import { mailwardenPlugin } from '@mailwarden/fastify';
+import Fastify from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startService, type Service } from '../src/service.js';
@@ -122,5 +125,81 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     expect(loadConfig({ env: {} }).unsafeTrustTestSnsCertificate).toBe(false);
     expect(loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'true' } }).unsafeTrustTestSnsCertificate).toBe(true);
     expect(() => loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'yes' } })).toThrow(/unsafeTrustTestSnsCertificate/);
+  });
+});
+
+describe('mailwarden webhooks send, against an app with no service configuration', () => {
+  test('signs with the secrets on the command line for each provider; a wrong one exits 1 with the app’s 401', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-send-app-'));
+    // The SendGrid pair made with the commands docs/server.md gives, so those commands are proven here.
+    const pem = join(directory, 'sendgrid.pem');
+    await run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', pem]);
+    const { stdout: publicKey } = await run('sh', ['-c', 'openssl ec -in "$1" -pubout -outform DER 2>/dev/null | openssl base64 -A', 'sh', pem]);
+    const otherPem = join(directory, 'other.pem');
+    writeFileSync(otherPem, createSendGridKeyPair().privateKey);
+    const topicArn = 'arn:aws:sns:eu-west-1:123456789012:shop-ses-events';
+
+    const app = Fastify();
+    let baseUrl = '';
+    const auth = (): ProviderAuth => ({
+      ses: { topicArns: [topicArn] },
+      sendgrid: { publicKey },
+      mailgun: { signingKey: 'shop-mailgun-key' },
+      sparkpost: { basic: [{ username: 'sparkpost', password: 'shop-sparkpost-password' }] },
+      postmark: { basic: [{ username: 'postmark', password: 'shop-postmark-password' }] },
+      // Mandrill signs the URL as entered at Mandrill: here, the one the command posts to.
+      mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
+    });
+    const embedded = createMailwarden({
+      webhooks: { auth: (projectId) => (projectId === 'shop' ? auth() : undefined), environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } },
+    });
+    await app.register(mailwardenPlugin, { prefix: '/mailwarden', mailwarden: embedded, apiKeys: {} });
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = `${address}/mailwarden`;
+    try {
+      const right: Record<Provider, string[]> = {
+        ses: ['--topic-arn', topicArn],
+        sendgrid: ['--private-key', pem],
+        mailgun: ['--secret', 'shop-mailgun-key'],
+        sparkpost: ['--secret', 'sparkpost:shop-sparkpost-password'],
+        postmark: ['--secret', 'postmark:shop-postmark-password'],
+        mandrill: ['--secret', 'shop-mandrill-key'],
+      };
+      const wrong: Record<Provider, string[]> = {
+        ses: ['--topic-arn', 'arn:aws:sns:eu-west-1:123456789012:someone-else'],
+        sendgrid: ['--private-key', otherPem],
+        mailgun: ['--secret', 'not-the-key'],
+        sparkpost: ['--secret', 'sparkpost:not-the-password'],
+        postmark: ['--secret', 'postmark:not-the-password'],
+        mandrill: ['--secret', 'not-the-key'],
+      };
+      const send = (provider: Provider, secrets: string[]) =>
+        mailwarden(['webhooks', 'send', provider, ...secrets, '--url', baseUrl, '--project', 'shop', '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', 'from-cli']);
+
+      const sent = await Promise.all(providers.map((provider) => send(provider, right[provider])));
+      sent.forEach(({ code, output }, index) => {
+        expect(output, providers[index]).toContain(`POST ${baseUrl}/projects/shop/webhooks/${providers[index]}`);
+        expect(output, providers[index]).toContain('→ 200 {"accepted":1,"duplicates":0,"skipped":0,"warnings":[]}');
+        expect(code, output).toBe(0);
+      });
+      const { items } = await embedded.messages.list('shop', { trackingId: 'from-cli' });
+      expect(items.map((message) => `${message.provider} ${message.status}`).sort()).toEqual(providers.map((provider) => `${provider} bounced`).sort());
+
+      const refused = await Promise.all(providers.map((provider) => send(provider, wrong[provider])));
+      refused.forEach(({ code, output }, index) => {
+        expect(output, providers[index]).toMatch(/→ 401 \{"error":\{"code":"webhook_unauthorized"/);
+        expect(code, output).toBe(1);
+      });
+
+      // Nothing to sign with: the command names the flag instead of posting.
+      const unsigned = await mailwarden(['webhooks', 'send', 'mailgun', '--url', baseUrl, '--project', 'shop']);
+      expect(unsigned.code).toBe(1);
+      expect(unsigned.output).toMatch(/pass --secret <Mailgun's webhook signing key>/);
+      const notBasic = await send('postmark', ['--secret', 'no-colon']);
+      expect(notBasic.code).toBe(1);
+      expect(notBasic.output).toMatch(/user:password/);
+    } finally {
+      await app.close();
+    }
   });
 });
