@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError } from '@mailwarden/core';
 import { loadConfig, type ServerConfig } from './config.js';
@@ -10,6 +10,7 @@ import { ImportFileError } from './suppressions-file/import-records.js';
 import { importSuppressions } from './suppressions-file/import.js';
 import { createProgressBar } from './suppressions-file/progress.js';
 import { remoteSuppressions, RemoteServiceError } from './suppressions-file/remote.js';
+import { replaceFile } from './suppressions-file/replace-file.js';
 import type { SuppressionTarget } from './suppressions-file/target.js';
 
 const USAGE = `Usage:
@@ -121,15 +122,23 @@ async function main(argv: string[]): Promise<number> {
     const manualAs = values['manual-as']?.toUpperCase();
     if (manualAs !== undefined && manualAs !== 'BOUNCE' && manualAs !== 'COMPLAINT') throw new UsageError('--manual-as is BOUNCE or COMPLAINT.');
     if (manualAs !== undefined && exportFormat !== 'ses-import') throw new UsageError('--manual-as goes with --format ses-import.');
+    const outputFile = values.output;
     return withTarget(values.config, remote, async (target) => {
-      const output = values.output === undefined ? process.stdout : createWriteStream(values.output);
-      const { exported, skipped } = await exportSuppressions(target, {
-        projectId,
-        format: exportFormat,
-        output,
-        ...(manualAs === undefined ? {} : { manualAs }),
-      });
-      if (output !== process.stdout) await new Promise<void>((resolve, reject) => output.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      // Ctrl-C stops between pages: the temporary file is removed and --output is left as it was.
+      const interrupted = new AbortController();
+      const interrupt = () => interrupted.abort(new Error(`Interrupted: ${outputFile ?? 'the output'} was left as it was.`));
+      process.once('SIGINT', interrupt);
+      process.once('SIGTERM', interrupt);
+      const exportTo = (output: NodeJS.WritableStream) =>
+        exportSuppressions(target, {
+          projectId,
+          format: exportFormat,
+          output,
+          signal: interrupted.signal,
+          ...(manualAs === undefined ? {} : { manualAs }),
+        });
+      // A failed export leaves a previous --output file byte for byte: it is replaced only once complete.
+      const { exported, skipped } = await (outputFile === undefined ? exportTo(process.stdout) : replaceFile(outputFile, exportTo));
       console.error(`Exported ${exported} suppressions of ${projectId}.`);
       if (skipped > 0) {
         console.error(

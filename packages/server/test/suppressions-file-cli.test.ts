@@ -3,7 +3,7 @@
 // store of a running service over HTTP; `--version`; and mistakes answered without a stack trace.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -198,6 +198,47 @@ describe('into the memory store of a running service, over HTTP', () => {
       expect(ses2.stderr).toMatch(/Left out \d+ manual suppressions: SES has no reason for them/);
       const all = await stored(remote as never, 'demo');
       expect(all.find((row) => row.email === 'complained@example.com')).toEqual({ email: 'complained@example.com', reason: 'complaint', created_at: '2024-02-12T01:02:44.120Z', source: 'import' });
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
+  });
+});
+
+describe('export --output', () => {
+  test('a wrong key or a stopped service leaves the previous file byte for byte and no temporary file; success replaces it', async () => {
+    const folder = join(directory, 'export-output');
+    mkdirSync(folder);
+    const output = join(folder, 'acme.csv');
+    // A previous export, as the issue had it: 52 lines that a failed run must not touch.
+    const previous = ['email,reason,created_at,hash', ...Array.from({ length: 51 }, (_, i) => `old-${i}@example.com,manual,2024-01-01T00:00:00.000Z,`)].join('\n') + '\n';
+    writeFileSync(output, previous);
+    chmodSync(output, 0o600);
+    const unchanged = () => {
+      expect(readFileSync(output, 'utf8')).toBe(previous);
+      expect(readdirSync(folder)).toEqual(['acme.csv']);
+    };
+
+    const stopped = await cli(['suppressions', 'export', '--project', 'demo', '--url', `http://127.0.0.1:${await closedPort()}`, '--api-key', 'k', '--output', output]);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/^mailwarden: Cannot reach/m);
+    unchanged();
+
+    const demo = await startDemoProcess();
+    try {
+      const wrongKey = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--api-key', 'not-the-key', '--output', output]);
+      expect(wrongKey.code).toBe(1);
+      expect(wrongKey.stderr.trim()).toBe('mailwarden: The API key is not valid.');
+      unchanged();
+
+      const done = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--output', output], { MAILWARDEN_API_KEY: demo.key });
+      expect(done.code, done.stderr).toBe(0);
+      const lines = readFileSync(output, 'utf8').trimEnd().split('\n');
+      expect(lines[0]).toBe('email,reason,created_at,hash');
+      expect(lines).toContainEqual(expect.stringMatching(/^bounced@example\.com,hard_bounce,/));
+      expect(done.stderr).toContain(`Exported ${lines.length - 1} suppressions of demo.`);
+      expect(readdirSync(folder)).toEqual(['acme.csv']);
+      // Replaced, not rewritten in place: the file keeps the permissions it had.
+      expect(statSync(output).mode & 0o777).toBe(0o600);
     } finally {
       expect(await demo.stop()).toBe(0);
     }
