@@ -192,10 +192,16 @@ function version(): string {
 
 async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
   // Loaded here, not at the top: an import or export needs no web server (8 MB of the CLI's memory).
-  const [{ retentionMs, startService }, { demoBanner, seedDemo, withDemoProject }] = await Promise.all([import('./service.js'), import('./demo.js')]);
+  const [{ retentionMs, startService }, { demoBanner, seedDemo, withDemoProject }, { createDemoLog }] = await Promise.all([
+    import('./service.js'),
+    import('./demo.js'),
+    import('./demo-log.js'),
+  ]);
   const { config, apiKey } = demo ? withDemoProject(configured) : { config: configured, apiKey: undefined };
+  // The demo is read by a person: short log lines, none before the banner. A service logs JSON.
+  const demoLog = demo ? createDemoLog() : undefined;
   const opened = await openStore(process.env, { retentionMs: retentionMs(config) });
-  const service = await startService(config, opened).catch(async (error: unknown) => {
+  const service = await startService(config, opened, demoLog === undefined ? {} : { logStream: demoLog }).catch(async (error: unknown) => {
     await opened.close();
     throw error;
   });
@@ -203,7 +209,7 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
     await seedDemo(service.mailwarden);
     // Under `npm start` (the repository), the CLI runs from source through the root `mailwarden` script.
     const cli = process.env.npm_lifecycle_event === 'start' ? 'npm run mailwarden --' : 'npx mailwarden';
-    process.stdout.write(demoBanner(service.url, apiKey, opened.kind, config.dashboard, cli));
+    demoLog!.printBanner(demoBanner(service.url, apiKey, opened.kind, config.dashboard, cli));
   }
   return new Promise((resolve) => {
     const stop = (signal: string) => {

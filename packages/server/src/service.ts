@@ -23,7 +23,7 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
  * `basePath`, `/health` (the process answers) and `/ready` (the store answers). Logs are JSON lines without addresses in clear: query
  * values of `email` are redacted, and handled errors carry only their code.
  */
-export async function startService(config: ServerConfig, opened: OpenedStore, options: { logStream?: NodeJS.WritableStream } = {}): Promise<Service> {
+export async function startService(config: ServerConfig, opened: OpenedStore, options: { logStream?: { write(line: string): void } } = {}): Promise<Service> {
   const mailwarden = createMailwarden({
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),

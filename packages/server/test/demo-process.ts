@@ -13,6 +13,8 @@ export interface DemoProcess {
   /** The base URL and the demo API key, as the banner printed them. */
   readonly url: string;
   readonly key: string;
+  /** Everything it has printed so far. */
+  outputNow(): string;
   /** SIGTERM, then its exit code. */
   stop(): Promise<number | null>;
 }
@@ -43,7 +45,7 @@ export async function startDemoProcess(env: NodeJS.ProcessEnv = {}): Promise<Dem
     await stop();
     throw new Error(`serve --demo printed no URL or key:\n${output}`);
   }
-  return { output, url, key, stop };
+  return { output, url, key, outputNow: () => output, stop };
 }
 
 /** Polls until `condition` holds; a process's output has no event to await. */
