@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { codeBlocks, type CodeBlock } from './markdown-blocks.js';
 
 /**
  * Every ```ts / ```typescript block of the docs compiles against the real packages and the providers'
@@ -44,34 +45,9 @@ function markdownFiles(): string[] {
   return [...inDir('docs/providers'), ...inDir('docs'), ...readmes, 'README.md'];
 }
 
-interface CodeBlock {
-  doc: string;
-  /** 1-based line of the block's first code line in the markdown file. */
-  line: number;
-  info: string[];
-  code: string;
-}
-
 /** The fenced code blocks in TypeScript of a markdown file, with the line each starts on. */
 function typescriptBlocks(doc: string): CodeBlock[] {
-  const lines = readFileSync(join(root, doc), 'utf8').split('\n');
-  const blocks: CodeBlock[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*([^`]*)$/.exec(lines[i]!);
-    if (open === null) continue;
-    const [, indent, fence, infoText] = open as unknown as [string, string, string, string];
-    const close = i + 1 + lines.slice(i + 1).findIndex((line) => line.trim() === fence);
-    const info = infoText.trim().split(/\s+/).filter(Boolean);
-    if (info[0] === 'ts' || info[0] === 'typescript') {
-      const code = lines
-        .slice(i + 1, close)
-        .map((line) => (line.startsWith(indent!) ? line.slice(indent!.length) : line))
-        .join('\n');
-      blocks.push({ doc, line: i + 2, info, code });
-    }
-    i = close;
-  }
-  return blocks;
+  return codeBlocks(root, doc).filter((block) => block.info[0] === 'ts' || block.info[0] === 'typescript');
 }
 
 const blocks = markdownFiles().flatMap(typescriptBlocks);
