@@ -33,10 +33,12 @@ async function violations(page: Page): Promise<string[]> {
 }
 
 test.each([
-  ['light', 'light'],
-  ['dark', 'dark'],
-] as const)('no axe violations on any page or state (%s colour scheme)', async (_name, colorScheme) => {
-  const watched = await openPage(browser, app, { expectedProblems: [/401|404|503/] });
+  ['light', 'desktop'],
+  ['dark', 'desktop'],
+  ['light', 'phone'],
+  ['dark', 'phone'],
+] as const)('no axe violations on any page or state (%s colour scheme, %s)', async (colorScheme, viewport) => {
+  const watched = await openPage(browser, app, { expectedProblems: [/401|404|503/], viewport });
   const { page } = watched;
   await page.emulateMedia({ colorScheme });
   // The checker finds what it should: a nameless button and grey-on-grey text.
@@ -75,6 +77,10 @@ test.each([
   await page.getByRole('link', { name: 'bounced@example.com' }).click();
   await page.locator('.timeline-entry').nth(1).waitFor();
   states['a message and its timeline'] = await violations(page);
+  await page.getByRole('button', { name: 'Remove from the suppression list' }).click();
+  await page.getByRole('dialog').waitFor();
+  states['a message, remove dialog'] = await violations(page);
+  await page.keyboard.press('Escape');
   await page.getByRole('link', { name: 'Back to the messages' }).click();
 
   await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=quiet`);

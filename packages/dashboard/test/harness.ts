@@ -41,12 +41,23 @@ export interface WatchedPage {
   close(): Promise<void>;
 }
 
+/** The screens every page is tested at: a laptop, and a phone (an iPhone 12–15's CSS pixels). */
+export const viewports = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+export type ViewportName = keyof typeof viewports;
+
 export async function openPage(
   browser: Browser,
   app: TestApp,
-  { expectedProblems = [] as RegExp[], timezoneId }: { expectedProblems?: RegExp[]; timezoneId?: string } = {},
+  { expectedProblems = [] as RegExp[], timezoneId, viewport = 'desktop' }: { expectedProblems?: RegExp[]; timezoneId?: string; viewport?: ViewportName } = {},
 ): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...(timezoneId === undefined ? {} : { timezoneId }) });
+  const context = await browser.newContext({
+    viewport: viewports[viewport],
+    ...(viewport === 'phone' ? { isMobile: true, hasTouch: true } : {}),
+    ...(timezoneId === undefined ? {} : { timezoneId }),
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const requests: string[] = [];
@@ -114,4 +125,31 @@ export async function columnTexts(page: Page, header: string, table: Locator = l
   const column = headers.indexOf(header);
   if (column === -1) throw new Error(`No column "${header}" in ${JSON.stringify(headers)}`);
   return table.locator(`tbody tr > :nth-child(${column + 1})`).allTextContents();
+}
+
+/**
+ * What keeps a control out of reach in the page's current state: the page wider than the viewport
+ * (`scrollWidth > innerWidth`), a visible control not wholly inside the viewport's width (one below the
+ * fold is reached by scrolling; one beside it is not), an open dialog not wholly inside the viewport.
+ * `[]` when all is well; each problem names the element.
+ */
+export function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const { scrollWidth } = document.documentElement;
+    if (scrollWidth > innerWidth) problems.push(`the page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
+    const name = (element: Element) => `${element.tagName.toLowerCase()} “${(element.textContent ?? '').trim().slice(0, 40) || element.getAttribute('aria-label') || element.id}”`;
+    for (const control of Array.from(document.querySelectorAll('button, input, select, a[href], summary'))) {
+      const box = control.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0 || control.closest('.visually-hidden, .skip-link') !== null) continue;
+      if (box.left < 0 || box.right > innerWidth + 0.5) problems.push(`${name(control)} spans x ${Math.round(box.left)}–${Math.round(box.right)}`);
+    }
+    for (const dialog of Array.from(document.querySelectorAll('dialog[open]'))) {
+      const box = dialog.getBoundingClientRect();
+      if (box.left < 0 || box.top < 0 || box.right > innerWidth + 0.5 || box.bottom > innerHeight + 0.5) {
+        problems.push(`dialog “${dialog.querySelector('h2')?.textContent}” spans ${Math.round(box.left)},${Math.round(box.top)}–${Math.round(box.right)},${Math.round(box.bottom)}`);
+      }
+    }
+    return problems;
+  });
 }

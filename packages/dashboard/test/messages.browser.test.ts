@@ -62,12 +62,12 @@ test('the combobox by keyboard: typing searches the server, arrows and Enter cho
   // Typed as fast as the keyboard sends: no keystroke may be lost to a re-render.
   await input.pressSequentially('NEWS');
   const options = await optionsFor(page, 'NEWS');
-  expect(await optionIds(page)).toStrictEqual([null, 'newsletter-2026-10', 'newsletter-2026-11']);
-  expect(options[0]).toBe('All tracking IDs');
-  expect(options[1]).toContain('2 messages · 50% delivered · 1 bounced · 0 complained');
+  // A search offers its matches only: All tracking IDs is for an empty box.
+  expect(await optionIds(page)).toStrictEqual(['newsletter-2026-10', 'newsletter-2026-11']);
+  expect(options[0]).toContain('2 messages · 50% delivered · 1 bounced · 0 complained');
   expect(await input.getAttribute('aria-expanded')).toBe('true');
+  expect(await input.getAttribute('aria-activedescendant')).toBeFalsy();
 
-  await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowDown');
   // The highlighted option is the active descendant, and the only one marked selected.
@@ -91,6 +91,39 @@ test('the combobox by keyboard: typing searches the server, arrows and Enter cho
   expect(await input.getAttribute('aria-expanded')).toBe('false');
   await input.press('Escape');
   expect([trackingIdParameter(page), await input.inputValue()]).toStrictEqual(['newsletter-2026-11', 'newsletter-2026-11']);
+  await watched.close();
+});
+
+test.each([
+  ['ArrowDown then Enter', ['ArrowDown', 'Enter']],
+  ['Enter alone', ['Enter']],
+] as const)('after typing, %s chooses the first match', async (_name, keys) => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  const input = combobox(page);
+  for (const text of ['welc', '2026-1']) {
+    await input.fill('');
+    await input.pressSequentially(text);
+    const [first] = await optionsFor(page, text).then(() => optionIds(page));
+    for (const key of keys) await page.keyboard.press(key);
+    await page.getByRole('heading', { name: `Counts for ${first}` }).waitFor();
+    expect([trackingIdParameter(page), await input.inputValue(), await input.getAttribute('aria-expanded')]).toStrictEqual([first, first, 'false']);
+  }
+  // Enter before the search has answered waits for it and chooses its first match.
+  await input.fill('');
+  await input.pressSequentially('newsletter-2026-1');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Counts for newsletter-2026-10' }).waitFor();
+  // With the box empty, All tracking IDs is the first option again, and choosing it clears the filter.
+  await input.fill('');
+  await optionsFor(page, '');
+  expect((await optionIds(page))[0]).toBeNull();
+  await page.keyboard.press('ArrowDown');
+  expect(await page.locator(`#${await input.getAttribute('aria-activedescendant')}`).textContent()).toBe('All tracking IDs');
+  await page.keyboard.press('Enter');
+  await expect.poll(() => trackingIdParameter(page)).toBeNull();
+  expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('combobox');
   await watched.close();
 });
 
@@ -163,10 +196,11 @@ test('paging a tracking ID with more messages than a page: every message once, n
   await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=bulk`);
   await page.getByRole('heading', { name: 'Counts for bulk' }).waitFor();
   const pager = page.getByRole('navigation', { name: 'Pages of messages' });
+  const positions = ['1–50', '51–100', '101–120'];
   const pages: string[][] = [];
   for (;;) {
     await page.getByRole('table').waitFor();
-    await expect.poll(async () => pager.getByText(`Page ${pages.length + 1}`).count()).toBe(1);
+    await expect.poll(async () => pager.locator('.position').textContent()).toBe(`Showing ${positions[pages.length]}`);
     pages.push(await columnTexts(page, 'Recipient'));
     const next = pager.getByRole('button', { name: 'Next page' });
     if (await next.isDisabled()) break;
@@ -180,8 +214,48 @@ test('paging a tracking ID with more messages than a page: every message once, n
   expect(seen[0]).toBe('r119.bulk@example.com');
   expect(seen.at(-1)).toBe('r0.bulk@example.com');
 
+  // The place is in the address: a reload shows the same page, and Previous still knows the way back.
+  expect(new URL(page.url()).searchParams.get('page')).toBe('3');
+  await page.reload();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(pages[2]);
+  expect(await pager.locator('.position').textContent()).toBe('Showing 101–120');
   await pager.getByRole('button', { name: 'Previous page' }).click();
   await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(pages[1]);
+  expect(await pager.locator('.position').textContent()).toBe('Showing 51–100');
+  // Back returns to the page before, as for any link.
+  await page.goBack();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(pages[2]);
+  const shared = page.url();
+
+  // A message opened from page 3 and closed again returns to page 3.
+  await page.getByRole('link', { name: pages[2]![0]! }).click();
+  await page.getByRole('link', { name: 'Back to the messages' }).click();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(pages[2]);
+
+  // A shared link, opened in another tab, shows the same rows; with no way back known, First page is the way.
+  const other = await openPage(browser, app);
+  await signIn(other.page, app);
+  await other.page.goto(shared);
+  await expect.poll(() => columnTexts(other.page, 'Recipient')).toStrictEqual(pages[2]);
+  const otherPager = other.page.getByRole('navigation', { name: 'Pages of messages' });
+  expect(await otherPager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+  await otherPager.getByRole('button', { name: 'First page' }).click();
+  await expect.poll(() => columnTexts(other.page, 'Recipient')).toStrictEqual(pages[0]);
+  expect(new URL(other.page.url()).searchParams.has('cursor')).toBe(false);
+  await other.close();
+  await watched.close();
+});
+
+test('the list shows, labelled, the time it is ordered by: the first event', async () => {
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=bulk`);
+  await page.getByRole('table').waitFor();
+  expect(await page.getByRole('table').locator('caption').textContent()).toContain('newest first by their first event');
+  const shown = await columnTexts(page, 'First event');
+  expect(shown.slice(0, 2)).toStrictEqual(['2026-11-19 10:01:59 UTC', '2026-11-19 10:01:58 UTC']);
+  expect(shown).toStrictEqual([...shown].sort().reverse());
   await watched.close();
 });
 

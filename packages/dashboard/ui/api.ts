@@ -1,4 +1,5 @@
 import type {
+  BulkRemoveResult,
   ErrorBody,
   MessageDetail,
   MessagePage,
@@ -24,12 +25,18 @@ export class ApiError extends Error {
   }
 }
 
+type BulkRemoveResults = { results: BulkRemoveResult[] };
+
 type Query = Record<string, string | number | undefined>;
 
 export interface MessageQuery {
   trackingId?: string | undefined;
   status?: MessageStatus | undefined;
   recipient?: string | undefined;
+  /** Messages whose recipient starts with this text (compared lower-cased). */
+  recipientPrefix?: string | undefined;
+  /** Messages to this domain (`example.com`, a leading `@` allowed). */
+  recipientDomain?: string | undefined;
   provider?: Provider | undefined;
   limit?: number;
   cursor?: string | undefined;
@@ -57,11 +64,14 @@ export interface Api {
   /** Counts per UTC day: of one tracking ID, or of the whole project when `trackingId` is `null`. */
   stats(trackingId: string | null, range: DayRange, signal?: AbortSignal): Promise<Stats>;
   suppressions: {
-    list(query: { limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<SuppressionPage>;
+    /** `emailPrefix`: suppressions whose address starts with this text. */
+    list(query: { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<SuppressionPage>;
     check(email: string, signal?: AbortSignal): Promise<SuppressionCheck>;
     /** `created` is false when the address was already suppressed (the API's 200 instead of 201). */
     add(email: string): Promise<{ suppression: Suppression; created: boolean }>;
     remove(hash: string): Promise<{ deleted: true; hash: string }>;
+    /** Removes by address (the bulk route, since a hash may be keyed on the server); `false` when it was not suppressed. */
+    removeAddress(email: string): Promise<boolean>;
   };
 }
 
@@ -120,6 +130,12 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
         return { suppression: data, created: status === 201 };
       },
       remove: (hash) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`),
+      removeAddress: async (email) => {
+        const { results } = await call<BulkRemoveResults>('POST', 'suppressions/bulk-delete', { body: { items: [{ email }] } });
+        const [result] = results;
+        if (result !== undefined && 'error' in result) throw new ApiError(400, result.error.code, result.error.message);
+        return result?.deleted === true;
+      },
     },
   };
 }

@@ -88,7 +88,7 @@ function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnTy
         ) : page === 'tracking-ids' ? (
           <TrackingIdsPage api={api} url={url} />
         ) : page === 'suppressions' ? (
-          <SuppressionsPage api={api} />
+          <SuppressionsPage api={api} url={url} />
         ) : (
           <h1>Page not found</h1>
         )}

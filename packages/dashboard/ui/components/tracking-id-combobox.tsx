@@ -61,14 +61,22 @@ function useTrackingIdSearch(api: Api): { result: SearchResult | undefined; want
 
 /**
  * The Tracking ID combobox (WAI-ARIA combobox with a listbox popup, by downshift): typing searches the
- * project's tracking IDs, each option shows its counters, the first option clears the filter. Arrow keys,
- * Home / End, Enter, Escape and the mouse work as the pattern says.
+ * project's tracking IDs, each option shows its counters. With no text the first option, All tracking
+ * IDs, clears the filter; after typing the options are the matches only, so ArrowDown then Enter, or
+ * Enter alone, chooses the first match. Arrow keys, Home / End, Enter, Escape and the mouse work as the
+ * pattern says.
  */
 export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; trackingId: string | null; onChoose(trackingId: string | null): void }) {
   const { result, wanted, find } = useTrackingIdSearch(api);
-  const options: Option[] = [allTrackingIds, ...(result?.page?.items ?? []).map((summary) => ({ trackingId: summary.trackingId, summary }))];
+  const searchText = wanted ?? '';
+  // Options answer the text searched: while a newer search runs, the older matches are not offered.
+  const current = result !== undefined && result.text === searchText;
+  const matches: Option[] = current ? (result.page?.items ?? []).map((summary) => ({ trackingId: summary.trackingId, summary })) : [];
+  const options: Option[] = searchText === '' ? [allTrackingIds, ...matches] : matches;
   const selected: Option = trackingId === null ? allTrackingIds : { trackingId };
-  const { isOpen, highlightedIndex, getLabelProps, getInputProps, getMenuProps, getItemProps, getToggleButtonProps } = useCombobox<Option>({
+  // Enter pressed before the search for this text answered: its first match is chosen when it does.
+  const chooseFirstOf = useRef<string | undefined>(undefined);
+  const { isOpen, highlightedIndex, closeMenu, getLabelProps, getInputProps, getMenuProps, getItemProps, getToggleButtonProps } = useCombobox<Option>({
     items: options,
     // The text is downshift's own (a controlled text under Preact loses keystrokes typed quickly); it
     // follows the selected item, so back / forward and links that change the filter change the text.
@@ -86,9 +94,27 @@ export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; tr
     stateReducer: (state, { type, changes }) => {
       // Escape closes the list; on a closed list it keeps the filter instead of clearing it.
       if (type === useCombobox.stateChangeTypes.InputKeyDownEscape && !state.isOpen) return state;
+      // Enter with nothing highlighted after typing chooses the first match (as ArrowDown, Enter would).
+      if (type === useCombobox.stateChangeTypes.InputKeyDownEnter && state.highlightedIndex < 0 && searchText !== '') {
+        if (!current) {
+          chooseFirstOf.current = searchText;
+          return state;
+        }
+        const [first] = matches;
+        if (first !== undefined) return { ...changes, selectedItem: first, inputValue: first.trackingId ?? '' };
+      }
+      if (type === useCombobox.stateChangeTypes.InputChange) chooseFirstOf.current = undefined;
       return changes;
     },
   });
+  useEffect(() => {
+    if (result === undefined || chooseFirstOf.current !== result.text) return;
+    chooseFirstOf.current = undefined;
+    const first = result.page?.items[0];
+    if (first === undefined) return;
+    closeMenu();
+    onChoose(first.trackingId);
+  }, [result]);
 
   const shown = result?.text;
   const searching = isOpen && wanted !== undefined && wanted !== shown;
@@ -113,7 +139,7 @@ export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; tr
           </svg>
         </button>
       </div>
-      <ul class="listbox" hidden={!isOpen} data-search={isOpen && !searching ? shown : undefined} {...getMenuProps()}>
+      <ul class="listbox" hidden={!isOpen || options.length === 0} data-search={isOpen && !searching ? shown : undefined} {...getMenuProps()}>
         {isOpen &&
           options.map((option, index) => (
             <li key={option.trackingId ?? ''} class={index === highlightedIndex ? 'option highlighted' : 'option'} {...getItemProps({ item: option, index })}>

@@ -1,9 +1,11 @@
 import type { MessageDetail, TimelineEntryView } from '@mailwarden/core';
 import type { Ref } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
+import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { Failure, Loading } from '../components/states.js';
 import { formatTime } from '../format.js';
-import { eventLabels, providerLabels, statusLabels } from '../labels.js';
+import { eventLabels, providerLabels, reasonLabels, statusLabels } from '../labels.js';
 import { useLoad } from '../load.js';
 import { followLink, pageHref } from '../location.js';
 
@@ -44,6 +46,7 @@ export function MessageView({ api, id, back, heading }: { api: Api; id: string; 
       ) : (
         <>
           <MessageFacts message={message.data} />
+          <RecipientSuppression api={api} email={message.data.recipient} />
           <Timeline timeline={message.data.timeline} />
         </>
       )}
@@ -101,6 +104,67 @@ function MessageFacts({ message }: { message: MessageDetail }) {
         </dd>
       </div>
     </dl>
+  );
+}
+
+/**
+ * Whether the message's recipient is suppressed now (the check endpoint), and a way to remove it with
+ * the Suppressions page's confirmation. After a removal it says so instead of the stale check.
+ */
+function RecipientSuppression({ api, email }: { api: Api; email: string }) {
+  const check = useLoad((signal) => api.suppressions.check(email, signal), [api, email]);
+  const [removing, setRemoving] = useState(false);
+  const [removed, setRemoved] = useState<boolean>();
+  const removal = useRef(false);
+  // The button that opened the dialog is gone after a removal: the focus goes to what happened.
+  const title = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (removed !== undefined) title.current?.focus();
+  }, [removed]);
+  const address = <bdi class="literal">{email}</bdi>;
+  return (
+    <section class="recipient-suppression" aria-labelledby="recipient-suppression-title">
+      <h2 id="recipient-suppression-title" ref={title} tabIndex={-1}>
+        Suppression
+      </h2>
+      <div role="status">
+        {removed !== undefined ? (
+          <p>
+            {removed ? <>Removed {address} from the suppression list: it is no longer held back from sending.</> : <>{address} was no longer suppressed; nothing changed.</>}
+          </p>
+        ) : check.state === 'loading' ? (
+          <p class="note">Checking the suppression list…</p>
+        ) : check.state === 'done' ? (
+          <p>
+            {address}{' '}
+            {check.data.suppressed
+              ? `is suppressed: ${reasonLabels[check.data.reason]}, since ${formatTime(check.data.created_at)}. Sending to it is held back.`
+              : 'is not suppressed.'}
+          </p>
+        ) : null}
+      </div>
+      {removed === undefined && check.state === 'failed' ? <Failure error={check.error} retry={check.reload} doing="check the suppression list" /> : null}
+      {removed === undefined && check.state === 'done' && check.data.suppressed ? (
+        <>
+          <button type="button" onClick={() => setRemoving(true)}>
+            Remove from the suppression list
+          </button>
+          {removing ? (
+            <RemoveSuppressionDialog
+              email={check.data.email}
+              reason={check.data.reason}
+              remove={async () => {
+                removal.current = await api.suppressions.removeAddress(email);
+              }}
+              onClose={(done) => {
+                setRemoving(false);
+                if (done) setRemoved(removal.current);
+              }}
+            />
+          ) : null}
+        </>
+      ) : null}
+    </section>
   );
 }
 

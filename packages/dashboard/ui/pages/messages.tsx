@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { CountsPerDay, DEFAULT_DAYS, parseDays, type DayChoice } from '../components/counts-per-day.js';
 import { Pager, usePages } from '../components/pager.js';
+import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { TrackingIdCombobox } from '../components/tracking-id-combobox.js';
 import { TrackingIdCounts } from '../components/tracking-id-counts.js';
@@ -14,7 +15,10 @@ import { MessageView } from './message.js';
 
 const PAGE_SIZE = 50;
 
-/** The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&days=…`. */
+/**
+ * The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&days=…`,
+ * and the list's page (`page`, `cursor`, see `usePages`), which a change of filter drops.
+ */
 interface Filters {
   trackingId: string | null;
   status: MessageStatus | undefined;
@@ -35,16 +39,32 @@ function filtersOf(url: URL): Filters {
   };
 }
 
-/** The address of the list with these filters, and of one message opened from it (`id`). */
-function messagesHref(filters: Filters, id?: string): string {
+/** The address of the list with these filters, on its first page. */
+function messagesHref(filters: Filters): string {
   return pageHref('messages', {
     trackingId: filters.trackingId ?? undefined,
     status: filters.status,
     recipient: filters.recipient,
     provider: filters.provider,
     days: filters.days === DEFAULT_DAYS ? undefined : String(filters.days),
-    id,
   });
+}
+
+/** The address `url` with the message `id` opened over the list (or closed, `null`), the list's page kept. */
+function withMessage(url: URL, id: string | null): string {
+  const next = new URL(url);
+  if (id === null) next.searchParams.delete('id');
+  else next.searchParams.set('id', id);
+  return next.pathname + next.search;
+}
+
+/**
+ * The API's filter for the Recipient box: text starting with `@` is a domain (`@example.com`), any other
+ * text the start of an address (a whole address included), so partial input is a search, never an error.
+ */
+export function recipientQuery(text: string | undefined): { recipientPrefix?: string; recipientDomain?: string } {
+  if (text === undefined) return {};
+  return text.startsWith('@') ? { recipientDomain: text } : { recipientPrefix: text };
 }
 
 /**
@@ -80,7 +100,7 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
 
   return (
     <>
-      {id === null ? null : <MessageView api={api} id={id} back={messagesHref(filters)} heading={messageHeading} />}
+      {id === null ? null : <MessageView api={api} id={id} back={withMessage(url, null)} heading={messageHeading} />}
       {listMade.current ? (
         <div hidden={id !== null}>
           <h1 id="messages-title" ref={listHeading} tabIndex={-1}>
@@ -110,7 +130,14 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
                 ))}
               </select>
             </div>
-            <RecipientFilter recipient={filters.recipient} onChange={(recipient) => filter({ recipient })} />
+            <SearchField
+              id="recipient-filter"
+              label="Recipient"
+              value={filters.recipient}
+              placeholder="Any address"
+              hint="The start of an address, or @domain"
+              onChange={(recipient) => filter({ recipient })}
+            />
           </div>
           {filters.trackingId !== null ? (
             <ChosenTrackingId api={api} trackingId={filters.trackingId} days={filters.days} onDays={(days) => filter({ days })} />
@@ -125,37 +152,10 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
               title="Counts per day in the project"
             />
           ) : null}
-          <MessageList api={api} filters={filters} openHref={(message) => messagesHref(filters, message)} />
+          <MessageList api={api} url={url} filters={filters} openHref={(message) => withMessage(url, message)} />
         </div>
       ) : null}
     </>
-  );
-}
-
-/**
- * Messages to one address (compared normalized by the API), applied when the text is committed: Enter,
- * leaving the field, or clearing it. The field follows the address, so back and forward update it.
- */
-function RecipientFilter({ recipient, onChange }: { recipient: string | undefined; onChange(recipient: string | undefined): void }) {
-  const commit = (text: string) => {
-    const next = text.trim() || undefined;
-    if (next !== recipient) onChange(next);
-  };
-  return (
-    <div class="field">
-      <label for="recipient-filter">Recipient</label>
-      <input
-        id="recipient-filter"
-        key={recipient ?? ''}
-        type="search"
-        defaultValue={recipient ?? ''}
-        placeholder="Any address"
-        spellcheck={false}
-        autoComplete="off"
-        onChange={(event) => commit(event.currentTarget.value)}
-        onSearch={(event) => commit(event.currentTarget.value)}
-      />
-    </div>
   );
 }
 
@@ -171,8 +171,9 @@ function ChosenTrackingId({ api, trackingId, days, onDays }: { api: Api; trackin
       </Empty>
     );
   }
+  // Side by side on a wide screen, so the first messages stay above the fold.
   return (
-    <>
+    <div class="summary">
       <TrackingIdCounts summary={found} />
       <CountsPerDay
         api={api}
@@ -183,15 +184,17 @@ function ChosenTrackingId({ api, trackingId, days, onDays }: { api: Api; trackin
         onDays={onDays}
         title="Counts per day"
       />
-    </>
+    </div>
   );
 }
 
-function MessageList({ api, filters, openHref }: { api: Api; filters: Filters; openHref(id: string): string }) {
+function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filters: Filters; openHref(id: string): string }) {
   const { trackingId, status, recipient, provider } = filters;
-  const pages = usePages(JSON.stringify([trackingId, status, recipient, provider]));
+  const listUrl = new URL(url);
+  listUrl.searchParams.delete('id');
+  const pages = usePages(listUrl, PAGE_SIZE);
   const listing = useLoad(
-    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, recipient, provider, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
+    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
     [api, trackingId, status, recipient, provider, pages.cursor],
   );
   if (listing.state === 'loading') return <Loading>Loading messages…</Loading>;
@@ -211,7 +214,7 @@ function MessageList({ api, filters, openHref }: { api: Api; filters: Filters; o
     <>
       <div class="table-scroll">
         <table class="messages">
-          <caption>Messages, newest first; each recipient opens the message and its timeline</caption>
+          <caption>Messages, newest first by their first event; each recipient opens the message and its timeline</caption>
           <thead>
             <tr>
               <th scope="col">Recipient</th>
@@ -219,7 +222,7 @@ function MessageList({ api, filters, openHref }: { api: Api; filters: Filters; o
               <th scope="col">Tracking ID</th>
               <th scope="col">Message ID</th>
               <th scope="col">Provider</th>
-              <th scope="col">Last event</th>
+              <th scope="col">First event</th>
             </tr>
           </thead>
           <tbody>
@@ -229,7 +232,7 @@ function MessageList({ api, filters, openHref }: { api: Api; filters: Filters; o
           </tbody>
         </table>
       </div>
-      <Pager pages={pages} nextCursor={next_cursor} label="Pages of messages" />
+      <Pager pages={pages} nextCursor={next_cursor} shown={items.length} label="Pages of messages" />
     </>
   );
 }
@@ -242,10 +245,10 @@ function MessageRow({ message, href }: { message: Message; href: string }) {
           <bdi>{message.recipient}</bdi>
         </a>
       </th>
-      <td>
+      <td data-label="Status">
         <span class={`status status-${message.status}`}>{statusLabels[message.status]}</span>
       </td>
-      <td class="literal">
+      <td class="literal" data-label="Tracking ID">
         {message.trackingId === null ? (
           <span class="none">none</span>
         ) : (
@@ -254,12 +257,12 @@ function MessageRow({ message, href }: { message: Message; href: string }) {
           </a>
         )}
       </td>
-      <td class="literal message-id">
+      <td class="literal message-id" data-label="Message ID">
         <bdi>{message.messageId}</bdi>
       </td>
-      <td>{providerLabels[message.provider]}</td>
-      <td>
-        <time dateTime={message.lastEventAt}>{formatTime(message.lastEventAt)}</time>
+      <td data-label="Provider">{providerLabels[message.provider]}</td>
+      <td data-label="First event">
+        <time dateTime={message.firstEventAt}>{formatTime(message.firstEventAt)}</time>
       </td>
     </tr>
   );

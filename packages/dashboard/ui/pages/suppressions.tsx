@@ -3,17 +3,24 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, ApiError } from '../api.js';
 import { Pager, usePages } from '../components/pager.js';
+import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
+import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { formatTime } from '../format.js';
 import { providerLabels, reasonLabels, sourceLabel } from '../labels.js';
 import { asApiError, useLoad } from '../load.js';
-import { followLink, pageHref } from '../location.js';
+import { followLink, navigate, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
 
-/** The suppression list, newest first: check an address, add one by hand, remove one after a confirmation. */
-export function SuppressionsPage({ api }: { api: Api }) {
-  // Bumped after a change, so the list shows it at once.
+/**
+ * The suppression list, newest first by the time each address was suppressed: check an address, add one
+ * by hand, search by the start of an address, remove one after a confirmation. Its address keeps the
+ * search and the page: `suppressions?email=…&page=…&cursor=…`.
+ */
+export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
+  const emailPrefix = url.searchParams.get('email') || undefined;
+  // Bumped after a change, so the list and the check show it at once.
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState('');
   const changed = (message: string) => {
@@ -25,13 +32,22 @@ export function SuppressionsPage({ api }: { api: Api }) {
       <h1>Suppressions</h1>
       <p class="lead">Addresses on this list are held back from sending. Hard bounces and complaints are added automatically.</p>
       <div class="tools">
-        <CheckForm api={api} />
+        <CheckForm api={api} version={version} />
         <AddForm api={api} onAdded={changed} />
       </div>
       <p class="notice" role="status">
         {notice}
       </p>
-      <SuppressionList api={api} version={version} onRemoved={changed} />
+      <div class="filters">
+        <SearchField
+          id="suppression-search"
+          label="Search addresses"
+          value={emailPrefix}
+          placeholder="The start of an address"
+          onChange={(email) => navigate(pageHref('suppressions', { email }))}
+        />
+      </div>
+      <SuppressionList api={api} url={url} emailPrefix={emailPrefix} version={version} onRemoved={changed} />
     </>
   );
 }
@@ -82,8 +98,16 @@ function EmailForm(props: { name: string; title: string; label: string; button: 
   );
 }
 
-function CheckForm({ api }: { api: Api }) {
+function CheckForm({ api, version }: { api: Api; version: number }) {
   const [outcome, submit] = useSubmission<SuppressionCheck>();
+  // After an add or a removal the shown answer may be stale: ask again, so it never contradicts the notice.
+  const checked = outcome.state === 'done' ? outcome.value.email : undefined;
+  const seenVersion = useRef(version);
+  useEffect(() => {
+    if (seenVersion.current === version) return;
+    seenVersion.current = version;
+    if (checked !== undefined) void submit(() => api.suppressions.check(checked));
+  }, [version]);
   return (
     <EmailForm
       name="check"
@@ -140,24 +164,40 @@ function AddForm({ api, onAdded }: { api: Api; onAdded(message: string): void })
   );
 }
 
-function SuppressionList({ api, version, onRemoved }: { api: Api; version: number; onRemoved(message: string): void }) {
-  const pages = usePages(String(version));
+function SuppressionList(props: { api: Api; url: URL; emailPrefix: string | undefined; version: number; onRemoved(message: string): void }) {
+  const { api, url, emailPrefix, version, onRemoved } = props;
+  const pages = usePages(url, PAGE_SIZE);
   const [removing, setRemoving] = useState<Suppression>();
-  const listing = useLoad((signal) => api.suppressions.list({ limit: PAGE_SIZE, cursor: pages.cursor }, signal), [api, version, pages.cursor]);
+  const listing = useLoad(
+    (signal) => api.suppressions.list({ emailPrefix, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
+    [api, emailPrefix, version, pages.cursor],
+  );
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;
-  if (items.length === 0 && pages.number === 1) return <Empty>The suppression list is empty.</Empty>;
+  if (items.length === 0 && pages.number === 1) {
+    return (
+      <Empty>
+        {emailPrefix === undefined ? (
+          'The suppression list is empty.'
+        ) : (
+          <>
+            No suppressed address starts with <bdi class="literal">{emailPrefix}</bdi>.
+          </>
+        )}
+      </Empty>
+    );
+  }
   return (
     <>
       <div class="table-scroll">
         <table class="suppressions">
-          <caption>Suppressed addresses, newest first</caption>
+          <caption>Suppressed addresses, newest first by the time each was suppressed (Suppressed since)</caption>
           <thead>
             <tr>
               <th scope="col">Email</th>
               <th scope="col">Reason</th>
-              <th scope="col">Since</th>
+              <th scope="col">Suppressed since</th>
               <th scope="col">Source and cause</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
@@ -170,13 +210,13 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
                 <th scope="row" class="literal">
                   <bdi>{suppression.email}</bdi>
                 </th>
-                <td>
+                <td data-label="Reason">
                   <span class={`reason reason-${suppression.reason}`}>{reasonLabels[suppression.reason]}</span>
                 </td>
-                <td>
+                <td data-label="Suppressed since">
                   <time dateTime={suppression.created_at}>{formatTime(suppression.created_at)}</time>
                 </td>
-                <td>
+                <td data-label="Source and cause">
                   <Provenance suppression={suppression} />
                 </td>
                 <td class="actions">
@@ -189,11 +229,12 @@ function SuppressionList({ api, version, onRemoved }: { api: Api; version: numbe
           </tbody>
         </table>
       </div>
-      <Pager pages={pages} nextCursor={next_cursor} label="Pages of suppressions" />
+      <Pager pages={pages} nextCursor={next_cursor} shown={items.length} label="Pages of suppressions" />
       {removing === undefined ? null : (
-        <RemoveDialog
-          api={api}
-          suppression={removing}
+        <RemoveSuppressionDialog
+          email={removing.email}
+          reason={removing.reason}
+          remove={() => api.suppressions.remove(removing.hash)}
           onClose={(removed) => {
             setRemoving(undefined);
             if (removed) onRemoved(`Removed ${removing.email} from the suppression list.`);
@@ -242,41 +283,5 @@ function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 
         </>
       )}
     </div>
-  );
-}
-
-/** A modal confirmation (native `<dialog>`: focus stays inside, Escape cancels). */
-function RemoveDialog({ api, suppression, onClose }: { api: Api; suppression: Suppression; onClose(removed: boolean): void }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [outcome, submit] = useSubmission<void>();
-  useEffect(() => {
-    dialog.current?.showModal();
-  }, []);
-  return (
-    <dialog ref={dialog} aria-labelledby="remove-title" aria-describedby="remove-description" onClose={() => onClose(outcome.state === 'done')}>
-      <h2 id="remove-title">Remove this suppression?</h2>
-      <p id="remove-description">
-        <bdi class="literal">{suppression.email}</bdi> ({reasonLabels[suppression.reason]}) will no longer be held back from sending.
-      </p>
-      {outcome.state === 'failed' ? <Failure error={outcome.error} doing="remove the suppression" /> : null}
-      <div class="dialog-buttons">
-        <button
-          type="button"
-          class="danger"
-          disabled={outcome.state === 'busy'}
-          onClick={() =>
-            void submit(async () => {
-              await api.suppressions.remove(suppression.hash);
-              onClose(true);
-            })
-          }
-        >
-          Remove
-        </button>
-        <button type="button" onClick={() => dialog.current?.close()}>
-          Cancel
-        </button>
-      </div>
-    </dialog>
   );
 }

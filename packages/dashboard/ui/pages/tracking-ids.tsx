@@ -31,13 +31,13 @@ export function TrackingIdsPage({ api, url }: { api: Api; url: URL }) {
           <input id="tracking-id-search" type="search" value={text} spellcheck={false} autoComplete="off" onInput={(event) => setText(event.currentTarget.value)} />
         </div>
       </form>
-      <TrackingIdList api={api} search={search} />
+      <TrackingIdList api={api} url={url} search={search} />
     </>
   );
 }
 
-function TrackingIdList({ api, search }: { api: Api; search: string }) {
-  const pages = usePages(search);
+function TrackingIdList({ api, url, search }: { api: Api; url: URL; search: string }) {
+  const pages = usePages(url, PAGE_SIZE);
   const listing = useLoad((signal) => api.trackingIds({ search, limit: PAGE_SIZE, cursor: pages.cursor }, signal), [api, search, pages.cursor]);
   if (listing.state === 'loading') return <Loading>Loading tracking IDs…</Loading>;
   if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the tracking IDs" />;
@@ -77,15 +77,15 @@ function TrackingIdList({ api, search }: { api: Api; search: string }) {
           </tbody>
         </table>
       </div>
-      <Pager pages={pages} nextCursor={next_cursor} label="Pages of tracking IDs" />
+      <Pager pages={pages} nextCursor={next_cursor} shown={items.length} label="Pages of tracking IDs" />
     </>
   );
 }
 
 function TrackingIdRow({ summary }: { summary: TrackingIdSummary }) {
   const { trackingId, messages } = summary;
-  const outcome = (count: number) => (
-    <td class="number">
+  const outcome = (count: number, label: string) => (
+    <td class="number" data-label={label}>
       {formatCount(count)} <span class="rate">{formatRate(count, messages)}</span>
     </td>
   );
@@ -96,11 +96,11 @@ function TrackingIdRow({ summary }: { summary: TrackingIdSummary }) {
           <bdi>{trackingId}</bdi>
         </a>
       </th>
-      <td class="number">{formatCount(messages)}</td>
-      {outcome(summary.delivered)}
-      {outcome(summary.bounced)}
-      {outcome(summary.complained)}
-      <td>
+      <td class="number" data-label="Messages">{formatCount(messages)}</td>
+      {outcome(summary.delivered, 'Delivered')}
+      {outcome(summary.bounced, 'Bounced')}
+      {outcome(summary.complained, 'Complained')}
+      <td data-label="Last event">
         <time dateTime={summary.lastEventAt}>{formatTime(summary.lastEventAt)}</time>
       </td>
     </tr>

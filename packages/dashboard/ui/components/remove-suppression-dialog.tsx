@@ -1,0 +1,51 @@
+import type { SuppressionReason } from '@mailwarden/core';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiError } from '../api.js';
+import { reasonLabels } from '../labels.js';
+import { asApiError } from '../load.js';
+import { Failure } from './states.js';
+
+/**
+ * The confirmation before a suppression is removed, on the Suppressions page and on a message: a modal
+ * native `<dialog>` (focus stays inside, Escape cancels). `remove` does the removal; `onClose` says
+ * whether it happened.
+ */
+export function RemoveSuppressionDialog(props: { email: string; reason: SuppressionReason; remove(): Promise<unknown>; onClose(removed: boolean): void }) {
+  const { email, reason, remove, onClose } = props;
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError>();
+  const removed = useRef(false);
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  const confirm = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await remove();
+      removed.current = true;
+      dialog.current?.close();
+    } catch (failure) {
+      setError(asApiError(failure));
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={dialog} aria-labelledby="remove-title" aria-describedby="remove-description" onClose={() => onClose(removed.current)}>
+      <h2 id="remove-title">Remove this suppression?</h2>
+      <p id="remove-description">
+        <bdi class="literal">{email}</bdi> ({reasonLabels[reason]}) will no longer be held back from sending.
+      </p>
+      {error === undefined ? null : <Failure error={error} doing="remove the suppression" />}
+      <div class="dialog-buttons">
+        <button type="button" class="danger" disabled={busy} onClick={() => void confirm()}>
+          Remove
+        </button>
+        <button type="button" onClick={() => dialog.current?.close()}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
