@@ -30,12 +30,13 @@ import { codeBlocks, type CodeBlock } from './markdown-blocks.js';
  * the import. The provider itself is played here: its send API answers from a stub of `fetch` (SES: a
  * local endpoint for the AWS SDK), which keeps each send request to check its recipients and tracking
  * ID; its delivery webhook comes from `@mailwarden/core/testing`, signed with the doc's local secrets
- * and posted over a socket.
+ * and posted over a socket. It needs `sh`, `curl` and `openssl` on the PATH, as the reader does.
  */
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const workDir = fileURLToPath(new URL('../.getting-started/', import.meta.url));
 const doc = 'docs/getting-started.md';
+const docText = readFileSync(join(root, doc), 'utf8');
 const blocks = codeBlocks(root, doc);
 const run = promisify(execFile);
 const cli = `${process.execPath} --import tsx --conditions=@mailwarden/source ${join(root, 'packages/server/src/cli.ts')}`;
@@ -261,7 +262,7 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
     writeFileSync(join(dir, 'app.ts'), appBlock.code);
     const port = await freePort();
 
-    // Step 2: the exports as the doc writes them (SendGrid's run the doc's openssl key pair), then the app.
+    // Step 2: the exports as the doc writes them (SendGrid's block also makes the key pair with openssl), then the app.
     const envJson = await sh(runBlock.code.replace('npx tsx app.ts', `node -e 'process.stdout.write(JSON.stringify(process.env))'`), dir, port);
     const shellEnv = JSON.parse(envJson) as Record<string, string>;
     const env: Record<string, string> = Object.fromEntries(exportedNames(runBlock.code).map((name) => [name, shellEnv[name]!]));
@@ -298,7 +299,11 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
         expect(new Set(trackingIds)).toEqual(new Set(['welcome']));
       }
 
-      // Step 4: the provider's delivery webhook for that message, from the testing kit, over a socket.
+      // Step 4: the doc's command with the flags it names, then the provider's delivery webhook for the
+      // message just sent, from the testing kit, over a socket.
+      expect(docText, 'step 4 names the flags it swaps in').toContain('`--type delivered --to you@example.com`');
+      const reported = await sh(webhookCommand.replace('--type bounced --to bounced@example.com', '--type delivered --to you@example.com'), dir, port, env);
+      expect(reported).toMatch(/→ 200 \{"accepted":1,/);
       const messageId = requests[0]!.messageId;
       const webhook = deliveryWebhook(provider, env, dir, { type: 'delivered', recipient: 'you@example.com', trackingId: 'welcome', messageId });
       const delivered = await postWebhook(webhookUrl(`http://localhost:${port}/mailwarden`, 'acme', provider), webhook);
@@ -313,8 +318,9 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
           expect.objectContaining({ recipient: 'bounced@example.com', status: 'bounced', trackingId: 'welcome', provider }),
         ]),
       );
-      const text = readFileSync(join(root, doc), 'utf8');
-      const pages = [...new Set([...text.matchAll(/<(http:\/\/localhost:3000\/mailwarden\/dashboard\/[^>]*)>/g)].map((match) => match[1]!))];
+      // The message sent in step 3, and the one step 4's command made up.
+      expect(listed.items.filter((item) => item.recipient === 'you@example.com' && item.status === 'delivered')).toHaveLength(2);
+      const pages = [...new Set([...docText.matchAll(/<(http:\/\/localhost:3000\/mailwarden\/dashboard\/[^>]*)>/g)].map((match) => match[1]!))];
       expect(pages.length).toBeGreaterThanOrEqual(3);
       for (const page of pages) {
         const response = await realFetch(page.replace('localhost:3000', `localhost:${port}`));
