@@ -5,6 +5,7 @@ export { MailwardenError, isMailwardenError, errorStatus, errorCodes, errorDocsU
 export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
 
 export { normalizeEmail, tryNormalizeEmail, type NormalizeResult } from './email/normalize.js';
+export { MAX_ADDRESS_SEARCH_LENGTH, normalizeAddressDomain, normalizeAddressPrefix } from './email/search.js';
 
 export { suppressionReasons, strongerReason, type SuppressionReason } from './suppressions/reason.js';
 export { suppressionSources, type SuppressionSource, type SuppressionProvenance, type SuppressionCause } from './suppressions/provenance.js';

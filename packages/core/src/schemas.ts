@@ -97,6 +97,14 @@ export const suppressionSchema = z
 
 export const listSuppressionsQuerySchema = z.object({
   reason: suppressionReasonSchema.optional().meta({ description: 'Only suppressions with this reason.' }),
+  emailPrefix: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'Only suppressions whose address starts with this text, compared as addresses are stored (trimmed, lower-cased, a non-ASCII domain in IDNA form): any text is a search; empty means no filter; at most 254 characters.',
+      examples: ['jane', 'Jane.Doe@Ex'],
+    }),
   from: timeBound('Only suppressions created at or after this time (inclusive).'),
   to: timeBound('Only suppressions created before this time (exclusive).'),
   limit: pageLimit,
@@ -239,6 +247,22 @@ export const listMessagesQuerySchema = z.object({
   trackingId: z.string().optional().meta({ description: 'Only messages with exactly this tracking ID (at most 128 characters).' }),
   status: messageStatusSchema.optional().meta({ description: 'Only messages with this status.' }),
   recipient: z.string().optional().meta({ description: 'Only messages to this address (compared normalized, as suppressions are).' }),
+  recipientPrefix: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'Only messages whose recipient starts with this text, compared as addresses are stored (trimmed, lower-cased, a non-ASCII domain in IDNA form): any text is a search; empty means no filter; at most 254 characters.',
+      examples: ['bob', 'Bob.Smith@Ex'],
+    }),
+  recipientDomain: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "Only messages whose recipient's domain is this domain (a leading `@` allowed), compared as addresses are stored (lower-cased, IDNA, no trailing dot); subdomains are other domains; empty means no filter; at most 254 characters.",
+      examples: ['example.com', '@Bücher.example'],
+    }),
   provider: providerSchema.optional().meta({ description: 'Only messages of this provider.' }),
   from: timeBound('Only messages whose last event is at or after this time (inclusive).'),
   to: timeBound('Only messages whose last event is before this time (exclusive).'),

@@ -21,6 +21,7 @@ export type {
 } from './store/store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
+export { recipientDomainOf } from './store/recipient-domain.js';
 
 // The numbers stores persist (append-only: never renumbered), then the functions over them.
 export { Fact, statusCodes, reasonRanks } from './store/encodings.js';

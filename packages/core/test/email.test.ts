@@ -129,6 +129,13 @@ describe('email validation', () => {
     ['two trailing dots', 'a@example.com..'],
     ['a space in the domain', 'a@exa mple.com'],
     ['a domain that is not a valid IDN', 'a@ü%.com'],
+    // Found through the partial search's laws: `domainToASCII` parses a URL host, so it stopped at `?`, `/`
+    // or `#` and decoded `%`: each of these normalized to a@xn--bcher-kva.example, another address.
+    ['a query mark after an IDN domain', 'a@bücher.example?x.com'],
+    ['a slash after an IDN domain', 'a@bücher.example/x'],
+    ['a hash after an IDN domain', 'a@bücher.example#x'],
+    ['a backslash after an IDN domain', 'a@bücher.example\\x'],
+    ['a percent-encoded letter in an IDN domain', 'a@b%C3%BCcher.exämple'],
     ['an empty punycode label', 'a@xn--.com'],
     ['an IDN label of 56 characters that is over 63 in punycode', `a@${'ñandúes'.repeat(8)}.com`],
   ])('rejects %s', async (_, input) => {

@@ -145,6 +145,7 @@ describe('createOpenApiDocument', () => {
     expect(list.parameters).toEqual([
       expect.objectContaining({ name: 'projectId', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } }),
       expect.objectContaining({ name: 'reason', in: 'query', required: false, schema: { $ref: '#/components/schemas/SuppressionReason' } }),
+      expect.objectContaining({ name: 'emailPrefix', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'from', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'to', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }),
@@ -155,7 +156,29 @@ describe('createOpenApiDocument', () => {
     expect(list.parameters?.find((parameter) => parameter.name === 'to')?.description).toMatch(/exclusive/);
 
     const messages = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/messages' });
-    expect(messages.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'trackingId', 'status', 'recipient', 'provider', 'from', 'to', 'limit', 'cursor']);
+    expect(messages.parameters?.map((parameter) => parameter.name)).toEqual([
+      'projectId',
+      'trackingId',
+      'status',
+      'recipient',
+      'recipientPrefix',
+      'recipientDomain',
+      'provider',
+      'from',
+      'to',
+      'limit',
+      'cursor',
+    ]);
+    // The partial searches: documented as searches (never an error for partial text), with examples.
+    const searches = [...(messages.parameters ?? []), ...(list.parameters ?? [])].filter((parameter) => /Prefix|Domain/.test(parameter.name));
+    expect(searches.map((parameter) => parameter.name)).toEqual(['recipientPrefix', 'recipientDomain', 'emailPrefix']);
+    for (const parameter of searches) {
+      expect(parameter, parameter.name).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+      expect(parameter.description, parameter.name).toMatch(/empty means no filter.*at most 254 characters/);
+      expect(JSON.stringify(parameter), parameter.name).toMatch(/"examples?"/);
+    }
+    expect(searches[0]!.description).toMatch(/starts with this text.*any text is a search/);
+    expect(searches[1]!.description).toMatch(/domain is this domain \(a leading `@` allowed\)/);
     expect(messages.parameters?.find((parameter) => parameter.name === 'provider')?.schema).toEqual({ $ref: '#/components/schemas/Provider' });
 
     const check = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions/check' });

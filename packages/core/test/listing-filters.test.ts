@@ -170,6 +170,128 @@ describe('suppressions.list filters', () => {
   });
 });
 
+describe('partial search (recipientPrefix, recipientDomain, emailPrefix)', () => {
+  /** Messages at T0 + 1 … 5 s to these recipients, in this order; each also suppressed (manual) at that time. */
+  const recipients = ['Jane.Doe@Example.com', 'jane@mail.example.com', 'fé@Bücher.example', 'bob@example.com', 'Janet@example.org'];
+  async function searchable(): Promise<Mailwarden> {
+    let time = T0;
+    const mailwarden = createMailwarden({ now: () => (time += 1000) });
+    await mailwarden.applyEvents(
+      'acme',
+      recipients.map((recipient, i) => event({ recipient, provider: i % 2 === 0 ? 'ses' : 'sendgrid', occurredAt: new Date(T0 + (i + 1) * 1000) })),
+    );
+    for (const recipient of recipients) await mailwarden.suppressions.add('acme', recipient);
+    return mailwarden;
+  }
+  const recipientsOf = (page: { items: { recipient: string }[] }) => page.items.map((item) => item.recipient);
+  const emails = (page: { items: { email: string }[] }) => page.items.map((item) => item.email);
+
+  it.each([
+    ['jane', ['janet@example.org', 'jane@mail.example.com', 'jane.doe@example.com']],
+    // Compared lower-cased and trimmed, as stored addresses are: partial input is a search, never an error.
+    ['  JANE.', ['jane.doe@example.com']],
+    ['Jane.Doe@Ex', ['jane.doe@example.com']],
+    ['jane@', ['jane@mail.example.com']],
+    // A non-ASCII domain matches once its labels are typed whole (it is stored in IDNA form), or typed as stored.
+    ['fé@BÜCHER.', ['fé@xn--bcher-kva.example']],
+    ['fé@xn--bcher', ['fé@xn--bcher-kva.example']],
+    ['fé@büch', []],
+    ['FÉ', ['fé@xn--bcher-kva.example']],
+    ['fe', []],
+    ['%', []],
+    ['@', []],
+    ['', recipients.map((recipient) => recipient.toLowerCase().replace('bücher', 'xn--bcher-kva')).reverse()],
+    ['   ', recipients.map((recipient) => recipient.toLowerCase().replace('bücher', 'xn--bcher-kva')).reverse()],
+  ])('messages and suppressions by the start of the address %j', async (prefix, expected) => {
+    const mailwarden = await searchable();
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: prefix }))).toStrictEqual(expected);
+    expect(emails(await mailwarden.suppressions.list('acme', { emailPrefix: prefix }))).toStrictEqual(expected);
+  });
+
+  it.each([
+    ['example.com', ['bob@example.com', 'jane.doe@example.com']],
+    ['@EXAMPLE.COM.', ['bob@example.com', 'jane.doe@example.com']],
+    [' @mail.example.com ', ['jane@mail.example.com']],
+    ['Bücher.example', ['fé@xn--bcher-kva.example']],
+    ['xn--bcher-kva.example', ['fé@xn--bcher-kva.example']],
+    // A domain is whole: no parent, no part, no subdomain.
+    ['example', []],
+    ['com', []],
+    ['ample.com', []],
+    ['not a domain', []],
+    ['@', recipients.map((recipient) => recipient.toLowerCase().replace('bücher', 'xn--bcher-kva')).reverse()],
+  ])('messages by the domain %j', async (domain, expected) => {
+    const mailwarden = await searchable();
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientDomain: domain }))).toStrictEqual(expected);
+  });
+
+  it('combines with every other filter and pages', async () => {
+    const mailwarden = await searchable();
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'j', recipientDomain: 'example.com' }))).toStrictEqual(['jane.doe@example.com']);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', provider: 'ses' }))).toStrictEqual(['janet@example.org', 'jane.doe@example.com']);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', from: iso(2000), to: iso(5000) }))).toStrictEqual(['jane@mail.example.com']);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', recipient: 'JANE@mail.example.com' }))).toStrictEqual(['jane@mail.example.com']);
+    expect(emails(await mailwarden.suppressions.list('acme', { emailPrefix: 'jane', reason: 'hard_bounce' }))).toStrictEqual([]);
+
+    const walk = async <T,>(list: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>): Promise<T[]> => {
+      const items: T[] = [];
+      let cursor: string | null | undefined;
+      do {
+        const page = await list(cursor ?? undefined);
+        items.push(...page.items);
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return items;
+    };
+    const messages = await walk((cursor) => mailwarden.messages.list('acme', { recipientPrefix: 'JANE', limit: 1, ...(cursor ? { cursor } : {}) }));
+    expect(messages.map((item) => item.recipient)).toStrictEqual(['janet@example.org', 'jane@mail.example.com', 'jane.doe@example.com']);
+    const suppressions = await walk((cursor) => mailwarden.suppressions.list('acme', { emailPrefix: 'jane', limit: 1, ...(cursor ? { cursor } : {}) }));
+    expect(suppressions.map((item) => item.email)).toStrictEqual(['janet@example.org', 'jane@mail.example.com', 'jane.doe@example.com']);
+  });
+
+  it('binds a cursor to the search as normalized: the same search written otherwise continues it, another one is invalid_cursor', async () => {
+    const mailwarden = await searchable();
+    const first = await mailwarden.messages.list('acme', { recipientPrefix: 'jane', recipientDomain: 'example.com', limit: 1 });
+    expect(first.next_cursor).toBeNull();
+    const page = await mailwarden.messages.list('acme', { recipientPrefix: 'jane', limit: 1 });
+    const cursor = page.next_cursor!;
+    expect((await mailwarden.messages.list('acme', { recipientPrefix: ' JANE ', limit: 5, cursor })).count).toBe(2);
+    for (const other of [{}, { recipientPrefix: 'jan' }, { recipientPrefix: 'jane', recipientDomain: 'example.com' }, { recipientPrefix: 'jane', recipient: 'jane@mail.example.com' }]) {
+      await expectMailwardenError(() => mailwarden.messages.list('acme', { ...other, limit: 5, cursor }), 'invalid_cursor');
+    }
+    const byDomain = (await mailwarden.messages.list('acme', { recipientDomain: 'example.com', limit: 1 })).next_cursor!;
+    expect((await mailwarden.messages.list('acme', { recipientDomain: '@Example.COM', limit: 5, cursor: byDomain })).count).toBe(1);
+    await expectMailwardenError(() => mailwarden.messages.list('acme', { recipientDomain: 'example.org', limit: 5, cursor: byDomain }), 'invalid_cursor');
+    const suppressions = (await mailwarden.suppressions.list('acme', { emailPrefix: 'jane', limit: 1 })).next_cursor!;
+    expect((await mailwarden.suppressions.list('acme', { emailPrefix: 'Jane', limit: 5, cursor: suppressions })).count).toBe(2);
+    await expectMailwardenError(() => mailwarden.suppressions.list('acme', { limit: 5, cursor: suppressions }), 'invalid_cursor');
+    // Empty means no filter: the unfiltered listing's cursor continues it.
+    const unfiltered = (await mailwarden.messages.list('acme', { limit: 1 })).next_cursor!;
+    expect((await mailwarden.messages.list('acme', { recipientPrefix: '', recipientDomain: '', limit: 10, cursor: unfiltered })).count).toBe(4);
+  });
+
+  it.each([
+    ['recipientPrefix', 'a\u0000b', /Invalid recipientPrefix: it contains U\+0000/],
+    ['recipientPrefix', 'x'.repeat(255), /Invalid recipientPrefix: it is over 254 characters/],
+    ['recipientDomain', '\ud800.example', /Invalid recipientDomain: it contains a lone surrogate/],
+    ['recipientDomain', 'x'.repeat(255), /Invalid recipientDomain: it is over 254 characters/],
+  ])('refuses %s that no search can use (%#) as invalid_request', async (name, value, message) => {
+    const mailwarden = await searchable();
+    const error = await expectMailwardenError(() => mailwarden.messages.list('acme', { [name]: value }), 'invalid_request');
+    expect(error.message).toMatch(message);
+    expect(error.status).toBe(400);
+  });
+
+  it('takes 254 characters, white space around them aside; refuses an emailPrefix as the others', async () => {
+    const mailwarden = await searchable();
+    expect((await mailwarden.messages.list('acme', { recipientPrefix: ` ${'😀'.repeat(254)}\t` })).count).toBe(0);
+    expect((await mailwarden.suppressions.list('acme', { emailPrefix: ` ${'j'.repeat(254)} ` })).count).toBe(0);
+    const error = await expectMailwardenError(() => mailwarden.suppressions.list('acme', { emailPrefix: 'j\u0000' }), 'invalid_request');
+    expect(error.message).toMatch(/Invalid emailPrefix/);
+    await expectMailwardenError(() => mailwarden.suppressions.list('acme', { emailPrefix: 'j'.repeat(255) }), 'invalid_request');
+  });
+});
+
 describe('retention under filters (memory store)', () => {
   it('a forgotten message leaves every filtered listing; suppressions stay listed by reason and time', async () => {
     const DAY = 86_400_000;

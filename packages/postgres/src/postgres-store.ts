@@ -258,8 +258,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return row === undefined ? undefined : toSuppression(row);
     },
 
-    async listSuppressions(projectId, { reason, from, to, limit, after }) {
-      if (reason === undefined && from === undefined && to === undefined) {
+    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
+      // PostgreSQL text cannot hold NUL, so no stored email starts with text that has one.
+      if (emailPrefix?.includes('\0')) return [];
+      if (reason === undefined && emailPrefix === undefined && from === undefined && to === undefined) {
         const rows = await attempt(() =>
           after === undefined
             ? query(statements.firstSuppressions, [projectId, limit])
@@ -273,12 +275,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // With a reason, suppressions_by_reason; without, suppressions_newest_first. A time range bounds
       // -created_at, the order's leading column in either: the index range starts and stops there.
       if (reason !== undefined) where.push(`reason = ${param(reasonRank(reason))}::smallint`);
+      // Through suppressions_by_email_prefix when the prefix is rare (see messages' recipientPrefix).
+      if (emailPrefix !== undefined) where.push(`email LIKE ${param(likePrefix(emailPrefix))}`);
       if (to !== undefined) where.push(`-created_at > ${param(-to)}::bigint`);
       if (from !== undefined) where.push(`-created_at <= ${param(-from)}::bigint`);
       if (after !== undefined) where.push(`(-created_at, hash) > (${param(-after.createdAt)}::bigint, ${param(after.hash)})`);
       const text = `SELECT ${suppressionColumns} FROM ${s}.suppressions
         WHERE ${where.join(' AND ')} ORDER BY -created_at, hash LIMIT ${param(limit)}`;
-      const rows = await attempt(() => query(text, params));
+      // A prefix is planned for its own text (an unnamed statement), as a tracking-ID search is.
+      const rows = await attempt(() => query(text, params, emailPrefix === undefined));
       return rows.map(toSuppression);
     },
 
@@ -330,9 +335,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return Array.from(outcomes, eventOutcomeOfCode);
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
       // PostgreSQL text cannot hold NUL, so no stored tracking ID or recipient has one.
-      if (trackingId?.includes('\0') || recipient?.includes('\0')) return [];
+      if ([trackingId, recipient, recipientPrefix, recipientDomain].some((text) => text?.includes('\0'))) return [];
       const params: unknown[] = [projectId];
       const where = ['project_id = $1'];
       const param = (value: unknown) => `$${params.push(value)}`;
@@ -341,6 +346,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // Each has an index in the newest-first order (messages_by_recipient, messages_by_provider).
       if (recipient !== undefined) where.push(`recipient = ${param(recipient)}`);
       if (provider !== undefined) where.push(`provider = ${param(provider)}`);
+      // A prefix is a range of messages_by_recipient_prefix, whose matches are then sorted, or a filter
+      // on the newest-first walk: planned for its own text (an unnamed statement), the planner picks by
+      // how many it matches. A domain is an equality on messages_by_recipient_domain, written as it is.
+      if (recipientPrefix !== undefined) where.push(`recipient LIKE ${param(likePrefix(recipientPrefix))}`);
+      if (recipientDomain !== undefined) where.push(`substr(recipient, strpos(recipient, '@') + 1) = ${param(recipientDomain)}`);
       if (from !== undefined) where.push(`last_event_at >= ${param(from)}::bigint`);
       if (to !== undefined) {
         // first_event_at <= last_event_at < to: the bound on -first_event_at starts the range of every
@@ -356,7 +366,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // A time range is planned for its values (an unnamed statement): a narrow range of old messages
       // is best found through messages_by_last_event_at, a recent one by walking the newest-first order.
       const timed = from !== undefined || to !== undefined;
-      const rows = await attempt(() => query(text, params, !timed));
+      const rows = await attempt(() => query(text, params, !timed && recipientPrefix === undefined));
       return rows.map(toMessageRecord);
     },
 
@@ -367,7 +377,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const param = (value: unknown) => `$${params.push(value)}`;
       // Stored IDs hold no NUL: being after "a\0…" is being after "a".
       if (after !== undefined) where.push(`tracking_id > ${param(after.split('\0')[0])}`);
-      if (search !== undefined) where.push(`search_key LIKE ${param(`%${search.replace(/[\\%_]/g, '\\$&')}%`)}`);
+      if (search !== undefined) where.push(`search_key LIKE ${param(`%${escapeLike(search)}%`)}`);
       const text = `SELECT ${trackingIdColumns}
         FROM ${s}.tracking_ids WHERE ${where.join(' AND ')} ORDER BY tracking_id LIMIT ${param(limit)}`;
       // A search is planned for its own pattern (an unnamed statement): the trigram index pays off only
@@ -539,6 +549,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     }
   }
+}
+
+/** Text LIKE matches literally: its pattern characters and the escape character escaped. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&');
+}
+
+/** The LIKE pattern of the values that start with `prefix`. */
+function likePrefix(prefix: string): string {
+  return `${escapeLike(prefix)}%`;
 }
 
 /** A message row as the listing and getMessage select it: the record's columns first, in its order. */

@@ -264,7 +264,8 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     );
     await sql.unsafe(
       `INSERT INTO ${s}.messages (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
-       SELECT p, lpad(to_hex(i), 32, '0'), CASE WHEN i % 1000 = 0 THEN 'mandrill' ELSE 'ses' END, 'm' || i, 'user' || i || '@example.com',
+       SELECT p, lpad(to_hex(i), 32, '0'), CASE WHEN i % 1000 = 0 THEN 'mandrill' ELSE 'ses' END, 'm' || i,
+              'user' || i || CASE WHEN i % 1000 = 7 THEN '@rare.example' ELSE '@example.com' END,
               'campaign-' || (i % $2::int), 1 << (i % 10), $3::bigint + i * 10, $3::bigint + i * 10 + 5
        FROM (VALUES ('big', $1::int), ('other-1', 10000), ('other-2', 10000)) AS projects(p, n), generate_series(1, n) AS i`,
       [MESSAGES, TRACKING_IDS / 10, T],
@@ -349,6 +350,16 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
       'messages by recipient, provider, status and time range',
       (store) => store.listMessages(project, { limit: 50, recipient: 'user4000@example.com', provider: 'mandrill', status: 'delivered', from: T, to: T + 50_000 }),
     ],
+    // Partial searches: user4242… are 11 of the messages and 111 of the suppressions; every address starts with user.
+    ['messages by recipient prefix, rare', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user4242' })],
+    ['messages by recipient prefix, common', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user' })],
+    ['messages by recipient prefix, rare, with provider and status', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user4242', provider: 'ses', status: 'delivered' })],
+    ['messages by recipient domain, rare', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'rare.example' })],
+    ['messages by recipient domain, common', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'example.com' })],
+    ['messages by recipient domain, deep', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'rare.example', after: { firstEventAt: T + 500_000, key: 'f'.repeat(32) } })],
+    ['suppressions by email prefix, rare', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242' })],
+    ['suppressions by email prefix, common', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user' })],
+    ['suppressions by email prefix and reason, rare', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242', reason: 'manual' })],
     ['suppressions by reason, rare', (store) => store.listSuppressions(project, { limit: 100, reason: 'complaint' })],
     ['suppressions by reason, deep', (store) => store.listSuppressions(project, { limit: 100, reason: 'manual', after: { createdAt: T + 700_000, hash: hashOf(900_000) } })],
     ['suppressions in a time range', (store) => store.listSuppressions(project, { limit: 100, from: T + 700_000, to: T + 700_100 })],
@@ -365,8 +376,8 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     expect(plan).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
   });
 
-  // Searches and message time ranges are planned for their values (unnamed statements), so they have no generic plan.
-  test.each(hot.filter(([name]) => !name.startsWith('tracking-ID search') && !/^messages.* time range/.test(name)))(
+  // Searches, prefixes and message time ranges are planned for their values (unnamed statements), so they have no generic plan.
+  test.each(hot.filter(([name]) => !name.startsWith('tracking-ID search') && !/^messages.* time range| prefix/.test(name)))(
     '%s: the generic plan of the prepared statement uses an index too',
     async (_name, call) => {
       const plan = await genericPlanOf(call);
@@ -409,6 +420,39 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     expect(range).toMatch(/Index Scan using suppressions_newest_first/);
     expect(range).toMatch(/Index Cond: .*\(- created_at\) > .*\(- created_at\) <= |Index Cond: .*\(- created_at\) <= .*\(- created_at\) > /);
     for (const plan of [byRecipient, byProvider, before, byReason, range]) expect(plan).not.toMatch(/Sort|Seq Scan/);
+  });
+
+  test('a rare prefix is a range of its pattern index, sorted; a common one walks the newest-first order; a domain walks its own', async () => {
+    let page: { recipient?: string; email?: string }[] = [];
+    const rareMessages = await planOf(async (store) => {
+      page = await store.listMessages(project, { limit: 50, recipientPrefix: 'user4242' });
+    });
+    expect(page.map((message) => message.recipient)).toStrictEqual([...Array.from({ length: 10 }, (_, i) => `user4242${9 - i}@example.com`), 'user4242@example.com']);
+    expect(rareMessages).toMatch(/Index Scan using messages_by_recipient_prefix|Bitmap Index Scan on messages_by_recipient_prefix/);
+    expect(rareMessages).toMatch(/recipient ~>=~ 'user4242'.*recipient ~<~ 'user4243'/);
+    expect(buffers(rareMessages)).toBeLessThan(100);
+    const commonMessages = await planOf((store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user' }));
+    expect(commonMessages).toMatch(/Index Scan using messages_newest_first/);
+
+    const rareDomain = await planOf(async (store) => {
+      page = await store.listMessages(project, { limit: 50, recipientDomain: 'rare.example' });
+    });
+    expect(page).toHaveLength(50);
+    expect(page.every((message) => message.recipient!.endsWith('@rare.example'))).toBe(true);
+    expect(rareDomain).toMatch(/Index Scan using messages_by_recipient_domain/);
+    expect(rareDomain).toMatch(/Index Cond: .*substr\(recipient, \(strpos\(recipient, '@'::text\) \+ 1\)\) = /);
+    // An index range in the listing order: a page reads about as much as its rows.
+    expect(buffers(rareDomain)).toBeLessThan(120);
+
+    const rareSuppressions = await planOf(async (store) => {
+      page = await store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242' });
+    });
+    expect(page).toHaveLength(100);
+    expect(page.every((record) => record.email!.startsWith('user4242'))).toBe(true);
+    expect(rareSuppressions).toMatch(/Index Scan using suppressions_by_email_prefix|Bitmap Index Scan on suppressions_by_email_prefix/);
+    const commonSuppressions = await planOf((store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user' }));
+    expect(commonSuppressions).toMatch(/Index Scan using suppressions_newest_first/);
+    for (const plan of [commonMessages, rareDomain, commonSuppressions]) expect(plan).not.toMatch(/Sort|Seq Scan/);
   });
 
   test('a page a million rows deep is an index range scan, with no sort, reading as much as the first page', async () => {

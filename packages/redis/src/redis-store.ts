@@ -66,7 +66,7 @@ export interface RedisStoreOptions {
   retention?: { messagesMs: number };
   /**
    * Index entries one listing call reads at most (default 20 000) when a filter (a message status, a
-   * tracking-ID search) skips entries: it bounds how long one script blocks Redis. A sparser match
+   * tracking-ID search, a partial search of addresses) skips entries: it bounds how long one script blocks Redis. A sparser match
    * takes further calls, each resuming where the last stopped.
    */
   scanBudget?: number;
@@ -465,17 +465,19 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return removed;
     },
 
-    async listSuppressions(projectId, { reason, from, to, limit, after }) {
-      if (limit < 1) return [];
+    async listSuppressions(projectId, { reason, emailPrefix = '', from, to, limit, after }) {
+      // An email holds no control character: a prefix with NUL finds none (and the script needs none).
+      if (limit < 1 || emailPrefix.includes('\0')) return [];
       // A time range of createdAt is a range of the order itself: createdAt < to starts at the order of
       // to − 1, createdAt ≥ from stops before the order of from − 1 (every member extends its order).
       let start = latestSuppressionStart(after, to);
       const stop = from === undefined ? '+' : Buffer.concat([EXCLUSIVE, orderBytes(from - 1)]);
       const rank = reason === undefined ? '' : String(reasonRank(reason));
       const page: SuppressionRecord[] = [];
-      // One call, unless a reason skips more than the scan budget: then the next call resumes there.
+      // One call, unless a filter skips more than the scan budget: then the next call resumes there.
       for (;;) {
-        const reply = (await run(scripts.listSuppressions, suppressionKeys(projectId), [start, stop, limit - page.length, rank, scanBudget], true)) as Buffer[];
+        const args = [start, stop, limit - page.length, rank, scanBudget, emailPrefix];
+        const reply = (await run(scripts.listSuppressions, suppressionKeys(projectId), args, true)) as Buffer[];
         for (let at = 1; at < reply.length; at += 2) page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString()));
         if (reply[0]!.length === 0 || page.length >= limit) return page;
         start = Buffer.concat([EXCLUSIVE, reply[0]!]);
@@ -499,14 +501,22 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return outcomes;
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
       if (limit < 1) return [];
       const prefix = projectPrefix(keyPrefix, projectId);
       const index = trackingId === undefined ? `${prefix}mo` : trackingIdMessagesKeyOf(prefix, trackingId);
       const { stronger, want } = statusMasks.get(status)!;
       // firstEventAt ≤ lastEventAt < to: the walk starts at the order of to − 1.
       let start = latestStart(after === undefined ? '-' : `(${orderMember(after.firstEventAt, after.key)}`, to);
-      const filters = [provider ?? '', recipient ?? '', from === undefined ? '' : String(from), to === undefined ? '' : String(to)];
+      const filters = [
+        provider ?? '',
+        recipient ?? '',
+        from === undefined ? '' : String(from),
+        to === undefined ? '' : String(to),
+        recipientPrefix ?? '',
+        // After an '@', so that '' (no filter) differs from a domain of ''.
+        recipientDomain === undefined ? '' : `@${recipientDomain}`,
+      ];
       const page: MessageRecord[] = [];
       // One call, unless a filter skips more than the scan budget: then the next call resumes there.
       for (;;) {

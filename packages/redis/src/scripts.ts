@@ -328,7 +328,8 @@ return removed
 /**
  * KEYS: suppressions, suppressionHeads, legacySuppressionOrder. ARGV: ZRANGE BYLEX start and stop of
  * the order members (binary: a time range is a range of the order), limit, the reason rank to keep
- * ('' for any), the most entries to read in this call. Returns a resume member ('' when done), then
+ * ('' for any), the most entries to read in this call, the start of the email to keep ('' for any; never
+ * holds NUL, which would reach into the packed provenance). Returns a resume member ('' when done), then
  * member, value, member, value… (binary: the caller reads the reply as buffers).
  *
  * The walk reads the block that holds the start, then the blocks after it. While suppressions of the
@@ -338,7 +339,15 @@ export const listSuppressions = script(
   'listSuppressions',
   String.raw`
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
-local start, stop, limit, rank, budget = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
+local filtered = rank ~= '' or emailPrefix ~= ''
+-- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.
+local function kept(value)
+  if rank ~= '' and string.sub(value, 1, 1) ~= rank then return false end
+  if emailPrefix == '' then return true end
+  local colon = string.find(value, ':', 2, true)
+  return string.sub(value, colon + 1, colon + #emailPrefix) == emailPrefix
+end
 local stopAt = stop ~= '+' and string.sub(stop, 2)
 -- A bound of the order blocks as the same bound of the old order.
 local function legacyBound(bound)
@@ -374,17 +383,17 @@ local function range(start, n)
 end
 
 local reply, found, scanned, chunk = { '' }, 0, 0, limit
--- Without a reason every entry is kept: one read of the page. With one, chunks that start at the page
+-- Without a filter every entry is kept: one read of the page. With one, chunks that start at the page
 -- size and double, as the message listing reads them.
 while true do
-  local size = math.min(rank == '' and limit - found or chunk, budget - scanned)
+  local size = math.min(filtered and chunk or limit - found, budget - scanned)
   chunk = math.min(chunk * 2, 1000)
   local members, fields = range(start, size)
   -- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
   for from = 1, #members, 1000 do
     local values = redis.call('HMGET', K.s, unpack(fields, from, math.min(from + 999, #members)))
     for i, value in ipairs(values) do
-      if value and (rank == '' or string.sub(value, 1, 1) == rank) then
+      if value and kept(value) then
         reply[#reply + 1] = members[from + i - 1]
         reply[#reply + 1] = value
         found = found + 1
@@ -762,7 +771,8 @@ return table.concat(outcomes)
  * BYLEX start, limit, the status masks (`stronger`: facts that must be absent; `want`: one that must
  * be present, 0 for any), the tracking ID the order belongs to ('' for the project's), the most
  * entries to read in this call, then the provider, the recipient, and the bounds of lastEventAt (from
- * inclusive, to exclusive), each '' for none. Returns a resume member ('' when done), then 8 items per
+ * inclusive, to exclusive), each '' for none, then the start of the recipient ('' for any) and its
+ * domain after an '@' ('@' .. domain; '' for any). Returns a resume member ('' when done), then 8 items per
  * message: key, p, i, r, t, f, a, b. Writes only to drop entries of messages that expired (retention).
  */
 export const listMessages = script(
@@ -771,7 +781,14 @@ export const listMessages = script(
 local index, prefix, start = KEYS[1], ARGV[1], ARGV[2]
 local limit, stronger, want, trackingId, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local provider, recipient, from, to = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+local recipientPrefix, atDomain = ARGV[12], ARGV[13]
 local filtered = stronger ~= 0 or want ~= 0 or provider ~= '' or recipient ~= '' or from ~= nil or to ~= nil
+  or recipientPrefix ~= '' or atDomain ~= ''
+-- The recipient from its first '@' on (all of it, after an '@', when it has none): core's recipientDomainOf.
+local function atDomainOf(r)
+  local at = string.find(r, '@', 1, true)
+  return at and string.sub(r, at) or '@' .. r
+end
 -- A filter reads chunks that start at the page size and double (ZRANGE of 1 000 costs as much as 50 HMGETs).
 local reply, found, scanned, chunk = { '' }, 0, 0, limit
 while true do
@@ -789,6 +806,8 @@ while true do
       local f, b = tonumber(m[5]), tonumber(m[7])
       if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0)
         and (provider == '' or m[1] == provider) and (recipient == '' or m[3] == recipient)
+        and (recipientPrefix == '' or string.sub(m[3], 1, #recipientPrefix) == recipientPrefix)
+        and (atDomain == '' or atDomainOf(m[3]) == atDomain)
         and (from == nil or b >= from) and (to == nil or b < to) then
         local n = #reply
         reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = key, m[1], m[2], m[3]

@@ -220,12 +220,46 @@ export const timeBound = sometimes(fc.integer({ min: 0, max: 5 }).map(at));
 /** A message recipient to filter by: the pool's (every message has one of them), or an address no message has. */
 export const recipientFilter = fc.constantFrom(...addressPool.map((entry) => entry.email), 'nobody@example.com');
 
+/** The pool's addresses cut after each of their code points (empty and whole included): every prefix that matches. */
+export const addressPrefixPool = ['', ...new Set(addressPool.flatMap(({ email }) => prefixesOf(email)))];
+
+function prefixesOf(text: string): string[] {
+  const codePoints = Array.from(text);
+  return codePoints.map((_, end) => codePoints.slice(0, end + 1).join(''));
+}
+
+/**
+ * A prefix as the service passes it: mostly one of the pool's (so it matches), sometimes its upper-case
+ * form (which the service would have lower-cased: a store compares exactly, so it matches nothing), or
+ * text no address starts with: LIKE's and Lua's pattern characters (a store that passed them on
+ * unescaped would match `an_` to `ana@…`, `%` to everything), a dot past the end, a domain in Unicode.
+ */
+export const addressPrefix = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...addressPrefixPool) },
+  { weight: 1, arbitrary: fc.constantFrom(...addressPrefixPool).map((prefix) => prefix.toUpperCase()) },
+  { weight: 1, arbitrary: fc.constantFrom('%', '_', 'an_', 'a%', '\\', 'an\\', '.', '.*', '[a]', 'ana@example.com.', 'fé@exämple', 'zz') },
+);
+
+/** The pool's domains (as stored), their case and subdomain neighbours, and `''` (which no normalized recipient has). */
+export const recipientDomain = fc.constantFrom(
+  ...new Set(addressPool.map(({ email }) => email.slice(email.indexOf('@') + 1))),
+  'EXAMPLE.COM',
+  'example',
+  'xample.com',
+  'mail.example.com',
+  'exämple.com',
+  '%',
+  '',
+);
+
 /** A message query without its tracking ID: the model-based test walks it for every ID of the pool. */
 export const messageQuery: fc.Arbitrary<Omit<MessageQuery, 'trackingId'>> = fc
   .record({
     limit,
     status: fc.option(fc.constantFrom(...messageStatuses), { nil: undefined }),
     recipient: sometimes(recipientFilter),
+    recipientPrefix: sometimes(addressPrefix),
+    recipientDomain: sometimes(recipientDomain),
     provider: sometimes(fc.constantFrom(...providers)),
     from: timeBound,
     to: timeBound,
@@ -251,6 +285,8 @@ export const messageFilters: fc.Arbitrary<Omit<MessageQuery, 'after'>> = fc
     trackingId: sometimes(trackingId),
     status: sometimes(fc.constantFrom(...messageStatuses)),
     recipient: sometimes(recipientFilter),
+    recipientPrefix: sometimes(addressPrefix),
+    recipientDomain: sometimes(recipientDomain),
     provider: sometimes(fc.constantFrom(...providers)),
     from: timeBound,
     to: timeBound,
@@ -261,6 +297,7 @@ export const suppressionQuery: fc.Arbitrary<SuppressionQuery> = fc
   .record({
     limit,
     reason: sometimes(fc.constantFrom(...suppressionReasons)),
+    emailPrefix: sometimes(addressPrefix),
     from: timeBound,
     to: timeBound,
     after: fc.option(suppressionPosition, { nil: undefined, freq: 2 }),

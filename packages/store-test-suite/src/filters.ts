@@ -111,6 +111,95 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       }
     });
 
+    test('listMessages filters by the start of the recipient and by its domain, exactly, with every other filter', async ({ store, projectId }) => {
+      // Pattern characters in addresses (`_` and `%` are atext), an IDNA domain, and a subdomain.
+      const recipients = [
+        `a_b%c-${projectId}@example.com`,
+        `axbyc-${projectId}@example.com`,
+        `a_b%c-${projectId}@mail.example.com`,
+        `fé-${projectId}@xn--exmple-cua.com`,
+        `ana-${projectId}@example.org`,
+        `a\\b-${projectId}@example.com`,
+      ];
+      const identities = messageIdentities(6).map((identity, index) => ({ ...identity, recipient: recipients[index]! }));
+      const records = identities.map((identity, index) => message(identity, index < 3 ? Fact.delivered : Fact.hard_bounced, at(index), 'promo'));
+      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      const newestFirst = [...records].reverse();
+      const expectPrefix = async (recipientPrefix: string) =>
+        expect(await walkMessages(store, projectId, { limit: 1, recipientPrefix }), recipientPrefix).toStrictEqual(
+          newestFirst.filter((record) => record.recipient.startsWith(recipientPrefix)),
+        );
+      const expectDomain = async (recipientDomain: string) =>
+        expect(await walkMessages(store, projectId, { limit: 2, recipientDomain }), recipientDomain).toStrictEqual(
+          newestFirst.filter((record) => record.recipient.endsWith(`@${recipientDomain}`)),
+        );
+
+      for (const prefix of ['a_b%c', 'a_', 'a_b%c-', `a_b%c-${projectId}@`, `a_b%c-${projectId}@example.com`, 'fé', `fé-${projectId}@xn--`, 'a\\', '']) {
+        await expectPrefix(prefix);
+      }
+      // Nothing starts with these, and a pattern passed on unescaped would find something.
+      for (const prefix of ['a%', '_', '%', 'a.b', 'A_B%C', 'a\\b%', `a_b%c-${projectId}@example.com.`]) {
+        expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: prefix }), prefix).toStrictEqual([]);
+      }
+      expect(await walkMessages(store, projectId, { limit: 1, recipientPrefix: 'a', status: 'bounced' })).toStrictEqual([records[5], records[4]]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: 'a', trackingId: 'other' })).toStrictEqual([]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: 'a', recipient: recipients[1]! })).toStrictEqual([records[1]]);
+
+      for (const domain of ['example.com', 'mail.example.com', 'xn--exmple-cua.com', 'example.org']) await expectDomain(domain);
+      for (const domain of ['EXAMPLE.COM', 'example', 'xample.com', 'com', 'exämple.com', '', '%']) {
+        expect(await store.listMessages(projectId, { limit: 10, recipientDomain: domain }), domain).toStrictEqual([]);
+      }
+      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', recipientPrefix: 'a_' })).toStrictEqual([records[0]]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', provider: records[1]!.provider })).toStrictEqual([records[1]]);
+      expect(
+        await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', from: at(1), to: at(5), after: messagePositionOf(records[1]!) }),
+      ).toStrictEqual([]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', after: messagePositionOf(records[1]!) })).toStrictEqual([records[0]]);
+    });
+
+    test('listSuppressions filters by the start of the address, exactly, with every other filter', async ({ store, projectId }) => {
+      const [a, b, c, d] = addresses(4);
+      const named = [
+        { ...a, email: `a_b%c-${projectId}@example.com` },
+        { ...b, email: `axbyc-${projectId}@example.com` },
+        { ...c, email: `fé-${projectId}@xn--exmple-cua.com` },
+        { ...d, email: `a_b%c-${projectId}@example.org` },
+      ];
+      const records = [suppression(named[0]!, 'manual', at(1)), suppression(named[1]!, 'hard_bounce', at(2)), suppression(named[2]!, 'complaint', at(3)), suppression(named[3]!, 'hard_bounce', at(4))];
+      for (const record of records) await store.addSuppression(projectId, record);
+      const newestFirst = [...records].reverse();
+      for (const prefix of ['a', 'a_', 'a_b%c-', `a_b%c-${projectId}@example.`, `a_b%c-${projectId}@example.org`, 'fé-', `fé-${projectId}@xn--exmple-cua.com`, '']) {
+        const expected = newestFirst.filter((record) => record.email.startsWith(prefix));
+        expect(await walkSuppressions(store, projectId, { limit: 1, emailPrefix: prefix }), prefix).toStrictEqual(expected);
+      }
+      for (const prefix of ['a%', '_', '%', 'A_', 'fe', `a_b%c-${projectId}@example.org.`]) {
+        expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: prefix }), prefix).toStrictEqual([]);
+      }
+      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', reason: 'hard_bounce' })).toStrictEqual([records[3], records[1]]);
+      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a_', from: at(2), to: at(4) })).toStrictEqual([]);
+      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a_', to: at(4) })).toStrictEqual([records[0]]);
+      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', after: suppressionPositionOf(records[3]!) })).toStrictEqual([records[1], records[0]]);
+    });
+
+    test('a partial search skips any number of entries that do not match, and repeats none', async ({ store, projectId }) => {
+      // As for the recipient: a store that reads a bounded number of entries per call must resume.
+      const identities = messageIdentities(60).map((identity, index) =>
+        index % 13 === 0 ? { ...identity, recipient: `needle-${index}-${projectId}@needle.example` } : identity,
+      );
+      const records = identities.map((identity, index) => message(identity, Fact.delivered, at(index)));
+      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      const expected = records.filter((record) => record.recipient.startsWith('needle-')).reverse();
+      expect(expected).toHaveLength(5);
+      const needles = addresses(60).map((address, index) => ({ ...address, email: index % 13 === 0 ? `needle-${address.email}` : address.email }));
+      for (const [index, address] of needles.entries()) await store.addSuppression(projectId, suppression(address, 'manual', at(index)));
+      const expectedSuppressions = needles.map((address, index) => suppression(address, 'manual', at(index))).filter((record) => record.email.startsWith('needle-')).reverse();
+      for (const limit of [1, 2, 5, 50]) {
+        expect(await walkMessages(store, projectId, { limit, recipientPrefix: 'needle-' })).toStrictEqual(expected);
+        expect(await walkMessages(store, projectId, { limit, recipientDomain: 'needle.example' })).toStrictEqual(expected);
+        expect(await walkSuppressions(store, projectId, { limit, emailPrefix: 'needle-' })).toStrictEqual(expectedSuppressions);
+      }
+    });
+
     test('listSuppressions filters by reason and by a time range of createdAt (from inclusive, to exclusive)', async ({ store, projectId }) => {
       const [a, b, c, d, e] = addresses(5);
       const records = [

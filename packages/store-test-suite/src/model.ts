@@ -10,6 +10,7 @@ import {
   TIMELINE_LIMITS,
   type TimelineEntry,
   trackingIdSearchKey,
+  recipientDomainOf,
   hourOf,
   statFacts,
   sumHours,
@@ -167,10 +168,11 @@ export function createStoreModel(): Store {
       });
     },
 
-    async listSuppressions(projectId, { reason, from, to, limit, after }) {
+    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
       return [...project(projectId).suppressions.values()]
         .sort(compareSuppressions)
         .filter((record) => reason === undefined || record.reason === reason)
+        .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))
         .filter((record) => from === undefined || record.createdAt >= from)
         .filter((record) => to === undefined || record.createdAt < to)
         .filter((record) => after === undefined || compareSuppressions(record, after) > 0)
@@ -193,12 +195,14 @@ export function createStoreModel(): Store {
       });
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
       return [...project(projectId).messages.values()]
         .sort(compareMessages)
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
         .filter((message) => recipient === undefined || message.recipient === recipient)
+        .filter((message) => recipientPrefix === undefined || message.recipient.startsWith(recipientPrefix))
+        .filter((message) => recipientDomain === undefined || recipientDomainOf(message.recipient) === recipientDomain)
         .filter((message) => provider === undefined || message.provider === provider)
         .filter((message) => from === undefined || message.lastEventAt >= from)
         .filter((message) => to === undefined || message.lastEventAt < to)

@@ -92,9 +92,7 @@ export function normalizeInFull(input: string): NormalizeResult {
   // word-final Σ into ς, so `ΑΣ@x.gr` and `Ασ@x.gr` would be two addresses. Lower-casing can produce
   // sequences that NFC composes (and vice versa), so compose again after it.
   const ascii = isAscii(trimmed);
-  const text = ascii
-    ? trimmed.toLowerCase()
-    : trimmed.normalize('NFC').replaceAll('\u03a3', '\u03c3').toLowerCase().normalize('NFC');
+  const text = ascii ? trimmed.toLowerCase() : foldUnicodeCase(trimmed);
   const at = text.lastIndexOf('@');
   if (at <= 0) return { ok: false, reason: at === 0 ? 'empty local part' : 'missing @' };
   const local = text.slice(0, at);
@@ -106,7 +104,7 @@ export function normalizeInFull(input: string): NormalizeResult {
   if (localOctets > MAX_LOCAL_OCTETS) return { ok: false, reason: 'local part over 64 octets' };
   if (!LOCAL_PART.test(local)) return { ok: false, reason: 'local part has characters outside a dot-atom' };
 
-  const asciiDomain = ascii || isAscii(domain) ? domain : domainToASCII(domain);
+  const asciiDomain = ascii || isAscii(domain) ? domain : idnaDomain(domain);
   if (asciiDomain === '') return { ok: false, reason: 'domain is not a valid internationalized domain name' };
   if (!HOSTNAME.test(asciiDomain)) {
     // Invalid: find out why.
@@ -123,6 +121,31 @@ export function normalizeInFull(input: string): NormalizeResult {
   // `asciiDomain` is ASCII: one octet per character.
   if (localOctets + 1 + asciiDomain.length > MAX_ADDRESS_OCTETS) return { ok: false, reason: 'address over 254 octets' };
   return { ok: true, email };
+}
+
+// ASCII that a lower-cased domain in Unicode may hold: IDNA maps no other ASCII, so anything else could
+// only fail the hostname test, and `domainToASCII` parses a URL host: it stops at `/`, `?` or `#` and
+// decodes `%`, so `bücher.example?x` would come back as `xn--bcher-kva.example`, another address.
+const OUTSIDE_A_DOMAIN = /[^a-z0-9.\-\u0080-\u{10FFFF}]/u;
+
+/**
+ * A lower-cased domain with non-ASCII characters in IDNA form (`bücher.example` → `xn--bcher-kva.example`),
+ * or `''` when it is not a valid internationalized domain name.
+ */
+export function idnaDomain(domain: string): string {
+  return OUTSIDE_A_DOMAIN.test(domain) ? '' : domainToASCII(domain);
+}
+
+/**
+ * Lower-cases text as addresses are (see `normalizeInFull`): ASCII with `toLowerCase`, anything else
+ * composed (NFC), each letter lower-cased on its own, and composed again. For the address searches too.
+ */
+export function foldAddressCase(text: string): string {
+  return isAscii(text) ? text.toLowerCase() : foldUnicodeCase(text);
+}
+
+function foldUnicodeCase(text: string): string {
+  return text.normalize('NFC').replaceAll('\u03a3', '\u03c3').toLowerCase().normalize('NFC');
 }
 
 /**
@@ -142,7 +165,7 @@ export function normalizeEmail(input: string): string {
 }
 
 /** Like `trim`, with U+0085 too. A loop, not `/\s+$/`, which is quadratic on long runs of white space. */
-function trimWhiteSpace(text: string): string {
+export function trimWhiteSpace(text: string): string {
   // Nearly every address starts and ends with printable ASCII, which is not white space.
   if (isPrintableAscii(text.charCodeAt(0)) && isPrintableAscii(text.charCodeAt(text.length - 1))) return text;
   let start = 0;
@@ -174,7 +197,7 @@ function isPrintableAscii(code: number): boolean {
   return code > 0x20 && code < 0x7f;
 }
 
-function isAscii(text: string): boolean {
+export function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
   return true;
 }

@@ -3,6 +3,7 @@ import type { MailwardenContext } from '../context.js';
 import { formatTimestamp } from '../timestamp.js';
 import { MailwardenError } from '../errors.js';
 import { normalizeEmail } from '../email/normalize.js';
+import { normalizeAddressDomain, normalizeAddressPrefix } from '../email/search.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { definedFilters, paginate } from '../pagination.js';
 import {
@@ -33,11 +34,14 @@ const trackingIdPosition = z.object({ i: z.string().min(1) });
 export interface MessageService {
   /**
    * Messages newest first (by first event), optionally filtered, every filter given applying: one
-   * tracking ID, one status, one recipient (normalized; `invalid_email` otherwise), one provider, and
-   * the time of the last event (`from` inclusive, `to` exclusive, ISO 8601).
+   * tracking ID, one status, one recipient (normalized; `invalid_email` otherwise), the start of the
+   * recipient (`recipientPrefix`) or its domain (`recipientDomain`; any text is a search, compared
+   * lower-cased as addresses are stored: see `normalizeAddressPrefix`), one provider, and the time of
+   * the last event (`from` inclusive, `to` exclusive, ISO 8601).
    *
    * @example
    * const bounced = await mailwarden.messages.list('acme', { recipient: 'Bob@Example.com', status: 'bounced', from: '2026-11-01' });
+   * const bobs = await mailwarden.messages.list('acme', { recipientPrefix: 'bob', recipientDomain: 'example.com' });
    */
   list(projectId: string, query?: ListMessagesQuery): Promise<MessagePage>;
 
@@ -117,8 +121,11 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
       const trackingId = parsed.trackingId === '' || parsed.trackingId === undefined ? undefined : assertTrackingId(parsed.trackingId);
       // Stored recipients are normalized, so the filter is too (`invalid_email` for an unusable address).
       const recipient = parsed.recipient === '' || parsed.recipient === undefined ? undefined : normalizeEmail(parsed.recipient);
+      // Partial searches: any text is a search (docs/http.md, "Partial search"); empty means no filter.
+      const recipientPrefix = normalizeAddressPrefix(parsed.recipientPrefix, 'recipientPrefix');
+      const recipientDomain = normalizeAddressDomain(parsed.recipientDomain, 'recipientDomain');
       const { from, to } = parseTimeRange(parsed);
-      const filters = { recipient, provider, from, to };
+      const filters = { recipient, recipientPrefix, recipientDomain, provider, from, to };
       const page = await paginate(cursors, {
         // The filters added later join the scope only when set, so cursors issued before them stay valid.
         scope: { listing: 'messages', projectId, filters: { trackingId, status, ...definedFilters(filters) } },
@@ -131,6 +138,8 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
             ...(trackingId === undefined ? {} : { trackingId }),
             ...(status === undefined ? {} : { status }),
             ...(recipient === undefined ? {} : { recipient }),
+            ...(recipientPrefix === undefined ? {} : { recipientPrefix }),
+            ...(recipientDomain === undefined ? {} : { recipientDomain }),
             ...(provider === undefined ? {} : { provider }),
             ...(from === undefined ? {} : { from }),
             ...(to === undefined ? {} : { to }),

@@ -98,6 +98,19 @@ export interface MessageQuery {
   status?: MessageStatus;
   /** The recipient, normalized (`normalizeEmail`), as messages store it: an exact match. */
   recipient?: string;
+  /**
+   * Only messages whose recipient starts with this text, compared exactly (code point by code point, no
+   * case folding: the service folds it as addresses are, `normalizeAddressPrefix`). Any text, `''`
+   * included (every message). A store finds these in the listing order as fast as it finds `provider`
+   * ones, or through an index of its own (docs/storage.md, "Partial search").
+   */
+  recipientPrefix?: string;
+  /**
+   * Only messages whose recipient's text after its first `@` (all of it, when it has none) is exactly
+   * this (`normalizeAddressDomain` makes it from what a user typed). Any text: `''` matches a recipient
+   * that ends at its `@`, so, among normalized ones, none.
+   */
+  recipientDomain?: string;
   provider?: Provider;
   /** Only messages whose `lastEventAt` is at or after this (epoch ms, inclusive). */
   from?: number;
@@ -110,6 +123,8 @@ export interface MessageQuery {
 /** A suppression listing's filters, all combinable, and its page. */
 export interface SuppressionQuery {
   reason?: SuppressionReason;
+  /** Only suppressions whose `email` starts with this text, compared exactly, as `MessageQuery.recipientPrefix` is. */
+  emailPrefix?: string;
   /** Only suppressions whose `createdAt` is at or after this (epoch ms, inclusive). */
   from?: number;
   /** Only suppressions whose `createdAt` is before this (epoch ms, exclusive). */

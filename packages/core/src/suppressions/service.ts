@@ -3,6 +3,7 @@ import type { MailwardenContext } from '../context.js';
 import { formatTimestamp } from '../timestamp.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
+import { normalizeAddressPrefix } from '../email/search.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
 import { suppressedNotice, unsuppressedNotice, type HookCall } from '../hooks.js';
@@ -31,11 +32,13 @@ const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) })
 
 export interface SuppressionService {
   /**
-   * A page of the project's suppressions, newest first, optionally of one reason and created in a time
-   * range (`from` inclusive, `to` exclusive, ISO 8601).
+   * A page of the project's suppressions, newest first, optionally of one reason, whose address starts
+   * with `emailPrefix` (any text is a search, compared lower-cased as addresses are stored: see
+   * `normalizeAddressPrefix`), and created in a time range (`from` inclusive, `to` exclusive, ISO 8601).
    *
    * @example
    * const lastWeek = await mailwarden.suppressions.list('acme', { reason: 'complaint', from: '2026-11-16', to: '2026-11-23' });
+   * const janes = await mailwarden.suppressions.list('acme', { emailPrefix: 'Jane' });
    */
   list(projectId: string, query?: ListSuppressionsQuery): Promise<SuppressionPage>;
   /** Whether one address is suppressed; echoes the address as given. */
@@ -112,9 +115,11 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const parsed = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
       const { reason, limit, cursor } = parsed;
+      // Any text is a search (docs/http.md, "Partial search"); empty means no filter.
+      const emailPrefix = normalizeAddressPrefix(parsed.emailPrefix, 'emailPrefix');
       const { from, to } = parseTimeRange(parsed);
       const page = await paginate(cursors, {
-        scope: { listing: 'suppressions', projectId, filters: definedFilters({ reason, from, to }) },
+        scope: { listing: 'suppressions', projectId, filters: definedFilters({ reason, emailPrefix, from, to }) },
         limit,
         cursor,
         position,
@@ -122,6 +127,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
           store.listSuppressions(projectId, {
             limit: size,
             ...(reason === undefined ? {} : { reason }),
+            ...(emailPrefix === undefined ? {} : { emailPrefix }),
             ...(from === undefined ? {} : { from }),
             ...(to === undefined ? {} : { to }),
             ...(after === undefined ? {} : { after: { createdAt: after.c, hash: after.h } }),

@@ -4,6 +4,7 @@ import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelt
 import { mergeFactTimes, statsMoves, statFacts, sumHours, type FactTimes } from '../../messages/stats.js';
 import { insertTimelineEntry, type TimelineEntry } from '../../messages/timeline.js';
 import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
+import { recipientDomainOf } from '../recipient-domain.js';
 import { reasonRank } from '../../suppressions/reason.js';
 import type {
   EventOutcome,
@@ -68,6 +69,8 @@ function matchesMessageQuery(message: MessageRecord, query: MessageQuery): boole
   return (
     (query.status === undefined || messageStatus(message.facts) === query.status) &&
     (query.recipient === undefined || message.recipient === query.recipient) &&
+    (query.recipientPrefix === undefined || message.recipient.startsWith(query.recipientPrefix)) &&
+    (query.recipientDomain === undefined || recipientDomainOf(message.recipient) === query.recipientDomain) &&
     (query.provider === undefined || message.provider === query.provider) &&
     (query.from === undefined || message.lastEventAt >= query.from) &&
     (query.to === undefined || message.lastEventAt < query.to)
@@ -375,10 +378,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
-      const { reason, from, to } = query;
-      const filtered = reason !== undefined || from !== undefined || to !== undefined;
+      const { reason, emailPrefix, from, to } = query;
+      const filtered = reason !== undefined || emailPrefix !== undefined || from !== undefined || to !== undefined;
       const filter = (record: SuppressionRecord) =>
         (reason === undefined || record.reason === reason) &&
+        (emailPrefix === undefined || record.email.startsWith(emailPrefix)) &&
         (from === undefined || record.createdAt >= from) &&
         (to === undefined || record.createdAt < to);
       return existing(projectId)?.suppressions.list(query.limit, query.after, filtered ? filter : undefined) ?? [];
