@@ -48,7 +48,8 @@ export async function publicWorkspacePackages(repoRoot: string): Promise<Workspa
  * Builds each package with its own tsup config into a copy of the package outside the repo, and packs
  * the copy. Nothing is written into the repo, so runs in parallel (and other tests reading `app/` or
  * `dist/`) never see a half-built package. The dashboard's `app/` is Vite's output, built by
- * `npm run build:dashboard` before the tests, and copied like any other file.
+ * `npm run build:dashboard` before the tests, and copied like any other file. The copies are packed with
+ * `--ignore-scripts`: they are built already, and `prepack` would build them again away from the repo.
  */
 export async function buildAndPack(packages: readonly WorkspacePackage[], work: string): Promise<PackedPackage[]> {
   const tsup = resolveBin('tsup', 'tsup', packages[0]!.dir);
@@ -67,7 +68,7 @@ export async function buildAndPack(packages: readonly WorkspacePackage[], work: 
   );
   const tarballs = join(work, 'tarballs');
   await mkdir(tarballs, { recursive: true });
-  const { stdout } = await runOk('npm', ['pack', '--json', '--pack-destination', tarballs, ...staged], { cwd: work });
+  const { stdout } = await runOk('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...staged], { cwd: work });
   const results = JSON.parse(stdout) as { name: string; filename: string; files: { path: string }[] }[];
   return packages.map((pkg) => {
     const result = results.find((entry) => entry.name === pkg.manifest.name);
