@@ -35,13 +35,15 @@ function segment(projects: Projects): fc.Arbitrary<string> {
 function queryValue(projects: Projects): fc.Arbitrary<string> {
   return fc.oneof(
     fc.constantFrom('', '0', '1', '50', '100', '101', '-1', 'abc', 'ana@example.com', 'ANA@Example.com', 'delivered', 'bounced', projects.acme, 'x'.repeat(129)),
+    // Partial searches: the start of an address, a domain, pattern characters, NUL, one over the longest.
+    fc.constantFrom('ANA', 'ana@', '@example.com', 'Bücher.example', '%', '_', 'a\u0000', 'x'.repeat(255)),
     fc.integer().map(String),
     anyText,
   );
 }
 
 function query(projects: Projects): fc.Arbitrary<string> {
-  const name = fc.oneof(fc.constantFrom('limit', 'cursor', 'email', 'trackingId', 'status', 'search'), anyText);
+  const name = fc.oneof(fc.constantFrom('limit', 'cursor', 'email', 'trackingId', 'status', 'search', 'recipientPrefix', 'recipientDomain', 'emailPrefix'), anyText);
   const pair = fc.tuple(name, queryValue(projects)).map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
   return fc.oneof(
     { weight: 4, arbitrary: fc.array(pair, { maxLength: 4 }).map((pairs) => pairs.join('&')) },

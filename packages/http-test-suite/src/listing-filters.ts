@@ -113,6 +113,107 @@ export function describeListingFilterTests(open: OpenApp): void {
       expectError(await app.api('GET', messagesPath(app, { ...withoutRecipient, cursor })), 400, 'invalid_cursor');
     });
 
+    test('messages by the start of the recipient or its domain: any text is a search, compared as stored, combined and paged', async () => {
+      const app = await open();
+      await seed(app);
+      const all = await walkMessages(app, {});
+      const startingWith = (prefix: string) => all.filter((message) => message.recipient.startsWith(prefix));
+      // Partial input, in any case and white space, is a search (issue 21: it was a 400 `invalid_email`).
+      for (const [typed, prefix] of [
+        ['bo', 'bo'],
+        [' BO@Ex ', 'bo@ex'],
+        ['d', 'd'],
+        ['a', 'a'],
+        ['bo@example.com', 'bo@example.com'],
+        ['zz', 'zz'],
+        ['%', '%'],
+        ['_', '_'],
+      ]) {
+        expect(await walkMessages(app, { recipientPrefix: typed!, limit: '1' }), typed).toEqual(startingWith(prefix!));
+      }
+      expect(startingWith('bo')).toHaveLength(2);
+      expect(await walkMessages(app, { recipientPrefix: '' })).toEqual(all);
+      expect(await walkMessages(app, { recipientPrefix: 'bo', provider: 'ses' })).toEqual(startingWith('bo').filter((message) => message.provider === 'ses'));
+      expect(await walkMessages(app, { recipientPrefix: 'bo', recipient: 'bo@example.com', status: 'bounced' })).toEqual(
+        startingWith('bo').filter((message) => message.status === 'bounced'),
+      );
+
+      const inDomain = (domain: string) => all.filter((message) => message.recipient.endsWith(`@${domain}`));
+      expect(inDomain('example.com')).toHaveLength(5);
+      for (const [typed, domain] of [
+        ['example.com', 'example.com'],
+        ['@Example.COM', 'example.com'],
+        ['example.org.', 'example.org'],
+        ['example', 'example'],
+        ['ample.com', 'ample.com'],
+      ]) {
+        expect(await walkMessages(app, { recipientDomain: typed!, limit: '2' }), typed).toEqual(inDomain(domain!));
+      }
+      expect(await walkMessages(app, { recipientDomain: '@' })).toEqual(all);
+      expect(await walkMessages(app, { recipientDomain: 'example.com', recipientPrefix: 'b', limit: '1' })).toEqual(startingWith('bo@example.com'));
+      expect(await walkMessages(app, { recipientDomain: 'example.com', trackingId: 'spring-sale', limit: '1' })).toEqual(
+        inDomain('example.com').filter((message) => message.trackingId === 'spring-sale'),
+      );
+
+      // A cursor carries the search as normalized: the same search written otherwise continues it.
+      const first = expectSuccess(await app.api('GET', messagesPath(app, { recipientDomain: 'example.com', limit: '1' })), 200, listMessagesResponseSchema);
+      const cursor = first.next_cursor!;
+      expect(expectSuccess(await app.api('GET', messagesPath(app, { recipientDomain: '@EXAMPLE.com', limit: '10', cursor })), 200, listMessagesResponseSchema).count).toBe(4);
+      const others: Record<string, string>[] = [{}, { recipientDomain: 'example.org' }, { recipientDomain: 'example.com', recipientPrefix: 'b' }];
+      for (const other of others) {
+        expectError(await app.api('GET', messagesPath(app, { limit: '10', ...other, cursor })), 400, 'invalid_cursor');
+      }
+    });
+
+    test('a partial search is a 400 invalid_request only for text no search can use: over 254 characters, NUL, a lone surrogate', async () => {
+      const app = await open();
+      await seed(app);
+      for (const name of ['recipientPrefix', 'recipientDomain']) {
+        expect(expectSuccess(await app.api('GET', messagesPath(app, { [name]: 'x'.repeat(254) })), 200, listMessagesResponseSchema).count).toBe(0);
+        for (const value of ['x'.repeat(255), 'a\u0000']) {
+          const error = expectError(await app.api('GET', messagesPath(app, { [name]: value })), 400, 'invalid_request');
+          expect(error.message).toContain(name);
+        }
+        // A lone surrogate, percent-encoded as its CESU bytes: decoded leniently to U+FFFD, a search like any other.
+        expect((await app.api('GET', `${messagesPath(app, {})}&${name}=%ED%A0%80`)).status).toBe(200);
+      }
+      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'x'.repeat(254) })), 200, listSuppressionsResponseSchema).count).toBe(0);
+      const error = expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: 'x'.repeat(255) })), 400, 'invalid_request');
+      expect(error.message).toContain('emailPrefix');
+      expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: '\u0000' })), 400, 'invalid_request');
+    });
+
+    test('suppressions by the start of the address, compared as stored, combined and paged', async () => {
+      const app = await open();
+      for (const email of ['Ana@Example.com', 'bo@example.com', 'bob@example.org']) {
+        app.clock.advance(1000);
+        expectSuccess(await app.api('POST', `/projects/${app.projects.acme}/suppressions`, { json: { email } }), 201, suppressionSchema);
+      }
+      await seed(app);
+      const all = await walkSuppressions(app, {});
+      const startingWith = (prefix: string) => all.filter((item) => item.email.startsWith(prefix));
+      for (const [typed, prefix] of [
+        ['BO', 'bo'],
+        [' bo@ ', 'bo@'],
+        ['ana', 'ana'],
+        ['d', 'd'],
+        ['bob@example.org', 'bob@example.org'],
+        ['%', '%'],
+        ['', ''],
+      ]) {
+        expect(await walkSuppressions(app, { emailPrefix: typed!, limit: '1' }), typed).toEqual(startingWith(prefix!));
+      }
+      expect(startingWith('bo')).toHaveLength(2);
+      expect(await walkSuppressions(app, { emailPrefix: 'bo', reason: 'manual' })).toEqual(startingWith('bo').filter((item) => item.reason === 'manual'));
+      const first = expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'bo', limit: '1' })), 200, listSuppressionsResponseSchema);
+      const cursor = first.next_cursor!;
+      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'BO', cursor })), 200, listSuppressionsResponseSchema).items).toEqual(
+        startingWith('bo').slice(1),
+      );
+      expectError(await app.api('GET', suppressionsPath(app, { cursor })), 400, 'invalid_cursor');
+      expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: 'b', cursor })), 400, 'invalid_cursor');
+    });
+
     test('suppressions filter by reason and created_at (from inclusive, to exclusive), combined and paged; bad values are 400', async () => {
       const app = await open();
       for (const email of ['ana@example.com', 'bo@example.com', 'cy@example.com']) {
