@@ -1,5 +1,6 @@
 // Screenshots of every dashboard page for docs/dashboard.md, taken from the demo data as a new user
-// sees it: `npm run screenshots` (needs Debian's chromium, or CHROMIUM_PATH).
+// sees it, on a laptop (1280×900) and a phone (390×844, `*-phone.png`): `npm run screenshots` (needs
+// Debian's chromium, or CHROMIUM_PATH).
 import { mkdirSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
 import { loadConfig } from '../packages/server/src/config.js';
@@ -19,7 +20,7 @@ const browser = await chromium.launch({
   args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
   const shoot = async (name: string, target: Page = page) => {
     await target.screenshot({ path: new URL(`${name}.png`, output).pathname });
     console.log(`docs/dashboard/${name}.png`);
@@ -89,6 +90,40 @@ try {
   await page.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
   await page.getByRole('dialog').waitFor();
   await shoot('suppressions-remove');
+
+  // The same pages on a phone: listings as stacked rows, nothing wider than the screen.
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  await phone.goto(`${service.url}/dashboard/`);
+  await phone.getByLabel('Project').fill(DEMO_PROJECT);
+  await phone.getByLabel('API key').fill(apiKey);
+  await phone.getByRole('button', { name: 'Sign in' }).click();
+  await phone.getByRole('table').waitFor();
+  await shoot('messages-phone', phone);
+  // Scrolled to the list, which is what a phone shows below the counts.
+  await phone.getByRole('table').locator('tbody tr').first().evaluate((row) => row.scrollIntoView({ block: 'start' }));
+  await shoot('messages-list-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/messages?trackingId=newsletter-2026-11-20`);
+  await phone.getByRole('heading', { name: /Counts for/ }).waitFor();
+  await phone.locator('.chart').waitFor();
+  await shoot('messages-filtered-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/suppressions`);
+  await phone.getByRole('table').waitFor();
+  await phone.getByLabel('Email to check').fill('bounced@example.com');
+  await phone.getByRole('button', { name: 'Check' }).click();
+  await phone.getByText('is suppressed').waitFor();
+  await phone.getByRole('link', { name: 'Open the message to bounced@example.com' }).first().click();
+  await phone.getByRole('region', { name: 'Suppression' }).getByText('is suppressed').waitFor();
+  await shoot('message-phone', phone);
+
+  await phone.goBack();
+  await phone.getByRole('table').waitFor();
+  await phone.getByRole('table').evaluate((table) => table.scrollIntoView({ block: 'start' }));
+  await shoot('suppressions-phone', phone);
+  await phone.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
+  await phone.getByRole('dialog').waitFor();
+  await shoot('suppressions-remove-phone', phone);
 } finally {
   await browser.close();
   await service.close();

@@ -326,3 +326,31 @@ test('the Tracking IDs page: counts and rates, server-side search, and each ID o
   expect(trackingIdParameter(page)).toBe('bulk');
   await watched.close();
 });
+
+test('the Recipient box searches by the start of an address, or by domain after @; partial text is a search, never an error', async () => {
+  await app.mailwarden.applyEvents(app.projects.acme, [event({ recipient: 'n5@other.example', trackingId: 'newsletter-2026-11' })]);
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await signIn(page, app);
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=newsletter-2026-11`);
+  await page.getByRole('table').waitFor();
+  const recipient = page.getByLabel('Recipient');
+  const search = async (text: string) => {
+    await recipient.fill(text);
+    await recipient.press('Enter');
+    await expect.poll(() => new URL(page.url()).searchParams.get('recipient')).toBe(text);
+  };
+  await search('N');
+  await expect.poll(async () => (await columnTexts(page, 'Recipient')).sort()).toStrictEqual(['n3@example.com', 'n4@example.com', 'n5@other.example']);
+  await search('n4@EX');
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['n4@example.com']);
+  await search('@other.example');
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['n5@other.example']);
+  await page.reload();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['n5@other.example']);
+  expect(await recipient.inputValue()).toBe('@other.example');
+  await search('zz');
+  await page.getByText('No messages match these filters.').waitFor();
+  expect(await page.getByRole('alert').count()).toBe(0);
+  await watched.close();
+});

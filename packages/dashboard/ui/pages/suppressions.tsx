@@ -192,7 +192,7 @@ function SuppressionList(props: { api: Api; url: URL; emailPrefix: string | unde
     <>
       <div class="table-scroll">
         <table class="suppressions">
-          <caption>Suppressed addresses, newest first by the time each was suppressed (Suppressed since)</caption>
+          <caption>Suppressed addresses, newest first by when each was suppressed</caption>
           <thead>
             <tr>
               <th scope="col">Email</th>
