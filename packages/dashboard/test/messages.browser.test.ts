@@ -246,6 +246,20 @@ test('paging a tracking ID with more messages than a page: every message once, n
   await watched.close();
 });
 
+test('a page address whose cursor the API refuses offers the first page, not a Retry that cannot help', async () => {
+  const watched = await openPage(browser, app, { expectedProblems: [/400/] });
+  const { page } = watched;
+  await signIn(page, app);
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=bulk&page=2&cursor=not-a-cursor`);
+  const alert = page.getByRole('alert');
+  await expect.poll(() => alert.textContent()).toContain('Invalid cursor');
+  expect(await alert.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+  await alert.getByRole('button', { name: 'First page' }).click();
+  await expect.poll(async () => (await columnTexts(page, 'Recipient')).length).toBe(50);
+  expect(new URL(page.url()).search).toBe('?trackingId=bulk');
+  await watched.close();
+});
+
 test('the list shows, labelled, the time it is ordered by: the first event', async () => {
   const watched = await openPage(browser, app);
   const { page } = watched;

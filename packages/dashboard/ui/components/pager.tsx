@@ -1,4 +1,6 @@
+import type { ApiError } from '../api.js';
 import { navigate } from '../location.js';
+import { Failure } from './states.js';
 
 /**
  * Where a keyset-paged listing stands, read from the page's address: `page` (1 when absent) and
@@ -103,4 +105,13 @@ export function Pager({ pages, nextCursor, shown, label }: { pages: Pages; nextC
       </button>
     </nav>
   );
+}
+
+/**
+ * A listing that failed to load. A cursor the API refuses (from an old link, or after the cursor secret
+ * changed) cannot succeed on Retry, so the way out offered is the first page.
+ */
+export function ListingFailure({ error, pages, reload, doing }: { error: ApiError; pages: Pages; reload(): void; doing: string }) {
+  if (error.code === 'invalid_cursor') return <Failure error={error} retry={() => navigate(pages.firstHref)} retryLabel="First page" doing={doing} />;
+  return <Failure error={error} retry={reload} doing={doing} />;
 }

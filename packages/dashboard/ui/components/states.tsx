@@ -10,8 +10,8 @@ export function Loading({ children }: { children: ComponentChildren }) {
   );
 }
 
-/** A call failed: the API's own message, and a way to try again. Announced at once. */
-export function Failure({ error, retry, doing }: { error: ApiError; retry?: () => void; doing: string }) {
+/** A call failed: the API's own message, and a way to try again (`retryLabel`, Retry by default). Announced at once. */
+export function Failure({ error, retry, retryLabel = 'Retry', doing }: { error: ApiError; retry?: () => void; retryLabel?: string; doing: string }) {
   const title =
     error.code === 'store_unavailable'
       ? 'The store is down, so mailwarden cannot answer right now.'
@@ -24,7 +24,7 @@ export function Failure({ error, retry, doing }: { error: ApiError; retry?: () =
       <p>{error.message}</p>
       {retry === undefined ? null : (
         <button type="button" onClick={retry}>
-          Retry
+          {retryLabel}
         </button>
       )}
     </div>

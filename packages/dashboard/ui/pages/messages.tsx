@@ -2,7 +2,7 @@ import type { Message, MessageStatus, Provider } from '@mailwarden/core';
 import { useEffect, useRef } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { CountsPerDay, DEFAULT_DAYS, parseDays, type DayChoice } from '../components/counts-per-day.js';
-import { Pager, usePages } from '../components/pager.js';
+import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { TrackingIdCombobox } from '../components/tracking-id-combobox.js';
@@ -198,7 +198,7 @@ function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filt
     [api, trackingId, status, recipient, provider, pages.cursor],
   );
   if (listing.state === 'loading') return <Loading>Loading messages…</Loading>;
-  if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the messages" />;
+  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the messages" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     const unfiltered = trackingId === null && status === undefined && recipient === undefined && provider === undefined;

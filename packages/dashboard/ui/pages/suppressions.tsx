@@ -2,7 +2,7 @@ import type { Suppression, SuppressionCheck } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api, ApiError } from '../api.js';
-import { Pager, usePages } from '../components/pager.js';
+import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
@@ -173,7 +173,7 @@ function SuppressionList(props: { api: Api; url: URL; emailPrefix: string | unde
     [api, emailPrefix, version, pages.cursor],
   );
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
-  if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the suppressions" />;
+  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     return (

@@ -1,8 +1,8 @@
 import type { TrackingIdSummary } from '@mailwarden/core';
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
-import { Pager, usePages } from '../components/pager.js';
-import { Empty, Failure, Loading } from '../components/states.js';
+import { ListingFailure, Pager, usePages } from '../components/pager.js';
+import { Empty, Loading } from '../components/states.js';
 import { formatCount, formatRate, formatTime } from '../format.js';
 import { useLoad } from '../load.js';
 import { followLink, navigate, pageHref } from '../location.js';
@@ -40,7 +40,7 @@ function TrackingIdList({ api, url, search }: { api: Api; url: URL; search: stri
   const pages = usePages(url, PAGE_SIZE);
   const listing = useLoad((signal) => api.trackingIds({ search, limit: PAGE_SIZE, cursor: pages.cursor }, signal), [api, search, pages.cursor]);
   if (listing.state === 'loading') return <Loading>Loading tracking IDs…</Loading>;
-  if (listing.state === 'failed') return <Failure error={listing.error} retry={listing.reload} doing="load the tracking IDs" />;
+  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the tracking IDs" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     return (
