@@ -9,6 +9,7 @@ import {
   mergeMessage,
   messageStatus,
   provenanceWins,
+  recipientDomainOf,
   strongerReason,
   trackingIdDeltas,
   trackingIdSearchKey,
@@ -156,9 +157,10 @@ export function createMapStore(): Store {
         return record;
       });
     },
-    async listSuppressions(projectId, { reason, from, to, limit, after }) {
+    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
       return [...tables(projectId).suppressions.values()]
         .filter((record) => reason === undefined || record.reason === reason)
+        .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))
         .filter((record) => (from === undefined || record.createdAt >= from) && (to === undefined || record.createdAt < to))
         .filter((record) => after === undefined || newestSuppressionFirst(record, after) > 0)
         .sort(newestSuppressionFirst)
@@ -176,11 +178,13 @@ export function createMapStore(): Store {
       const message = t.messages.get(key);
       return message === undefined ? undefined : { ...message, timeline: (t.timelines.get(key) ?? []).map((entry) => ({ ...entry })) };
     },
-    async listMessages(projectId, { trackingId, status, recipient, provider, from, to, limit, after }) {
+    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
       return [...tables(projectId).messages.values()]
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
         .filter((message) => (recipient === undefined || message.recipient === recipient) && (provider === undefined || message.provider === provider))
+        .filter((message) => recipientPrefix === undefined || message.recipient.startsWith(recipientPrefix))
+        .filter((message) => recipientDomain === undefined || recipientDomainOf(message.recipient) === recipientDomain)
         .filter((message) => (from === undefined || message.lastEventAt >= from) && (to === undefined || message.lastEventAt < to))
         .filter((message) => after === undefined || newestMessageFirst(message, after) > 0)
         .sort(newestMessageFirst)
