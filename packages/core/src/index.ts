@@ -7,7 +7,8 @@ export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
 export { normalizeEmail, tryNormalizeEmail, type NormalizeResult } from './email/normalize.js';
 export { MAX_ADDRESS_SEARCH_LENGTH, normalizeAddressDomain, normalizeAddressPrefix } from './email/search.js';
 
-export { suppressionReasons, strongerReason, type SuppressionReason } from './suppressions/reason.js';
+export { suppressionReasons, type SuppressionReason } from './vocabulary.js';
+export { strongerReason } from './suppressions/reason.js';
 export { suppressionSources, type SuppressionSource, type SuppressionProvenance, type SuppressionCause } from './suppressions/provenance.js';
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService } from './suppressions/service.js';
@@ -28,7 +29,8 @@ export {
   eventDetailLimits,
 } from './events/delivery-event.js';
 
-export { messageStatuses, type FactName, type MessageStatus, type Counters } from './messages/facts.js';
+export { messageStatuses, type FactName, type MessageStatus } from './vocabulary.js';
+export type { Counters } from './messages/facts.js';
 export type { MessageService, TrackingIdService } from './messages/service.js';
 
 // The store an application passes to createMailwarden. Writing a store: '@mailwarden/core/store'.

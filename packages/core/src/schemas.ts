@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { errorCodes } from './errors.js';
 import { bounceClasses, deliveryEventTypes, eventDetailLimits, eventIdLimits, isSmtpStatus, providers, providerSuppressions } from './events/delivery-event.js';
-import { Fact, messageStatuses, type FactName } from './messages/facts.js';
+import { Fact, messageStatuses, suppressionReasons, type FactName } from './vocabulary.js';
 import { storableTextProblem } from './storable-text.js';
 import { suppressionSources } from './suppressions/provenance.js';
-import { suppressionReasons } from './suppressions/reason.js';
 
 // The spec's wire shapes (and DESIGN's extensions), for users and for the OpenAPI document. The service
 // returns exactly these shapes, so an embedded call and an HTTP call give the same JSON.

@@ -24,9 +24,10 @@ export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
 export { recipientDomainOf } from './store/recipient-domain.js';
 
 // The numbers stores persist (append-only: never renumbered), then the functions over them.
-export { Fact, statusCodes, reasonRanks } from './store/encodings.js';
-export { factsOf, factNamesOf, messageStatus, messageStatuses, statusFacts, counterFacts, countersOf } from './messages/facts.js';
-export type { FactName, MessageStatus, Counters } from './messages/facts.js';
+export { Fact, statusCodes, reasonRanks, messageStatuses, suppressionReasons } from './vocabulary.js';
+export type { FactName, MessageStatus, SuppressionReason } from './vocabulary.js';
+export { factsOf, factNamesOf, messageStatus, statusFacts, counterFacts, countersOf } from './messages/facts.js';
+export type { Counters } from './messages/facts.js';
 export { messageKey, mergeMessage, joinTrackingIds, trackingIdDeltas } from './messages/message.js';
 export type { MessageRecord, TrackingIdDelta } from './messages/message.js';
 export { TIMELINE_CAP, TIMELINE_LIMITS, compareTimelineEntries, insertTimelineEntry, timelineEntryId } from './messages/timeline.js';
@@ -47,7 +48,7 @@ export {
 } from './messages/stats.js';
 export type { StatColumn, StatCounts, StatsBucket, StatsInterval, FactTimes, StatsMove } from './messages/stats.js';
 
-export { suppressionReasons, strongerReason, reasonRank, reasonFromRank, type SuppressionReason } from './suppressions/reason.js';
+export { strongerReason, reasonRank, reasonFromRank } from './suppressions/reason.js';
 export {
   suppressionSources,
   provenanceWins,

@@ -28,7 +28,7 @@ const layers = {
   domain: { files: ['messages/', 'suppressions/', 'store/', 'schemas.ts', 'api-shapes.ts', 'pagination.ts'], mayImport: ['leaves'] },
   /** Modules that know nothing of mailwarden's other parts. */
   leaves: {
-    files: ['errors.ts', 'json/', 'email/', 'events/', 'tracking-id.ts', 'storable-text.ts', 'timestamp.ts', 'input.ts', 'cursor.ts'],
+    files: ['vocabulary.ts', 'errors.ts', 'json/', 'email/', 'events/', 'tracking-id.ts', 'storable-text.ts', 'timestamp.ts', 'input.ts', 'cursor.ts'],
     mayImport: [],
   },
 } as const satisfies Record<string, { files: readonly string[]; mayImport: 'anything' | readonly string[] }>;

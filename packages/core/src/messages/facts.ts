@@ -1,13 +1,11 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
-import { Fact } from '../store/encodings.js';
+import { Fact, messageStatuses, type FactName, type MessageStatus } from '../vocabulary.js';
 
 /**
  * What is known about a message, as bits. A message's state is the OR of its events' facts, so merging
  * is a join: any order of the same events, with any duplicates, gives the same state. The bits are
- * persisted by every store: their values live in `store/encodings.ts` (append-only).
+ * persisted by every store: their names and values live in `vocabulary.ts` (append-only).
  */
-export { Fact };
-export type FactName = keyof typeof Fact;
 
 const factNames = Object.keys(Fact) as FactName[];
 
@@ -43,18 +41,6 @@ export function factsOf(event: Pick<DeliveryEvent, 'type' | 'bounceClass'>): num
       return 0;
   }
 }
-
-export const messageStatuses = [
-  'complained',
-  'bounced',
-  'rejected',
-  'delivered',
-  'soft_bounced',
-  'deferred',
-  'sent',
-] as const;
-/** A message's status, derived from its facts by precedence (first match wins). */
-export type MessageStatus = (typeof messageStatuses)[number];
 
 /** The fact each status stands for, in precedence order: stores that filter by status use this table. */
 export const statusFacts: Readonly<Record<MessageStatus, number>> = {

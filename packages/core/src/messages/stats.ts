@@ -1,4 +1,4 @@
-import { Fact } from '../store/encodings.js';
+import { Fact } from '../vocabulary.js';
 import type { MessageRecord } from './message.js';
 
 /**

@@ -1,10 +1,9 @@
 import type { Provider } from '../events/delivery-event.js';
-import type { MessageStatus } from '../messages/facts.js';
+import type { MessageStatus, SuppressionReason } from '../vocabulary.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
 import type { SuppressionProvenance } from '../suppressions/provenance.js';
-import type { SuppressionReason } from '../suppressions/reason.js';
 
 export interface SuppressionRecord {
   /** 64 lower-case hex characters: the hash of `email` (see `createEmailHasher`). */

@@ -1,5 +1,5 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
-import type { SuppressionReason } from './reason.js';
+import type { SuppressionReason } from '../vocabulary.js';
 
 /**
  * Decides whether an event suppresses its recipient, and why. It must be a pure function of the event:

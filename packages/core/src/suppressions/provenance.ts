@@ -1,5 +1,6 @@
 import type { Provider } from '../events/delivery-event.js';
-import { reasonRank, type SuppressionReason } from './reason.js';
+import type { SuppressionReason } from '../vocabulary.js';
+import { reasonRank } from './reason.js';
 
 export const suppressionSources = ['api', 'webhook', 'import'] as const;
 

@@ -1,16 +1,11 @@
-import { reasonRanks } from '../store/encodings.js';
-
-export const suppressionReasons = ['manual', 'hard_bounce', 'complaint'] as const;
-
-/** Why an address is suppressed. Strength: `complaint` > `hard_bounce` > `manual`. */
-export type SuppressionReason = (typeof suppressionReasons)[number];
+import { reasonRanks, suppressionReasons, type SuppressionReason } from '../vocabulary.js';
 
 /** The stronger of two reasons: a suppression is only ever upgraded, never downgraded. */
 export function strongerReason(a: SuppressionReason, b: SuppressionReason): SuppressionReason {
   return reasonRanks[b] > reasonRanks[a] ? b : a;
 }
 
-/** Reasons as small integers, for stores that pack them; greater is stronger. Persisted: `store/encodings.ts`. */
+/** Reasons as small integers, for stores that pack them; greater is stronger. Persisted: `vocabulary.ts`. */
 export function reasonRank(reason: SuppressionReason): number {
   return reasonRanks[reason];
 }

@@ -1,7 +1,7 @@
 import type { MailwardenContext } from '../context.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { assertProjectId } from '../input.js';
-import type { SuppressionReason } from './reason.js';
+import type { SuppressionReason } from '../vocabulary.js';
 
 /** Store round trips stay bounded however many recipients a send has. */
 const CHUNK = 1000;

@@ -8,7 +8,7 @@ import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
 import { suppressedNotice, unsuppressedNotice, type HookCall } from '../hooks.js';
 import { isRecord } from '../json/record.js';
-import type { SuppressionReason } from './reason.js';
+import type { SuppressionReason } from '../vocabulary.js';
 import { messageKey } from '../messages/message.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { definedFilters, paginate } from '../pagination.js';

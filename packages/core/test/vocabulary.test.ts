@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 
 // Every value a store has ever persisted, in the order it was added. Stored rows keep these numbers for
 // good, so this table only grows: add a new value at the end in the same change that adds it to
-// src/store/encodings.ts, and never edit a line above it.
+// src/vocabulary.ts, and never edit a line above it.
 const pinned = {
   Fact: [
     ['sent', 1],
@@ -40,7 +40,7 @@ const tables = Object.keys(pinned) as (keyof typeof pinned)[];
 const why = (table: string, name: string, value: number) =>
   `${table}.${name} is persisted by the stores (PostgreSQL rows, Redis values) and must stay ${value}. ` +
   'Encodings are append-only: give a new entry a new value after the last one; never renumber, remove or reuse one ' +
-  '(packages/core/src/store/encodings.ts).';
+  '(packages/core/src/vocabulary.ts).';
 
 describe('persisted encodings (append-only)', () => {
   test.each(tables)('%s: every value ever pinned is still there, unchanged', (table) => {
