@@ -1,0 +1,107 @@
+// Compiles the SQL files under sql/ into src/generated/sql.ts, which is committed (the bundle carries
+// it, so nothing has to find .sql files at run time). Run `npm run build:sql -w @mailwarden/postgres`
+// after changing a file under sql/; test/generated-sql.test.ts fails while the module is stale.
+//
+// Each file opens with a header: its leading `--` lines, up to a blank line, which are not run. What
+// follows is kept as written, with `{{> name}}` replaced by the file sql/include/name.sql (its text
+// after the header, without the surrounding newlines) and `{{name}}` placeholders left for
+// fillPlaceholders (src/sql-placeholders.ts) to fill when it runs; an unknown name fails the build.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { placeholderNames, placeholderPattern } from '../src/sql-placeholders.js';
+
+const sqlDirectory = fileURLToPath(new URL('../sql/', import.meta.url));
+export const generatedModulePath = fileURLToPath(new URL('../src/generated/sql.ts', import.meta.url));
+
+/** A file's text after its header: from the blank line that ends it (so the text opens with a newline). */
+function afterHeader(path: string): string {
+  const text = readFileSync(path, 'utf8');
+  const header = /^(?:--[^\n]*\n)*/.exec(text)![0];
+  const rest = text.slice(header.length);
+  if (header !== '' && !rest.startsWith('\n')) throw new Error(`${path}: the header (leading -- lines) must end with a blank line`);
+  return rest;
+}
+
+function expandIncludes(text: string, from: string, depth = 0): string {
+  return text.replace(/\{\{> *([\w-]+) *\}\}/g, (_, name: string) => {
+    if (depth > 8) throw new Error(`${from}: includes nested too deeply at ${name}`);
+    const path = `${sqlDirectory}include/${name}.sql`;
+    return expandIncludes(afterHeader(path).replace(/^\n/, '').replace(/\n$/, ''), path, depth + 1);
+  });
+}
+
+/** The file's text as it will run: header dropped, includes expanded, every placeholder a known name. */
+function compile(relativePath: string): string {
+  const text = expandIncludes(afterHeader(sqlDirectory + relativePath), relativePath);
+  for (const [placeholder, name] of text.matchAll(placeholderPattern)) {
+    if (!placeholderNames.includes(name!)) throw new Error(`sql/${relativePath}: unknown placeholder ${placeholder}`);
+  }
+  return text;
+}
+
+const filesIn = (directory: string, pattern: RegExp) =>
+  readdirSync(sqlDirectory + directory)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()
+    .map((file) => {
+      const match = pattern.exec(file);
+      if (match === null) throw new Error(`sql/${directory}/${file}: expected a name like ${pattern}`);
+      return { path: `${directory}/${file}`, match };
+    });
+
+function migrations() {
+  return filesIn('migrations', /^(\d{6})_([a-z0-9_]+)\.sql$/).map(({ path, match }, index) => {
+    const version = Number(match[1]);
+    if (version !== index + 1) throw new Error(`sql/${path}: expected version ${index + 1} (versions count up from 1)`);
+    return { version, name: match[2]!, sql: compile(path) };
+  });
+}
+
+// The statement migrate() runs is rebuilt from these parts (see defineFunctions), so the file is written
+// as that statement: what lies between the $fn$ quotes is the source PostgreSQL keeps in pg_proc.prosrc.
+const functionStatement =
+  /^\nCREATE OR REPLACE FUNCTION \{\{schema\}\}\.(\w+)\(([^()]*)\) RETURNS (\w[\w ]*)\nLANGUAGE (plpgsql) AS \$fn\$(\n[\s\S]*\n)\$fn\$;\n$/;
+
+function functions() {
+  return filesIn('functions', /^\d{2}_(\w+)\.sql$/).map(({ path, match }) => {
+    const statement = functionStatement.exec(compile(path));
+    if (statement === null) throw new Error(`sql/${path}: expected one statement matching ${functionStatement}`);
+    const [, name, args, returns, language, body] = statement;
+    if (name !== match[1]) throw new Error(`sql/${path}: defines ${name}, not the function it is named after`);
+    if (body!.includes('$fn$')) throw new Error(`sql/${path}: the body may not contain $fn$`);
+    return { name: name!, arguments: args!, returns: returns!, language: language!, body: body! };
+  });
+}
+
+/** A string as a template literal of the same text, line breaks kept so the module reads as SQL. */
+const literal = (text: string) => `\`${text.replace(/[\\`]/g, (c) => `\\${c}`).replace(/\$\{/g, '\\${')}\``;
+
+/** The module's text, from the files as they are now. */
+export function buildSqlModule(): string {
+  const migrationEntries = migrations().map(
+    ({ version, name, sql }) => `  {\n    version: ${version},\n    name: '${name}',\n    sql: ${literal(sql)},\n  },\n`,
+  );
+  const functionEntries = functions().map(
+    (fn) =>
+      `  {\n    name: '${fn.name}',\n    arguments: '${fn.arguments}',\n    returns: '${fn.returns}',\n    language: '${fn.language}',\n` +
+      `    body: ${literal(fn.body)},\n  },\n`,
+  );
+  return [
+    '// Generated by scripts/build-sql.ts from the files under sql/: edit those, then run',
+    '// `npm run build:sql -w @mailwarden/postgres`. {{name}} placeholders are filled by src/sql-placeholders.ts.\n',
+    '/** sql/migrations/, in version order. */',
+    `export const migrationSources: readonly { version: number; name: string; sql: string }[] = [\n${migrationEntries.join('')}];\n`,
+    '/** sql/functions/, in file order: the order migrate() defines them in. */',
+    'export const functionSources: readonly { name: string; arguments: string; returns: string; language: \'plpgsql\'; body: string }[] = [',
+    `${functionEntries.join('')}];\n`,
+    '/** sql/migrations_table.sql */',
+    `export const migrationsTableSource = ${literal(compile('migrations_table.sql'))};\n`,
+    '/** sql/search_index.sql */',
+    `export const searchIndexSource = ${literal(compile('search_index.sql'))};\n`,
+  ].join('\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(generatedModulePath, buildSqlModule());
+  console.log(`wrote ${generatedModulePath}`);
+}

@@ -1,0 +1,329 @@
+-- The store's `applyEvents`: one call per batch, one transaction. Set-based, with the semantics of
+-- applying each event in order: the first occurrence of a key not seen before is applied, the rest are
+-- duplicates; messages, counters and suppressions are joins, so their end state does not depend on the
+-- order. Every writer locks rows table by table (event_keys, messages, tracking_ids, suppressions), each
+-- in key order, so concurrent batches wait for each other instead of deadlocking.
+--
+-- p_events: the batch as a JSON object of columns, as `toEventColumns` (postgres-store.ts) sends them:
+-- one JSON array per column, the n-th element of each belonging to the n-th event, JSON null where an
+-- event has no such part; a column no event has is left out. Or the previous release's array of event
+-- objects (step 0). Each statement reads the batch's events as rows (`ord` from 1, in event order) with
+-- only the columns it uses: ROWS FROM zips the columns' arrays side by side, each element read once.
+-- Text columns that are keys compare as bytes (COLLATE "C").
+--
+-- Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
+-- 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
+-- Core's numbers (the counters' masks from counterFacts, the stat facts, the timeline's cap) are filled
+-- in by name: nothing here repeats them.
+
+CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_events(p_project_id text, p_events jsonb) RETURNS text
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_outcomes boolean[];
+  v_created text[];
+  v_recompute text[];
+  v_emptied text[];
+  v_suppressions jsonb;
+  v_suppressed integer[];
+  v_codes text := '';
+  v_timelines text[];
+  v_stats jsonb;
+  -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
+  v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
+BEGIN
+  -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
+  --    rolling deploy, sends one object per event: those are made columns first.
+  IF jsonb_typeof(p_events) = 'array' THEN
+    SELECT jsonb_build_object(
+        'key', jsonb_agg(x.event->'key' ORDER BY x.ord),
+        'message_key', jsonb_agg(x.event->'message_key' ORDER BY x.ord),
+        'provider', jsonb_agg(x.event->'provider' ORDER BY x.ord),
+        'message_id', jsonb_agg(x.event->'message_id' ORDER BY x.ord),
+        'recipient', jsonb_agg(x.event->'recipient' ORDER BY x.ord),
+        'tracking_id', jsonb_agg(x.event->'tracking_id' ORDER BY x.ord),
+        'search_key', jsonb_agg(x.event->'search_key' ORDER BY x.ord),
+        'facts', jsonb_agg(x.event->'facts' ORDER BY x.ord),
+        'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
+        'last_event_at', jsonb_agg(x.event->'last_event_at' ORDER BY x.ord),
+        'timeline', jsonb_agg(x.event->'timeline' ORDER BY x.ord),
+        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord))
+    INTO p_events
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
+  END IF;
+
+  -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
+  --    holds the same key and then treats it as seen.
+  WITH keys AS (
+    SELECT key, ord FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key')) WITH ORDINALITY AS c(key, ord)) e
+  ), firsts AS (
+    SELECT DISTINCT ON (key) key, ord FROM keys ORDER BY key, ord
+  ), recorded AS (
+    INSERT INTO {{schema}}.event_keys (project_id, key, seen_at)
+    SELECT p_project_id, key, v_seen_at
+    FROM firsts ORDER BY key
+    ON CONFLICT DO NOTHING
+    RETURNING key
+  )
+  SELECT array_agg(r.key IS NOT NULL ORDER BY k.ord) INTO v_outcomes
+  FROM keys k LEFT JOIN firsts f ON f.ord = k.ord LEFT JOIN recorded r ON r.key = f.key;
+
+  -- 2. Messages the batch creates are inserted whole; existing ones are only locked (WHERE false
+  --    updates nothing but still locks), so step 3 reads them unchanged by anyone else.
+  WITH seen AS (
+    SELECT e.message_key AS key,
+           min(e.provider) AS provider,
+           min(e.message_id) AS message_id,
+           min(e.recipient) AS recipient,
+           -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
+           {{> seen_fact_times}} AS fact_times
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                 c.provider AS provider, c.message_id AS message_id, c.recipient AS recipient,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements_text(p_events->'provider'),
+                          jsonb_array_elements_text(p_events->'message_id'),
+                          jsonb_array_elements_text(p_events->'recipient'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'facts'),
+                          jsonb_array_elements_text(p_events->'first_event_at'),
+                          jsonb_array_elements_text(p_events->'last_event_at'))
+               WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, facts,
+                                    first_event_at, last_event_at, ord)) e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+    GROUP BY 1
+  ), created AS (
+    INSERT INTO {{schema}}.messages AS m
+      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times)
+    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times
+    FROM seen ORDER BY key
+    ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
+    RETURNING m.key
+  )
+  SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
+
+  -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
+  --    touched, summed per tracking ID and applied in tracking-ID order.
+  WITH seen AS (
+    SELECT e.message_key AS key,
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
+           {{> seen_fact_times}} AS fact_times
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'facts'),
+                          jsonb_array_elements_text(p_events->'first_event_at'),
+                          jsonb_array_elements_text(p_events->'last_event_at'))
+               WITH ORDINALITY AS c(key, message_key, tracking_id, facts, first_event_at, last_event_at, ord)) e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+    GROUP BY 1
+  ), new_messages AS (
+    SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
+  ), known AS (
+    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at, m.fact_times
+    FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
+    JOIN {{schema}}.messages m ON m.project_id = p_project_id AND m.key = e.key
+  ), merged AS (
+    UPDATE {{schema}}.messages m SET
+      tracking_id = least(k.tracking_id, s.tracking_id),
+      facts = k.facts | s.facts,
+      first_event_at = least(k.first_event_at, s.first_event_at),
+      last_event_at = greatest(k.last_event_at, s.last_event_at),
+      fact_times = {{> merged_fact_times}}
+    FROM known k JOIN seen s ON s.key = k.key
+    WHERE m.project_id = p_project_id AND m.key = k.key
+      AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
+           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at
+           OR {{> merged_fact_times}} IS DISTINCT FROM k.fact_times)
+    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at,
+              k.fact_times AS before_times, m.fact_times
+  ), changes AS (
+    SELECT before_id, before_facts, tracking_id, facts, last_event_at, before_times, fact_times FROM merged
+    UNION ALL
+    SELECT NULL, NULL, tracking_id, facts, last_event_at, NULL::bigint[], fact_times FROM new_messages
+  ), stat_moves AS (
+    -- statsMoves: what a message counted leaves its hours, what it counts comes in; '' is the project.
+    SELECT x.t, x.col, -1 AS d, c.before_id AS tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.before_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+    UNION ALL
+    SELECT x.t, x.col, 1, c.tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.fact_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+  ), stat_totals AS (
+    -- The hour by integer floor division (numeric division cost a millisecond a batch).
+    SELECT scope, t / {{HOUR_MS}} - (t % {{HOUR_MS}} < 0)::integer AS hour,
+           coalesce(sum(d) FILTER (WHERE col = 1), 0)::integer AS c1,
+           coalesce(sum(d) FILTER (WHERE col = 2), 0)::integer AS c2,
+           coalesce(sum(d) FILTER (WHERE col = 3), 0)::integer AS c3,
+           coalesce(sum(d) FILTER (WHERE col = 4), 0)::integer AS c4,
+           coalesce(sum(d) FILTER (WHERE col = 5), 0)::integer AS c5,
+           coalesce(sum(d) FILTER (WHERE col = 6), 0)::integer AS c6,
+           coalesce(sum(d) FILTER (WHERE col = 7), 0)::integer AS c7
+    FROM (SELECT ''::text COLLATE "C" AS scope, t, col, d FROM stat_moves
+          UNION ALL
+          SELECT tracking_id, t, col, d FROM stat_moves WHERE tracking_id IS NOT NULL) m
+    GROUP BY 1, 2
+  ), deltas AS (
+    -- A message leaving its tracking ID takes its counts along; the row's lastEventAt is recomputed.
+    SELECT before_id AS tracking_id, -1 AS messages,
+           -(before_facts & {{counterFacts.delivered}} <> 0)::integer AS delivered,
+           -(before_facts & {{counterFacts.bounced}} <> 0)::integer AS bounced,
+           -(before_facts & {{counterFacts.complained}} <> 0)::integer AS complained,
+           -(before_facts & {{counterFacts.opened}} <> 0)::integer AS opened,
+           -(before_facts & {{counterFacts.clicked}} <> 0)::integer AS clicked,
+           -(before_facts & {{counterFacts.unsubscribed}} <> 0)::integer AS unsubscribed,
+           NULL::bigint AS raise, true AS recompute
+    FROM changes WHERE before_id IS NOT NULL AND before_id IS DISTINCT FROM tracking_id
+    UNION ALL
+    -- Counters move only when a fact flips from false to true.
+    SELECT tracking_id, (before_id IS DISTINCT FROM tracking_id)::integer,
+           (facts & {{counterFacts.delivered}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.delivered}} <> 0)::integer ELSE 0 END,
+           (facts & {{counterFacts.bounced}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.bounced}} <> 0)::integer ELSE 0 END,
+           (facts & {{counterFacts.complained}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.complained}} <> 0)::integer ELSE 0 END,
+           (facts & {{counterFacts.opened}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.opened}} <> 0)::integer ELSE 0 END,
+           (facts & {{counterFacts.clicked}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.clicked}} <> 0)::integer ELSE 0 END,
+           (facts & {{counterFacts.unsubscribed}} <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & {{counterFacts.unsubscribed}} <> 0)::integer ELSE 0 END,
+           last_event_at, false
+    FROM changes WHERE tracking_id IS NOT NULL
+  ), totals AS (
+    SELECT tracking_id, sum(messages)::integer AS messages, sum(delivered)::integer AS delivered,
+           sum(bounced)::integer AS bounced, sum(complained)::integer AS complained,
+           sum(opened)::integer AS opened, sum(clicked)::integer AS clicked, sum(unsubscribed)::integer AS unsubscribed,
+           max(raise) AS raise, bool_or(recompute) AS recompute
+    FROM deltas GROUP BY tracking_id
+  ), search_keys AS (
+    SELECT DISTINCT ON (tracking_id) tracking_id, search_key
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.tracking_id COLLATE "C" AS tracking_id,
+                 c.search_key AS search_key
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'search_key'))
+               WITH ORDINALITY AS c(key, tracking_id, search_key, ord)) e WHERE e.tracking_id IS NOT NULL
+  ), moved AS (
+    INSERT INTO {{schema}}.tracking_ids AS t
+      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at, opened, clicked, unsubscribed)
+    -- NOT NULL is checked before the conflict is: a row only left has no raise, and is recomputed.
+    SELECT p_project_id, d.tracking_id, coalesce(k.search_key, lower(d.tracking_id)),
+           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808),
+           d.opened, d.clicked, d.unsubscribed
+    FROM totals d LEFT JOIN search_keys k ON k.tracking_id = d.tracking_id
+    ORDER BY d.tracking_id
+    ON CONFLICT (project_id, tracking_id) DO UPDATE SET
+      messages = t.messages + excluded.messages,
+      delivered = t.delivered + excluded.delivered,
+      bounced = t.bounced + excluded.bounced,
+      complained = t.complained + excluded.complained,
+      opened = t.opened + excluded.opened,
+      clicked = t.clicked + excluded.clicked,
+      unsubscribed = t.unsubscribed + excluded.unsubscribed,
+      last_event_at = greatest(t.last_event_at, excluded.last_event_at)
+    RETURNING t.tracking_id, t.messages
+  )
+  SELECT array_agg(m.tracking_id) FILTER (WHERE m.messages > 0 AND d.recompute),
+         array_agg(m.tracking_id) FILTER (WHERE m.messages <= 0)
+         , (SELECT jsonb_agg(to_jsonb(t)) FROM stat_totals t WHERE c1 <> 0 OR c2 <> 0 OR c3 <> 0 OR c4 <> 0 OR c5 <> 0 OR c6 <> 0 OR c7 <> 0)
+  INTO v_recompute, v_emptied, v_stats
+  FROM moved m JOIN totals d ON d.tracking_id = m.tracking_id;
+
+  -- 4. Rows this transaction holds locked: a new snapshot sees every message change committed before.
+  IF v_emptied IS NOT NULL THEN
+    DELETE FROM {{schema}}.tracking_ids WHERE project_id = p_project_id AND tracking_id = ANY (v_emptied);
+  END IF;
+  IF v_recompute IS NOT NULL THEN
+    -- From the messages still there; when retention purged them all, the row keeps its time.
+    UPDATE {{schema}}.tracking_ids t SET last_event_at = coalesce((
+      SELECT max(m.last_event_at) FROM {{schema}}.messages m
+      WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
+    ), t.last_event_at)
+    WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
+  END IF;
+
+  -- 4a. Counts over time: the hour buckets step 3 moved, in (scope, hour) order after the tracking-ID
+  --     rows. A bucket is one hot row per project and hour: concurrent batches of a project queue on it.
+  IF v_stats IS NOT NULL THEN
+    INSERT INTO {{schema}}.stat_buckets AS b (project_id, tracking_id, hour, delivered, hard_bounced, soft_bounced, complained, opened, clicked, unsubscribed)
+    SELECT p_project_id, x.scope, x.hour, x.c1, x.c2, x.c3, x.c4, x.c5, x.c6, x.c7
+    FROM jsonb_to_recordset(v_stats) AS x(scope text, hour bigint, c1 integer, c2 integer, c3 integer, c4 integer, c5 integer, c6 integer, c7 integer)
+    ORDER BY x.scope COLLATE "C", x.hour
+    ON CONFLICT (project_id, tracking_id, hour) DO UPDATE SET
+      delivered = b.delivered + excluded.delivered,
+      hard_bounced = b.hard_bounced + excluded.hard_bounced,
+      soft_bounced = b.soft_bounced + excluded.soft_bounced,
+      complained = b.complained + excluded.complained,
+      opened = b.opened + excluded.opened,
+      clicked = b.clicked + excluded.clicked,
+      unsubscribed = b.unsubscribed + excluded.unsubscribed;
+  END IF;
+
+  -- 4b. Timelines (insertTimelineEntry): the entries of applied events, an entry of the same time and id
+  --     once; then each touched timeline over the cap loses what lies between its first and latest
+  --     entries kept. Its message row is locked since step 2, so no other batch changes it meanwhile.
+  --     A message step 2 created had no entries before this batch, so its timeline is over the cap
+  --     only if the batch added more than the cap: the others are not read again.
+  WITH added AS (
+    INSERT INTO {{schema}}.timeline_entries (project_id, message_key, occurred_at, id, entry)
+    SELECT DISTINCT ON (e.message_key, e.occurred_at, e.id) p_project_id, e.message_key, e.occurred_at, e.id, e.entry
+    FROM (SELECT e.message_key, (e.timeline->>'occurredAt')::bigint AS occurred_at,
+                 (e.timeline->>'id') COLLATE "C" AS id, e.timeline AS entry
+          FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                       nullif(c.timeline, 'null') AS timeline
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements(p_events->'timeline'))
+               WITH ORDINALITY AS c(key, message_key, timeline, ord)) e
+          WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL AND e.timeline IS NOT NULL) e
+    ORDER BY e.message_key, e.occurred_at, e.id
+    ON CONFLICT DO NOTHING
+    RETURNING message_key
+  )
+  SELECT array_agg(a.message_key) INTO v_timelines
+  FROM (SELECT message_key, count(*) AS n FROM added GROUP BY 1) a
+  LEFT JOIN unnest(v_created) AS c(key) ON c.key = a.message_key
+  WHERE c.key IS NULL OR a.n > {{TIMELINE_CAP}};
+  IF v_timelines IS NOT NULL THEN
+    DELETE FROM {{schema}}.timeline_entries t USING (
+      SELECT message_key, occurred_at, id FROM (
+        SELECT message_key, occurred_at, id,
+               row_number() OVER (PARTITION BY message_key ORDER BY occurred_at, id) AS n,
+               count(*) OVER (PARTITION BY message_key) AS total
+        FROM {{schema}}.timeline_entries WHERE project_id = p_project_id AND message_key = ANY (v_timelines)
+      ) r WHERE r.total > {{TIMELINE_CAP}} AND r.n > {{TIMELINE_LIMITS.first}} AND r.n <= r.total - {{TIMELINE_LIMITS.latest}}
+    ) d
+    WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
+  END IF;
+
+  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
+  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+  FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
+               WITH ORDINALITY AS c(key, suppression, ord)) e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
+  IF v_suppressions IS NOT NULL THEN
+    v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, v_suppressions);
+  END IF;
+
+  -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
+  --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
+  RETURN (
+    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+    LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
+END
+$fn$;
