@@ -1,5 +1,6 @@
 export { loadConfig, configSchema, apiKeyScopes, webhookAuth, type ServerConfig, type ServerConfigInput } from './config.js';
-export { openStore, storeKind, type OpenedStore, type StoreKind, type StoreEnvironment } from './store.js';
+export { openStore, storeKind } from './store.js';
+export type { OpenedStore, StoreKind, StoreEnvironment } from './store-settings.js';
 export { startService, type Service } from './service.js';
 export { importSuppressions, type ImportOptions, type ImportSummary } from './suppressions-file/import.js';
 export { importFormats, type ImportFormat } from './suppressions-file/import-formats.js';

@@ -3,7 +3,7 @@ import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing'
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
-import type { OpenedStore } from './store.js';
+import type { OpenedStore } from './store-settings.js';
 
 export interface Service {
   app: FastifyInstance;

@@ -2,9 +2,9 @@ import { MailwardenError } from '@mailwarden/core';
 import { createCheckCache } from '@mailwarden/core/store';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import postgres from 'postgres';
-import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store.js';
+import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store-settings.js';
 
-/** The service's PostgreSQL store, migrated first: its own postgres.js pool, settings from the environment (store.ts). */
+/** The service's PostgreSQL store, migrated first: its own postgres.js pool, settings from the environment (store-settings.ts). */
 export async function openPostgres(env: StoreEnvironment, settings: StoreConnectionSettings, retention: Retention): Promise<OpenedStore> {
   const url = required(env.DATABASE_URL, 'DATABASE_URL');
   const sql = postgres(url, {

@@ -2,9 +2,9 @@ import { MailwardenError } from '@mailwarden/core';
 import { createCheckCache } from '@mailwarden/core/store';
 import { createRedisStore } from '@mailwarden/redis';
 import { Redis } from 'ioredis';
-import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store.js';
+import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store-settings.js';
 
-/** The service's Redis store: its own ioredis connection, settings from the environment (store.ts). */
+/** The service's Redis store: its own ioredis connection, settings from the environment (store-settings.ts). */
 export async function openRedis(env: StoreEnvironment, settings: StoreConnectionSettings, retention: Retention): Promise<OpenedStore> {
   const url = required(env.REDIS_URL, 'REDIS_URL');
   const client = new Redis(url, {

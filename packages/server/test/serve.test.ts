@@ -13,7 +13,8 @@ import { createMailwarden, createMemoryStore, MailwardenError, type Store } from
 import { chromium } from 'playwright-core';
 import { afterEach, describe, expect, inject, test } from 'vitest';
 import { apiKeyScopes, loadConfig, type ServerConfig } from '../src/config.js';
-import { openStore, storeKind, type OpenedStore } from '../src/store.js';
+import type { OpenedStore } from '../src/store-settings.js';
+import { openStore, storeKind } from '../src/store.js';
 import { redactQuery, startService, type Service } from '../src/service.js';
 import { startDemoProcess } from './demo-process.js';
 

@@ -11,7 +11,8 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, inject, test } from 'vitest';
 import { loadConfig, type ServerConfig } from '../src/config.js';
 import { startService, type Service } from '../src/service.js';
-import { openStore, type StoreEnvironment } from '../src/store.js';
+import type { StoreEnvironment } from '../src/store-settings.js';
+import { openStore } from '../src/store.js';
 import { startPostgresServer, startRedisServer, type StoreServer } from './store-servers.js';
 
 /** The goal: no request waits longer, and the service answers 200 this soon after the store is back. */
