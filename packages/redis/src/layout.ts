@@ -13,7 +13,7 @@ import {
 /**
  * The keys of one project, all under `${keyPrefix}{${projectId}}:`: the `{projectId}` hash tag puts a
  * whole project in one Redis Cluster slot, so every script of a project runs on one node. The Lua
- * scripts (scripts.ts) derive `m:<key>` and `mt:<trackingId>` from `prefix` with the same names.
+ * scripts (lua/) derive `m:<key>` and `mt:<trackingId>` from `prefix` with the same names.
  */
 export interface ProjectKeys {
   /** `${keyPrefix}{${projectId}}:` */
@@ -28,7 +28,7 @@ export interface ProjectKeys {
   /**
    * ZSET, all scores 0, written by releases before the order blocks: `orderMember(createdAt, hash)` of
    * each suppression whose HASH field is still the 64-hex hash. Only while such remain: the upgrade
-   * (scripts.ts `upgradeSuppressions`) moves them to the blocks, oldest data first, and it goes.
+   * (lua/upgradeSuppressions.lua) moves them to the blocks, oldest data first, and it goes.
    */
   legacySuppressionOrder: string;
   /** ZSET, all scores 0: `orderMember(firstEventAt, key)` of every message, newest first. */
@@ -37,7 +37,7 @@ export interface ProjectKeys {
   trackingIds: string;
   /**
    * ZSET, all scores 0: every tracking ID in byte order (= code-point order of UTF-8), each member the
-   * ID (NULs escaped), a NUL and its search key, so a search reads members only (scripts.ts `encodeId`).
+   * ID (NULs escaped), a NUL and its search key, so a search reads members only (lua/include/trackingIdMember.lua `encodeId`).
    */
   trackingIdOrder: string;
   /**
@@ -107,7 +107,7 @@ export const webhookTokenKeyOf = (prefix: string, token: string): string => `${p
 
 // --- newest-first order ----------------------------------------------------------------------------
 
-/** The largest time an order member holds: 2^53 − 1. The Lua scripts (scripts.ts) take it from here. */
+/** The largest time an order member holds: 2^53 − 1. The Lua scripts (lua/) take it from here. */
 export const ORDER_MAX = Number.MAX_SAFE_INTEGER;
 
 /**

@@ -47,7 +47,8 @@ import {
   unpackSuppression,
   webhookTokenKeyOf,
 } from './layout.js';
-import * as scripts from './scripts.js';
+import * as scripts from './generated/scripts.js';
+import { locateScriptError, type Script } from './script.js';
 
 const DAY_MS = 86_400_000;
 
@@ -166,7 +167,7 @@ function assertTime(time: number, what: string): void {
   if (!Number.isSafeInteger(time)) throw new RangeError(`${what} is not an integer number of milliseconds: ${time}`);
 }
 
-/** A suppression as the scripts take it (`mergeSuppression` in scripts.ts), checked first. */
+/** A suppression as the scripts take it (`mergeSuppression` in lua/include/mergeSuppression.lua), checked first. */
 function scriptSuppression(suppression: SuppressionRecord): ScriptSuppression {
   assertSuppression(suppression);
   const encoded: ScriptSuppression = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
@@ -256,10 +257,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   /**
    * EVALSHA; EVAL once per server that does not have the script yet (NOSCRIPT), which caches it there.
-   * With `buffers`, bulk replies come back as Buffers (binary members), not UTF-8 strings.
+   * With `buffers`, bulk replies come back as Buffers (binary members), not UTF-8 strings. A Lua error
+   * names the file and line of lua/ it comes from (locateScriptError).
    */
   const run = async (
-    script: scripts.Script,
+    script: Script,
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
     buffers = false,
@@ -278,7 +280,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           : await client.eval(script.lua, keys.length, ...keys, ...args);
       }
     } catch (error) {
-      return fail(error);
+      return fail(locateScriptError(script, error));
     }
   };
 

@@ -1,6 +1,7 @@
 // What the Redis store persists, read back through raw commands (a side channel), and what only a real
 // server shows: the key layout, scripts by SHA, unreachable servers, pub/sub invalidations, retention.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { MailwardenError, type Store } from '@mailwarden/core';
 import {
@@ -18,7 +19,8 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { createRedisStore, type RedisStore } from '../src/index.js';
 import { EVENTS_PER_SCRIPT } from '../src/redis-store.js';
-import * as scripts from '../src/scripts.js';
+import * as scripts from '../src/generated/scripts.js';
+import { locateScriptError } from '../src/script.js';
 import { clusterClient } from './cluster-client.js';
 
 const T0 = Date.UTC(2025, 0, 1);
@@ -359,6 +361,43 @@ describe('scripts', () => {
     expect(await store.addSuppression(projectId, record)).toStrictEqual({ record, created: true });
     expect(await store.listSuppressions(projectId, { limit: 1 })).toStrictEqual([record]);
     expect(await raw.script('EXISTS', scripts.addSuppression.sha, scripts.listSuppressions.sha)).toStrictEqual([1, 1]);
+  });
+
+  /** The number of the line of `file` (under the package) that holds `text`. */
+  function lineOf(file: string, text: string): number {
+    const line = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8').split('\n').findIndex((line) => line.includes(text)) + 1;
+    expect(line, `${file} holds ${text}`).toBeGreaterThan(0);
+    return line;
+  }
+
+  test('a Lua error names the file and line of lua/ it comes from, with the original error as cause', async () => {
+    const { keyPrefix, projectId } = fresh();
+    // An expiresAt the store never sends (it checks it first): the script's comparison with 0 raises.
+    const proxy = new Proxy(client, {
+      get(target, property, receiver) {
+        if (property !== 'evalsha' && property !== 'eval') return Reflect.get(target, property, receiver);
+        return (script: string, count: number, ...rest: string[]) =>
+          (target[property] as (...args: unknown[]) => Promise<unknown>).call(target, script, count, ...rest.slice(0, -1), 'soon');
+      },
+    });
+    const error = (await createRedisStore({ client: proxy, keyPrefix })
+      .claimWebhookToken(projectId, 'mailgun:token', 'f'.repeat(64), Date.now() + 60_000)
+      .catch((error: unknown) => error)) as Error;
+    const line = lineOf('lua/claimWebhookToken.lua', 'if tonumber(ARGV[2]) > 0');
+    expect(error.name).toBe('ReplyError');
+    expect(error.message).toMatch(new RegExp(`^ERR lua/claimWebhookToken\\.lua:${line}: attempt to compare .* on @lua/claimWebhookToken\\.lua:${line}\\.$`));
+    expect((error.cause as Error).message).toMatch(/^ERR user_script:\d+: attempt to compare/);
+  });
+
+  test('a Lua error in an included file names that file and line', async () => {
+    const { tag } = fresh();
+    const script = scripts.removeSuppression;
+    // A hash that is not hex: unhex's arithmetic on the nil of tonumber raises.
+    const error = (await raw
+      .eval(script.lua, 3, `${tag}s`, `${tag}sk`, `${tag}so`, 'not a hash', 'channel', 'project')
+      .catch((error: unknown) => locateScriptError(script, error))) as Error;
+    const line = lineOf('lua/include/hex.lua', 'math.floor(v / 16777216)');
+    expect(error.message).toMatch(new RegExp(`^ERR lua/include/hex\\.lua:${line}: attempt to perform arithmetic`));
   });
 });
 

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, inject, test } from 'vitest';
 import { createRedisStore, type RedisStore } from '../src/index.js';
 import { SUPPRESSION_BLOCK_MAX, suppressionMember } from '../src/layout.js';
 import { UPGRADE_PER_CALL } from '../src/redis-store.js';
-import * as scripts from '../src/scripts.js';
+import * as scripts from '../src/generated/scripts.js';
 import { clusterClient } from './cluster-client.js';
 
 const T0 = Date.UTC(2025, 0, 1);

@@ -1,0 +1,18 @@
+#!lua
+-- addSuppression: stores one suppression unless its hash has one already.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
+-- ARGV[4] invalidation channel, ARGV[5] projectId
+-- Returns the existing value, or nil once created.
+-- Flags: writes.
+--@include "suppressionLayout"
+--@include "storedSuppression"
+--@include "orderBytes"
+--@include "publish"
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local existing, field, hash = storedSuppression(K, ARGV[1])
+if existing then return existing end
+redis.call('HSET', K.s, field, ARGV[2])
+orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
+publish(ARGV[4], ARGV[5], { ARGV[1] })
+return false

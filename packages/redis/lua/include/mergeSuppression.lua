@@ -1,0 +1,54 @@
+-- The join of a suppression into the stored ones (core's suppression merge), as applyEvents and
+-- mergeSuppressions write it.
+--@include "storedSuppression"
+--@include "suppressionLayout"
+--@include "suppressionValue"
+--@include "orderBytes"
+--@include "before"
+-- What the provenance join compares after the reason: the cause's time, event ID and source letter
+-- (a, i, w: the sources' byte order; core provenanceWins); a record without provenance compares as
+-- the latest, with no ID and the last source.
+local function causeKey(provenance)
+  if not provenance then return math.huge, '', '~' end
+  local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
+  return tonumber(at), id, source
+end
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
+-- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
+-- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
+-- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
+-- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
+-- when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed)
+  local v, field, hash = storedSuppression(K, s.h)
+  local outcome = 'a'
+  if not v then
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    orderAdd(K, orderBytes(s.c) .. hash)
+    outcome = 's'
+  else
+    local rank, createdAt, email, provenance = unpackSuppression(v)
+    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    if s.r > rank then
+      newProvenance = s.p
+    elseif s.r == rank then
+      local at, id, source = causeKey(s.p)
+      local knownAt, knownId, knownSource = causeKey(provenance)
+      if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
+        newProvenance = s.p
+      end
+    end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank > rank then outcome = tostring(rank) end
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    if newCreatedAt ~= createdAt then
+      orderRemove(K, orderBytes(createdAt) .. hash)
+      orderAdd(K, orderBytes(newCreatedAt) .. hash)
+    end
+  end
+  if not changed[s.h] then
+    changed[s.h] = true
+    changed.list[#changed.list + 1] = s.h
+  end
+  return outcome
+end

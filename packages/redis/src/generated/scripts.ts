@@ -1,0 +1,2449 @@
+// Generated from packages/redis/lua/ by `npm run build:lua -w @mailwarden/redis`: edit the .lua files, not this one.
+// Each script is its file with every `--@include` line followed by the included file; `lines` maps
+// the script's lines back to the files. `{{name}}` is filled in from `values` when this module loads.
+import { counterFacts, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX, SUPPRESSION_BLOCK_MAX, SUPPRESSION_FIELD_BYTES } from '../layout.js';
+import { loadScript, type ScriptValue } from '../script.js';
+
+const values = {
+  HOUR_MS,
+  ORDER_MAX,
+  SEARCH_BLOCK_FILL,
+  SEARCH_BLOCK_MAX,
+  SUPPRESSION_BLOCK_MAX,
+  SUPPRESSION_FIELD_BYTES,
+  TIMELINE_CAP,
+  'TIMELINE_LIMITS.first': TIMELINE_LIMITS.first,
+  'counterFacts.bounced': counterFacts.bounced,
+  'counterFacts.clicked': counterFacts.clicked,
+  'counterFacts.complained': counterFacts.complained,
+  'counterFacts.delivered': counterFacts.delivered,
+  'counterFacts.opened': counterFacts.opened,
+  'counterFacts.unsubscribed': counterFacts.unsubscribed,
+  statFacts,
+} satisfies Record<string, ScriptValue>;
+
+export const addSuppression = loadScript(
+  {
+    name: 'addSuppression',
+    readOnly: false,
+    lines: [
+      [1, 'lua/addSuppression.lua', 1, 8],
+      [9, 'lua/include/suppressionLayout.lua', 1, 5],
+      [14, 'lua/include/before.lua', 1, 8],
+      [22, 'lua/include/suppressionLayout.lua', 6, 49],
+      [71, 'lua/addSuppression.lua', 9, 1],
+      [72, 'lua/include/storedSuppression.lua', 1, 3],
+      [75, 'lua/include/suppressionValue.lua', 1, 14],
+      [89, 'lua/include/storedSuppression.lua', 4, 1],
+      [90, 'lua/include/order.lua', 1, 13],
+      [103, 'lua/include/storedSuppression.lua', 5, 1],
+      [104, 'lua/include/orderBytes.lua', 1, 17],
+      [121, 'lua/include/storedSuppression.lua', 6, 1],
+      [122, 'lua/include/hex.lua', 1, 14],
+      [136, 'lua/include/storedSuppression.lua', 7, 38],
+      [174, 'lua/addSuppression.lua', 10, 2],
+      [176, 'lua/include/publish.lua', 1, 4],
+      [180, 'lua/addSuppression.lua', 12, 7],
+    ],
+    source: `#!lua
+-- addSuppression: stores one suppression unless its hash has one already.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
+-- ARGV[4] invalidation channel, ARGV[5] projectId
+-- Returns the existing value, or nil once created.
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+--@include "orderBytes"
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local existing, field, hash = storedSuppression(K, ARGV[1])
+if existing then return existing end
+redis.call('HSET', K.s, field, ARGV[2])
+orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
+publish(ARGV[4], ARGV[5], { ARGV[1] })
+return false
+`,
+  },
+  values,
+);
+
+export const applyEvents = loadScript(
+  {
+    name: 'applyEvents',
+    readOnly: false,
+    lines: [
+      [1, 'lua/applyEvents.lua', 1, 16],
+      [17, 'lua/include/suppressionLayout.lua', 1, 5],
+      [22, 'lua/include/before.lua', 1, 8],
+      [30, 'lua/include/suppressionLayout.lua', 6, 49],
+      [79, 'lua/applyEvents.lua', 17, 1],
+      [80, 'lua/include/mergeSuppression.lua', 1, 3],
+      [83, 'lua/include/storedSuppression.lua', 1, 3],
+      [86, 'lua/include/suppressionValue.lua', 1, 14],
+      [100, 'lua/include/storedSuppression.lua', 4, 1],
+      [101, 'lua/include/order.lua', 1, 13],
+      [114, 'lua/include/storedSuppression.lua', 5, 1],
+      [115, 'lua/include/orderBytes.lua', 1, 17],
+      [132, 'lua/include/storedSuppression.lua', 6, 1],
+      [133, 'lua/include/hex.lua', 1, 14],
+      [147, 'lua/include/storedSuppression.lua', 7, 38],
+      [185, 'lua/include/mergeSuppression.lua', 4, 51],
+      [236, 'lua/applyEvents.lua', 18, 1],
+      [237, 'lua/include/publish.lua', 1, 4],
+      [241, 'lua/applyEvents.lua', 19, 3],
+      [244, 'lua/include/trackingIdMember.lua', 1, 18],
+      [262, 'lua/applyEvents.lua', 22, 1],
+      [263, 'lua/include/searchBlocks.lua', 1, 16],
+      [279, 'lua/applyEvents.lua', 23, 279],
+    ],
+    source: `#!lua
+-- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
+-- (mergeMessage), the tracking-ID rows (trackingIdDeltas) and the suppression upsert.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] messageOrder,
+-- KEYS[5] trackingIds, KEYS[6] trackingIdOrder, KEYS[7] searchBlockHeads, KEYS[8] searchBuildCursor,
+-- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders),
+-- referred to by index
+-- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
+-- ARGV[4] invalidation channel, ARGV[5] projectId
+-- Returns one character per event: 'a' applied, 'd' duplicate.
+-- Flags: writes.
+--
+-- Keys not in KEYS, all under the project's prefix, so in its slot: the message order of a tracking
+-- ID a message leaves or keeps (from the stored message), and the messages read to recompute a row's
+-- lastEventAt.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "mergeSuppression"
+-- The join of a suppression into the stored ones (core's suppression merge), as applyEvents and
+-- mergeSuppressions write it.
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+--@include "suppressionLayout"
+--@include "suppressionValue"
+--@include "orderBytes"
+--@include "before"
+-- What the provenance join compares after the reason: the cause's time, event ID and source letter
+-- (a, i, w: the sources' byte order; core provenanceWins); a record without provenance compares as
+-- the latest, with no ID and the last source.
+local function causeKey(provenance)
+  if not provenance then return math.huge, '', '~' end
+  local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
+  return tonumber(at), id, source
+end
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
+-- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
+-- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
+-- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
+-- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
+-- when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed)
+  local v, field, hash = storedSuppression(K, s.h)
+  local outcome = 'a'
+  if not v then
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    orderAdd(K, orderBytes(s.c) .. hash)
+    outcome = 's'
+  else
+    local rank, createdAt, email, provenance = unpackSuppression(v)
+    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    if s.r > rank then
+      newProvenance = s.p
+    elseif s.r == rank then
+      local at, id, source = causeKey(s.p)
+      local knownAt, knownId, knownSource = causeKey(provenance)
+      if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
+        newProvenance = s.p
+      end
+    end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank > rank then outcome = tostring(rank) end
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    if newCreatedAt ~= createdAt then
+      orderRemove(K, orderBytes(createdAt) .. hash)
+      orderAdd(K, orderBytes(newCreatedAt) .. hash)
+    end
+  end
+  if not changed[s.h] then
+    changed[s.h] = true
+    changed.list[#changed.list + 1] = s.h
+  end
+  return outcome
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+--@include "order"
+--@include "before"
+--@include "trackingIdMember"
+-- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
+-- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
+-- reads the search key from the member itself.
+local function encodeId(id)
+  return (string.gsub(id, '%z', '\\0\\255')) .. '\\0'
+end
+-- Where the encoded ID of a member ends (its NUL): a search key never starts with 0xFF (UTF-8).
+local function idEnd(member)
+  local at = 0
+  repeat at = string.find(member, '\\0', at + 1, true) until string.byte(member, at + 1) ~= 255
+  return at
+end
+local function decodeId(member, at)
+  return (string.gsub(string.sub(member, 1, at - 1), '%z\\255', '\\0'))
+end
+local function searchKeyOf(member)
+  return string.sub(member, idEnd(member) + 1)
+end
+--@include "searchBlocks"
+-- Search blocks (layout.ts searchBlockKeyOf): TK the heads ('' and trackingIdOrder members); the
+-- STRING 'tb:<head>' is the count of IDs in the block's range in 3 digits, then '\\254' .. search key
+-- per ID, in any order. 0xFE is in no UTF-8 text, so a search never matches across two keys. TC, while
+-- blocks are built for IDs stored before them, is the last member built: members after it are in no
+-- block yet.
+local BLOCK_MAX, BLOCK_FILL = {{SEARCH_BLOCK_MAX}}, {{SEARCH_BLOCK_FILL}}
+local function blockHead(TK, member)
+  return redis.call('ZRANGE', TK, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- TK is '<prefix>tk'.
+local function blockKey(TK, head)
+  return string.sub(TK, 1, -3) .. 'tb:' .. head
+end
+local function blockValue(count, keys)
+  return string.format('%03d', count) .. table.concat(keys)
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local events = cjson.decode(ARGV[1])
+local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local changed = { list = {} }
+
+-- countersOf: delivered, bounced, complained, opened, clicked, unsubscribed.
+local COUNTED = { {{counterFacts.delivered}}, {{counterFacts.bounced}}, {{counterFacts.complained}}, {{counterFacts.opened}}, {{counterFacts.clicked}}, {{counterFacts.unsubscribed}} }
+local function counters(f)
+  local c = {}
+  for i, mask in ipairs(COUNTED) do c[i] = bit.band(f, mask) ~= 0 and 1 or 0 end
+  return c
+end
+-- Counters a - b (b nil: a), times sign.
+local function minus(a, b, sign)
+  local c = {}
+  for i = 1, #COUNTED do c[i] = (a[i] - (b and b[i] or 0)) * (sign or 1) end
+  return c
+end
+
+local function messagesOf(id) return prefix .. 'mt:' .. id end
+
+-- Counts over time (core messages/stats.ts): a message's fact times are its hash fields c1..c7
+-- (statColumns order), the hour buckets HASHes per UTC day (layout.ts statsKeyOf), field 'hour:column'.
+local STAT_FACTS = { {{statFacts}} }
+local function bump(id, t, c, delta)
+  local hour = math.floor(t / {{HOUR_MS}})
+  local day = math.floor(hour / 24)
+  local key = prefix .. 'sp:' .. string.format('%d', day)
+  if id then key = prefix .. 'st:' .. string.format('%d', day) .. ':' .. id end
+  local field = string.format('%d:%d', hour - day * 24, c - 1)
+  -- A count back at 0 leaves, so a day whose counts all moved away leaves no key behind.
+  if redis.call('HINCRBY', key, field, delta) == 0 then redis.call('HDEL', key, field) end
+end
+-- mergeFactTimes: known holds the message's c1..c7 from index 'at' (false when absent), knownF its facts
+-- (nil for a new message). Returns the times and the HSET fields that changed.
+local function factTimes(known, at, knownF, f, time)
+  local times, fields = {}, {}
+  for c = 1, #STAT_FACTS do
+    local had = known and known[at + c - 1]
+    had = had and tonumber(had) or nil
+    local t = had
+    if bit.band(f, STAT_FACTS[c]) ~= 0 then
+      if not knownF or bit.band(knownF, STAT_FACTS[c]) == 0 then t = time
+      elseif had and time < had then t = time end
+    end
+    times[c] = t
+    if t ~= had then fields[#fields + 1], fields[#fields + 2] = 'c' .. c, t end
+  end
+  return times, fields
+end
+-- statsMoves: what the message counted leaves its buckets, what it counts comes in.
+local function moveStats(oldT, old, newT, new)
+  for c = 1, #STAT_FACTS do
+    local o, n = old[c], new[c]
+    if o ~= n then
+      if o then bump(nil, o, c, -1) end
+      if n then bump(nil, n, c, 1) end
+    end
+    if o ~= n or oldT ~= newT then
+      if o and oldT then bump(oldT, o, c, -1) end
+      if n and newT then bump(newT, n, c, 1) end
+    end
+  end
+end
+
+-- The latest event of a row's messages. Drops entries whose message expired or came back under
+-- another ID or time (retention): an entry is current when its message has this ID and that first time.
+local function latestOf(id, fallback)
+  local index, latest = messagesOf(id), nil
+  for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    local m = redis.call('HMGET', prefix .. 'm:' .. string.sub(member, 18), 't', 'a', 'b')
+    if m[2] and m[1] == id and tonumber(m[2]) == timeOf(member) then
+      local b = tonumber(m[3])
+      if latest == nil or b > latest then latest = b end
+    else
+      redis.call('ZREM', index, member)
+    end
+  end
+  return latest or fallback
+end
+
+-- Rows read once per call (most events of a batch share a few tracking IDs), written at every event.
+local rows = {}
+local function row(id)
+  local r = rows[id]
+  if r == nil then
+    local v = redis.call('HGET', T, id)
+    if v and string.byte(v, 1) == 43 then
+      -- '+m,d,b,c,o,k,u,last,key': with opened, clicked and unsubscribed (layout.ts decodeTrackingIdRow).
+      local m, d, b, c, o, k, u, last, key = string.match(v, '^%+(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(.*)$')
+      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key, tonumber(o), tonumber(k), tonumber(u) }
+    elseif v then
+      -- A row written before those counters: they start at 0.
+      local m, d, b, c, last, key = string.match(v, '^(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(.*)$')
+      r = { tonumber(m), tonumber(d), tonumber(b), tonumber(c), tonumber(last), key, 0, 0, 0 }
+    else
+      r = false
+    end
+    rows[id] = r
+  end
+  return r
+end
+
+-- Whether the search blocks hold this trackingIdOrder member's range: always once built; while being
+-- built, up to the cursor; never for IDs stored before blocks existed, until a search builds them.
+local function inBlocks(member, adding)
+  local cursor = redis.call('GET', TC)
+  if cursor then return not before(cursor, member) end
+  if redis.call('EXISTS', TK) == 1 then return true end
+  -- A project's first tracking ID (just added: the only member) starts its blocks.
+  if not adding or redis.call('ZCARD', TO) ~= 1 then return false end
+  redis.call('ZADD', TK, 0, '')
+  redis.call('SET', blockKey(TK, ''), '000')
+  return true
+end
+-- Rewrites the block at head from trackingIdOrder as two: in halves, or when the member just added is
+-- the block's last (IDs that arrive in order), BLOCK_FILL and the rest, so appended blocks stay full.
+local function splitBlock(head, added)
+  local nextHead = redis.call('ZRANGE', TK, '(' .. head, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+  local stop = nextHead and '(' .. nextHead or '+'
+  local cursor = redis.call('GET', TC)
+  if cursor and not nextHead then stop = '[' .. cursor end
+  local members = redis.call('ZRANGE', TO, head == '' and '-' or '[' .. head, stop, 'BYLEX')
+  local half = math.floor(#members / 2)
+  if members[#members] == added then half = BLOCK_FILL end
+  local first, second = {}, {}
+  for i, member in ipairs(members) do
+    local keys = i <= half and first or second
+    keys[#keys + 1] = '\\254' .. searchKeyOf(member)
+  end
+  redis.call('SET', blockKey(TK, head), blockValue(#first, first))
+  redis.call('SET', blockKey(TK, members[half + 1]), blockValue(#second, second))
+  redis.call('ZADD', TK, 0, members[half + 1])
+end
+-- After a member was added to trackingIdOrder: its search key joins its block (APPEND: the block is
+-- not copied).
+local function addSearchKey(member, key)
+  if not inBlocks(member, true) then return end
+  local head = blockHead(TK, member)
+  local block = blockKey(TK, head)
+  local count = tonumber(redis.call('GETRANGE', block, 0, 2))
+  if count >= BLOCK_MAX then return splitBlock(head, member) end
+  redis.call('APPEND', block, '\\254' .. key)
+  redis.call('SETRANGE', block, 0, string.format('%03d', count + 1))
+end
+-- Before a member leaves trackingIdOrder: its search key leaves its block, and an emptied block goes
+-- (its range falls to the block before; the first block, head '', stays).
+local function removeSearchKey(member, key)
+  if not inBlocks(member, false) then return end
+  local head = blockHead(TK, member)
+  local block = blockKey(TK, head)
+  local v = redis.call('GET', block)
+  local at = string.find(v .. '\\254', '\\254' .. key .. '\\254', 4, true)
+  if not at then return end
+  local count = tonumber(string.sub(v, 1, 3))
+  if count == 1 and head ~= '' then
+    redis.call('DEL', block)
+    redis.call('ZREM', TK, head)
+  else
+    redis.call('SET', block, string.format('%03d', count - 1) .. string.sub(v, 4, at - 1) .. string.sub(v, at + 1 + #key))
+  end
+end
+
+-- Moves a row by a delta; raise = nil recomputes lastEventAt (the message left the row).
+local function moveRow(id, searchKey, dm, delta, raise)
+  local r = row(id)
+  if not r then
+    r = { 0, 0, 0, 0, raise or 0, searchKey or id, 0, 0, 0 }
+    rows[id] = r
+    redis.call('ZADD', TO, 0, encodeId(id) .. r[6])
+    addSearchKey(encodeId(id) .. r[6], r[6])
+  end
+  r[1], r[2], r[3], r[4] = r[1] + dm, r[2] + delta[1], r[3] + delta[2], r[4] + delta[3]
+  r[7], r[8], r[9] = r[7] + delta[4], r[8] + delta[5], r[9] + delta[6]
+  if r[1] <= 0 then
+    redis.call('HDEL', T, id)
+    removeSearchKey(encodeId(id) .. r[6], r[6])
+    redis.call('ZREM', TO, encodeId(id) .. r[6])
+    redis.call('DEL', messagesOf(id))
+    rows[id] = false
+    return
+  end
+  if raise then r[5] = math.max(r[5], raise) else r[5] = latestOf(id, r[5]) end
+  redis.call('HSET', T, id, string.format('+%d,%d,%d,%d,%d,%d,%d,%d,', r[1], r[2], r[3], r[4], r[7], r[8], r[9], r[5]) .. r[6])
+end
+
+-- insertTimelineEntry: in order, unless an entry of that time has this id; past the cap, the entry
+-- right after the first ones kept goes. Expires with its message.
+local function addTimelineEntry(tl, time, member)
+  local id = string.sub(member, 1, 32)
+  for _, known in ipairs(redis.call('ZRANGE', tl, time, time, 'BYSCORE')) do
+    if string.sub(known, 1, 32) == id then return end
+  end
+  redis.call('ZADD', tl, time, member)
+  if redis.call('ZCARD', tl) > {{TIMELINE_CAP}} then
+    redis.call('ZREMRANGEBYRANK', tl, {{TIMELINE_LIMITS.first}}, {{TIMELINE_LIMITS.first}})
+  end
+  if ttl then redis.call('PEXPIRE', tl, ttl) end
+end
+
+local function mergeMessage(e)
+  local mk = KEYS[e.k]
+  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7')
+  local seenIndex = e.x and KEYS[e.x]
+  if not known[2] then
+    local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
+    if e.t then fields[13], fields[14] = 't', e.t end
+    local times, timeFields = factTimes(nil, 5, nil, e.f, e.a)
+    for _, v in ipairs(timeFields) do fields[#fields + 1] = v end
+    redis.call('HSET', mk, unpack(fields))
+    moveStats(nil, {}, e.t, times)
+    local member = e.o .. e.key
+    redis.call('ZADD', MO, 0, member)
+    if e.t then
+      redis.call('ZADD', seenIndex, 0, member)
+      moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
+    end
+  else
+    local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
+    -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
+    local newT = oldT
+    if e.t and e.t ~= oldT and (not oldT or before(e.t, oldT)) then newT = e.t end
+    local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
+    local oldTimes = factTimes(known, 5, oldF, 0, 0)
+    local newTimes, timeFields = factTimes(known, 5, oldF, e.f, e.a)
+    if #timeFields > 0 then redis.call('HSET', mk, unpack(timeFields)) end
+    moveStats(oldT, oldTimes, newT, newTimes)
+    if newT ~= oldT then
+      redis.call('HSET', mk, 'f', newF, 'a', newA, 'b', newB, 't', newT)
+    elseif newF ~= oldF or newA ~= oldA or newB ~= oldB then
+      redis.call('HSET', mk, 'f', newF, 'a', newA, 'b', newB)
+    end
+    -- Order members, only when an index changes: the time moved earlier, or the ID changed.
+    local oldMember, newMember
+    if newA ~= oldA or newT ~= oldT then
+      oldMember = order(oldA) .. e.key
+      newMember = newA == oldA and oldMember or e.o .. e.key
+    end
+    if newA ~= oldA then
+      redis.call('ZREM', MO, oldMember)
+      redis.call('ZADD', MO, 0, newMember)
+    end
+    if oldT and oldT ~= newT then
+      redis.call('ZREM', messagesOf(oldT), oldMember)
+      moveRow(oldT, nil, -1, minus(counters(oldF), nil, -1), nil)
+    end
+    if newT then
+      local index = newT == e.t and seenIndex or messagesOf(newT)
+      local now = counters(newF)
+      if oldT == newT then
+        if newA ~= oldA then
+          redis.call('ZREM', index, oldMember)
+          redis.call('ZADD', index, 0, newMember)
+        end
+        moveRow(newT, nil, 0, minus(now, counters(oldF)), newB)
+      else
+        redis.call('ZADD', index, 0, newMember)
+        moveRow(newT, e.q or e.t, 1, now, newB)
+      end
+    end
+  end
+  if ttl then redis.call('PEXPIRE', mk, ttl) end
+  if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
+end
+
+local outcomes = {}
+for i, e in ipairs(events) do
+  local fresh
+  if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
+  if fresh then
+    if e.m then mergeMessage(e.m) end
+    if e.s then outcomes[i] = mergeSuppression(K, e.s, changed) else outcomes[i] = 'a' end
+  else
+    outcomes[i] = 'd'
+  end
+end
+publish(channel, projectId, changed.list)
+return table.concat(outcomes)
+`,
+  },
+  values,
+);
+
+export const buildSearchBlocks = loadScript(
+  {
+    name: 'buildSearchBlocks',
+    readOnly: false,
+    lines: [
+      [1, 'lua/buildSearchBlocks.lua', 1, 8],
+      [9, 'lua/include/trackingIdMember.lua', 1, 18],
+      [27, 'lua/buildSearchBlocks.lua', 9, 1],
+      [28, 'lua/include/searchBlocks.lua', 1, 16],
+      [44, 'lua/buildSearchBlocks.lua', 10, 30],
+    ],
+    source: `#!lua
+-- buildSearchBlocks: builds the search blocks of IDs stored before blocks existed, in order from the
+-- cursor, BLOCK_FILL to a block; applyEvents keeps blocks up to the cursor current meanwhile.
+-- KEYS[1] trackingIdOrder, KEYS[2] searchBlockHeads, KEYS[3] searchBuildCursor
+-- ARGV[1] the most IDs to add in this call
+-- Returns 1 while IDs remain, 0 once every ID is in a block (the cursor is gone).
+-- Flags: writes.
+--@include "trackingIdMember"
+-- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
+-- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
+-- reads the search key from the member itself.
+local function encodeId(id)
+  return (string.gsub(id, '%z', '\\0\\255')) .. '\\0'
+end
+-- Where the encoded ID of a member ends (its NUL): a search key never starts with 0xFF (UTF-8).
+local function idEnd(member)
+  local at = 0
+  repeat at = string.find(member, '\\0', at + 1, true) until string.byte(member, at + 1) ~= 255
+  return at
+end
+local function decodeId(member, at)
+  return (string.gsub(string.sub(member, 1, at - 1), '%z\\255', '\\0'))
+end
+local function searchKeyOf(member)
+  return string.sub(member, idEnd(member) + 1)
+end
+--@include "searchBlocks"
+-- Search blocks (layout.ts searchBlockKeyOf): TK the heads ('' and trackingIdOrder members); the
+-- STRING 'tb:<head>' is the count of IDs in the block's range in 3 digits, then '\\254' .. search key
+-- per ID, in any order. 0xFE is in no UTF-8 text, so a search never matches across two keys. TC, while
+-- blocks are built for IDs stored before them, is the last member built: members after it are in no
+-- block yet.
+local BLOCK_MAX, BLOCK_FILL = {{SEARCH_BLOCK_MAX}}, {{SEARCH_BLOCK_FILL}}
+local function blockHead(TK, member)
+  return redis.call('ZRANGE', TK, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- TK is '<prefix>tk'.
+local function blockKey(TK, head)
+  return string.sub(TK, 1, -3) .. 'tb:' .. head
+end
+local function blockValue(count, keys)
+  return string.format('%03d', count) .. table.concat(keys)
+end
+local TO, TK, TC = KEYS[1], KEYS[2], KEYS[3]
+local budget = tonumber(ARGV[1])
+local cursor = redis.call('GET', TC)
+if not cursor then
+  if redis.call('EXISTS', TK) == 1 then return 0 end
+  redis.call('ZADD', TK, 0, '')
+  redis.call('SET', blockKey(TK, ''), '000')
+  cursor = ''
+end
+local members = redis.call('ZRANGE', TO, cursor == '' and '-' or '(' .. cursor, '+', 'BYLEX', 'LIMIT', 0, budget)
+-- Later IDs go to the last block, and on to new ones as each fills.
+local head = redis.call('ZRANGE', TK, '+', '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+local v = redis.call('GET', blockKey(TK, head))
+local count, keys = tonumber(string.sub(v, 1, 3)), { string.sub(v, 4) }
+for _, member in ipairs(members) do
+  if count >= BLOCK_FILL then
+    redis.call('SET', blockKey(TK, head), string.format('%03d', count) .. table.concat(keys))
+    head, count, keys = member, 0, {}
+    redis.call('ZADD', TK, 0, head)
+  end
+  keys[#keys + 1] = '\\254' .. searchKeyOf(member)
+  count = count + 1
+end
+redis.call('SET', blockKey(TK, head), string.format('%03d', count) .. table.concat(keys))
+if #members < budget then
+  redis.call('DEL', TC)
+  return 0
+end
+redis.call('SET', TC, members[#members])
+return 1
+`,
+  },
+  values,
+);
+
+export const claimWebhookToken = loadScript(
+  {
+    name: 'claimWebhookToken',
+    readOnly: false,
+    lines: [
+      [1, 'lua/claimWebhookToken.lua', 1, 19],
+    ],
+    source: `#!lua
+-- claimWebhookToken: records a webhook's replay token with the digest of its body.
+-- KEYS[1] the token's key (\`wt:<token>\`)
+-- ARGV[1] the body digest, ARGV[2] expiresAt (epoch ms)
+-- Returns 'first' (recorded now), 'same' (recorded with this digest) or 'conflict' (recorded with
+-- another one).
+-- Flags: writes.
+--
+-- The record expires at expiresAt by Redis's own clock (PXAT, absolute, so no clock is read here). A
+-- time already past is still a valid answer: SET with a past PXAT deletes the key at once (the token
+-- is forgotten as soon as it is recorded, which the contract allows), and PXAT must be positive, so
+-- for times at or before the epoch the SET is skipped altogether.
+local known = redis.call('GET', KEYS[1])
+if known then
+  if known == ARGV[1] then return 'same' end
+  return 'conflict'
+end
+if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2]) end
+return 'first'
+`,
+  },
+  values,
+);
+
+export const getLegacySuppressions = loadScript(
+  {
+    name: 'getLegacySuppressions',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getLegacySuppressions.lua', 1, 8],
+      [9, 'lua/include/suppressionLayout.lua', 1, 5],
+      [14, 'lua/include/before.lua', 1, 8],
+      [22, 'lua/include/suppressionLayout.lua', 6, 49],
+      [71, 'lua/getLegacySuppressions.lua', 9, 1],
+      [72, 'lua/include/hex.lua', 1, 14],
+      [86, 'lua/getLegacySuppressions.lua', 10, 6],
+    ],
+    source: `#!lua flags=no-writes
+-- getLegacySuppressions: the checks of a project that may hold suppressions of the old layout: each
+-- hash's value under its binary field, else under the hex one, in one atomic read.
+-- KEYS[1] suppressions, KEYS[2] legacySuppressionOrder
+-- ARGV[1..] the hashes (64 hex)
+-- Returns 1 while the old layout's order exists (0 once upgraded), then the values (false for none).
+-- Flags: no-writes (EVALSHA_RO).
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+local reply = { redis.call('EXISTS', KEYS[2]) }
+for i, h in ipairs(ARGV) do
+  local values = redis.call('HMGET', KEYS[1], fieldOf(unhex(h)), h)
+  reply[i + 1] = values[1] or values[2]
+end
+return reply
+`,
+  },
+  values,
+);
+
+export const getMessage = loadScript(
+  {
+    name: 'getMessage',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getMessage.lua', 1, 10],
+    ],
+    source: `#!lua flags=no-writes
+-- getMessage: one message and its timeline.
+-- KEYS[1] the message's hash, KEYS[2] its timeline
+-- Returns nil for no message, else fields p, i, r, t, f, a, b, then the timeline's members in order.
+-- Flags: no-writes (EVALSHA_RO).
+local m = redis.call('HMGET', KEYS[1], 'p', 'i', 'r', 't', 'f', 'a', 'b')
+if not m[5] then return false end
+local reply = { m[1], m[2], m[3], m[4] or false, m[5], m[6], m[7] }
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do reply[#reply + 1] = member end
+return reply
+`,
+  },
+  values,
+);
+
+export const getStats = loadScript(
+  {
+    name: 'getStats',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getStats.lua', 1, 8],
+    ],
+    source: `#!lua flags=no-writes
+-- getStats: the hour buckets of some days.
+-- KEYS[1..] day HASHes of hour buckets (layout.ts statsKeyOf)
+-- Returns each one's fields and values, flat.
+-- Flags: no-writes (EVALSHA_RO).
+local reply = {}
+for i, key in ipairs(KEYS) do reply[i] = redis.call('HGETALL', key) end
+return reply
+`,
+  },
+  values,
+);
+
+export const listMessages = loadScript(
+  {
+    name: 'listMessages',
+    readOnly: false,
+    lines: [
+      [1, 'lua/listMessages.lua', 1, 12],
+      [13, 'lua/include/order.lua', 1, 13],
+      [26, 'lua/listMessages.lua', 13, 46],
+    ],
+    source: `#!lua
+-- listMessages: a page of messages of an order, filtered.
+-- KEYS[1] a message order (the project's, or one tracking ID's)
+-- ARGV[1] the project key prefix, ARGV[2] ZRANGE BYLEX start, ARGV[3] limit, ARGV[4] and ARGV[5] the
+-- status masks (\`stronger\`: facts that must be absent; \`want\`: one that must be present, 0 for any),
+-- ARGV[6] the tracking ID the order belongs to ('' for the project's), ARGV[7] the most entries to read
+-- in this call, ARGV[8] the provider, ARGV[9] the recipient, ARGV[10] and ARGV[11] the bounds of
+-- lastEventAt (from inclusive, to exclusive), each '' for none, ARGV[12] the start of the recipient
+-- ('' for any), ARGV[13] its domain after an '@' ('@' .. domain; '' for any)
+-- Returns a resume member ('' when done), then 8 items per message: key, p, i, r, t, f, a, b.
+-- Flags: writes, only to drop entries of messages that expired (retention).
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+local index, prefix, start = KEYS[1], ARGV[1], ARGV[2]
+local limit, stronger, want, trackingId, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local provider, recipient, from, to = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+local recipientPrefix, atDomain = ARGV[12], ARGV[13]
+local filtered = stronger ~= 0 or want ~= 0 or provider ~= '' or recipient ~= '' or from ~= nil or to ~= nil
+  or recipientPrefix ~= '' or atDomain ~= ''
+-- The recipient from its first '@' on (all of it, after an '@', when it has none): core's recipientDomainOf.
+local function atDomainOf(r)
+  local at = string.find(r, '@', 1, true)
+  return at and string.sub(r, at) or '@' .. r
+end
+-- A filter reads chunks that start at the page size and double (ZRANGE of 1 000 costs as much as 50 HMGETs).
+local reply, found, scanned, chunk = { '' }, 0, 0, limit
+while true do
+  local size = math.min(filtered and chunk or limit - found, budget - scanned)
+  chunk = math.min(chunk * 2, 1000)
+  local members = redis.call('ZRANGE', index, start, '+', 'BYLEX', 'LIMIT', 0, size)
+  for _, member in ipairs(members) do
+    scanned = scanned + 1
+    local key = string.sub(member, 18)
+    local m = redis.call('HMGET', prefix .. 'm:' .. key, 'p', 'i', 'r', 't', 'f', 'a', 'b')
+    local current = m[5] and tonumber(m[6]) == timeOf(member) and (trackingId == '' or m[4] == trackingId)
+    if not current then
+      redis.call('ZREM', index, member)
+    else
+      local f, b = tonumber(m[5]), tonumber(m[7])
+      if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0)
+        and (provider == '' or m[1] == provider) and (recipient == '' or m[3] == recipient)
+        and (recipientPrefix == '' or string.sub(m[3], 1, #recipientPrefix) == recipientPrefix)
+        and (atDomain == '' or atDomainOf(m[3]) == atDomain)
+        and (from == nil or b >= from) and (to == nil or b < to) then
+        local n = #reply
+        reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = key, m[1], m[2], m[3]
+        reply[n + 5], reply[n + 6], reply[n + 7], reply[n + 8] = m[4], m[5], m[6], m[7]
+        found = found + 1
+        if found == limit then return reply end
+      end
+    end
+    start = '(' .. member
+  end
+  if #members < size then return reply end
+  if scanned >= budget then
+    reply[1] = string.sub(start, 2)
+    return reply
+  end
+end
+`,
+  },
+  values,
+);
+
+export const listSuppressions = loadScript(
+  {
+    name: 'listSuppressions',
+    readOnly: true,
+    lines: [
+      [1, 'lua/listSuppressions.lua', 1, 14],
+      [15, 'lua/include/suppressionLayout.lua', 1, 5],
+      [20, 'lua/include/before.lua', 1, 8],
+      [28, 'lua/include/suppressionLayout.lua', 6, 49],
+      [77, 'lua/listSuppressions.lua', 15, 1],
+      [78, 'lua/include/order.lua', 1, 13],
+      [91, 'lua/listSuppressions.lua', 16, 1],
+      [92, 'lua/include/orderBytes.lua', 1, 17],
+      [109, 'lua/listSuppressions.lua', 17, 1],
+      [110, 'lua/include/hex.lua', 1, 14],
+      [124, 'lua/listSuppressions.lua', 18, 72],
+    ],
+    source: `#!lua flags=no-writes
+-- listSuppressions: a page of suppressions in order, newest first.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1], ARGV[2] ZRANGE BYLEX start and stop of the order members (binary: a time range is a range
+-- of the order), ARGV[3] limit, ARGV[4] the reason rank to keep ('' for any), ARGV[5] the most entries
+-- to read in this call, ARGV[6] the start of the email to keep ('' for any; never holds NUL, which
+-- would reach into the packed provenance)
+-- Returns a resume member ('' when done), then member, value, member, value… (binary: the caller
+-- reads the reply as buffers).
+-- Flags: no-writes (EVALSHA_RO).
+--
+-- The walk reads the block that holds the start, then the blocks after it. While suppressions of the
+-- old layout remain (legacySuppressionOrder), their order is read too and merged in.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+--@include "before"
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
+local filtered = rank ~= '' or emailPrefix ~= ''
+-- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.
+local function kept(value)
+  if rank ~= '' and string.sub(value, 1, 1) ~= rank then return false end
+  if emailPrefix == '' then return true end
+  local colon = string.find(value, ':', 2, true)
+  return string.sub(value, colon + 1, colon + #emailPrefix) == emailPrefix
+end
+local stopAt = stop ~= '+' and string.sub(stop, 2)
+-- A bound of the order blocks as the same bound of the old order.
+local function legacyBound(bound)
+  if bound == '-' or bound == '+' then return bound end
+  local body = string.sub(bound, 2)
+  return string.sub(bound, 1, 1) .. order(timeOfBytes(body)) .. hex(string.sub(body, 9))
+end
+-- The first n members after start (and before stop), and the HASH field of each.
+local function range(start, n)
+  local members, fields = {}, {}
+  local head = orderHead(K, start == '-' and '' or string.sub(start, 2))
+  while head and #members < n do
+    for _, member in ipairs(redis.call('ZRANGE', orderBlockKey(K, head), start, stop, 'BYLEX', 'LIMIT', 0, n - #members)) do
+      members[#members + 1] = member
+      fields[#fields + 1] = fieldOfMember(member)
+    end
+    head = #members < n and redis.call('ZRANGE', K.sk, '(' .. head, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+    if head and stopAt and not before(head, stopAt) then head = nil end
+  end
+  if not K.legacy then return members, fields end
+  local merged, mergedFields, i = {}, {}, 1
+  for _, old in ipairs(redis.call('ZRANGE', K.so, legacyBound(start), legacyBound(stop), 'BYLEX', 'LIMIT', 0, n)) do
+    local member = orderBytes(timeOf(old)) .. unhex(string.sub(old, 18))
+    while members[i] and before(members[i], member) do
+      merged[#merged + 1], mergedFields[#mergedFields + 1] = members[i], fields[i]
+      i = i + 1
+    end
+    merged[#merged + 1], mergedFields[#mergedFields + 1] = member, string.sub(old, 18)
+  end
+  for j = i, #members do merged[#merged + 1], mergedFields[#mergedFields + 1] = members[j], fields[j] end
+  for j = #merged, n + 1, -1 do merged[j], mergedFields[j] = nil, nil end
+  return merged, mergedFields
+end
+
+local reply, found, scanned, chunk = { '' }, 0, 0, limit
+-- Without a filter every entry is kept: one read of the page. With one, chunks that start at the page
+-- size and double, as the message listing reads them.
+while true do
+  local size = math.min(filtered and chunk or limit - found, budget - scanned)
+  chunk = math.min(chunk * 2, 1000)
+  local members, fields = range(start, size)
+  -- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
+  for from = 1, #members, 1000 do
+    local values = redis.call('HMGET', K.s, unpack(fields, from, math.min(from + 999, #members)))
+    for i, value in ipairs(values) do
+      if value and kept(value) then
+        reply[#reply + 1] = members[from + i - 1]
+        reply[#reply + 1] = value
+        found = found + 1
+        if found == limit then return reply end
+      end
+    end
+  end
+  scanned = scanned + #members
+  if #members < size then return reply end
+  start = '(' .. members[#members]
+  if scanned >= budget then
+    reply[1] = members[#members]
+    return reply
+  end
+end
+`,
+  },
+  values,
+);
+
+export const listTrackingIds = loadScript(
+  {
+    name: 'listTrackingIds',
+    readOnly: true,
+    lines: [
+      [1, 'lua/listTrackingIds.lua', 1, 16],
+      [17, 'lua/include/trackingIdMember.lua', 1, 18],
+      [35, 'lua/listTrackingIds.lua', 17, 1],
+      [36, 'lua/include/searchBlocks.lua', 1, 16],
+      [52, 'lua/listTrackingIds.lua', 18, 1],
+      [53, 'lua/include/before.lua', 1, 8],
+      [61, 'lua/listTrackingIds.lua', 19, 77],
+    ],
+    source: `#!lua flags=no-writes
+-- listTrackingIds: a page of tracking IDs and their rows, optionally those whose search key holds a
+-- search.
+-- KEYS[1] trackingIds, KEYS[2] trackingIdOrder, KEYS[3] searchBlockHeads, KEYS[4] searchBuildCursor
+-- (the blocks, 'tb:<head>', are named from searchBlockHeads' prefix and are not in KEYS)
+-- ARGV[1] the tracking ID to start after ('' for the first), ARGV[2] limit, ARGV[3] search ('' for
+-- none), ARGV[4] the most IDs to read in this call
+-- Returns a resume ID ('' when done), '1' when a search found no search blocks built yet (the store
+-- then builds a step of them: buildSearchBlocks), then ID, packed row, ID, packed row…
+-- Flags: no-writes (EVALSHA_RO).
+--
+-- A search walks the blocks from the one holding the start: one plain find over a block's keys tells
+-- whether its range can hold a match, and only such a range is read from trackingIdOrder and tested
+-- member by member, as the walk without blocks tests every member. A block counts its IDs against the
+-- budget whether read or skipped.
+--@include "trackingIdMember"
+-- A trackingIdOrder member: the ID with NUL escaped as NUL 0xFF, a NUL, then its search key. It sorts
+-- as the ID alone (the escape keeps byte order and no member is a prefix of another), and a search
+-- reads the search key from the member itself.
+local function encodeId(id)
+  return (string.gsub(id, '%z', '\\0\\255')) .. '\\0'
+end
+-- Where the encoded ID of a member ends (its NUL): a search key never starts with 0xFF (UTF-8).
+local function idEnd(member)
+  local at = 0
+  repeat at = string.find(member, '\\0', at + 1, true) until string.byte(member, at + 1) ~= 255
+  return at
+end
+local function decodeId(member, at)
+  return (string.gsub(string.sub(member, 1, at - 1), '%z\\255', '\\0'))
+end
+local function searchKeyOf(member)
+  return string.sub(member, idEnd(member) + 1)
+end
+--@include "searchBlocks"
+-- Search blocks (layout.ts searchBlockKeyOf): TK the heads ('' and trackingIdOrder members); the
+-- STRING 'tb:<head>' is the count of IDs in the block's range in 3 digits, then '\\254' .. search key
+-- per ID, in any order. 0xFE is in no UTF-8 text, so a search never matches across two keys. TC, while
+-- blocks are built for IDs stored before them, is the last member built: members after it are in no
+-- block yet.
+local BLOCK_MAX, BLOCK_FILL = {{SEARCH_BLOCK_MAX}}, {{SEARCH_BLOCK_FILL}}
+local function blockHead(TK, member)
+  return redis.call('ZRANGE', TK, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- TK is '<prefix>tk'.
+local function blockKey(TK, head)
+  return string.sub(TK, 1, -3) .. 'tb:' .. head
+end
+local function blockValue(count, keys)
+  return string.format('%03d', count) .. table.concat(keys)
+end
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local TT, TO, TK, TC = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local after, limit, search, budget = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+-- Strictly after every member of that ID, whatever its search key: 0xFF never starts one.
+local bound = after == '' and '' or encodeId(after) .. '\\255'
+local start = after == '' and '-' or '(' .. bound
+local resume, unbuilt, ids, scanned, chunk = '', '', {}, 0, limit
+
+-- Adds the members that match to the page; true once it is full.
+local function take(members)
+  for _, member in ipairs(members) do
+    -- One find over the whole member; only a hit needs to know where the search key starts.
+    local hit = search == '' or string.find(member, search, 1, true)
+    local at = hit and idEnd(member)
+    if hit and hit ~= true and hit <= at then hit = string.find(member, search, at + 1, true) end
+    if hit then
+      ids[#ids + 1] = decodeId(member, at)
+      if #ids == limit then return true end
+    end
+  end
+  return false
+end
+
+local blocks = search ~= '' and redis.call('EXISTS', TC) == 0 and redis.call('EXISTS', TK) == 1
+if search ~= '' and not blocks then unbuilt = '1' end
+if blocks then
+  local head = blockHead(TK, bound)
+  local from = start
+  local heads, i = redis.call('ZRANGE', TK, '[' .. head, '+', 'BYLEX', 'LIMIT', 0, 100), 1
+  while true do
+    local h = heads[i]
+    if i == #heads and #heads == 100 then
+      heads, i = redis.call('ZRANGE', TK, '[' .. h, '+', 'BYLEX', 'LIMIT', 0, 100), 1
+    end
+    local nextHead = heads[i + 1]
+    local v = redis.call('GET', blockKey(TK, h))
+    if string.find(v, search, 4, true)
+      and take(redis.call('ZRANGE', TO, from, nextHead and '(' .. nextHead or '+', 'BYLEX')) then break end
+    if not nextHead then break end
+    scanned = scanned + tonumber(string.sub(v, 1, 3))
+    if scanned >= budget then
+      -- Resume after this block's last ID, unless the walk has not passed the start yet.
+      local last = redis.call('ZRANGE', TO, '(' .. nextHead, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+      if last and (bound == '' or before(bound, last)) then
+        resume = decodeId(last, idEnd(last))
+        break
+      end
+    end
+    from = '[' .. nextHead
+    i = i + 1
+  end
+else
+  while #ids < limit do
+    -- A search reads chunks that start at the page size and double, up to 1 000.
+    local size = math.min(search == '' and limit - #ids or chunk, budget - scanned)
+    chunk = math.min(chunk * 2, 1000)
+    local members = redis.call('ZRANGE', TO, start, '+', 'BYLEX', 'LIMIT', 0, size)
+    scanned = scanned + #members
+    if take(members) or #members < size then break end
+    start = '(' .. members[#members]
+    if scanned >= budget then
+      resume = decodeId(members[#members], idEnd(members[#members]))
+      break
+    end
+  end
+end
+local reply = { resume, unbuilt }
+-- HMGET in slices: unpack() of a whole long page would overflow Lua's stack.
+for from = 1, #ids, 1000 do
+  local slice = {}
+  for i = from, math.min(from + 999, #ids) do slice[#slice + 1] = ids[i] end
+  local rows = redis.call('HMGET', TT, unpack(slice))
+  for i, id in ipairs(slice) do
+    reply[#reply + 1] = id
+    reply[#reply + 1] = rows[i]
+  end
+end
+return reply
+`,
+  },
+  values,
+);
+
+export const mergeSuppressions = loadScript(
+  {
+    name: 'mergeSuppressions',
+    readOnly: false,
+    lines: [
+      [1, 'lua/mergeSuppressions.lua', 1, 8],
+      [9, 'lua/include/suppressionLayout.lua', 1, 5],
+      [14, 'lua/include/before.lua', 1, 8],
+      [22, 'lua/include/suppressionLayout.lua', 6, 49],
+      [71, 'lua/mergeSuppressions.lua', 9, 1],
+      [72, 'lua/include/mergeSuppression.lua', 1, 3],
+      [75, 'lua/include/storedSuppression.lua', 1, 3],
+      [78, 'lua/include/suppressionValue.lua', 1, 14],
+      [92, 'lua/include/storedSuppression.lua', 4, 1],
+      [93, 'lua/include/order.lua', 1, 13],
+      [106, 'lua/include/storedSuppression.lua', 5, 1],
+      [107, 'lua/include/orderBytes.lua', 1, 17],
+      [124, 'lua/include/storedSuppression.lua', 6, 1],
+      [125, 'lua/include/hex.lua', 1, 14],
+      [139, 'lua/include/storedSuppression.lua', 7, 38],
+      [177, 'lua/include/mergeSuppression.lua', 4, 51],
+      [228, 'lua/mergeSuppressions.lua', 10, 1],
+      [229, 'lua/include/publish.lua', 1, 4],
+      [233, 'lua/mergeSuppressions.lua', 11, 6],
+    ],
+    source: `#!lua
+-- mergeSuppressions: joins each record in order (mergeSuppression); one PUBLISH names every hash it
+-- changed.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId
+-- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "mergeSuppression"
+-- The join of a suppression into the stored ones (core's suppression merge), as applyEvents and
+-- mergeSuppressions write it.
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+--@include "suppressionLayout"
+--@include "suppressionValue"
+--@include "orderBytes"
+--@include "before"
+-- What the provenance join compares after the reason: the cause's time, event ID and source letter
+-- (a, i, w: the sources' byte order; core provenanceWins); a record without provenance compares as
+-- the latest, with no ID and the last source.
+local function causeKey(provenance)
+  if not provenance then return math.huge, '', '~' end
+  local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
+  return tonumber(at), id, source
+end
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
+-- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
+-- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
+-- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
+-- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
+-- when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed)
+  local v, field, hash = storedSuppression(K, s.h)
+  local outcome = 'a'
+  if not v then
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    orderAdd(K, orderBytes(s.c) .. hash)
+    outcome = 's'
+  else
+    local rank, createdAt, email, provenance = unpackSuppression(v)
+    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    if s.r > rank then
+      newProvenance = s.p
+    elseif s.r == rank then
+      local at, id, source = causeKey(s.p)
+      local knownAt, knownId, knownSource = causeKey(provenance)
+      if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
+        newProvenance = s.p
+      end
+    end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank > rank then outcome = tostring(rank) end
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    if newCreatedAt ~= createdAt then
+      orderRemove(K, orderBytes(createdAt) .. hash)
+      orderAdd(K, orderBytes(newCreatedAt) .. hash)
+    end
+  end
+  if not changed[s.h] then
+    changed[s.h] = true
+    changed.list[#changed.list + 1] = s.h
+  end
+  return outcome
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local records = cjson.decode(ARGV[1])
+local changed, outcomes = { list = {} }, {}
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(K, s, changed) end
+publish(ARGV[2], ARGV[3], changed.list)
+return table.concat(outcomes)
+`,
+  },
+  values,
+);
+
+export const removeSuppression = loadScript(
+  {
+    name: 'removeSuppression',
+    readOnly: false,
+    lines: [
+      [1, 'lua/removeSuppression.lua', 1, 7],
+      [8, 'lua/include/suppressionLayout.lua', 1, 5],
+      [13, 'lua/include/before.lua', 1, 8],
+      [21, 'lua/include/suppressionLayout.lua', 6, 49],
+      [70, 'lua/removeSuppression.lua', 8, 1],
+      [71, 'lua/include/storedSuppression.lua', 1, 3],
+      [74, 'lua/include/suppressionValue.lua', 1, 14],
+      [88, 'lua/include/storedSuppression.lua', 4, 1],
+      [89, 'lua/include/order.lua', 1, 13],
+      [102, 'lua/include/storedSuppression.lua', 5, 1],
+      [103, 'lua/include/orderBytes.lua', 1, 17],
+      [120, 'lua/include/storedSuppression.lua', 6, 1],
+      [121, 'lua/include/hex.lua', 1, 14],
+      [135, 'lua/include/storedSuppression.lua', 7, 38],
+      [173, 'lua/removeSuppression.lua', 9, 1],
+      [174, 'lua/include/publish.lua', 1, 4],
+      [178, 'lua/removeSuppression.lua', 10, 3],
+    ],
+    source: `#!lua
+-- removeSuppression: deletes one suppression.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId
+-- Returns the value it deleted, or nil.
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3]), ARGV[1])
+if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
+return existing
+`,
+  },
+  values,
+);
+
+export const removeSuppressions = loadScript(
+  {
+    name: 'removeSuppressions',
+    readOnly: false,
+    lines: [
+      [1, 'lua/removeSuppressions.lua', 1, 7],
+      [8, 'lua/include/suppressionLayout.lua', 1, 5],
+      [13, 'lua/include/before.lua', 1, 8],
+      [21, 'lua/include/suppressionLayout.lua', 6, 49],
+      [70, 'lua/removeSuppressions.lua', 8, 1],
+      [71, 'lua/include/storedSuppression.lua', 1, 3],
+      [74, 'lua/include/suppressionValue.lua', 1, 14],
+      [88, 'lua/include/storedSuppression.lua', 4, 1],
+      [89, 'lua/include/order.lua', 1, 13],
+      [102, 'lua/include/storedSuppression.lua', 5, 1],
+      [103, 'lua/include/orderBytes.lua', 1, 17],
+      [120, 'lua/include/storedSuppression.lua', 6, 1],
+      [121, 'lua/include/hex.lua', 1, 14],
+      [135, 'lua/include/storedSuppression.lua', 7, 38],
+      [173, 'lua/removeSuppressions.lua', 9, 1],
+      [174, 'lua/include/publish.lua', 1, 4],
+      [178, 'lua/removeSuppressions.lua', 10, 9],
+    ],
+    source: `#!lua
+-- removeSuppressions: deletes each hash; one PUBLISH names those deleted.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3..] the hashes (64 hex)
+-- Returns per hash the value it deleted, or false.
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local removed, deleted = {}, {}
+for i = 3, #ARGV do
+  local existing = deleteSuppression(K, ARGV[i])
+  if existing then deleted[#deleted + 1] = ARGV[i] end
+  removed[i - 2] = existing
+end
+publish(ARGV[1], ARGV[2], deleted)
+return removed
+`,
+  },
+  values,
+);
+
+export const upgradeSuppressions = loadScript(
+  {
+    name: 'upgradeSuppressions',
+    readOnly: false,
+    lines: [
+      [1, 'lua/upgradeSuppressions.lua', 1, 8],
+      [9, 'lua/include/suppressionLayout.lua', 1, 5],
+      [14, 'lua/include/before.lua', 1, 8],
+      [22, 'lua/include/suppressionLayout.lua', 6, 49],
+      [71, 'lua/upgradeSuppressions.lua', 9, 1],
+      [72, 'lua/include/storedSuppression.lua', 1, 3],
+      [75, 'lua/include/suppressionValue.lua', 1, 14],
+      [89, 'lua/include/storedSuppression.lua', 4, 1],
+      [90, 'lua/include/order.lua', 1, 13],
+      [103, 'lua/include/storedSuppression.lua', 5, 1],
+      [104, 'lua/include/orderBytes.lua', 1, 17],
+      [121, 'lua/include/storedSuppression.lua', 6, 1],
+      [122, 'lua/include/hex.lua', 1, 14],
+      [136, 'lua/include/storedSuppression.lua', 7, 38],
+      [174, 'lua/upgradeSuppressions.lua', 10, 3],
+    ],
+    source: `#!lua
+-- upgradeSuppressions: moves suppressions of the old layout (in its order) to the new one. Each call
+-- is whole, so the upgrade can stop between any two and resume: the old order is its own cursor.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- ARGV[1] the most suppressions to upgrade in this call
+-- Returns how many remain: 0 once the old layout is gone.
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one (layout.ts packSuppression; an email holds no control character).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local nul = string.find(v, '\\0', colon + 1, true)
+  local email, provenance = string.sub(v, colon + 1), nil
+  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+end
+local function packSuppression(rank, createdAt, email, provenance)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  return v
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  return v
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+for _, member in ipairs(redis.call('ZRANGE', K.so, 0, tonumber(ARGV[1]) - 1)) do upgradeSuppression(K, member) end
+return redis.call('ZCARD', K.so)
+`,
+  },
+  values,
+);
