@@ -2,8 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { isDashboardPage, type DashboardPage } from '../src/pages.js';
 
 // The app's script lives at `{mount}/dashboard/assets/…`, so the dashboard's root and the API's base
-// follow from its own URL under any mount point, whichever page is open.
-const up = { root: '../', api: '../../' };
+// follow from its own URL under any mount point, whichever page is open. Under Vite's dev server
+// (`npm run dev:dashboard`) this module is served from the sources, as `/dashboard/location.ts`.
+const up = import.meta.env.DEV ? { root: './', api: '../' } : { root: '../', api: '../../' };
 /** `{mount}/dashboard/` */
 export const dashboardRoot = new URL(up.root, import.meta.url);
 /** `{mount}/`: where the JSON API answers. */
