@@ -1,5 +1,5 @@
 export { createMailwarden, type Mailwarden, type MailwardenOptions } from './mailwarden.js';
-export type { MailwardenHooks, EventNotice, SuppressedNotice, UnsuppressedNotice, MailwardenLogger } from './hooks.js';
+export type { MailwardenHooks, EventNotice, SuppressedNotice, UnsuppressedNotice, MailwardenLogger } from './services/hooks.js';
 
 export { MailwardenError, isMailwardenError, errorStatus, errorCodes, errorDocsUrl } from './errors.js';
 export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
@@ -11,8 +11,8 @@ export { suppressionReasons, type SuppressionReason } from './vocabulary.js';
 export { strongerReason } from './suppressions/reason.js';
 export { suppressionSources, type SuppressionSource, type SuppressionProvenance, type SuppressionCause } from './suppressions/provenance.js';
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
-export type { SuppressionService } from './suppressions/service.js';
-export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './suppressions/send-gate.js';
+export type { SuppressionService } from './services/suppression-service.js';
+export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';
 
 export { MAX_TRACKING_ID_CODE_POINTS, checkTrackingId, assertTrackingId, type TrackingIdCheck } from './tracking-id.js';
 
@@ -31,11 +31,11 @@ export {
 
 export { messageStatuses, type FactName, type MessageStatus } from './vocabulary.js';
 export type { Counters } from './messages/facts.js';
-export type { MessageService, TrackingIdService } from './messages/service.js';
+export type { MessageService, TrackingIdService } from './services/message-service.js';
 
 // The store an application passes to createMailwarden. Writing a store: '@mailwarden/core/store'.
 export type { Store } from './store/store.js';
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './store/memory/memory-store.js';
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './memory-store/memory-store.js';
 
 // What the API and the services answer, and their limits.
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './schemas.js';

@@ -1,32 +1,33 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { providers } from '@mailwarden/core';
+import { importCycles, importGraph } from './import-graph.js';
 
 // Core's layers, as docs/architecture.md describes them: each module belongs to one layer and imports
 // only from its own layer and the layers listed for it, so dependencies point one way (down this list).
-// A new file that fits no layer fails here until it is placed.
+// A new file that fits no layer fails here until it is placed. No circle either, not even within one
+// layer (import-cycles.test.ts checks every package's source the same way).
 
 const layers = {
   /** The packages' entries and the testing kit: they may import anything, and only they are roots. */
   entries: { files: ['index.ts', 'wire-schemas.ts', 'store-kit.ts', 'testing.ts', 'testing/'], mayImport: 'anything' },
   /** The framework-free HTTP API: knows the application (mailwarden.ts) and asks the webhooks layer. */
   http: { files: ['http/'], mayImport: ['composition', 'services', 'webhooks', 'carriers', 'domain', 'leaves'] },
-  /** `createMailwarden`: wires the services, the store and webhook intake. */
-  composition: { files: ['mailwarden.ts'], mayImport: ['services', 'webhooks', 'carriers', 'domain', 'leaves'] },
+  /** `createMailwarden`: wires the services, the store (the memory store by default) and webhook intake. */
+  composition: { files: ['mailwarden.ts'], mayImport: ['webhooks', 'carriers', 'services', 'memoryStore', 'domain', 'leaves'] },
   /** Webhook receivers and intake: verify, parse and normalize; the provider rules live here. */
   webhooks: { files: ['webhooks/'], mayImport: ['carriers', 'domain', 'leaves'] },
   /** Attaching and reading tracking IDs on each provider's send request: leaves only. */
   carriers: { files: ['carriers/'], mayImport: ['leaves'] },
-  /** The services of a mailwarden instance, over a context. */
-  services: {
-    files: ['context.ts', 'hooks.ts', 'apply-events.ts', 'messages/service.ts', 'messages/stats-service.ts', 'suppressions/service.ts', 'suppressions/send-gate.ts'],
-    mayImport: ['domain', 'leaves'],
-  },
-  /** Records, rules and their persisted encodings, the wire schemas, the Store interface and the memory store. */
+  /** The services of a mailwarden instance, over a context: messages, stats, suppressions, the send gate, recording events, hooks. */
+  services: { files: ['services/'], mayImport: ['domain', 'leaves'] },
+  /** The memory store: one implementation of the Store interface, which only the composition picks. */
+  memoryStore: { files: ['memory-store/'], mayImport: ['domain', 'leaves'] },
+  /** Records and rules, the wire schemas, the Store interface and what stores share. */
   domain: { files: ['messages/', 'suppressions/', 'store/', 'schemas.ts', 'api-shapes.ts', 'pagination.ts'], mayImport: ['leaves'] },
-  /** Modules that know nothing of mailwarden's other parts. */
+  /** Modules that know nothing of mailwarden's other parts, and the persisted vocabulary every layer speaks. */
   leaves: {
     files: ['vocabulary.ts', 'errors.ts', 'json/', 'email/', 'events/', 'tracking-id.ts', 'storable-text.ts', 'timestamp.ts', 'input.ts', 'cursor.ts'],
     mayImport: [],
@@ -36,14 +37,8 @@ const layers = {
 type Layer = keyof typeof layers;
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [relative(src, path).replaceAll('\\', '/')] : [];
-  });
-}
+const graph = importGraph(src);
+const files = [...graph.keys()];
 
 /** The layer of a module (a path below src/): the longest pattern that matches it, so a file beats its folder. */
 function layerOf(file: string): Layer | undefined {
@@ -58,13 +53,7 @@ function layerOf(file: string): Layer | undefined {
 }
 
 /** The modules of src/ a file imports (type-only imports and re-exports too), as paths below src/. */
-function importsOf(file: string): string[] {
-  const text = readFileSync(join(src, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.[^']+)'/g)].map((match) => match[1]!);
-  return specifiers.map((specifier) => normalize(join(dirname(file), specifier)).replaceAll('\\', '/').replace(/\.js$/, '.ts'));
-}
-
-const files = sourceFiles(src);
+const importsOf = (file: string): readonly string[] => graph.get(file) ?? [];
 
 describe('core layers', () => {
   it('places every module of src/ in one layer', () => {
@@ -93,6 +82,10 @@ describe('core layers', () => {
         .map((target) => `${file} imports ${target}`),
     );
     expect(wrong).toEqual([]);
+  });
+
+  it('has no import circle, not even within one layer', () => {
+    expect(importCycles(graph)).toEqual([]);
   });
 
   it('keeps the layers themselves acyclic: no layer lists one that lists it back', () => {

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { createMailwarden, createMemoryStore, type DeliveryEvent, type Store } from '@mailwarden/core';
 import { type MessageRecord } from '@mailwarden/core/store';
-import { CLOCK_EVENTS } from '../src/store/memory/event-clock.js';
+import { CLOCK_EVENTS } from '../src/memory-store/event-clock.js';
 import { EVENT_EPOCH, deliveryEventWithinHours } from './arbitraries.js';
 
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@
 // are forced by sizes well past one chunk (512), so splits and emptied chunks are exercised.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { SortedList } from '../src/store/memory/sorted-list.js';
+import { SortedList } from '../src/memory-store/sorted-list.js';
 
 const compare = (a: number, b: number) => a - b;
 

@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { SuppressionReason } from '@mailwarden/core';
 import type { SuppressionPosition, SuppressionRecord } from '@mailwarden/core/store';
-import { SuppressionTable } from '../src/store/memory/suppression-table.js';
+import { SuppressionTable } from '../src/memory-store/suppression-table.js';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');
 const emailOf = (i: number) => `user${i}@example.com`;

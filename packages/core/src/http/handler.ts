@@ -1,6 +1,6 @@
 import { parse as parseQueryString } from 'node:querystring';
 import { MailwardenError, isMailwardenError, type ErrorBody } from '../errors.js';
-import type { MailwardenLogger } from '../hooks.js';
+import type { MailwardenLogger } from '../services/hooks.js';
 import type { Mailwarden } from '../mailwarden.js';
 import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
 import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';

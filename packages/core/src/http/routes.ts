@@ -30,7 +30,7 @@ import {
   statsResponseSchema,
   type StatsRangeQuery,
 } from '../schemas.js';
-import { assertCheckSize } from '../suppressions/service.js';
+import { assertCheckSize } from '../services/suppression-service.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
 import type { HttpRequest } from './request.js';
 

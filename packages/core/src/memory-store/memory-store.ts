@@ -1,11 +1,11 @@
-import { isEmailHash } from '../../email/hash.js';
-import { messageStatus } from '../../messages/facts.js';
-import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelta } from '../../messages/message.js';
-import { mergeFactTimes, statsMoves, statFacts, sumHours, type FactTimes } from '../../messages/stats.js';
-import { insertTimelineEntry, type TimelineEntry } from '../../messages/timeline.js';
-import { compareCodePoints, trackingIdSearchKey } from '../../tracking-id.js';
-import { recipientDomainOf } from '../recipient-domain.js';
-import { reasonRank } from '../../suppressions/reason.js';
+import { isEmailHash } from '../email/hash.js';
+import { messageStatus } from '../messages/facts.js';
+import { mergeMessage, trackingIdDeltas, type MessageRecord, type TrackingIdDelta } from '../messages/message.js';
+import { mergeFactTimes, statsMoves, statFacts, sumHours, type FactTimes } from '../messages/stats.js';
+import { insertTimelineEntry, type TimelineEntry } from '../messages/timeline.js';
+import { compareCodePoints, trackingIdSearchKey } from '../tracking-id.js';
+import { recipientDomainOf } from '../store/recipient-domain.js';
+import { reasonRank } from '../suppressions/reason.js';
 import type {
   EventOutcome,
   MessageQuery,
@@ -16,7 +16,7 @@ import type {
   SuppressionRecord,
   TrackingIdQuery,
   TrackingIdRecord,
-} from '../store.js';
+} from '../store/store.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
 import { SortedList, type SortRanks } from './sorted-list.js';

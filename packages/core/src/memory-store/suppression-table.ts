@@ -1,6 +1,6 @@
-import { packProvenance, provenanceWins, unpackProvenance, type SuppressionProvenance, type SuppressionSource } from '../../suppressions/provenance.js';
-import { reasonFromRank, reasonRank, strongerReason } from '../../suppressions/reason.js';
-import type { SuppressionPosition, SuppressionRecord } from '../store.js';
+import { packProvenance, provenanceWins, unpackProvenance, type SuppressionProvenance, type SuppressionSource } from '../suppressions/provenance.js';
+import { reasonFromRank, reasonRank, strongerReason } from '../suppressions/reason.js';
+import type { SuppressionPosition, SuppressionRecord } from '../store/store.js';
 
 const HASH_BYTES = 32;
 const HASH_WORDS = HASH_BYTES / 4;

@@ -1,15 +1,15 @@
 import type { MailwardenContext } from './context.js';
-import { tryNormalizeEmail } from './email/normalize.js';
-import { assertProjectId } from './input.js';
+import { tryNormalizeEmail } from '../email/normalize.js';
+import { assertProjectId } from '../input.js';
 import { eventHookCalls } from './hooks.js';
-import { factsOf } from './messages/facts.js';
-import { messageKey } from './messages/message.js';
-import { timelineEntryId, type TimelineEntry } from './messages/timeline.js';
-import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from './schemas.js';
-import type { StoredEvent } from './store/store.js';
-import { checkTrackingId, trackingIdSearchKey } from './tracking-id.js';
-import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from './events/delivery-event.js';
-import { plainDeliveryEvent } from './events/plain-delivery-event.js';
+import { factsOf } from '../messages/facts.js';
+import { messageKey } from '../messages/message.js';
+import { timelineEntryId, type TimelineEntry } from '../messages/timeline.js';
+import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../schemas.js';
+import type { StoredEvent } from '../store/store.js';
+import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
+import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
+import { plainDeliveryEvent } from '../events/plain-delivery-event.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and

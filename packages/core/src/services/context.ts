@@ -1,8 +1,8 @@
-import type { CursorCodec } from './cursor.js';
-import type { EmailHasher } from './email/hash.js';
+import type { CursorCodec } from '../cursor.js';
+import type { EmailHasher } from '../email/hash.js';
 import type { HookDispatcher } from './hooks.js';
-import type { Store } from './store/store.js';
-import type { SuppressionPolicy } from './suppressions/policy.js';
+import type { Store } from '../store/store.js';
+import type { SuppressionPolicy } from '../suppressions/policy.js';
 
 /** What every part of a mailwarden instance shares. */
 export interface MailwardenContext {

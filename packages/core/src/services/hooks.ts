@@ -1,8 +1,8 @@
-import type { DeliveryEvent } from './events/delivery-event.js';
-import { timelineEntryId } from './messages/timeline.js';
-import type { EventOutcome, StoredEvent, SuppressionRecord } from './store/store.js';
-import type { SuppressionCause, SuppressionSource } from './suppressions/provenance.js';
-import type { SuppressionReason } from './vocabulary.js';
+import type { DeliveryEvent } from '../events/delivery-event.js';
+import { timelineEntryId } from '../messages/timeline.js';
+import type { EventOutcome, StoredEvent, SuppressionRecord } from '../store/store.js';
+import type { SuppressionCause, SuppressionSource } from '../suppressions/provenance.js';
+import type { SuppressionReason } from '../vocabulary.js';
 
 /** Where mailwarden reports what no caller can be told, such as a hook that threw. Pino-shaped. */
 export interface MailwardenLogger {

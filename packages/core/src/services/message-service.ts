@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MailwardenContext } from '../context.js';
+import type { MailwardenContext } from './context.js';
 import { formatTimestamp } from '../timestamp.js';
 import { MailwardenError } from '../errors.js';
 import { normalizeEmail } from '../email/normalize.js';
@@ -23,10 +23,10 @@ import {
 } from '../schemas.js';
 import type { TrackingIdRecord } from '../store/store.js';
 import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
-import { factNamesOf, messageStatus } from './facts.js';
-import type { MessageRecord } from './message.js';
+import { factNamesOf, messageStatus } from '../messages/facts.js';
+import type { MessageRecord } from '../messages/message.js';
 import { readStats } from './stats-service.js';
-import type { TimelineEntry } from './timeline.js';
+import type { TimelineEntry } from '../messages/timeline.js';
 
 const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32}$/) });
 const trackingIdPosition = z.object({ i: z.string().min(1) });

@@ -1,4 +1,4 @@
-import type { MailwardenContext } from '../context.js';
+import type { MailwardenContext } from './context.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { assertProjectId } from '../input.js';
 import type { SuppressionReason } from '../vocabulary.js';

@@ -1,9 +1,9 @@
-import type { MailwardenContext } from '../context.js';
+import type { MailwardenContext } from './context.js';
 import { MailwardenError } from '../errors.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
 import { statsQuerySchema, type Stats, type StatsRangeQuery } from '../schemas.js';
 import { formatTimestamp } from '../timestamp.js';
-import { emptyBucket, intervalMs, type StatsInterval } from './stats.js';
+import { emptyBucket, intervalMs, type StatsInterval } from '../messages/stats.js';
 
 /** The most buckets one answer holds: 31 days of hours, 731 days (two years, one of them leap). */
 export const MAX_STATS_BUCKETS: Readonly<Record<StatsInterval, number>> = { hour: 31 * 24, day: 731 };

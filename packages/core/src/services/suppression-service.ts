@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { MailwardenContext } from '../context.js';
+import type { MailwardenContext } from './context.js';
 import { formatTimestamp } from '../timestamp.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { normalizeEmail } from '../email/normalize.js';
 import { normalizeAddressPrefix } from '../email/search.js';
 import { isEmailHash } from '../email/hash.js';
 import { MailwardenError } from '../errors.js';
-import { suppressedNotice, unsuppressedNotice, type HookCall } from '../hooks.js';
+import { suppressedNotice, unsuppressedNotice, type HookCall } from './hooks.js';
 import { isRecord } from '../json/record.js';
 import type { SuppressionReason } from '../vocabulary.js';
 import { messageKey } from '../messages/message.js';

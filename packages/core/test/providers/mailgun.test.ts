@@ -11,7 +11,7 @@ import {
 import type { DeliveryEvent } from '../../src/events/delivery-event.js';
 import { MailwardenError } from '../../src/errors.js';
 import { createMailwarden } from '../../src/mailwarden.js';
-import { createMemoryStore } from '../../src/store/memory/memory-store.js';
+import { createMemoryStore } from '../../src/memory-store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 import {
   MAILGUN_DEFAULT_TOLERANCE_SECONDS,
