@@ -1,0 +1,842 @@
+-- pg_dump --schema-only of a schema fresh from migrate(), on PostgreSQL 15, normalized by
+-- test/schema-snapshot.test.ts (<schema> is the schema's name). Rewrite it with
+-- UPDATE_SCHEMA_SNAPSHOT=1 npx vitest run packages/postgres/test/schema-snapshot.test.ts
+
+--
+-- Name: <schema>; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA <schema>;
+
+--
+-- Name: mailwarden_apply_events(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_apply_events(p_project_id text, p_events jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_outcomes boolean[];
+  v_created text[];
+  v_recompute text[];
+  v_emptied text[];
+  v_suppressions jsonb;
+  v_suppressed integer[];
+  v_codes text := '';
+  v_timelines text[];
+  v_stats jsonb;
+  -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
+  v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
+BEGIN
+  -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
+  --    rolling deploy, sends one object per event: those are made columns first.
+  IF jsonb_typeof(p_events) = 'array' THEN
+    SELECT jsonb_build_object(
+        'key', jsonb_agg(x.event->'key' ORDER BY x.ord),
+        'message_key', jsonb_agg(x.event->'message_key' ORDER BY x.ord),
+        'provider', jsonb_agg(x.event->'provider' ORDER BY x.ord),
+        'message_id', jsonb_agg(x.event->'message_id' ORDER BY x.ord),
+        'recipient', jsonb_agg(x.event->'recipient' ORDER BY x.ord),
+        'tracking_id', jsonb_agg(x.event->'tracking_id' ORDER BY x.ord),
+        'search_key', jsonb_agg(x.event->'search_key' ORDER BY x.ord),
+        'facts', jsonb_agg(x.event->'facts' ORDER BY x.ord),
+        'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
+        'last_event_at', jsonb_agg(x.event->'last_event_at' ORDER BY x.ord),
+        'timeline', jsonb_agg(x.event->'timeline' ORDER BY x.ord),
+        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord))
+    INTO p_events
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
+  END IF;
+
+  -- 1. Dedup: record the first occurrence of each key; ON CONFLICT waits for a concurrent batch that
+  --    holds the same key and then treats it as seen.
+  WITH keys AS (
+    SELECT key, ord FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key')) WITH ORDINALITY AS c(key, ord)) e
+  ), firsts AS (
+    SELECT DISTINCT ON (key) key, ord FROM keys ORDER BY key, ord
+  ), recorded AS (
+    INSERT INTO "<schema>".event_keys (project_id, key, seen_at)
+    SELECT p_project_id, key, v_seen_at
+    FROM firsts ORDER BY key
+    ON CONFLICT DO NOTHING
+    RETURNING key
+  )
+  SELECT array_agg(r.key IS NOT NULL ORDER BY k.ord) INTO v_outcomes
+  FROM keys k LEFT JOIN firsts f ON f.ord = k.ord LEFT JOIN recorded r ON r.key = f.key;
+
+  -- 2. Messages the batch creates are inserted whole; existing ones are only locked (WHERE false
+  --    updates nothing but still locks), so step 3 reads them unchanged by anyone else.
+  WITH seen AS (
+    SELECT e.message_key AS key,
+           min(e.provider) AS provider,
+           min(e.message_id) AS message_id,
+           min(e.recipient) AS recipient,
+           -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
+           ARRAY[min(e.first_event_at) FILTER (WHERE e.facts & 4 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 16 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 8 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 32 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 128 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 256 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 512 <> 0)] AS fact_times
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                 c.provider AS provider, c.message_id AS message_id, c.recipient AS recipient,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements_text(p_events->'provider'),
+                          jsonb_array_elements_text(p_events->'message_id'),
+                          jsonb_array_elements_text(p_events->'recipient'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'facts'),
+                          jsonb_array_elements_text(p_events->'first_event_at'),
+                          jsonb_array_elements_text(p_events->'last_event_at'))
+               WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, facts,
+                                    first_event_at, last_event_at, ord)) e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+    GROUP BY 1
+  ), created AS (
+    INSERT INTO "<schema>".messages AS m
+      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times)
+    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times
+    FROM seen ORDER BY key
+    ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
+    RETURNING m.key
+  )
+  SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
+
+  -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
+  --    touched, summed per tracking ID and applied in tracking-ID order.
+  WITH seen AS (
+    SELECT e.message_key AS key,
+           min(e.tracking_id) AS tracking_id,
+           bit_or(e.facts) AS facts,
+           min(e.first_event_at) AS first_event_at,
+           max(e.last_event_at) AS last_event_at,
+           ARRAY[min(e.first_event_at) FILTER (WHERE e.facts & 4 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 16 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 8 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 32 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 128 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 256 <> 0),
+             min(e.first_event_at) FILTER (WHERE e.facts & 512 <> 0)] AS fact_times
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'facts'),
+                          jsonb_array_elements_text(p_events->'first_event_at'),
+                          jsonb_array_elements_text(p_events->'last_event_at'))
+               WITH ORDINALITY AS c(key, message_key, tracking_id, facts, first_event_at, last_event_at, ord)) e
+    WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+    GROUP BY 1
+  ), new_messages AS (
+    SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
+  ), known AS (
+    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at, m.fact_times
+    FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
+    JOIN "<schema>".messages m ON m.project_id = p_project_id AND m.key = e.key
+  ), merged AS (
+    UPDATE "<schema>".messages m SET
+      tracking_id = least(k.tracking_id, s.tracking_id),
+      facts = k.facts | s.facts,
+      first_event_at = least(k.first_event_at, s.first_event_at),
+      last_event_at = greatest(k.last_event_at, s.last_event_at),
+      fact_times = ARRAY[CASE WHEN s.fact_times[1] IS NULL THEN k.fact_times[1]
+        WHEN k.facts & 4 = 0 THEN s.fact_times[1]
+        WHEN k.fact_times[1] IS NULL THEN NULL
+        ELSE least(k.fact_times[1], s.fact_times[1]) END,
+      CASE WHEN s.fact_times[2] IS NULL THEN k.fact_times[2]
+        WHEN k.facts & 16 = 0 THEN s.fact_times[2]
+        WHEN k.fact_times[2] IS NULL THEN NULL
+        ELSE least(k.fact_times[2], s.fact_times[2]) END,
+      CASE WHEN s.fact_times[3] IS NULL THEN k.fact_times[3]
+        WHEN k.facts & 8 = 0 THEN s.fact_times[3]
+        WHEN k.fact_times[3] IS NULL THEN NULL
+        ELSE least(k.fact_times[3], s.fact_times[3]) END,
+      CASE WHEN s.fact_times[4] IS NULL THEN k.fact_times[4]
+        WHEN k.facts & 32 = 0 THEN s.fact_times[4]
+        WHEN k.fact_times[4] IS NULL THEN NULL
+        ELSE least(k.fact_times[4], s.fact_times[4]) END,
+      CASE WHEN s.fact_times[5] IS NULL THEN k.fact_times[5]
+        WHEN k.facts & 128 = 0 THEN s.fact_times[5]
+        WHEN k.fact_times[5] IS NULL THEN NULL
+        ELSE least(k.fact_times[5], s.fact_times[5]) END,
+      CASE WHEN s.fact_times[6] IS NULL THEN k.fact_times[6]
+        WHEN k.facts & 256 = 0 THEN s.fact_times[6]
+        WHEN k.fact_times[6] IS NULL THEN NULL
+        ELSE least(k.fact_times[6], s.fact_times[6]) END,
+      CASE WHEN s.fact_times[7] IS NULL THEN k.fact_times[7]
+        WHEN k.facts & 512 = 0 THEN s.fact_times[7]
+        WHEN k.fact_times[7] IS NULL THEN NULL
+        ELSE least(k.fact_times[7], s.fact_times[7]) END]
+    FROM known k JOIN seen s ON s.key = k.key
+    WHERE m.project_id = p_project_id AND m.key = k.key
+      AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
+           OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at
+           OR ARRAY[CASE WHEN s.fact_times[1] IS NULL THEN k.fact_times[1]
+        WHEN k.facts & 4 = 0 THEN s.fact_times[1]
+        WHEN k.fact_times[1] IS NULL THEN NULL
+        ELSE least(k.fact_times[1], s.fact_times[1]) END,
+      CASE WHEN s.fact_times[2] IS NULL THEN k.fact_times[2]
+        WHEN k.facts & 16 = 0 THEN s.fact_times[2]
+        WHEN k.fact_times[2] IS NULL THEN NULL
+        ELSE least(k.fact_times[2], s.fact_times[2]) END,
+      CASE WHEN s.fact_times[3] IS NULL THEN k.fact_times[3]
+        WHEN k.facts & 8 = 0 THEN s.fact_times[3]
+        WHEN k.fact_times[3] IS NULL THEN NULL
+        ELSE least(k.fact_times[3], s.fact_times[3]) END,
+      CASE WHEN s.fact_times[4] IS NULL THEN k.fact_times[4]
+        WHEN k.facts & 32 = 0 THEN s.fact_times[4]
+        WHEN k.fact_times[4] IS NULL THEN NULL
+        ELSE least(k.fact_times[4], s.fact_times[4]) END,
+      CASE WHEN s.fact_times[5] IS NULL THEN k.fact_times[5]
+        WHEN k.facts & 128 = 0 THEN s.fact_times[5]
+        WHEN k.fact_times[5] IS NULL THEN NULL
+        ELSE least(k.fact_times[5], s.fact_times[5]) END,
+      CASE WHEN s.fact_times[6] IS NULL THEN k.fact_times[6]
+        WHEN k.facts & 256 = 0 THEN s.fact_times[6]
+        WHEN k.fact_times[6] IS NULL THEN NULL
+        ELSE least(k.fact_times[6], s.fact_times[6]) END,
+      CASE WHEN s.fact_times[7] IS NULL THEN k.fact_times[7]
+        WHEN k.facts & 512 = 0 THEN s.fact_times[7]
+        WHEN k.fact_times[7] IS NULL THEN NULL
+        ELSE least(k.fact_times[7], s.fact_times[7]) END] IS DISTINCT FROM k.fact_times)
+    RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at,
+              k.fact_times AS before_times, m.fact_times
+  ), changes AS (
+    SELECT before_id, before_facts, tracking_id, facts, last_event_at, before_times, fact_times FROM merged
+    UNION ALL
+    SELECT NULL, NULL, tracking_id, facts, last_event_at, NULL::bigint[], fact_times FROM new_messages
+  ), stat_moves AS (
+    -- statsMoves: what a message counted leaves its hours, what it counts comes in; '' is the project.
+    SELECT x.t, x.col, -1 AS d, c.before_id AS tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.before_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+    UNION ALL
+    SELECT x.t, x.col, 1, c.tracking_id
+    FROM changes c CROSS JOIN LATERAL unnest(c.fact_times) WITH ORDINALITY AS x(t, col) WHERE x.t IS NOT NULL
+  ), stat_totals AS (
+    -- The hour by integer floor division (numeric division cost a millisecond a batch).
+    SELECT scope, t / 3600000 - (t % 3600000 < 0)::integer AS hour,
+           coalesce(sum(d) FILTER (WHERE col = 1), 0)::integer AS c1,
+           coalesce(sum(d) FILTER (WHERE col = 2), 0)::integer AS c2,
+           coalesce(sum(d) FILTER (WHERE col = 3), 0)::integer AS c3,
+           coalesce(sum(d) FILTER (WHERE col = 4), 0)::integer AS c4,
+           coalesce(sum(d) FILTER (WHERE col = 5), 0)::integer AS c5,
+           coalesce(sum(d) FILTER (WHERE col = 6), 0)::integer AS c6,
+           coalesce(sum(d) FILTER (WHERE col = 7), 0)::integer AS c7
+    FROM (SELECT ''::text COLLATE "C" AS scope, t, col, d FROM stat_moves
+          UNION ALL
+          SELECT tracking_id, t, col, d FROM stat_moves WHERE tracking_id IS NOT NULL) m
+    GROUP BY 1, 2
+  ), deltas AS (
+    -- A message leaving its tracking ID takes its counts along; the row's lastEventAt is recomputed.
+    SELECT before_id AS tracking_id, -1 AS messages,
+           -(before_facts & 4 <> 0)::integer AS delivered,
+           -(before_facts & 24 <> 0)::integer AS bounced,
+           -(before_facts & 32 <> 0)::integer AS complained,
+           -(before_facts & 128 <> 0)::integer AS opened,
+           -(before_facts & 256 <> 0)::integer AS clicked,
+           -(before_facts & 512 <> 0)::integer AS unsubscribed,
+           NULL::bigint AS raise, true AS recompute
+    FROM changes WHERE before_id IS NOT NULL AND before_id IS DISTINCT FROM tracking_id
+    UNION ALL
+    -- Counters move only when a fact flips from false to true.
+    SELECT tracking_id, (before_id IS DISTINCT FROM tracking_id)::integer,
+           (facts & 4 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 4 <> 0)::integer ELSE 0 END,
+           (facts & 24 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 24 <> 0)::integer ELSE 0 END,
+           (facts & 32 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 32 <> 0)::integer ELSE 0 END,
+           (facts & 128 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 128 <> 0)::integer ELSE 0 END,
+           (facts & 256 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 256 <> 0)::integer ELSE 0 END,
+           (facts & 512 <> 0)::integer
+             - CASE WHEN before_id = tracking_id THEN (before_facts & 512 <> 0)::integer ELSE 0 END,
+           last_event_at, false
+    FROM changes WHERE tracking_id IS NOT NULL
+  ), totals AS (
+    SELECT tracking_id, sum(messages)::integer AS messages, sum(delivered)::integer AS delivered,
+           sum(bounced)::integer AS bounced, sum(complained)::integer AS complained,
+           sum(opened)::integer AS opened, sum(clicked)::integer AS clicked, sum(unsubscribed)::integer AS unsubscribed,
+           max(raise) AS raise, bool_or(recompute) AS recompute
+    FROM deltas GROUP BY tracking_id
+  ), search_keys AS (
+    SELECT DISTINCT ON (tracking_id) tracking_id, search_key
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.tracking_id COLLATE "C" AS tracking_id,
+                 c.search_key AS search_key
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'search_key'))
+               WITH ORDINALITY AS c(key, tracking_id, search_key, ord)) e WHERE e.tracking_id IS NOT NULL
+  ), moved AS (
+    INSERT INTO "<schema>".tracking_ids AS t
+      (project_id, tracking_id, search_key, messages, delivered, bounced, complained, last_event_at, opened, clicked, unsubscribed)
+    -- NOT NULL is checked before the conflict is: a row only left has no raise, and is recomputed.
+    SELECT p_project_id, d.tracking_id, coalesce(k.search_key, lower(d.tracking_id)),
+           d.messages, d.delivered, d.bounced, d.complained, coalesce(d.raise, -9223372036854775808),
+           d.opened, d.clicked, d.unsubscribed
+    FROM totals d LEFT JOIN search_keys k ON k.tracking_id = d.tracking_id
+    ORDER BY d.tracking_id
+    ON CONFLICT (project_id, tracking_id) DO UPDATE SET
+      messages = t.messages + excluded.messages,
+      delivered = t.delivered + excluded.delivered,
+      bounced = t.bounced + excluded.bounced,
+      complained = t.complained + excluded.complained,
+      opened = t.opened + excluded.opened,
+      clicked = t.clicked + excluded.clicked,
+      unsubscribed = t.unsubscribed + excluded.unsubscribed,
+      last_event_at = greatest(t.last_event_at, excluded.last_event_at)
+    RETURNING t.tracking_id, t.messages
+  )
+  SELECT array_agg(m.tracking_id) FILTER (WHERE m.messages > 0 AND d.recompute),
+         array_agg(m.tracking_id) FILTER (WHERE m.messages <= 0)
+         , (SELECT jsonb_agg(to_jsonb(t)) FROM stat_totals t WHERE c1 <> 0 OR c2 <> 0 OR c3 <> 0 OR c4 <> 0 OR c5 <> 0 OR c6 <> 0 OR c7 <> 0)
+  INTO v_recompute, v_emptied, v_stats
+  FROM moved m JOIN totals d ON d.tracking_id = m.tracking_id;
+
+  -- 4. Rows this transaction holds locked: a new snapshot sees every message change committed before.
+  IF v_emptied IS NOT NULL THEN
+    DELETE FROM "<schema>".tracking_ids WHERE project_id = p_project_id AND tracking_id = ANY (v_emptied);
+  END IF;
+  IF v_recompute IS NOT NULL THEN
+    -- From the messages still there; when retention purged them all, the row keeps its time.
+    UPDATE "<schema>".tracking_ids t SET last_event_at = coalesce((
+      SELECT max(m.last_event_at) FROM "<schema>".messages m
+      WHERE m.project_id = p_project_id AND m.tracking_id = t.tracking_id
+    ), t.last_event_at)
+    WHERE t.project_id = p_project_id AND t.tracking_id = ANY (v_recompute);
+  END IF;
+
+  -- 4a. Counts over time: the hour buckets step 3 moved, in (scope, hour) order after the tracking-ID
+  --     rows. A bucket is one hot row per project and hour: concurrent batches of a project queue on it.
+  IF v_stats IS NOT NULL THEN
+    INSERT INTO "<schema>".stat_buckets AS b (project_id, tracking_id, hour, delivered, hard_bounced, soft_bounced, complained, opened, clicked, unsubscribed)
+    SELECT p_project_id, x.scope, x.hour, x.c1, x.c2, x.c3, x.c4, x.c5, x.c6, x.c7
+    FROM jsonb_to_recordset(v_stats) AS x(scope text, hour bigint, c1 integer, c2 integer, c3 integer, c4 integer, c5 integer, c6 integer, c7 integer)
+    ORDER BY x.scope COLLATE "C", x.hour
+    ON CONFLICT (project_id, tracking_id, hour) DO UPDATE SET
+      delivered = b.delivered + excluded.delivered,
+      hard_bounced = b.hard_bounced + excluded.hard_bounced,
+      soft_bounced = b.soft_bounced + excluded.soft_bounced,
+      complained = b.complained + excluded.complained,
+      opened = b.opened + excluded.opened,
+      clicked = b.clicked + excluded.clicked,
+      unsubscribed = b.unsubscribed + excluded.unsubscribed;
+  END IF;
+
+  -- 4b. Timelines (insertTimelineEntry): the entries of applied events, an entry of the same time and id
+  --     once; then each touched timeline over the cap loses what lies between its first and latest
+  --     entries kept. Its message row is locked since step 2, so no other batch changes it meanwhile.
+  --     A message step 2 created had no entries before this batch, so its timeline is over the cap
+  --     only if the batch added more than the cap: the others are not read again.
+  WITH added AS (
+    INSERT INTO "<schema>".timeline_entries (project_id, message_key, occurred_at, id, entry)
+    SELECT DISTINCT ON (e.message_key, e.occurred_at, e.id) p_project_id, e.message_key, e.occurred_at, e.id, e.entry
+    FROM (SELECT e.message_key, (e.timeline->>'occurredAt')::bigint AS occurred_at,
+                 (e.timeline->>'id') COLLATE "C" AS id, e.timeline AS entry
+          FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
+                       nullif(c.timeline, 'null') AS timeline
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                          jsonb_array_elements_text(p_events->'message_key'),
+                          jsonb_array_elements(p_events->'timeline'))
+               WITH ORDINALITY AS c(key, message_key, timeline, ord)) e
+          WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL AND e.timeline IS NOT NULL) e
+    ORDER BY e.message_key, e.occurred_at, e.id
+    ON CONFLICT DO NOTHING
+    RETURNING message_key
+  )
+  SELECT array_agg(a.message_key) INTO v_timelines
+  FROM (SELECT message_key, count(*) AS n FROM added GROUP BY 1) a
+  LEFT JOIN unnest(v_created) AS c(key) ON c.key = a.message_key
+  WHERE c.key IS NULL OR a.n > 50;
+  IF v_timelines IS NOT NULL THEN
+    DELETE FROM "<schema>".timeline_entries t USING (
+      SELECT message_key, occurred_at, id FROM (
+        SELECT message_key, occurred_at, id,
+               row_number() OVER (PARTITION BY message_key ORDER BY occurred_at, id) AS n,
+               count(*) OVER (PARTITION BY message_key) AS total
+        FROM "<schema>".timeline_entries WHERE project_id = p_project_id AND message_key = ANY (v_timelines)
+      ) r WHERE r.total > 50 AND r.n > 20 AND r.n <= r.total - 30
+    ) d
+    WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
+  END IF;
+
+  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
+  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+  FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
+          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
+               WITH ORDINALITY AS c(key, suppression, ord)) e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
+  IF v_suppressions IS NOT NULL THEN
+    v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, v_suppressions);
+  END IF;
+
+  -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
+  --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
+  RETURN (
+    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+    LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
+END
+$$;
+
+--
+-- Name: mailwarden_delete_timelines(); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_delete_timelines() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM "<schema>".timeline_entries t USING deleted d WHERE t.project_id = d.project_id AND t.message_key = d.key;
+  RETURN NULL;
+END
+$$;
+
+--
+-- Name: mailwarden_merge_suppressions(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_merge_suppressions(p_project_id text, p_rows jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_hashes text[];
+  v_suppressed text[];
+  v_before jsonb;
+  v_chunk integer;
+BEGIN
+  -- 1. In hash order, addresses without a row get one and the others are locked (WHERE false updates
+  --    nothing but still locks), so what each address had before the batch is known and stays so
+  --    until commit: the rows' outcomes.
+  WITH seen_events AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+  ), seen AS (
+    SELECT hash,
+           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
+           max(reason) AS reason,
+           min(created_at) AS created_at,
+           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
+                      coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
+    FROM seen_events
+    GROUP BY 1
+  ), created AS (
+    INSERT INTO "<schema>".suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    SELECT p_project_id, hash, email, reason, created_at,
+           cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
+           cause->>'cause_event_id', cause->>'cause_diagnostic'
+    FROM seen WHERE true ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
+    RETURNING s.hash
+  )
+  SELECT array_agg(hash) INTO v_suppressed FROM created;
+
+  -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
+  --    Only rows that changed are written, and only they and the created ones are invalidated.
+  --    Looked up from the batch's addresses, one primary-key probe each (a scalar subquery: a join
+  --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
+  --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
+  --    has a row: step 1 locked it.
+  WITH seen_events AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+  ), seen AS (
+    SELECT hash,
+           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
+           max(reason) AS reason,
+           min(created_at) AS created_at,
+           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
+                      coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
+    FROM seen_events
+    GROUP BY 1
+  ), before AS (
+    SELECT e.hash,
+           (SELECT x.reason FROM "<schema>".suppressions x WHERE x.project_id = p_project_id AND x.hash = e.hash) AS reason
+    FROM seen e
+    LEFT JOIN unnest(v_suppressed) AS c(hash) ON c.hash = e.hash
+    WHERE c.hash IS NULL
+  ), written AS (
+    INSERT INTO "<schema>".suppressions AS s (project_id, hash, email, reason, created_at,
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+    SELECT p_project_id, hash, email, reason, created_at,
+           cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
+           cause->>'cause_event_id', cause->>'cause_diagnostic'
+    FROM seen WHERE true AND hash IN (SELECT hash FROM before) ORDER BY hash
+    ON CONFLICT (project_id, hash) DO UPDATE SET
+      reason = greatest(s.reason, excluded.reason),
+      created_at = least(s.created_at, excluded.created_at),
+      source = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.source ELSE s.source END,
+      source_at = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.source_at ELSE s.source_at END,
+      cause_provider = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_provider ELSE s.cause_provider END,
+      cause_message_id = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_message_id ELSE s.cause_message_id END,
+      cause_event_id = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_event_id ELSE s.cause_event_id END,
+      cause_diagnostic = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
+    WHERE excluded.created_at < s.created_at OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))
+    RETURNING s.hash
+  )
+  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
+         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
+  INTO v_hashes, v_before;
+
+  -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
+  IF v_hashes IS NOT NULL THEN
+    v_chunk := greatest(1, (7900 - octet_length(
+      json_build_object('schema', '<schema>', 'projectId', p_project_id, 'hashes', '[]'::json)::text)) / 67);
+    FOR i IN 1 .. cardinality(v_hashes) BY v_chunk LOOP
+      PERFORM pg_notify('mailwarden_invalidations', json_build_object(
+        'schema', '<schema>', 'projectId', p_project_id, 'hashes', v_hashes[i : i + v_chunk - 1])::text);
+    END LOOP;
+  END IF;
+
+  -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
+  --    an address that had no suppression created it ('s'); a row whose reason is stronger than all
+  --    the address had before it (the stored row's, the batch's earlier rows') raised it from that
+  --    (the rank it had); any other 'a'.
+  RETURN (
+    WITH seen_events AS (
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+           (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+  ), seen AS (
+    SELECT hash,
+           (array_agg(event->>'email' ORDER BY ord))[1] AS email,
+           max(reason) AS reason,
+           min(created_at) AS created_at,
+           (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
+                      coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
+    FROM seen_events
+    GROUP BY 1
+  ), ranked AS (
+      SELECT ord, hash, reason,
+             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+      FROM seen_events
+    )
+    SELECT coalesce(string_agg(CASE
+             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
+             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
+               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
+             ELSE 'a' END, '' ORDER BY e.ord), '')
+    FROM ranked e);
+END
+$$;
+
+--
+-- Name: event_keys; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.event_keys (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    key text NOT NULL COLLATE pg_catalog."C",
+    seen_at bigint NOT NULL
+);
+
+--
+-- Name: mailwarden_migrations; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.mailwarden_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: messages; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.messages (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    key text NOT NULL COLLATE pg_catalog."C",
+    provider text NOT NULL,
+    message_id text NOT NULL,
+    recipient text NOT NULL,
+    tracking_id text COLLATE pg_catalog."C",
+    facts integer NOT NULL,
+    status smallint GENERATED ALWAYS AS (
+CASE
+    WHEN ((facts & 32) <> 0) THEN 0
+    WHEN ((facts & 16) <> 0) THEN 1
+    WHEN ((facts & 64) <> 0) THEN 2
+    WHEN ((facts & 4) <> 0) THEN 3
+    WHEN ((facts & 8) <> 0) THEN 4
+    WHEN ((facts & 2) <> 0) THEN 5
+    ELSE 6
+END) STORED NOT NULL,
+    first_event_at bigint NOT NULL,
+    last_event_at bigint NOT NULL,
+    fact_times bigint[]
+);
+
+--
+-- Name: stat_buckets; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.stat_buckets (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    tracking_id text NOT NULL COLLATE pg_catalog."C",
+    hour bigint NOT NULL,
+    delivered integer NOT NULL,
+    hard_bounced integer NOT NULL,
+    soft_bounced integer NOT NULL,
+    complained integer NOT NULL,
+    opened integer NOT NULL,
+    clicked integer NOT NULL,
+    unsubscribed integer NOT NULL
+);
+
+--
+-- Name: suppressions; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.suppressions (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    hash text NOT NULL COLLATE pg_catalog."C",
+    email text NOT NULL,
+    reason smallint NOT NULL,
+    created_at bigint NOT NULL,
+    source text,
+    source_at bigint,
+    cause_provider text,
+    cause_message_id text,
+    cause_event_id text,
+    cause_diagnostic text,
+    CONSTRAINT suppressions_hash_check CHECK (((octet_length(hash) = 64) AND (hash !~ '[^0-9a-f]'::text))),
+    CONSTRAINT suppressions_reason_check CHECK (((reason >= 1) AND (reason <= 3)))
+);
+
+--
+-- Name: timeline_entries; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.timeline_entries (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    message_key text NOT NULL COLLATE pg_catalog."C",
+    occurred_at bigint NOT NULL,
+    id text NOT NULL COLLATE pg_catalog."C",
+    entry jsonb NOT NULL
+);
+
+--
+-- Name: tracking_ids; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.tracking_ids (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    tracking_id text NOT NULL COLLATE pg_catalog."C",
+    search_key text NOT NULL COLLATE pg_catalog."C",
+    messages integer NOT NULL,
+    delivered integer NOT NULL,
+    bounced integer NOT NULL,
+    complained integer NOT NULL,
+    last_event_at bigint NOT NULL,
+    opened integer DEFAULT 0 NOT NULL,
+    clicked integer DEFAULT 0 NOT NULL,
+    unsubscribed integer DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: webhook_tokens; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.webhook_tokens (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    token text NOT NULL COLLATE pg_catalog."C",
+    digest text NOT NULL COLLATE pg_catalog."C",
+    expires_at bigint NOT NULL
+);
+
+--
+-- Name: event_keys event_keys_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.event_keys
+    ADD CONSTRAINT event_keys_pkey PRIMARY KEY (project_id, key);
+
+--
+-- Name: mailwarden_migrations mailwarden_migrations_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.mailwarden_migrations
+    ADD CONSTRAINT mailwarden_migrations_pkey PRIMARY KEY (version);
+
+--
+-- Name: messages messages_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.messages
+    ADD CONSTRAINT messages_pkey PRIMARY KEY (project_id, key);
+
+--
+-- Name: stat_buckets stat_buckets_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.stat_buckets
+    ADD CONSTRAINT stat_buckets_pkey PRIMARY KEY (project_id, tracking_id, hour);
+
+--
+-- Name: suppressions suppressions_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.suppressions
+    ADD CONSTRAINT suppressions_pkey PRIMARY KEY (project_id, hash);
+
+--
+-- Name: timeline_entries timeline_entries_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.timeline_entries
+    ADD CONSTRAINT timeline_entries_pkey PRIMARY KEY (project_id, message_key, occurred_at, id);
+
+--
+-- Name: tracking_ids tracking_ids_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.tracking_ids
+    ADD CONSTRAINT tracking_ids_pkey PRIMARY KEY (project_id, tracking_id);
+
+--
+-- Name: webhook_tokens webhook_tokens_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.webhook_tokens
+    ADD CONSTRAINT webhook_tokens_pkey PRIMARY KEY (project_id, token);
+
+--
+-- Name: event_keys_by_seen_at; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX event_keys_by_seen_at ON <schema>.event_keys USING btree (project_id, seen_at);
+
+--
+-- Name: messages_by_last_event_at; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_last_event_at ON <schema>.messages USING btree (project_id, last_event_at);
+
+--
+-- Name: messages_by_provider; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_provider ON <schema>.messages USING btree (project_id, provider, ((- first_event_at)), key);
+
+--
+-- Name: messages_by_recipient; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_recipient ON <schema>.messages USING btree (project_id, recipient, ((- first_event_at)), key);
+
+--
+-- Name: messages_by_recipient_domain; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_recipient_domain ON <schema>.messages USING btree (project_id, substr(recipient, (strpos(recipient, '@'::text) + 1)), ((- first_event_at)), key);
+
+--
+-- Name: messages_by_recipient_prefix; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_recipient_prefix ON <schema>.messages USING btree (project_id, recipient text_pattern_ops);
+
+--
+-- Name: messages_by_status; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_status ON <schema>.messages USING btree (project_id, status, ((- first_event_at)), key);
+
+--
+-- Name: messages_by_tracking_id; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_by_tracking_id ON <schema>.messages USING btree (project_id, tracking_id, ((- first_event_at)), key) WHERE (tracking_id IS NOT NULL);
+
+--
+-- Name: messages_newest_first; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX messages_newest_first ON <schema>.messages USING btree (project_id, ((- first_event_at)), key);
+
+--
+-- Name: suppressions_by_email_prefix; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX suppressions_by_email_prefix ON <schema>.suppressions USING btree (project_id, email text_pattern_ops);
+
+--
+-- Name: suppressions_by_reason; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX suppressions_by_reason ON <schema>.suppressions USING btree (project_id, reason, ((- created_at)), hash);
+
+--
+-- Name: suppressions_newest_first; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX suppressions_newest_first ON <schema>.suppressions USING btree (project_id, ((- created_at)), hash);
+
+--
+-- Name: tracking_ids_search; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX tracking_ids_search ON <schema>.tracking_ids USING gin (project_id, search_key public.gin_trgm_ops) WITH (fastupdate=off);
+
+--
+-- Name: webhook_tokens_by_expires_at; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX webhook_tokens_by_expires_at ON <schema>.webhook_tokens USING btree (project_id, expires_at);
+
+--
+-- Name: messages timelines_follow_messages; Type: TRIGGER; Schema: <schema>; Owner: -
+--
+
+CREATE TRIGGER timelines_follow_messages AFTER DELETE ON <schema>.messages REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION <schema>.mailwarden_delete_timelines();
