@@ -23,4 +23,4 @@ export type {
   StatsRangeQuery,
   Stats,
   StatsBucketView,
-} from './schemas.js';
+} from './api-schemas.js';

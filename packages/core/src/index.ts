@@ -38,7 +38,7 @@ export type { Store } from './store/store.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './memory-store/memory-store.js';
 
 // What the API and the services answer, and their limits.
-export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './schemas.js';
+export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './api-schemas.js';
 export type * from './api-shapes.js';
 
 // Send side: attach a tracking ID to each provider's send request.

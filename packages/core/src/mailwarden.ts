@@ -6,7 +6,7 @@ import { createHookDispatcher, type MailwardenHooks, type MailwardenLogger } fro
 import type { DeliveryEvent } from './events/delivery-event.js';
 import { createMessageService, createTrackingIdService, type MessageService, type TrackingIdService } from './services/message-service.js';
 import { readStats } from './services/stats-service.js';
-import type { ApplyEventsResult, Stats, StatsRangeQuery } from './schemas.js';
+import type { ApplyEventsResult, Stats, StatsRangeQuery } from './api-schemas.js';
 import { createMemoryStore } from './memory-store/memory-store.js';
 import type { Store } from './store/store.js';
 import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { CursorCodec, CursorScope } from './cursor.js';
-import { DEFAULT_PAGE_SIZE } from './schemas.js';
+import { DEFAULT_PAGE_SIZE } from './api-schemas.js';
 
 export interface Page<T> {
   items: T[];

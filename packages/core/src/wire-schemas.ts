@@ -47,5 +47,5 @@ export {
   eventWarningSchema,
   applyEventsResultSchema,
   errorBodySchema,
-} from './schemas.js';
+} from './api-schemas.js';
 export type * from './api-shapes.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deliveryEventTypes, providers } from '../src/events/delivery-event.js';
 import { plainDeliveryEvent } from '../src/events/plain-delivery-event.js';
-import { deliveryEventSchema } from '../src/schemas.js';
+import { deliveryEventSchema } from '../src/api-schemas.js';
 
 /** Strings near every edge the schema has: empty, lengths at the limits, U+0000, lone surrogates, SMTP statuses. */
 const text = fc.oneof(

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { errorCodes, errorStatus, type ErrorCode } from '../errors.js';
 import { providers } from '../events/delivery-event.js';
 import { PROJECT_ID } from '../input.js';
-import { errorBodySchema } from '../schemas.js';
+import { errorBodySchema } from '../api-schemas.js';
 import { routes, type Route, type RouteAuth } from './routes.js';
 
 export interface OpenApiOptions {

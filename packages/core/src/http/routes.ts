@@ -29,7 +29,7 @@ import {
   statsQuerySchema,
   statsResponseSchema,
   type StatsRangeQuery,
-} from '../schemas.js';
+} from '../api-schemas.js';
 import { assertCheckSize } from '../services/suppression-service.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
 import type { HttpRequest } from './request.js';

@@ -5,7 +5,7 @@ import { eventHookCalls } from './hooks.js';
 import { factsOf } from '../messages/facts.js';
 import { messageKey } from '../messages/message.js';
 import { timelineEntryId, type TimelineEntry } from '../messages/timeline.js';
-import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../schemas.js';
+import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../api-schemas.js';
 import type { StoredEvent } from '../store/store.js';
 import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';

@@ -20,7 +20,7 @@ import {
   type TrackingIdSummary,
   type Stats,
   type StatsRangeQuery,
-} from '../schemas.js';
+} from '../api-schemas.js';
 import type { TrackingIdRecord } from '../store/store.js';
 import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { factNamesOf, messageStatus } from '../messages/facts.js';

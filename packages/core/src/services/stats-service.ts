@@ -1,7 +1,7 @@
 import type { MailwardenContext } from './context.js';
 import { MailwardenError } from '../errors.js';
 import { assertProjectId, parseInput, parseTimeRange } from '../input.js';
-import { statsQuerySchema, type Stats, type StatsRangeQuery } from '../schemas.js';
+import { statsQuerySchema, type Stats, type StatsRangeQuery } from '../api-schemas.js';
 import { formatTimestamp } from '../timestamp.js';
 import { emptyBucket, intervalMs, type StatsInterval } from '../messages/stats.js';
 

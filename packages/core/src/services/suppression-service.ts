@@ -25,7 +25,7 @@ import {
   type Suppression,
   type SuppressionCheck,
   type SuppressionPage,
-} from '../schemas.js';
+} from '../api-schemas.js';
 import type { SuppressionRecord } from '../store/store.js';
 
 const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) });

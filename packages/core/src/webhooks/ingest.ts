@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { providers, type DeliveryEvent, type Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
-import type { ApplyEventsResult } from '../schemas.js';
+import type { ApplyEventsResult } from '../api-schemas.js';
 import { unauthorized } from './auth.js';
 import { createProcessTokenClaims, type ClaimWebhookToken } from './one-time-tokens.js';
 import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';

@@ -1,5 +1,5 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
-import type { EventWarning } from '../schemas.js';
+import type { EventWarning } from '../api-schemas.js';
 
 /** What one provider request turned into, before anything is stored. */
 export interface WebhookReceipt {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachMailgunSmtpTrackingId, attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
 import { MailwardenError } from '../../src/errors.js';
-import { deliveryEventSchema } from '../../src/schemas.js';
+import { deliveryEventSchema } from '../../src/api-schemas.js';
 import { createMailgunWebhook, parseMailgunLegacyWebhook, parseMailgunWebhook } from '../../src/webhooks/mailgun.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookReceipt } from '../../src/webhooks/receipt.js';

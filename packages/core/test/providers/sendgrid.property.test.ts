@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachSendGridTrackingId } from '../../src/carriers/sendgrid.js';
 import { MailwardenError } from '../../src/errors.js';
-import { deliveryEventSchema } from '../../src/schemas.js';
+import { deliveryEventSchema } from '../../src/api-schemas.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSendGridWebhook, parseSendGridWebhook } from '../../src/webhooks/sendgrid.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { attachSesHeaderTrackingId, decodeHeaderValue, encodeServiceIdHeader } from '../../src/carriers/ses-header.js';
 import { attachSesTagsTrackingId } from '../../src/carriers/ses-tags.js';
 import { isMailwardenError } from '../../src/errors.js';
-import { deliveryEventSchema } from '../../src/schemas.js';
+import { deliveryEventSchema } from '../../src/api-schemas.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from '../../src/webhooks/ses.js';
