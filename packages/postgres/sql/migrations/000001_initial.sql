@@ -1,6 +1,7 @@
 -- Creates the tables it created when it shipped (test/upgrade.test.ts compares them with that version);
 -- the function it also created then is now defined on every migrate(). It names core's persisted numbers
--- entry by entry (Fact.complained, not "32"): they never change, so neither does this text.
+-- entry by entry ({{Fact.complained}}, not "32"): they never change, so neither does this text. Its
+-- last comment names schema-functions.ts, where the functions were before sql/functions/.
 
 -- Every primary key and index leads with project_id; text keys use the "C" collation, so they compare
 -- as bytes: code-point order, the order of every mailwarden store.
