@@ -1,9 +1,11 @@
-// Starts the real servers the store suites talk to — PostgreSQL and Redis (single and a 3-master
-// cluster) — from local binaries on free loopback ports, and the Chromium the dashboard's tests drive,
-// and stops them afterwards. Used as vitest's globalSetup, so `npm test` is the one command locally and
-// in CI. REDIS_URL, REDIS_CLUSTER_NODES and DATABASE_URL point the suites at servers you run yourself
-// instead; CHROMIUM_PATH at another Chromium binary, BROWSER_WS_ENDPOINT at a running Playwright browser
-// server.
+// Starts the real servers the tests talk to — PostgreSQL, Redis (single and a 3-master cluster) and the
+// Chromium the dashboard's tests drive — from local binaries on free loopback ports, and stops them
+// afterwards: the same locally and in CI. Each vitest project names the servers its tests use
+// (`services` in vitest.shared.ts), and its global setups in scripts/test-services/ ask this module for
+// them, so a run starts only what its selected files need: `npx vitest run packages/core` starts nothing.
+// DATABASE_URL, REDIS_URL and REDIS_CLUSTER_NODES point the tests at servers you run yourself instead;
+// CHROMIUM_PATH at another Chromium binary, BROWSER_WS_ENDPOINT at a running Playwright browser server.
+// The benchmarks use `setup`/`teardown` and `startDurablePostgres` directly.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
@@ -22,26 +24,88 @@ declare module 'vitest' {
   }
 }
 
-const children: ChildProcess[] = [];
-let browser: BrowserServer | undefined;
-const directories: string[] = [];
+/** What a test injects (`inject('databaseUrl')`), and where it comes from. */
+export type ServiceName = 'databaseUrl' | 'redisUrl' | 'redisClusterNodes' | 'browserWsEndpoint';
 
-export async function setup(project: TestProject): Promise<void> {
-  try {
-    project.provide('databaseUrl', process.env.DATABASE_URL ?? (await startPostgres()));
-    project.provide('redisUrl', process.env.REDIS_URL ?? (await startRedis()));
-    project.provide('redisClusterNodes', process.env.REDIS_CLUSTER_NODES ?? (await startRedisCluster()));
-    project.provide('browserWsEndpoint', process.env.BROWSER_WS_ENDPOINT ?? (await startChromium()));
-  } catch (error) {
-    await teardown();
-    throw error;
-  }
+const sources: Record<ServiceName, () => Promise<string>> = {
+  databaseUrl: async () => process.env.DATABASE_URL ?? startPostgres(),
+  redisUrl: async () => process.env.REDIS_URL ?? startRedis(),
+  redisClusterNodes: async () => process.env.REDIS_CLUSTER_NODES ?? startRedisCluster(),
+  browserWsEndpoint: async () => process.env.BROWSER_WS_ENDPOINT ?? startChromium(),
+};
+
+interface Running {
+  /** Each service's value, asked for at most once a process. */
+  services: Map<ServiceName, Promise<string>>;
+  /** Every service asked for, in order: what a run started (see scripts/test-services.test.ts). */
+  asked: ServiceName[];
+  children: ChildProcess[];
+  browser: BrowserServer | undefined;
+  directories: string[];
 }
 
+// Vitest imports each project's global setup through that project's own module runner, so every
+// project gets its own copy of this module; the servers live on globalThis, so that two projects that
+// use PostgreSQL share one.
+const running: Running = ((globalThis as { [key: symbol]: Running })[Symbol.for('mailwarden.test-services')] ??= {
+  services: new Map(),
+  asked: [],
+  children: [],
+  browser: undefined,
+  directories: [],
+});
+
+/**
+ * The URL (or node list, or endpoint) of a service: its environment variable's value, or a server
+ * started now — once a process, however many projects ask. A server that cannot start stops the
+ * others and rejects with a message naming what to install.
+ */
+export function service(name: ServiceName): Promise<string> {
+  let value = running.services.get(name);
+  if (value === undefined) {
+    running.asked.push(name);
+    value = sources[name]().catch(async (error: unknown) => {
+      await teardown();
+      throw error;
+    });
+    running.services.set(name, value);
+  }
+  return value;
+}
+
+/**
+ * The global setup of the projects whose tests inject `name` (scripts/test-services/*.ts). Every project's
+ * teardown stops every server: vitest tears projects down only once all their tests have run.
+ */
+export function provideService(name: ServiceName): { setup(project: TestProject): Promise<void>; teardown(): Promise<void> } {
+  return {
+    async setup(project) {
+      project.provide(name, await service(name));
+    },
+    teardown,
+  };
+}
+
+/** The services asked for so far in this process (a test checks that a run asked for none). */
+export function servicesAsked(): readonly ServiceName[] {
+  return [...running.asked];
+}
+
+/**
+ * Provides every service (the benchmarks' entry point; set a variable such as `DATABASE_URL=unused`
+ * to skip a server).
+ */
+export async function setup(project: { provide(key: ServiceName, value: string): void }): Promise<void> {
+  for (const name of Object.keys(sources) as ServiceName[]) project.provide(name, await service(name));
+}
+
+/** Stops every server this process started. */
 export async function teardown(): Promise<void> {
+  running.services.clear();
+  const browser = running.browser;
+  running.browser = undefined;
   await browser?.close();
-  browser = undefined;
-  for (const child of children.splice(0)) {
+  for (const child of running.children.splice(0)) {
     if (child.exitCode === null) child.kill('SIGTERM');
     await new Promise((resolve) => {
       if (child.exitCode !== null) resolve(undefined);
@@ -49,7 +113,7 @@ export async function teardown(): Promise<void> {
       setTimeout(resolve, 5000).unref();
     });
   }
-  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+  for (const directory of running.directories.splice(0)) rmSync(directory, { recursive: true, force: true });
 }
 
 // --- PostgreSQL --------------------------------------------------------------------------------
@@ -150,6 +214,20 @@ async function startRedisCluster(): Promise<string> {
   return nodes.join(',');
 }
 
+// --- Lua -----------------------------------------------------------------------------------------
+
+/**
+ * `luac5.1` (Debian's `lua5.1`), for the syntax check of the Redis scripts (Redis runs Lua 5.1); `luac`
+ * where no `luac5.1` can be had.
+ */
+export function luac(): string {
+  const found = findOnPath('luac5.1') ?? (installDebianPackage('lua5.1'), findOnPath('luac5.1') ?? findOnPath('luac'));
+  if (found === undefined) {
+    throw new Error('luac5.1 not found for the syntax check of the Redis scripts. Install Lua 5.1 (Debian: apt-get install lua5.1).');
+  }
+  return found;
+}
+
 // --- Chromium ------------------------------------------------------------------------------------
 
 /** Debian's Chromium, driven by playwright-core (Playwright's own browser downloads need the internet). */
@@ -161,13 +239,14 @@ async function startChromium(): Promise<string> {
   if (executablePath === undefined) {
     throw new Error('Chromium not found for the dashboard tests. Install Debian\'s chromium package (apt-get install chromium) or set CHROMIUM_PATH.');
   }
-  browser = await chromium.launchServer({
+  const browser = await chromium.launchServer({
     executablePath,
     headless: true,
     host: '127.0.0.1',
     // Without these, Chromium keeps trying to reach Google's services, which a closed network refuses.
     args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  running.browser = browser;
   return browser.wsEndpoint();
 }
 
@@ -180,9 +259,9 @@ function spawnServer(name: string, file: string, args: string[]): void {
     errors = (errors + chunk.toString()).slice(-4000);
   });
   child.once('exit', (code) => {
-    if (code !== 0 && code !== null && children.includes(child)) console.error(`${name} exited with ${code}:\n${errors}`);
+    if (code !== 0 && code !== null && running.children.includes(child)) console.error(`${name} exited with ${code}:\n${errors}`);
   });
-  children.push(child);
+  running.children.push(child);
 }
 
 async function waitForPort(port: number, what: string): Promise<void> {
@@ -214,7 +293,7 @@ function freePort(): Promise<number> {
 
 function temporaryDirectory(prefix: string): string {
   const directory = mkdtempSync(join(tmpdir(), prefix));
-  directories.push(directory);
+  running.directories.push(directory);
   return directory;
 }
 
