@@ -1,7 +1,7 @@
 import type { StatsBucketView } from '@mailwarden/core';
 import type { Api, DayRange } from '../api.js';
 import { formatCount, formatDay } from '../format.js';
-import { useLoad } from '../load.js';
+import { useDailyStats } from '../data/stats.js';
 import { Empty, Failure, Loading } from './states.js';
 
 /** The ranges offered, in days; the page's address keeps the choice (`days=`). */
@@ -51,7 +51,7 @@ export function CountsPerDay(props: {
 }) {
   const { api, trackingId, lastDay, lastDayIs, days, onDays, title } = props;
   const range = daysEndingWith(lastDay, days);
-  const stats = useLoad((signal) => api.stats(trackingId, range, signal), [api, trackingId, range.from, range.to]);
+  const stats = useDailyStats(api, trackingId, range);
   return (
     <section class="per-day" aria-labelledby="per-day-title" aria-describedby="per-day-range-note">
       <div class="per-day-head">

@@ -2,7 +2,7 @@ import type { SuppressionReason } from '@mailwarden/core';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../api.js';
 import { reasonLabels } from '../labels.js';
-import { asApiError } from '../load.js';
+import { asApiError } from '../data/load.js';
 import { Failure } from './states.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { TrackingIdPage, TrackingIdSummary } from '@mailwarden/core';
 import { useCombobox } from 'downshift';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api, ApiError } from '../api.js';
+import { useEffect, useRef } from 'preact/hooks';
+import type { Api } from '../api.js';
+import { useTrackingIdSearch } from '../data/tracking-ids.js';
 import { formatCount, formatRate } from '../format.js';
-import { asApiError } from '../load.js';
 
 /** How many tracking IDs the list offers at once; typing narrows it. */
 export const OPTION_LIMIT = 20;
@@ -16,49 +16,6 @@ interface Option {
 
 const allTrackingIds: Option = { trackingId: null };
 
-interface SearchResult {
-  /** The text these options answer. */
-  text: string;
-  page?: TrackingIdPage;
-  error?: ApiError;
-}
-
-/**
- * Server-side search for the combobox, at the server's pace: at most one request in flight, and when it
- * answers, the newest text (if it changed meanwhile) goes next. A fixed debounce timer would add its
- * whole delay to every search; this keeps one search per answer and shows only the answer to the text
- * last asked, so a slow, stale answer never replaces a newer one.
- */
-function useTrackingIdSearch(api: Api): { result: SearchResult | undefined; wanted: string | undefined; find(text: string): void } {
-  const [result, setResult] = useState<SearchResult>();
-  const [wanted, setWanted] = useState<string>();
-  const state = useRef({ running: false, wanted: undefined as string | undefined, live: true });
-  useEffect(() => {
-    state.current.live = true;
-    return () => {
-      state.current.live = false;
-    };
-  }, []);
-
-  const run = (text: string): void => {
-    const current = state.current;
-    current.running = true;
-    api.trackingIds({ search: text, limit: OPTION_LIMIT }).then(
-      (page) => current.live && current.wanted === text && setResult({ text, page }),
-      (error: unknown) => current.live && current.wanted === text && setResult({ text, error: asApiError(error) }),
-    ).finally(() => {
-      current.running = false;
-      if (current.live && current.wanted !== undefined && current.wanted !== text) run(current.wanted);
-    });
-  };
-  const find = (text: string): void => {
-    state.current.wanted = text;
-    setWanted(text);
-    if (!state.current.running) run(text);
-  };
-  return { result, wanted, find };
-}
-
 /**
  * The Tracking ID combobox (WAI-ARIA combobox with a listbox popup, by downshift): typing searches the
  * project's tracking IDs, each option shows its counters. With no text the first option, All tracking
@@ -67,7 +24,7 @@ function useTrackingIdSearch(api: Api): { result: SearchResult | undefined; want
  * pattern says.
  */
 export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; trackingId: string | null; onChoose(trackingId: string | null): void }) {
-  const { result, wanted, find } = useTrackingIdSearch(api);
+  const { result, wanted, find } = useTrackingIdSearch(api, OPTION_LIMIT);
   const searchText = wanted ?? '';
   // Options answer the text searched: while a newer search runs, the older matches are not offered.
   const current = result !== undefined && result.text === searchText;

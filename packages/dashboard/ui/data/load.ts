@@ -1,5 +1,5 @@
 import { useCallback, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { ApiError } from '../api.js';
 
 export type Loaded<T> =
   | { state: 'loading'; data?: undefined; error?: undefined }

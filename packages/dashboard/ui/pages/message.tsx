@@ -4,9 +4,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { Failure, Loading } from '../components/states.js';
+import { useMessage } from '../data/messages.js';
+import { useSuppressionCheck } from '../data/suppressions.js';
 import { formatTime } from '../format.js';
 import { eventLabels, providerLabels, reasonLabels, statusLabels } from '../labels.js';
-import { useLoad } from '../load.js';
 import { followLink, pageHref } from '../location.js';
 
 /** The most a timeline keeps: past it, the first 20 and the latest 30 events (docs/decisions.md). */
@@ -17,7 +18,7 @@ const TIMELINE_CAP = 50;
  * oldest first, with what the provider said at each event. `heading` takes the focus when it is opened.
  */
 export function MessageView({ api, id, back, heading }: { api: Api; id: string; back: string; heading: Ref<HTMLHeadingElement> }) {
-  const message = useLoad((signal) => api.message(id, signal), [api, id]);
+  const message = useMessage(api, id);
   return (
     <article class="message" aria-labelledby="message-title">
       <p class="back">
@@ -112,7 +113,7 @@ function MessageFacts({ message }: { message: MessageDetail }) {
  * the Suppressions page's confirmation. After a removal it says so instead of the stale check.
  */
 function RecipientSuppression({ api, email }: { api: Api; email: string }) {
-  const check = useLoad((signal) => api.suppressions.check(email, signal), [api, email]);
+  const check = useSuppressionCheck(api, email);
   const [removing, setRemoving] = useState(false);
   const [removed, setRemoved] = useState<boolean>();
   const removal = useRef(false);

@@ -1,4 +1,4 @@
-import type { Message, MessageStatus, Provider } from '@mailwarden/core';
+import type { Message } from '@mailwarden/core';
 import { useEffect, useRef } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { CountsPerDay, DEFAULT_DAYS, parseDays, type DayChoice } from '../components/counts-per-day.js';
@@ -7,9 +7,10 @@ import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { TrackingIdCombobox } from '../components/tracking-id-combobox.js';
 import { TrackingIdCounts } from '../components/tracking-id-counts.js';
+import { useMessagePage, type MessageFilters } from '../data/messages.js';
+import { useTrackingIdSummary } from '../data/tracking-ids.js';
 import { formatDay, formatTime } from '../format.js';
 import { isProvider, isStatus, providerLabels, statusLabels } from '../labels.js';
-import { useLoad } from '../load.js';
 import { followLink, navigate, pageHref } from '../location.js';
 import { MessageView } from './message.js';
 
@@ -19,11 +20,7 @@ const PAGE_SIZE = 50;
  * The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&days=…`,
  * and the list's page (`page`, `cursor`, see `usePages`), which a change of filter drops.
  */
-interface Filters {
-  trackingId: string | null;
-  status: MessageStatus | undefined;
-  recipient: string | undefined;
-  provider: Provider | undefined;
+interface Filters extends MessageFilters {
   days: DayChoice;
 }
 
@@ -56,15 +53,6 @@ function withMessage(url: URL, id: string | null): string {
   if (id === null) next.searchParams.delete('id');
   else next.searchParams.set('id', id);
   return next.pathname + next.search;
-}
-
-/**
- * The API's filter for the Recipient box: text starting with `@` is a domain (`@example.com`), any other
- * text the start of an address (a whole address included), so partial input is a search, never an error.
- */
-export function recipientQuery(text: string | undefined): { recipientPrefix?: string; recipientDomain?: string } {
-  if (text === undefined) return {};
-  return text.startsWith('@') ? { recipientDomain: text } : { recipientPrefix: text };
 }
 
 /**
@@ -160,7 +148,7 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
 }
 
 function ChosenTrackingId({ api, trackingId, days, onDays }: { api: Api; trackingId: string; days: DayChoice; onDays(days: DayChoice): void }) {
-  const summary = useLoad((signal) => api.trackingIds({ trackingId }, signal), [api, trackingId]);
+  const summary = useTrackingIdSummary(api, trackingId);
   if (summary.state === 'loading') return <Loading>Loading the counts…</Loading>;
   if (summary.state === 'failed') return <Failure error={summary.error} retry={summary.reload} doing="load the counts of this tracking ID" />;
   const [found] = summary.data.items;
@@ -193,10 +181,7 @@ function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filt
   const listUrl = new URL(url);
   listUrl.searchParams.delete('id');
   const pages = usePages(listUrl, PAGE_SIZE);
-  const listing = useLoad(
-    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
-    [api, trackingId, status, recipient, provider, pages.cursor],
-  );
+  const listing = useMessagePage(api, filters, PAGE_SIZE, pages.cursor);
   if (listing.state === 'loading') return <Loading>Loading messages…</Loading>;
   if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the messages" />;
   const { items, next_cursor } = listing.data;

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { createApi, type ApiError } from '../api.js';
+import type { ApiError } from '../api.js';
 import { Failure } from '../components/states.js';
-import { asApiError } from '../load.js';
+import { asApiError } from '../data/load.js';
+import { verifySession } from '../data/sign-in.js';
 import { writeSession, type Session } from '../session.js';
 
 /**
@@ -19,7 +20,7 @@ export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefine
     setBusy(true);
     setError(undefined);
     try {
-      await createApi(session).trackingIds({ limit: 1 });
+      await verifySession(session);
       writeSession(session);
       onSignedIn(session);
     } catch (failure) {

@@ -1,14 +1,15 @@
 import type { Suppression, SuppressionCheck } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api, ApiError } from '../api.js';
+import type { Api } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
+import { useSuppressionPage } from '../data/suppressions.js';
+import { useSubmission } from '../data/submission.js';
 import { formatTime } from '../format.js';
 import { providerLabels, reasonLabels, sourceLabel } from '../labels.js';
-import { asApiError, useLoad } from '../load.js';
 import { followLink, navigate, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
@@ -50,25 +51,6 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
       <SuppressionList api={api} url={url} emailPrefix={emailPrefix} version={version} onRemoved={changed} />
     </>
   );
-}
-
-type Outcome<T> = { state: 'idle' } | { state: 'busy' } | { state: 'done'; value: T } | { state: 'failed'; error: ApiError };
-
-/** Runs a submission and keeps its outcome for the form to show; resolves to its value, `undefined` if it failed. */
-function useSubmission<T>(): [Outcome<T>, (run: () => Promise<T>) => Promise<T | undefined>] {
-  const [outcome, setOutcome] = useState<Outcome<T>>({ state: 'idle' });
-  const submit = async (run: () => Promise<T>) => {
-    setOutcome({ state: 'busy' });
-    try {
-      const value = await run();
-      setOutcome({ state: 'done', value });
-      return value;
-    } catch (error) {
-      setOutcome({ state: 'failed', error: asApiError(error) });
-      return undefined;
-    }
-  };
-  return [outcome, submit];
 }
 
 /** A tool of this page: one email field and a button. `run` returns whether to clear the field. */
@@ -168,10 +150,7 @@ function SuppressionList(props: { api: Api; url: URL; emailPrefix: string | unde
   const { api, url, emailPrefix, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
   const [removing, setRemoving] = useState<Suppression>();
-  const listing = useLoad(
-    (signal) => api.suppressions.list({ emailPrefix, limit: PAGE_SIZE, cursor: pages.cursor }, signal),
-    [api, emailPrefix, version, pages.cursor],
-  );
+  const listing = useSuppressionPage(api, emailPrefix, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;

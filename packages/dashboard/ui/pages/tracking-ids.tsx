@@ -3,8 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { Empty, Loading } from '../components/states.js';
+import { useTrackingIdPage } from '../data/tracking-ids.js';
 import { formatCount, formatRate, formatTime } from '../format.js';
-import { useLoad } from '../load.js';
 import { followLink, navigate, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
@@ -38,7 +38,7 @@ export function TrackingIdsPage({ api, url }: { api: Api; url: URL }) {
 
 function TrackingIdList({ api, url, search }: { api: Api; url: URL; search: string }) {
   const pages = usePages(url, PAGE_SIZE);
-  const listing = useLoad((signal) => api.trackingIds({ search, limit: PAGE_SIZE, cursor: pages.cursor }, signal), [api, search, pages.cursor]);
+  const listing = useTrackingIdPage(api, search, PAGE_SIZE, pages.cursor);
   if (listing.state === 'loading') return <Loading>Loading tracking IDs…</Loading>;
   if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the tracking IDs" />;
   const { items, next_cursor } = listing.data;
