@@ -2,4 +2,4 @@ import { defineConfig } from 'tsup';
 import { libraryBuild } from '../../tsup.base.js';
 
 // Four entries: the application's API, the wire schemas, the store author's kit and the testing kit.
-export default defineConfig({ ...libraryBuild, entry: ['src/index.ts', 'src/wire-schemas.ts', 'src/store-kit.ts', 'src/testing.ts'] });
+export default defineConfig({ ...libraryBuild, entry: ['src/index.ts', 'src/schemas.ts', 'src/store.ts', 'src/testing.ts'] });
