@@ -58,7 +58,7 @@ function queries(count: number, hit: boolean, seed: number): string[] {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** The normalization steps of DESIGN §3 without validation: trim, NFC, lower-case, IDNA domain. */
+/** The normalization steps of docs/decisions.md#normalization without validation: trim, NFC, lower-case, IDNA domain. */
 export function rawNormalize(input: string): string {
   const text = input.trim().normalize('NFC').toLowerCase();
   const at = text.lastIndexOf('@');

@@ -5,7 +5,7 @@ import { Fact, messageStatuses, suppressionReasons, type FactName } from './voca
 import { storableTextProblem } from './storable-text.js';
 import { suppressionSources } from './suppressions/provenance.js';
 
-// The spec's wire shapes (and DESIGN's extensions), for users and for the OpenAPI document. The service
+// The spec's wire shapes (and mailwarden's extensions, docs/decisions.md), for users and for the OpenAPI document. The service
 // returns exactly these shapes, so an embedded call and an HTTP call give the same JSON.
 
 export const MAX_PAGE_SIZE = 100;

@@ -155,7 +155,7 @@ const hex = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789
 const safeTime = fc.oneof(fc.integer({ min: -1e6, max: 1e6 }), fc.maxSafeInteger(), fc.integer({ min: -8.64e15, max: 8.64e15 }));
 
 /**
- * Valid tracking IDs (DESIGN §5: 1–128 code points, any content), long ones and ones of characters
+ * Valid tracking IDs (docs/decisions.md#what-a-tracking-id-is: 1–128 code points, any content), long ones and ones of characters
  * that JSON escapes (controls, quotes) or that take 4 bytes of UTF-8 (astral) included: a tracking-ID
  * cursor carries the ID, so these make the longest cursors.
  */
@@ -286,7 +286,7 @@ export const eventRecipient = fc.constantFrom(...eventRecipients);
  * Tracking IDs from a small pool: `null` and `''` (absent), IDs differing only by case, astral
  * characters (whose UTF-16 order differs from code-point order: `\uffff` < `😀` by code point only),
  * two of 128 code points, one over 128 and one with a lone surrogate (both dropped at intake with a
- * warning). Two events of one message with different IDs are the "sender error" of DESIGN §5.
+ * warning). Two events of one message with different IDs are the "sender error" of docs/decisions.md#conflicting-tracking-ids-on-one-message.
  */
 export const eventTrackingIds: readonly (string | null)[] = [
   null,

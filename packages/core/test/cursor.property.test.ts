@@ -140,7 +140,7 @@ describe('cursor codec laws', () => {
   });
 
   it('without a secret, an edited cursor is rejected with invalid_cursor or decodes to a well-formed position', () => {
-    // Unsigned cursors are forgeable by design (DESIGN: a forged position only moves the caller's own
+    // Unsigned cursors are forgeable by design (docs/decisions.md#pagination: a forged position only moves the caller's own
     // walk): an edit of a digit is another valid position. The law is only "never another error".
     const codec = createCursorCodec();
     const unsigned = fc

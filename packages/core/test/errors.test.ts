@@ -12,9 +12,9 @@ import {
 } from '@mailwarden/core';
 import { errorBodySchema } from '@mailwarden/core/schemas';
 
-// DESIGN §8 (API conventions), §7 (webhook intake: 401 on failed authentication, 400 on a body that can
-// never be parsed) and §6 (tracking_id_not_carriable is a caller error).
-const designStatus: Record<ErrorCode, number> = {
+// docs/http.md#errors and docs/errors.md: the API's conventions, webhook intake (401 on failed
+// authentication, 400 on a body that can never be parsed), tracking_id_not_carriable a caller error.
+const documentedStatus: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_email: 400,
   invalid_cursor: 400,
@@ -29,24 +29,24 @@ const designStatus: Record<ErrorCode, number> = {
   not_found: 404,
   suppression_not_found: 404,
   method_not_allowed: 405,
-  // Not in DESIGN §8: what Node's HTTP server refuses before a framework sees the request (answerClientError).
+  // Beyond the API's own: what Node's HTTP server refuses before a framework sees the request (answerClientError).
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,
   internal_error: 500,
   store_unavailable: 503,
-  // Not in DESIGN §8: an SNS certificate or subscription URL that cannot be fetched; SNS retries a 503.
+  // Beyond the API's own: an SNS certificate or subscription URL that cannot be fetched; SNS retries a 503.
   verification_unavailable: 503,
 };
 
 describe('errorStatus', () => {
-  it('maps every code to the status DESIGN §8 gives it, and has no other code', () => {
-    expect(errorStatus).toEqual(designStatus);
+  it('maps every code to the status docs/errors.md gives it, and has no other code', () => {
+    expect(errorStatus).toEqual(documentedStatus);
   });
 
   it('lists every code in errorCodes', () => {
-    expect([...errorCodes].sort()).toEqual(Object.keys(designStatus).sort());
+    expect([...errorCodes].sort()).toEqual(Object.keys(documentedStatus).sort());
   });
 
   it.each(errorCodes)('%s is a snake_case code with an error status', (code) => {

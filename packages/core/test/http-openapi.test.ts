@@ -47,7 +47,7 @@ function refsOf(value: unknown): string[] {
   return Object.entries(value).flatMap(([key, item]) => (key === '$ref' && typeof item === 'string' ? [item] : refsOf(item)));
 }
 
-// DESIGN §8: the errors every route of a kind may answer, stated again here so the test checks the code.
+// docs/http.md#errors: the errors every route of a kind may answer, stated again here so the test checks the code.
 const errorsOfKind: Record<RouteAuth, ErrorCode[]> = {
   api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'store_unavailable', 'internal_error'],
   webhook: ['payload_too_large', 'store_unavailable', 'internal_error'],

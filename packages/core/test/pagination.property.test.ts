@@ -17,7 +17,7 @@ import { compareCodePoints, messageKey } from '@mailwarden/core/store';
 import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType, pageLimit } from './arbitraries.js';
 import { listAll, walkPages } from './walk-pages.js';
 
-// DESIGN §4: "an item present for the whole walk appears exactly once, whatever is added or removed
+// docs/decisions.md#pagination: "an item present for the whole walk appears exactly once, whatever is added or removed
 // meanwhile." The same item means the same position in the order. An item whose order key changes
 // during the walk (a suppression removed and added again, or moved to an earlier created_at by an
 // older bounce, since created_at is the first suppression time; a message whose firstEventAt moves
@@ -320,7 +320,7 @@ describe('messages.list under interleaved applyEvents', () => {
 type TrackingIdWrite = EventWrite | { kind: 'empty-last'; choice: number };
 
 /**
- * Moves every message of `trackingId` to a smaller tracking ID (DESIGN §5: the smaller ID wins), which
+ * Moves every message of `trackingId` to a smaller tracking ID (docs/decisions.md#conflicting-tracking-ids-on-one-message: the smaller ID wins), which
  * empties its row: the row leaves the listing. Nothing when no tracking ID of the pool is smaller.
  */
 async function emptyRow(mailwarden: Mailwarden, trackingId: string, choice: number, prefix: string): Promise<void> {

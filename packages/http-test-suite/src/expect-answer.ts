@@ -15,7 +15,7 @@ function expectCommonHeaders(answer: Answer): void {
 }
 
 /**
- * Checks an error answer of DESIGN §8: exactly this status and code, the JSON content type, and a body
+ * Checks an error answer of docs/errors.md: exactly this status and code, the JSON content type, and a body
  * `{ error: { code, message, details? } }` with a non-empty message and nothing else. Returns the error.
  */
 export function expectError(answer: Answer, status: number, code: ErrorCode): ErrorBody['error'] {

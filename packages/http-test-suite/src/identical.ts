@@ -42,7 +42,7 @@ function webhookStep(provider: string, projectId: string, request: WebhookReques
   return { method: 'POST', path: `/projects/${projectId}/webhooks/${provider}`, headers: headersOf(request), body: request.rawBody };
 }
 
-/** About fifty requests covering every route and every error of DESIGN §8, in an order that builds state. */
+/** About fifty requests covering every route and every error of docs/http.md, in an order that builds state. */
 export function conformanceScript({ projects, secrets }: ScriptFixture): ScriptStep[] {
   const { acme, globex } = projects;
   const list = `/projects/${acme}/suppressions`;

@@ -14,7 +14,7 @@ import { describeWebhookTests } from './webhooks.js';
 export type { HttpConformanceOptions } from './harness.js';
 
 /**
- * The HTTP contract of DESIGN §8, checked over a real socket with `fetch`: every endpoint, every error
+ * The HTTP contract of docs/http.md, checked over a real socket with `fetch`: every endpoint, every error
  * with its exact status and body, webhook intake for the six providers, store failures, and a property
  * that no input gives a 5xx. Each test opens a fresh mailwarden on a fresh store (with random project
  * ids) behind the binding under test, with a fixed clock.

@@ -74,7 +74,7 @@ describe.each([4, 5] as const)('Express %i with express.json() mounted before th
   });
 
   test('express.json() answers malformed JSON and bodies over its 100 kB limit itself, with its HTML error page', async () => {
-    // Mailwarden never sees these requests: Express's final handler answers, not the error body of DESIGN §8.
+    // Mailwarden never sees these requests: Express's final handler answers, not the error body of docs/errors.md.
     const app = await open(start);
     const list = `/projects/${app.projects.acme}/suppressions`;
     const malformed = await app.api('POST', list, { headers: { 'content-type': 'application/json' }, body: '{"email":' });
@@ -86,7 +86,7 @@ describe.each([4, 5] as const)('Express %i with express.json() mounted before th
   });
 
   test('the 1 MiB API cap still holds when express.json() is given a higher limit', async () => {
-    // DESIGN §8 caps API bodies at 1 MiB; a parsed body must not bypass it (its Content-Length is still known).
+    // docs/decisions.md#http caps API bodies at 1 MiB; a parsed body must not bypass it (its Content-Length is still known).
     const app = await open(startExpressBehindJsonParser(version, { limit: '10mb' }));
     const body = `{"emails":[]}${' '.repeat(2 * MiB)}`;
     const answer = await app.api('POST', `/projects/${app.projects.acme}/suppressions/check`, { headers: { 'content-type': 'application/json' }, body });

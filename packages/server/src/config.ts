@@ -39,7 +39,7 @@ const project = z
   .object({
     /** Keys that open this project's API. */
     apiKeys: secrets.optional(),
-    /** The project's webhook authentication, per provider (DESIGN §7). */
+    /** The project's webhook authentication, per provider (docs/providers/README.md). */
     webhooks: providerAuth.optional(),
   })
   .strict();

@@ -163,7 +163,7 @@ export function attachMailgunSmtpTrackingId<T extends object>(
 /**
  * The tracking ID of a Mailgun event: `user-variables.service_id` of the `event-data` object (the whole
  * webhook body is accepted too). Strings come back as sent, base64url-decoded when `service_id_enc` is
- * `b64u`; a number set through the JSON header as its decimal string (DESIGN §6); `null` when absent,
+ * `b64u`; a number set through the JSON header as its decimal string (docs/providers/mailgun.md#carrier-limits-and-encodings); `null` when absent,
  * empty or of another type, or when the encoding is unknown or the value does not decode.
  *
  * A double-encoded string (`"\"abc\""`, written by some client libraries) is NOT unwrapped: a tracking ID

@@ -2,7 +2,7 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 
-/** The header that carries the tracking ID (DESIGN §6). Header names match case-insensitively. */
+/** The header that carries the tracking ID (docs/providers/ses.md#the-header-with-the-helper). Header names match case-insensitively. */
 export const SERVICE_ID_HEADER = 'X-Service-Id';
 
 /** RFC 2047 §2: an encoded word is at most 75 characters. */

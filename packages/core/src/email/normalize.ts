@@ -30,7 +30,7 @@ PLAIN_CHARS[0x2e] = DOT;
 export type NormalizeResult = { ok: true; email: string } | { ok: false; reason: string };
 
 /**
- * Normalizes an address as DESIGN §3 says: trim, Unicode NFC, lower-case, domain to ASCII (IDNA), no
+ * Normalizes an address as docs/decisions.md#normalization says: trim, Unicode NFC, lower-case, domain to ASCII (IDNA), no
  * trailing dot on the domain. Dots and `+tags` stay: they are different mailboxes. Returns why an
  * address is invalid instead of throwing, so batch callers can report every bad entry at once.
  */

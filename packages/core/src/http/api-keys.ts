@@ -21,7 +21,7 @@ export type ApiKeyCheck = (key: string | undefined, projectId: string) => Promis
 const digest = (key: string): string => hash('sha256', key, 'base64');
 
 /**
- * Builds the `X-API-Key` check of DESIGN §8: missing → `missing_api_key`, unknown → `invalid_api_key`,
+ * Builds the `X-API-Key` check of docs/http.md#authentication: missing → `missing_api_key`, unknown → `invalid_api_key`,
  * valid for another project → `forbidden`.
  *
  * A configured map is looked up by the SHA-256 digest of the presented key, never by the key itself:

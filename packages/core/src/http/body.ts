@@ -38,7 +38,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
 /**
- * The JSON value of an API request body. The API speaks JSON only (DESIGN §8): another content type is
+ * The JSON value of an API request body. The API speaks JSON only (docs/decisions.md#http): another content type is
  * `unsupported_media_type`, an empty body or malformed JSON is `invalid_request`.
  */
 export function parseJsonBody(headers: HttpHeaders, bytes: Uint8Array): unknown {

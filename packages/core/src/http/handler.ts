@@ -36,7 +36,7 @@ export interface DashboardFiles {
 }
 
 export interface HttpHandler {
-  /** Answers one request. Never throws: every failure becomes the error body of DESIGN §8. */
+  /** Answers one request. Never throws: every failure becomes the error body of docs/errors.md. */
   handle(request: HttpRequest): Promise<HttpResponse>;
 }
 
@@ -50,7 +50,7 @@ interface CompiledRoute {
 
 /**
  * The framework-free HTTP API: every endpoint of the spec plus webhook intake and `/openapi.json`,
- * with DESIGN §8's auth, validation, limits and error bodies. Express and Fastify bindings only
+ * with the auth, validation, limits and error bodies of docs/http.md. Express and Fastify bindings only
  * translate their request into an `HttpRequest` and copy the `HttpResponse` back.
  *
  * @example

@@ -20,7 +20,7 @@ type Operation = Omit<Route, 'run'>;
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const retryAfterHeader = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
 
-/** The errors every route of a kind may answer, beyond its own `errors` (DESIGN §8). */
+/** The errors every route of a kind may answer, beyond its own `errors` (docs/http.md#errors). */
 const errorsOfKind: Readonly<Record<RouteAuth, readonly ErrorCode[]>> = {
   api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'store_unavailable', 'internal_error'],
   webhook: ['payload_too_large', 'store_unavailable', 'internal_error'],

@@ -63,7 +63,7 @@ function prepareEvent(
   const tracking = checkTrackingId(event.trackingId);
   if (tracking.ok) trackingId = tracking.trackingId;
   else {
-    // The event still counts; only the ID is dropped (DESIGN §5).
+    // The event still counts; only the ID is dropped (docs/decisions.md#what-a-tracking-id-is).
     const code = tracking.problem === 'too_long' ? 'tracking_id_too_long' : 'invalid_tracking_id';
     warnings.push({ index, code, message: `${tracking.reason}; the event was recorded without it` });
   }

@@ -117,7 +117,7 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
       assertProjectId(projectId);
       const parsed = parseInput(listMessagesQuerySchema, query, 'message list query');
       const { status, provider, limit, cursor } = parsed;
-      // An empty filter (`?trackingId=`) means no filter, as an empty tracking ID means none (DESIGN §5).
+      // An empty filter (`?trackingId=`) means no filter, as an empty tracking ID means none (docs/decisions.md#what-a-tracking-id-is).
       const trackingId = parsed.trackingId === '' || parsed.trackingId === undefined ? undefined : assertTrackingId(parsed.trackingId);
       // Stored recipients are normalized, so the filter is too (`invalid_email` for an unusable address).
       const recipient = parsed.recipient === '' || parsed.recipient === undefined ? undefined : normalizeEmail(parsed.recipient);

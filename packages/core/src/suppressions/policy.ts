@@ -8,7 +8,7 @@ import type { SuppressionReason } from '../vocabulary.js';
 export type SuppressionPolicy = (event: DeliveryEvent) => SuppressionReason | null;
 
 /**
- * DESIGN §4: a hard bounce suppresses with `hard_bounce`, a complaint with `complaint`, a provider
+ * docs/decisions.md#automatic-suppression: a hard bounce suppresses with `hard_bounce`, a complaint with `complaint`, a provider
  * reject because the address is on the provider's own bounce or complaint list with the matching
  * reason. Soft bounces, deferrals, unsubscribes and unsubscribe-list rejects do not suppress.
  *

@@ -22,7 +22,7 @@ export const MAILGUN_DEFAULT_TOLERANCE_SECONDS = 9 * 60 * 60;
  */
 export const MAILGUN_TOKEN_MEMORY_SECONDS = 7 * 24 * 60 * 60;
 
-/** How a project's Mailgun webhooks are authenticated (DESIGN §7). */
+/** How a project's Mailgun webhooks are authenticated (docs/providers/mailgun.md#authentication-mailgunwebhookauth). */
 export interface MailgunWebhookAuth {
   /** The HTTP webhook signing key (Mailgun console: Sending → Webhooks); it can differ from the API key. */
   signingKey: string;
@@ -36,7 +36,7 @@ export type MailgunFormFields = readonly (readonly [name: string, value: string]
 type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppression'>;
 
 /**
- * `failed` reasons for a recipient on Mailgun's own suppression lists (DESIGN §4). Maps, not object
+ * `failed` reasons for a recipient on Mailgun's own suppression lists (docs/decisions.md#automatic-suppression). Maps, not object
  * literals: a reason such as "constructor" must not find Object.prototype's members.
  */
 const failedSuppressions = new Map<string, ProviderSuppression>([
@@ -344,7 +344,7 @@ function dateOf(value: unknown): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-/** DESIGN §5: the message id without its angle brackets. */
+/** The message id without its angle brackets (docs/providers/mailgun.md#message-id-and-dedup-key). */
 function messageIdOf(value: string | undefined): string | null {
   const id = value?.trim().replace(/^<(.*)>$/s, '$1');
   return id === undefined || id === '' ? null : id;

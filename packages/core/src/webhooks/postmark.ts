@@ -9,7 +9,7 @@ import { hashedEventKey } from './event-key.js';
 import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
 import { receiptOf, type WebhookReceipt } from './receipt.js';
 
-/** Postmark webhooks are not signed: configure `HttpAuth` (basic auth) and/or `HttpHeaders` (DESIGN §7). */
+/** Postmark webhooks are not signed: configure `HttpAuth` (basic auth) and/or `HttpHeaders` (docs/providers/postmark.md#authentication-postmarkwebhookauth). */
 export type PostmarkWebhookAuth = SharedSecretAuth;
 
 type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppression'>;

@@ -13,7 +13,7 @@ export interface WebhookEnvironment {
 }
 
 /**
- * One provider's webhook receiver: verifies a request as DESIGN §7 says, then parses and normalizes it
+ * One provider's webhook receiver: verifies a request as its page in docs/providers/ says, then parses and normalizes it
  * into delivery events (one per recipient). Throws `webhook_unauthorized` when authentication fails and
  * `invalid_payload` when the body can never be parsed; a malformed item inside a good batch becomes a
  * warning instead. Receivers keep per-instance caches (certificates, replay tokens).

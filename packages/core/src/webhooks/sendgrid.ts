@@ -17,7 +17,7 @@ export const SENDGRID_DEFAULT_TOLERANCE_SECONDS = 600;
 export const SENDGRID_SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature';
 export const SENDGRID_TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
 
-/** How a project's SendGrid Event Webhook is authenticated (DESIGN §7). */
+/** How a project's SendGrid Event Webhook is authenticated (docs/providers/sendgrid.md#authentication-sendgridwebhookauth). */
 export interface SendGridWebhookAuth {
   /**
    * The verification key SendGrid shows for the Signed Event Webhook (base64 DER SubjectPublicKeyInfo of
@@ -154,7 +154,7 @@ function parseItem(item: unknown): DeliveryEvent | string {
   const occurredAt = new Date(typeof timestamp === 'number' ? timestamp * 1000 : NaN);
   if (Number.isNaN(occurredAt.getTime())) return `the ${event} event has no valid timestamp`;
   const sgMessageId = stringField(item, 'sg_message_id');
-  // DESIGN §5: the X-Message-Id the send API returned is sg_message_id up to its first dot.
+  // docs/providers/sendgrid.md#message-id-and-dedup-key: the X-Message-Id the send API returned is sg_message_id up to its first dot.
   const messageId = sgMessageId?.split('.', 1)[0] || null;
   if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long sg_message_id`;
   const details = detailsOf(event, item);
@@ -231,7 +231,7 @@ function classify(event: string, item: Record<string, unknown>): Classified {
 }
 
 /**
- * `sg_event_id` changes when SendGrid retries a batch (DESIGN §5), so the key is the SHA-256 of the JSON
+ * `sg_event_id` changes when SendGrid retries a batch (docs/providers/sendgrid.md#message-id-and-dedup-key), so the key is the SHA-256 of the JSON
  * array [event, sg_message_id (else smtp-id, else null), email, timestamp, url (click events only, else
  * null)]: the fields a retry repeats and that tell two events of one recipient apart.
  */

@@ -293,7 +293,7 @@ function outcomesOf(
 
 function bounceKind(bounceType: string, subType: string): Pick<Outcome, 'type' | 'bounceClass' | 'providerSuppression'> {
   if (bounceType === 'Permanent' && (subType === 'OnAccountSuppressionList' || subType === 'Suppressed')) {
-    // SES did not send: the address is on its account-level or global bounce list (DESIGN §4).
+    // SES did not send: the address is on its account-level or global bounce list (docs/decisions.md#automatic-suppression).
     return { type: 'rejected', providerSuppression: 'bounce' };
   }
   if (bounceType === 'Permanent') return { type: 'bounced', bounceClass: 'hard' };

@@ -8,7 +8,7 @@ import { hashedEventKey } from './event-key.js';
 import type { ProviderWebhook, ProviderWebhookDefinition, WebhookEnvironment } from './provider.js';
 import { receiptOf, type ItemOutcome, type WebhookReceipt } from './receipt.js';
 
-/** SparkPost webhooks are not signed: configure basic auth or an OAuth2 bearer token (DESIGN §7). */
+/** SparkPost webhooks are not signed: configure basic auth or an OAuth2 bearer token (docs/providers/sparkpost.md#authentication-sparkpostwebhookauth). */
 export type SparkPostWebhookAuth = SharedSecretAuth;
 
 type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppression'>;

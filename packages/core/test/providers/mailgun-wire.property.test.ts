@@ -71,7 +71,7 @@ function multipartFields(body: Uint8Array, contentType: string): [string, string
 
 const message = { from: 'news@mg.example.com', to: ['jane@example.com'], subject: 'Hello', text: 'Hi' };
 
-describe('Mailgun v:service_id through a real multipart body (DESIGN §6 law)', () => {
+describe('Mailgun v:service_id through a real multipart body (the carrier law of docs/decisions.md)', () => {
   it('attach → FormData → bytes → parsed as Mailgun does → both webhooks → exactly the tracking ID', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary), fc.constantFrom('variable', 'header'), async (id, via) => {

@@ -75,7 +75,7 @@ function smallestOptionBytes(fields: Record<string, unknown>, existing: object |
   return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged);
 }
 
-describe('Mailgun carrier round trip (DESIGN §6 law)', () => {
+describe('Mailgun carrier round trip (the carrier law of docs/decisions.md)', () => {
   it('attach → Mailgun → signed JSON and legacy webhooks → receive gives back exactly the tracking ID', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -49,7 +49,7 @@ describe('Mandrill carrier round trip', () => {
           } catch (error) {
             expect(error).toBeInstanceOf(MailwardenError);
             expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
-            // Independently: the plain value, the only encoding DESIGN §6 allows here, is over 200 bytes.
+            // Independently: the plain value, the only encoding Mandrill's carrier allows (docs/providers/mandrill.md#carrier-limits-and-encodings), is over 200 bytes.
             expect(Buffer.byteLength(JSON.stringify({ ...metadata, service_id: trackingId }))).toBeGreaterThan(200);
             return;
           }

@@ -228,7 +228,7 @@ function sendgridPost(label: string, events: Record<string, unknown>[]): Post {
       rawBody,
     };
   };
-  // SendGrid retries a batch with new sg_event_ids (DESIGN §5), so a retry is different bytes, signed anew.
+  // SendGrid retries a batch with new sg_event_ids (docs/providers/sendgrid.md#message-id-and-dedup-key), so a retry is different bytes, signed anew.
   return { label, provider: 'sendgrid', request: signed(events), resend: () => signed(events.map((item) => ({ ...item, sg_event_id: randomId() }))), events: events.length };
 }
 

@@ -75,7 +75,7 @@ function limitCannotBeMet(request: GeneratedRequest, id: string): boolean {
   return request.personalizations.some((p) => customArgsBytes(message, p.customArgs, p.custom_args, ours) > 10_000);
 }
 
-describe('SendGrid carrier round trip (DESIGN §6 law)', () => {
+describe('SendGrid carrier round trip (the carrier law of docs/decisions.md)', () => {
   it('attach → SendGrid → signed webhook → receive gives back exactly the tracking ID', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary), requestArbitrary, async (id, request) => {
