@@ -1,5 +1,6 @@
-// `npm run bench:compare -- <base revision>`: what a change costs `applyEvents` on each store, measured
-// against an older revision in the same run, and appended to docs/performance-history.md.
+// `npm run bench:compare -- <base revision>`: what a change costs `applyEvents` and suppression checks
+// (single and batch of 100) on each store, measured against an older revision in the same run, and
+// appended to docs/performance-history.md.
 //
 //   npm run bench:compare -- d1a868b              memory, Redis and PostgreSQL, 6 rounds, appends the doc
 //   npm run bench:compare -- d1a868b --rounds 2   fewer rounds, printed, the doc is left alone
@@ -7,7 +8,9 @@
 // The base revision is checked out in a temporary git worktree whose `@mailwarden/*` packages resolve
 // to its own sources (every other dependency is this checkout's). Each round runs the base and the
 // current tree once each, alternately (A B A B…), in a fresh process, with the same events
-// (`eventBatch` of this tree): background load hits both alike, and the figure is the median.
+// (`eventBatch` of this tree) and addresses: background load hits both alike, and the figure is the
+// median. The probes (apply-events-probe.ts, check-probe.ts) are this tree's and import each tree's
+// packages through their public entries only, so a base whose files sit elsewhere is measured alike.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -28,9 +31,23 @@ const git = (...gitArgs: string[]) => execFileSync('git', gitArgs, { cwd: root, 
 const baseCommit = git('rev-parse', '--short', `${base}^{commit}`);
 const head = git('rev-parse', '--short', 'HEAD');
 const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-/** What apply-events-probe.ts does, for the doc. */
-const PROBE_DESCRIPTION =
-  'the batches of the `applyEvents` sections of docs/performance.md (1 000 SendGrid-like events about new messages, 10 tracking IDs): 5 untimed, then 30 timed, to a fresh project; the memory store first holds 110 batches (about 100 000 messages)';
+/** Each probe: its script, the figures its last line prints (in order), their unit, and what it does, for the doc. */
+const probes = [
+  {
+    script: 'apply-events-probe.ts',
+    figures: ['`applyEvents`'],
+    unit: 'µs per event',
+    description:
+      'applies the batches of the `applyEvents` sections of docs/performance.md (1 000 SendGrid-like events about new messages, 10 tracking IDs): 5 untimed, then 30 timed, to a fresh project; the memory store first holds 110 batches (about 100 000 messages)',
+  },
+  {
+    script: 'check-probe.ts',
+    figures: ['check', 'batch check of 100'],
+    unit: 'µs per call',
+    description:
+      'checks addresses against 10 000 suppressions through the service without a check cache: `suppressions.check` one at a time (half of them hits), then `suppressions.checkMany` of 100 (10 hits each); 3 000 and 300 timed calls on Redis and PostgreSQL, 100 000 and 5 000 on the memory store, after a tenth as many untimed',
+  },
+];
 
 const log = (message: string) => process.stderr.write(`[compare] ${message}\n`);
 
@@ -61,36 +78,46 @@ const worktree = checkout(baseCommit);
 try {
   log(`base ${baseCommit} in ${worktree.dir}; starting Redis and PostgreSQL`);
   await services.setup({ provide: (key, value) => (urls[key] = value) });
-  const probe = fileURLToPath(new URL('apply-events-probe.ts', import.meta.url));
-  const measure = (tree: string, store: string): number => {
+  /** The figures of one probe run: the numbers of its output's last line. */
+  const measure = (tree: string, store: string, script: string): number[] => {
     const url = store === 'redis' ? urls.redisUrl! : store === 'postgres' ? urls.databaseUrl! : '';
+    const probe = fileURLToPath(new URL(script, import.meta.url));
     const output = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--conditions=@mailwarden/source', probe, tree, store, url], {
       cwd: tree,
       encoding: 'utf8',
     });
-    return Number(output.trim().split('\n').at(-1));
+    return output.trim().split('\n').at(-1)!.split(' ').map(Number);
   };
   const loadBefore = loadavg()[0]!;
   const rows: string[][] = [];
   for (const store of ['memory', 'redis', 'postgres']) {
-    const samples = { base: [] as number[], current: [] as number[] };
-    for (let round = 0; round < rounds; round++) {
-      samples.base.push(measure(worktree.dir, store));
-      samples.current.push(measure(root, store));
-      log(`${store} round ${round + 1}: base ${samples.base.at(-1)} µs, current ${samples.current.at(-1)} µs per event`);
+    for (const probe of probes) {
+      const samples = probe.figures.map(() => ({ base: [] as number[], current: [] as number[] }));
+      for (let round = 0; round < rounds; round++) {
+        const base = measure(worktree.dir, store, probe.script);
+        const current = measure(root, store, probe.script);
+        probe.figures.forEach((figure, i) => {
+          samples[i]!.base.push(base[i]!);
+          samples[i]!.current.push(current[i]!);
+          log(`${store}, ${figure}, round ${round + 1}: base ${base[i]}, current ${current[i]} ${probe.unit}`);
+        });
+      }
+      probe.figures.forEach((figure, i) => {
+        const { base, current } = samples[i]!;
+        const before = median(base);
+        const after = median(current);
+        rows.push([store, `${figure} (${probe.unit})`, base.join(', '), current.join(', '), `${before} µs`, `${after} µs`, percent(after / before - 1)]);
+      });
     }
-    const before = median(samples.base);
-    const after = median(samples.current);
-    rows.push([store, samples.base.join(', '), samples.current.join(', '), `${before} µs`, `${after} µs`, percent(after / before - 1)]);
   }
-  const section = `## ${new Date().toISOString().slice(0, 10)}: \`applyEvents\`, ${baseCommit} → ${head}${dirty ? ' (with uncommitted changes)' : ''}
+  const section = `## ${new Date().toISOString().slice(0, 10)}: \`applyEvents\` and checks, ${baseCommit} → ${head}${dirty ? ' (with uncommitted changes)' : ''}
 
 \`npm run bench:compare -- ${base}\` (bench/compare-revisions.ts), ${rounds} round${rounds === 1 ? '' : 's'} on ${cpus().length} CPUs, load average
-${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end. Per round, a fresh process per tree
-applies ${PROBE_DESCRIPTION}. Times are per event; the figure is the median of the rounds.
+${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end. Per round and store, a fresh process per tree
+${probes.map((probe) => probe.description).join('; then one that ')}. The figure is the median of the rounds.
 
-| store | ${baseCommit}, per round (µs) | ${head}, per round (µs) | ${baseCommit} | ${head} | change |
-|:---|:---|:---|---:|---:|---:|
+| store | measure | ${baseCommit}, per round (µs) | ${head}, per round (µs) | ${baseCommit} | ${head} | change |
+|:---|:---|:---|:---|---:|---:|---:|
 ${rows.map((row) => `| ${row.join(' | ')} |`).join('\n')}
 `;
   if (writeDoc) {
