@@ -1,5 +1,5 @@
-// `npm run dev:dashboard`: the dashboard from its sources under Vite's dev server, which reloads the
-// page when a file of packages/dashboard/ui changes (styles in place), against the demo service on a
+// `npm run dev:dashboard`: the dashboard from its sources under Vite's dev server, which swaps a changed
+// component in place (Prefresh, keeping its state) and styles too, against the demo service on a
 // memory store; Vite passes the JSON API (`/projects/…`) on to the service, so the app finds it where
 // the built dashboard does. `--port <n>` picks Vite's port (default 5173, or the next free one).
 import { parseArgs } from 'node:util';
@@ -34,7 +34,7 @@ const url = vite.resolvedUrls?.local[0] ?? `http://127.0.0.1:${values.port}/dash
 console.log(
   [
     '',
-    `Dashboard (from source, reloads on change): ${url}`,
+    `Dashboard (from source, hot reload): ${url}`,
     `  sign in with project "${DEMO_PROJECT}" and API key ${apiKey}`,
     `  the demo service (memory store) answers at ${service.url}`,
     '',

@@ -1,9 +1,13 @@
+import prefresh from '@prefresh/vite';
 import { defineConfig } from 'vite';
 
 // The dashboard is built once, into app/, and shipped in the package: users run no build. Preact stands
 // in for React (downshift's combobox is written against React's hooks); JSX goes through esbuild.
-export default defineConfig({
+// Under the dev server (`npm run dev:dashboard`) Prefresh swaps changed components in place, keeping their
+// state; the build has no use for it.
+export default defineConfig(({ command }) => ({
   root: 'ui',
+  plugins: command === 'serve' ? [prefresh()] : [],
   base: './',
   publicDir: 'public',
   resolve: {
@@ -22,4 +26,4 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
   },
-});
+}));

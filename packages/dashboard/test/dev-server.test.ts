@@ -28,7 +28,7 @@ beforeAll(async () => {
     });
     dev.once('exit', (code) => reject(new Error(`dev:dashboard exited (${code}) before it was ready:\n${output}`)));
   });
-  dashboardUrl = new URL(/Dashboard \(from source, reloads on change\): (\S+)/.exec(output)![1]!);
+  dashboardUrl = new URL(/Dashboard \(from source, hot reload\): (\S+)/.exec(output)![1]!);
   apiKey = /API key (mw_demo_\w+)/.exec(output)![1]!;
 }, 60_000);
 
@@ -52,6 +52,9 @@ test('the printed URL serves the app from its sources, on every page', async () 
   const module = await fetch(new URL('main.tsx', dashboardUrl));
   expect(module.status).toBe(200);
   expect(module.headers.get('content-type')).toMatch(/javascript/);
+  // Hot reload: each component of a page registers with Prefresh, which swaps it in place when its file changes.
+  const page = await (await fetch(new URL('pages/messages.tsx', dashboardUrl), { headers: { accept: '*/*' } })).text();
+  expect(page).toContain('$RefreshReg$(_c, "MessagesPage")');
 });
 
 test("the demo's messages answer through the proxy, with the printed key", async () => {
