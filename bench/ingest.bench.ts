@@ -5,7 +5,7 @@ import { createHmac, createPublicKey, createSign, generateKeyPairSync, timingSaf
 import { createMailwarden, type Mailwarden, type WebhookRequest } from '@mailwarden/core';
 import { fetchTestSnsCertificate, testSnsSigner, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { goalCell, recordGoal } from './goals.js';
-import { measureGroup, ratio, type Measurement } from './measure.js';
+import { measureGroup, ratio, } from './measure.js';
 import { formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection } from './report.js';
 
 const PROJECT = 'bench';

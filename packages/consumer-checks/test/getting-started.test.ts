@@ -20,7 +20,7 @@ import {
   type TestWebhook,
 } from '@mailwarden/core/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { codeBlocks, type CodeBlock } from './markdown-blocks.js';
+import { codeBlocks, } from './markdown-blocks.js';
 
 /**
  * docs/getting-started.md, run as a reader would, once per provider. The doc is the only source: the

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { checkTrackingId, type DeliveryEvent, type DeliveryEventType, type Provider } from '@mailwarden/core';
-import { type CursorScope } from '@mailwarden/core/store';
+import type { CursorScope } from '@mailwarden/core/store';
 
 // Arbitraries shared by the *.property.test.ts files of @mailwarden/core. Pools are small on purpose:
 // collisions (same recipient, same message, same time) are where order and dedup bugs live.

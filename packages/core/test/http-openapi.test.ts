@@ -72,7 +72,7 @@ describe('createOpenApiDocument', () => {
   it.each([
     ['without info', (doc: Document) => delete (doc as Partial<Document>).info],
     ['with a dangling $ref', (doc: Document) => delete doc.components.schemas.Suppression],
-    ['with a response lacking its description', (doc: Document) => delete (doc.paths['/openapi.json']?.get?.responses['200'] as Partial<Response>).description],
+    ['with a response lacking its description', (doc: Document) => delete (doc.paths['/openapi.json']!.get!.responses['200'] as Partial<Response>).description],
   ])('is rejected by the validator when broken: %s', async (_name, breakIt) => {
     const broken = document();
     breakIt(broken);

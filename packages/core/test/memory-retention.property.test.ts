@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { createMailwarden, createMemoryStore, type DeliveryEvent, type Store } from '@mailwarden/core';
-import { type MessageRecord } from '@mailwarden/core/store';
+import type { MessageRecord } from '@mailwarden/core/store';
 import { CLOCK_EVENTS } from '../src/memory-store/event-clock.js';
 import { EVENT_EPOCH, deliveryEventWithinHours } from './arbitraries.js';
 

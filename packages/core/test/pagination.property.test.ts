@@ -14,7 +14,7 @@ import {
   type TrackingIdSummary,
 } from '@mailwarden/core';
 import { compareCodePoints, messageKey } from '@mailwarden/core/store';
-import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType, pageLimit } from './arbitraries.js';
+import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType, } from './arbitraries.js';
 import { listAll, walkPages } from './walk-pages.js';
 
 // docs/decisions.md#pagination: "an item present for the whole walk appears exactly once, whatever is added or removed

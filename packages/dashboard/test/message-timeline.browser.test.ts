@@ -8,7 +8,7 @@ let browser: Browser;
 let app: TestApp;
 
 /** What a provider may say that must show literally: markup, a right-to-left override, a long unbroken reply. */
-const hostileDiagnostic = '550 5.1.1 <img src=x onerror="window.__pwned=1"> <b>no</b> \u202Eliam-on ' + 'x'.repeat(300);
+const hostileDiagnostic = `550 5.1.1 <img src=x onerror="window.__pwned=1"> <b>no</b> \u202Eliam-on ${'x'.repeat(300)}`;
 
 const at = (time: string) => new Date(`2026-11-20T${time}.000Z`);
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiKeyScope } from '@mailwarden/core';
+import type { ApiKeyScope } from '@mailwarden/core';
 import { listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { expectError, expectSuccess } from './expect-answer.js';

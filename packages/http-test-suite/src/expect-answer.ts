@@ -1,4 +1,4 @@
-import { type ErrorBody, type ErrorCode } from '@mailwarden/core';
+import type { ErrorBody, ErrorCode } from '@mailwarden/core';
 import { errorBodySchema } from '@mailwarden/core/schemas';
 import { expect } from 'vitest';
 import { jsonOf, type Answer } from './http.js';

@@ -1,4 +1,4 @@
-import { type Message, type Suppression } from '@mailwarden/core';
+import type { Message, Suppression } from '@mailwarden/core';
 import { listMessagesResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { expectError, expectSuccess, type Schema } from './expect-answer.js';

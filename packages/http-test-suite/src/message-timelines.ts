@@ -39,7 +39,7 @@ export function describeMessageTimelineTests(open: OpenApp): void {
       const app = await open();
       const path = (id: string) => `/projects/${app.projects.acme}/messages/${id}`;
       expectError(await app.api('GET', path('0'.repeat(32))), 404, 'not_found');
-      for (const id of ['abc', 'A'.repeat(32), `${'0'.repeat(32)}0`, encodeURIComponent('0'.repeat(31) + '\u00e9')]) {
+      for (const id of ['abc', 'A'.repeat(32), `${'0'.repeat(32)}0`, encodeURIComponent(`${'0'.repeat(31)}\u00e9`)]) {
         expectError(await app.api('GET', path(id)), 400, 'invalid_request');
       }
     });

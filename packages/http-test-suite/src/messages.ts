@@ -1,4 +1,4 @@
-import { type Message, type MessagePage, type TrackingIdPage } from '@mailwarden/core';
+import type { Message, MessagePage, TrackingIdPage } from '@mailwarden/core';
 import { listMessagesResponseSchema, listTrackingIdsResponseSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { TIMESTAMP, expectError, expectSuccess } from './expect-answer.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Suppression, type SuppressionPage } from '@mailwarden/core';
+import type { Suppression, SuppressionPage } from '@mailwarden/core';
 import {
   batchCheckResponseSchema,
   bulkAddResponseSchema,

@@ -12,6 +12,7 @@ declare module 'vitest' {
 /** The server scripts/test-services.ts started (or DATABASE_URL). */
 export const databaseUrl = inject('databaseUrl');
 
+// biome-ignore lint/complexity/noBannedTypes: postgres.js's own type for "no custom types"
 export function connect(options: postgres.Options<{}> = {}): Sql {
   return postgres(databaseUrl, { max: 4, onnotice: () => {}, ...options });
 }

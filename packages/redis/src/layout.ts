@@ -1,4 +1,4 @@
-import { type Provider } from '@mailwarden/core';
+import type { Provider } from '@mailwarden/core';
 import {
   packProvenance,
   unpackProvenance,

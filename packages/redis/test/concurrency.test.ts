@@ -1,7 +1,7 @@
 // Several app instances (clients) hammer the same addresses, messages and event keys at once. The end
 // state must be one the model allows, with no duplicate rows and no lost or doubled counts.
 import { randomUUID } from 'node:crypto';
-import { type SuppressionReason } from '@mailwarden/core';
+import type { SuppressionReason } from '@mailwarden/core';
 import {
   Fact,
   createEmailHasher,

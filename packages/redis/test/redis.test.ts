@@ -343,7 +343,7 @@ describe('scripts', () => {
     // One project per master: the slot of its tag decides where it lives.
     const keyOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
     const projectOf = new Map<string, string>();
-    for (let i = 0; projectOf.size < masters.length; i++) {
+    while (projectOf.size < masters.length) {
       const projectId = `scripts-${randomUUID()}`;
       const slot = Number(await masters[0]!.cluster('KEYSLOT', `{${projectId}}`));
       const owner = (cluster.slots[slot] ?? [])[0];
@@ -665,7 +665,7 @@ describe('applyEvents in script calls of EVENTS_PER_SCRIPT events', () => {
     const sent = calls.flatMap((call) =>
       call.events.map((e) => {
         const named = [e.d, e.m?.k, e.m?.x, e.m?.l].filter((index) => index !== undefined).map((index) => call.keys[index! - 1]);
-        expect(named.every((key) => key !== undefined && key.startsWith(tag))).toBe(true);
+        expect(named.every((key) => key?.startsWith(tag))).toBe(true);
         return { dedup: named[0], message: e.m?.key };
       }),
     );

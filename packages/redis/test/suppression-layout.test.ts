@@ -3,11 +3,11 @@
 // projects that the release before the blocks wrote (a 64-hex HASH field per suppression and the `so`
 // ZSET), stopped and resumed anywhere, on Redis and on Redis Cluster.
 import { randomUUID } from 'node:crypto';
-import { type Store } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
 import { createEmailHasher, packProvenance, reasonRank, timelineEntryId, type SuppressionRecord } from '@mailwarden/core/store';
 import { createStoreModel } from '@mailwarden/store-test-suite';
 import fc from 'fast-check';
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { createRedisStore, type RedisStore } from '../src/index.js';
 import { SUPPRESSION_BLOCK_MAX, suppressionMember } from '../src/layout.js';

@@ -210,7 +210,7 @@ describe('export --output', () => {
     mkdirSync(folder);
     const output = join(folder, 'acme.csv');
     // A previous export, as the issue had it: 52 lines that a failed run must not touch.
-    const previous = ['email,reason,created_at,hash', ...Array.from({ length: 51 }, (_, i) => `old-${i}@example.com,manual,2024-01-01T00:00:00.000Z,`)].join('\n') + '\n';
+    const previous = `${['email,reason,created_at,hash', ...Array.from({ length: 51 }, (_, i) => `old-${i}@example.com,manual,2024-01-01T00:00:00.000Z,`)].join('\n')}\n`;
     writeFileSync(output, previous);
     chmodSync(output, 0o600);
     const unchanged = () => {

@@ -302,7 +302,7 @@ describe('our CSV', () => {
     const project = projectId();
     const file = fileWith(
       'events.jsonl',
-      [
+      `${[
         '{"email":"a@example.com","reason":"hard_bounce","created_at":"2024-01-01T00:00:00.000Z"}',
         '',
         '{"emailAddress": "B@Example.com", "reason": "COMPLAINT"}',
@@ -311,7 +311,7 @@ describe('our CSV', () => {
         '{not json',
         '{"email":"not-an-address"}',
         '{"email":"a@example.com","reason":"manual","created_at":"2023-06-01T00:00:00.000Z"}',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     );
     const summary = await importSuppressions(mailwarden, { projectId: project, file });
     expect(summary).toMatchObject({ format: 'jsonl', rows: 7, added: 2, alreadyPresent: 1, invalid: 4 });

@@ -1,4 +1,4 @@
-import { type Store } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
 import { Fact, type EventOutcome, type TrackingIdRecord } from '@mailwarden/core/store';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { addresses, at, message, messageIdentities, storedEvent, suppression } from './records.js';

@@ -1,4 +1,4 @@
-import { type Store } from '@mailwarden/core';
+import type { Store } from '@mailwarden/core';
 import { Fact, type MessagePosition, type MessageQuery, type MessageRecord, type SuppressionPosition, type SuppressionQuery, type SuppressionRecord } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import * as arbitrary from './arbitraries.js';

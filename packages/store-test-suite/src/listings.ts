@@ -1,4 +1,4 @@
-import { type MessageStatus, type Store } from '@mailwarden/core';
+import type { MessageStatus, Store } from '@mailwarden/core';
 import { Fact, compareCodePoints, type MessagePosition, type MessageRecord, type TrackingIdRecord } from '@mailwarden/core/store';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { walkPages } from './pages.js';

@@ -1,4 +1,4 @@
-import { type SuppressionReason } from '@mailwarden/core';
+import type { SuppressionReason } from '@mailwarden/core';
 import { timelineEntryId, type EventOutcome, type StoredEvent, type SuppressionProvenance, type SuppressionRecord } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { addressPool, diagnosticPool, storedEvent as anyStoredEvent } from './arbitraries.js';

@@ -80,7 +80,7 @@ export function snsUrl(value: unknown): URL | null {
 /** The signing certificate URL when it is an SNS host serving a `.pem` file, with no query; else null. */
 export function snsCertificateUrl(value: unknown): URL | null {
   const url = snsUrl(value);
-  return url !== null && url.pathname.endsWith('.pem') && url.search === '' && url.hash === '' ? url : null;
+  return url?.pathname.endsWith('.pem') && url.search === '' && url.hash === '' ? url : null;
 }
 
 export interface SnsVerifierOptions {

@@ -26,7 +26,7 @@ import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunApiUserVariables, mailgunSmtpUserVariables } from './mailgun.simulator.js';
 
-let now = Date.parse('2026-01-01T01:00:00Z');
+const now = Date.parse('2026-01-01T01:00:00Z');
 const env: WebhookEnvironment = {
   now: () => now,
   fetchCertificate: () => Promise.reject(new Error('no network in tests')),

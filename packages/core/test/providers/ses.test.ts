@@ -44,7 +44,7 @@ describe('X-Service-Id header carrier', () => {
   });
 
   it('splits long values into encoded words of at most 75 characters, between characters', () => {
-    const id = '😀€ü'.repeat(42) + '😀€';
+    const id = `${'😀€ü'.repeat(42)}😀€`;
     const words = encodeServiceIdHeader(id);
     expect(words.length).toBeGreaterThan(1);
     for (const word of words) {

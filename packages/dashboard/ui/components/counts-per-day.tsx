@@ -102,6 +102,7 @@ function Chart({ buckets }: { buckets: readonly StatsBucketView[] }) {
         return (
           <div key={key} class={`chart-row series-${key}`}>
             <span class="chart-label">{label}</span>
+            {/* biome-ignore lint/a11y/noSvgWithoutTitle: each bar has its own title; the numbers are in the table below */}
             <svg class="chart-bars" viewBox={`0 0 ${width} 10`} preserveAspectRatio="none">
               <line class="chart-baseline" x1="0" y1="10" x2={width} y2="10" vector-effect="non-scaling-stroke" />
               {buckets.map((bucket, day) => {

@@ -87,6 +87,7 @@ export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; tr
 
   return (
     <div class="combobox">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: downshift's getLabelProps gives the label its htmlFor */}
       <label {...getLabelProps()}>Tracking ID</label>
       <div class="combobox-field">
         <input {...getInputProps({ placeholder: 'All tracking IDs: type to search', spellcheck: false, autoComplete: 'off' })} />

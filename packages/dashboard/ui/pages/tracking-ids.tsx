@@ -25,6 +25,7 @@ export function TrackingIdsPage({ api, url }: { api: Api; url: URL }) {
   return (
     <>
       <h1>Tracking IDs</h1>
+      {/* biome-ignore lint/a11y/useSemanticElements: <search> is too new for every supported browser's accessibility tree */}
       <form class="filters" role="search" onSubmit={(event) => event.preventDefault()}>
         <div class="field">
           <label for="tracking-id-search">Search tracking IDs</label>
