@@ -24,7 +24,8 @@ for (let from = 0; from < SUPPRESSIONS; from += 1_000) {
 }
 const pick = (n: number) => (Math.imul(n + 1, 0x9e3779b1) >>> 0) % SUPPRESSIONS;
 const single = (n: number) => (n % 2 === 0 ? suppressed(pick(n)) : `missing-${n}@example.com`);
-const batchOf = (b: number) => Array.from({ length: BATCH }, (_, j) => (j % 10 === 0 ? suppressed(pick(b * BATCH + j)) : `missing-${b}-${j}@example.com`));
+const batchOf = (b: number) =>
+  Array.from({ length: BATCH }, (_, j) => (j % 10 === 0 ? suppressed(pick(b * BATCH + j)) : `missing-${b}-${j}@example.com`));
 const batchEmails = Array.from({ length: 256 }, (_, b) => batchOf(b));
 
 if (!(await mailwarden.suppressions.check(project, suppressed(7))).suppressed) throw new Error('the probe’s suppressions were not stored');

@@ -82,10 +82,14 @@ try {
   const measure = (tree: string, store: string, script: string): number[] => {
     const url = store === 'redis' ? urls.redisUrl! : store === 'postgres' ? urls.databaseUrl! : '';
     const probe = fileURLToPath(new URL(script, import.meta.url));
-    const output = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--conditions=@mailwarden/source', probe, tree, store, url], {
-      cwd: tree,
-      encoding: 'utf8',
-    });
+    const output = execFileSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', '--conditions=@mailwarden/source', probe, tree, store, url],
+      {
+        cwd: tree,
+        encoding: 'utf8',
+      },
+    );
     return output.trim().split('\n').at(-1)!.split(' ').map(Number);
   };
   const loadBefore = loadavg()[0]!;
@@ -106,7 +110,15 @@ try {
         const { base, current } = samples[i]!;
         const before = median(base);
         const after = median(current);
-        rows.push([store, `${figure} (${probe.unit})`, base.join(', '), current.join(', '), `${before} µs`, `${after} µs`, percent(after / before - 1)]);
+        rows.push([
+          store,
+          `${figure} (${probe.unit})`,
+          base.join(', '),
+          current.join(', '),
+          `${before} µs`,
+          `${after} µs`,
+          percent(after / before - 1),
+        ]);
       });
     }
   }
@@ -143,4 +155,3 @@ function median(values: number[]): number {
 function percent(change: number): string {
   return `${change >= 0 ? '+' : '−'}${Math.abs(change * 100).toFixed(1)} %`;
 }
-

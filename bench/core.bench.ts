@@ -3,9 +3,25 @@
 // retention.
 import { createHash, hash as oneShotHash } from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import { createMailwarden, createMemoryStore, type DeliveryEvent, type Mailwarden, type MemoryStore, type MemoryStoreOptions } from '@mailwarden/core';
+import {
+  createMailwarden,
+  createMemoryStore,
+  type DeliveryEvent,
+  type Mailwarden,
+  type MemoryStore,
+  type MemoryStoreOptions,
+} from '@mailwarden/core';
 import { goalCell, recordGoal, type GoalName } from './goals.js';
-import { collectGarbage, liveBytes, measureGroup, ratio, retainedBy, retainedByAsync, type Measurement, type MeasureOptions } from './measure.js';
+import {
+  collectGarbage,
+  liveBytes,
+  measureGroup,
+  ratio,
+  retainedBy,
+  retainedByAsync,
+  type Measurement,
+  type MeasureOptions,
+} from './measure.js';
 import {
   formatBytes,
   formatCount,
@@ -118,7 +134,10 @@ async function suppressionSections(context: SuiteContext, options: MeasureOption
   const hits = queries(MASK + 1, true, 1);
   const misses = queries(MASK + 1, false, 2);
   const batches = Array.from({ length: 512 }, (_, b) => {
-    const batch = [...queries(BATCH_CHECK_HITS, true, 1_000_000 + b * 1000), ...queries(BATCH_CHECK_SIZE - BATCH_CHECK_HITS, false, 2_000_000 + b * 1000)];
+    const batch = [
+      ...queries(BATCH_CHECK_HITS, true, 1_000_000 + b * 1000),
+      ...queries(BATCH_CHECK_SIZE - BATCH_CHECK_HITS, false, 2_000_000 + b * 1000),
+    ];
     return shuffle(batch, b);
   });
   await sanityCheck(mailwarden, map, hits, misses);
@@ -135,7 +154,12 @@ async function suppressionSections(context: SuiteContext, options: MeasureOption
       { name: 'raw floor, hit', run: () => rawCheck(hits[h++ & MASK]!) },
       {
         name: 'raw floor with createHash, hit',
-        run: () => map.get(createHash('sha256').update(rawNormalize(hits[h++ & MASK]!)).digest('hex')),
+        run: () =>
+          map.get(
+            createHash('sha256')
+              .update(rawNormalize(hits[h++ & MASK]!))
+              .digest('hex'),
+          ),
       },
     ],
     options,
@@ -192,7 +216,16 @@ async function suppressionSections(context: SuiteContext, options: MeasureOption
     ],
     tables: [
       {
-        columns: ['case', 'ours, ops/s', 'raw floor, ops/s', 'ours / raw', 'goal', 'ours per address', 'raw per address', 'noise (ours / raw)'],
+        columns: [
+          'case',
+          'ours, ops/s',
+          'raw floor, ops/s',
+          'ours / raw',
+          'goal',
+          'ours per address',
+          'raw per address',
+          'noise (ours / raw)',
+        ],
         rows: pairs.map(({ ours: o, raw: r, goal, what }) => {
           const value = ratio(o, r);
           if (o === checkHit) recordGoal('memory check hit', value);
@@ -514,7 +547,15 @@ async function retentionSection(context: SuiteContext): Promise<ReportSection> {
         ],
       },
       {
-        columns: ['end of day', 'with a retention of 1 day: live bytes', 'messages', 'dedup keys', 'token claims', 'without retention: live bytes', 'messages'],
+        columns: [
+          'end of day',
+          'with a retention of 1 day: live bytes',
+          'messages',
+          'dedup keys',
+          'token claims',
+          'without retention: live bytes',
+          'messages',
+        ],
         rows: weekRetained.map((day, i) => [
           String(i + 1),
           formatBytes(day.bytes),

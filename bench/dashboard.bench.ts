@@ -17,7 +17,15 @@ import Fastify from 'fastify';
 import postgres from 'postgres';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { collectGarbage, median } from './measure.js';
-import { formatBytes, formatCount, formatNanos, type BenchSuite, type ReportSection, type ReportTable, type SuiteContext } from './report.js';
+import {
+  formatBytes,
+  formatCount,
+  formatNanos,
+  type BenchSuite,
+  type ReportSection,
+  type ReportTable,
+  type SuiteContext,
+} from './report.js';
 import { MESSAGES, START, TRACKING_IDS, startServer } from './store-bench.js';
 
 const SCHEMA = 'mailwarden_bench_dashboard';
@@ -79,7 +87,8 @@ function dataset(size: Size): Dataset {
   const rest = size.messages - tenths; // spread round-robin over every ID (see trackingIdOfMessage)
   const busyMessages = tenths + Math.floor(rest / count) + (rest % count > busyIndex ? 1 : 0);
   const matches = Object.fromEntries(SEARCHES.map(({ word }) => [word, ids.filter((id) => id.includes(word)).length]));
-  if (!(matches.aurora! >= 3 && matches.aurora! <= 10) || matches.zqxj !== 0) throw new Error('bench: the rare and missing words do not fit');
+  if (!(matches.aurora! >= 3 && matches.aurora! <= 10) || matches.zqxj !== 0)
+    throw new Error('bench: the rare and missing words do not fit');
   return { ids, busy: ids[busyIndex]!, busyMessages, matches };
 }
 
@@ -101,14 +110,24 @@ async function fill(store: Store, data: Dataset, size: Size, context: SuiteConte
       const at = START + i * 1000;
       events.push({
         key: `sendgrid:delivered-${i}`,
-        message: { key: messageKey('sendgrid', messageId, recipient), provider: 'sendgrid', messageId, recipient, trackingId, facts: Fact.delivered, firstEventAt: at, lastEventAt: at },
+        message: {
+          key: messageKey('sendgrid', messageId, recipient),
+          provider: 'sendgrid',
+          messageId,
+          recipient,
+          trackingId,
+          facts: Fact.delivered,
+          firstEventAt: at,
+          lastEventAt: at,
+        },
         trackingIdSearchKey: trackingId.toLowerCase(),
         suppression: null,
       });
     }
     const outcomes = await store.applyEvents(PROJECT, events);
     if (outcomes.some((outcome) => outcome !== 'applied')) throw new Error('bench: an event was not applied');
-    if ((from / BATCH + 1) % 100 === 0) context.log(`  ${formatCount(from + BATCH)} messages (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    if ((from / BATCH + 1) % 100 === 0)
+      context.log(`  ${formatCount(from + BATCH)} messages (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
   const ms = performance.now() - started;
   // What the report says about the data, checked against the store.
@@ -285,7 +304,18 @@ interface CaseResult {
   revalidated?: boolean;
 }
 
-const emptyResult = (): CaseResult => ({ latency: [], frame: [], before: [], request: [], after: [], server: [], store: [], html: [], started: [], windows: [] });
+const emptyResult = (): CaseResult => ({
+  latency: [],
+  frame: [],
+  before: [],
+  request: [],
+  after: [],
+  server: [],
+  store: [],
+  html: [],
+  started: [],
+  windows: [],
+});
 
 /** GC pauses of this process (where the server runs), as [start, duration] in `performance.now()` time. */
 const gcPauses: [number, number][] = [];
@@ -331,7 +361,9 @@ async function typeWord(page: Page, server: Server, word: string, into: CaseResu
     into.request.push(sample.responseEnd - sample.fetchStart);
     into.after.push(sample.shownAt - sample.responseEnd);
   }
-  const request = server.requests.filter(({ url }) => url.pathname.endsWith('/tracking-ids') && url.searchParams.get('search') === word).at(-1);
+  const request = server.requests
+    .filter(({ url }) => url.pathname.endsWith('/tracking-ids') && url.searchParams.get('search') === word)
+    .at(-1);
   if (request !== undefined) into.server.push(request.ms);
   const call = server.calls.trackingIds.filter(({ what }) => what === word.toLowerCase()).at(-1);
   if (call !== undefined) into.store.push(call.ms);
@@ -364,7 +396,9 @@ async function loadMessages(page: Page, server: Server, trackingId: string | und
     into.request.push(sample.responseEnd - sample.fetchStart);
     into.after.push(sample.firstRowAt - sample.responseEnd);
   }
-  const request = server.requests.filter(({ url }) => url.pathname.endsWith('/messages') && (url.searchParams.get('trackingId') ?? undefined) === trackingId).at(-1);
+  const request = server.requests
+    .filter(({ url }) => url.pathname.endsWith('/messages') && (url.searchParams.get('trackingId') ?? undefined) === trackingId)
+    .at(-1);
   if (request !== undefined) into.server.push(request.ms);
   const call = server.calls.messages.filter(({ what }) => what === (trackingId ?? '')).at(-1);
   if (call !== undefined) into.store.push(call.ms);
@@ -381,7 +415,14 @@ interface StoreResult {
 const LOADS = ['unfiltered', 'filtered'] as const;
 
 /** Signs in, then every case in turn (A B C A B C…), `warmup` untimed rounds first. */
-async function measureCases(browser: Browser, server: Server, data: Dataset, size: Size, context: SuiteContext, kind: StoreKind): Promise<Record<string, CaseResult>> {
+async function measureCases(
+  browser: Browser,
+  server: Server,
+  data: Dataset,
+  size: Size,
+  context: SuiteContext,
+  kind: StoreKind,
+): Promise<Record<string, CaseResult>> {
   const browserContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {
     const page = await browserContext.newPage();
@@ -465,14 +506,21 @@ async function benchPostgres(browser: Browser, data: Dataset, size: Size, contex
 
 function firstLoadSection(): ReportSection {
   const html = readFileSync(`${APP_DIRECTORY}index.html`);
-  const referenced = [...html.toString('utf8').matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+\.(?:js|css))"/g)].map((match) => match[1]!);
+  const referenced = [...html.toString('utf8').matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+\.(?:js|css))"/g)].map(
+    (match) => match[1]!,
+  );
   const gz = (content: Buffer) => gzipSync(content, { level: 9 }).length;
   const files = referenced.map((reference) => {
     const content = readFileSync(new URL(reference, `file://${APP_DIRECTORY}`));
     return { name: reference.replace(/^\.\//, ''), raw: content.length, gzipped: gz(content) };
   });
   const total = { raw: files.reduce((sum, file) => sum + file.raw, 0), gzipped: files.reduce((sum, file) => sum + file.gzipped, 0) };
-  const row = (name: string, raw: number, gzipped: number) => [name, `${formatCount(raw)} B`, `${formatCount(gzipped)} B`, formatBytes(gzipped)];
+  const row = (name: string, raw: number, gzipped: number) => [
+    name,
+    `${formatCount(raw)} B`,
+    `${formatCount(gzipped)} B`,
+    formatBytes(gzipped),
+  ];
   return {
     title: 'Dashboard: first-load size',
     intro: [
@@ -524,12 +572,21 @@ function latencySection(data: Dataset, size: Size, results: StoreResult[], brows
   };
   const names = [...SEARCHES.map((search) => search.name), ...LOADS];
   const goal = (name: string) => {
-    const missed = results.filter((result) => !(percentile(result.cases[name]!.latency, 95) < GOAL_MS[result.kind])).map((result) => storeNames[result.kind]);
+    const missed = results
+      .filter((result) => !(percentile(result.cases[name]!.latency, 95) < GOAL_MS[result.kind]))
+      .map((result) => storeNames[result.kind]);
     return missed.length === 0 ? 'met' : `**missed** (${missed.join(', ')})`;
   };
   const optionsDiffer = SEARCHES.some(({ name }) => memory.cases[name]!.options !== pg.cases[name]!.options);
   const latencyTable: ReportTable = {
-    columns: ['case', 'memory p50', 'memory p95', 'Postgres p50', 'Postgres p95', `goal: p95 < ${GOAL_MS.memory} ms memory, < ${GOAL_MS.postgres} ms Postgres`],
+    columns: [
+      'case',
+      'memory p50',
+      'memory p95',
+      'Postgres p50',
+      'Postgres p95',
+      `goal: p95 < ${GOAL_MS.memory} ms memory, < ${GOAL_MS.postgres} ms Postgres`,
+    ],
     rows: names.map((name) => [
       labels[name]!,
       ms(percentile(memory.cases[name]!.latency, 50)),

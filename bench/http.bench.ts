@@ -133,7 +133,11 @@ function sparkpostBatchParts(): string[] {
     push('message_event', 'injection', 0, { msg_size: '18734', recv_method: 'rest' });
     const roll = r % 100;
     if (roll < 8) {
-      push('message_event', 'bounce', 2, { bounce_class: '10', reason: '550 5.1.1 unknown user', raw_reason: '550 5.1.1 <recipient>: user unknown' });
+      push('message_event', 'bounce', 2, {
+        bounce_class: '10',
+        reason: '550 5.1.1 unknown user',
+        raw_reason: '550 5.1.1 <recipient>: user unknown',
+      });
     } else if (roll < 12) {
       push('message_event', 'bounce', 2, { bounce_class: '22', reason: '452 4.2.2 mailbox full', raw_reason: '452 4.2.2 mailbox full' });
     } else {
@@ -310,7 +314,8 @@ async function startServer(role: ServerRole, children: Set<ChildProcess>): Promi
   child.once('exit', () => children.delete(child));
   const replies: ((reading: CpuReading) => void)[] = [];
   const ready = await new Promise<{ port: number; setupMs: number }>((resolve, reject) => {
-    const early = (code: number | null, signal: string | null) => reject(new Error(`bench: the ${name} server exited (${code ?? signal}) before listening`));
+    const early = (code: number | null, signal: string | null) =>
+      reject(new Error(`bench: the ${name} server exited (${code ?? signal}) before listening`));
     child.once('exit', early);
     child.on('message', (message: FromServer) => {
       if (message.type === 'ready') {
@@ -566,7 +571,9 @@ async function sameAnswers(ours: ServerHandle, bare: ServerHandle, requests: { p
     );
     const [a, b] = answers as [(typeof answers)[0], (typeof answers)[0]];
     if (a.status !== 200 || b.status !== 200 || a.type !== b.type || a.text !== b.text) {
-      throw new Error(`bench: ${ours.name} and ${bare.name} answer ${request.path} differently:\n${JSON.stringify(a)}\n${JSON.stringify(b)}`);
+      throw new Error(
+        `bench: ${ours.name} and ${bare.name} answer ${request.path} differently:\n${JSON.stringify(a)}\n${JSON.stringify(b)}`,
+      );
     }
     if (request.suppressed !== undefined && (JSON.parse(a.text) as { suppressed: boolean }).suppressed !== request.suppressed) {
       throw new Error(`bench: ${request.path} should answer suppressed: ${request.suppressed}; got ${a.text}`);
@@ -613,7 +620,10 @@ async function frameworkChecks(
   children: Set<ChildProcess>,
 ): Promise<{ pairs: Pair[]; servers: [ServerHandle, ServerHandle] }> {
   context.log(`${framework}: starting the servers (ours fills its memory store with ${formatCount(SUPPRESSIONS)} suppressions)…`);
-  const [ours, bare] = await Promise.all([startServer({ framework, kind: 'ours' }, children), startServer({ framework, kind: 'bare' }, children)]);
+  const [ours, bare] = await Promise.all([
+    startServer({ framework, kind: 'ours' }, children),
+    startServer({ framework, kind: 'bare' }, children),
+  ]);
   await sameAnswers(ours, bare, [
     ...Array.from({ length: 20 }, (_, k) => ({ path: checkPath(pick(true, k)), suppressed: true })),
     ...Array.from({ length: 20 }, (_, k) => ({ path: checkPath(pick(false, k)), suppressed: false })),
@@ -731,7 +741,9 @@ function checkSection(pairs: Pair[], plan: LoadPlan, servers: ServerHandle[]): R
       `Batch checks, in addresses per second: ` +
         pairs
           .filter((pair) => pair.ours.load.itemsPerRequest > 1)
-          .map((pair) => `${pair.what.split(':')[0]} ${formatCount(pair.ours.itemsPerSecond)} (bare ${formatCount(pair.bare.itemsPerSecond)})`)
+          .map(
+            (pair) => `${pair.what.split(':')[0]} ${formatCount(pair.ours.itemsPerSecond)} (bare ${formatCount(pair.bare.itemsPerSecond)})`,
+          )
           .join(', ') +
         `. Both bare routes normalize (without validating) and SHA-256-hash every address before looking it up, as ` +
         `every check must and as the in-process, Redis and Postgres floors do; ours also validates each one (see the ` +
@@ -796,7 +808,9 @@ async function webhookSection(servers: [ServerHandle, ServerHandle], context: Su
       server: ours,
       connections: WEBHOOK_CONNECTIONS,
       itemsPerRequest: WEBHOOK_BATCH,
-      requests: (_index, onBody) => [{ method: 'POST', path: webhookPath, headers, body: replayed, onResponse: (_status, text) => onBody(text) }],
+      requests: (_index, onBody) => [
+        { method: 'POST', path: webhookPath, headers, body: replayed, onResponse: (_status, text) => onBody(text) },
+      ],
       expect: expectCount('duplicates'),
     },
     {
@@ -848,7 +862,18 @@ async function webhookSection(servers: [ServerHandle, ServerHandle], context: Su
     ],
     tables: [
       {
-        columns: ['case', 'req/s', 'events/s', 'vs floor', 'goal', 'p99', 'server CPU per request', 'per event', 'errors, non-2xx', 'noise'],
+        columns: [
+          'case',
+          'req/s',
+          'events/s',
+          'vs floor',
+          'goal',
+          'p99',
+          'server CPU per request',
+          'per event',
+          'errors, non-2xx',
+          'noise',
+        ],
         rows: [
           row('ours, new events', newEvents!, formatRatio(intakeRatio), goalCell('http intake', intakeRatio)),
           row('ours, duplicates (a stored batch replayed)', duplicates!, formatRatio(loadRatio(duplicates!, floor!)), '—'),

@@ -36,7 +36,11 @@ interface Row {
 /** Valid row `i`: a unique address, a reason, a time over two years. */
 function validRow(i: number): Row {
   const r = mix(i + 0x9e37);
-  return { email: `user${i}.${(r % 9000) + 1000}@example${r % 997}.com`, reason: reasons[r % reasons.length]!, createdAt: START + (r % 63_072_000) * 1000 };
+  return {
+    email: `user${i}.${(r % 9000) + 1000}@example${r % 997}.com`,
+    reason: reasons[r % reasons.length]!,
+    createdAt: START + (r % 63_072_000) * 1000,
+  };
 }
 
 /**
@@ -45,7 +49,8 @@ function validRow(i: number): Row {
  */
 function* lines(): Generator<string> {
   const invalidText = ['not-an-address', 'a@', '@example.com', 'two@@example.com', 'spaces in@example.com'];
-  const line = (row: Row, upper = false) => `${upper ? row.email.toUpperCase() : row.email},${row.reason},${new Date(row.createdAt).toISOString()}`;
+  const line = (row: Row, upper = false) =>
+    `${upper ? row.email.toUpperCase() : row.email},${row.reason},${new Date(row.createdAt).toISOString()}`;
   let valid = 0;
   let duplicates = 0;
   let invalid = 0;
@@ -82,13 +87,21 @@ export async function writeImportFile(path: string): Promise<void> {
 }
 
 /** The CLI, built (dist/cli.js, as `npx mailwarden` runs it), timed, with its peak resident memory. */
-async function runImport(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ seconds: number; peakRss: number; summary: Record<string, unknown> }> {
+async function runImport(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ seconds: number; peakRss: number; summary: Record<string, unknown> }> {
   const reporter = join(root, 'bench', 'peak-rss.mjs');
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', reporter, join(root, 'packages/server/dist/cli.js'), 'suppressions', 'import', file, ...args], {
-    env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', reporter, join(root, 'packages/server/dist/cli.js'), 'suppressions', 'import', file, ...args],
+    {
+      env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -108,7 +121,15 @@ async function startService(): Promise<{ url: string; key: string; stop: () => P
   const key = `bench-${randomUUID()}`;
   const port = 20_000 + (mix(Date.now()) % 20_000);
   const child = spawn(process.execPath, [join(root, 'packages/server/dist/cli.js'), 'serve'], {
-    env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', PORT: String(port), MAILWARDEN_API_KEYS: `bench:${key}`, MAILWARDEN_DASHBOARD: 'false' },
+    env: {
+      ...process.env,
+      REDIS_URL: '',
+      DATABASE_URL: '',
+      MAILWARDEN_CONFIG: '',
+      PORT: String(port),
+      MAILWARDEN_API_KEYS: `bench:${key}`,
+      MAILWARDEN_DASHBOARD: 'false',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -137,7 +158,12 @@ function storedRows(): { hash: string; email: string; rank: number; createdAt: n
   const ranks = { manual: 1, hard_bounce: 2, complaint: 3 } as const;
   return Array.from({ length: VALID }, (_, i) => {
     const row = validRow(i);
-    return { hash: createHash('sha256').update(row.email).digest('hex'), email: row.email, rank: ranks[row.reason], createdAt: row.createdAt };
+    return {
+      hash: createHash('sha256').update(row.email).digest('hex'),
+      email: row.email,
+      rank: ranks[row.reason],
+      createdAt: row.createdAt,
+    };
   });
 }
 
@@ -147,7 +173,9 @@ async function postgresFloor(url: string, rows: ReturnType<typeof storedRows>): 
   try {
     await migrate(sql, { schema });
     const started = performance.now();
-    const copy = await sql.unsafe(`COPY "${schema}".suppressions (project_id, hash, email, reason, created_at, source, source_at) FROM STDIN`).writable();
+    const copy = await sql
+      .unsafe(`COPY "${schema}".suppressions (project_id, hash, email, reason, created_at, source, source_at) FROM STDIN`)
+      .writable();
     await pipeline(
       (function* () {
         for (let at = 0; at < rows.length; at += 10_000) {
@@ -191,7 +219,9 @@ export const importSuite: BenchSuite = {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' });
     const directory = mkdtempSync(join(tmpdir(), 'mailwarden-import-'));
     const file = join(directory, 'suppressions.csv');
-    const services = (await import(new URL('../scripts/test-services.ts', import.meta.url).href)) as Services & { startDurablePostgres(): Promise<string> };
+    const services = (await import(new URL('../scripts/test-services.ts', import.meta.url).href)) as Services & {
+      startDurablePostgres(): Promise<string>;
+    };
     try {
       context.log(`writing ${formatCount(ROWS + 1)} lines`);
       await writeImportFile(file);
@@ -215,7 +245,8 @@ export const importSuite: BenchSuite = {
 
       const results: string[][] = [];
       const expectAdded = (summary: Record<string, unknown>, store: string) => {
-        if (summary.added !== VALID || summary.invalid !== INVALID) throw new Error(`${store}: the import added ${String(summary.added)}, invalid ${String(summary.invalid)}`);
+        if (summary.added !== VALID || summary.invalid !== INVALID)
+          throw new Error(`${store}: the import added ${String(summary.added)}, invalid ${String(summary.invalid)}`);
       };
       const labels = {
         postgres: 'PostgreSQL (durable defaults)',
@@ -253,7 +284,11 @@ export const importSuite: BenchSuite = {
       context.log('memory: import over HTTP into a running service');
       const service = await startService();
       try {
-        const memory = await runImport(file, ['--project', 'bench', '--url', service.url, '--api-key', service.key, '--rejects', join(directory, 'memory.rejects.csv')], {});
+        const memory = await runImport(
+          file,
+          ['--project', 'bench', '--url', service.url, '--api-key', service.key, '--rejects', join(directory, 'memory.rejects.csv')],
+          {},
+        );
         expectAdded(memory.summary, 'memory');
         results.push(quickRows('memory', memory));
       } finally {
@@ -270,7 +305,7 @@ export const importSuite: BenchSuite = {
           title: 'Bulk import: 1 000 001 lines through the CLI',
           intro: [
             `\`mailwarden suppressions import\` (packages/server/dist/cli.js, built, in a process of its own) of a CSV of ${formatCount(ROWS + 1)} lines (${formatBytes(bytes)}): a header, then ${formatCount(VALID)} valid unique addresses with a reason (60 % hard bounce, 20 % complaint, 20 % manual) and a time, ${formatCount(DUPLICATES)} repeats of them (some in other letter case) and ${formatCount(INVALID)} invalid lines, mixed through the file. Every import added exactly ${formatCount(VALID)} and listed ${formatCount(INVALID)} rejects (checked). Peak memory is the CLI process's peak resident set (\`process.resourceUsage().maxRSS\`).`,
-            'PostgreSQL runs with its durable defaults (fsync, synchronous_commit and full_page_writes on), unlike the tests\' server; its floor is one `COPY` of the valid rows, already normalized and hashed, into the same table with its indexes. Redis\'s floor is pipelines of 1 000 `HSET`s of the packed values into one hash (no order index, no script). The memory store is the one of a running `mailwarden serve`, reached through `POST …/suppressions/bulk` (and `…/bulk-check` before each batch, for an exact resume); it has no floor. The CLI\'s own memory store (no `DATABASE_URL` or `REDIS_URL`) is gone when the CLI ends, so that import writes no checkpoint and checks nothing: it is the CLI\'s reading and the store\'s work alone, in one process whose peak memory holds the list.',
+            "PostgreSQL runs with its durable defaults (fsync, synchronous_commit and full_page_writes on), unlike the tests' server; its floor is one `COPY` of the valid rows, already normalized and hashed, into the same table with its indexes. Redis's floor is pipelines of 1 000 `HSET`s of the packed values into one hash (no order index, no script). The memory store is the one of a running `mailwarden serve`, reached through `POST …/suppressions/bulk` (and `…/bulk-check` before each batch, for an exact resume); it has no floor. The CLI's own memory store (no `DATABASE_URL` or `REDIS_URL`) is gone when the CLI ends, so that import writes no checkpoint and checks nothing: it is the CLI's reading and the store's work alone, in one process whose peak memory holds the list.",
           ],
           tables: [
             {

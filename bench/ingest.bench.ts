@@ -5,7 +5,7 @@ import { createHmac, createPublicKey, createSign, generateKeyPairSync, timingSaf
 import { createMailwarden, type Mailwarden, type WebhookRequest } from '@mailwarden/core';
 import { fetchTestSnsCertificate, testSnsSigner, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { goalCell, recordGoal } from './goals.js';
-import { measureGroup, ratio, } from './measure.js';
+import { measureGroup, ratio } from './measure.js';
 import { formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection } from './report.js';
 
 const PROJECT = 'bench';
@@ -144,7 +144,8 @@ function snsSignedText(envelope: Record<string, string>): string {
 function sesFloor(rawBody: Uint8Array): unknown {
   const envelope = JSON.parse(Buffer.from(rawBody).toString('utf8')) as Record<string, string>;
   const algorithm = envelope.SignatureVersion === '2' ? 'sha256' : 'sha1';
-  if (!verify(algorithm, Buffer.from(snsSignedText(envelope), 'utf8'), snsKey, Buffer.from(envelope.Signature!, 'base64'))) throw new Error('bench: bad SNS signature');
+  if (!verify(algorithm, Buffer.from(snsSignedText(envelope), 'utf8'), snsKey, Buffer.from(envelope.Signature!, 'base64')))
+    throw new Error('bench: bad SNS signature');
   return JSON.parse(envelope.Message!);
 }
 
@@ -152,7 +153,9 @@ function sesFloor(rawBody: Uint8Array): unknown {
 function mailgunFloor(rawBody: Uint8Array): unknown {
   const body = JSON.parse(Buffer.from(rawBody).toString('utf8')) as { signature: { timestamp: string; token: string; signature: string } };
   const { timestamp, token, signature } = body.signature;
-  const expected = createHmac('sha256', MAILGUN_KEY).update(timestamp + token).digest();
+  const expected = createHmac('sha256', MAILGUN_KEY)
+    .update(timestamp + token)
+    .digest();
   if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw new Error('bench: bad Mailgun signature');
   return body;
 }
@@ -209,7 +212,12 @@ const cases: IngestCase[] = [
     label: `SES: ${PER_REQUEST} SNS messages of one event`,
     floorLabel: '`JSON.parse` of envelope and message + RSA signature check of each',
     // One message per event: SES sends one notification per message and event type.
-    requests: (batch) => webhooksFor('ses', auth.ses, testEvents(batch, PER_REQUEST).map((event, i) => ({ ...event, messageId: `s${batch}x${i}` }))),
+    requests: (batch) =>
+      webhooksFor(
+        'ses',
+        auth.ses,
+        testEvents(batch, PER_REQUEST).map((event, i) => ({ ...event, messageId: `s${batch}x${i}` })),
+      ),
     floor: sesFloor,
   },
 ];
@@ -235,7 +243,12 @@ export const ingestSuite: BenchSuite = {
       context.log(`${label}…`);
       const [ours, parsed] = await measureGroup(
         [
-          { name: `ingest ${provider}`, itemsPerOp: events, setup: () => requests(batch++), run: (built: WebhookRequest[]) => ingestAll(provider, built) },
+          {
+            name: `ingest ${provider}`,
+            itemsPerOp: events,
+            setup: () => requests(batch++),
+            run: (built: WebhookRequest[]) => ingestAll(provider, built),
+          },
           {
             name: `${provider} floor`,
             itemsPerOp: events,

@@ -9,17 +9,38 @@ import postgres, { type Sql } from 'postgres';
 import { address, eventBatch } from './core.bench.js';
 import { goalCell, recordGoal } from './goals.js';
 import { measureGroup, ratio, type BenchCase, type Measurement, type MeasureOptions } from './measure.js';
-import { formatBytes, formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
-import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, rawHash, startServer } from './store-bench.js';
+import {
+  formatBytes,
+  formatCount,
+  formatNanos,
+  formatPercent,
+  formatRatio,
+  type BenchSuite,
+  type ReportSection,
+  type SuiteContext,
+} from './report.js';
+import {
+  BATCH,
+  COMPARISON_COLUMNS,
+  GOALS,
+  MESSAGES,
+  PAGE,
+  START,
+  SUPPRESSIONS,
+  TRACKING_IDS,
+  comparison,
+  rawHash,
+  startServer,
+} from './store-bench.js';
 
 const SCHEMA = 'mailwarden_bench';
-
-
 
 export const postgresSuite: BenchSuite = {
   name: 'postgres',
   async run(context) {
-    const options: MeasureOptions = context.quick ? { warmupMs: 150, sampleMs: 100, samples: 3 } : { warmupMs: 300, sampleMs: 300, samples: 7 };
+    const options: MeasureOptions = context.quick
+      ? { warmupMs: 150, sampleMs: 100, samples: 3 }
+      : { warmupMs: 300, sampleMs: 300, samples: 7 };
     const server = await startServer('postgres', context);
     // One connection each, so every call is one round trip on a warm connection, as in the Redis suite.
     const client = postgres(server.url, { max: 1, onnotice: () => {} });
@@ -43,8 +64,6 @@ export const postgresSuite: BenchSuite = {
 };
 
 /** The raw floor's address hash: trim, NFC, lower-case, SHA-256 (no validation; the bench addresses are ASCII). */
-
-
 
 /** Shared buffers an EXPLAIN ANALYZE of `text` touched (hit + read): the work of a query, whatever the clock says. */
 async function buffersOf(sql: Sql, text: string, params: unknown[]): Promise<number> {
@@ -103,14 +122,20 @@ async function suppressionSections(
   const batches = Array.from({ length: 256 }, (_, b) =>
     Array.from({ length: BATCH }, (_, j) => (j % 10 === 0 ? hitHashes[(b * BATCH + j) & MASK]! : missHashes[(b * BATCH + j) & MASK]!)),
   );
-  const batchEmails = batches.map((batch, b) => batch.map((_, j) => (j % 10 === 0 ? hitEmails[(b * BATCH + j) & MASK]! : `missing-${j}@example.com`)));
-  if ((await store.getSuppression(project, hitHashes[7]!)) === undefined || !(await mailwarden.suppressions.check(project, hitEmails[7]!)).suppressed) {
+  const batchEmails = batches.map((batch, b) =>
+    batch.map((_, j) => (j % 10 === 0 ? hitEmails[(b * BATCH + j) & MASK]! : `missing-${j}@example.com`)),
+  );
+  if (
+    (await store.getSuppression(project, hitHashes[7]!)) === undefined ||
+    !(await mailwarden.suppressions.check(project, hitEmails[7]!)).suppressed
+  ) {
     throw new Error('bench: a stored address is not found');
   }
 
   // The raw calls: the statement any implementation sends, as a postgres.js tagged template (prepared).
   const s = raw(SCHEMA);
-  const rawGet = (hash: string) => raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ${hash}`;
+  const rawGet = (hash: string) =>
+    raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ${hash}`;
   const rawGetMany = (list: string[]) =>
     raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ANY(${raw.array(list)}::text[])`;
 
@@ -144,7 +169,8 @@ async function suppressionSections(
     [project, total - PAGE - 1],
   );
   const deep = { createdAt: deepRow!.created_at as number, hash: deepRow!.hash as string };
-  if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE) throw new Error('bench: the deep page is short');
+  if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE)
+    throw new Error('bench: the deep page is short');
   const firstSql = `SELECT hash, email, reason, created_at FROM ${table} WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`;
   const deepSql = `SELECT hash, email, reason, created_at FROM ${table}
     WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`;
@@ -188,7 +214,12 @@ async function suppressionSections(
             comparison(`\`suppressions.checkMany\` of ${BATCH} vs hash + = ANY`, checkMany!, rawMany!, GOALS.batch),
             comparison(`\`getSuppressions\` of ${BATCH} vs = ANY`, getMany!, rawMany2!, GOALS.batch),
             comparison(`\`listSuppressions\` page of ${PAGE}, depth 0 vs keyset SELECT`, first!, rawFirst!, undefined),
-            comparison(`\`listSuppressions\` page of ${PAGE}, depth ${formatCount(total - PAGE)} vs keyset SELECT`, deepPage!, rawDeep!, undefined),
+            comparison(
+              `\`listSuppressions\` page of ${PAGE}, depth ${formatCount(total - PAGE)} vs keyset SELECT`,
+              deepPage!,
+              rawDeep!,
+              undefined,
+            ),
           ],
         },
         {
@@ -201,7 +232,13 @@ async function suppressionSections(
               formatRatio(deepOverFirst),
               `≤ ${formatRatio(GOALS.deep)} ${deepOverFirst <= GOALS.deep ? 'met' : '**missed**'}`,
             ],
-            [`for contrast: raw \`OFFSET ${formatCount(total - PAGE)}\``, '—', formatNanos(offsetDeep!.nsPerOp), formatRatio(offsetDeep!.nsPerOp / rawFirst!.nsPerOp), '—'],
+            [
+              `for contrast: raw \`OFFSET ${formatCount(total - PAGE)}\``,
+              '—',
+              formatNanos(offsetDeep!.nsPerOp),
+              formatRatio(offsetDeep!.nsPerOp / rawFirst!.nsPerOp),
+              '—',
+            ],
           ],
         },
       ],
@@ -225,7 +262,11 @@ async function suppressionSections(
           columns: ['relation', 'total', 'bytes per suppression'],
           rows: [
             ['table (heap)', formatBytes(Number(sizes!.heap)), (Number(sizes!.heap) / total).toFixed(1)],
-            ...indexSizes.map((index) => [`index \`${index.name}\``, formatBytes(Number(index.bytes)), (Number(index.bytes) / total).toFixed(1)]),
+            ...indexSizes.map((index) => [
+              `index \`${index.name}\``,
+              formatBytes(Number(index.bytes)),
+              (Number(index.bytes) / total).toFixed(1),
+            ]),
             ['all (`pg_total_relation_size`)', formatBytes(Number(sizes!.total)), (Number(sizes!.total) / total).toFixed(1)],
           ],
         },
@@ -310,7 +351,12 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
           if (result.accepted !== batch.length) throw new Error(`bench: ${result.accepted} of ${batch.length} accepted`);
         },
       },
-      { name: 'raw statement', itemsPerOp: 1000, setup: () => eventBatch(rawNext++), run: (batch: DeliveryEvent[]) => rawIngest(raw, 'raw-ingest', batch) },
+      {
+        name: 'raw statement',
+        itemsPerOp: 1000,
+        setup: () => eventBatch(rawNext++),
+        run: (batch: DeliveryEvent[]) => rawIngest(raw, 'raw-ingest', batch),
+      },
       {
         name: 'raw statement + timeline entries',
         itemsPerOp: 1000,
@@ -342,7 +388,8 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
   await raw.unsafe(`VACUUM ANALYZE ${SCHEMA}.messages`);
   const deepIndex = messages - PAGE - 1;
   const deep = { firstEventAt: START - deepIndex * 1000, key: deepIndex.toString(16).padStart(32, '0') };
-  if ((await store.listMessages(project, { limit: PAGE, after: deep })).length !== PAGE) throw new Error('bench: the deep message page is short');
+  if ((await store.listMessages(project, { limit: PAGE, after: deep })).length !== PAGE)
+    throw new Error('bench: the deep message page is short');
   context.log('message pages…');
   const [first, deepPage, firstDelivered, deepDelivered] = await measureGroup(
     [
@@ -356,7 +403,14 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
   const deepOverFirst = 1 / ratio(deepPage!, first!);
   const deepOverFirstFiltered = 1 / ratio(deepDelivered!, firstDelivered!);
 
-  const row = (what: string, m: Measurement, goal = '—') => [what, formatCount(m.itemsPerSecond), formatNanos(m.nsPerItem), formatNanos(m.nsPerOp), goal, formatPercent(m.spread)];
+  const row = (what: string, m: Measurement, goal = '—') => [
+    what,
+    formatCount(m.itemsPerSecond),
+    formatNanos(m.nsPerItem),
+    formatNanos(m.nsPerOp),
+    goal,
+    formatPercent(m.spread),
+  ];
   const versus = 1 / ratio(ours!, rawFloor!);
   const timelinesVersus = 1 / ratio(rawTimelines!, rawFloor!);
   const versusTimelines = 1 / ratio(ours!, rawTimelines!);
@@ -378,17 +432,37 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
       {
         columns: ['case', 'events/s', 'per event', 'per batch', 'goal', 'noise'],
         rows: [
-          row('`applyEvents`, 1 000 new events', ours!, `ours / raw (time): ${formatRatio(versus)}, ${goalCell('postgres applyEvents', versus)}`),
+          row(
+            '`applyEvents`, 1 000 new events',
+            ours!,
+            `ours / raw (time): ${formatRatio(versus)}, ${goalCell('postgres applyEvents', versus)}`,
+          ),
           row('raw statement, 1 000 events', rawFloor!),
-          row('raw statement + timeline entries, 1 000 events', rawTimelines!, `this / raw: ${formatRatio(timelinesVersus)}; ours / this: ${formatRatio(versusTimelines)}`),
+          row(
+            'raw statement + timeline entries, 1 000 events',
+            rawTimelines!,
+            `this / raw: ${formatRatio(timelinesVersus)}; ours / this: ${formatRatio(versusTimelines)}`,
+          ),
           row('`applyEvents`, the same 1 000 events again (duplicates)', duplicates!),
         ],
       },
       {
         columns: [`\`listMessages\`, page of ${PAGE}`, 'depth 0', `depth ${formatCount(messages - PAGE)}`, 'deep / first (time)', 'goal'],
         rows: [
-          ['no filter', formatNanos(first!.nsPerOp), formatNanos(deepPage!.nsPerOp), formatRatio(deepOverFirst), `≤ ${formatRatio(GOALS.deep)} ${deepOverFirst <= GOALS.deep ? 'met' : '**missed**'}`],
-          ['status = delivered (a third match)', formatNanos(firstDelivered!.nsPerOp), formatNanos(deepDelivered!.nsPerOp), formatRatio(deepOverFirstFiltered), `≤ ${formatRatio(GOALS.deep)} ${deepOverFirstFiltered <= GOALS.deep ? 'met' : '**missed**'}`],
+          [
+            'no filter',
+            formatNanos(first!.nsPerOp),
+            formatNanos(deepPage!.nsPerOp),
+            formatRatio(deepOverFirst),
+            `≤ ${formatRatio(GOALS.deep)} ${deepOverFirst <= GOALS.deep ? 'met' : '**missed**'}`,
+          ],
+          [
+            'status = delivered (a third match)',
+            formatNanos(firstDelivered!.nsPerOp),
+            formatNanos(deepDelivered!.nsPerOp),
+            formatRatio(deepOverFirstFiltered),
+            `≤ ${formatRatio(GOALS.deep)} ${deepOverFirstFiltered <= GOALS.deep ? 'met' : '**missed**'}`,
+          ],
         ],
       },
     ],

@@ -3,34 +3,43 @@
 // over 100 000 IDs, and Redis memory per suppression. Uses REDIS_URL, or starts redis-server the way
 // the tests do (scripts/test-services.ts).
 import { hash, randomUUID } from 'node:crypto';
-import {
-  createMailwarden,
-  normalizeEmail,
-  type DeliveryEvent,
-  type Store,
-} from '@mailwarden/core';
-import {
-  Fact,
-  createEmailHasher,
-  messageKey,
-  type StoredEvent,
-} from '@mailwarden/core/store';
+import { createMailwarden, normalizeEmail, type DeliveryEvent, type Store } from '@mailwarden/core';
+import { Fact, createEmailHasher, messageKey, type StoredEvent } from '@mailwarden/core/store';
 import { createRedisStore } from '@mailwarden/redis';
 import { SUPPRESSION_BLOCK_MAX } from '../packages/redis/src/layout.js';
 import { Redis } from 'ioredis';
 import { address, eventBatch } from './core.bench.js';
 import { goalCell, recordGoal } from './goals.js';
 import { measureGroup, ratio, type BenchCase, type Measurement, type MeasureOptions } from './measure.js';
-import { formatBytes, formatCount, formatNanos, formatPercent, formatRatio, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
-import { BATCH, COMPARISON_COLUMNS, GOALS, MESSAGES, PAGE, START, SUPPRESSIONS, TRACKING_IDS, comparison, startServer } from './store-bench.js';
-
-
-
+import {
+  formatBytes,
+  formatCount,
+  formatNanos,
+  formatPercent,
+  formatRatio,
+  type BenchSuite,
+  type ReportSection,
+  type SuiteContext,
+} from './report.js';
+import {
+  BATCH,
+  COMPARISON_COLUMNS,
+  GOALS,
+  MESSAGES,
+  PAGE,
+  START,
+  SUPPRESSIONS,
+  TRACKING_IDS,
+  comparison,
+  startServer,
+} from './store-bench.js';
 
 export const redisSuite: BenchSuite = {
   name: 'redis',
   async run(context) {
-    const options: MeasureOptions = context.quick ? { warmupMs: 150, sampleMs: 100, samples: 3 } : { warmupMs: 300, sampleMs: 300, samples: 7 };
+    const options: MeasureOptions = context.quick
+      ? { warmupMs: 150, sampleMs: 100, samples: 3 }
+      : { warmupMs: 300, sampleMs: 300, samples: 7 };
     const server = await startServer('redis', context);
     const client = new Redis(server.url);
     const raw = new Redis(server.url);
@@ -78,8 +87,6 @@ async function inFlight(count: number, width: number, call: (i: number) => Promi
   );
   return performance.now() - started;
 }
-
-
 
 // --- suppressions -----------------------------------------------------------------------------------
 
@@ -136,8 +143,13 @@ async function suppressionSections(
   const hitFields = hitHashes.map(field);
   const missFields = missHashes.map(field);
   const batchFields = batches.map((batch) => batch.map(field));
-  const batchEmails = batches.map((batch, b) => batch.map((_, j) => (j % 10 === 0 ? hitEmails[(b * BATCH + j) & MASK]! : `missing-${j}@example.com`)));
-  if ((await store.getSuppression(project, hitHashes[7]!)) === undefined || !(await mailwarden.suppressions.check(project, hitEmails[7]!)).suppressed) {
+  const batchEmails = batches.map((batch, b) =>
+    batch.map((_, j) => (j % 10 === 0 ? hitEmails[(b * BATCH + j) & MASK]! : `missing-${j}@example.com`)),
+  );
+  if (
+    (await store.getSuppression(project, hitHashes[7]!)) === undefined ||
+    !(await mailwarden.suppressions.check(project, hitEmails[7]!)).suppressed
+  ) {
     throw new Error('bench: a stored address is not found');
   }
 
@@ -170,10 +182,13 @@ async function suppressionSections(
   const deep = { createdAt: START + PAGE, hash: hashes[PAGE]! };
   const deepMember = Buffer.concat([orderBytesOf(deep.createdAt), Buffer.from(deep.hash, 'hex')]);
   // The raw side reads the block that holds each cursor (found here, untimed).
-  const deepHead = ((await raw.zrangeBuffer(`${tag}sk`, Buffer.concat([Buffer.from('['), deepMember]), '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)) as Buffer[])[0]!;
+  const deepHead = (
+    (await raw.zrangeBuffer(`${tag}sk`, Buffer.concat([Buffer.from('['), deepMember]), '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)) as Buffer[]
+  )[0]!;
   const [firstBlock, deepBlock] = [blockOf(Buffer.alloc(0)), blockOf(deepHead)];
   const afterDeep = Buffer.concat([Buffer.from('('), deepMember]);
-  if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE) throw new Error('bench: the deep page is short');
+  if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE)
+    throw new Error('bench: the deep page is short');
   const [first, deepPage, rawFirst, rawDeep] = await group([
     { name: 'page at depth 0', run: () => store.listSuppressions(project, { limit: PAGE }) },
     { name: `page at depth ${total - PAGE}`, run: () => store.listSuppressions(project, { limit: PAGE, after: deep }) },
@@ -211,7 +226,12 @@ async function suppressionSections(
             comparison(`\`suppressions.checkMany\` of ${BATCH} vs hash + HMGET`, checkMany!, rawMany!, GOALS.batch),
             comparison(`\`getSuppressions\` of ${BATCH} vs HMGET`, getMany!, rawMany2!, GOALS.batch),
             comparison(`\`listSuppressions\` page of ${PAGE}, depth 0 vs ZRANGE BYLEX`, first!, rawFirst!, undefined),
-            comparison(`\`listSuppressions\` page of ${PAGE}, depth ${formatCount(total - PAGE)} vs ZRANGE BYLEX`, deepPage!, rawDeep!, undefined),
+            comparison(
+              `\`listSuppressions\` page of ${PAGE}, depth ${formatCount(total - PAGE)} vs ZRANGE BYLEX`,
+              deepPage!,
+              rawDeep!,
+              undefined,
+            ),
           ],
         },
         {
@@ -249,7 +269,12 @@ async function suppressionSections(
               goalCell('redis bytes', perSuppression),
             ],
             ['`MEMORY USAGE` of the HASH', formatBytes(hashBytes), (hashBytes / total).toFixed(1), '—'],
-            [`\`MEMORY USAGE\` of the order: heads + ${formatCount(heads.length)} blocks`, formatBytes(orderBytes), (orderBytes / total).toFixed(1), '—'],
+            [
+              `\`MEMORY USAGE\` of the order: heads + ${formatCount(heads.length)} blocks`,
+              formatBytes(orderBytes),
+              (orderBytes / total).toFixed(1),
+              '—',
+            ],
             ['`MEMORY USAGE`, all (SAMPLES 0)', formatBytes(keyBytes), (keyBytes / total).toFixed(1), '—'],
           ],
         },
@@ -294,7 +319,23 @@ function rawIngest(raw: Redis, prefix: string, events: readonly DeliveryEvent[])
     const time = event.occurredAt.getTime();
     const member = `${String(Number.MAX_SAFE_INTEGER - time).padStart(17, '0')}${key}`;
     pipeline.set(`${prefix}e:${event.eventKey}`, '1', 'NX');
-    pipeline.hset(`${prefix}m:${key}`, 'p', event.provider, 'i', event.messageId!, 'r', event.recipient, 't', event.trackingId!, 'f', 4, 'a', time, 'b', time);
+    pipeline.hset(
+      `${prefix}m:${key}`,
+      'p',
+      event.provider,
+      'i',
+      event.messageId!,
+      'r',
+      event.recipient,
+      't',
+      event.trackingId!,
+      'f',
+      4,
+      'a',
+      time,
+      'b',
+      time,
+    );
     pipeline.zadd(`${prefix}mo`, 0, member);
     pipeline.zadd(`${prefix}mt:${event.trackingId}`, 0, member);
     pipeline.hset(`${prefix}t`, event.trackingId!, `1,1,0,0,${time},${event.trackingId}`);
@@ -302,7 +343,14 @@ function rawIngest(raw: Redis, prefix: string, events: readonly DeliveryEvent[])
   return pipeline.exec();
 }
 
-async function messageSection(context: SuiteContext, options: MeasureOptions, store: Store, client: Redis, raw: Redis, keyPrefix: string): Promise<ReportSection> {
+async function messageSection(
+  context: SuiteContext,
+  options: MeasureOptions,
+  store: Store,
+  client: Redis,
+  raw: Redis,
+  keyPrefix: string,
+): Promise<ReportSection> {
   const mailwarden = createMailwarden({ store });
   const batchOptions: MeasureOptions = context.quick ? { samples: 3, operationsPerSample: 2 } : { samples: 5, operationsPerSample: 5 };
   let next = 0;
@@ -342,12 +390,16 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
   context.log(`filling a project with ${formatCount(messages)} messages (batches of 1 000)…`);
   const fillStarted = performance.now();
   for (let from = 0; from < messages; from += 1000) {
-    await store.applyEvents(project, Array.from({ length: 1000 }, (_, j) => fillerEvent(from + j)));
+    await store.applyEvents(
+      project,
+      Array.from({ length: 1000 }, (_, j) => fillerEvent(from + j)),
+    );
   }
   const fillMs = performance.now() - fillStarted;
   const deepEvent = fillerEvent(messages - PAGE - 1).message!;
   const deep = { firstEventAt: deepEvent.firstEventAt, key: deepEvent.key };
-  if ((await store.listMessages(project, { limit: PAGE, after: deep })).length !== PAGE) throw new Error('bench: the deep message page is short');
+  if ((await store.listMessages(project, { limit: PAGE, after: deep })).length !== PAGE)
+    throw new Error('bench: the deep message page is short');
   context.log('message pages…');
   const [first, deepPage, firstDelivered, deepDelivered] = await measureGroup(
     [
@@ -370,7 +422,14 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
     goalCell('redis applyEvents hold', perCall.maxNs / 1e6),
   ];
   recordGoal('redis applyEvents hold', perCall.maxNs / 1e6, `${formatNanos(perCall.meanNs)} mean, calls of ${eventsPerCall} events`);
-  const row = (what: string, m: Measurement, goal = '—') => [what, formatCount(m.itemsPerSecond), formatNanos(m.nsPerItem), formatNanos(m.nsPerOp), goal, formatPercent(m.spread)];
+  const row = (what: string, m: Measurement, goal = '—') => [
+    what,
+    formatCount(m.itemsPerSecond),
+    formatNanos(m.nsPerItem),
+    formatNanos(m.nsPerOp),
+    goal,
+    formatPercent(m.spread),
+  ];
   const versus = 1 / ratio(ours!, rawFloor!);
   return {
     title: 'Redis store: `applyEvents` and message pages',
@@ -401,8 +460,20 @@ async function messageSection(context: SuiteContext, options: MeasureOptions, st
       {
         columns: ['`listMessages`, page of 51', 'depth 0', `depth ${formatCount(messages - PAGE)}`, 'deep / first (time)', 'goal'],
         rows: [
-          ['no filter', formatNanos(first!.nsPerOp), formatNanos(deepPage!.nsPerOp), formatRatio(deepOverFirst), `≤ ${formatRatio(GOALS.deep)} ${deepOverFirst <= GOALS.deep ? 'met' : '**missed**'}`],
-          ['status = delivered (all match)', formatNanos(firstDelivered!.nsPerOp), formatNanos(deepDelivered!.nsPerOp), formatRatio(deepOverFirstFiltered), `≤ ${formatRatio(GOALS.deep)} ${deepOverFirstFiltered <= GOALS.deep ? 'met' : '**missed**'}`],
+          [
+            'no filter',
+            formatNanos(first!.nsPerOp),
+            formatNanos(deepPage!.nsPerOp),
+            formatRatio(deepOverFirst),
+            `≤ ${formatRatio(GOALS.deep)} ${deepOverFirst <= GOALS.deep ? 'met' : '**missed**'}`,
+          ],
+          [
+            'status = delivered (all match)',
+            formatNanos(firstDelivered!.nsPerOp),
+            formatNanos(deepDelivered!.nsPerOp),
+            formatRatio(deepOverFirstFiltered),
+            `≤ ${formatRatio(GOALS.deep)} ${deepOverFirstFiltered <= GOALS.deep ? 'met' : '**missed**'}`,
+          ],
         ],
       },
     ],
@@ -433,7 +504,12 @@ async function scriptCallTimes(client: Redis, raw: Redis, batches: number, run: 
     },
   });
   for (let i = 0; i < batches; i++) await run(timed);
-  return { batches, calls: micros.length, meanNs: (micros.reduce((sum, us) => sum + us, 0) * 1000) / micros.length, maxNs: Math.max(...micros) * 1000 };
+  return {
+    batches,
+    calls: micros.length,
+    meanNs: (micros.reduce((sum, us) => sum + us, 0) * 1000) / micros.length,
+    maxNs: Math.max(...micros) * 1000,
+  };
 }
 
 // --- tracking-ID search -----------------------------------------------------------------------------
@@ -444,7 +520,13 @@ async function scriptStats(redis: Redis, command: 'evalsha' | 'evalsha_ro'): Pro
   return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
 }
 
-async function trackingIdSection(context: SuiteContext, store: Store, client: Redis, raw: Redis, keyPrefix: string): Promise<ReportSection> {
+async function trackingIdSection(
+  context: SuiteContext,
+  store: Store,
+  client: Redis,
+  raw: Redis,
+  keyPrefix: string,
+): Promise<ReportSection> {
   const project = 'tracking-ids';
   const count = context.quick ? 10_000 : TRACKING_IDS;
   context.log(`${formatCount(count)} tracking IDs…`);
@@ -480,7 +562,8 @@ async function trackingIdSection(context: SuiteContext, store: Store, client: Re
     const perCall = await scriptCallTimes(client, raw, 5, async (timed) => {
       found = (await createRedisStore({ client: timed, keyPrefix }).listTrackingIds(project, { limit: PAGE, ...query })).length;
     });
-    if (query.search === 'zzz') recordGoal('redis search no match', narrow!.nsPerOp / 1e6, `${perCall.calls / perCall.batches} script calls`);
+    if (query.search === 'zzz')
+      recordGoal('redis search no match', narrow!.nsPerOp / 1e6, `${perCall.calls / perCall.batches} script calls`);
     rows.push([
       what,
       String(found),

@@ -45,11 +45,9 @@ export function renderSection(section: ReportSection): string {
 export function renderTable(table: ReportTable): string {
   const align = table.columns.map((_, i) => table.align?.[i] ?? (i === 0 ? 'left' : 'right'));
   const line = (cells: string[]) => `| ${cells.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
-  return [
-    line(table.columns),
-    `|${align.map((side) => (side === 'right' ? '---:' : ':---')).join('|')}|`,
-    ...table.rows.map(line),
-  ].join('\n');
+  return [line(table.columns), `|${align.map((side) => (side === 'right' ? '---:' : ':---')).join('|')}|`, ...table.rows.map(line)].join(
+    '\n',
+  );
 }
 
 // --- formatting -------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ const writeDoc = !quick && only.length === 0;
 
 const started = performance.now();
 const loadBefore = loadavg()[0]!;
-const log = (message: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+const log = (message: string) =>
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') log('node runs without --expose-gc; enabling gc at run time');
 
 const sections: ReportSection[] = [];
@@ -74,7 +75,10 @@ added the benchmark. Benchmarks never run in the tests; nothing asserts timings.
 against the revision before it is in [performance-history.md](performance-history.md)
 (\`npm run bench:compare\`).
 
-${[goalsSection(), ...sections].filter((section) => section !== undefined).map(renderSection).join('\n\n')}
+${[goalsSection(), ...sections]
+  .filter((section) => section !== undefined)
+  .map(renderSection)
+  .join('\n\n')}
 `;
 
 if (writeDoc) {

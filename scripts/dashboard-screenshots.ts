@@ -55,7 +55,11 @@ try {
   console.log('docs/dashboard/counts-per-day.png');
 
   // A message with the most to tell: deferred on its way, delivered, then opened and clicked.
-  const { items } = await service.mailwarden.messages.list(DEMO_PROJECT, { trackingId: 'newsletter-2026-11-20', status: 'delivered', limit: 100 });
+  const { items } = await service.mailwarden.messages.list(DEMO_PROJECT, {
+    trackingId: 'newsletter-2026-11-20',
+    status: 'delivered',
+    limit: 100,
+  });
   const eventful = items.find((message) => (['deferred', 'opened', 'clicked'] as const).every((fact) => message.facts.includes(fact)));
   if (eventful === undefined) throw new Error('the demo has no deferred, opened and clicked message in newsletter-2026-11-20');
   await page.goto(`${service.url}/dashboard/messages?trackingId=newsletter-2026-11-20&id=${eventful.id}`);
@@ -74,10 +78,14 @@ try {
   await shoot('suppressions');
 
   // Below the addresses added by hand and imported, the automatic ones with their cause.
-  await page.getByRole('row').filter({ hasText: 'Provider event' }).first().evaluate((row) => {
-    row.scrollIntoView({ block: 'start' });
-    window.scrollBy(0, -60);
-  });
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'Provider event' })
+    .first()
+    .evaluate((row) => {
+      row.scrollIntoView({ block: 'start' });
+      window.scrollBy(0, -60);
+    });
   await shoot('suppressions-causes');
 
   // The check's cause opens the message that suppressed the address: a hard bounce and what the server said.
@@ -100,7 +108,11 @@ try {
   await phone.getByRole('table').waitFor();
   await shoot('messages-phone', phone);
   // Scrolled to the list, which is what a phone shows below the counts.
-  await phone.getByRole('table').locator('tbody tr').first().evaluate((row) => row.scrollIntoView({ block: 'start' }));
+  await phone
+    .getByRole('table')
+    .locator('tbody tr')
+    .first()
+    .evaluate((row) => row.scrollIntoView({ block: 'start' }));
   await shoot('messages-list-phone', phone);
 
   await phone.goto(`${service.url}/dashboard/messages?trackingId=newsletter-2026-11-20`);

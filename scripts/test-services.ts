@@ -138,14 +138,32 @@ async function startPostgres({ durable = false } = {}): Promise<string> {
   const directory = temporaryDirectory('mailwarden-pg-');
   if (user !== undefined) chownSync(directory, user.uid, user.gid);
   const run = (file: string, args: string[]) =>
-    user === undefined ? [file, args] as const : (['runuser', ['-u', user.name, '--', file, ...args]] as const);
+    user === undefined ? ([file, args] as const) : (['runuser', ['-u', user.name, '--', file, ...args]] as const);
 
-  const [initFile, initArgs] = run(join(bin, 'initdb'), ['-D', join(directory, 'data'), '-U', 'mailwarden', '--auth=trust', '-E', 'UTF8', '--locale=C']);
+  const [initFile, initArgs] = run(join(bin, 'initdb'), [
+    '-D',
+    join(directory, 'data'),
+    '-U',
+    'mailwarden',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+  ]);
   execFileSync(initFile, initArgs, { stdio: 'pipe' });
 
   const port = await freePort();
   const [file, args] = run(join(bin, 'postgres'), [
-    '-D', join(directory, 'data'), '-p', String(port), '-k', directory, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
+    '-D',
+    join(directory, 'data'),
+    '-p',
+    String(port),
+    '-k',
+    directory,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'max_connections=200',
     ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ]);
   spawnServer('postgres', file, [...args]);
@@ -156,7 +174,12 @@ async function startPostgres({ durable = false } = {}): Promise<string> {
 function findPostgresBin(): string | undefined {
   const candidates = [
     ...(process.env.PATH ?? '').split(':'),
-    ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort().reverse().map((v) => `/usr/lib/postgresql/${v}/bin`) : []),
+    ...(existsSync('/usr/lib/postgresql')
+      ? readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((v) => `/usr/lib/postgresql/${v}/bin`)
+      : []),
   ];
   return candidates.find((dir) => dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres')));
 }
@@ -186,7 +209,18 @@ function redisServer(): string {
 async function startRedis(): Promise<string> {
   const port = await freePort();
   const directory = temporaryDirectory('mailwarden-redis-');
-  spawnServer('redis', redisServer(), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', directory]);
+  spawnServer('redis', redisServer(), [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    directory,
+  ]);
   await waitForPort(port, 'Redis');
   return `redis://127.0.0.1:${port}`;
 }
@@ -199,15 +233,31 @@ async function startRedisCluster(): Promise<string> {
   const ports = [await freePort(), await freePort(), await freePort()];
   for (const port of ports) {
     spawnServer(`redis-cluster-${port}`, server, [
-      '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-      '--cluster-config-file', join(directory, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', directory,
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(directory, `nodes-${port}.conf`),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      directory,
     ]);
   }
   for (const port of ports) await waitForPort(port, 'Redis cluster node');
   const nodes = ports.map((port) => `127.0.0.1:${port}`);
   execFileSync(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'pipe' });
   const deadline = Date.now() + 20_000;
-  while (!execFileSync(cli, ['-p', String(ports[0]), 'cluster', 'info']).toString().includes('cluster_state:ok')) {
+  while (
+    !execFileSync(cli, ['-p', String(ports[0]), 'cluster', 'info'])
+      .toString()
+      .includes('cluster_state:ok')
+  ) {
     if (Date.now() > deadline) throw new Error('The local Redis cluster did not reach cluster_state:ok within 20 s.');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -232,19 +282,25 @@ export function luac(): string {
 
 /** Debian's Chromium, driven by playwright-core (Playwright's own browser downloads need the internet). */
 async function startChromium(): Promise<string> {
-  const executablePath =
-    process.env.CHROMIUM_PATH ??
-    findOnPath('chromium') ??
-    (installDebianPackage('chromium'), findOnPath('chromium'));
+  const executablePath = process.env.CHROMIUM_PATH ?? findOnPath('chromium') ?? (installDebianPackage('chromium'), findOnPath('chromium'));
   if (executablePath === undefined) {
-    throw new Error('Chromium not found for the dashboard tests. Install Debian\'s chromium package (apt-get install chromium) or set CHROMIUM_PATH.');
+    throw new Error(
+      "Chromium not found for the dashboard tests. Install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH.",
+    );
   }
   const browser = await chromium.launchServer({
     executablePath,
     headless: true,
     host: '127.0.0.1',
     // Without these, Chromium keeps trying to reach Google's services, which a closed network refuses.
-    args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   running.browser = browser;
   return browser.wsEndpoint();

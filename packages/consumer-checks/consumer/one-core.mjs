@@ -35,8 +35,15 @@ assert.equal(esmCore.isMailwardenError(new Error('plain')), false);
 // Within one format, every entry shares one copy of each module: an error thrown by the store kit's
 // code is an instance of the main entry's class.
 const scope = { listing: 'suppressions', projectId: 'acme', filters: {} };
-for (const [format, core, storeKit] of [['esm', esmCore, esmStoreKit], ['cjs', cjsCore, cjsStoreKit]]) {
-  assert.throws(() => storeKit.createCursorCodec().decode(scope, '!', undefined), core.MailwardenError, `${format}: one MailwardenError across entries`);
+for (const [format, core, storeKit] of [
+  ['esm', esmCore, esmStoreKit],
+  ['cjs', cjsCore, cjsStoreKit],
+]) {
+  assert.throws(
+    () => storeKit.createCursorCodec().decode(scope, '!', undefined),
+    core.MailwardenError,
+    `${format}: one MailwardenError across entries`,
+  );
 }
 
 // The dashboard's files ship in the tarball and are found from either build.

@@ -22,7 +22,9 @@ export async function embedded(): Promise<boolean> {
 }
 
 export async function onRedis(url: string): Promise<core.Store> {
-  return storeKit.createCheckCache({ store: mailwardenRedis.createRedisStore({ client: new ioredis.Redis(url), keyPrefix: 'mailwarden:' }) });
+  return storeKit.createCheckCache({
+    store: mailwardenRedis.createRedisStore({ client: new ioredis.Redis(url), keyPrefix: 'mailwarden:' }),
+  });
 }
 
 export async function onPostgres(url: string): Promise<core.Store> {
@@ -33,8 +35,16 @@ export async function onPostgres(url: string): Promise<core.Store> {
 
 export async function bindings(store: core.Store): Promise<void> {
   const mailwarden = core.createMailwarden({ store });
-  express().use('/mailwarden', mailwardenExpress.createMailwardenRouter({ mailwarden, apiKeys: { secret: 'acme' }, dashboard: dashboard.createDashboard() }));
-  await Fastify.fastify().register(mailwardenFastify.mailwardenPlugin, { prefix: '/mailwarden', mailwarden, apiKeys: { secret: 'acme' }, dashboard: true });
+  express().use(
+    '/mailwarden',
+    mailwardenExpress.createMailwardenRouter({ mailwarden, apiKeys: { secret: 'acme' }, dashboard: dashboard.createDashboard() }),
+  );
+  await Fastify.fastify().register(mailwardenFastify.mailwardenPlugin, {
+    prefix: '/mailwarden',
+    mailwarden,
+    apiKeys: { secret: 'acme' },
+    dashboard: true,
+  });
 }
 
 export function codeOf(error: unknown): core.ErrorCode | undefined {

@@ -1,6 +1,15 @@
 // An application's code against the published packages, typechecked in a project outside the repo under
 // `module: nodenext` and under `moduleResolution: bundler`. It is compiled, never run.
-import { createMailwarden, createMemoryStore, isMailwardenError, MailwardenError, attachSendGridTrackingId, createHttpHandler, type DeliveryEvent, type Store } from '@mailwarden/core';
+import {
+  createMailwarden,
+  createMemoryStore,
+  isMailwardenError,
+  MailwardenError,
+  attachSendGridTrackingId,
+  createHttpHandler,
+  type DeliveryEvent,
+  type Store,
+} from '@mailwarden/core';
 import { checkSuppressionResponseSchema, errorBodySchema } from '@mailwarden/core/schemas';
 import { createCheckCache, createEmailHasher, type StoredEvent } from '@mailwarden/core/store';
 import { createDashboard, dashboardFor, type Dashboard } from '@mailwarden/dashboard';
@@ -17,13 +26,22 @@ import postgres from 'postgres';
 export async function embedded(): Promise<string[]> {
   const mailwarden = createMailwarden({ store: createMemoryStore() });
   const event: DeliveryEvent = {
-    provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'm-1',
-    recipient: 'bob@example.com', trackingId: 'welcome', occurredAt: new Date(), eventKey: 'evt-1',
+    provider: 'sendgrid',
+    type: 'bounced',
+    bounceClass: 'hard',
+    messageId: 'm-1',
+    recipient: 'bob@example.com',
+    trackingId: 'welcome',
+    occurredAt: new Date(),
+    eventKey: 'evt-1',
   };
   await mailwarden.applyEvents('acme', [event]);
   const check = checkSuppressionResponseSchema.parse(await mailwarden.suppressions.check('acme', 'bob@example.com'));
   const request = attachSendGridTrackingId({ personalizations: [{ to: [{ email: 'ana@example.com' }] }] }, 'welcome');
-  const { allowed } = await mailwarden.filterSuppressed('acme', request.personalizations.flatMap((p) => p.to.map((to) => to.email)));
+  const { allowed } = await mailwarden.filterSuppressed(
+    'acme',
+    request.personalizations.flatMap((p) => p.to.map((to) => to.email)),
+  );
   return check.suppressed ? allowed : [];
 }
 
@@ -47,7 +65,12 @@ export function inExpress(store: Store): express.Express {
 export async function inFastify(store: Store, dashboard: Dashboard = createDashboard()): Promise<void> {
   const app = Fastify();
   app.setErrorHandler(mailwardenFrameworkErrors);
-  await app.register(mailwardenPlugin, { prefix: '/mailwarden', mailwarden: createMailwarden({ store }), apiKeys: { secret: 'acme' }, dashboard: dashboardFor(dashboard) ?? false });
+  await app.register(mailwardenPlugin, {
+    prefix: '/mailwarden',
+    mailwarden: createMailwarden({ store }),
+    apiKeys: { secret: 'acme' },
+    dashboard: dashboardFor(dashboard) ?? false,
+  });
 }
 
 export async function handlerAlone(): Promise<number> {

@@ -87,11 +87,12 @@ beforeAll(() => {
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const block = diagnostic.file === undefined ? undefined : byFile.get(diagnostic.file.fileName);
     const where =
-      block === undefined || diagnostic.start === undefined
-        ? undefined
-        : diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start);
+      block === undefined || diagnostic.start === undefined ? undefined : diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start);
     const doc = block?.doc ?? '(no doc)';
-    const position = block === undefined || where === undefined ? (diagnostic.file?.fileName ?? '') : `${doc}:${block.line + where.line}:${where.character + 1}`;
+    const position =
+      block === undefined || where === undefined
+        ? (diagnostic.file?.fileName ?? '')
+        : `${doc}:${block.line + where.line}:${where.character + 1}`;
     const message = `${position} TS${diagnostic.code} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
     problems.set(doc, [...(problems.get(doc) ?? []), message]);
   }
@@ -109,7 +110,9 @@ describe(`docs code blocks: ${programs.length} typechecked in one program, ${ski
   it('skips only blocks marked as signature listings, and lists them', () => {
     const listed = skipped.map((block) => `${block.doc}:${block.line}`);
     // Shown in the test output: what is deliberately not compiled.
-    console.info(`docs-examples: ${programs.length} blocks typechecked; ${skipped.length} signature listings skipped:\n  ${listed.join('\n  ')}`);
+    console.info(
+      `docs-examples: ${programs.length} blocks typechecked; ${skipped.length} signature listings skipped:\n  ${listed.join('\n  ')}`,
+    );
     for (const block of skipped) expect(block.info).toEqual(expect.arrayContaining(['signature']));
     expect(relative(root, outDir)).toBe(join('packages', 'consumer-checks', '.docs-examples'));
   });

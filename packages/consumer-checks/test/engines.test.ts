@@ -51,9 +51,14 @@ test(`no dependency or peer of a public package, at any depth, declares engines 
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     const manifest = read(next.dir);
     const range = manifest.engines?.node;
-    if (!next.root && range !== undefined && !semver.satisfies(NODE, range)) excluding.push(`${manifest.name}@${manifest.version} (node ${range}), via ${next.path}`);
+    if (!next.root && range !== undefined && !semver.satisfies(NODE, range))
+      excluding.push(`${manifest.name}@${manifest.version} (node ${range}), via ${next.path}`);
     // Optional dependencies and peers not installed here are skipped: npm leaves them out on this platform.
-    const names = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})];
+    const names = [
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.optionalDependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+    ];
     for (const name of new Set(names)) {
       const dir = resolvePackage(name, next.dir);
       if (dir === undefined || seen.has(dir)) continue;

@@ -20,7 +20,7 @@ import {
   type TestWebhook,
 } from '@mailwarden/core/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { codeBlocks, } from './markdown-blocks.js';
+import { codeBlocks } from './markdown-blocks.js';
 
 /**
  * docs/getting-started.md, run as a reader would, once per provider. The doc is the only source: the
@@ -96,9 +96,13 @@ const providerApis: Record<Provider, ProviderApi> = {
     trackingIds: (request) => [json(request)['metadata'].service_id],
   },
   postmark: {
-    answer: (id) => ({ status: 200, body: [{ ErrorCode: 0, Message: 'OK', MessageID: id, SubmittedAt: new Date().toISOString(), To: 'you@example.com' }] }),
+    answer: (id) => ({
+      status: 200,
+      body: [{ ErrorCode: 0, Message: 'OK', MessageID: id, SubmittedAt: new Date().toISOString(), To: 'you@example.com' }],
+    }),
     recipients: (request) => (JSON.parse(request.body) as { To: string }[]).map((message) => message.To),
-    trackingIds: (request) => (JSON.parse(request.body) as { Metadata: { service_id: string } }[]).map((message) => message.Metadata.service_id),
+    trackingIds: (request) =>
+      (JSON.parse(request.body) as { Metadata: { service_id: string } }[]).map((message) => message.Metadata.service_id),
   },
   mandrill: {
     answer: (id) => ({ status: 200, body: [{ email: 'you@example.com', status: 'sent', _id: id, reject_reason: null }] }),
@@ -216,7 +220,11 @@ beforeAll(async () => {
   sesEndpoint = createServer((request, response) => {
     void readBody(request).then((body) => {
       const messageId = newMessageId('ses');
-      sent.push({ provider: 'ses', request: { url: request.url!, headers: new Headers(request.headers as Record<string, string>), body }, messageId });
+      sent.push({
+        provider: 'ses',
+        request: { url: request.url!, headers: new Headers(request.headers as Record<string, string>), body },
+        messageId,
+      });
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(providerApis.ses.answer(messageId).body));
     });
   });
@@ -245,7 +253,12 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
 
   it('installs every package its app file imports', () => {
     const imported = [...appBlock.code.matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]!);
-    const packages = imported.map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+    const packages = imported.map((specifier) =>
+      specifier
+        .split('/')
+        .slice(0, specifier.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
     const have = installed(section);
     expect(packages.filter((name) => !have.has(name))).toEqual([]);
     expect(have.has('@mailwarden/server'), 'the mailwarden command').toBe(true);
@@ -263,7 +276,11 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
     const port = await freePort();
 
     // Step 2: the exports as the doc writes them (SendGrid's block also makes the key pair with openssl), then the app.
-    const envJson = await sh(runBlock.code.replace('npx tsx app.ts', `node -e 'process.stdout.write(JSON.stringify(process.env))'`), dir, port);
+    const envJson = await sh(
+      runBlock.code.replace('npx tsx app.ts', `node -e 'process.stdout.write(JSON.stringify(process.env))'`),
+      dir,
+      port,
+    );
     const shellEnv = JSON.parse(envJson) as Record<string, string>;
     const env: Record<string, string> = Object.fromEntries(exportedNames(runBlock.code).map((name) => [name, shellEnv[name]!]));
     env['PORT'] = String(port);
@@ -287,7 +304,10 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
       // Step 3: the send, through the gate; the answer is the one the doc shows.
       const before = sent.length;
       const answer = await sh(commonBlock('3. Send through the gate', 'curl ').code, dir, port, env);
-      const shown = only(blocks.filter((block) => block.heading === '3. Send through the gate' && block.info[0] === 'json'), 'the answer shown').code;
+      const shown = only(
+        blocks.filter((block) => block.heading === '3. Send through the gate' && block.info[0] === 'json'),
+        'the answer shown',
+      ).code;
       expect(JSON.parse(answer)).toEqual(JSON.parse(shown));
       const requests = sent.slice(before).filter((entry) => entry.provider === provider);
       expect(requests.length).toBeGreaterThan(0);
@@ -302,16 +322,28 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
       // Step 4: the doc's command with the flags it names, then the provider's delivery webhook for the
       // message just sent, from the testing kit, over a socket.
       expect(docText, 'step 4 names the flags it swaps in').toContain('`--type delivered --to you@example.com`');
-      const reported = await sh(webhookCommand.replace('--type bounced --to bounced@example.com', '--type delivered --to you@example.com'), dir, port, env);
+      const reported = await sh(
+        webhookCommand.replace('--type bounced --to bounced@example.com', '--type delivered --to you@example.com'),
+        dir,
+        port,
+        env,
+      );
       expect(reported).toMatch(/→ 200 \{"accepted":1,/);
       const messageId = requests[0]!.messageId;
-      const webhook = deliveryWebhook(provider, env, dir, { type: 'delivered', recipient: 'you@example.com', trackingId: 'welcome', messageId });
+      const webhook = deliveryWebhook(provider, env, dir, {
+        type: 'delivered',
+        recipient: 'you@example.com',
+        trackingId: 'welcome',
+        messageId,
+      });
       const delivered = await postWebhook(webhookUrl(`http://localhost:${port}/mailwarden`, 'acme', provider), webhook);
       expect(delivered.status).toBe(200);
       expect(await delivered.json()).toMatchObject({ accepted: 1 });
 
       // Step 5: the API the dashboard reads shows both messages; the dashboard's pages are served.
-      const listed = JSON.parse(await sh(commonBlock('5. Open the dashboard', 'curl ').code, dir, port, env)) as { items: Record<string, unknown>[] };
+      const listed = JSON.parse(await sh(commonBlock('5. Open the dashboard', 'curl ').code, dir, port, env)) as {
+        items: Record<string, unknown>[];
+      };
       expect(listed.items).toEqual(
         expect.arrayContaining([
           expect.objectContaining({ recipient: 'you@example.com', status: 'delivered', trackingId: 'welcome', provider, messageId }),
@@ -320,7 +352,9 @@ describe.each(Object.entries(sections) as [Provider, string][])('docs/getting-st
       );
       // The message sent in step 3, and the one step 4's command made up.
       expect(listed.items.filter((item) => item.recipient === 'you@example.com' && item.status === 'delivered')).toHaveLength(2);
-      const pages = [...new Set([...docText.matchAll(/<(http:\/\/localhost:3000\/mailwarden\/dashboard\/[^>]*)>/g)].map((match) => match[1]!))];
+      const pages = [
+        ...new Set([...docText.matchAll(/<(http:\/\/localhost:3000\/mailwarden\/dashboard\/[^>]*)>/g)].map((match) => match[1]!)),
+      ];
       expect(pages.length).toBeGreaterThanOrEqual(3);
       for (const page of pages) {
         const response = await realFetch(page.replace('localhost:3000', `localhost:${port}`));

@@ -32,7 +32,10 @@ afterAll(async () => {
  * returns the user variables Mailgun would report: each `v:` field of the multipart body it received,
  * and the members of `h:X-Mailgun-Variables`.
  */
-async function sendAndReadVariables(fields: Parameters<typeof attachMailgunTrackingId>[0], useFetch: boolean): Promise<Record<string, unknown>> {
+async function sendAndReadVariables(
+  fields: Parameters<typeof attachMailgunTrackingId>[0],
+  useFetch: boolean,
+): Promise<Record<string, unknown>> {
   received = [];
   const { port } = server.address() as AddressInfo;
   const mg = new Mailgun(FormData).client({ username: 'api', key: 'key-test', url: `http://127.0.0.1:${port}`, useFetch });

@@ -28,7 +28,7 @@ function mailgunVariables(mime: string): Record<string, unknown> {
 }
 
 describe('attachMailgunSmtpTrackingId through nodemailer 10 (MIME build)', () => {
-  it('its result is what nodemailer takes as headers, in nodemailer\'s own types and @types/nodemailer', () => {
+  it("its result is what nodemailer takes as headers, in nodemailer's own types and @types/nodemailer", () => {
     const headers = attachMailgunSmtpTrackingId({ 'X-Campaign': 'spring', 'x-mailgun-variables': '{"a":1}' }, 'spring-sale');
     expectTypeOf(headers).toExtend<NonNullable<SendMailOptions['headers']>>();
     expectTypeOf(headers).toExtend<NonNullable<DefinitelyTypedMail.Options['headers']>>();
@@ -40,20 +40,25 @@ describe('attachMailgunSmtpTrackingId through nodemailer 10 (MIME build)', () =>
 
   it('attach → nodemailer MIME → Mailgun reads the header → the same ID; 7-bit unless smtputf8', async () => {
     await fc.assert(
-      fc.asyncProperty(trackingIdArbitrary, fc.boolean(), fc.constantFrom(undefined, '{"plan":"Zürich =?x?="}'), async (id, smtputf8, caller) => {
-        const headers = attachMailgunSmtpTrackingId(caller === undefined ? {} : { 'X-Mailgun-Variables': caller }, id, { smtputf8 });
-        const mime = await build(headers);
-        const head = mime.slice(0, mime.indexOf('\r\n\r\n'));
-        if (!smtputf8) expect(head).toMatch(/^[\x00-\x7f]*$/);
-        const variables = mailgunVariables(mime);
-        expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
-        if (caller !== undefined) expect(variables['plan']).toBe('Zürich =?x?=');
-      }),
+      fc.asyncProperty(
+        trackingIdArbitrary,
+        fc.boolean(),
+        fc.constantFrom(undefined, '{"plan":"Zürich =?x?="}'),
+        async (id, smtputf8, caller) => {
+          const headers = attachMailgunSmtpTrackingId(caller === undefined ? {} : { 'X-Mailgun-Variables': caller }, id, { smtputf8 });
+          const mime = await build(headers);
+          const head = mime.slice(0, mime.indexOf('\r\n\r\n'));
+          if (!smtputf8) expect(head).toMatch(/^[\x00-\x7f]*$/);
+          const variables = mailgunVariables(mime);
+          expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
+          if (caller !== undefined) expect(variables['plan']).toBe('Zürich =?x?=');
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
-  it('pinned: the real-SDK run\'s failures, now carried', async () => {
+  it("pinned: the real-SDK run's failures, now carried", async () => {
     // A literal encoded word inside the JSON: a receiver that decodes it gets {"service_id":""""}.
     const lookAlike = '=?UTF-8?B?IiI=?=';
     expect(() => mailgunVariables(`X-Mailgun-Variables: {"service_id":"${lookAlike}"}\r\n\r\n`)).toThrow(SyntaxError);

@@ -19,7 +19,10 @@ function serviceIdField(message: string): { lines: string[]; trackingId: string 
   let end = start + 1;
   while (end < head.length && /^[ \t]/.test(head[end]!)) end++;
   const lines = head.slice(start, end);
-  const value = lines.join('\r\n').slice(lines[0]!.indexOf(':') + 1).trimStart();
+  const value = lines
+    .join('\r\n')
+    .slice(lines[0]!.indexOf(':') + 1)
+    .trimStart();
   return { lines, trackingId: readSesHeaderTrackingId([{ name: 'X-Service-Id', value }]) };
 }
 
@@ -37,7 +40,7 @@ describe("ses.md's nodemailer advice: X-Service-Id prepared and folded", () => {
     );
   });
 
-  it('the other way, the helper on nodemailer\'s output, gives the same field', async () => {
+  it("the other way, the helper on nodemailer's output, gives the same field", async () => {
     await fc.assert(
       fc.asyncProperty(trackingIdArbitrary, async (id) => {
         const field = serviceIdField(attachSesHeaderTrackingId(await mime(), id));

@@ -27,12 +27,20 @@ function exportedFiles(exports: unknown, condition = ''): string[] {
 test('npm pack -w @mailwarden/core in a clone without dist/ builds it first: the tarball has every exported file', async () => {
   clone = await mkdtemp(join(tmpdir(), 'mailwarden-clone-'));
   // What a clone of the working tree holds (tracked files, and new ones not ignored), for the root and core.
-  const { stdout } = await run('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'package.json', 'tsup.base.ts', 'tsconfig.base.json', 'packages/core'], { cwd: repoRoot });
+  const { stdout } = await run(
+    'git',
+    ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'package.json', 'tsup.base.ts', 'tsconfig.base.json', 'packages/core'],
+    { cwd: repoRoot },
+  );
   const files = stdout.split('\n').filter((file) => file !== '');
-  await Promise.all(files.map((file) => cp(join(repoRoot, file), join(clone!, file), { force: true }).catch((error: NodeJS.ErrnoException) => {
-    // A file deleted in the working tree but not yet in the index: a clone would not have it either.
-    if (error.code !== 'ENOENT') throw error;
-  })));
+  await Promise.all(
+    files.map((file) =>
+      cp(join(repoRoot, file), join(clone!, file), { force: true }).catch((error: NodeJS.ErrnoException) => {
+        // A file deleted in the working tree but not yet in the index: a clone would not have it either.
+        if (error.code !== 'ENOENT') throw error;
+      }),
+    ),
+  );
   // Dependencies as `npm ci` installs them (the workspace links resolve into the repo, which core never imports).
   await symlink(join(repoRoot, 'node_modules'), join(clone, 'node_modules'), 'dir');
   const packages = await readdir(join(clone, 'packages'));
@@ -44,7 +52,10 @@ test('npm pack -w @mailwarden/core in a clone without dist/ builds it first: the
   await run('npm', ['pack', '-w', '@mailwarden/core', '--pack-destination', tarballs], { cwd: clone });
   const [tarball] = await readdir(tarballs);
   const { stdout: listing } = await run('tar', ['-tzf', join(tarballs, tarball!)]);
-  const packed = listing.split('\n').filter((line) => line !== '').map((line) => line.replace(/^package\//, ''));
+  const packed = listing
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^package\//, ''));
 
   const manifest = await readManifest(join(repoRoot, 'packages/core'));
   const exported = [...new Set(exportedFiles(manifest.exports))].filter((file) => file !== 'package.json');

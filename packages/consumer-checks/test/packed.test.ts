@@ -21,7 +21,16 @@ const core = '@mailwarden/core';
 
 /** Named exports each entry point must have, in both formats; entry points not listed are still imported. */
 const expectedExports: Record<string, string[]> = {
-  '@mailwarden/core': ['createMailwarden', 'createMemoryStore', 'MailwardenError', 'isMailwardenError', 'errorStatus', 'createHttpHandler', 'createWebhookIngest', 'attachSendGridTrackingId'],
+  '@mailwarden/core': [
+    'createMailwarden',
+    'createMemoryStore',
+    'MailwardenError',
+    'isMailwardenError',
+    'errorStatus',
+    'createHttpHandler',
+    'createWebhookIngest',
+    'attachSendGridTrackingId',
+  ],
   '@mailwarden/core/schemas': ['suppressionSchema', 'checkSuppressionResponseSchema', 'errorBodySchema'],
   '@mailwarden/core/store': ['createCheckCache', 'createEmailHasher', 'createCursorCodec', 'mergeMessage'],
   '@mailwarden/redis': ['createRedisStore'],
@@ -40,7 +49,7 @@ const expectedExports: Record<string, string[]> = {
 const esmOnly: Record<string, string> = {
   '@mailwarden/server':
     'an application (the mailwarden CLI) whose library entry is for scripts around the service; CommonJS callers on Node 20.19+ (its engines) load it with require(), checked below',
-  '@mailwarden/store-test-suite': 'a vitest suite, and vitest 4 is ESM-only: the store author\'s test file that runs it is ESM',
+  '@mailwarden/store-test-suite': "a vitest suite, and vitest 4 is ESM-only: the store author's test file that runs it is ESM",
 };
 
 /** publint messages accepted, by package and code, with the reason. None so far. */
@@ -61,7 +70,8 @@ beforeAll(async () => {
   attw = startAttw();
   attw.catch(() => {}); // reported by its own test, never as an unhandled rejection
   await installScratchProject(packed, repoRoot, scratch);
-  for (const file of ['uses-every-package.mts', 'uses-every-package.cts', 'one-core.mjs']) await copyFile(join(consumerDir, file), join(scratch, file));
+  for (const file of ['uses-every-package.mts', 'uses-every-package.cts', 'one-core.mjs'])
+    await copyFile(join(consumerDir, file), join(scratch, file));
   typechecks = startTypechecks();
   typechecks.catch(() => {});
 }, 300_000);
@@ -85,7 +95,9 @@ function specifier(name: string, entry: string): string {
 function shipsCommonJs(target: unknown): boolean {
   if (typeof target === 'string') return target.endsWith('.cjs');
   if (target === null || typeof target !== 'object') return false;
-  return Object.entries(target).some(([condition, value]) => condition !== '@mailwarden/source' && (condition === 'require' || shipsCommonJs(value)));
+  return Object.entries(target).some(
+    ([condition, value]) => condition !== '@mailwarden/source' && (condition === 'require' || shipsCommonJs(value)),
+  );
 }
 
 /** Every file an `exports` entry can resolve to for a consumer: the repo's `@mailwarden/source` condition left out. */
@@ -117,7 +129,12 @@ async function exportedNames(format: 'esm' | 'cjs', specifiers: string[]): Promi
 function startTypechecks(): Promise<Finished[]> {
   const tsc = resolveBin('typescript', 'tsc', checksDir);
   const compilerOptions = { strict: true, noEmit: true, target: 'es2022', types: ['node'] };
-  const every = packed.flatMap((pkg) => entryPoints(pkg.manifest).map((entry) => ({ spec: specifier(pkg.manifest.name, entry), cjs: shipsCommonJs(pkg.manifest.exports?.[entry]) })));
+  const every = packed.flatMap((pkg) =>
+    entryPoints(pkg.manifest).map((entry) => ({
+      spec: specifier(pkg.manifest.name, entry),
+      cjs: shipsCommonJs(pkg.manifest.exports?.[entry]),
+    })),
+  );
   const projects = {
     // Every entry point of every package, so one made public later is typechecked with no edit here.
     'every-entry.mts': `${every.map(({ spec }, i) => `import * as entry${i} from '${spec}';`).join('\n')}\nexport const entries = [${every.map((_, i) => `entry${i}`).join(', ')}];\n`,
@@ -135,7 +152,9 @@ function startTypechecks(): Promise<Finished[]> {
   };
   return (async () => {
     for (const [file, text] of Object.entries(projects)) await writeFile(join(scratch, file), text);
-    return Promise.all(['tsconfig.nodenext.json', 'tsconfig.bundler.json'].map((project) => run(process.execPath, [tsc, '-p', project], { cwd: scratch })));
+    return Promise.all(
+      ['tsconfig.nodenext.json', 'tsconfig.bundler.json'].map((project) => run(process.execPath, [tsc, '-p', project], { cwd: scratch })),
+    );
   })();
 }
 
@@ -145,7 +164,9 @@ function startAttw(): Promise<{ pkg: PackedPackage; profile: string; finished: F
     packed.map(async (pkg) => {
       const profile = esmOnly[pkg.manifest.name] === undefined ? 'strict' : 'esm-only';
       // A local tarball, and no DefinitelyTyped lookup: nothing here needs the network.
-      const finished = await run(process.execPath, [bin, pkg.tarball, '--format', 'json', '--profile', profile, '--no-definitely-typed'], { cwd: work });
+      const finished = await run(process.execPath, [bin, pkg.tarball, '--format', 'json', '--profile', profile, '--no-definitely-typed'], {
+        cwd: work,
+      });
       return { pkg, profile, finished };
     }),
   );
@@ -164,8 +185,10 @@ describe('the packed packages', () => {
     for (const pkg of packed) {
       const name = pkg.manifest.name;
       const say = (problem: string) => problems.push(`${name}: ${problem}`);
-      for (const required of ['LICENSE', 'README.md', 'package.json']) if (!pkg.files.includes(required)) say(`no ${required} in the tarball`);
-      if (pkg.files.includes('LICENSE') && (await readFile(join(installedDir(pkg), 'LICENSE'), 'utf8')) !== license) say('LICENSE differs from the repo root LICENSE');
+      for (const required of ['LICENSE', 'README.md', 'package.json'])
+        if (!pkg.files.includes(required)) say(`no ${required} in the tarball`);
+      if (pkg.files.includes('LICENSE') && (await readFile(join(installedDir(pkg), 'LICENSE'), 'utf8')) !== license)
+        say('LICENSE differs from the repo root LICENSE');
       const manifest = await readManifest(installedDir(pkg));
       if (manifest.license !== 'MIT') say(`license is ${manifest.license}`);
       expectField(say, 'repository', manifest.repository, { type: 'git', url: `git+${repositoryUrl}.git`, directory: pkg.location });
@@ -173,12 +196,21 @@ describe('the packed packages', () => {
       expectField(say, 'bugs', manifest.bugs, { url: `${repositoryUrl}/issues` });
       const targets = Object.values(manifest.exports ?? {}).flatMap(exportTargets);
       for (const file of pkg.files) {
-        if (file.startsWith('src/') && !targets.some((target) => target.startsWith('./src/'))) say(`ships ${file}, but no export points into src/`);
-        if (/(?:^|\/)(?:test|tests|__tests__|__snapshots__|fixtures)\/|\.(?:test|spec)\.[cm]?[jt]sx?$|\.tsbuildinfo$|(?:^|\/)tsconfig[^/]*\.json$/.test(file)) say(`ships ${file}`);
+        if (file.startsWith('src/') && !targets.some((target) => target.startsWith('./src/')))
+          say(`ships ${file}, but no export points into src/`);
+        if (
+          /(?:^|\/)(?:test|tests|__tests__|__snapshots__|fixtures)\/|\.(?:test|spec)\.[cm]?[jt]sx?$|\.tsbuildinfo$|(?:^|\/)tsconfig[^/]*\.json$/.test(
+            file,
+          )
+        )
+          say(`ships ${file}`);
       }
       for (const entry of manifest.files ?? []) {
         const path = entry.replace(/^\.\//, '').replace(/\/$/, '');
-        if (!pkg.files.some((file) => file === path || file.startsWith(`${path}/`))) say(`"files" names ${entry}, but the tarball has nothing there (not built? \`npm run build:dashboard\` builds the dashboard's app/)`);
+        if (!pkg.files.some((file) => file === path || file.startsWith(`${path}/`)))
+          say(
+            `"files" names ${entry}, but the tarball has nothing there (not built? \`npm run build:dashboard\` builds the dashboard's app/)`,
+          );
       }
     }
     expect(problems).toEqual([]);
@@ -202,16 +234,24 @@ describe('the packed packages', () => {
         if (dependencies[core] === undefined) problems.push(`${manifest.name}: an application installs its own core (dependencies)`);
         continue;
       }
-      if (dependencies[core] !== undefined) problems.push(`${manifest.name}: core in dependencies can install a second copy; make it a peer`);
+      if (dependencies[core] !== undefined)
+        problems.push(`${manifest.name}: core in dependencies can install a second copy; make it a peer`);
       if (peerDependencies[core] === undefined) problems.push(`${manifest.name}: core must be a peer dependency`);
       const version = packed.find((pkg) => pkg.manifest.name === core)!.manifest.version;
-      if (devDependencies[core] !== version) problems.push(`${manifest.name}: core ${version} must be a devDependency too, so the workspace links it`);
+      if (devDependencies[core] !== version)
+        problems.push(`${manifest.name}: core ${version} must be a devDependency too, so the workspace links it`);
     }
     expect(problems).toEqual([]);
   });
 
   test('each format of each package holds one copy of every module (CommonJS entries share chunks too)', async () => {
-    const copies = (await Promise.all(packed.map(async (pkg) => (await modulesInSeveralFiles(installedDir(pkg), pkg.files)).map((copy) => `${pkg.manifest.name}: ${copy}`)))).flat();
+    const copies = (
+      await Promise.all(
+        packed.map(async (pkg) =>
+          (await modulesInSeveralFiles(installedDir(pkg), pkg.files)).map((copy) => `${pkg.manifest.name}: ${copy}`),
+        ),
+      )
+    ).flat();
     expect(copies).toEqual([]);
   });
 });
@@ -227,8 +267,19 @@ describe('installed from the tarballs, outside the repo', { timeout: 180_000 }, 
   });
 
   test('every entry point imports from ESM and from CommonJS, with the same named exports', async () => {
-    const specs = packed.flatMap((pkg) => entryPoints(pkg.manifest).map((entry) => ({ pkg, entry, spec: specifier(pkg.manifest.name, entry) })));
-    const [esm, cjs] = await Promise.all([exportedNames('esm', specs.map(({ spec }) => spec)), exportedNames('cjs', specs.map(({ spec }) => spec))]);
+    const specs = packed.flatMap((pkg) =>
+      entryPoints(pkg.manifest).map((entry) => ({ pkg, entry, spec: specifier(pkg.manifest.name, entry) })),
+    );
+    const [esm, cjs] = await Promise.all([
+      exportedNames(
+        'esm',
+        specs.map(({ spec }) => spec),
+      ),
+      exportedNames(
+        'cjs',
+        specs.map(({ spec }) => spec),
+      ),
+    ]);
     const problems: string[] = [];
     for (const { pkg, entry, spec } of specs) {
       const fromEsm = esm[spec]!;
@@ -237,10 +288,12 @@ describe('installed from the tarballs, outside the repo', { timeout: 180_000 }, 
       // Without a CommonJS build, require() loads the ESM build (Node 20.19+, require(esm)).
       if (!Array.isArray(fromCjs)) problems.push(`require('${spec}') failed: ${fromCjs.error}`);
       if (!Array.isArray(fromEsm) || !Array.isArray(fromCjs)) continue;
-      if (fromEsm.join() !== fromCjs.join()) problems.push(`${spec}: ESM exports ${fromEsm.join(', ')} but CommonJS exports ${fromCjs.join(', ')}`);
+      if (fromEsm.join() !== fromCjs.join())
+        problems.push(`${spec}: ESM exports ${fromEsm.join(', ')} but CommonJS exports ${fromCjs.join(', ')}`);
       for (const name of expectedExports[spec] ?? []) if (!fromEsm.includes(name)) problems.push(`${spec}: no export ${name}`);
       const cjsBuild = shipsCommonJs(pkg.manifest.exports?.[entry]);
-      if (!cjsBuild && esmOnly[pkg.manifest.name] === undefined) problems.push(`${spec}: no CommonJS build; ship one, or list the package in esmOnly with why`);
+      if (!cjsBuild && esmOnly[pkg.manifest.name] === undefined)
+        problems.push(`${spec}: no CommonJS build; ship one, or list the package in esmOnly with why`);
       if (cjsBuild && esmOnly[pkg.manifest.name] !== undefined) problems.push(`${spec}: ships CommonJS but is listed as ESM-only`);
     }
     expect(problems).toEqual([]);
@@ -253,7 +306,9 @@ describe('installed from the tarballs, outside the repo', { timeout: 180_000 }, 
   });
 
   test('each bin runs', async () => {
-    const bins = packed.flatMap((pkg) => Object.keys(typeof pkg.manifest.bin === 'string' ? { [pkg.manifest.name.replace(/^@[^/]+\//, '')]: '' } : (pkg.manifest.bin ?? {})));
+    const bins = packed.flatMap((pkg) =>
+      Object.keys(typeof pkg.manifest.bin === 'string' ? { [pkg.manifest.name.replace(/^@[^/]+\//, '')]: '' } : (pkg.manifest.bin ?? {})),
+    );
     for (const bin of bins) {
       const finished = await run(join(scratch, 'node_modules', '.bin', bin), ['--help'], { cwd: scratch });
       expect(finished.code, describeFailure(finished)).toBe(0);
@@ -271,7 +326,11 @@ describe('linters on the tarballs', { timeout: 180_000 }, () => {
     const problems: string[] = [];
     for (const pkg of packed) {
       const bytes = await readFile(pkg.tarball);
-      const { messages } = await publint({ pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }, strict: true, level: 'suggestion' });
+      const { messages } = await publint({
+        pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) },
+        strict: true,
+        level: 'suggestion',
+      });
       const manifest = await readManifest(installedDir(pkg));
       for (const message of messages) {
         if (publintAccepted[pkg.manifest.name]?.[message.code] !== undefined) continue;
@@ -299,5 +358,6 @@ describe('linters on the tarballs', { timeout: 180_000 }, () => {
 });
 
 function expectField(say: (problem: string) => void, field: string, actual: unknown, expected: unknown): void {
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) say(`${field} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+  if (JSON.stringify(actual) !== JSON.stringify(expected))
+    say(`${field} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
 }

@@ -23,7 +23,12 @@ const requestHandler = {
     throw new Captured(typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array));
   },
 };
-const config = { region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler };
+const config = {
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+  maxAttempts: 1,
+  requestHandler,
+};
 const sesv1 = new SESClient(config);
 const sesv2 = new SESv2Client(config);
 
@@ -88,7 +93,9 @@ describe('SES tags through the AWS SDK v3 serializers: the tags are in the wire 
   });
 
   it('v1 SendRawEmail: Tags', async () => {
-    const input = attachSesTagsTrackingId({ RawMessage: { Data: new TextEncoder().encode('Subject: Hi\r\n\r\nHello') } }, 'spring.sale', { api: 'v1' });
+    const input = attachSesTagsTrackingId({ RawMessage: { Data: new TextEncoder().encode('Subject: Hi\r\n\r\nHello') } }, 'spring.sale', {
+      api: 'v1',
+    });
     const body = await wireBody(() => sesv1.send(new SendRawEmailCommand(input)));
     expect(queryTags(body, 'Tags')).toEqual(encoded);
   });
@@ -111,7 +118,12 @@ describe('SES tags through the AWS SDK v3 serializers: the tags are in the wire 
   });
 
   it('shows the failure the bulk shapes fix: the SDK drops single-send tag fields from a bulk send, and the send goes ahead', async () => {
-    const v2 = { FromEmailAddress: 'shop@example.com', DefaultContent: { Template: { TemplateName: 'spring' } }, BulkEmailEntries: [], EmailTags: spring };
+    const v2 = {
+      FromEmailAddress: 'shop@example.com',
+      DefaultContent: { Template: { TemplateName: 'spring' } },
+      BulkEmailEntries: [],
+      EmailTags: spring,
+    };
     const v2Body = JSON.parse(await wireBody(() => sesv2.send(new SendBulkEmailCommand(v2)))) as Record<string, unknown>;
     expect(v2Body).not.toHaveProperty('EmailTags');
     const v1 = { Source: 'shop@example.com', Template: 'spring', DefaultTemplateData: '{}', Destinations: [], Tags: spring };
@@ -123,7 +135,11 @@ describe('SES tags through the AWS SDK v3 serializers: the tags are in the wire 
 
   it('v1 SendEmail: the v1 single send works too', async () => {
     const input = attachSesTagsTrackingId(
-      { Source: 'shop@example.com', Destination: { ToAddresses: ['ana@example.org'] }, Message: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
+      {
+        Source: 'shop@example.com',
+        Destination: { ToAddresses: ['ana@example.org'] },
+        Message: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } },
+      },
       'spring-sale',
       { api: 'v1' },
     );

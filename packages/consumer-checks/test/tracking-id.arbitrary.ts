@@ -10,7 +10,25 @@ export const trackingIdArbitrary: fc.Arbitrary<string> = fc.oneof(
     .array(
       fc.oneof(
         { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }) },
-        { weight: 3, arbitrary: fc.constantFrom('\n', '\r', '\r\n', '"', '\\', ' ', '\t', '=?', '?=', '=?UTF-8?B?IiI=?=', '=?utf-8?q?=22?=', '{', '}', ',') },
+        {
+          weight: 3,
+          arbitrary: fc.constantFrom(
+            '\n',
+            '\r',
+            '\r\n',
+            '"',
+            '\\',
+            ' ',
+            '\t',
+            '=?',
+            '?=',
+            '=?UTF-8?B?IiI=?=',
+            '=?utf-8?q?=22?=',
+            '{',
+            '}',
+            ',',
+          ),
+        },
         { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }) },
         { weight: 1, arbitrary: fc.constantFrom('😀', 'ü', '日本', '\u007f', '\u0085', '\u00a0', '\ufeff', '\u2028') },
       ),

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { errorCodes } from './errors.js';
-import { bounceClasses, deliveryEventTypes, eventDetailLimits, eventIdLimits, isSmtpStatus, providers, providerSuppressions } from './events/delivery-event.js';
+import {
+  bounceClasses,
+  deliveryEventTypes,
+  eventDetailLimits,
+  eventIdLimits,
+  isSmtpStatus,
+  providers,
+  providerSuppressions,
+} from './events/delivery-event.js';
 import { Fact, messageStatuses, suppressionReasons, type FactName } from './vocabulary.js';
 import { storableTextProblem } from './storable-text.js';
 import { suppressionSources } from './suppressions/provenance.js';
@@ -15,18 +23,18 @@ export const MAX_BATCH_SIZE = 100;
 export const MAX_BULK_SIZE = 1000;
 
 const pageLimit = z
-  .union([z.int(), z.string().regex(/^[0-9]{1,9}$/, 'limit must be a whole number').transform(Number)])
+  .union([
+    z.int(),
+    z
+      .string()
+      .regex(/^[0-9]{1,9}$/, 'limit must be a whole number')
+      .transform(Number),
+  ])
   .pipe(z.int().min(1).max(MAX_PAGE_SIZE))
   .optional()
   .meta({ description: `Results per page, 1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.` });
-const cursor = z
-  .string()
-  .optional()
-  .meta({ description: 'Opaque cursor: the `next_cursor` of the previous page.' });
-const nextCursor = z
-  .string()
-  .nullable()
-  .meta({ description: 'Pass as `cursor` for the next page; `null` on the last page.' });
+const cursor = z.string().optional().meta({ description: 'Opaque cursor: the `next_cursor` of the previous page.' });
+const nextCursor = z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; `null` on the last page.' });
 const timestamp = z.iso.datetime({ precision: 3 }).meta({ description: 'ISO 8601 UTC, milliseconds, trailing Z.' });
 
 export const suppressionReasonSchema = z.enum(suppressionReasons).meta({ id: 'SuppressionReason' });
@@ -49,14 +57,11 @@ const timeBound = (description: string) =>
     .meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01T09:30:00.250+01:00', '2026-11-01'] });
 
 export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
-export const suppressionSourceSchema = z
-  .enum(suppressionSources)
-  .nullable()
-  .meta({
-    id: 'SuppressionSource',
-    description:
-      'How the suppression came to be: `api` (added through the API), `webhook` (a provider event), `import` (the CLI). `null` for suppressions stored before provenance was recorded.',
-  });
+export const suppressionSourceSchema = z.enum(suppressionSources).nullable().meta({
+  id: 'SuppressionSource',
+  description:
+    'How the suppression came to be: `api` (added through the API), `webhook` (a provider event), `import` (the CLI). `null` for suppressions stored before provenance was recorded.',
+});
 export const suppressionCauseSchema = z
   .object({
     provider: providerSchema,
@@ -67,16 +72,14 @@ export const suppressionCauseSchema = z
     }),
     event_id: z.string().meta({ description: "The event's id in its message's timeline (32 hex)." }),
     event_at: timestamp,
-    diagnostic: z
-      .string()
-      .nullable()
-      .meta({ description: 'The SMTP reply (or status) for a bounce, the feedback type for a complaint; null when the provider gave none.' }),
+    diagnostic: z.string().nullable().meta({
+      description: 'The SMTP reply (or status) for a bounce, the feedback type for a complaint; null when the provider gave none.',
+    }),
   })
   .nullable()
   .meta({
     id: 'SuppressionCause',
-    description:
-      'For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest. `null` for other sources.',
+    description: 'For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest. `null` for other sources.',
   });
 /**
  * Provenance, beside the spec's fields of a suppression. Always in mailwarden's answers, but not
@@ -118,41 +121,61 @@ export const checkSuppressionQuerySchema = z.object({
 });
 export const checkSuppressionResponseSchema = z
   .union([
-    z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, created_at: timestamp, ...provenanceFields }),
+    z.object({
+      email: z.string(),
+      suppressed: z.literal(true),
+      reason: suppressionReasonSchema,
+      created_at: timestamp,
+      ...provenanceFields,
+    }),
     z.object({ email: z.string(), suppressed: z.literal(false) }),
   ])
   .meta({ id: 'SuppressionCheck' });
 
 export const batchCheckRequestSchema = z.object({
-  emails: z.array(z.string()).max(MAX_BATCH_SIZE).meta({ description: `0 to ${MAX_BATCH_SIZE} addresses.` }),
+  emails: z
+    .array(z.string())
+    .max(MAX_BATCH_SIZE)
+    .meta({ description: `0 to ${MAX_BATCH_SIZE} addresses.` }),
 });
 export const bulkCheckRequestSchema = z.object({
-  emails: z.array(z.string()).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} addresses.` }),
+  emails: z
+    .array(z.string())
+    .max(MAX_BULK_SIZE)
+    .meta({ description: `0 to ${MAX_BULK_SIZE} addresses.` }),
 });
 export const batchCheckResultSchema = z.union([
   z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema }),
   z.object({ email: z.string(), suppressed: z.literal(false) }),
 ]);
-export const batchCheckResponseSchema = z
-  .object({ results: z.array(batchCheckResultSchema) })
-  .meta({ id: 'SuppressionBatchCheck' });
+export const batchCheckResponseSchema = z.object({ results: z.array(batchCheckResultSchema) }).meta({ id: 'SuppressionBatchCheck' });
 
 export const addSuppressionRequestSchema = z.object({ email: z.string() });
 export const addSuppressionResponseSchema = suppressionSchema;
 
-const bulkItemError = z.object({ code: z.enum(errorCodes), message: z.string() }).meta({ description: 'Why this item was not applied; the others were.' });
+const bulkItemError = z
+  .object({ code: z.enum(errorCodes), message: z.string() })
+  .meta({ description: 'Why this item was not applied; the others were.' });
 
 export const bulkAddItemSchema = z
   .object({
     email: z.string(),
-    reason: suppressionReasonSchema.optional().meta({ description: 'Default `manual`. `hard_bounce` and `complaint` carry a list over from a provider.' }),
+    reason: suppressionReasonSchema
+      .optional()
+      .meta({ description: 'Default `manual`. `hard_bounce` and `complaint` carry a list over from a provider.' }),
     created_at: timeBound('When the address was suppressed (a provider export keeps it); default now. Not in the future.'),
   })
   .meta({ id: 'BulkSuppressionItem' });
 export const bulkAddRequestSchema = z
   .object({
-    items: z.array(bulkAddItemSchema).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
-    source: z.enum(['api', 'import']).optional().meta({ description: 'Recorded as each new suppression\'s `source`. Default `api`; the CLI sends `import`.' }),
+    items: z
+      .array(bulkAddItemSchema)
+      .max(MAX_BULK_SIZE)
+      .meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
+    source: z
+      .enum(['api', 'import'])
+      .optional()
+      .meta({ description: "Recorded as each new suppression's `source`. Default `api`; the CLI sends `import`." }),
   })
   .meta({ id: 'BulkSuppressionRequest' });
 export const bulkAddResultSchema = z
@@ -160,13 +183,14 @@ export const bulkAddResultSchema = z
     z.object({
       email: z.string(),
       status: z.enum(['created', 'upgraded', 'present']).meta({
-        description: '`created`: it was not suppressed. `upgraded`: it was, with the weaker `previous_reason`, now this reason. `present`: it was, with this reason or a stronger one (an earlier time given moves its `created_at` back).',
+        description:
+          '`created`: it was not suppressed. `upgraded`: it was, with the weaker `previous_reason`, now this reason. `present`: it was, with this reason or a stronger one (an earlier time given moves its `created_at` back).',
       }),
       hash: z.string(),
       previous_reason: suppressionReasonSchema.optional(),
     }),
     z.object({
-      email: z.string().nullable().meta({ description: 'The item\'s email as sent; null when it was not a string.' }),
+      email: z.string().nullable().meta({ description: "The item's email as sent; null when it was not a string." }),
       status: z.literal('invalid'),
       error: bulkItemError,
     }),
@@ -178,19 +202,25 @@ export const bulkRemoveItemSchema = z
   .union([z.object({ email: z.string() }), z.object({ hash: z.string() })])
   .meta({ id: 'BulkRemoveItem', description: 'An address, or the hash the API lists it by.' });
 export const bulkRemoveRequestSchema = z
-  .object({ items: z.array(bulkRemoveItemSchema).max(MAX_BULK_SIZE).meta({ description: `0 to ${MAX_BULK_SIZE} items.` }) })
+  .object({
+    items: z
+      .array(bulkRemoveItemSchema)
+      .max(MAX_BULK_SIZE)
+      .meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
+  })
   .meta({ id: 'BulkRemoveRequest' });
 export const bulkRemoveResultSchema = z
   .union([
-    z.object({ hash: z.string(), deleted: z.boolean().meta({ description: 'false: no suppression had this hash (or an earlier item removed it).' }) }),
+    z.object({
+      hash: z.string(),
+      deleted: z.boolean().meta({ description: 'false: no suppression had this hash (or an earlier item removed it).' }),
+    }),
     z.object({ status: z.literal('invalid'), error: bulkItemError }),
   ])
   .meta({ id: 'BulkRemoveResult' });
 export const bulkRemoveResponseSchema = z.object({ results: z.array(bulkRemoveResultSchema) }).meta({ id: 'BulkRemoveResults' });
 
-export const removeSuppressionResponseSchema = z
-  .object({ deleted: z.literal(true), hash: z.string() })
-  .meta({ id: 'SuppressionRemoved' });
+export const removeSuppressionResponseSchema = z.object({ deleted: z.literal(true), hash: z.string() }).meta({ id: 'SuppressionRemoved' });
 
 export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageStatus' });
 export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
@@ -199,7 +229,7 @@ export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
 export const messageIdentifierSchema = z
   .string()
   .regex(/^[0-9a-f]{32}$/, 'must be a message id: 32 lower-case hex characters, the `id` of a listed message')
-  .meta({ description: 'The message\'s id: 32 lower-case hex characters, stable for its provider, provider message ID and recipient.' });
+  .meta({ description: "The message's id: 32 lower-case hex characters, stable for its provider, provider message ID and recipient." });
 
 export const messageSchema = z
   .object({
@@ -224,13 +254,16 @@ export const timelineEntrySchema = z
     occurredAt: timestamp,
     bounceClass: z.enum(bounceClasses).optional(),
     providerSuppression: z.enum(providerSuppressions).optional(),
-    smtpStatus: z.string().optional().meta({ description: 'Enhanced SMTP status (`5.1.1`), or the reply code (`550`) when the provider gives no other.' }),
-    diagnostic: z.string().optional().meta({ description: 'The SMTP reply or the provider\'s reason, at most 500 characters.' }),
+    smtpStatus: z
+      .string()
+      .optional()
+      .meta({ description: 'Enhanced SMTP status (`5.1.1`), or the reply code (`550`) when the provider gives no other.' }),
+    diagnostic: z.string().optional().meta({ description: "The SMTP reply or the provider's reason, at most 500 characters." }),
     bounceClassification: z.string().optional().meta({ description: "The provider's own classification of the bounce." }),
-    feedbackType: z.string().optional().meta({ description: 'The complaint\'s feedback type (`abuse`, …).' }),
+    feedbackType: z.string().optional().meta({ description: "The complaint's feedback type (`abuse`, …)." }),
     rejectReason: z.string().optional().meta({ description: 'Why the provider refused to send.' }),
     url: z.string().optional().meta({ description: 'The clicked link; only when the service keeps personal data.' }),
-    userAgent: z.string().optional().meta({ description: 'The reader\'s user agent; only when the service keeps personal data.' }),
+    userAgent: z.string().optional().meta({ description: "The reader's user agent; only when the service keeps personal data." }),
   })
   .meta({ id: 'TimelineEntry' });
 
@@ -288,7 +321,10 @@ export const trackingIdSummarySchema = z
   .meta({ id: 'TrackingIdSummary' });
 
 /** A required time of a stats range: the listing filters' ISO 8601 forms. */
-const statsBound = (description: string) => timeBound(description).unwrap().meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01'] });
+const statsBound = (description: string) =>
+  timeBound(description)
+    .unwrap()
+    .meta({ description, examples: ['2026-11-01T00:00:00Z', '2026-11-01'] });
 export const statsQuerySchema = z.object({
   from: statsBound('Start of the range (inclusive): a whole UTC hour, or a UTC midnight for days.'),
   to: statsBound('End of the range (exclusive), likewise; at most 31 days of hours or 731 days after from.'),
@@ -330,7 +366,8 @@ export const listTrackingIdsResponseSchema = z
 /** A string every store keeps exactly (see `storableTextProblem`). */
 const storableText = z.string().check((context) => {
   const problem = storableTextProblem(context.value);
-  if (problem !== undefined) context.issues.push({ code: 'custom', message: `must be text every store can keep; it ${problem}`, input: context.value });
+  if (problem !== undefined)
+    context.issues.push({ code: 'custom', message: `must be text every store can keep; it ${problem}`, input: context.value });
 });
 
 /** `EventDetails`, as `eventDetails` makes them: storable, non-empty, within `eventDetailLimits`. */

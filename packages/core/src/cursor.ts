@@ -28,9 +28,7 @@ export interface CursorCodec {
  */
 export function createCursorCodec(secret?: string | Uint8Array): CursorCodec {
   const mac = (body: string): string | undefined =>
-    secret === undefined
-      ? undefined
-      : createHmac('sha256', secret).update(body).digest().subarray(0, 16).toString('base64url');
+    secret === undefined ? undefined : createHmac('sha256', secret).update(body).digest().subarray(0, 16).toString('base64url');
 
   return {
     encode(scope, position) {

@@ -97,5 +97,8 @@ export interface ErrorBody {
  * `store_unavailable` would turn into a 500.
  */
 export function isMailwardenError(error: unknown): error is MailwardenError {
-  return error instanceof MailwardenError || (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[errorBrand] === true);
+  return (
+    error instanceof MailwardenError ||
+    (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[errorBrand] === true)
+  );
 }

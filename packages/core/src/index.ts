@@ -9,7 +9,12 @@ export { MAX_ADDRESS_SEARCH_LENGTH, normalizeAddressDomain, normalizeAddressPref
 
 export { suppressionReasons, type SuppressionReason } from './vocabulary.js';
 export { strongerReason } from './suppressions/reason.js';
-export { suppressionSources, type SuppressionSource, type SuppressionProvenance, type SuppressionCause } from './suppressions/provenance.js';
+export {
+  suppressionSources,
+  type SuppressionSource,
+  type SuppressionProvenance,
+  type SuppressionCause,
+} from './suppressions/provenance.js';
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService } from './services/suppression-service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';

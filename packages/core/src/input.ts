@@ -10,11 +10,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what:
   if (result.success) return result.data;
   const details = result.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
   const first = details[0]!;
-  throw new MailwardenError(
-    'invalid_request',
-    `Invalid ${what}: ${first.path === '' ? '' : `${first.path}: `}${first.message}.`,
-    { details },
-  );
+  throw new MailwardenError('invalid_request', `Invalid ${what}: ${first.path === '' ? '' : `${first.path}: `}${first.message}.`, {
+    details,
+  });
 }
 
 /**

@@ -22,7 +22,10 @@ export interface PageRequest<Row, Position> {
  * Keyset pagination shared by every listing: decode the cursor, fetch one row more than the page to
  * learn whether another page exists, and encode the last row's position as the next cursor.
  */
-export async function paginate<Row, Position>(codec: CursorCodec, request: PageRequest<Row, Position>): Promise<{ rows: Row[]; next_cursor: string | null }> {
+export async function paginate<Row, Position>(
+  codec: CursorCodec,
+  request: PageRequest<Row, Position>,
+): Promise<{ rows: Row[]; next_cursor: string | null }> {
   const limit = request.limit ?? DEFAULT_PAGE_SIZE;
   const after = request.cursor === undefined ? undefined : codec.decode(request.scope, request.cursor, request.position);
   const rows = await request.fetch(limit + 1, after);

@@ -19,9 +19,7 @@ export function codePointLength(text: string): number {
   return length;
 }
 
-export type TrackingIdCheck =
-  | { ok: true; trackingId: string | null }
-  | { ok: false; problem: 'too_long' | 'malformed'; reason: string };
+export type TrackingIdCheck = { ok: true; trackingId: string | null } | { ok: false; problem: 'too_long' | 'malformed'; reason: string };
 
 /**
  * A tracking ID is taken exactly as the sender set it: no trimming, no case folding. Empty means
@@ -72,4 +70,3 @@ export function compareCodePoints(a: string, b: string): number {
   }
   return a.length - b.length;
 }
-

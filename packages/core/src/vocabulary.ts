@@ -38,15 +38,7 @@ export const Fact = {
 } as const;
 export type FactName = keyof typeof Fact;
 
-export const messageStatuses = [
-  'complained',
-  'bounced',
-  'rejected',
-  'delivered',
-  'soft_bounced',
-  'deferred',
-  'sent',
-] as const;
+export const messageStatuses = ['complained', 'bounced', 'rejected', 'delivered', 'soft_bounced', 'deferred', 'sent'] as const;
 /** A message's status, derived from its facts by precedence (first match wins: `messageStatus` in `messages/facts.ts`). */
 export type MessageStatus = (typeof messageStatuses)[number];
 

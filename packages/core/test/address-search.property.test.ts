@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_ADDRESS_SEARCH_LENGTH, MailwardenError, normalizeAddressDomain, normalizeAddressPrefix, tryNormalizeEmail } from '@mailwarden/core';
+import {
+  MAX_ADDRESS_SEARCH_LENGTH,
+  MailwardenError,
+  normalizeAddressDomain,
+  normalizeAddressPrefix,
+  tryNormalizeEmail,
+} from '@mailwarden/core';
 import { trimWhiteSpace } from '../src/email/normalize.js';
 import { storableTextProblem } from '../src/storable-text.js';
 import { codePointLength } from '../src/tracking-id.js';
@@ -71,10 +77,18 @@ describe('normalizeAddressDomain', () => {
         validAddress.chain(({ input, email }) => {
           const typed = trimWhiteSpace(input);
           const domain = typed.slice(typed.lastIndexOf('@') + 1);
-          return fc.tuple(fc.constant(email), caseVariantOf(domain), fc.constantFrom('', '@'), fc.constantFrom('', '.'), surroundingWhiteSpace);
+          return fc.tuple(
+            fc.constant(email),
+            caseVariantOf(domain),
+            fc.constantFrom('', '@'),
+            fc.constantFrom('', '.'),
+            surroundingWhiteSpace,
+          );
         }),
         ([email, domain, at, dot, space]) => {
-          expect(normalizeAddressDomain(`${space}${at}${domain}${dot}${space}`, 'recipientDomain')).toBe(email.slice(email.indexOf('@') + 1));
+          expect(normalizeAddressDomain(`${space}${at}${domain}${dot}${space}`, 'recipientDomain')).toBe(
+            email.slice(email.indexOf('@') + 1),
+          );
         },
       ),
     );

@@ -10,15 +10,7 @@ import {
   type SuppressionReason,
 } from '@mailwarden/core';
 import { messageKey, reasonRank, timelineEntryId } from '@mailwarden/core/store';
-import {
-  EVENT_EPOCH,
-  batchesOf,
-  deliveryEventMultiset,
-  eventRecipients,
-  pageLimit,
-  permutationOf,
-  resent,
-} from './arbitraries.js';
+import { EVENT_EPOCH, batchesOf, deliveryEventMultiset, eventRecipients, pageLimit, permutationOf, resent } from './arbitraries.js';
 import { listAll } from './walk-pages.js';
 
 const PROJECT = 'acme';
@@ -112,10 +104,31 @@ describe('applyEvents laws', () => {
         const messages = await listAll((cursor) => mailwarden.messages.list(PROJECT, withCursor(limit, cursor)));
         const rows = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, withCursor(limit, cursor)));
 
-        const expected = new Map<string, { messages: number; delivered: number; bounced: number; complained: number; lastEventAt: string; opened: number; clicked: number; unsubscribed: number }>();
+        const expected = new Map<
+          string,
+          {
+            messages: number;
+            delivered: number;
+            bounced: number;
+            complained: number;
+            lastEventAt: string;
+            opened: number;
+            clicked: number;
+            unsubscribed: number;
+          }
+        >();
         for (const message of messages) {
           if (message.trackingId === null) continue;
-          const row = expected.get(message.trackingId) ?? { messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: '', opened: 0, clicked: 0, unsubscribed: 0 };
+          const row = expected.get(message.trackingId) ?? {
+            messages: 0,
+            delivered: 0,
+            bounced: 0,
+            complained: 0,
+            lastEventAt: '',
+            opened: 0,
+            clicked: 0,
+            unsubscribed: 0,
+          };
           row.messages++;
           if (message.facts.includes('delivered')) row.delivered++;
           if (message.facts.includes('hard_bounced') || message.facts.includes('soft_bounced')) row.bounced++;

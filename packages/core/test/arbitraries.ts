@@ -49,9 +49,7 @@ export function caseChangesOf(codePoint: string): string[] {
 /** `text` with the case of each code point changed at random (only changes that round-trip, see above). */
 export function caseVariantOf(text: string): fc.Arbitrary<string> {
   const codePoints = [...text];
-  return fc
-    .tuple(...codePoints.map((codePoint) => fc.constantFrom(...caseChangesOf(codePoint))))
-    .map((changed) => changed.join(''));
+  return fc.tuple(...codePoints.map((codePoint) => fc.constantFrom(...caseChangesOf(codePoint)))).map((changed) => changed.join(''));
 }
 
 /**
@@ -60,8 +58,32 @@ export function caseVariantOf(text: string): fc.Arbitrary<string> {
  * Unicode `White_Space` character `trim` keeps.
  */
 export const whiteSpaceCharacters = [
-  ' ', '\t', '\n', '\v', '\f', '\r', '\u0085', '\u00a0', '\u1680', '\u2000', '\u2001', '\u2002', '\u2003', '\u2004',
-  '\u2005', '\u2006', '\u2007', '\u2008', '\u2009', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff',
+  ' ',
+  '\t',
+  '\n',
+  '\v',
+  '\f',
+  '\r',
+  '\u0085',
+  '\u00a0',
+  '\u1680',
+  '\u2000',
+  '\u2001',
+  '\u2002',
+  '\u2003',
+  '\u2004',
+  '\u2005',
+  '\u2006',
+  '\u2007',
+  '\u2008',
+  '\u2009',
+  '\u200a',
+  '\u2028',
+  '\u2029',
+  '\u202f',
+  '\u205f',
+  '\u3000',
+  '\ufeff',
 ] as const;
 export const surroundingWhiteSpace = fc.string({ unit: fc.constantFrom(...whiteSpaceCharacters), maxLength: 4 });
 
@@ -71,8 +93,44 @@ const atextSymbols = "!#$%&'*+/=?^_`{|}~-";
 const asciiLetterOrDigit = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789');
 /** Letters that tend to break case and Unicode handling: Greek sigmas, ß, dotted/dotless i, Kelvin, Å… */
 const trickyLetters = fc.constantFrom(
-  'σ', 'Σ', 'ς', 'ß', 'ẞ', 'İ', 'ı', 'ſ', '\u212a', '\u212b', 'Å', 'å', 'ǅ', 'ǆ', 'Ǆ', 'ﬀ', 'ŉ', 'Ａ', 'ａ',
-  'ж', 'Ж', 'ა', 'Ა', '𐐀', '𐐨', 'Ꭰ', 'ꭰ', 'é', 'É', 'ü', 'Ü', 'ñ', '漢', '字', '😀', 'Ω', 'ω', '\u2126',
+  'σ',
+  'Σ',
+  'ς',
+  'ß',
+  'ẞ',
+  'İ',
+  'ı',
+  'ſ',
+  '\u212a',
+  '\u212b',
+  'Å',
+  'å',
+  'ǅ',
+  'ǆ',
+  'Ǆ',
+  'ﬀ',
+  'ŉ',
+  'Ａ',
+  'ａ',
+  'ж',
+  'Ж',
+  'ა',
+  'Ა',
+  '𐐀',
+  '𐐨',
+  'Ꭰ',
+  'ꭰ',
+  'é',
+  'É',
+  'ü',
+  'Ü',
+  'ñ',
+  '漢',
+  '字',
+  '😀',
+  'Ω',
+  'ω',
+  '\u2126',
 );
 const combiningMark = fc.constantFrom('\u0301', '\u0308', '\u0307', '\u0345', '\u030a', '\u0327', '\u200d');
 const roundTrippingLetter = fc.constantFrom(...caseRoundTrippingLetters);
@@ -103,10 +161,7 @@ const labelUnit = fc.oneof(
   },
 );
 const domainLabel = fc.string({ unit: labelUnit, minLength: 1, maxLength: 10 });
-const topLevelDomain = fc.oneof(
-  fc.constantFrom('com', 'COM', 'de', 'gr', 'рф', 'РФ', 'ελλασ', 'ΕΛΛΑΣ', '中国', 'Example'),
-  domainLabel,
-);
+const topLevelDomain = fc.oneof(fc.constantFrom('com', 'COM', 'de', 'gr', 'рф', 'РФ', 'ελλασ', 'ΕΛΛΑΣ', '中国', 'Example'), domainLabel);
 /**
  * A domain: ASCII, internationalized or mixed labels, any case, sometimes with a trailing dot; with
  * characters IDNA maps or rejects (ideographic and full-width dots, soft hyphen, ZWNJ, ß and ς, which
@@ -137,7 +192,11 @@ export const cursorScope: fc.Arbitrary<CursorScope> = fc.record({
 /** Whether two scopes are the same query (the codec ignores filter key order; `undefined` is a value). */
 export function sameScope(a: CursorScope, b: CursorScope): boolean {
   const filters = (scope: CursorScope) =>
-    JSON.stringify(Object.keys(scope.filters).sort().map((name) => [name, scope.filters[name] ?? null]));
+    JSON.stringify(
+      Object.keys(scope.filters)
+        .sort()
+        .map((name) => [name, scope.filters[name] ?? null]),
+    );
   return a.listing === b.listing && a.projectId === b.projectId && filters(a) === filters(b);
 }
 
@@ -249,7 +308,10 @@ export const garbageCursor = fc.oneof(
   fc.base64String({ maxLength: 200 }),
   fc.string({ unit: fc.constantFrom(...base64UrlAlphabet), minLength: 1, maxLength: 200 }),
   fc
-    .tuple(fc.string({ unit: fc.constantFrom(...base64UrlAlphabet), minLength: 1, maxLength: 100 }), fc.string({ unit: fc.constantFrom(...base64UrlAlphabet), minLength: 22, maxLength: 22 }))
+    .tuple(
+      fc.string({ unit: fc.constantFrom(...base64UrlAlphabet), minLength: 1, maxLength: 100 }),
+      fc.string({ unit: fc.constantFrom(...base64UrlAlphabet), minLength: 22, maxLength: 22 }),
+    )
     .map(([body, tag]) => `${body}.${tag}`),
   fc
     .tuple(fc.oneof(fc.constant(1), fc.integer()), fc.string({ maxLength: 14 }), cursorPosition)
@@ -349,7 +411,9 @@ export const deliveryEvent: fc.Arbitrary<DeliveryEvent> = fc
 
 /** `deliveryEvent` at a whole hour from `EVENT_EPOCH` up to `hours`: for retention, whose windows are hours long. */
 export function deliveryEventWithinHours(hours: number): fc.Arbitrary<DeliveryEvent> {
-  return fc.tuple(deliveryEvent, fc.nat(hours)).map(([event, hour]) => ({ ...event, occurredAt: new Date(EVENT_EPOCH + hour * 3_600_000) }));
+  return fc
+    .tuple(deliveryEvent, fc.nat(hours))
+    .map(([event, hour]) => ({ ...event, occurredAt: new Date(EVENT_EPOCH + hour * 3_600_000) }));
 }
 
 /**
@@ -389,10 +453,9 @@ export function resent(event: DeliveryEvent): DeliveryEvent {
 export const deliveryEventMultiset: fc.Arbitrary<DeliveryEvent[]> = fc
   .uniqueArray(deliveryEvent, { maxLength: 40, size: 'medium', selector: (event) => `${event.provider}:${event.eventKey}` })
   .chain((events) =>
-    fc.array(fc.nat(Math.max(0, events.length - 1)), { maxLength: events.length === 0 ? 0 : 15, size: 'medium' }).map((retries) => [
-      ...events,
-      ...retries.map((index) => resent(events[index]!)),
-    ]),
+    fc
+      .array(fc.nat(Math.max(0, events.length - 1)), { maxLength: events.length === 0 ? 0 : 15, size: 'medium' })
+      .map((retries) => [...events, ...retries.map((index) => resent(events[index]!))]),
   );
 
 /** A permutation of `items`. */
@@ -467,12 +530,12 @@ const { jsonValue: jsonValueText, member: jsonMember } = fc.letrec<{ jsonValue: 
     jsonStringLiteral,
     jsonNumberLiteral,
     fc.constantFrom('true', 'false', 'null'),
-    fc.tuple(fc.array(fc.tuple(jsonWhiteSpace, tie('jsonValue'), jsonWhiteSpace), { maxLength: 4 }), jsonWhiteSpace).map(
-      ([items, empty]) => `[${items.length === 0 ? empty : items.map(([before, value, after]) => before + value + after).join(',')}]`,
-    ),
-    fc.tuple(fc.array(tie('member'), { maxLength: 4 }), jsonWhiteSpace).map(
-      ([members, empty]) => `{${members.length === 0 ? empty : members.map(writtenMember).join(',')}}`,
-    ),
+    fc
+      .tuple(fc.array(fc.tuple(jsonWhiteSpace, tie('jsonValue'), jsonWhiteSpace), { maxLength: 4 }), jsonWhiteSpace)
+      .map(([items, empty]) => `[${items.length === 0 ? empty : items.map(([before, value, after]) => before + value + after).join(',')}]`),
+    fc
+      .tuple(fc.array(tie('member'), { maxLength: 4 }), jsonWhiteSpace)
+      .map(([members, empty]) => `{${members.length === 0 ? empty : members.map(writtenMember).join(',')}}`),
   ),
   member: fc.record({
     before: jsonWhiteSpace,
@@ -499,7 +562,9 @@ export const jsonObjectText: fc.Arbitrary<{ text: string; members: WrittenJsonMe
 export function jsonMutationOf(text: string): fc.Arbitrary<string> {
   return fc.oneof(
     fc.nat(Math.max(0, text.length - 1)).map((at) => text.slice(0, at) + text.slice(at + 1)),
-    fc.tuple(fc.nat(text.length), fc.constantFrom('"', '\\', ',', ':', '{', '}', '[', ']', '0', '-', 'x', '\u0001')).map(([at, char]) => text.slice(0, at) + char + text.slice(at)),
+    fc
+      .tuple(fc.nat(text.length), fc.constantFrom('"', '\\', ',', ':', '{', '}', '[', ']', '0', '-', 'x', '\u0001'))
+      .map(([at, char]) => text.slice(0, at) + char + text.slice(at)),
     fc.nat(text.length).map((at) => text.slice(0, at)),
   );
 }

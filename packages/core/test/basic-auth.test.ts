@@ -69,7 +69,11 @@ describe('Basic credentials are canonical base64 of UTF-8, or refused', () => {
   });
 
   test('law: checkSharedSecret admits a token exactly when the model decodes it to the configured user:password', () => {
-    const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('', ':', 'a:b', 'ä', '\ud800'));
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 12 }),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.constantFrom('', ':', 'a:b', 'ä', '\ud800'),
+    );
     const spelling = (credentials: string) =>
       fc.oneof(
         fc.constant(token(credentials)),
@@ -80,9 +84,11 @@ describe('Basic credentials are canonical base64 of UTF-8, or refused', () => {
       );
     fc.assert(
       fc.property(
-        fc.tuple(text, text).chain(([username, password]) =>
-          fc.tuple(fc.constant(username), fc.constant(password), fc.oneof(spelling(`${username}:${password}`), text.chain(spelling))),
-        ),
+        fc
+          .tuple(text, text)
+          .chain(([username, password]) =>
+            fc.tuple(fc.constant(username), fc.constant(password), fc.oneof(spelling(`${username}:${password}`), text.chain(spelling))),
+          ),
         ([username, password, credentials]) => {
           expect(admits(credentials, username, password)).toBe(decodeBasicCredentials(credentials) === `${username}:${password}`);
         },
@@ -93,6 +99,7 @@ describe('Basic credentials are canonical base64 of UTF-8, or refused', () => {
 
   test('a password with a lone surrogate, which no UTF-8 spells, admits nothing', () => {
     const configured = 'a:\ud800';
-    for (const spelling of [token(configured), token('a:\ufffd'), token(Buffer.from(configured, 'utf16le'))]) expect(admits(spelling, 'a', '\ud800')).toBe(false);
+    for (const spelling of [token(configured), token('a:\ufffd'), token(Buffer.from(configured, 'utf16le'))])
+      expect(admits(spelling, 'a', '\ud800')).toBe(false);
   });
 });

@@ -122,7 +122,11 @@ describe('cursor codec laws', () => {
 
   it('with a secret, rejects every edit of a cursor (flip, delete, insert, truncate) with invalid_cursor', () => {
     const signed = fc
-      .tuple(cursorSecret.filter((secret) => secret !== undefined), cursorScope, cursorPosition)
+      .tuple(
+        cursorSecret.filter((secret) => secret !== undefined),
+        cursorScope,
+        cursorPosition,
+      )
       .map(([secret, scope, position]) => {
         const codec = createCursorCodec(secret);
         return { codec, scope, cursor: codec.encode(scope, position) };
@@ -143,9 +147,7 @@ describe('cursor codec laws', () => {
     // Unsigned cursors are forgeable by design (docs/decisions.md#pagination: a forged position only moves the caller's own
     // walk): an edit of a digit is another valid position. The law is only "never another error".
     const codec = createCursorCodec();
-    const unsigned = fc
-      .tuple(cursorScope, listingPosition)
-      .map(([scope, position]) => ({ scope, cursor: codec.encode(scope, position) }));
+    const unsigned = fc.tuple(cursorScope, listingPosition).map(([scope, position]) => ({ scope, cursor: codec.encode(scope, position) }));
     fc.assert(
       fc.property(
         unsigned.chain((entry) => mutationOf(entry.cursor).map((mutated) => ({ ...entry, mutated }))),
@@ -277,7 +279,9 @@ describe('cursors through the service', () => {
     expect(next_cursor).not.toBeNull();
     expectInvalidCursor(await thrownByAsync(() => mailwarden.messages.list(PROJECT, { cursor: next_cursor! })));
     expectInvalidCursor(await thrownByAsync(() => mailwarden.messages.list(PROJECT, { cursor: next_cursor!, trackingId: 'b' })));
-    expectInvalidCursor(await thrownByAsync(() => mailwarden.messages.list(PROJECT, { cursor: next_cursor!, trackingId: 'a', status: 'delivered' })));
+    expectInvalidCursor(
+      await thrownByAsync(() => mailwarden.messages.list(PROJECT, { cursor: next_cursor!, trackingId: 'a', status: 'delivered' })),
+    );
     await expect(mailwarden.messages.list(PROJECT, { cursor: next_cursor!, trackingId: 'a' })).resolves.toMatchObject({ count: 1 });
   });
 });
@@ -309,7 +313,9 @@ describe('counterexamples fast-check found (pinned)', () => {
       eventKey: messageId,
     });
     await mailwarden.applyEvents(PROJECT, [delivered('m-1', '\u0001'.repeat(128)), delivered('m-2', 'z')]);
-    const walked = await listAll((cursor) => mailwarden.trackingIds.list(PROJECT, { limit: 1, ...(cursor === undefined ? {} : { cursor }) }));
+    const walked = await listAll((cursor) =>
+      mailwarden.trackingIds.list(PROJECT, { limit: 1, ...(cursor === undefined ? {} : { cursor }) }),
+    );
     expect(walked.map((row) => row.trackingId)).toEqual(['\u0001'.repeat(128), 'z']);
   });
 });

@@ -249,7 +249,10 @@ describe('cursors through the service', () => {
   it('pages tracking IDs of 128 code points that JSON escapes, with a signed cursor', async () => {
     const mailwarden = createMailwarden({ cursorSecret: 'shh' });
     const trackingIds = ['\u0001', '\u0002', '\u0003'].map((c) => c.repeat(128));
-    await mailwarden.applyEvents('acme', trackingIds.map((trackingId) => event({ trackingId })));
+    await mailwarden.applyEvents(
+      'acme',
+      trackingIds.map((trackingId) => event({ trackingId })),
+    );
     const walked: string[] = [];
     let cursor: string | undefined;
     do {

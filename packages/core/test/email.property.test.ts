@@ -1,12 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  MailwardenError,
-  createMailwarden,
-  normalizeEmail,
-  tryNormalizeEmail,
-} from '@mailwarden/core';
+import { MailwardenError, createMailwarden, normalizeEmail, tryNormalizeEmail } from '@mailwarden/core';
 import { createEmailHasher, isEmailHash } from '@mailwarden/core/store';
 import { normalizeInFull } from '../src/email/normalize.js';
 import { anyCodeUnit, anyString, caseVariantOf, emailLike, surroundingWhiteSpace } from './arbitraries.js';
@@ -135,8 +130,7 @@ describe('email normalization laws', () => {
     fc.assert(
       fc.property(local, domain, (localPart, domainPart) => {
         const address = `${localPart}@${domainPart}`;
-        const fits =
-          octets(localPart) <= 64 && octets(address) <= 254 && domainPart.split('.').every((part) => part.length <= 63);
+        const fits = octets(localPart) <= 64 && octets(address) <= 254 && domainPart.split('.').every((part) => part.length <= 63);
         expect(tryNormalizeEmail(address)).toEqual(fits ? { ok: true, email: address } : { ok: false, reason: expect.any(String) });
       }),
       { numRuns: 1000 },

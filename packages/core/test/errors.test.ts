@@ -142,7 +142,12 @@ describe('isMailwardenError', () => {
 
     const store = { ...createMemoryStore(), getSuppression: async () => Promise.reject(error) };
     const handler = createHttpHandler(createMailwarden({ store }), { apiKeys: { k: 'acme' }, logger: { error: () => {} } });
-    const answer = await handler.handle({ method: 'GET', path: '/projects/acme/suppressions/check', query: 'email=a%40example.com', headers: { 'x-api-key': 'k' } });
+    const answer = await handler.handle({
+      method: 'GET',
+      path: '/projects/acme/suppressions/check',
+      query: 'email=a%40example.com',
+      headers: { 'x-api-key': 'k' },
+    });
     expect([answer.status, answer.headers['retry-after'], JSON.parse(String(answer.body))]).toStrictEqual([
       503,
       '5',

@@ -12,9 +12,12 @@ const text = fc.oneof(
   fc.constantFrom('', '   ', '\u0000', '\ud800', '\udc00x', 'a\ud83d', '5.1.1', '550', '605', ' 4.2.2 '),
 );
 const value = fc.oneof(text, fc.integer(), fc.double(), fc.constant(null), fc.constant(undefined), fc.constant({ nested: 'x' }));
-const raw = fc.record(Object.fromEntries(Object.keys(eventDetailLimits).map((name) => [name, value])) as Record<keyof typeof eventDetailLimits, typeof value>, {
-  requiredKeys: [],
-});
+const raw = fc.record(
+  Object.fromEntries(Object.keys(eventDetailLimits).map((name) => [name, value])) as Record<keyof typeof eventDetailLimits, typeof value>,
+  {
+    requiredKeys: [],
+  },
+);
 
 describe('eventDetails', () => {
   test('law: whatever a payload holds, the details pass deliveryEventSchema, within each limit, non-empty', () => {

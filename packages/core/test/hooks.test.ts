@@ -23,7 +23,11 @@ function event(overrides: Partial<DeliveryEvent> & Pick<DeliveryEvent, 'type' | 
 
 /** Every call of every hook, in call order. */
 function recorder() {
-  const calls: ({ hook: 'event'; notice: EventNotice } | { hook: 'suppressed'; notice: SuppressedNotice } | { hook: 'unsuppressed'; notice: UnsuppressedNotice })[] = [];
+  const calls: (
+    | { hook: 'event'; notice: EventNotice }
+    | { hook: 'suppressed'; notice: SuppressedNotice }
+    | { hook: 'unsuppressed'; notice: UnsuppressedNotice }
+  )[] = [];
   const on: MailwardenHooks = {
     event: (notice) => void calls.push({ hook: 'event', notice }),
     suppressed: (notice) => void calls.push({ hook: 'suppressed', notice }),
@@ -54,7 +58,12 @@ describe('hooks', () => {
   test('each new event once, in order; a change of suppression after its event; duplicates call nothing', async () => {
     const { calls, on } = recorder();
     const mailwarden = createMailwarden({ on, now: () => NOW });
-    const bounce = event({ type: 'bounced', bounceClass: 'hard', eventKey: 'b1', details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 unknown user' } });
+    const bounce = event({
+      type: 'bounced',
+      bounceClass: 'hard',
+      eventKey: 'b1',
+      details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 unknown user' },
+    });
     const complaint = event({ type: 'complained', eventKey: 'c1', details: { feedbackType: 'abuse' } });
     const delivered = event({ type: 'delivered', eventKey: 'd1', trackingId: 'x'.repeat(200) });
 
@@ -69,7 +78,12 @@ describe('hooks', () => {
     const [bounced, suppressed, deliveredCall, , upgraded] = calls;
     expect(bounced).toStrictEqual({
       hook: 'event',
-      notice: { projectId: 'acme', event: { ...bounce, recipient: 'bob@example.com' }, messageKey: item!.id, eventId: expect.stringMatching(/^[0-9a-f]{32}$/) },
+      notice: {
+        projectId: 'acme',
+        event: { ...bounce, recipient: 'bob@example.com' },
+        messageKey: item!.id,
+        eventId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      },
     });
     // The tracking ID was too long: the event was recorded without it, and the hook says so.
     expect((deliveredCall!.notice as EventNotice).event.trackingId).toBeNull();
@@ -81,7 +95,12 @@ describe('hooks', () => {
       previousReason: null,
       source: 'webhook',
       at: AT,
-      cause: { provider: 'postmark', messageId: 'm-1', eventId: (bounced!.notice as EventNotice).eventId, diagnostic: '550 5.1.1 unknown user' },
+      cause: {
+        provider: 'postmark',
+        messageId: 'm-1',
+        eventId: (bounced!.notice as EventNotice).eventId,
+        diagnostic: '550 5.1.1 unknown user',
+      },
     });
     expect(upgraded!.notice).toMatchObject({ reason: 'complaint', previousReason: 'hard_bounce', cause: { diagnostic: 'abuse' } });
     expect(cause!.event_id).toBe((calls[3]!.notice as EventNotice).eventId);
@@ -107,12 +126,28 @@ describe('hooks', () => {
     expect(calls).toStrictEqual([
       {
         hook: 'suppressed',
-        notice: { projectId: 'acme', email: 'ann@example.com', hash: suppression.hash, reason: 'manual', previousReason: null, source: 'api', at: new Date(NOW), cause: null },
+        notice: {
+          projectId: 'acme',
+          email: 'ann@example.com',
+          hash: suppression.hash,
+          reason: 'manual',
+          previousReason: null,
+          source: 'api',
+          at: new Date(NOW),
+          cause: null,
+        },
       },
       { hook: 'suppressed', notice: expect.objectContaining({ email: 'cat@example.com', source: 'import' }) },
       {
         hook: 'unsuppressed',
-        notice: { projectId: 'acme', email: 'ann@example.com', hash: suppression.hash, reason: 'manual', suppressedAt: new Date(NOW), at: new Date(NOW) },
+        notice: {
+          projectId: 'acme',
+          email: 'ann@example.com',
+          hash: suppression.hash,
+          reason: 'manual',
+          suppressedAt: new Date(NOW),
+          at: new Date(NOW),
+        },
       },
     ]);
   });
@@ -123,13 +158,24 @@ describe('hooks', () => {
     await mailwarden.suppressions.add('acme', 'ann@example.com');
     const { results } = await mailwarden.suppressions.addMany(
       'acme',
-      [{ email: 'ann@example.com', reason: 'complaint' }, { email: 'bob@example.com', reason: 'hard_bounce', created_at: '2026-01-01' }, { email: 'bob@example.com' }, { email: 'bad' }],
+      [
+        { email: 'ann@example.com', reason: 'complaint' },
+        { email: 'bob@example.com', reason: 'hard_bounce', created_at: '2026-01-01' },
+        { email: 'bob@example.com' },
+        { email: 'bad' },
+      ],
       { source: 'import' },
     );
     expect(results.map((result) => result.status)).toStrictEqual(['upgraded', 'created', 'present', 'invalid']);
     await mailwarden.suppressions.removeMany('acme', [{ email: 'bob@example.com' }, { email: 'cat@example.com' }]);
     await mailwarden.hooksSettled();
-    expect(calls.map(({ hook, notice }) => [hook, 'email' in notice ? notice.email : null, 'previousReason' in notice ? notice.previousReason : null])).toStrictEqual([
+    expect(
+      calls.map(({ hook, notice }) => [
+        hook,
+        'email' in notice ? notice.email : null,
+        'previousReason' in notice ? notice.previousReason : null,
+      ]),
+    ).toStrictEqual([
       ['suppressed', 'ann@example.com', null],
       ['suppressed', 'ann@example.com', 'manual'],
       ['suppressed', 'bob@example.com', null],
@@ -154,7 +200,13 @@ describe('hooks', () => {
     const handler = createHttpHandler(mailwarden, { apiKeys: {} });
     const post = async (type: 'delivered' | 'opened') => {
       const request = postmarkWebhook({ auth: { basic: credentials }, events: [{ type, recipient: 'bob@example.com', occurredAt: AT }] });
-      return handler.handle({ method: 'POST', path: '/projects/acme/webhooks/postmark', query: '', headers: request.headers, body: request.rawBody });
+      return handler.handle({
+        method: 'POST',
+        path: '/projects/acme/webhooks/postmark',
+        query: '',
+        headers: request.headers,
+        body: request.rawBody,
+      });
     };
 
     expect((await post('delivered')).status).toBe(200);
@@ -214,7 +266,10 @@ describe('hooks', () => {
         },
       },
     });
-    await mailwarden.applyEvents('acme', [1, 2, 3, 4].map((n) => event({ type: 'delivered', eventKey: `e${n}`, messageId: `m-${n}` })));
+    await mailwarden.applyEvents(
+      'acme',
+      [1, 2, 3, 4].map((n) => event({ type: 'delivered', eventKey: `e${n}`, messageId: `m-${n}` })),
+    );
     await nextTurn();
     expect(started).toBe(2);
     expect(logged).toStrictEqual([
@@ -251,7 +306,9 @@ describe('hooks', () => {
           let accepted = 0;
           for (const batch of batches) accepted += (await mailwarden.applyEvents('acme', batch)).accepted;
           await mailwarden.hooksSettled();
-          const events = calls.flatMap((call) => (call.hook === 'event' ? [`${call.notice.event.provider}:${call.notice.event.eventKey}`] : []));
+          const events = calls.flatMap((call) =>
+            call.hook === 'event' ? [`${call.notice.event.provider}:${call.notice.event.eventKey}`] : [],
+          );
           expect(events).toHaveLength(accepted);
           expect(new Set(events).size, 'each distinct event once').toBe(events.length);
 

@@ -60,7 +60,11 @@ describe('API keys', () => {
 describe('bodies', () => {
   const add = (headers: Record<string, string>, body?: string) =>
     handler().handle(
-      request({ method: 'POST', headers: { 'x-api-key': 'acme-key', ...headers }, ...(body === undefined ? {} : { body: new TextEncoder().encode(body) }) }),
+      request({
+        method: 'POST',
+        headers: { 'x-api-key': 'acme-key', ...headers },
+        ...(body === undefined ? {} : { body: new TextEncoder().encode(body) }),
+      }),
     );
 
   test.each([
@@ -86,7 +90,11 @@ describe('bodies', () => {
   test('bytes that are not UTF-8, and JSON that is not an object with email, are invalid_request', async () => {
     const http = handler();
     const latin1 = await http.handle(
-      request({ method: 'POST', headers: { 'x-api-key': 'acme-key', 'content-type': 'application/json' }, body: Uint8Array.of(0x7b, 0xe9, 0x7d) }),
+      request({
+        method: 'POST',
+        headers: { 'x-api-key': 'acme-key', 'content-type': 'application/json' },
+        body: Uint8Array.of(0x7b, 0xe9, 0x7d),
+      }),
     );
     expect(codeOf(latin1.body)).toBe('invalid_request');
     for (const body of ['[]', 'null', '"a@example.com"', '{"email":5}', '{}']) {
@@ -113,15 +121,24 @@ describe('bodies', () => {
       yield new TextEncoder().encode('{"email":');
       yield new TextEncoder().encode('"a@example.com"}');
     })();
-    const response = await http.handle(request({ method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, body }));
+    const response = await http.handle(
+      request({ method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, body }),
+    );
     expect(response.status).toBe(413);
   });
 
   test('a value an earlier body parser made serves API routes; webhooks then answer internal_error and log why', async () => {
     const errors: string[] = [];
-    const http = createHttpHandler(createMailwarden(), { apiKeys: { k: 'acme' }, logger: { error: (context) => errors.push(String(context.err)) } });
+    const http = createHttpHandler(createMailwarden(), {
+      apiKeys: { k: 'acme' },
+      logger: { error: (context) => errors.push(String(context.err)) },
+    });
     const added = await http.handle(
-      request({ method: 'POST', headers: { 'x-api-key': 'k', 'content-type': 'application/json' }, parsedBody: { email: 'a@example.com' } }),
+      request({
+        method: 'POST',
+        headers: { 'x-api-key': 'k', 'content-type': 'application/json' },
+        parsedBody: { email: 'a@example.com' },
+      }),
     );
     expect(added.status).toBe(201);
     const webhook = await http.handle(request({ method: 'POST', path: '/projects/acme/webhooks/postmark', headers: {}, parsedBody: {} }));
@@ -148,7 +165,9 @@ describe('paths and queries', () => {
 
   test('a repeated query parameter is refused; __proto__ is an ordinary (ignored) name', async () => {
     const http = handler();
-    const repeated = await http.handle(request({ path: '/projects/acme/suppressions/check', query: 'email=a@example.com&email=b@example.com' }));
+    const repeated = await http.handle(
+      request({ path: '/projects/acme/suppressions/check', query: 'email=a@example.com&email=b@example.com' }),
+    );
     expect([repeated.status, codeOf(repeated.body)]).toStrictEqual([400, 'invalid_request']);
     const proto = await http.handle(request({ query: '__proto__=x&constructor=y&limit=2' }));
     expect(proto.status).toBe(200);
@@ -170,8 +189,15 @@ describe('check answers, byte for byte', () => {
     await mailwarden.suppressions.add('acme', 'Jane@Example.com');
     await mailwarden.applyEvents('acme', [
       {
-        provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'm-1', recipient: 'bob@example.com', trackingId: null,
-        occurredAt: new Date(Date.UTC(2025, 11, 31, 23, 59, 59, 999)), eventKey: 'e-1', details: { diagnostic: '550 5.1.1 no such user' },
+        provider: 'sendgrid',
+        type: 'bounced',
+        bounceClass: 'hard',
+        messageId: 'm-1',
+        recipient: 'bob@example.com',
+        trackingId: null,
+        occurredAt: new Date(Date.UTC(2025, 11, 31, 23, 59, 59, 999)),
+        eventKey: 'e-1',
+        details: { diagnostic: '550 5.1.1 no such user' },
       },
     ]);
     return createHttpHandler(mailwarden, { apiKeys: { 'acme-key': 'acme' }, logger: { error: () => {} } });
@@ -181,7 +207,8 @@ describe('check answers, byte for byte', () => {
 
   test('GET …/suppressions/check: a manual suppression, a webhook one with its cause, none', async () => {
     const http = await checkingHandler();
-    const check = (email: string) => http.handle(request({ path: '/projects/acme/suppressions/check', query: `email=${encodeURIComponent(email)}` }));
+    const check = (email: string) =>
+      http.handle(request({ path: '/projects/acme/suppressions/check', query: `email=${encodeURIComponent(email)}` }));
     const manual = await check(' JANE@example.com ');
     expect(manual.status).toBe(200);
     expect(manual.headers).toStrictEqual(headers);

@@ -3,7 +3,15 @@
 // 2020-12, checked by Ajv). A route or schema change that the document does not follow fails here.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describe, expect, test } from 'vitest';
-import { createHttpHandler, createMailwarden, createOpenApiDocument, MailwardenError, createMemoryStore, type HttpRequest, type Store } from '../src/index.js';
+import {
+  createHttpHandler,
+  createMailwarden,
+  createOpenApiDocument,
+  MailwardenError,
+  createMemoryStore,
+  type HttpRequest,
+  type Store,
+} from '../src/index.js';
 import { deliverPostmarkMessages } from './providers/postmark.simulator.js';
 
 interface Operation {
@@ -40,7 +48,10 @@ function handlerOn(store: Store) {
 
 const json = (body: unknown) => new TextEncoder().encode(JSON.stringify(body));
 const api = { 'x-api-key': 'k', 'content-type': 'application/json' };
-const delivery = deliverPostmarkMessages({ To: 'bounced@example.com', Metadata: { service_id: 'campaign-1' } }, { record: 'Bounce', escapeNonAscii: false, credentials })[0]!.request;
+const delivery = deliverPostmarkMessages(
+  { To: 'bounced@example.com', Metadata: { service_id: 'campaign-1' } },
+  { record: 'Bounce', escapeNonAscii: false, credentials },
+)[0]!.request;
 
 /** Requests of every operation, answered 2xx and with its errors; [template path, request]. */
 const scenario: [string, Partial<HttpRequest>][] = [
@@ -49,7 +60,10 @@ const scenario: [string, Partial<HttpRequest>][] = [
   ['/projects/{projectId}/suppressions', { method: 'POST', headers: api, body: json({ email: 'nope' }) }],
   ['/projects/{projectId}/suppressions', { method: 'POST', headers: api, body: json({}) }],
   ['/projects/{projectId}/suppressions', { method: 'POST', headers: { ...api, 'content-type': 'text/plain' }, body: json({}) }],
-  ['/projects/{projectId}/suppressions', { method: 'POST', headers: { ...api, 'content-length': String(2 * 1024 * 1024) }, body: json({}) }],
+  [
+    '/projects/{projectId}/suppressions',
+    { method: 'POST', headers: { ...api, 'content-length': String(2 * 1024 * 1024) }, body: json({}) },
+  ],
   ['/projects/{projectId}/suppressions', { method: 'GET', query: 'limit=1' }],
   ['/projects/{projectId}/suppressions', { method: 'GET', query: 'cursor=garbage' }],
   ['/projects/{projectId}/suppressions', { method: 'GET', headers: {} }],
@@ -57,11 +71,17 @@ const scenario: [string, Partial<HttpRequest>][] = [
   ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=a@example.com' }],
   ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=b@example.com' }],
   ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=bad' }],
-  ['/projects/{projectId}/suppressions/check', { method: 'POST', headers: api, body: json({ emails: ['a@example.com', 'b@example.com'] }) }],
+  [
+    '/projects/{projectId}/suppressions/check',
+    { method: 'POST', headers: api, body: json({ emails: ['a@example.com', 'b@example.com'] }) },
+  ],
   ['/projects/{projectId}/suppressions/check', { method: 'POST', headers: api, body: json({ emails: Array(101).fill('a@example.com') }) }],
   ['/projects/{projectId}/suppressions/check', { method: 'POST', headers: api, body: json({ emails: ['bad'] }) }],
   ['/projects/{projectId}/webhooks/{provider}', { ...delivery, method: 'POST', body: delivery.rawBody }],
-  ['/projects/{projectId}/webhooks/{provider}', { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery.rawBody }],
+  [
+    '/projects/{projectId}/webhooks/{provider}',
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery.rawBody },
+  ],
   ['/projects/{projectId}/webhooks/{provider}', { method: 'POST', headers: delivery.headers, body: new TextEncoder().encode('not json') }],
   ['/projects/{projectId}/messages', { method: 'GET', query: 'trackingId=campaign-1' }],
   ['/projects/{projectId}/messages', { method: 'GET', query: `trackingId=${'x'.repeat(129)}` }],
@@ -78,8 +98,13 @@ async function play(store: Store): Promise<{ operation: string; status: number }
   const seen: { operation: string; status: number }[] = [];
   // Then remove what the scenario suppressed, for the 200 of DELETE.
   const remove = async () => {
-    const page = JSON.parse(String((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: api })).body)) as { items: { hash: string }[] };
-    return page.items.map((item) => ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${item.hash}` }] as const);
+    const page = JSON.parse(
+      String((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: api })).body),
+    ) as { items: { hash: string }[] };
+    return page.items.map(
+      (item) =>
+        ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${item.hash}` }] as const,
+    );
   };
   for (const [template, overrides] of [...scenario, ...(await remove())]) {
     const method = overrides.method!;
@@ -93,7 +118,10 @@ async function play(store: Store): Promise<{ operation: string; status: number }
     const response = await handler.handle(request);
     const validate = validatorOf(template, method, response.status);
     expect(validate, `${method} ${template} answered ${response.status}, which the document does not list: ${response.body}`).toBeDefined();
-    expect(validate!(JSON.parse(String(response.body))), `${method} ${template} ${response.status}: ${ajv.errorsText(validate!.errors)}\n${response.body}`).toBe(true);
+    expect(
+      validate!(JSON.parse(String(response.body))),
+      `${method} ${template} ${response.status}: ${ajv.errorsText(validate!.errors)}\n${response.body}`,
+    ).toBe(true);
     seen.push({ operation: `${method} ${template}`, status: response.status });
   }
   return seen;

@@ -72,7 +72,10 @@ describe('createOpenApiDocument', () => {
   it.each([
     ['without info', (doc: Document) => delete (doc as Partial<Document>).info],
     ['with a dangling $ref', (doc: Document) => delete doc.components.schemas.Suppression],
-    ['with a response lacking its description', (doc: Document) => delete (doc.paths['/openapi.json']!.get!.responses['200'] as Partial<Response>).description],
+    [
+      'with a response lacking its description',
+      (doc: Document) => delete (doc.paths['/openapi.json']!.get!.responses['200'] as Partial<Response>).description,
+    ],
   ])('is rejected by the validator when broken: %s', async (_name, breakIt) => {
     const broken = document();
     breakIt(broken);
@@ -83,9 +86,11 @@ describe('createOpenApiDocument', () => {
     const doc = document();
     expect(doc.openapi).toBe('3.1.0');
     for (const route of routes) expect(operationOf(doc, route).operationId).toBe(route.operationId);
-    expect(operationOf(doc, { method: 'GET', path: '/openapi.json' }).responses['200']?.content?.['application/json'].schema).toMatchObject({
-      type: 'object',
-    });
+    expect(operationOf(doc, { method: 'GET', path: '/openapi.json' }).responses['200']?.content?.['application/json'].schema).toMatchObject(
+      {
+        type: 'object',
+      },
+    );
     const operationIds = Object.values(doc.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
     expect(operationIds).toHaveLength(routes.length + 1);
     expect(new Set(operationIds).size).toBe(operationIds.length);
@@ -118,7 +123,12 @@ describe('createOpenApiDocument', () => {
     }
     // The rest are not answered by a route: 405 comes from the router, 408 and 431 from Node's HTTP
     // server (answerClientError), the last from the send side.
-    expect(errorCodes.filter((code) => !documented.has(code)).sort()).toEqual(['headers_too_large', 'method_not_allowed', 'request_timeout', 'tracking_id_not_carriable']);
+    expect(errorCodes.filter((code) => !documented.has(code)).sort()).toEqual([
+      'headers_too_large',
+      'method_not_allowed',
+      'request_timeout',
+      'tracking_id_not_carriable',
+    ]);
   });
 
   it('applies the X-API-Key scheme exactly to api_key routes', () => {
@@ -143,7 +153,12 @@ describe('createOpenApiDocument', () => {
 
     const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions' });
     expect(list.parameters).toEqual([
-      expect.objectContaining({ name: 'projectId', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } }),
+      expect.objectContaining({
+        name: 'projectId',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+      }),
       expect.objectContaining({ name: 'reason', in: 'query', required: false, schema: { $ref: '#/components/schemas/SuppressionReason' } }),
       expect.objectContaining({ name: 'emailPrefix', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'from', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
@@ -170,7 +185,9 @@ describe('createOpenApiDocument', () => {
       'cursor',
     ]);
     // The partial searches: documented as searches (never an error for partial text), with examples.
-    const searches = [...(messages.parameters ?? []), ...(list.parameters ?? [])].filter((parameter) => /Prefix|Domain/.test(parameter.name));
+    const searches = [...(messages.parameters ?? []), ...(list.parameters ?? [])].filter((parameter) =>
+      /Prefix|Domain/.test(parameter.name),
+    );
     expect(searches.map((parameter) => parameter.name)).toEqual(['recipientPrefix', 'recipientDomain', 'emailPrefix']);
     for (const parameter of searches) {
       expect(parameter, parameter.name).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
@@ -179,7 +196,9 @@ describe('createOpenApiDocument', () => {
     }
     expect(searches[0]!.description).toMatch(/starts with this text.*any text is a search/);
     expect(searches[1]!.description).toMatch(/domain is this domain \(a leading `@` allowed\)/);
-    expect(messages.parameters?.find((parameter) => parameter.name === 'provider')?.schema).toEqual({ $ref: '#/components/schemas/Provider' });
+    expect(messages.parameters?.find((parameter) => parameter.name === 'provider')?.schema).toEqual({
+      $ref: '#/components/schemas/Provider',
+    });
 
     const check = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/suppressions/check' });
     expect(check.parameters).toContainEqual(expect.objectContaining({ name: 'email', in: 'query', required: true }));

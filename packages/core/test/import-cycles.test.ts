@@ -27,7 +27,9 @@ describe('import cycles', () => {
 
   it('finds a circle of any length, a module that imports itself, and none in a tree', () => {
     const graph = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
-    expect(importCycles(graph({ 'a.ts': ['b.ts'], 'b.ts': ['c.ts'], 'c.ts': ['a.ts', 'd.ts'], 'd.ts': [] }))).toEqual(['a.ts → b.ts → c.ts → a.ts']);
+    expect(importCycles(graph({ 'a.ts': ['b.ts'], 'b.ts': ['c.ts'], 'c.ts': ['a.ts', 'd.ts'], 'd.ts': [] }))).toEqual([
+      'a.ts → b.ts → c.ts → a.ts',
+    ]);
     expect(importCycles(graph({ 'a.ts': ['a.ts'] }))).toEqual(['a.ts → a.ts']);
     expect(importCycles(graph({ 'a.ts': ['b.ts', 'c.ts'], 'b.ts': ['c.ts'], 'c.ts': [] }))).toEqual([]);
   });

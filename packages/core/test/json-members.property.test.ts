@@ -17,14 +17,19 @@ function isJsonObject(text: string): boolean {
 }
 
 /** The own members of a parsed object, `__proto__` included, in JSON.parse's order. */
-const ownEntries = (value: object): [string, unknown][] => Object.getOwnPropertyNames(value).map((name) => [name, Object.getOwnPropertyDescriptor(value, name)!.value]);
+const ownEntries = (value: object): [string, unknown][] =>
+  Object.getOwnPropertyNames(value).map((name) => [name, Object.getOwnPropertyDescriptor(value, name)!.value]);
 
 describe('jsonObjectMembers', () => {
   it('gives every top-level member exactly as written: name unescaped, member and value verbatim', () => {
     fc.assert(
       fc.property(jsonObjectText, ({ text, members }) => {
         expect(jsonObjectMembers(text)).toEqual(
-          members.map((m) => ({ name: JSON.parse(m.name) as string, text: `${m.name}${m.beforeColon}:${m.afterColon}${m.value}`, value: m.value })),
+          members.map((m) => ({
+            name: JSON.parse(m.name) as string,
+            text: `${m.name}${m.beforeColon}:${m.afterColon}${m.value}`,
+            value: m.value,
+          })),
         );
       }),
     );
@@ -44,14 +49,21 @@ describe('jsonObjectMembers', () => {
   it('round trip: its members rejoined into an object mean what the text means', () => {
     fc.assert(
       fc.property(jsonObjectText, ({ text }) => {
-        const rejoined = `{${jsonObjectMembers(text)!.map((member) => member.text).join(',')}}`;
+        const rejoined = `{${jsonObjectMembers(text)!
+          .map((member) => member.text)
+          .join(',')}}`;
         expect(ownEntries(JSON.parse(rejoined) as object)).toEqual(ownEntries(JSON.parse(text) as object));
       }),
     );
   });
 
   it('answers exactly when JSON.parse reads one object: any JSON text, any string, and JSON texts one edit away', () => {
-    const candidates = fc.oneof(jsonText, anyString, jsonText.chain(jsonMutationOf), jsonObjectText.chain(({ text }) => jsonMutationOf(text)));
+    const candidates = fc.oneof(
+      jsonText,
+      anyString,
+      jsonText.chain(jsonMutationOf),
+      jsonObjectText.chain(({ text }) => jsonMutationOf(text)),
+    );
     fc.assert(
       fc.property(candidates, (text) => {
         expect(jsonObjectMembers(text) !== undefined).toBe(isJsonObject(text));

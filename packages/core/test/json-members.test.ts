@@ -3,7 +3,9 @@ import { jsonObjectMembers } from '../src/json/members.js';
 
 describe('jsonObjectMembers', () => {
   it('keeps every digit of an integer JSON.parse would round (Postmark IDs past 2^53)', () => {
-    expect(jsonObjectMembers('{"ID":4323372036854775807}')).toEqual([{ name: 'ID', text: '"ID":4323372036854775807', value: '4323372036854775807' }]);
+    expect(jsonObjectMembers('{"ID":4323372036854775807}')).toEqual([
+      { name: 'ID', text: '"ID":4323372036854775807', value: '4323372036854775807' },
+    ]);
   });
 
   it('keeps each member as written, white space inside values and escapes included, without the white space around it', () => {
@@ -14,7 +16,9 @@ describe('jsonObjectMembers', () => {
   });
 
   it('reads only top-level members: nested objects, and strings that look like members, are values', () => {
-    expect(jsonObjectMembers('{"Metadata":{"ID":"nested"},"Details":"\\"ID\\":5","List":[{"ID":9}],"ID":7}')?.map((m) => [m.name, m.value])).toEqual([
+    expect(
+      jsonObjectMembers('{"Metadata":{"ID":"nested"},"Details":"\\"ID\\":5","List":[{"ID":9}],"ID":7}')?.map((m) => [m.name, m.value]),
+    ).toEqual([
       ['Metadata', '{"ID":"nested"}'],
       ['Details', '"\\"ID\\":5"'],
       ['List', '[{"ID":9}]'],

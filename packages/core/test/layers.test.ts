@@ -29,7 +29,18 @@ const layers = {
   domain: { files: ['messages/', 'suppressions/', 'store/', 'api-schemas.ts', 'api-shapes.ts', 'pagination.ts'], mayImport: ['leaves'] },
   /** Modules that know nothing of mailwarden's other parts, and the persisted vocabulary every layer speaks. */
   leaves: {
-    files: ['vocabulary.ts', 'errors.ts', 'json/', 'email/', 'events/', 'tracking-id.ts', 'storable-text.ts', 'timestamp.ts', 'input.ts', 'cursor.ts'],
+    files: [
+      'vocabulary.ts',
+      'errors.ts',
+      'json/',
+      'email/',
+      'events/',
+      'tracking-id.ts',
+      'storable-text.ts',
+      'timestamp.ts',
+      'input.ts',
+      'cursor.ts',
+    ],
     mayImport: [],
   },
 } as const satisfies Record<string, { files: readonly string[]; mayImport: 'anything' | readonly string[] }>;
@@ -69,7 +80,8 @@ describe('core layers', () => {
       for (const target of importsOf(file)) {
         const to = layerOf(target);
         if (to === undefined) wrong.push(`${file} imports ${target}, which fits no layer`);
-        else if (to !== from && allowed !== 'anything' && !(allowed as readonly string[]).includes(to)) wrong.push(`${file} (${from}) imports ${target} (${to})`);
+        else if (to !== from && allowed !== 'anything' && !(allowed as readonly string[]).includes(to))
+          wrong.push(`${file} (${from}) imports ${target} (${to})`);
       }
     }
     expect(wrong).toEqual([]);
@@ -93,7 +105,10 @@ describe('core layers', () => {
     for (const [index, layer] of order.entries()) {
       const allowed = layers[layer].mayImport;
       if (allowed === 'anything') continue;
-      expect(allowed.every((other) => order.indexOf(other as Layer) > index), layer).toBe(true);
+      expect(
+        allowed.every((other) => order.indexOf(other as Layer) > index),
+        layer,
+      ).toBe(true);
     }
   });
 

@@ -28,7 +28,11 @@ async function seeded(): Promise<Mailwarden> {
   await mailwarden.applyEvents(
     'acme',
     Array.from({ length: 6 }, (_, i) =>
-      event(i % 2 === 0 ? { occurredAt: new Date(T0 + i * 1000) } : { provider: 'sendgrid', recipient: 'Bob@Example.com', occurredAt: new Date(T0 + i * 1000) }),
+      event(
+        i % 2 === 0
+          ? { occurredAt: new Date(T0 + i * 1000) }
+          : { provider: 'sendgrid', recipient: 'Bob@Example.com', occurredAt: new Date(T0 + i * 1000) },
+      ),
     ),
   );
   return mailwarden;
@@ -58,15 +62,21 @@ describe('messages.list filters', () => {
     const mailwarden = await seeded();
     expect(lastEvents(await mailwarden.messages.list('acme', { from: iso(2000), to: iso(4000) }))).toStrictEqual([iso(3000), iso(2000)]);
     // The same instants written with an offset.
-    expect(lastEvents(await mailwarden.messages.list('acme', { from: '2026-11-01T01:00:02+01:00', to: '2026-10-31T19:00:04.000-05:00' }))).toStrictEqual([
-      iso(3000),
-      iso(2000),
-    ]);
+    expect(
+      lastEvents(await mailwarden.messages.list('acme', { from: '2026-11-01T01:00:02+01:00', to: '2026-10-31T19:00:04.000-05:00' })),
+    ).toStrictEqual([iso(3000), iso(2000)]);
     expect((await mailwarden.messages.list('acme', { from: '2026-11-01', to: '2026-11-02' })).count).toBe(6);
     expect((await mailwarden.messages.list('acme', { to: '2026-11-01' })).count).toBe(0);
-    expect(lastEvents(await mailwarden.messages.list('acme', { from: iso(5000), provider: 'sendgrid', recipient: 'bob@example.com', status: 'delivered' }))).toStrictEqual([
-      iso(5000),
-    ]);
+    expect(
+      lastEvents(
+        await mailwarden.messages.list('acme', {
+          from: iso(5000),
+          provider: 'sendgrid',
+          recipient: 'bob@example.com',
+          status: 'delivered',
+        }),
+      ),
+    ).toStrictEqual([iso(5000)]);
   });
 
   it.each([
@@ -105,7 +115,9 @@ describe('messages.list filters', () => {
     const first = await mailwarden.messages.list('acme', query);
     const next = first.next_cursor!;
     // The same instant written otherwise, and the same address in other case, are the same filters.
-    expect((await mailwarden.messages.list('acme', { ...query, recipient: 'JANE@example.com', from: '2026-11-01', cursor: next })).count).toBe(1);
+    expect(
+      (await mailwarden.messages.list('acme', { ...query, recipient: 'JANE@example.com', from: '2026-11-01', cursor: next })).count,
+    ).toBe(1);
     for (const other of [
       { recipient: 'bob@example.com' },
       { recipient: undefined },
@@ -125,7 +137,10 @@ describe('messages.list filters', () => {
     const first = await mailwarden.messages.list('acme', { trackingId: 'spring', limit: 2 });
     const position = JSON.parse(Buffer.from(first.next_cursor!, 'base64url').toString())[2];
     // What the listing encoded before: the scope held trackingId and status only.
-    const before = createCursorCodec().encode({ listing: 'messages', projectId: 'acme', filters: { trackingId: 'spring', status: undefined } }, position);
+    const before = createCursorCodec().encode(
+      { listing: 'messages', projectId: 'acme', filters: { trackingId: 'spring', status: undefined } },
+      position,
+    );
     expect(before).toBe(first.next_cursor);
   });
 });
@@ -145,9 +160,16 @@ describe('suppressions.list filters', () => {
 
   it('filters by reason and by created_at (from inclusive, to exclusive), combined', async () => {
     const mailwarden = await suppressed();
-    expect(emails(await mailwarden.suppressions.list('acme', { reason: 'manual' }))).toStrictEqual(['cy@example.com', 'bo@example.com', 'ana@example.com']);
+    expect(emails(await mailwarden.suppressions.list('acme', { reason: 'manual' }))).toStrictEqual([
+      'cy@example.com',
+      'bo@example.com',
+      'ana@example.com',
+    ]);
     expect(emails(await mailwarden.suppressions.list('acme', { reason: 'hard_bounce' }))).toStrictEqual(['dee@example.com']);
-    expect(emails(await mailwarden.suppressions.list('acme', { from: iso(2000), to: iso(4000) }))).toStrictEqual(['cy@example.com', 'bo@example.com']);
+    expect(emails(await mailwarden.suppressions.list('acme', { from: iso(2000), to: iso(4000) }))).toStrictEqual([
+      'cy@example.com',
+      'bo@example.com',
+    ]);
     expect(emails(await mailwarden.suppressions.list('acme', { reason: 'manual', from: iso(3000) }))).toStrictEqual(['cy@example.com']);
     expect(emails(await mailwarden.suppressions.list('acme', { to: iso(1000) }))).toStrictEqual([]);
     await expectMailwardenError(() => mailwarden.suppressions.list('acme', { reason: 'bored' as never }), 'invalid_request');
@@ -159,10 +181,16 @@ describe('suppressions.list filters', () => {
     const mailwarden = await suppressed();
     const first = await mailwarden.suppressions.list('acme', { reason: 'manual', limit: 1 });
     const cursor = first.next_cursor!;
-    expect(emails(await mailwarden.suppressions.list('acme', { reason: 'manual', limit: 5, cursor }))).toStrictEqual(['bo@example.com', 'ana@example.com']);
+    expect(emails(await mailwarden.suppressions.list('acme', { reason: 'manual', limit: 5, cursor }))).toStrictEqual([
+      'bo@example.com',
+      'ana@example.com',
+    ]);
     await expectMailwardenError(() => mailwarden.suppressions.list('acme', { limit: 5, cursor }), 'invalid_cursor');
     await expectMailwardenError(() => mailwarden.suppressions.list('acme', { reason: 'complaint', limit: 5, cursor }), 'invalid_cursor');
-    await expectMailwardenError(() => mailwarden.suppressions.list('acme', { reason: 'manual', from: iso(0), limit: 5, cursor }), 'invalid_cursor');
+    await expectMailwardenError(
+      () => mailwarden.suppressions.list('acme', { reason: 'manual', from: iso(0), limit: 5, cursor }),
+      'invalid_cursor',
+    );
 
     const unfiltered = await mailwarden.suppressions.list('acme', { limit: 1 });
     const position = JSON.parse(Buffer.from(unfiltered.next_cursor!, 'base64url').toString())[2];
@@ -178,7 +206,9 @@ describe('partial search (recipientPrefix, recipientDomain, emailPrefix)', () =>
     const mailwarden = createMailwarden({ now: () => (time += 1000) });
     await mailwarden.applyEvents(
       'acme',
-      recipients.map((recipient, i) => event({ recipient, provider: i % 2 === 0 ? 'ses' : 'sendgrid', occurredAt: new Date(T0 + (i + 1) * 1000) })),
+      recipients.map((recipient, i) =>
+        event({ recipient, provider: i % 2 === 0 ? 'ses' : 'sendgrid', occurredAt: new Date(T0 + (i + 1) * 1000) }),
+      ),
     );
     for (const recipient of recipients) await mailwarden.suppressions.add('acme', recipient);
     return mailwarden;
@@ -227,13 +257,22 @@ describe('partial search (recipientPrefix, recipientDomain, emailPrefix)', () =>
 
   it('combines with every other filter and pages', async () => {
     const mailwarden = await searchable();
-    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'j', recipientDomain: 'example.com' }))).toStrictEqual(['jane.doe@example.com']);
-    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', provider: 'ses' }))).toStrictEqual(['janet@example.org', 'jane.doe@example.com']);
-    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', from: iso(2000), to: iso(5000) }))).toStrictEqual(['jane@mail.example.com']);
-    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', recipient: 'JANE@mail.example.com' }))).toStrictEqual(['jane@mail.example.com']);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'j', recipientDomain: 'example.com' }))).toStrictEqual([
+      'jane.doe@example.com',
+    ]);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', provider: 'ses' }))).toStrictEqual([
+      'janet@example.org',
+      'jane.doe@example.com',
+    ]);
+    expect(recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', from: iso(2000), to: iso(5000) }))).toStrictEqual(
+      ['jane@mail.example.com'],
+    );
+    expect(
+      recipientsOf(await mailwarden.messages.list('acme', { recipientPrefix: 'jane', recipient: 'JANE@mail.example.com' })),
+    ).toStrictEqual(['jane@mail.example.com']);
     expect(emails(await mailwarden.suppressions.list('acme', { emailPrefix: 'jane', reason: 'hard_bounce' }))).toStrictEqual([]);
 
-    const walk = async <T,>(list: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>): Promise<T[]> => {
+    const walk = async <T>(list: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>): Promise<T[]> => {
       const items: T[] = [];
       let cursor: string | null | undefined;
       do {
@@ -243,9 +282,13 @@ describe('partial search (recipientPrefix, recipientDomain, emailPrefix)', () =>
       } while (cursor !== null);
       return items;
     };
-    const messages = await walk((cursor) => mailwarden.messages.list('acme', { recipientPrefix: 'JANE', limit: 1, ...(cursor ? { cursor } : {}) }));
+    const messages = await walk((cursor) =>
+      mailwarden.messages.list('acme', { recipientPrefix: 'JANE', limit: 1, ...(cursor ? { cursor } : {}) }),
+    );
     expect(messages.map((item) => item.recipient)).toStrictEqual(['janet@example.org', 'jane@mail.example.com', 'jane.doe@example.com']);
-    const suppressions = await walk((cursor) => mailwarden.suppressions.list('acme', { emailPrefix: 'jane', limit: 1, ...(cursor ? { cursor } : {}) }));
+    const suppressions = await walk((cursor) =>
+      mailwarden.suppressions.list('acme', { emailPrefix: 'jane', limit: 1, ...(cursor ? { cursor } : {}) }),
+    );
     expect(suppressions.map((item) => item.email)).toStrictEqual(['janet@example.org', 'jane@mail.example.com', 'jane.doe@example.com']);
   });
 
@@ -256,18 +299,28 @@ describe('partial search (recipientPrefix, recipientDomain, emailPrefix)', () =>
     const page = await mailwarden.messages.list('acme', { recipientPrefix: 'jane', limit: 1 });
     const cursor = page.next_cursor!;
     expect((await mailwarden.messages.list('acme', { recipientPrefix: ' JANE ', limit: 5, cursor })).count).toBe(2);
-    for (const other of [{}, { recipientPrefix: 'jan' }, { recipientPrefix: 'jane', recipientDomain: 'example.com' }, { recipientPrefix: 'jane', recipient: 'jane@mail.example.com' }]) {
+    for (const other of [
+      {},
+      { recipientPrefix: 'jan' },
+      { recipientPrefix: 'jane', recipientDomain: 'example.com' },
+      { recipientPrefix: 'jane', recipient: 'jane@mail.example.com' },
+    ]) {
       await expectMailwardenError(() => mailwarden.messages.list('acme', { ...other, limit: 5, cursor }), 'invalid_cursor');
     }
     const byDomain = (await mailwarden.messages.list('acme', { recipientDomain: 'example.com', limit: 1 })).next_cursor!;
     expect((await mailwarden.messages.list('acme', { recipientDomain: '@Example.COM', limit: 5, cursor: byDomain })).count).toBe(1);
-    await expectMailwardenError(() => mailwarden.messages.list('acme', { recipientDomain: 'example.org', limit: 5, cursor: byDomain }), 'invalid_cursor');
+    await expectMailwardenError(
+      () => mailwarden.messages.list('acme', { recipientDomain: 'example.org', limit: 5, cursor: byDomain }),
+      'invalid_cursor',
+    );
     const suppressions = (await mailwarden.suppressions.list('acme', { emailPrefix: 'jane', limit: 1 })).next_cursor!;
     expect((await mailwarden.suppressions.list('acme', { emailPrefix: 'Jane', limit: 5, cursor: suppressions })).count).toBe(2);
     await expectMailwardenError(() => mailwarden.suppressions.list('acme', { limit: 5, cursor: suppressions }), 'invalid_cursor');
     // Empty means no filter: the unfiltered listing's cursor continues it.
     const unfiltered = (await mailwarden.messages.list('acme', { limit: 1 })).next_cursor!;
-    expect((await mailwarden.messages.list('acme', { recipientPrefix: '', recipientDomain: '', limit: 10, cursor: unfiltered })).count).toBe(4);
+    expect(
+      (await mailwarden.messages.list('acme', { recipientPrefix: '', recipientDomain: '', limit: 10, cursor: unfiltered })).count,
+    ).toBe(4);
   });
 
   it.each([
@@ -304,8 +357,16 @@ describe('retention under filters (memory store)', () => {
     ]);
     expect((await mailwarden.messages.list('acme', { recipient: 'jane@example.com', provider: 'sendgrid' })).count).toBe(2);
     await store.purgeExpired(now);
-    for (const query of [{ recipient: 'jane@example.com' }, { provider: 'sendgrid' as const }, { from: iso(0) }, { to: new Date(now).toISOString() }]) {
-      expect((await mailwarden.messages.list('acme', query)).items.map((item) => item.messageId), JSON.stringify(query)).toStrictEqual(['new']);
+    for (const query of [
+      { recipient: 'jane@example.com' },
+      { provider: 'sendgrid' as const },
+      { from: iso(0) },
+      { to: new Date(now).toISOString() },
+    ]) {
+      expect(
+        (await mailwarden.messages.list('acme', query)).items.map((item) => item.messageId),
+        JSON.stringify(query),
+      ).toStrictEqual(['new']);
     }
     expect((await mailwarden.messages.list('acme', { to: new Date(now - 2 * DAY).toISOString() })).count).toBe(0);
     const hard = await mailwarden.suppressions.list('acme', { reason: 'hard_bounce', from: new Date(now - 40 * DAY).toISOString() });

@@ -20,7 +20,15 @@ let trafficSequence = 0;
 function traffic(at: number): DeliveryEvent[] {
   return Array.from({ length: CLOCK_EVENTS }, () => {
     const id = `traffic-${++trafficSequence}`;
-    return { provider: 'sparkpost', type: 'delivered', messageId: id, recipient: 'traffic@example.com', trackingId: 'traffic', occurredAt: new Date(at), eventKey: id };
+    return {
+      provider: 'sparkpost',
+      type: 'delivered',
+      messageId: id,
+      recipient: 'traffic@example.com',
+      trackingId: 'traffic',
+      occurredAt: new Date(at),
+      eventKey: id,
+    };
   });
 }
 
@@ -31,14 +39,24 @@ function traffic(at: number): DeliveryEvent[] {
  * would after their retention too).
  */
 function keyedByContent(event: DeliveryEvent): DeliveryEvent {
-  return { ...event, eventKey: createHash('sha256').update(JSON.stringify({ ...event, eventKey: undefined })).digest('hex') };
+  return {
+    ...event,
+    eventKey: createHash('sha256')
+      .update(JSON.stringify({ ...event, eventKey: undefined }))
+      .digest('hex'),
+  };
 }
 
 type Step = { kind: 'events'; events: DeliveryEvent[] } | { kind: 'traffic'; hour: number } | { kind: 'purge'; hour: number };
 
 /** Histories over four days, so a retention of one day forgets often. */
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.array(deliveryEventWithinHours(96).map(keyedByContent), { maxLength: 8 }).map((events) => ({ kind: 'events' as const, events })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(deliveryEventWithinHours(96).map(keyedByContent), { maxLength: 8 })
+      .map((events) => ({ kind: 'events' as const, events })),
+  },
   { weight: 2, arbitrary: fc.nat(96).map((h) => ({ kind: 'traffic' as const, hour: h })) },
   { weight: 1, arbitrary: fc.nat(120).map((h) => ({ kind: 'purge' as const, hour: h })) },
 );
@@ -130,7 +148,9 @@ describe('memory store retention', () => {
         const mailwarden = createMailwarden({ store });
         const present = traffic(hour(0));
         await mailwarden.applyEvents(PROJECT, present);
-        const far = times.map((at, i): DeliveryEvent => ({ ...present[0]!, messageId: `far-${i}`, eventKey: `far-${i}`, occurredAt: new Date(at) }));
+        const far = times.map(
+          (at, i): DeliveryEvent => ({ ...present[0]!, messageId: `far-${i}`, eventKey: `far-${i}`, occurredAt: new Date(at) }),
+        );
         const bounds = [0, ...cuts.sort((a, b) => a - b), far.length];
         for (let i = 1; i < bounds.length; i++) await mailwarden.applyEvents(PROJECT, far.slice(bounds[i - 1], bounds[i]));
         await mailwarden.applyEvents(PROJECT, traffic(hour(1)));
@@ -144,8 +164,12 @@ describe('memory store retention', () => {
 /** The listings by tracking ID and by status hold exactly the project listing's messages, none forgotten or left behind. */
 async function expectConsistentListings(store: Store, messages: MessageRecord[]): Promise<void> {
   for (const { trackingId } of await rowsOf(store)) {
-    expect(await store.listMessages(PROJECT, { trackingId, limit: 100_000 })).toStrictEqual(messages.filter((message) => message.trackingId === trackingId));
+    expect(await store.listMessages(PROJECT, { trackingId, limit: 100_000 })).toStrictEqual(
+      messages.filter((message) => message.trackingId === trackingId),
+    );
   }
-  const byStatus = await Promise.all((['delivered', 'bounced', 'sent'] as const).map((status) => store.listMessages(PROJECT, { status, limit: 100_000 })));
+  const byStatus = await Promise.all(
+    (['delivered', 'bounced', 'sent'] as const).map((status) => store.listMessages(PROJECT, { status, limit: 100_000 })),
+  );
   expect(byStatus.flat().every((message) => messages.some((m) => m.key === message.key))).toBe(true);
 }

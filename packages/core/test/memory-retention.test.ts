@@ -42,7 +42,14 @@ describe('memory store retention', () => {
     for (const messagesMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createMemoryStore({ retention: { messagesMs } }), String(messagesMs)).toThrow(RangeError);
     }
-    expect(createMemoryStore({ retention: { messagesMs: 1 } }).retained()).toStrictEqual({ messages: 0, eventKeys: 0, webhookTokens: 0, trackingIds: 0, timelineEntries: 0, statsHours: 0 });
+    expect(createMemoryStore({ retention: { messagesMs: 1 } }).retained()).toStrictEqual({
+      messages: 0,
+      eventKeys: 0,
+      webhookTokens: 0,
+      trackingIds: 0,
+      timelineEntries: 0,
+      statsHours: 0,
+    });
   });
 
   test('purgeExpired(now) forgets messages older than the retention and dedup keys applied before then; counters and suppressions stay', async () => {
@@ -68,8 +75,28 @@ describe('memory store retention', () => {
     expect(store.retained()).toMatchObject({ messages: 8, eventKeys: 9 });
     const counters = await rows(mailwarden);
     expect(counters).toStrictEqual([
-      { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: new Date(now - DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
-      { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'camp',
+        messages: 3,
+        delivered: 1,
+        bounced: 1,
+        complained: 1,
+        lastEventAt: new Date(now - DAY).toISOString(),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
+      {
+        trackingId: 'gone',
+        messages: 2,
+        delivered: 2,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: new Date(now - 2 * DAY).toISOString(),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ]);
 
     expect(await store.purgeExpired(now)).toBe(6);
@@ -89,9 +116,29 @@ describe('memory store retention', () => {
     // recomputed from, and stays.
     await mailwarden.applyEvents(PROJECT, [event('kept', now, { trackingId: 'a-first', type: 'sent' })]);
     expect(await rows(mailwarden)).toStrictEqual([
-      { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'a-first',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: new Date(now).toISOString(),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
       counters[0],
-      { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: new Date(now - 2 * DAY).toISOString(), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'gone',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: new Date(now - 2 * DAY).toISOString(),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ]);
 
     // A retention after the clock's first reading, every key and message is gone.
@@ -206,7 +253,9 @@ describe('memory store retention', () => {
       const batch: DeliveryEvent[] = [];
       for (let i = 0; i < NEW_MESSAGES; i++) {
         const bounced = (batches * NEW_MESSAGES + i) % 50 === 0;
-        batch.push(event(id(batches, i), clock, { trackingId: `digest-${day}`, ...(bounced ? { type: 'bounced', bounceClass: 'hard' } : {}) }));
+        batch.push(
+          event(id(batches, i), clock, { trackingId: `digest-${day}`, ...(bounced ? { type: 'bounced', bounceClass: 'hard' } : {}) }),
+        );
       }
       for (let i = 0; i < 10 && batches >= 3; i++) batch.push(event(id(batches - 3, i + 1), clock, { type: 'opened', trackingId: null }));
       batch.push(event(null, clock, { type: 'unknown' }), event(null, clock, { type: 'unknown' }));

@@ -142,10 +142,7 @@ describe('applyEvents', () => {
 
   it('scopes event keys by provider and by project', async () => {
     const mailwarden = createMailwarden();
-    const result = await mailwarden.applyEvents('acme', [
-      event({ eventKey: 'same' }),
-      event({ eventKey: 'same', provider: 'sendgrid' }),
-    ]);
+    const result = await mailwarden.applyEvents('acme', [event({ eventKey: 'same' }), event({ eventKey: 'same', provider: 'sendgrid' })]);
     expect(result.accepted).toBe(2);
     expect((await mailwarden.applyEvents('other', [event({ eventKey: 'same' })])).accepted).toBe(1);
   });
@@ -186,7 +183,14 @@ describe('applyEvents', () => {
       reason: 'hard_bounce',
       created_at: iso(3000),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: null, message: null, event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(3000), diagnostic: null },
+      cause: {
+        provider: 'ses',
+        message_id: null,
+        message: null,
+        event_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        event_at: iso(3000),
+        diagnostic: null,
+      },
     });
   });
 
@@ -205,9 +209,7 @@ describe('applyEvents', () => {
     const result = await mailwarden.applyEvents('acme', events);
     expect(result.accepted).toBe(2);
     expect(result.skipped).toBe(6);
-    expect(result.warnings).toEqual(
-      [1, 2, 3, 4, 5, 6].map((index) => ({ index, code: 'invalid_event', message: expect.any(String) })),
-    );
+    expect(result.warnings).toEqual([1, 2, 3, 4, 5, 6].map((index) => ({ index, code: 'invalid_event', message: expect.any(String) })));
     expect((await messagesOf(mailwarden)).map((m) => m.messageId).sort()).toEqual(['good-1', 'good-2']);
     expect((await mailwarden.suppressions.check('acme', 'john@example.com')).suppressed).toBe(true);
   });
@@ -243,9 +245,7 @@ describe('tracking IDs at intake', () => {
 
   it('processes an event whose tracking ID is over 128, without storing the ID, and warns', async () => {
     const mailwarden = createMailwarden();
-    const result = await mailwarden.applyEvents('acme', [
-      event({ trackingId: 'x'.repeat(129), type: 'bounced', bounceClass: 'hard' }),
-    ]);
+    const result = await mailwarden.applyEvents('acme', [event({ trackingId: 'x'.repeat(129), type: 'bounced', bounceClass: 'hard' })]);
     expect(result).toStrictEqual({
       accepted: 1,
       duplicates: 0,
@@ -297,7 +297,17 @@ describe('tracking IDs at intake', () => {
     ]);
     expect(await messagesOf(mailwarden)).toMatchObject([{ trackingId: 'a', status: 'bounced' }]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'a', messages: 1, delivered: 1, bounced: 1, complained: 0, lastEventAt: iso(1000), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'a',
+        messages: 1,
+        delivered: 1,
+        bounced: 1,
+        complained: 0,
+        lastEventAt: iso(1000),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ]);
   });
 });
@@ -325,8 +335,28 @@ describe('tracking ID counters', () => {
     ];
     await mailwarden.applyEvents('acme', events);
     const expected = [
-      { trackingId: 'autumn', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(100), opened: 0, clicked: 0, unsubscribed: 0 },
-      { trackingId: 'spring-sale', messages: 4, delivered: 2, bounced: 1, complained: 1, lastEventAt: iso(8000), opened: 1, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'autumn',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: iso(100),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
+      {
+        trackingId: 'spring-sale',
+        messages: 4,
+        delivered: 2,
+        bounced: 1,
+        complained: 1,
+        lastEventAt: iso(8000),
+        opened: 1,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ];
     expect(await trackingIdsOf(mailwarden)).toStrictEqual(expected);
 
@@ -355,9 +385,9 @@ describe('automatic suppression by the default policy', () => {
   it.each<[string, Partial<DeliveryEvent>, string | null]>([
     ['a hard bounce', { type: 'bounced', bounceClass: 'hard' }, 'hard_bounce'],
     ['a complaint', { type: 'complained' }, 'complaint'],
-    ['a reject for the provider\'s bounce list', { type: 'rejected', providerSuppression: 'bounce' }, 'hard_bounce'],
-    ['a reject for the provider\'s complaint list', { type: 'rejected', providerSuppression: 'complaint' }, 'complaint'],
-    ['a reject for the provider\'s unsubscribe list', { type: 'rejected', providerSuppression: 'unsubscribe' }, null],
+    ["a reject for the provider's bounce list", { type: 'rejected', providerSuppression: 'bounce' }, 'hard_bounce'],
+    ["a reject for the provider's complaint list", { type: 'rejected', providerSuppression: 'complaint' }, 'complaint'],
+    ["a reject for the provider's unsubscribe list", { type: 'rejected', providerSuppression: 'unsubscribe' }, null],
     ['a reject for another reason', { type: 'rejected', providerSuppression: null }, null],
     ['a soft bounce', { type: 'bounced', bounceClass: 'soft' }, null],
     ['an undetermined bounce', { type: 'bounced', bounceClass: 'undetermined' }, null],
@@ -378,7 +408,14 @@ describe('automatic suppression by the default policy', () => {
             reason,
             created_at: iso(1234),
             source: 'webhook',
-            cause: { provider: 'ses', message_id: 'msg-1', message: expect.stringMatching(/^[0-9a-f]{32}$/), event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(1234), diagnostic: null },
+            cause: {
+              provider: 'ses',
+              message_id: 'msg-1',
+              message: expect.stringMatching(/^[0-9a-f]{32}$/),
+              event_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+              event_at: iso(1234),
+              diagnostic: null,
+            },
           },
     );
     expect(defaultSuppressionPolicy(event(overrides))).toBe(reason);
@@ -401,7 +438,14 @@ describe('automatic suppression by the default policy', () => {
       reason: 'complaint',
       created_at: iso(1000),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: 'msg-1', message: expect.stringMatching(/^[0-9a-f]{32}$/), event_id: expect.stringMatching(/^[0-9a-f]{32}$/), event_at: iso(5000), diagnostic: null },
+      cause: {
+        provider: 'ses',
+        message_id: 'msg-1',
+        message: expect.stringMatching(/^[0-9a-f]{32}$/),
+        event_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        event_at: iso(5000),
+        diagnostic: null,
+      },
     };
     expect(await mailwarden.suppressions.check('acme', 'jane@example.com')).toStrictEqual(expected);
     await mailwarden.applyEvents('acme', [
@@ -429,7 +473,7 @@ describe('a custom suppression policy', () => {
       event({ recipient: 'Soft@Example.com', type: 'bounced', bounceClass: 'soft', trackingId: 'x'.repeat(129) }),
       event({ recipient: 'complainer@example.com', type: 'complained' }),
     ]);
-    expect((await mailwarden.suppressions.check('acme', 'soft@example.com'))).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
+    expect(await mailwarden.suppressions.check('acme', 'soft@example.com')).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
     expect((await mailwarden.suppressions.check('acme', 'complainer@example.com')).suppressed).toBe(false);
     // The policy sees the normalized recipient and the tracking ID as stored (dropped when too long).
     expect(seen.map((e) => [e.recipient, e.trackingId])).toEqual([
@@ -525,10 +569,7 @@ describe('messages.list', () => {
     const long = '\u{1F680}'.repeat(128);
     await mailwarden.applyEvents('acme', [event({ trackingId: long })]);
     expect(ids(await mailwarden.messages.list('acme', { trackingId: long }))).toEqual(['msg-1']);
-    const error = await expectMailwardenError(
-      () => mailwarden.messages.list('acme', { trackingId: `${long}x` }),
-      'invalid_tracking_id',
-    );
+    const error = await expectMailwardenError(() => mailwarden.messages.list('acme', { trackingId: `${long}x` }), 'invalid_tracking_id');
     expect(error.status).toBe(400);
     await expectMailwardenError(() => mailwarden.messages.list('acme', { trackingId: 'a'.repeat(129) }), 'invalid_tracking_id');
     await expectMailwardenError(() => mailwarden.messages.list('acme', { trackingId: 'a\udc00' }), 'invalid_tracking_id');
@@ -619,7 +660,11 @@ describe('trackingIds.list', () => {
     for (const absent of ['spring-sale', 'SPRING-SALE', 'Spring', 'Spring-Sale ', 'ünïcode-été']) {
       expect(await only(absent)).toStrictEqual({ items: [], next_cursor: null, count: 0 });
     }
-    expect(await mailwarden.trackingIds.list('globex', { trackingId: 'Spring-Sale' })).toStrictEqual({ items: [], next_cursor: null, count: 0 });
+    expect(await mailwarden.trackingIds.list('globex', { trackingId: 'Spring-Sale' })).toStrictEqual({
+      items: [],
+      next_cursor: null,
+      count: 0,
+    });
   });
 
   it('applies search to the tracking ID asked for too', async () => {
@@ -633,7 +678,11 @@ describe('trackingIds.list', () => {
   it('takes an empty trackingId as no filter', async () => {
     const mailwarden = await seeded();
     expect((await mailwarden.trackingIds.list('acme', { trackingId: '' })).count).toBe(6);
-    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: '', search: 'spring' }))).toEqual(['Spring-Sale', 'autumn-SPRING', 'spring-launch']);
+    expect(names(await mailwarden.trackingIds.list('acme', { trackingId: '', search: 'spring' }))).toEqual([
+      'Spring-Sale',
+      'autumn-SPRING',
+      'spring-launch',
+    ]);
   });
 
   it('accepts a trackingId of 128 code points and rejects 129, or a lone surrogate, with invalid_tracking_id', async () => {
@@ -664,15 +713,45 @@ describe('trackingIds.list', () => {
       event({ messageId: 'moves', trackingId: 'zeta', type: 'complained', occurredAt: new Date(T0 + 5000) }),
     ]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'zeta', messages: 2, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'zeta',
+        messages: 2,
+        delivered: 1,
+        bounced: 0,
+        complained: 1,
+        lastEventAt: iso(5000),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ]);
     // A sender error: the same message also carries "alpha", which sorts first and so wins.
     await mailwarden.applyEvents('acme', [
       event({ messageId: 'moves', trackingId: 'alpha', type: 'opened', occurredAt: new Date(T0 + 3000) }),
     ]);
     expect(await trackingIdsOf(mailwarden)).toStrictEqual([
-      { trackingId: 'alpha', messages: 1, delivered: 1, bounced: 0, complained: 1, lastEventAt: iso(5000), opened: 1, clicked: 0, unsubscribed: 0 },
-      { trackingId: 'zeta', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: iso(1000), opened: 0, clicked: 0, unsubscribed: 0 },
+      {
+        trackingId: 'alpha',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 1,
+        lastEventAt: iso(5000),
+        opened: 1,
+        clicked: 0,
+        unsubscribed: 0,
+      },
+      {
+        trackingId: 'zeta',
+        messages: 1,
+        delivered: 1,
+        bounced: 0,
+        complained: 0,
+        lastEventAt: iso(1000),
+        opened: 0,
+        clicked: 0,
+        unsubscribed: 0,
+      },
     ]);
     expect((await mailwarden.messages.list('acme', { trackingId: 'zeta' })).items.map((m) => m.messageId)).toEqual(['stays']);
     expect((await mailwarden.messages.list('acme', { trackingId: 'alpha' })).items.map((m) => m.messageId)).toEqual(['moves']);
@@ -784,7 +863,10 @@ describe('messages.get: one message with its timeline', () => {
 
     const opted = createMailwarden({ timeline: { personalData: true } });
     await opted.applyEvents('acme', [click('c-1')]);
-    expect((await opted.messages.get('acme', id))?.timeline[0]).toMatchObject({ url: 'https://example.com/offer?u=jane', userAgent: 'Mozilla/5.0' });
+    expect((await opted.messages.get('acme', id))?.timeline[0]).toMatchObject({
+      url: 'https://example.com/offer?u=jane',
+      userAgent: 'Mozilla/5.0',
+    });
   });
 
   it('reads the deprecated description as the diagnostic, fitted to its limit', async () => {

@@ -14,7 +14,7 @@ import {
   type TrackingIdSummary,
 } from '@mailwarden/core';
 import { compareCodePoints, messageKey } from '@mailwarden/core/store';
-import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType, } from './arbitraries.js';
+import { EVENT_EPOCH, crowdedEvent, deliveryEvent, eventTrackingId, eventTrackingIds, eventType } from './arbitraries.js';
 import { listAll, walkPages } from './walk-pages.js';
 
 // docs/decisions.md#pagination: "an item present for the whole walk appears exactly once, whatever is added or removed
@@ -43,7 +43,12 @@ function expectEachOnce(walked: string[], expected: Iterable<string>): void {
 }
 
 /** Items seen twice must be among `disturbed` (their order key changed), or show a new key each time. */
-function expectRepeatsOnlyAmong<T>(walked: T[], identity: (item: T) => string, position: (item: T) => string, disturbed: Set<string>): void {
+function expectRepeatsOnlyAmong<T>(
+  walked: T[],
+  identity: (item: T) => string,
+  position: (item: T) => string,
+  disturbed: Set<string>,
+): void {
   const firstSeen = new Map<string, string>();
   for (const item of walked) {
     const id = identity(item);
@@ -62,7 +67,10 @@ const address = fc.constantFrom(...addresses);
 /** Event times from a small range: equal and decreasing times happen. */
 const time = fc.integer({ min: 0, max: 12 }).map((offset) => EVENT_EPOCH + offset);
 /** Clock readings likewise, some with a fraction of a millisecond (a `performance.now()` clock). */
-const clockReading = fc.oneof(time, fc.tuple(time, fc.constantFrom(0.25, 0.5, 0.999)).map(([at, fraction]) => at + fraction));
+const clockReading = fc.oneof(
+  time,
+  fc.tuple(time, fc.constantFrom(0.25, 0.5, 0.999)).map(([at, fraction]) => at + fraction),
+);
 const suppressingType = fc.constantFrom('hard_bounce' as const, 'complaint' as const);
 
 type SuppressionWrite =
@@ -168,7 +176,12 @@ describe('suppressions.list under interleaved writes', () => {
             before.filter(stayed).map((item) => item.hash),
           );
           const disturbed = new Set([...removed, ...before.filter((item) => !stayed(item)).map((item) => item.hash)]);
-          expectRepeatsOnlyAmong(walked, (item) => item.hash, (item) => item.created_at, disturbed);
+          expectRepeatsOnlyAmong(
+            walked,
+            (item) => item.hash,
+            (item) => item.created_at,
+            disturbed,
+          );
         },
       ),
       { numRuns: 200 },
@@ -267,7 +280,9 @@ function eventsOf(writes: EventWrite[], last: Pick<Message, 'provider' | 'messag
     if (last === undefined) return [];
     const { provider, messageId, recipient } = last;
     const occurredAt = new Date(EVENT_EPOCH + write.offset);
-    return [{ provider, messageId, recipient, type: write.type, bounceClass: 'hard', trackingId: write.trackingId, occurredAt, eventKey: '' }];
+    return [
+      { provider, messageId, recipient, type: write.type, bounceClass: 'hard', trackingId: write.trackingId, occurredAt, eventKey: '' },
+    ];
   });
 }
 
@@ -331,7 +346,15 @@ async function emptyRow(mailwarden: Mailwarden, trackingId: string, choice: numb
   await mailwarden.applyEvents(
     PROJECT,
     uniqueKeys(
-      messages.map(({ provider, messageId, recipient }) => ({ provider, messageId, recipient, type: 'unknown' as const, trackingId: target, occurredAt: new Date(EVENT_EPOCH), eventKey: '' })),
+      messages.map(({ provider, messageId, recipient }) => ({
+        provider,
+        messageId,
+        recipient,
+        type: 'unknown' as const,
+        trackingId: target,
+        occurredAt: new Date(EVENT_EPOCH),
+        eventKey: '',
+      })),
       prefix,
     ),
   );
@@ -368,7 +391,8 @@ describe('trackingIds.list under interleaved applyEvents', () => {
                 if (last !== undefined) await emptyRow(mailwarden, last.trackingId, write.choice, prefix);
                 continue;
               }
-              const [message] = last === undefined ? [] : (await mailwarden.messages.list(PROJECT, { trackingId: last.trackingId, limit: 1 })).items;
+              const [message] =
+                last === undefined ? [] : (await mailwarden.messages.list(PROJECT, { trackingId: last.trackingId, limit: 1 })).items;
               await mailwarden.applyEvents(PROJECT, uniqueKeys(eventsOf([write], message), prefix));
             }
             const present = await presentNow();

@@ -13,10 +13,38 @@ const text = fc.oneof(
 /** A value of any JSON-ish kind, or one of the schema's own words. */
 const anything = fc.oneof(
   text,
-  fc.constantFrom<unknown>(null, undefined, 0, 1.5, true, [], {}, new Date(Number.NaN), new Date(0), ...providers, ...deliveryEventTypes, 'hard', 'soft', 'undetermined', 'bounce', 'complaint', 'unsubscribe'),
+  fc.constantFrom<unknown>(
+    null,
+    undefined,
+    0,
+    1.5,
+    true,
+    [],
+    {},
+    new Date(Number.NaN),
+    new Date(0),
+    ...providers,
+    ...deliveryEventTypes,
+    'hard',
+    'soft',
+    'undetermined',
+    'bounce',
+    'complaint',
+    'unsubscribe',
+  ),
 );
 
-const detailNames = ['smtpStatus', 'diagnostic', 'bounceClassification', 'feedbackType', 'rejectReason', 'url', 'userAgent', 'extra', 'toString'];
+const detailNames = [
+  'smtpStatus',
+  'diagnostic',
+  'bounceClassification',
+  'feedbackType',
+  'rejectReason',
+  'url',
+  'userAgent',
+  'extra',
+  'toString',
+];
 const details = fc.oneof(
   fc.dictionary(fc.constantFrom(...detailNames), fc.oneof(text, fc.constantFrom<unknown>(undefined, null, 7)), { maxKeys: 4 }),
   fc.constantFrom<unknown>(undefined, null, [], 'text', new Date(0), Object.create(null) as object),
@@ -44,7 +72,12 @@ const event = fc
   .chain((record) =>
     fc.oneof(
       { arbitrary: fc.constant(record), weight: 3 },
-      { arbitrary: fc.subarray(Object.keys(record)).map((kept) => Object.fromEntries(Object.entries(record).filter(([key]) => kept.includes(key)))), weight: 1 },
+      {
+        arbitrary: fc
+          .subarray(Object.keys(record))
+          .map((kept) => Object.fromEntries(Object.entries(record).filter(([key]) => kept.includes(key)))),
+        weight: 1,
+      },
     ),
   );
 
@@ -75,7 +108,15 @@ describe('plainDeliveryEvent', () => {
     ['an empty event key', { eventKey: '' }],
     ['a message ID left out (null is the absence)', { messageId: undefined }],
   ])('leaves %s to the schema', (_, change) => {
-    const valid = { provider: 'sendgrid', type: 'delivered', messageId: 'm1', recipient: 'a@example.com', trackingId: null, occurredAt: new Date(0), eventKey: 'e1' };
+    const valid = {
+      provider: 'sendgrid',
+      type: 'delivered',
+      messageId: 'm1',
+      recipient: 'a@example.com',
+      trackingId: null,
+      occurredAt: new Date(0),
+      eventKey: 'e1',
+    };
     expect(plainDeliveryEvent(valid)).toStrictEqual(deliveryEventSchema.parse(valid));
     expect(plainDeliveryEvent({ ...valid, ...change })).toBeUndefined();
     expect(deliveryEventSchema.safeParse({ ...valid, ...change }).success).toBe(false);
@@ -90,7 +131,10 @@ describe('plainDeliveryEvent', () => {
       trackingId: fc.option(fc.string({ maxLength: 20 })),
       occurredAt: fc.date({ noInvalidDate: true }),
       eventKey: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme-ascii' }),
-      details: fc.record({ smtpStatus: fc.constantFrom('5.1.1', '550'), diagnostic: fc.string({ minLength: 1, maxLength: 50, unit: 'grapheme-ascii' }) }, { requiredKeys: [] }),
+      details: fc.record(
+        { smtpStatus: fc.constantFrom('5.1.1', '550'), diagnostic: fc.string({ minLength: 1, maxLength: 50, unit: 'grapheme-ascii' }) },
+        { requiredKeys: [] },
+      ),
     });
     fc.assert(
       fc.property(valid, (input) => {

@@ -91,9 +91,7 @@ describe('filterSuppressed', () => {
     recipients[1500] = 'invalid';
     const result = await mailwarden.filterSuppressed('acme', recipients);
     expect(result.blocked).toEqual(
-      [...suppressedAt, 1500]
-        .sort((a, b) => a - b)
-        .map((i) => ({ email: recipients[i], reason: i === 1500 ? 'invalid_email' : 'manual' })),
+      [...suppressedAt, 1500].sort((a, b) => a - b).map((i) => ({ email: recipients[i], reason: i === 1500 ? 'invalid_email' : 'manual' })),
     );
     expect(result.allowed).toEqual(recipients.filter((_, i) => !suppressedAt.includes(i) && i !== 1500));
     expect(result.allowed.length + result.blocked.length).toBe(2500);

@@ -12,7 +12,14 @@ type Operation = { kind: 'insert'; value: number } | { kind: 'remove'; value: nu
 const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('insert' as const), value: fc.integer({ min: 0, max: 5000 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('remove' as const), value: fc.integer({ min: 0, max: 5000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('replace' as const), value: fc.integer({ min: 0, max: 5000 }), by: fc.integer({ min: 0, max: 5000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('replace' as const),
+      value: fc.integer({ min: 0, max: 5000 }),
+      by: fc.integer({ min: 0, max: 5000 }),
+    }),
+  },
 );
 
 function apply(list: SortedList<number>, model: number[], op: Operation): void {
@@ -45,14 +52,18 @@ const rankings = {
 describe.each(Object.entries(rankings))('SortedList, ranks: %s', (_name, ranks) => {
   test('equals a sorted array under any inserts, removals and replacements', () => {
     fc.assert(
-      fc.property(fc.array(operation, { maxLength: 3000 }), fc.array(fc.integer({ min: -1, max: 5001 }), { maxLength: 5 }), (operations, positions) => {
-        const list = new SortedList<number>(compare, ranks);
-        const model: number[] = [];
-        for (const op of operations) apply(list, model, op);
-        expect(list.length).toBe(model.length);
-        expect([...list.after(undefined)]).toStrictEqual(model);
-        for (const position of positions) expect([...list.after(position)]).toStrictEqual(model.filter((value) => value > position));
-      }),
+      fc.property(
+        fc.array(operation, { maxLength: 3000 }),
+        fc.array(fc.integer({ min: -1, max: 5001 }), { maxLength: 5 }),
+        (operations, positions) => {
+          const list = new SortedList<number>(compare, ranks);
+          const model: number[] = [];
+          for (const op of operations) apply(list, model, op);
+          expect(list.length).toBe(model.length);
+          expect([...list.after(undefined)]).toStrictEqual(model);
+          for (const position of positions) expect([...list.after(position)]).toStrictEqual(model.filter((value) => value > position));
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -5,7 +5,12 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 
 /** The definition, written as the multiset difference of two lists of contributions. */
-function movesByDefinition(beforeId: string | null, beforeTimes: FactTimes | undefined, afterId: string | null, afterTimes: FactTimes): StatsMove[] {
+function movesByDefinition(
+  beforeId: string | null,
+  beforeTimes: FactTimes | undefined,
+  afterId: string | null,
+  afterTimes: FactTimes,
+): StatsMove[] {
   const contributions = (trackingId: string | null, times: FactTimes | undefined, delta: 1 | -1) =>
     (times ?? []).flatMap((time, column) => {
       if (time === null) return [];
@@ -24,15 +29,24 @@ function movesByDefinition(beforeId: string | null, beforeTimes: FactTimes | und
 
 const key = (move: StatsMove) => JSON.stringify([move.trackingId, move.hour, move.column, move.delta]);
 // Times within a few hours, so hours often coincide and moves often cancel.
-const factTimes = fc.array(fc.option(fc.integer({ min: 0, max: 3 * HOUR_MS }), { nil: null }), { minLength: statFacts.length, maxLength: statFacts.length });
+const factTimes = fc.array(fc.option(fc.integer({ min: 0, max: 3 * HOUR_MS }), { nil: null }), {
+  minLength: statFacts.length,
+  maxLength: statFacts.length,
+});
 const trackingId = fc.constantFrom(null, 'a', 'b');
 
 test('statsMoves gives the moves of the definition', () => {
   fc.assert(
-    fc.property(trackingId, fc.option(factTimes, { nil: undefined }), trackingId, factTimes, (beforeId, beforeTimes, afterId, afterTimes) => {
-      const moves = statsMoves(beforeId, beforeTimes, afterId, afterTimes).map(key).sort();
-      expect(moves).toStrictEqual(movesByDefinition(beforeId, beforeTimes, afterId, afterTimes).map(key).sort());
-    }),
+    fc.property(
+      trackingId,
+      fc.option(factTimes, { nil: undefined }),
+      trackingId,
+      factTimes,
+      (beforeId, beforeTimes, afterId, afterTimes) => {
+        const moves = statsMoves(beforeId, beforeTimes, afterId, afterTimes).map(key).sort();
+        expect(moves).toStrictEqual(movesByDefinition(beforeId, beforeTimes, afterId, afterTimes).map(key).sort());
+      },
+    ),
     { numRuns: 2000 },
   );
 });

@@ -219,7 +219,14 @@ describe('suppressions.check', () => {
       reason: 'complaint',
       created_at: new Date(T0 + 42).toISOString(),
       source: 'webhook',
-      cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 42).toISOString(), diagnostic: null },
+      cause: {
+        provider: 'ses',
+        message_id: 'msg-1',
+        message: messageKey('ses', 'msg-1', 'jane@example.com'),
+        event_id: timelineEntryId('ses:c1'),
+        event_at: new Date(T0 + 42).toISOString(),
+        diagnostic: null,
+      },
     });
     // The cause opens the message that carried the event, the listing's id.
     const [item] = (await mailwarden.messages.list('acme')).items;
@@ -260,7 +267,7 @@ describe('suppressions.checkMany', () => {
     ]);
   });
 
-  it('takes 1 000 addresses (the spec\'s 100 is the HTTP batch check\'s) and rejects 1 001 with batch_too_large', async () => {
+  it("takes 1 000 addresses (the spec's 100 is the HTTP batch check's) and rejects 1 001 with batch_too_large", async () => {
     const { mailwarden } = setup();
     const emails = Array.from({ length: 1001 }, (_, i) => `user${i}@example.com`);
     expect((await mailwarden.suppressions.checkMany('acme', emails.slice(0, 1000))).results).toHaveLength(1000);
@@ -301,10 +308,7 @@ describe('suppressions.checkMany', () => {
 
   it('rejects a batch that is not an array', async () => {
     const { mailwarden } = setup();
-    await expectMailwardenError(
-      () => mailwarden.suppressions.checkMany('acme', 'a@example.com' as unknown as string[]),
-      'invalid_request',
-    );
+    await expectMailwardenError(() => mailwarden.suppressions.checkMany('acme', 'a@example.com' as unknown as string[]), 'invalid_request');
   });
 });
 
@@ -344,7 +348,14 @@ describe('suppressions.add', () => {
         created_at: new Date(T0 + 7).toISOString(),
         // The existing suppression, provenance and all: the add changes nothing.
         source: 'webhook',
-        cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:c1'), event_at: new Date(T0 + 7).toISOString(), diagnostic: null },
+        cause: {
+          provider: 'ses',
+          message_id: 'msg-1',
+          message: messageKey('ses', 'msg-1', 'jane@example.com'),
+          event_id: timelineEntryId('ses:c1'),
+          event_at: new Date(T0 + 7).toISOString(),
+          diagnostic: null,
+        },
       },
     });
     expect(await context.mailwarden.suppressions.check('acme', 'jane@example.com')).toMatchObject({ reason: 'complaint' });
@@ -362,7 +373,14 @@ describe('suppressions.add', () => {
         ...suppression,
         reason: 'hard_bounce',
         source: 'webhook',
-        cause: { provider: 'ses', message_id: 'msg-1', message: messageKey('ses', 'msg-1', 'jane@example.com'), event_id: timelineEntryId('ses:b1'), event_at: new Date(T0 + 50_000).toISOString(), diagnostic: null },
+        cause: {
+          provider: 'ses',
+          message_id: 'msg-1',
+          message: messageKey('ses', 'msg-1', 'jane@example.com'),
+          event_id: timelineEntryId('ses:b1'),
+          event_at: new Date(T0 + 50_000).toISOString(),
+          diagnostic: null,
+        },
       },
     ]);
   });

@@ -44,7 +44,10 @@ function intake(projectAuth: ProviderAuth = auth) {
       stored.push(...events);
       return { accepted: events.length, duplicates: 0, skipped: 0, warnings: [] };
     },
-    { auth: { acme: projectAuth }, environment: { fetchCertificate: fetchTestSnsCertificate, confirmSubscription: async (url) => void confirmed.push(url) } },
+    {
+      auth: { acme: projectAuth },
+      environment: { fetchCertificate: fetchTestSnsCertificate, confirmSubscription: async (url) => void confirmed.push(url) },
+    },
   );
   return { ingest, stored, confirmed };
 }
@@ -101,7 +104,9 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const events = recipients(type).map((event) => ({ ...event, bounceClass }));
     const batch = oneEventPerRequest.has(provider) ? [events.slice(0, 1)] : [events];
     if (unsupported(provider, type, bounceClass)) {
-      expect(() => builders[provider](events.slice(0, 1))).toThrow(provider === 'postmark' ? /no webhook for a message merely sent/ : /no soft bounces/);
+      expect(() => builders[provider](events.slice(0, 1))).toThrow(
+        provider === 'postmark' ? /no webhook for a message merely sent/ : /no soft bounces/,
+      );
       return;
     }
     const { ingest, stored } = intake();
@@ -125,7 +130,8 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const request = builders[provider]([{ type: 'bounced', recipient: 'ana@example.org', trackingId: 'x' }]);
     // Mailgun signs only its timestamp and token, not the body: what a forger changes there is the token.
     const text = Buffer.from(request.rawBody).toString('utf8');
-    const body = provider === 'mailgun' ? text.replace(/"token":"[0-9a-f]/, '"token":"x') : text.replace(/ana(@|%40)example\.org/, 'eve$1example.org');
+    const body =
+      provider === 'mailgun' ? text.replace(/"token":"[0-9a-f]/, '"token":"x') : text.replace(/ana(@|%40)example\.org/, 'eve$1example.org');
     expect(body).not.toBe(text);
     const tampered = { ...request, rawBody: new TextEncoder().encode(body) };
     const wrongSecrets: ProviderAuth = {
@@ -137,7 +143,8 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       mandrill: { ...auth.mandrill, webhookKey: 'another-key' },
     };
     // Postmark and SparkPost sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
-    if (!['postmark', 'sparkpost'].includes(provider)) await expectMailwardenError(() => ingest(provider, 'acme', tampered), 'webhook_unauthorized');
+    if (!['postmark', 'sparkpost'].includes(provider))
+      await expectMailwardenError(() => ingest(provider, 'acme', tampered), 'webhook_unauthorized');
     await expectMailwardenError(() => intake(wrongSecrets).ingest(provider, 'acme', request), 'webhook_unauthorized');
     expect(stored).toStrictEqual([]);
   });
@@ -190,23 +197,48 @@ describe('the kit’s rules', () => {
     expect(new Set(request.events.map((event) => event.messageId)).size).toBe(1);
     await ingest('ses', 'acme', request);
     expect(stored.map((event) => event.recipient)).toStrictEqual(['Ana@Example.org', 'bo@example.org']);
-    expect(() => sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org' }, { type: 'opened', recipient: 'a@example.org' }] })).toThrow(/one message and one event/);
-    expect(() => sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org', messageId: 'm1' }, { type: 'delivered', recipient: 'b@example.org', messageId: 'm2' }] })).toThrow(/one message/);
+    expect(() =>
+      sesWebhook({
+        topicArn,
+        events: [
+          { type: 'delivered', recipient: 'a@example.org' },
+          { type: 'opened', recipient: 'a@example.org' },
+        ],
+      }),
+    ).toThrow(/one message and one event/);
+    expect(() =>
+      sesWebhook({
+        topicArn,
+        events: [
+          { type: 'delivered', recipient: 'a@example.org', messageId: 'm1' },
+          { type: 'delivered', recipient: 'b@example.org', messageId: 'm2' },
+        ],
+      }),
+    ).toThrow(/one message/);
     expect(() => sesWebhook({ topicArn, events: [] })).toThrow(/at least one event/);
   });
 
   it('an SES tracking ID sent as a tag never reaches identity feedback notifications, as with SES', async () => {
     const { ingest, stored } = intake();
-    const request = sesWebhook({ topicArn, family: 'feedback', carrier: 'tags', events: [{ type: 'bounced', recipient: 'a@example.org', trackingId: 'spring' }] });
+    const request = sesWebhook({
+      topicArn,
+      family: 'feedback',
+      carrier: 'tags',
+      events: [{ type: 'bounced', recipient: 'a@example.org', trackingId: 'spring' }],
+    });
     expect(request.events[0]?.trackingId).toBeNull();
     await ingest('ses', 'acme', request);
     expect(stored[0]).toMatchObject({ type: 'bounced', trackingId: null });
-    expect(() => sesWebhook({ topicArn, family: 'feedback', events: [{ type: 'opened', recipient: 'a@example.org' }] })).toThrow(/feedback notifications report bounces/);
+    expect(() => sesWebhook({ topicArn, family: 'feedback', events: [{ type: 'opened', recipient: 'a@example.org' }] })).toThrow(
+      /feedback notifications report bounces/,
+    );
   });
 
   it('SNS subscription confirmations are signed too, and confirmed through the environment', async () => {
     const { ingest, confirmed } = intake();
-    expect(await ingest('ses', 'acme', snsSubscriptionConfirmation({ topicArn, signatureVersion: '2' }))).toMatchObject({ notice: 'subscription_confirmed' });
+    expect(await ingest('ses', 'acme', snsSubscriptionConfirmation({ topicArn, signatureVersion: '2' }))).toMatchObject({
+      notice: 'subscription_confirmed',
+    });
     expect(confirmed).toHaveLength(1);
     expect(confirmed[0]).toMatch(/^https:\/\/sns\.us-east-1\.amazonaws\.com\/\?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1/);
   });
@@ -214,33 +246,65 @@ describe('the kit’s rules', () => {
   it('SES basic credentials of the subscription URL are sent when the project requires them', async () => {
     const basic = { username: 'sns', password: 's3cret' };
     const { ingest, stored } = intake({ ses: { topicArns: [topicArn], basic: [basic] } });
-    await expectMailwardenError(() => ingest('ses', 'acme', sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org' }] })), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => ingest('ses', 'acme', sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org' }] })),
+      'webhook_unauthorized',
+    );
     await ingest('ses', 'acme', sesWebhook({ topicArn, basic, events: [{ type: 'delivered', recipient: 'a@example.org' }] }));
     expect(stored).toHaveLength(1);
   });
 
   it('Mailgun and Postmark post one event per request; webhooksFor splits, the builders refuse two', () => {
-    const two: TestEvent[] = [{ type: 'delivered', recipient: 'a@example.org' }, { type: 'delivered', recipient: 'b@example.org' }];
+    const two: TestEvent[] = [
+      { type: 'delivered', recipient: 'a@example.org' },
+      { type: 'delivered', recipient: 'b@example.org' },
+    ];
     expect(() => mailgunWebhook({ events: two, signingKey: 'k' })).toThrow(/one event per request/);
     expect(() => postmarkWebhook({ events: two })).toThrow(/one record per request/);
   });
 
   it('SendGrid message ids have no dot, events are checked, SendGrid needs its private key from the caller', () => {
-    expect(() => sendGridWebhook({ privateKey: sendGridKeys.privateKey, events: [{ type: 'delivered', recipient: 'a@example.org', messageId: 'a.b' }] })).toThrow(/no dot/);
-    expect(() => sendGridWebhook({ privateKey: sendGridKeys.privateKey, events: [{ type: 'unknown' as never, recipient: 'a@example.org' }] })).toThrow(/type must be one of/);
-    expect(() => sendGridWebhook({ privateKey: sendGridKeys.privateKey, events: [{ type: 'delivered', recipient: 'a@example.org', bounceClass: 'hard' }] })).toThrow(/bounced events only/);
+    expect(() =>
+      sendGridWebhook({
+        privateKey: sendGridKeys.privateKey,
+        events: [{ type: 'delivered', recipient: 'a@example.org', messageId: 'a.b' }],
+      }),
+    ).toThrow(/no dot/);
+    expect(() =>
+      sendGridWebhook({ privateKey: sendGridKeys.privateKey, events: [{ type: 'unknown' as never, recipient: 'a@example.org' }] }),
+    ).toThrow(/type must be one of/);
+    expect(() =>
+      sendGridWebhook({
+        privateKey: sendGridKeys.privateKey,
+        events: [{ type: 'delivered', recipient: 'a@example.org', bounceClass: 'hard' }],
+      }),
+    ).toThrow(/bounced events only/);
     expect(() => webhooksFor('sendgrid', auth.sendgrid, [{ type: 'delivered', recipient: 'a@example.org' }])).toThrow(/sendGridPrivateKey/);
   });
 
   it('a signature timestamp outside the receiver’s tolerance is refused, as a stale provider post would be', async () => {
     const { ingest } = intake();
     const stale = new Date(Date.now() - 3600_000);
-    await expectMailwardenError(() => ingest('sendgrid', 'acme', sendGridWebhook({ privateKey: sendGridKeys.privateKey, signedAt: stale, events: [{ type: 'delivered', recipient: 'a@example.org' }] })), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () =>
+        ingest(
+          'sendgrid',
+          'acme',
+          sendGridWebhook({
+            privateKey: sendGridKeys.privateKey,
+            signedAt: stale,
+            events: [{ type: 'delivered', recipient: 'a@example.org' }],
+          }),
+        ),
+      'webhook_unauthorized',
+    );
   });
 
   it('fetchTestSnsCertificate serves the test certificate only; the trusting fetcher answers its URL from memory', async () => {
     expect(await fetchTestSnsCertificate(testSnsSigner.certificateUrl)).toBe(testSnsSigner.certificate);
-    await expect(fetchTestSnsCertificate('https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem')).rejects.toThrow(/only the testing kit/);
+    await expect(
+      fetchTestSnsCertificate('https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem'),
+    ).rejects.toThrow(/only the testing kit/);
     expect(await fetchSnsCertificateTrustingTestSigner(testSnsSigner.certificateUrl)).toBe(testSnsSigner.certificate);
   });
 
@@ -249,7 +313,10 @@ describe('the kit’s rules', () => {
       auth: { acme: auth },
       environment: { fetchCertificate: async (url) => Promise.reject(new Error(`${url} is not served here`)) },
     });
-    await expectMailwardenError(() => ingest('ses', 'acme', sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org' }] })), 'verification_unavailable');
+    await expectMailwardenError(
+      () => ingest('ses', 'acme', sesWebhook({ topicArn, events: [{ type: 'delivered', recipient: 'a@example.org' }] })),
+      'verification_unavailable',
+    );
   });
 
   it('the kit imports no test runner and reads no file, so it works bundled, from dist', () => {

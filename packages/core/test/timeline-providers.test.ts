@@ -53,7 +53,13 @@ describe('timelines from each provider’s webhook', () => {
   test.each(providers)('%s: a hard bounce keeps its SMTP status, reply and classification', async (provider) => {
     const [entry, ...rest] = await timelineOf(false, provider, 'bounced');
     expect(rest).toStrictEqual([]);
-    expect(entry).toMatchObject({ type: 'bounced', provider, bounceClass: 'hard', smtpStatus: '5.1.1', bounceClassification: classification[provider] });
+    expect(entry).toMatchObject({
+      type: 'bounced',
+      provider,
+      bounceClass: 'hard',
+      smtpStatus: '5.1.1',
+      bounceClassification: classification[provider],
+    });
     expect(entry!.diagnostic).toContain('5.1.1');
   });
 

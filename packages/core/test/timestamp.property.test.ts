@@ -22,7 +22,21 @@ describe('formatTimestamp', () => {
   });
 
   it('equals Date#toISOString around the edges of its fast path and of months, leap days and centuries', () => {
-    const edges = [0, 1, 999, 1000, 86_399_999, 86_400_000, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2100, 1, 28), Date.UTC(2100, 2, 1), Date.UTC(2400, 1, 29), Date.UTC(9999, 11, 31, 23, 59, 59, 999), 253_402_300_800_000, -1];
+    const edges = [
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2100, 1, 28),
+      Date.UTC(2100, 2, 1),
+      Date.UTC(2400, 1, 29),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      253_402_300_800_000,
+      -1,
+    ];
     for (const ms of edges) expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString());
   });
 });

@@ -15,7 +15,9 @@ const withCursor = (limit: number, cursor: string | undefined) => ({ limit, ...(
 
 /** Every item of the tracking-ID listing, optionally searched, walked `limit` at a time. */
 function walk(mailwarden: Mailwarden, limit: number, search?: string): Promise<TrackingIdSummary[]> {
-  return listAll((cursor) => mailwarden.trackingIds.list(PROJECT, { ...withCursor(limit, cursor), ...(search === undefined ? {} : { search }) }));
+  return listAll((cursor) =>
+    mailwarden.trackingIds.list(PROJECT, { ...withCursor(limit, cursor), ...(search === undefined ? {} : { search }) }),
+  );
 }
 
 /** Events that each make a message of their own: which ID (an index into the set) and what happened. */
@@ -39,16 +41,18 @@ describe('looking up one tracking ID', () => {
         // Some IDs of the set get no message (no event picks them, or only `unknown` ones): they must be absent.
         await mailwarden.applyEvents(
           PROJECT,
-          events.map(({ id, type }, index): DeliveryEvent => ({
-            provider: 'ses',
-            type,
-            ...(type === 'bounced' ? { bounceClass: 'hard' as const } : {}),
-            messageId: `m-${index}`,
-            recipient: 'ann@example.com',
-            trackingId: ids[id % ids.length]!,
-            occurredAt: new Date(EVENT_EPOCH + index),
-            eventKey: `e-${index}`,
-          })),
+          events.map(
+            ({ id, type }, index): DeliveryEvent => ({
+              provider: 'ses',
+              type,
+              ...(type === 'bounced' ? { bounceClass: 'hard' as const } : {}),
+              messageId: `m-${index}`,
+              recipient: 'ann@example.com',
+              trackingId: ids[id % ids.length]!,
+              occurredAt: new Date(EVENT_EPOCH + index),
+              eventKey: `e-${index}`,
+            }),
+          ),
         );
         const search = searchOf(ids, seed);
         const all = await walk(mailwarden, limit);

@@ -132,9 +132,7 @@ describe('compareCodePoints', () => {
   it('orders every pair of samples as their UTF-8 bytes do', () => {
     for (const a of samples) {
       for (const b of samples) {
-        expect(Math.sign(compareCodePoints(a, b)), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).toBe(
-          Math.sign(utf8Order(a, b)),
-        );
+        expect(Math.sign(compareCodePoints(a, b)), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).toBe(Math.sign(utf8Order(a, b)));
       }
     }
   });

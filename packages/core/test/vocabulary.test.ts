@@ -1,5 +1,14 @@
 import { messageStatuses, suppressionReasons } from '@mailwarden/core';
-import { Fact, messageStatus, reasonFromRank, reasonRank, reasonRanks, statusCodes, statusFacts, strongerReason } from '@mailwarden/core/store';
+import {
+  Fact,
+  messageStatus,
+  reasonFromRank,
+  reasonRank,
+  reasonRanks,
+  statusCodes,
+  statusFacts,
+  strongerReason,
+} from '@mailwarden/core/store';
 import { describe, expect, test } from 'vitest';
 
 // Every value a store has ever persisted, in the order it was added. Stored rows keep these numbers for

@@ -15,7 +15,12 @@ beforeAll(async () => {
   await app.mailwarden.suppressions.add(app.projects.acme, 'manual@example.com');
   await app.mailwarden.applyEvents(app.projects.acme, [
     event({ recipient: 'bounced@example.com', type: 'sent', trackingId: 'welcome', occurredAt: new Date('2026-11-20T09:59:00.000Z') }),
-    event({ recipient: 'bounced@example.com', type: 'bounced', trackingId: 'welcome', details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 <user unknown>', bounceClassification: 'Permanent/General' } }),
+    event({
+      recipient: 'bounced@example.com',
+      type: 'bounced',
+      trackingId: 'welcome',
+      details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 <user unknown>', bounceClassification: 'Permanent/General' },
+    }),
     event({ recipient: 'quiet@example.com', type: 'sent', trackingId: 'quiet' }),
     event({ recipient: 'angry@example.com', type: 'complained', trackingId: 'welcome' }),
     event({ recipient: 'late@example.com', type: 'deferred', trackingId: '\u202Ertl-🎉' }),
@@ -28,8 +33,12 @@ afterAll(async () => {
 
 /** Every axe rule (WCAG 2.x A and AA, and best practices) in the page's current state. */
 async function violations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice']).analyze();
-  return results.violations.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join('; ')})`);
+  const results = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'])
+    .analyze();
+  return results.violations.map(
+    (violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join('; ')})`,
+  );
 }
 
 test.each([
@@ -42,7 +51,9 @@ test.each([
   const { page } = watched;
   await page.emulateMedia({ colorScheme });
   // The checker finds what it should: a nameless button and grey-on-grey text.
-  await page.setContent('<html lang="en"><title>t</title><main><h1>t</h1><button></button><p style="color:#bbb;background:#ccc">faint</p></main></html>');
+  await page.setContent(
+    '<html lang="en"><title>t</title><main><h1>t</h1><button></button><p style="color:#bbb;background:#ccc">faint</p></main></html>',
+  );
   expect((await violations(page)).map((violation) => violation.split(':')[0])).toStrictEqual(['button-name', 'color-contrast']);
   const states: Record<string, string[]> = {};
 

@@ -29,7 +29,9 @@ beforeAll(async () => {
     event({ ...sale, recipient: 'e@example.com', type: 'unsubscribed', occurredAt: day('22', '08:00:00') }),
   ]);
   // Counted nowhere: only sent.
-  await app.mailwarden.applyEvents(app.projects.acme, [event({ recipient: 'quiet@example.com', trackingId: 'quiet', type: 'sent', occurredAt: day('20') })]);
+  await app.mailwarden.applyEvents(app.projects.acme, [
+    event({ recipient: 'quiet@example.com', trackingId: 'quiet', type: 'sent', occurredAt: day('20') }),
+  ]);
   await app.mailwarden.applyEvents(app.projects.acme, [event({ recipient: 'dots@example.com', trackingId: '..' })]);
 });
 afterAll(async () => {
@@ -56,22 +58,27 @@ async function tableRows(page: Page): Promise<string[][]> {
 
 /** What the chart draws: per series, the days with a bar and the count of its tooltip. */
 async function chartBars(page: Page): Promise<Record<string, string[]>> {
-  return page.locator('.chart-row').evaluateAll((rows) =>
-    Object.fromEntries(
-      rows.map((row) => [
-        row.querySelector('.chart-label')!.textContent,
-        Array.from(row.querySelectorAll('rect'), (bar) => bar.querySelector('title')!.textContent!),
-      ]),
-    ),
-  );
+  return page
+    .locator('.chart-row')
+    .evaluateAll((rows) =>
+      Object.fromEntries(
+        rows.map((row) => [
+          row.querySelector('.chart-label')!.textContent,
+          Array.from(row.querySelectorAll('rect'), (bar) => bar.querySelector('title')!.textContent!),
+        ]),
+      ),
+    );
 }
 
-const expectedRows = (stats: Stats) => stats.buckets.map((bucket) => [bucket.start.slice(0, 10), ...keys.map((key) => String(bucket[key]))]);
+const expectedRows = (stats: Stats) =>
+  stats.buckets.map((bucket) => [bucket.start.slice(0, 10), ...keys.map((key) => String(bucket[key]))]);
 const expectedBars = (stats: Stats) =>
   Object.fromEntries(
     keys.map((key, index) => [
       columns[index + 1],
-      stats.buckets.filter((bucket) => bucket[key] > 0).map((bucket) => `${bucket.start.slice(0, 10)}: ${bucket[key]} ${columns[index + 1]!.toLowerCase()}`),
+      stats.buckets
+        .filter((bucket) => bucket[key] > 0)
+        .map((bucket) => `${bucket.start.slice(0, 10)}: ${bucket[key]} ${columns[index + 1]!.toLowerCase()}`),
     ]),
   );
 
@@ -83,7 +90,9 @@ test('a tracking ID’s counts per day: the chart and the table show what the AP
   const region = page.getByRole('region', { name: 'Counts per day' });
   await region.locator('.chart').waitFor();
   // The last event is on the 22nd: the 7 days are the 16th to the 22nd.
-  expect(await region.locator('#per-day-range-note').textContent()).toContain('The 7 days up to its last event: 2026-11-16 to 2026-11-22, UTC.');
+  expect(await region.locator('#per-day-range-note').textContent()).toContain(
+    'The 7 days up to its last event: 2026-11-16 to 2026-11-22, UTC.',
+  );
   const stats = await statsOf('tracking-ids/spring-sale/stats', '2026-11-16', '2026-11-23');
   const rows = await tableRows(page);
   expect(rows).toStrictEqual(expectedRows(stats));
@@ -166,7 +175,9 @@ test('nothing counted says so; a tracking ID no URL path can carry says why inst
   const asked = watched.requests.length;
   await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=..`);
   await page.getByRole('heading', { name: 'Counts for ..' }).waitFor();
-  await expect.poll(() => region.getByRole('alert').textContent()).toBe('Could not load the counts per day.“..” cannot be sent as one segment of a URL path, so the API cannot be asked about it.Retry');
+  await expect
+    .poll(() => region.getByRole('alert').textContent())
+    .toBe('Could not load the counts per day.“..” cannot be sent as one segment of a URL path, so the API cannot be asked about it.Retry');
   expect(watched.requests.slice(asked).filter((url) => url.includes('/stats'))).toStrictEqual([]);
   await watched.close();
 });

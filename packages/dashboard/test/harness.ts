@@ -51,7 +51,11 @@ export type ViewportName = keyof typeof viewports;
 export async function openPage(
   browser: Browser,
   app: TestApp,
-  { expectedProblems = [] as RegExp[], timezoneId, viewport = 'desktop' }: { expectedProblems?: RegExp[]; timezoneId?: string; viewport?: ViewportName } = {},
+  {
+    expectedProblems = [] as RegExp[],
+    timezoneId,
+    viewport = 'desktop',
+  }: { expectedProblems?: RegExp[]; timezoneId?: string; viewport?: ViewportName } = {},
 ): Promise<WatchedPage> {
   const context = await browser.newContext({
     viewport: viewports[viewport],
@@ -108,9 +112,20 @@ export function event(fields: Partial<DeliveryEvent> & Pick<DeliveryEvent, 'reci
 }
 
 /** `count` delivered messages of one tracking ID, a second apart, newest last. */
-export async function seedMessages(mailwarden: Mailwarden, projectId: string, trackingId: string | null, count: number, start = Date.parse('2026-11-20T10:00:00.000Z')): Promise<void> {
+export async function seedMessages(
+  mailwarden: Mailwarden,
+  projectId: string,
+  trackingId: string | null,
+  count: number,
+  start = Date.parse('2026-11-20T10:00:00.000Z'),
+): Promise<void> {
   const events = Array.from({ length: count }, (_, i) =>
-    event({ recipient: `r${i}.${trackingId ?? 'none'}@example.com`.replace(/[^a-z0-9.@]/gi, 'x'), messageId: `m-${trackingId}-${i}`, trackingId, occurredAt: new Date(start + i * 1000) }),
+    event({
+      recipient: `r${i}.${trackingId ?? 'none'}@example.com`.replace(/[^a-z0-9.@]/gi, 'x'),
+      messageId: `m-${trackingId}-${i}`,
+      trackingId,
+      occurredAt: new Date(start + i * 1000),
+    }),
   );
   for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(projectId, events.slice(at, at + 500));
 }
@@ -138,16 +153,20 @@ export function layoutProblems(page: Page): Promise<string[]> {
     const problems: string[] = [];
     const { scrollWidth } = document.documentElement;
     if (scrollWidth > innerWidth) problems.push(`the page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
-    const name = (element: Element) => `${element.tagName.toLowerCase()} “${(element.textContent ?? '').trim().slice(0, 40) || element.getAttribute('aria-label') || element.id}”`;
+    const name = (element: Element) =>
+      `${element.tagName.toLowerCase()} “${(element.textContent ?? '').trim().slice(0, 40) || element.getAttribute('aria-label') || element.id}”`;
     for (const control of Array.from(document.querySelectorAll('button, input, select, a[href], summary'))) {
       const box = control.getBoundingClientRect();
       if (box.width === 0 || box.height === 0 || control.closest('.visually-hidden, .skip-link') !== null) continue;
-      if (box.left < 0 || box.right > innerWidth + 0.5) problems.push(`${name(control)} spans x ${Math.round(box.left)}–${Math.round(box.right)}`);
+      if (box.left < 0 || box.right > innerWidth + 0.5)
+        problems.push(`${name(control)} spans x ${Math.round(box.left)}–${Math.round(box.right)}`);
     }
     for (const dialog of Array.from(document.querySelectorAll('dialog[open]'))) {
       const box = dialog.getBoundingClientRect();
       if (box.left < 0 || box.top < 0 || box.right > innerWidth + 0.5 || box.bottom > innerHeight + 0.5) {
-        problems.push(`dialog “${dialog.querySelector('h2')?.textContent}” spans ${Math.round(box.left)},${Math.round(box.top)}–${Math.round(box.right)},${Math.round(box.bottom)}`);
+        problems.push(
+          `dialog “${dialog.querySelector('h2')?.textContent}” spans ${Math.round(box.left)},${Math.round(box.top)}–${Math.round(box.right)},${Math.round(box.bottom)}`,
+        );
       }
     }
     return problems;

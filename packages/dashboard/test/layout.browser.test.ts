@@ -1,7 +1,19 @@
 import type { TestApp } from '@mailwarden/http-test-suite';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { connectBrowser, dashboardUrl, event, layoutProblems, listingTable, openPage, seedMessages, signIn, startDashboardApp, viewports, type ViewportName } from './harness.js';
+import {
+  connectBrowser,
+  dashboardUrl,
+  event,
+  layoutProblems,
+  listingTable,
+  openPage,
+  seedMessages,
+  signIn,
+  startDashboardApp,
+  viewports,
+  type ViewportName,
+} from './harness.js';
 
 let browser: Browser;
 let app: TestApp;
@@ -20,7 +32,13 @@ beforeAll(async () => {
     Array.from({ length: 55 }, (_, i) => ({ email: `person${i}@example.com` })),
   );
   await app.mailwarden.applyEvents(acme, [
-    event({ recipient: longAddress, messageId: 'sg-long-1', type: 'sent', trackingId: 'newsletter-2026-11', occurredAt: new Date('2026-11-21T09:00:00.000Z') }),
+    event({
+      recipient: longAddress,
+      messageId: 'sg-long-1',
+      type: 'sent',
+      trackingId: 'newsletter-2026-11',
+      occurredAt: new Date('2026-11-21T09:00:00.000Z'),
+    }),
     event({
       recipient: longAddress,
       messageId: 'sg-long-1',
@@ -76,12 +94,15 @@ async function everyPage(page: Page): Promise<Record<string, string[]>> {
   return states;
 }
 
-test.each(Object.keys(viewports) as ViewportName[])('at %s size every page fits its width: no page overflow, every control and dialog inside the viewport', async (viewport) => {
-  const watched = await openPage(browser, app, { viewport });
-  const states = await everyPage(watched.page);
-  expect(states).toStrictEqual(Object.fromEntries(Object.keys(states).map((state) => [state, []])));
-  await watched.close();
-});
+test.each(Object.keys(viewports) as ViewportName[])(
+  'at %s size every page fits its width: no page overflow, every control and dialog inside the viewport',
+  async (viewport) => {
+    const watched = await openPage(browser, app, { viewport });
+    const states = await everyPage(watched.page);
+    expect(states).toStrictEqual(Object.fromEntries(Object.keys(states).map((state) => [state, []])));
+    await watched.close();
+  },
+);
 
 test('on a phone the listings are stacked rows: each value under its column’s name, a long address on at most three lines', async () => {
   const watched = await openPage(browser, app, { viewport: 'phone' });
@@ -91,11 +112,20 @@ test('on a phone the listings are stacked rows: each value under its column’s 
   const first = listingTable(page).locator('tbody tr').first();
   await first.waitFor();
   // One column: every cell of a row starts at the row's left edge, one under the other.
-  const cells = await first.locator('th, td').evaluateAll((elements) => elements.map((element) => element.getBoundingClientRect()).map(({ left, top }) => ({ left: Math.round(left), top })));
+  const cells = await first
+    .locator('th, td')
+    .evaluateAll((elements) =>
+      elements.map((element) => element.getBoundingClientRect()).map(({ left, top }) => ({ left: Math.round(left), top })),
+    );
   expect(new Set(cells.map((cell) => cell.left)).size).toBe(1);
   expect(cells.map((cell) => cell.top)).toStrictEqual([...cells.map((cell) => cell.top)].sort((a, b) => a - b));
   // Each value beside its name: "Status Delivered", not a bare pill.
-  expect(await first.locator('td').first().evaluate((cell) => getComputedStyle(cell, '::before').content)).toBe('"Status"');
+  expect(
+    await first
+      .locator('td')
+      .first()
+      .evaluate((cell) => getComputedStyle(cell, '::before').content),
+  ).toBe('"Status"');
   const address = page.getByRole('link', { name: longAddress });
   const lines = await address.evaluate((link) => link.getClientRects().length);
   expect(lines).toBeLessThanOrEqual(3);

@@ -10,7 +10,13 @@ beforeAll(async () => {
   browser = await connectBrowser();
   app = await startDashboardApp();
   await app.mailwarden.applyEvents(app.projects.acme, [
-    event({ recipient: 'gone@example.com', messageId: 'sg-gone-1', type: 'bounced', bounceClass: 'hard', occurredAt: new Date('2026-11-20T10:00:00.000Z') }),
+    event({
+      recipient: 'gone@example.com',
+      messageId: 'sg-gone-1',
+      type: 'bounced',
+      bounceClass: 'hard',
+      occurredAt: new Date('2026-11-20T10:00:00.000Z'),
+    }),
     event({ recipient: 'fine@example.com', messageId: 'sg-fine-1', type: 'delivered', occurredAt: new Date('2026-11-20T11:00:00.000Z') }),
   ]);
 });
@@ -19,7 +25,8 @@ afterAll(async () => {
   await app?.close();
 });
 
-const checkViaApi = async (email: string) => jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions/check?email=${encodeURIComponent(email)}`));
+const checkViaApi = async (email: string) =>
+  jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions/check?email=${encodeURIComponent(email)}`));
 
 test('a message says whether its recipient is suppressed, and removing it there asks first, then says it is done', async () => {
   const watched = await openPage(browser, app);
@@ -41,7 +48,9 @@ test('a message says whether its recipient is suppressed, and removing it there 
   const remove = suppression.getByRole('button', { name: 'Remove from the suppression list' });
   await remove.click();
   const dialog = page.getByRole('dialog', { name: 'Remove this suppression?' });
-  expect(await dialog.locator('#remove-description').textContent()).toBe('gone@example.com (Hard bounce) will no longer be held back from sending.');
+  expect(await dialog.locator('#remove-description').textContent()).toBe(
+    'gone@example.com (Hard bounce) will no longer be held back from sending.',
+  );
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
   expect(await checkViaApi('gone@example.com')).toMatchObject({ suppressed: true });

@@ -18,15 +18,46 @@ beforeAll(async () => {
   const message = { recipient: 'ana@example.com', messageId: 'sg-ana-1', trackingId: 'welcome' };
   // Applied newest first: the timeline orders them by when they happened, not when they arrived.
   await app.mailwarden.applyEvents(app.projects.acme, [
-    event({ ...message, type: 'bounced', bounceClass: 'hard', occurredAt: at('10:05:00'), details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown', bounceClassification: 'Permanent/General' } }),
-    event({ ...message, type: 'deferred', occurredAt: at('10:00:30'), details: { smtpStatus: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' } }),
+    event({
+      ...message,
+      type: 'bounced',
+      bounceClass: 'hard',
+      occurredAt: at('10:05:00'),
+      details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown', bounceClassification: 'Permanent/General' },
+    }),
+    event({
+      ...message,
+      type: 'deferred',
+      occurredAt: at('10:00:30'),
+      details: { smtpStatus: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' },
+    }),
     event({ ...message, type: 'sent', occurredAt: at('10:00:00') }),
   ]);
   await app.mailwarden.applyEvents(app.projects.acme, [
     event({ recipient: 'ben@example.com', messageId: 'sg-ben-1', type: 'delivered', occurredAt: at('11:00:00') }),
-    event({ recipient: 'ben@example.com', messageId: 'sg-ben-1', type: 'complained', occurredAt: at('12:00:00'), details: { feedbackType: 'abuse' } }),
-    event({ recipient: 'cy@example.com', messageId: 'pm-cy-1', provider: 'postmark', type: 'rejected', occurredAt: at('13:00:00'), details: { rejectReason: 'Inactive recipient' } }),
-    event({ recipient: 'dee@example.com', messageId: 'sg-dee-1', type: 'bounced', bounceClass: 'hard', occurredAt: at('14:00:00'), details: { smtpStatus: '550', diagnostic: hostileDiagnostic } }),
+    event({
+      recipient: 'ben@example.com',
+      messageId: 'sg-ben-1',
+      type: 'complained',
+      occurredAt: at('12:00:00'),
+      details: { feedbackType: 'abuse' },
+    }),
+    event({
+      recipient: 'cy@example.com',
+      messageId: 'pm-cy-1',
+      provider: 'postmark',
+      type: 'rejected',
+      occurredAt: at('13:00:00'),
+      details: { rejectReason: 'Inactive recipient' },
+    }),
+    event({
+      recipient: 'dee@example.com',
+      messageId: 'sg-dee-1',
+      type: 'bounced',
+      bounceClass: 'hard',
+      occurredAt: at('14:00:00'),
+      details: { smtpStatus: '550', diagnostic: hostileDiagnostic },
+    }),
   ]);
 });
 afterAll(async () => {
@@ -36,7 +67,9 @@ afterAll(async () => {
 
 /** The API's id of the message to `recipient`, as the listing gives it. */
 async function idOf(recipient: string): Promise<string> {
-  const page = jsonOf(await app.api('GET', `/projects/${app.projects.acme}/messages?recipient=${encodeURIComponent(recipient)}`)) as MessagePage;
+  const page = jsonOf(
+    await app.api('GET', `/projects/${app.projects.acme}/messages?recipient=${encodeURIComponent(recipient)}`),
+  ) as MessagePage;
   return page.items[0]!.id;
 }
 
@@ -49,10 +82,16 @@ const shownTimeline = (page: Page) =>
   page.locator('.timeline-entry').evaluateAll((entries) =>
     entries.map((entry) => ({
       line: entry.querySelector('.entry-head')!.textContent,
-      details: Array.from(entry.querySelectorAll('.entry-details div'), (detail) => `${detail.querySelector('dt')!.textContent}: ${detail.querySelector('dd')!.textContent}`),
+      details: Array.from(
+        entry.querySelectorAll('.entry-details div'),
+        (detail) => `${detail.querySelector('dt')!.textContent}: ${detail.querySelector('dd')!.textContent}`,
+      ),
     })),
   );
-const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('data-message') || document.activeElement?.tagName);
+const focusedId = (page: Page) =>
+  page.evaluate(
+    () => document.activeElement?.id || document.activeElement?.getAttribute('data-message') || document.activeElement?.tagName,
+  );
 
 test('a message opens from its row by keyboard, shows its timeline in order with what the provider said, and focus comes back to the row', async () => {
   const watched = await openPage(browser, app);
@@ -88,9 +127,11 @@ test('a message opens from its row by keyboard, shows its timeline in order with
   ]);
   // The same entries, in the same order, as the API answers.
   const answered = await messageOf(id);
-  expect(await page.locator('.timeline-entry').evaluateAll((entries) => entries.map((entry) => [entry.querySelector('time')!.dateTime, entry.className]))).toStrictEqual(
-    answered.timeline.map((entry) => [entry.occurredAt, `timeline-entry event-${entry.type}`]),
-  );
+  expect(
+    await page
+      .locator('.timeline-entry')
+      .evaluateAll((entries) => entries.map((entry) => [entry.querySelector('time')!.dateTime, entry.className])),
+  ).toStrictEqual(answered.timeline.map((entry) => [entry.occurredAt, `timeline-entry event-${entry.type}`]));
 
   // Back to the list: the link that opened the message has the focus again.
   await page.getByRole('link', { name: 'Back to the messages' }).click();
@@ -109,7 +150,9 @@ test('complaints, rejections and hostile diagnostics: each detail under its name
       { line: '2026-11-20 12:00:00 UTC Complained SendGrid', details: ['Feedback type: abuse'] },
     ],
     'cy@example.com': [{ line: '2026-11-20 13:00:00 UTC Rejected Postmark', details: ['Reject reason: Inactive recipient'] }],
-    'dee@example.com': [{ line: '2026-11-20 14:00:00 UTC Bounced (hard) SendGrid', details: ['SMTP status: 550', `Diagnostic: ${hostileDiagnostic}`] }],
+    'dee@example.com': [
+      { line: '2026-11-20 14:00:00 UTC Bounced (hard) SendGrid', details: ['SMTP status: 550', `Diagnostic: ${hostileDiagnostic}`] },
+    ],
   };
   for (const [recipient, timeline] of Object.entries(expected)) {
     await page.goto(`${dashboardUrl(app, 'messages')}?id=${await idOf(recipient)}`);
@@ -117,7 +160,10 @@ test('complaints, rejections and hostile diagnostics: each detail under its name
     expect(await shownTimeline(page), recipient).toStrictEqual(timeline);
   }
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
-  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({ pwned: undefined, images: 0 });
+  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({
+    pwned: undefined,
+    images: 0,
+  });
   expect(await page.locator('main b').count()).toBe(0);
   await watched.close();
 });

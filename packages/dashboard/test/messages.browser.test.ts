@@ -50,7 +50,10 @@ const optionsFor = async (page: Page, text: string) => {
 };
 /** The tracking IDs the options show, `null` for the one that clears the filter. */
 const optionIds = (page: Page) =>
-  page.getByRole('listbox').getByRole('option').evaluateAll((options) => options.map((option) => option.querySelector('bdi')?.textContent ?? null));
+  page
+    .getByRole('listbox')
+    .getByRole('option')
+    .evaluateAll((options) => options.map((option) => option.querySelector('bdi')?.textContent ?? null));
 const trackingIdParameter = (page: Page) => new URL(page.url()).searchParams.get('trackingId');
 
 test('the combobox by keyboard: typing searches the server, arrows and Enter choose, the page filters and shows the counts', async () => {
@@ -73,7 +76,9 @@ test('the combobox by keyboard: typing searches the server, arrows and Enter cho
   // The highlighted option is the active descendant, and the only one marked selected.
   const highlighted = page.locator(`#${await input.getAttribute('aria-activedescendant')}`);
   expect(await highlighted.locator('bdi').textContent()).toBe('newsletter-2026-11');
-  expect(await page.getByRole('listbox').getByRole('option', { selected: true }).allTextContents()).toStrictEqual([await highlighted.textContent()]);
+  expect(await page.getByRole('listbox').getByRole('option', { selected: true }).allTextContents()).toStrictEqual([
+    await highlighted.textContent(),
+  ]);
   await page.keyboard.press('Enter');
 
   await page.getByRole('heading', { name: 'Counts for newsletter-2026-11' }).waitFor();
@@ -108,7 +113,11 @@ test.each([
     const [first] = await optionsFor(page, text).then(() => optionIds(page));
     for (const key of keys) await page.keyboard.press(key);
     await page.getByRole('heading', { name: `Counts for ${first}` }).waitFor();
-    expect([trackingIdParameter(page), await input.inputValue(), await input.getAttribute('aria-expanded')]).toStrictEqual([first, first, 'false']);
+    expect([trackingIdParameter(page), await input.inputValue(), await input.getAttribute('aria-expanded')]).toStrictEqual([
+      first,
+      first,
+      'false',
+    ]);
   }
   // Enter before the search has answered waits for it and chooses its first match.
   await input.fill('');
@@ -317,7 +326,10 @@ test('hostile tracking IDs show literally everywhere, never run, and never widen
   for (const trackingId of Object.values(hostile)) expect(listed).toContain(trackingId);
   expect(await noOverflow()).toBe(true);
 
-  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({ pwned: undefined, images: 0 });
+  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({
+    pwned: undefined,
+    images: 0,
+  });
   expect(await page.locator('b').count()).toBe(0);
   await watched.close();
 });
@@ -355,7 +367,9 @@ test('the Recipient box searches by the start of an address, or by domain after 
     await expect.poll(() => new URL(page.url()).searchParams.get('recipient')).toBe(text);
   };
   await search('N');
-  await expect.poll(async () => (await columnTexts(page, 'Recipient')).sort()).toStrictEqual(['n3@example.com', 'n4@example.com', 'n5@other.example']);
+  await expect
+    .poll(async () => (await columnTexts(page, 'Recipient')).sort())
+    .toStrictEqual(['n3@example.com', 'n4@example.com', 'n5@other.example']);
   await search('n4@EX');
   await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['n4@example.com']);
   await search('@other.example');

@@ -18,7 +18,11 @@ beforeAll(async () => {
 afterAll(() => browser?.close());
 
 /** Signs in at `dashboard`, chooses a tracking ID with the combobox, and returns the API calls the page made. */
-async function useDashboard(page: Page, dashboard: string, { project, key, trackingId }: { project: string; key: string; trackingId: string }): Promise<string[]> {
+async function useDashboard(
+  page: Page,
+  dashboard: string,
+  { project, key, trackingId }: { project: string; key: string; trackingId: string },
+): Promise<string[]> {
   const calls: string[] = [];
   page.on('request', (request) => {
     if (request.resourceType() === 'fetch') calls.push(new URL(request.url()).pathname);
@@ -41,7 +45,10 @@ describe('under any mount point of the host app', () => {
   const servers: Server[] = [];
   beforeAll(async () => {
     mailwarden = createMailwarden();
-    await mailwarden.applyEvents('acme', [event({ recipient: 'a@example.com', trackingId: 'spring-sale' }), event({ recipient: 'b@example.com', trackingId: 'other' })]);
+    await mailwarden.applyEvents('acme', [
+      event({ recipient: 'a@example.com', trackingId: 'spring-sale' }),
+      event({ recipient: 'b@example.com', trackingId: 'other' }),
+    ]);
   });
   afterAll(async () => {
     for (const server of servers) {
@@ -57,28 +64,44 @@ describe('under any mount point of the host app', () => {
   const options = () => ({ mailwarden, apiKeys: { 'key-acme': 'acme' }, dashboard: true });
 
   test.each([
-    ['Express 5, a router inside a router', '/admin/mail', async () => {
-      const app = express();
-      const admin = express.Router();
-      admin.use('/mail', createMailwardenRouter(options()));
-      app.use('/admin', admin);
-      return listen(createServer(app));
-    }],
-    ['Express 4', '/mail-4', async () => {
-      const app = express4();
-      app.use('/mail-4', createMailwardenRouter(options()));
-      return listen(createServer(app));
-    }],
-    ['Fastify, a nested prefix', '/admin/mail', async () => {
-      const app = Fastify();
-      await app.register(mailwardenPlugin, { prefix: '/admin/mail', ...options() });
-      await app.ready();
-      return listen(app.server);
-    }],
+    [
+      'Express 5, a router inside a router',
+      '/admin/mail',
+      async () => {
+        const app = express();
+        const admin = express.Router();
+        admin.use('/mail', createMailwardenRouter(options()));
+        app.use('/admin', admin);
+        return listen(createServer(app));
+      },
+    ],
+    [
+      'Express 4',
+      '/mail-4',
+      async () => {
+        const app = express4();
+        app.use('/mail-4', createMailwardenRouter(options()));
+        return listen(createServer(app));
+      },
+    ],
+    [
+      'Fastify, a nested prefix',
+      '/admin/mail',
+      async () => {
+        const app = Fastify();
+        await app.register(mailwardenPlugin, { prefix: '/admin/mail', ...options() });
+        await app.ready();
+        return listen(app.server);
+      },
+    ],
   ])('%s at %s', async (_name, prefix, start) => {
     const origin = await start();
     const context = await browser.newContext();
-    const calls = await useDashboard(await context.newPage(), `${origin}${prefix}/dashboard/`, { project: 'acme', key: 'key-acme', trackingId: 'spring-sale' });
+    const calls = await useDashboard(await context.newPage(), `${origin}${prefix}/dashboard/`, {
+      project: 'acme',
+      key: 'key-acme',
+      trackingId: 'spring-sale',
+    });
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) expect(call.startsWith(`${prefix}/projects/acme/`), call).toBe(true);
     await context.close();
@@ -87,13 +110,19 @@ describe('under any mount point of the host app', () => {
 
 describe('mailwarden serve', () => {
   test('serves the dashboard at {basePath}/dashboard/ with the demo data, for the demo key', async () => {
-    const { config, apiKey } = withDemoProject(loadConfig({ env: { PORT: '0', MAILWARDEN_BASE_PATH: '/mailwarden', MAILWARDEN_LOG_LEVEL: 'silent' } }));
+    const { config, apiKey } = withDemoProject(
+      loadConfig({ env: { PORT: '0', MAILWARDEN_BASE_PATH: '/mailwarden', MAILWARDEN_LOG_LEVEL: 'silent' } }),
+    );
     const service = await startService(config, await openStore({}));
     try {
       await seedDemo(service.mailwarden);
       const context = await browser.newContext();
       const page = await context.newPage();
-      const calls = await useDashboard(page, `${service.url}/dashboard/`, { project: DEMO_PROJECT, key: apiKey, trackingId: 'newsletter-2026-11-20' });
+      const calls = await useDashboard(page, `${service.url}/dashboard/`, {
+        project: DEMO_PROJECT,
+        key: apiKey,
+        trackingId: 'newsletter-2026-11-20',
+      });
       for (const call of calls) expect(call.startsWith('/mailwarden/projects/demo/'), call).toBe(true);
       // The demo looks like real use: several campaigns, hard and soft bounces, complaints, both kinds of suppression.
       await page.getByRole('link', { name: 'Tracking IDs' }).click();
@@ -104,7 +133,9 @@ describe('mailwarden serve', () => {
         await expect.poll(async () => (await columnTexts(page, 'Recipient')).length).toBeGreaterThan(0);
       }
       await page.getByRole('link', { name: 'Suppressions' }).click();
-      await expect.poll(async () => new Set(await columnTexts(page, 'Reason'))).toStrictEqual(new Set(['Manual', 'Complaint', 'Hard bounce']));
+      await expect
+        .poll(async () => new Set(await columnTexts(page, 'Reason')))
+        .toStrictEqual(new Set(['Manual', 'Complaint', 'Hard bounce']));
       await context.close();
     } finally {
       await service.close();

@@ -16,7 +16,12 @@ beforeAll(async () => {
   await app.mailwarden.applyEvents(acme, [
     // gone@ had mail from SendGrid before, and from Postmark: the cause is the SendGrid bounce.
     event({ recipient: 'gone@example.com', messageId: 'sg-gone-0', occurredAt: new Date('2026-02-20T09:00:00.000Z') }),
-    event({ recipient: 'gone@example.com', messageId: 'pm-gone-0', provider: 'postmark', occurredAt: new Date('2026-02-25T09:00:00.000Z') }),
+    event({
+      recipient: 'gone@example.com',
+      messageId: 'pm-gone-0',
+      provider: 'postmark',
+      occurredAt: new Date('2026-02-25T09:00:00.000Z'),
+    }),
     event({
       recipient: 'gone@example.com',
       messageId: 'sg-gone-1',
@@ -25,8 +30,20 @@ beforeAll(async () => {
       occurredAt: new Date('2026-03-01T08:00:00.000Z'),
       details: { smtpStatus: '5.1.1', diagnostic: 'smtp; 550 5.1.1 user unknown' },
     }),
-    event({ recipient: 'angry@example.com', messageId: 'sg-angry-1', type: 'complained', occurredAt: new Date('2026-03-02T08:00:00.000Z'), details: { feedbackType: 'abuse' } }),
-    event({ recipient: 'hostile@example.com', messageId: 'sg-hostile-1', type: 'bounced', occurredAt: new Date('2026-03-03T08:00:00.000Z'), details: { diagnostic: hostileDiagnostic } }),
+    event({
+      recipient: 'angry@example.com',
+      messageId: 'sg-angry-1',
+      type: 'complained',
+      occurredAt: new Date('2026-03-02T08:00:00.000Z'),
+      details: { feedbackType: 'abuse' },
+    }),
+    event({
+      recipient: 'hostile@example.com',
+      messageId: 'sg-hostile-1',
+      type: 'bounced',
+      occurredAt: new Date('2026-03-03T08:00:00.000Z'),
+      details: { diagnostic: hostileDiagnostic },
+    }),
     event({ recipient: 'nameless@example.com', messageId: null, type: 'bounced', occurredAt: new Date('2026-03-04T08:00:00.000Z') }),
   ]);
   await app.mailwarden.suppressions.add(acme, 'manual@example.com');
@@ -63,17 +80,26 @@ test('every suppression says how it came to be: the source, and for a provider e
     'nameless@example.com': 'Provider eventSendGrid, 2026-03-04 08:00:00 UTCThe event named no message.',
     'hostile@example.com': `Provider eventSendGrid, 2026-03-03 08:00:00 UTC${hostileDiagnostic}Message sg-hostile-1 · Open the message to hostile@example.com`,
     'angry@example.com': 'Provider eventSendGrid, 2026-03-02 08:00:00 UTCabuseMessage sg-angry-1 · Open the message to angry@example.com',
-    'gone@example.com': 'Provider eventSendGrid, 2026-03-01 08:00:00 UTCsmtp; 550 5.1.1 user unknownMessage sg-gone-1 · Open the message to gone@example.com',
+    'gone@example.com':
+      'Provider eventSendGrid, 2026-03-01 08:00:00 UTCsmtp; 550 5.1.1 user unknownMessage sg-gone-1 · Open the message to gone@example.com',
     'old@example.com': 'Not recorded (suppressed before mailwarden kept it)',
   });
   // What the page shows is what the API answers.
   const listed = jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions`)) as SuppressionPage;
   const gone = listed.items.find((item) => item.email === 'gone@example.com')!;
-  expect([gone.source, gone.cause?.message_id, gone.cause?.event_at, gone.cause?.diagnostic]).toStrictEqual(['webhook', 'sg-gone-1', '2026-03-01T08:00:00.000Z', 'smtp; 550 5.1.1 user unknown']);
+  expect([gone.source, gone.cause?.message_id, gone.cause?.event_at, gone.cause?.diagnostic]).toStrictEqual([
+    'webhook',
+    'sg-gone-1',
+    '2026-03-01T08:00:00.000Z',
+    'smtp; 550 5.1.1 user unknown',
+  ]);
   expect(listed.items.find((item) => item.email === 'old@example.com')).toMatchObject({ source: null, cause: null });
 
   // Hostile text from a provider is text: nothing runs, no markup, no wider page.
-  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({ pwned: undefined, images: 0 });
+  expect(await page.evaluate(() => ({ pwned: (window as { __pwned?: unknown }).__pwned, images: document.images.length }))).toStrictEqual({
+    pwned: undefined,
+    images: 0,
+  });
   expect(await page.locator('main b').count()).toBe(0);
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   await watched.close();
@@ -81,7 +107,9 @@ test('every suppression says how it came to be: the source, and for a provider e
 
 /** The API's id of the message SendGrid knows as `messageId`, as the listing gives it. */
 async function messageIdOf(messageId: string): Promise<string> {
-  const page = jsonOf(await app.api('GET', `/projects/${app.projects.acme}/messages?provider=sendgrid&limit=100`)) as { items: { id: string; messageId: string }[] };
+  const page = jsonOf(await app.api('GET', `/projects/${app.projects.acme}/messages?provider=sendgrid&limit=100`)) as {
+    items: { id: string; messageId: string }[];
+  };
   return page.items.find((item) => item.messageId === messageId)!.id;
 }
 
@@ -95,11 +123,15 @@ test('the cause opens its message, whose timeline shows the event that suppresse
 
   await page.locator('.timeline-entry').first().waitFor();
   expect(page.url()).toBe(`${dashboardUrl(app, 'messages')}?id=${await messageIdOf('sg-gone-1')}`);
-  expect(await page.locator('.timeline-entry .entry-head').allTextContents()).toStrictEqual(['2026-03-01 08:00:00 UTC Bounced (hard) SendGrid']);
+  expect(await page.locator('.timeline-entry .entry-head').allTextContents()).toStrictEqual([
+    '2026-03-01 08:00:00 UTC Bounced (hard) SendGrid',
+  ]);
   expect(await page.locator('.timeline-entry .entry-details').textContent()).toBe('SMTP status5.1.1Diagnosticsmtp; 550 5.1.1 user unknown');
   // Back is the suppression list again.
   await page.goBack();
-  await listingTable(page).getByRole('row', { name: /^gone@example\.com/ }).waitFor();
+  await listingTable(page)
+    .getByRole('row', { name: /^gone@example\.com/ })
+    .waitFor();
   expect(page.url()).toBe(dashboardUrl(app, 'suppressions'));
   await watched.close();
 });

@@ -29,7 +29,13 @@ describe.each(Object.keys(bindings) as BindingName[])('the dashboard served by %
       expect(answer.headers.get('x-frame-options')).toBe('DENY');
       const csp = answer.headers.get('content-security-policy') ?? '';
       expect(csp).toBe(dashboardContentSecurityPolicy);
-      for (const directive of ["script-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "default-src 'none'"]) {
+      for (const directive of [
+        "script-src 'self'",
+        "object-src 'none'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "default-src 'none'",
+      ]) {
         expect(csp.split('; ')).toContain(directive);
       }
       expect(csp).not.toContain('unsafe-inline');
@@ -70,7 +76,11 @@ describe.each(Object.keys(bindings) as BindingName[])('the dashboard served by %
   test('HEAD answers the headers without a body; other methods are 405', async () => {
     const head = await send(`${app.server.baseUrl}/dashboard/`, { method: 'HEAD' });
     expect([head.status, head.text, head.headers.get('content-type')]).toStrictEqual([200, '', 'text/html; charset=utf-8']);
-    const post = await send(`${app.server.baseUrl}/dashboard/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const post = await send(`${app.server.baseUrl}/dashboard/`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([post.status, errorOf(post).code, post.headers.get('allow')]).toStrictEqual([405, 'method_not_allowed', 'GET, HEAD']);
   });
 
@@ -86,7 +96,8 @@ describe.each(Object.keys(bindings) as BindingName[])('the dashboard served by %
     const assets = [...text.matchAll(/(?:src|href)="\.\/(assets\/[^"]+\.(?:js|css))"/g)].map((match) => match[1]!);
     expect(assets.some((asset) => asset.endsWith('.js'))).toBe(true);
     let total = 0;
-    for (const asset of assets) total += (await fetchRaw(`${app.server.baseUrl}/dashboard/${asset}`, { 'accept-encoding': 'gzip' })).body.length;
+    for (const asset of assets)
+      total += (await fetchRaw(`${app.server.baseUrl}/dashboard/${asset}`, { 'accept-encoding': 'gzip' })).body.length;
     expect(total).toBeLessThanOrEqual(FIRST_LOAD_BUDGET);
   });
 });

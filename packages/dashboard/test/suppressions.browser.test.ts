@@ -20,7 +20,8 @@ afterAll(async () => {
   await app?.close();
 });
 
-const checkViaApi = async (email: string) => jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions/check?email=${encodeURIComponent(email)}`));
+const checkViaApi = async (email: string) =>
+  jsonOf(await app.api('GET', `/projects/${app.projects.acme}/suppressions/check?email=${encodeURIComponent(email)}`));
 
 test('add, check and remove a suppression: each change shows at once and is true in the API', async () => {
   const watched = await openPage(browser, app, { expectedProblems: [/400/] });
@@ -103,7 +104,9 @@ test('a store that is down: every page says so with the API’s message and offe
       await page.getByRole('heading', { level: 1, name: link }).waitFor();
       await expect
         .poll(() => page.getByRole('alert').allTextContents())
-        .toStrictEqual(Array<string>(failed).fill('The store is down, so mailwarden cannot answer right now.The store did not answer in time.Retry'));
+        .toStrictEqual(
+          Array<string>(failed).fill('The store is down, so mailwarden cannot answer right now.The store did not answer in time.Retry'),
+        );
     }
     // The combobox reports the failure in its status instead of showing no options silently.
     await page.getByRole('button', { name: 'Show tracking IDs' }).click();
@@ -116,7 +119,10 @@ test('a store that is down: every page says so with the API’s message and offe
   const retries = page.getByRole('button', { name: 'Retry' });
   for (let index = (await retries.count()) - 1; index >= 0; index--) await retries.nth(index).click();
   await page.getByRole('table').waitFor();
-  await page.getByRole('region', { name: 'Counts per day in the project' }).getByText('Loading the counts per day…').waitFor({ state: 'detached' });
+  await page
+    .getByRole('region', { name: 'Counts per day in the project' })
+    .getByText('Loading the counts per day…')
+    .waitFor({ state: 'detached' });
   expect(await page.getByRole('alert').count()).toBe(0);
   await watched.close();
 });

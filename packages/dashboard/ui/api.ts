@@ -65,7 +65,10 @@ export interface Api {
   stats(trackingId: string | null, range: DayRange, signal?: AbortSignal): Promise<Stats>;
   suppressions: {
     /** `emailPrefix`: suppressions whose address starts with this text. */
-    list(query: { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<SuppressionPage>;
+    list(
+      query: { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined },
+      signal?: AbortSignal,
+    ): Promise<SuppressionPage>;
     check(email: string, signal?: AbortSignal): Promise<SuppressionCheck>;
     /** `created` is false when the address was already suppressed (the API's 200 instead of 201). */
     add(email: string): Promise<{ suppression: Suppression; created: boolean }>;
@@ -121,7 +124,10 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
     message: async (id, signal) => call('GET', `messages/${pathSegment(id)}`, { signal }),
     trackingIds: (query, signal) => call('GET', 'tracking-ids', { query: { ...query }, signal }),
     stats: async (trackingId, range, signal) =>
-      call('GET', trackingId === null ? 'stats' : `tracking-ids/${pathSegment(trackingId)}/stats`, { query: { ...range, interval: 'day' }, signal }),
+      call('GET', trackingId === null ? 'stats' : `tracking-ids/${pathSegment(trackingId)}/stats`, {
+        query: { ...range, interval: 'day' },
+        signal,
+      }),
     suppressions: {
       list: (query, signal) => call('GET', 'suppressions', { query: { ...query }, signal }),
       check: (email, signal) => call('GET', 'suppressions/check', { query: { email }, signal }),

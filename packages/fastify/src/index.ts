@@ -41,7 +41,10 @@ export const mailwardenPlugin: FastifyPluginAsync<MailwardenPluginOptions> = asy
   };
   const answer = async (request: FastifyRequest, reply: FastifyReply, body: unknown = request.body) => {
     const response = await handler.handle(toHttpRequest(request, body));
-    return reply.code(response.status).headers(response.headers).send(response.body === '' ? undefined : response.body);
+    return reply
+      .code(response.status)
+      .headers(response.headers)
+      .send(response.body === '' ? undefined : response.body);
   };
 
   fastify.route({

@@ -52,7 +52,13 @@ export function expectMailwardenAnswer(answer: Answer, method: string): void {
 
 /** Values a provider payload may carry: lone surrogates, NUL and other controls, long runs, other types. */
 const payloadText = fc.oneof(
-  fc.string({ unit: fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), fc.constantFrom('\ud800', '\udfff', '\u0000', 'a')), maxLength: 20 }),
+  fc.string({
+    unit: fc.oneof(
+      fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)),
+      fc.constantFrom('\ud800', '\udfff', '\u0000', 'a'),
+    ),
+    maxLength: 20,
+  }),
   fc.constantFrom('x'.repeat(129), '\u{1f4ec}'.repeat(128), ''),
 );
 const payloadValue = fc.oneof(payloadText, fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.constant({}), fc.constant([]));

@@ -26,15 +26,46 @@ const anyText = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'graphe
 
 function segment(projects: Projects): fc.Arbitrary<string> {
   return fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom('projects', projects.acme, projects.globex, 'suppressions', 'check', 'messages', 'tracking-ids', 'webhooks', ...providers) },
-    { weight: 1, arbitrary: fc.constantFrom('openapi.json', '', '.', '%2F', '%41', '%C3%A9', '%00', 'a'.repeat(300), '0'.repeat(64), 'A'.repeat(64)) },
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom(
+        'projects',
+        projects.acme,
+        projects.globex,
+        'suppressions',
+        'check',
+        'messages',
+        'tracking-ids',
+        'webhooks',
+        ...providers,
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('openapi.json', '', '.', '%2F', '%41', '%C3%A9', '%00', 'a'.repeat(300), '0'.repeat(64), 'A'.repeat(64)),
+    },
     { weight: 2, arbitrary: anyText.map(encodeURIComponent) },
   );
 }
 
 function queryValue(projects: Projects): fc.Arbitrary<string> {
   return fc.oneof(
-    fc.constantFrom('', '0', '1', '50', '100', '101', '-1', 'abc', 'ana@example.com', 'ANA@Example.com', 'delivered', 'bounced', projects.acme, 'x'.repeat(129)),
+    fc.constantFrom(
+      '',
+      '0',
+      '1',
+      '50',
+      '100',
+      '101',
+      '-1',
+      'abc',
+      'ana@example.com',
+      'ANA@Example.com',
+      'delivered',
+      'bounced',
+      projects.acme,
+      'x'.repeat(129),
+    ),
     // Partial searches: the start of an address, a domain, pattern characters, NUL, one over the longest.
     fc.constantFrom('ANA', 'ana@', '@example.com', 'Bücher.example', '%', '_', 'a\u0000', 'x'.repeat(255)),
     fc.integer().map(String),
@@ -43,7 +74,10 @@ function queryValue(projects: Projects): fc.Arbitrary<string> {
 }
 
 function query(projects: Projects): fc.Arbitrary<string> {
-  const name = fc.oneof(fc.constantFrom('limit', 'cursor', 'email', 'trackingId', 'status', 'search', 'recipientPrefix', 'recipientDomain', 'emailPrefix'), anyText);
+  const name = fc.oneof(
+    fc.constantFrom('limit', 'cursor', 'email', 'trackingId', 'status', 'search', 'recipientPrefix', 'recipientDomain', 'emailPrefix'),
+    anyText,
+  );
   const pair = fc.tuple(name, queryValue(projects)).map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
   return fc.oneof(
     { weight: 4, arbitrary: fc.array(pair, { maxLength: 4 }).map((pairs) => pairs.join('&')) },
@@ -78,7 +112,9 @@ function body(): fc.Arbitrary<string | Uint8Array> {
   return fc.oneof(
     fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value) ?? 'null'),
     fc.record({ email }).map((value) => JSON.stringify(value)),
-    fc.record({ emails: fc.array(fc.oneof(email, fc.integer(), fc.constant(null)), { maxLength: 105 }) }).map((value) => JSON.stringify(value)),
+    fc
+      .record({ emails: fc.array(fc.oneof(email, fc.integer(), fc.constant(null)), { maxLength: 105 }) })
+      .map((value) => JSON.stringify(value)),
     anyText,
     fc.uint8Array({ maxLength: 64 }),
     fc.constantFrom('', '{', '[]', '{"emails":[]}', 'mandrill_events=%5B%5D', '\ufeff{}'),
@@ -95,7 +131,19 @@ export function arbitraryRequest(projects: Projects): fc.Arbitrary<ArbitraryRequ
       query: query(projects),
       key: fc.option(fc.oneof(fc.constantFrom(...Object.values(API_KEYS)), headerText), { nil: undefined }),
       contentType: fc.option(contentType, { nil: undefined }),
-      extraHeader: fc.option(fc.tuple(fc.constantFrom('authorization', 'x-mandrill-signature', 'x-amz-sns-message-type', 'x-twilio-email-event-webhook-timestamp', 'accept'), headerText), { nil: undefined }),
+      extraHeader: fc.option(
+        fc.tuple(
+          fc.constantFrom(
+            'authorization',
+            'x-mandrill-signature',
+            'x-amz-sns-message-type',
+            'x-twilio-email-event-webhook-timestamp',
+            'accept',
+          ),
+          headerText,
+        ),
+        { nil: undefined },
+      ),
       body: fc.option(body(), { nil: undefined }),
     })
     .map(({ method, segments, trailingSlash, query: q, key, contentType: type, extraHeader, body: payload }) => {

@@ -21,7 +21,13 @@ function everyEndpoint(projectId: string): { method: string; path: string; call?
   ];
 }
 
-async function expectEveryEndpoint(app: TestApp, projectId: string, key: ApiCall['key'], status: number, code: 'missing_api_key' | 'invalid_api_key' | 'forbidden') {
+async function expectEveryEndpoint(
+  app: TestApp,
+  projectId: string,
+  key: ApiCall['key'],
+  status: number,
+  code: 'missing_api_key' | 'invalid_api_key' | 'forbidden',
+) {
   for (const { method, path, call } of everyEndpoint(projectId)) {
     const answer = await app.api(method, path, { ...call, key });
     if (method === 'HEAD') {
@@ -53,19 +59,31 @@ export function describeAuthTests(open: OpenApp): void {
     test("a project's key on another project is 403 forbidden on every endpoint, and changes nothing there", async () => {
       const app = await open();
       await expectEveryEndpoint(app, app.projects.globex, 'acme', 403, 'forbidden');
-      const page = expectSuccess(await app.api('GET', listPath(app.projects.globex), { key: 'globex' }), 200, listSuppressionsResponseSchema);
+      const page = expectSuccess(
+        await app.api('GET', listPath(app.projects.globex), { key: 'globex' }),
+        200,
+        listSuppressionsResponseSchema,
+      );
       expect(page).toEqual({ items: [], next_cursor: null, count: 0 });
     });
 
     test('DELETE with the key of another project is 403 even for a hash that exists there; the suppression stays', async () => {
       const app = await open();
       const { globex, acme } = app.projects;
-      const added = expectSuccess(await app.api('POST', listPath(globex), { key: 'globex', json: { email: 'kept@example.com' } }), 201, suppressionSchema);
+      const added = expectSuccess(
+        await app.api('POST', listPath(globex), { key: 'globex', json: { email: 'kept@example.com' } }),
+        201,
+        suppressionSchema,
+      );
       expectError(await app.api('DELETE', `${listPath(globex)}/${added.hash}`, { key: 'acme' }), 403, 'forbidden');
-      expect(expectSuccess(await app.api('GET', `${listPath(globex)}/check?email=kept@example.com`, { key: 'globex' }), 200)).toMatchObject({ suppressed: true });
+      expect(expectSuccess(await app.api('GET', `${listPath(globex)}/check?email=kept@example.com`, { key: 'globex' }), 200)).toMatchObject(
+        { suppressed: true },
+      );
       // Through its own project the acme key does not reach globex's record either.
       expectError(await app.api('DELETE', `${listPath(acme)}/${added.hash}`, { key: 'acme' }), 404, 'suppression_not_found');
-      expect(expectSuccess(await app.api('GET', `${listPath(globex)}/check?email=kept@example.com`, { key: 'globex' }), 200)).toMatchObject({ suppressed: true });
+      expect(expectSuccess(await app.api('GET', `${listPath(globex)}/check?email=kept@example.com`, { key: 'globex' }), 200)).toMatchObject(
+        { suppressed: true },
+      );
     });
 
     test('authentication comes before the body: a bad key with a bad body is 401 or 403, never 400 or 415', async () => {
@@ -129,7 +147,11 @@ export function describeAuthTests(open: OpenApp): void {
       const app = await open();
       expectSuccess(await app.request('/openapi.json'), 200);
       // No key, and no provider credentials either: refused by the provider check, not by X-API-Key.
-      expectError(await app.request(`/projects/${app.projects.acme}/webhooks/postmark`, { method: 'POST', json: {} }), 401, 'webhook_unauthorized');
+      expectError(
+        await app.request(`/projects/${app.projects.acme}/webhooks/postmark`, { method: 'POST', json: {} }),
+        401,
+        'webhook_unauthorized',
+      );
     });
   });
 }

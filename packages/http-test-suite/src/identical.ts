@@ -7,7 +7,14 @@ import type { StartServer } from './servers.js';
 import { API_KEYS, startTestApp, type Projects } from './test-app.js';
 
 /** Headers whose values must be the same from every binding. */
-export const COMPARED_HEADERS = ['content-type', 'cache-control', 'allow', 'retry-after', 'www-authenticate', 'x-content-type-options'] as const;
+export const COMPARED_HEADERS = [
+  'content-type',
+  'cache-control',
+  'allow',
+  'retry-after',
+  'www-authenticate',
+  'x-content-type-options',
+] as const;
 
 /** Headers that differ from one response to the next whatever serves them. */
 const VOLATILE_HEADERS = new Set(['date']);
@@ -32,7 +39,10 @@ export interface ScriptFixture {
 }
 
 export function createScriptFixture(): ScriptFixture {
-  return { projects: { acme: 'acme', globex: 'globex' }, secrets: { acme: createProviderSecrets('acme'), globex: createProviderSecrets('globex') } };
+  return {
+    projects: { acme: 'acme', globex: 'globex' },
+    secrets: { acme: createProviderSecrets('acme'), globex: createProviderSecrets('globex') },
+  };
 }
 
 const key = (name: keyof typeof API_KEYS) => ({ 'x-api-key': API_KEYS[name] });
@@ -70,9 +80,19 @@ export function conformanceScript({ projects, secrets }: ScriptFixture): ScriptS
     { method: 'GET', path: `${list}/check?email=ANA%40example.com`, headers: key('acme') },
     { method: 'GET', path: `${list}/check?email=nobody%40example.com`, headers: key('acme') },
     { method: 'GET', path: `${list}/check?email=nobody`, headers: key('acme') },
-    { method: 'POST', path: `${list}/check`, headers: jsonHeaders(), body: '{"emails":["Ana@example.com","x@example.com","ana@example.com"]}' },
+    {
+      method: 'POST',
+      path: `${list}/check`,
+      headers: jsonHeaders(),
+      body: '{"emails":["Ana@example.com","x@example.com","ana@example.com"]}',
+    },
     { method: 'POST', path: `${list}/check`, headers: jsonHeaders(), body: '{"emails":["ok@example.com","nope",7]}' },
-    { method: 'POST', path: `${list}/check`, headers: jsonHeaders(), body: JSON.stringify({ emails: Array.from({ length: 101 }, (_, i) => `u${i}@example.com`) }) },
+    {
+      method: 'POST',
+      path: `${list}/check`,
+      headers: jsonHeaders(),
+      body: JSON.stringify({ emails: Array.from({ length: 101 }, (_, i) => `u${i}@example.com`) }),
+    },
     { method: 'GET', path: `${list}?limit=1`, headers: key('acme') },
     { method: 'GET', path: `${list}?limit=0`, headers: key('acme') },
     { method: 'GET', path: `${list}?cursor=garbage`, headers: key('acme') },
@@ -97,12 +117,25 @@ export function conformanceScript({ projects, secrets }: ScriptFixture): ScriptS
     webhookStep('mandrill', acme, cases['mandrill']!.request(secrets.acme)),
     { method: 'HEAD', path: `/projects/${acme}/webhooks/mandrill` },
     webhookStep('smtp2go', acme, sendgrid),
-    { method: 'POST', path: `/projects/${acme}/webhooks/sendgrid`, headers: { 'content-type': 'application/json' }, body: new Uint8Array(10 * 1024 * 1024 + 1).fill(0x20) },
+    {
+      method: 'POST',
+      path: `/projects/${acme}/webhooks/sendgrid`,
+      headers: { 'content-type': 'application/json' },
+      body: new Uint8Array(10 * 1024 * 1024 + 1).fill(0x20),
+    },
     { method: 'GET', path: `/projects/${acme}/messages`, headers: key('acme') },
-    { method: 'GET', path: `/projects/${acme}/messages?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&status=bounced&limit=1`, headers: key('acme') },
+    {
+      method: 'GET',
+      path: `/projects/${acme}/messages?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&status=bounced&limit=1`,
+      headers: key('acme'),
+    },
     { method: 'GET', path: `/projects/${acme}/messages?trackingId=${'x'.repeat(129)}`, headers: key('acme') },
     { method: 'GET', path: `/projects/${acme}/tracking-ids?search=%C3%BCH`, headers: key('both') },
-    { method: 'GET', path: `/projects/${acme}/tracking-ids?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&search=%C3%BCH`, headers: key('acme') },
+    {
+      method: 'GET',
+      path: `/projects/${acme}/tracking-ids?trackingId=Fr%C3%BChling%20%F0%9F%8C%B7%202026&search=%C3%BCH`,
+      headers: key('acme'),
+    },
     { method: 'GET', path: list, headers: key('admin'), store: 'unavailable' },
     webhookStep('sendgrid', acme, sendgridEvents(secrets.acme, ['kim@example.com'], 'delivered', 'retry')),
     { method: 'GET', path: list, headers: key('admin'), store: 'broken' },
@@ -146,7 +179,11 @@ export interface ResponseComparison {
   otherHeaders: OtherHeaderDifference[];
 }
 
-async function record(start: StartServer, fixture: ScriptFixture, steps: readonly ScriptStep[]): Promise<{ name: string; answers: Recorded[] }> {
+async function record(
+  start: StartServer,
+  fixture: ScriptFixture,
+  steps: readonly ScriptStep[],
+): Promise<{ name: string; answers: Recorded[] }> {
   const app = await startTestApp({ start, store: createMemoryStore(), projects: fixture.projects, secrets: fixture.secrets });
   try {
     const answers: Recorded[] = [];
@@ -201,7 +238,10 @@ export async function compareResponses(starts: readonly StartServer[], script = 
         if (expected.headers[header] === actual.headers[header]) continue;
         const seen = otherHeaders.get(header) ?? new Map<string, Set<string>>();
         otherHeaders.set(header, seen);
-        for (const [binding, value] of [[reference.name, expected.headers[header]], [run.name, actual.headers[header]]] as const) {
+        for (const [binding, value] of [
+          [reference.name, expected.headers[header]],
+          [run.name, actual.headers[header]],
+        ] as const) {
           const values = seen.get(binding) ?? new Set<string>();
           values.add(value ?? '(absent)');
           seen.set(binding, values);
@@ -226,7 +266,10 @@ export async function compareResponses(starts: readonly StartServer[], script = 
  * @example
  * const otherHeaders = await expectIdenticalResponses([startExpress5, startExpress4, startFastify]);
  */
-export async function expectIdenticalResponses(starts: readonly StartServer[], script = conformanceScript): Promise<OtherHeaderDifference[]> {
+export async function expectIdenticalResponses(
+  starts: readonly StartServer[],
+  script = conformanceScript,
+): Promise<OtherHeaderDifference[]> {
   const comparison = await compareResponses(starts, script);
   expect(comparison.differences, `answers of ${comparison.bindings.join(', ')}`).toEqual([]);
   return comparison.otherHeaders;

@@ -21,8 +21,10 @@ async function seed(app: TestApp): Promise<void> {
   }
 }
 
-const messagesPath = (app: TestApp, query: Record<string, string>) => `/projects/${app.projects.acme}/messages?${new URLSearchParams(query)}`;
-const suppressionsPath = (app: TestApp, query: Record<string, string>) => `/projects/${app.projects.acme}/suppressions?${new URLSearchParams(query)}`;
+const messagesPath = (app: TestApp, query: Record<string, string>) =>
+  `/projects/${app.projects.acme}/messages?${new URLSearchParams(query)}`;
+const suppressionsPath = (app: TestApp, query: Record<string, string>) =>
+  `/projects/${app.projects.acme}/suppressions?${new URLSearchParams(query)}`;
 
 /** Every page of a listing with these query parameters, joined; each page checked against its schema. */
 async function walk<Item>(
@@ -43,7 +45,8 @@ async function walk<Item>(
   return items;
 }
 
-const walkMessages = (app: TestApp, query: Record<string, string>): Promise<Message[]> => walk(app, messagesPath, listMessagesResponseSchema, query);
+const walkMessages = (app: TestApp, query: Record<string, string>): Promise<Message[]> =>
+  walk(app, messagesPath, listMessagesResponseSchema, query);
 const walkSuppressions = (app: TestApp, query: Record<string, string>): Promise<Suppression[]> =>
   walk(app, suppressionsPath, listSuppressionsResponseSchema, query);
 
@@ -59,7 +62,9 @@ export function describeListingFilterTests(open: OpenApp): void {
       expect(bo).toHaveLength(2);
       expect(await walkMessages(app, { recipient: 'Bo@EXAMPLE.com' })).toEqual(bo);
       expect(await walkMessages(app, { recipient: 'bo@example.com', limit: '1' })).toEqual(bo);
-      expect(await walkMessages(app, { recipient: 'bo@example.com', provider: 'ses' })).toEqual(bo.filter((message) => message.provider === 'ses'));
+      expect(await walkMessages(app, { recipient: 'bo@example.com', provider: 'ses' })).toEqual(
+        bo.filter((message) => message.provider === 'ses'),
+      );
       expect(await walkMessages(app, { recipient: 'nobody@example.com' })).toEqual([]);
       expect(await walkMessages(app, { recipient: '' })).toEqual(all);
 
@@ -74,7 +79,9 @@ export function describeListingFilterTests(open: OpenApp): void {
         expect(await walkMessages(app, { from, limit: '2' })).toEqual(all.filter((message) => message.lastEventAt >= from));
         expect(await walkMessages(app, { to: from, limit: '2' })).toEqual(all.filter((message) => message.lastEventAt < from));
         for (const to of times.filter((time) => time > from)) {
-          const expected = all.filter((message) => message.lastEventAt >= from && message.lastEventAt < to && message.trackingId === 'spring-sale');
+          const expected = all.filter(
+            (message) => message.lastEventAt >= from && message.lastEventAt < to && message.trackingId === 'spring-sale',
+          );
           expect(await walkMessages(app, { from, to, trackingId: 'spring-sale', status: 'delivered', limit: '1' })).toEqual(expected);
         }
       }
@@ -105,7 +112,12 @@ export function describeListingFilterTests(open: OpenApp): void {
       // The same filters written otherwise continue it.
       const same = { ...query, recipient: 'BO@example.com', from: '2000-01-01T01:00:00+01:00', cursor };
       expect(expectSuccess(await app.api('GET', messagesPath(app, same)), 200, listMessagesResponseSchema).count).toBe(1);
-      const others: Record<string, string>[] = [{ recipient: 'ana@example.com' }, { provider: 'ses' }, { from: '2000-01-02' }, { to: '2099-01-01' }];
+      const others: Record<string, string>[] = [
+        { recipient: 'ana@example.com' },
+        { provider: 'ses' },
+        { from: '2000-01-02' },
+        { to: '2099-01-01' },
+      ];
       for (const other of others) {
         expectError(await app.api('GET', messagesPath(app, { ...query, ...other, cursor })), 400, 'invalid_cursor');
       }
@@ -133,7 +145,9 @@ export function describeListingFilterTests(open: OpenApp): void {
       }
       expect(startingWith('bo')).toHaveLength(2);
       expect(await walkMessages(app, { recipientPrefix: '' })).toEqual(all);
-      expect(await walkMessages(app, { recipientPrefix: 'bo', provider: 'ses' })).toEqual(startingWith('bo').filter((message) => message.provider === 'ses'));
+      expect(await walkMessages(app, { recipientPrefix: 'bo', provider: 'ses' })).toEqual(
+        startingWith('bo').filter((message) => message.provider === 'ses'),
+      );
       expect(await walkMessages(app, { recipientPrefix: 'bo', recipient: 'bo@example.com', status: 'bounced' })).toEqual(
         startingWith('bo').filter((message) => message.status === 'bounced'),
       );
@@ -150,16 +164,32 @@ export function describeListingFilterTests(open: OpenApp): void {
         expect(await walkMessages(app, { recipientDomain: typed!, limit: '2' }), typed).toEqual(inDomain(domain!));
       }
       expect(await walkMessages(app, { recipientDomain: '@' })).toEqual(all);
-      expect(await walkMessages(app, { recipientDomain: 'example.com', recipientPrefix: 'b', limit: '1' })).toEqual(startingWith('bo@example.com'));
+      expect(await walkMessages(app, { recipientDomain: 'example.com', recipientPrefix: 'b', limit: '1' })).toEqual(
+        startingWith('bo@example.com'),
+      );
       expect(await walkMessages(app, { recipientDomain: 'example.com', trackingId: 'spring-sale', limit: '1' })).toEqual(
         inDomain('example.com').filter((message) => message.trackingId === 'spring-sale'),
       );
 
       // A cursor carries the search as normalized: the same search written otherwise continues it.
-      const first = expectSuccess(await app.api('GET', messagesPath(app, { recipientDomain: 'example.com', limit: '1' })), 200, listMessagesResponseSchema);
+      const first = expectSuccess(
+        await app.api('GET', messagesPath(app, { recipientDomain: 'example.com', limit: '1' })),
+        200,
+        listMessagesResponseSchema,
+      );
       const cursor = first.next_cursor!;
-      expect(expectSuccess(await app.api('GET', messagesPath(app, { recipientDomain: '@EXAMPLE.com', limit: '10', cursor })), 200, listMessagesResponseSchema).count).toBe(4);
-      const others: Record<string, string>[] = [{}, { recipientDomain: 'example.org' }, { recipientDomain: 'example.com', recipientPrefix: 'b' }];
+      expect(
+        expectSuccess(
+          await app.api('GET', messagesPath(app, { recipientDomain: '@EXAMPLE.com', limit: '10', cursor })),
+          200,
+          listMessagesResponseSchema,
+        ).count,
+      ).toBe(4);
+      const others: Record<string, string>[] = [
+        {},
+        { recipientDomain: 'example.org' },
+        { recipientDomain: 'example.com', recipientPrefix: 'b' },
+      ];
       for (const other of others) {
         expectError(await app.api('GET', messagesPath(app, { limit: '10', ...other, cursor })), 400, 'invalid_cursor');
       }
@@ -169,7 +199,9 @@ export function describeListingFilterTests(open: OpenApp): void {
       const app = await open();
       await seed(app);
       for (const name of ['recipientPrefix', 'recipientDomain']) {
-        expect(expectSuccess(await app.api('GET', messagesPath(app, { [name]: 'x'.repeat(254) })), 200, listMessagesResponseSchema).count).toBe(0);
+        expect(
+          expectSuccess(await app.api('GET', messagesPath(app, { [name]: 'x'.repeat(254) })), 200, listMessagesResponseSchema).count,
+        ).toBe(0);
         for (const value of ['x'.repeat(255), 'a\u0000']) {
           const error = expectError(await app.api('GET', messagesPath(app, { [name]: value })), 400, 'invalid_request');
           expect(error.message).toContain(name);
@@ -177,7 +209,10 @@ export function describeListingFilterTests(open: OpenApp): void {
         // A lone surrogate, percent-encoded as its CESU bytes: decoded leniently to U+FFFD, a search like any other.
         expect((await app.api('GET', `${messagesPath(app, {})}&${name}=%ED%A0%80`)).status).toBe(200);
       }
-      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'x'.repeat(254) })), 200, listSuppressionsResponseSchema).count).toBe(0);
+      expect(
+        expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'x'.repeat(254) })), 200, listSuppressionsResponseSchema)
+          .count,
+      ).toBe(0);
       const error = expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: 'x'.repeat(255) })), 400, 'invalid_request');
       expect(error.message).toContain('emailPrefix');
       expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: '\u0000' })), 400, 'invalid_request');
@@ -204,12 +239,19 @@ export function describeListingFilterTests(open: OpenApp): void {
         expect(await walkSuppressions(app, { emailPrefix: typed!, limit: '1' }), typed).toEqual(startingWith(prefix!));
       }
       expect(startingWith('bo')).toHaveLength(2);
-      expect(await walkSuppressions(app, { emailPrefix: 'bo', reason: 'manual' })).toEqual(startingWith('bo').filter((item) => item.reason === 'manual'));
-      const first = expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'bo', limit: '1' })), 200, listSuppressionsResponseSchema);
-      const cursor = first.next_cursor!;
-      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'BO', cursor })), 200, listSuppressionsResponseSchema).items).toEqual(
-        startingWith('bo').slice(1),
+      expect(await walkSuppressions(app, { emailPrefix: 'bo', reason: 'manual' })).toEqual(
+        startingWith('bo').filter((item) => item.reason === 'manual'),
       );
+      const first = expectSuccess(
+        await app.api('GET', suppressionsPath(app, { emailPrefix: 'bo', limit: '1' })),
+        200,
+        listSuppressionsResponseSchema,
+      );
+      const cursor = first.next_cursor!;
+      expect(
+        expectSuccess(await app.api('GET', suppressionsPath(app, { emailPrefix: 'BO', cursor })), 200, listSuppressionsResponseSchema)
+          .items,
+      ).toEqual(startingWith('bo').slice(1));
       expectError(await app.api('GET', suppressionsPath(app, { cursor })), 400, 'invalid_cursor');
       expectError(await app.api('GET', suppressionsPath(app, { emailPrefix: 'b', cursor })), 400, 'invalid_cursor');
     });
@@ -232,17 +274,30 @@ export function describeListingFilterTests(open: OpenApp): void {
       const times = [...new Set(all.map((item) => item.created_at))].sort();
       for (const from of times) {
         expect(await walkSuppressions(app, { from, limit: '1' })).toEqual(all.filter((item) => item.created_at >= from));
-        expect(await walkSuppressions(app, { to: from, reason: 'manual' })).toEqual(all.filter((item) => item.created_at < from && item.reason === 'manual'));
+        expect(await walkSuppressions(app, { to: from, reason: 'manual' })).toEqual(
+          all.filter((item) => item.created_at < from && item.reason === 'manual'),
+        );
       }
 
-      const malformed: Record<string, string>[] = [{ reason: 'bored' }, { from: 'soon' }, { to: '2026-13-01' }, { from: times[1]!, to: times[0]! }];
+      const malformed: Record<string, string>[] = [
+        { reason: 'bored' },
+        { from: 'soon' },
+        { to: '2026-13-01' },
+        { from: times[1]!, to: times[0]! },
+      ];
       for (const query of malformed) {
         expectError(await app.api('GET', suppressionsPath(app, query)), 400, 'invalid_request');
       }
-      const page = expectSuccess(await app.api('GET', suppressionsPath(app, { reason: 'manual', limit: '1' })), 200, listSuppressionsResponseSchema);
+      const page = expectSuccess(
+        await app.api('GET', suppressionsPath(app, { reason: 'manual', limit: '1' })),
+        200,
+        listSuppressionsResponseSchema,
+      );
       const cursor = page.next_cursor!;
       const manual = all.filter((item) => item.reason === 'manual');
-      expect(expectSuccess(await app.api('GET', suppressionsPath(app, { reason: 'manual', cursor })), 200, listSuppressionsResponseSchema).items).toEqual(manual.slice(1));
+      expect(
+        expectSuccess(await app.api('GET', suppressionsPath(app, { reason: 'manual', cursor })), 200, listSuppressionsResponseSchema).items,
+      ).toEqual(manual.slice(1));
       expectError(await app.api('GET', suppressionsPath(app, { cursor })), 400, 'invalid_cursor');
       expectError(await app.api('GET', suppressionsPath(app, { reason: 'hard_bounce', cursor })), 400, 'invalid_cursor');
       expectError(await app.api('GET', suppressionsPath(app, { reason: 'manual', from: times[0]!, cursor })), 400, 'invalid_cursor');

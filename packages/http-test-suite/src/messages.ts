@@ -106,7 +106,11 @@ export function describeMessageTests(open: OpenApp): void {
       expect((await listMessages(app, { status: 'bounced', trackingId: SALE })).count).toBe(0);
       expect((await listMessages(app, { status: 'complained' })).count).toBe(0);
       for (const status of ['nope', 'Delivered', '']) {
-        expectError(await app.api('GET', `/projects/${app.projects.acme}/messages?${new URLSearchParams({ status })}`), 400, 'invalid_request');
+        expectError(
+          await app.api('GET', `/projects/${app.projects.acme}/messages?${new URLSearchParams({ status })}`),
+          400,
+          'invalid_request',
+        );
       }
     });
 
@@ -129,9 +133,16 @@ export function describeMessageTests(open: OpenApp): void {
       const sale = await walkMessages(app, { limit: '1', trackingId: SALE });
       expect(sale.map((page) => page.count)).toEqual([1, 1, 1]);
       const cursor = sale[0]!.next_cursor!;
-      expectError(await app.api('GET', `/projects/${app.projects.acme}/messages?${new URLSearchParams({ cursor })}`), 400, 'invalid_cursor');
       expectError(
-        await app.api('GET', `/projects/${app.projects.acme}/messages?${new URLSearchParams({ cursor, trackingId: SALE, status: 'delivered' })}`),
+        await app.api('GET', `/projects/${app.projects.acme}/messages?${new URLSearchParams({ cursor })}`),
+        400,
+        'invalid_cursor',
+      );
+      expectError(
+        await app.api(
+          'GET',
+          `/projects/${app.projects.acme}/messages?${new URLSearchParams({ cursor, trackingId: SALE, status: 'delivered' })}`,
+        ),
         400,
         'invalid_cursor',
       );
@@ -146,13 +157,47 @@ export function describeMessageTests(open: OpenApp): void {
       await seed(app);
       const messages = (await listMessages(app)).items;
       const lastEventAt = (trackingId: string) =>
-        messages.filter((message) => message.trackingId === trackingId).map((message) => message.lastEventAt).sort().at(-1);
+        messages
+          .filter((message) => message.trackingId === trackingId)
+          .map((message) => message.lastEventAt)
+          .sort()
+          .at(-1);
       const page = await listTrackingIds(app);
       expect(page).toEqual({
         items: [
-          { trackingId: TRACKING_ID, messages: 2, delivered: 0, bounced: 2, complained: 0, lastEventAt: lastEventAt(TRACKING_ID), opened: 0, clicked: 0, unsubscribed: 0 },
-          { trackingId: SALE_CAPITALIZED, messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE_CAPITALIZED), opened: 0, clicked: 0, unsubscribed: 0 },
-          { trackingId: SALE, messages: 3, delivered: 3, bounced: 0, complained: 0, lastEventAt: lastEventAt(SALE), opened: 0, clicked: 0, unsubscribed: 0 },
+          {
+            trackingId: TRACKING_ID,
+            messages: 2,
+            delivered: 0,
+            bounced: 2,
+            complained: 0,
+            lastEventAt: lastEventAt(TRACKING_ID),
+            opened: 0,
+            clicked: 0,
+            unsubscribed: 0,
+          },
+          {
+            trackingId: SALE_CAPITALIZED,
+            messages: 1,
+            delivered: 1,
+            bounced: 0,
+            complained: 0,
+            lastEventAt: lastEventAt(SALE_CAPITALIZED),
+            opened: 0,
+            clicked: 0,
+            unsubscribed: 0,
+          },
+          {
+            trackingId: SALE,
+            messages: 3,
+            delivered: 3,
+            bounced: 0,
+            complained: 0,
+            lastEventAt: lastEventAt(SALE),
+            opened: 0,
+            clicked: 0,
+            unsubscribed: 0,
+          },
         ],
         next_cursor: null,
         count: 3,
@@ -163,14 +208,21 @@ export function describeMessageTests(open: OpenApp): void {
       expect(await ids('🌷')).toEqual([TRACKING_ID]);
       expect(await ids('zzz')).toEqual([]);
       expect(await ids('')).toEqual([TRACKING_ID, SALE_CAPITALIZED, SALE]);
-      expectError(await app.api('GET', `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams({ search: 'x'.repeat(129) })}`), 400, 'invalid_request');
+      expectError(
+        await app.api('GET', `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams({ search: 'x'.repeat(129) })}`),
+        400,
+        'invalid_request',
+      );
 
       const first = await listTrackingIds(app, { limit: '2' });
       expect(first.items.map((item) => item.trackingId)).toEqual([TRACKING_ID, SALE_CAPITALIZED]);
       const second = await listTrackingIds(app, { limit: '2', cursor: first.next_cursor! });
       expect(second).toMatchObject({ items: [{ trackingId: SALE }], next_cursor: null, count: 1 });
       expectError(
-        await app.api('GET', `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams({ cursor: first.next_cursor!, search: 'sale' })}`),
+        await app.api(
+          'GET',
+          `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams({ cursor: first.next_cursor!, search: 'sale' })}`,
+        ),
         400,
         'invalid_cursor',
       );
@@ -191,9 +243,13 @@ export function describeMessageTests(open: OpenApp): void {
       // Both filters: the one ID, if it also matches the search.
       expect((await listTrackingIds(app, { trackingId: SALE, search: 'SALE' })).items.map((item) => item.trackingId)).toEqual([SALE]);
       expect(await listTrackingIds(app, { trackingId: SALE, search: '🌷' })).toEqual(empty);
-      expect((await listTrackingIds(app, { trackingId: TRACKING_ID, search: '🌷' })).items.map((item) => item.trackingId)).toEqual([TRACKING_ID]);
+      expect((await listTrackingIds(app, { trackingId: TRACKING_ID, search: '🌷' })).items.map((item) => item.trackingId)).toEqual([
+        TRACKING_ID,
+      ]);
       // Another project has none of acme's tracking IDs.
-      const globex = await app.api('GET', `/projects/${app.projects.globex}/tracking-ids?${new URLSearchParams({ trackingId: SALE })}`, { key: 'globex' });
+      const globex = await app.api('GET', `/projects/${app.projects.globex}/tracking-ids?${new URLSearchParams({ trackingId: SALE })}`, {
+        key: 'globex',
+      });
       expect(expectSuccess(globex, 200, listTrackingIdsResponseSchema)).toEqual(empty);
 
       const query = (params: Record<string, string>) => `/projects/${app.projects.acme}/tracking-ids?${new URLSearchParams(params)}`;

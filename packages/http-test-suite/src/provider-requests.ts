@@ -103,19 +103,45 @@ export function sesSubscriptionConfirmation(secrets: ProviderSecrets): WebhookRe
 /** SendGrid's event names, as the suite writes them. */
 const sendGridTypes: Record<string, TestEventType> = { delivered: 'delivered', bounce: 'bounced', spamreport: 'complained' };
 
-export function sendgridEvents(secrets: ProviderSecrets, recipients: string[], event: string, trackingId: string, key = secrets.sendgridKey): WebhookRequest {
+export function sendgridEvents(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  event: string,
+  trackingId: string,
+  key = secrets.sendgridKey,
+): WebhookRequest {
   const type = sendGridTypes[event]!;
-  return sendGridWebhook({ events: recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) })), privateKey: key, signedAt });
+  return sendGridWebhook({
+    events: recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) })),
+    privateKey: key,
+    signedAt,
+  });
 }
 
-export function mailgunDelivered(secrets: ProviderSecrets, recipient: string, trackingId: string, signingKey = secrets.mailgunSigningKey): WebhookRequest {
+export function mailgunDelivered(
+  secrets: ProviderSecrets,
+  recipient: string,
+  trackingId: string,
+  signingKey = secrets.mailgunSigningKey,
+): WebhookRequest {
   return mailgunWebhook({ events: [{ type: 'delivered', recipient, trackingId, occurredAt: secondsAgo(30) }], signingKey, signedAt });
 }
 
-export function sparkpostDeliveries(secrets: ProviderSecrets, recipients: string[], trackingId: string, credentials = secrets.sparkpost): WebhookRequest {
+export function sparkpostDeliveries(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  trackingId: string,
+  credentials = secrets.sparkpost,
+): WebhookRequest {
   // One transmission to every recipient: one message id for all.
   const messageId = String(Date.parse('2026-04-01') + recipients.length);
-  const events = recipients.map((recipient) => ({ type: 'delivered' as const, recipient, trackingId, messageId, occurredAt: secondsAgo(60) }));
+  const events = recipients.map((recipient) => ({
+    type: 'delivered' as const,
+    recipient,
+    trackingId,
+    messageId,
+    occurredAt: secondsAgo(60),
+  }));
   return sparkPostWebhook({ events, auth: { basic: credentials }, signedAt });
 }
 
@@ -128,13 +154,23 @@ export function postmarkRecord(
   credentials = secrets.postmark,
 ): WebhookRequest {
   const type = record === 'Delivery' ? 'delivered' : 'bounced';
-  return postmarkWebhook({ events: [{ type, recipient, trackingId, occurredAt: new Date('2026-01-01T00:00:00.123Z') }], auth: { basic: credentials }, signedAt });
+  return postmarkWebhook({
+    events: [{ type, recipient, trackingId, occurredAt: new Date('2026-01-01T00:00:00.123Z') }],
+    auth: { basic: credentials },
+    signedAt,
+  });
 }
 
 /** Mandrill's event names, as the suite writes them. */
 const mandrillTypes: Record<string, TestEventType> = { delivered: 'delivered', hard_bounce: 'bounced' };
 
-export function mandrillEvents(secrets: ProviderSecrets, recipients: string[], event: string, trackingId: string, webhookKey = secrets.mandrillKey): WebhookRequest {
+export function mandrillEvents(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  event: string,
+  trackingId: string,
+  webhookKey = secrets.mandrillKey,
+): WebhookRequest {
   const type = mandrillTypes[event]!;
   const events = recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) }));
   return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
@@ -288,7 +324,11 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
   },
   {
     provider: 'mandrill',
-    document: (secrets) => JSON.parse(new URLSearchParams(decoder.decode(mandrillEvents(secrets, ['a@example.com'], 'hard_bounce', 'x').rawBody)).get('mandrill_events')!),
-    request: (secrets, document) => mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
+    document: (secrets) =>
+      JSON.parse(
+        new URLSearchParams(decoder.decode(mandrillEvents(secrets, ['a@example.com'], 'hard_bounce', 'x').rawBody)).get('mandrill_events')!,
+      ),
+    request: (secrets, document) =>
+      mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
   },
 ];

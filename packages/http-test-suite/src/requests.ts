@@ -20,7 +20,13 @@ export function describeRequestTests(open: OpenApp): void {
       const app = await open();
       const path = `/projects/${app.projects.acme}/suppressions`;
       const json = { 'content-type': 'application/json' };
-      for (const body of ['{"email":', '{email: "ana@example.com"}', "{'email':'ana@example.com'}", '', '{"email":"ana@example.com"} trailing']) {
+      for (const body of [
+        '{"email":',
+        '{email: "ana@example.com"}',
+        "{'email':'ana@example.com'}",
+        '',
+        '{"email":"ana@example.com"} trailing',
+      ]) {
         expectError(await app.api('POST', path, { headers: json, body }), 400, 'invalid_request');
       }
       expectError(await app.api('POST', path, { headers: json, body: new Uint8Array([0x22, 0xff, 0xfe, 0x22]) }), 400, 'invalid_request');
@@ -32,15 +38,29 @@ export function describeRequestTests(open: OpenApp): void {
       const app = await open();
       const path = `/projects/${app.projects.acme}/suppressions`;
       const body = JSON.stringify({ email: 'ana@example.com' });
-      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=iso-8859-1', 'application/jsonx']) {
+      for (const contentType of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=iso-8859-1',
+        'application/jsonx',
+      ]) {
         expectError(await app.api('POST', path, { headers: { 'content-type': contentType }, body }), 415, 'unsupported_media_type');
       }
       // A string body without a declared type: fetch sends text/plain.
       expectError(await app.api('POST', path, { body }), 415, 'unsupported_media_type');
       // Bytes without any Content-Type header.
       expectError(await app.api('POST', path, { body: new TextEncoder().encode(body) }), 415, 'unsupported_media_type');
-      expectSuccess(await app.api('POST', path, { headers: { 'content-type': 'Application/JSON; Charset="UTF-8"' }, body }), 201, suppressionSchema);
-      expectSuccess(await app.api('POST', path, { headers: { 'content-type': 'application/merge-patch+json' }, body }), 200, suppressionSchema);
+      expectSuccess(
+        await app.api('POST', path, { headers: { 'content-type': 'Application/JSON; Charset="UTF-8"' }, body }),
+        201,
+        suppressionSchema,
+      );
+      expectSuccess(
+        await app.api('POST', path, { headers: { 'content-type': 'application/merge-patch+json' }, body }),
+        200,
+        suppressionSchema,
+      );
     });
 
     test('an API body over 1 MiB is 413 payload_too_large, declared or chunked; exactly 1 MiB is read', async () => {
@@ -59,7 +79,11 @@ export function describeRequestTests(open: OpenApp): void {
       const app = await open();
       const path = `/projects/${app.projects.acme}/webhooks/sendgrid`;
       const json = { 'content-type': 'application/json' };
-      const error = expectError(await app.request(path, { method: 'POST', headers: json, body: paddedBatch(10 * MiB + 1) }), 413, 'payload_too_large');
+      const error = expectError(
+        await app.request(path, { method: 'POST', headers: json, body: paddedBatch(10 * MiB + 1) }),
+        413,
+        'payload_too_large',
+      );
       expect(error.details).toEqual({ limit: 10 * MiB });
       expectError(await app.request(path, { method: 'POST', headers: json, body: chunkedBody(10 * MiB + 1) }), 413, 'payload_too_large');
       expectError(await app.request(path, { method: 'POST', headers: json, body: paddedBatch(2 * MiB) }), 401, 'webhook_unauthorized');
@@ -68,7 +92,16 @@ export function describeRequestTests(open: OpenApp): void {
     test('an unknown route is 404 not_found', async () => {
       const app = await open();
       const { acme } = app.projects;
-      for (const path of ['/nope', '/projects', `/projects/${acme}`, `/projects/${acme}/nothing`, `/projects/${acme}/suppressions/${'0'.repeat(64)}/more`, `/projects/${acme}/webhooks`, '//projects', '/openapi.yaml']) {
+      for (const path of [
+        '/nope',
+        '/projects',
+        `/projects/${acme}`,
+        `/projects/${acme}/nothing`,
+        `/projects/${acme}/suppressions/${'0'.repeat(64)}/more`,
+        `/projects/${acme}/webhooks`,
+        '//projects',
+        '/openapi.yaml',
+      ]) {
         expectError(await app.api('GET', path), 404, 'not_found');
       }
       // A segment that is a literal elsewhere is not the literal when encoded: `suppressions%2Fcheck` is one segment.
@@ -122,7 +155,11 @@ export function describeRequestTests(open: OpenApp): void {
       const { acme } = app.projects;
       const error = expectError(await app.api('GET', `/projects/${acme}/suppressions?limit=1&limit=2`), 400, 'invalid_request');
       expect(error.message).toContain('limit');
-      expectError(await app.api('GET', `/projects/${acme}/suppressions/check?email=a%40example.com&email=b%40example.com`), 400, 'invalid_request');
+      expectError(
+        await app.api('GET', `/projects/${acme}/suppressions/check?email=a%40example.com&email=b%40example.com`),
+        400,
+        'invalid_request',
+      );
       expectError(await app.api('GET', `/projects/${acme}/messages?trackingId=a&trackingId=a`), 400, 'invalid_request');
       expectSuccess(await app.api('GET', `/projects/${acme}/suppressions?utm_source=x&limit=2`), 200, listSuppressionsResponseSchema);
     });
@@ -131,7 +168,11 @@ export function describeRequestTests(open: OpenApp): void {
       const app = await open();
       const { acme } = app.projects;
       const encoded = [...acme].map((char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`).join('');
-      const added = expectSuccess(await app.api('POST', `/projects/${encoded}/suppressions`, { json: { email: 'ana@example.com' } }), 201, suppressionSchema);
+      const added = expectSuccess(
+        await app.api('POST', `/projects/${encoded}/suppressions`, { json: { email: 'ana@example.com' } }),
+        201,
+        suppressionSchema,
+      );
       expectSuccess(await app.api('GET', `/projects/${acme}/suppressions/check?email=ana%40example.com`), 200);
       expect(expectSuccess(await app.api('GET', `/projects/${acme}/suppressions/`), 200)).toMatchObject({ count: 1 });
       expect(expectSuccess(await app.api('GET', `/projects/${encoded}/suppressions/check/?email=ANA%40example.com`), 200)).toEqual({
@@ -146,14 +187,20 @@ export function describeRequestTests(open: OpenApp): void {
       const globex = [...app.projects.globex].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');
       expectError(await app.api('GET', `/projects/${globex}/suppressions`), 403, 'forbidden');
       const hash = [...added.hash].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');
-      expect(expectSuccess(await app.api('DELETE', `/projects/${acme}/suppressions/${hash}/`), 200)).toEqual({ deleted: true, hash: added.hash });
+      expect(expectSuccess(await app.api('DELETE', `/projects/${acme}/suppressions/${hash}/`), 200)).toEqual({
+        deleted: true,
+        hash: added.hash,
+      });
       // Two trailing slashes are an empty segment: no route.
       expectError(await app.api('GET', `/projects/${acme}/suppressions//`), 404, 'not_found');
     });
 
     test('/openapi.json serves an OpenAPI 3.1 document naming every route', async () => {
       const app = await open();
-      const document = expectSuccess(await app.request('/openapi.json'), 200) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+      const document = expectSuccess(await app.request('/openapi.json'), 200) as {
+        openapi: string;
+        paths: Record<string, Record<string, unknown>>;
+      };
       expect(document.openapi).toMatch(/^3\.1\./);
       expect(Object.keys(document.paths).sort()).toEqual([
         '/openapi.json',

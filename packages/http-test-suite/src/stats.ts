@@ -14,7 +14,11 @@ export function describeStatsTests(open: OpenApp): void {
       const secrets = app.secrets.acme;
       const delivered = sendgridEvents(secrets, ['ana@example.com', 'bo@example.com'], 'delivered', 'spring-sale');
       // 08:59:05 and 09:00:02 UTC; the deliveries twice, as a provider retries.
-      for (const [provider, request] of [['sendgrid', delivered], ['sendgrid', delivered], ['ses', sesBounce(secrets, ['dee@example.org'], TRACKING_ID)]] as const) {
+      for (const [provider, request] of [
+        ['sendgrid', delivered],
+        ['sendgrid', delivered],
+        ['ses', sesBounce(secrets, ['dee@example.org'], TRACKING_ID)],
+      ] as const) {
         const answer = await app.webhook(provider, app.projects.acme, request);
         expect(answer.status, answer.text).toBe(200);
       }
@@ -38,7 +42,11 @@ export function describeStatsTests(open: OpenApp): void {
       });
 
       // Days are the default interval; a date is its UTC midnight.
-      const days = expectSuccess(await app.api('GET', `${project}/tracking-ids/spring-sale/stats?from=2026-03-31&to=2026-04-02`), 200, statsResponseSchema);
+      const days = expectSuccess(
+        await app.api('GET', `${project}/tracking-ids/spring-sale/stats?from=2026-03-31&to=2026-04-02`),
+        200,
+        statsResponseSchema,
+      );
       expect(days).toStrictEqual({
         trackingId: 'spring-sale',
         interval: 'day',
@@ -56,7 +64,11 @@ export function describeStatsTests(open: OpenApp): void {
       );
       expect(bounced.buckets).toStrictEqual([{ start: '2026-04-01T00:00:00.000Z', ...zero, hardBounced: 1 }]);
       // Another project, or a tracking ID without messages: zeros.
-      const other = expectSuccess(await app.api('GET', `/projects/${app.projects.globex}/stats?from=2026-04-01&to=2026-04-02`, { key: 'globex' }), 200, statsResponseSchema);
+      const other = expectSuccess(
+        await app.api('GET', `/projects/${app.projects.globex}/stats?from=2026-04-01&to=2026-04-02`, { key: 'globex' }),
+        200,
+        statsResponseSchema,
+      );
       expect(other.buckets).toStrictEqual([{ start: '2026-04-01T00:00:00.000Z', ...zero }]);
     });
 

@@ -57,7 +57,12 @@ export function describeStoreFailureTests(open: OpenApp): void {
         expect({ provider: c.provider, messages: page.count }).toEqual({ provider: c.provider, messages: stored });
         // The provider retries the very same request (Mailgun's token included): it is stored now.
         const retry = await app.webhook(c.provider, app.projects.acme, request);
-        expect(expectSuccess(retry, 200, applyEventsResultSchema)).toEqual({ accepted: c.messages.length, duplicates: 0, skipped: 0, warnings: [] });
+        expect(expectSuccess(retry, 200, applyEventsResultSchema)).toEqual({
+          accepted: c.messages.length,
+          duplicates: 0,
+          skipped: 0,
+          warnings: [],
+        });
         stored += c.messages.length;
       }
     });

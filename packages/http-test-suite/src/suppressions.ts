@@ -114,7 +114,10 @@ export function describeSuppressionTests(open: OpenApp): void {
       const app = await open();
       const base = `/projects/${app.projects.acme}/suppressions/check`;
       await add(app, 'ana+news@example.com');
-      expect(expectSuccess(await app.api('GET', `${base}?email=ana%2Bnews%40example.com`), 200)).toMatchObject({ email: 'ana+news@example.com', suppressed: true });
+      expect(expectSuccess(await app.api('GET', `${base}?email=ana%2Bnews%40example.com`), 200)).toMatchObject({
+        email: 'ana+news@example.com',
+        suppressed: true,
+      });
       expectError(await app.api('GET', `${base}?email=ana+news@example.com`), 400, 'invalid_email');
     });
 
@@ -150,7 +153,11 @@ export function describeSuppressionTests(open: OpenApp): void {
       const hundred = Array.from({ length: 100 }, (_, i) => `user${i}@example.com`);
       const full = expectSuccess(await app.api('POST', p.batch, { json: { emails: hundred } }), 200, batchCheckResponseSchema);
       expect(full.results.map((result) => result.email)).toEqual(hundred);
-      const error = expectError(await app.api('POST', p.batch, { json: { emails: [...hundred, 'one-more@example.com'] } }), 400, 'batch_too_large');
+      const error = expectError(
+        await app.api('POST', p.batch, { json: { emails: [...hundred, 'one-more@example.com'] } }),
+        400,
+        'batch_too_large',
+      );
       expect(error.details).toEqual({ max: 100, received: 101 });
       // Size is checked before content: 101 invalid entries are still too many.
       expectError(await app.api('POST', p.batch, { json: { emails: Array.from({ length: 101 }, () => 'bad') } }), 400, 'batch_too_large');
@@ -163,14 +170,24 @@ export function describeSuppressionTests(open: OpenApp): void {
       const thousand = Array.from({ length: 1000 }, (_, i) => `User${i}@Example.com`);
       const full = expectSuccess(await app.api('POST', p.bulkCheck, { json: { emails: thousand } }), 200, batchCheckResponseSchema);
       expect(full.results.map((result) => result.email)).toEqual(thousand);
-      expect(full.results.filter((result) => result.suppressed)).toEqual([{ email: 'User7@Example.com', suppressed: true, reason: 'manual' }]);
+      expect(full.results.filter((result) => result.suppressed)).toEqual([
+        { email: 'User7@Example.com', suppressed: true, reason: 'manual' },
+      ]);
       // What the batch check answers, entry for entry.
       const few = ['user7@example.com', 'nobody@example.com', 'USER7@example.com'];
       const batch = expectSuccess(await app.api('POST', p.batch, { json: { emails: few } }), 200, batchCheckResponseSchema);
       expect(expectSuccess(await app.api('POST', p.bulkCheck, { json: { emails: few } }), 200, batchCheckResponseSchema)).toEqual(batch);
-      const error = expectError(await app.api('POST', p.bulkCheck, { json: { emails: [...thousand, 'one-more@example.com'] } }), 400, 'batch_too_large');
+      const error = expectError(
+        await app.api('POST', p.bulkCheck, { json: { emails: [...thousand, 'one-more@example.com'] } }),
+        400,
+        'batch_too_large',
+      );
       expect(error.details).toEqual({ max: 1000, received: 1001 });
-      const invalid = expectError(await app.api('POST', p.bulkCheck, { json: { emails: ['ok@example.com', 'no-at-sign'] } }), 400, 'invalid_email');
+      const invalid = expectError(
+        await app.api('POST', p.bulkCheck, { json: { emails: ['ok@example.com', 'no-at-sign'] } }),
+        400,
+        'invalid_email',
+      );
       expect(invalid.details).toMatchObject([{ index: 1, email: 'no-at-sign' }]);
       expectError(await app.api('POST', p.bulkCheck, { json: { emails: 'a@example.com' } }), 400, 'invalid_request');
     });
@@ -272,11 +289,19 @@ export function describeSuppressionTests(open: OpenApp): void {
         expectError(await app.api('GET', paths(acme).list(new URLSearchParams({ cursor: garbage }).toString())), 400, 'invalid_cursor');
       }
       // The same cursor in globex's list, with a key that opens both projects.
-      expectError(await app.api('GET', paths(globex).list(new URLSearchParams({ cursor, limit: '1' }).toString()), { key: 'both' }), 400, 'invalid_cursor');
+      expectError(
+        await app.api('GET', paths(globex).list(new URLSearchParams({ cursor, limit: '1' }).toString()), { key: 'both' }),
+        400,
+        'invalid_cursor',
+      );
       // Or in another listing of the same project.
       expectError(await app.api('GET', `/projects/${acme}/messages?${new URLSearchParams({ cursor })}`), 400, 'invalid_cursor');
       // It still works where it belongs.
-      const next = expectSuccess(await app.api('GET', paths(acme).list(new URLSearchParams({ cursor, limit: '1' }).toString())), 200, listSuppressionsResponseSchema);
+      const next = expectSuccess(
+        await app.api('GET', paths(acme).list(new URLSearchParams({ cursor, limit: '1' }).toString())),
+        200,
+        listSuppressionsResponseSchema,
+      );
       expect(next.count).toBe(1);
     });
 
@@ -293,7 +318,11 @@ export function describeSuppressionTests(open: OpenApp): void {
         { email: 'x@example.com', created_at: '2999-01-01T00:00:00Z' },
         42,
       ];
-      const answer = expectSuccess(await app.api('POST', `${p.list()}/bulk`, { json: { items, source: 'import' } }), 200, bulkAddResponseSchema);
+      const answer = expectSuccess(
+        await app.api('POST', `${p.list()}/bulk`, { json: { items, source: 'import' } }),
+        200,
+        bulkAddResponseSchema,
+      );
       expect(answer.results.map((result) => [result.email, result.status])).toStrictEqual([
         ['Gone@Example.com', 'created'],
         ['manual@example.com', 'upgraded'],
@@ -327,9 +356,17 @@ export function describeSuppressionTests(open: OpenApp): void {
       for (const json of [{}, { items: 'a@example.com' }, { items: [], source: 'webhook' }, [], null]) {
         expectError(await app.api('POST', `${p.list()}/bulk`, { json }), 400, 'invalid_request');
       }
-      const full = expectSuccess(await app.api('POST', `${p.list()}/bulk`, { json: { items: many.slice(0, 1000) } }), 200, bulkAddResponseSchema);
+      const full = expectSuccess(
+        await app.api('POST', `${p.list()}/bulk`, { json: { items: many.slice(0, 1000) } }),
+        200,
+        bulkAddResponseSchema,
+      );
       expect(full.results.every((result) => result.status === 'created')).toBe(true);
-      expect(expectSuccess(await app.api('GET', p.check('u999@example.com')), 200, checkSuppressionResponseSchema)).toMatchObject({ suppressed: true, reason: 'manual', source: 'api' });
+      expect(expectSuccess(await app.api('GET', p.check('u999@example.com')), 200, checkSuppressionResponseSchema)).toMatchObject({
+        suppressed: true,
+        reason: 'manual',
+        source: 'api',
+      });
     });
 
     test('bulk remove: by address or hash, deleted false when absent or removed by an earlier item', async () => {
@@ -339,7 +376,16 @@ export function describeSuppressionTests(open: OpenApp): void {
       await add(app, 'bob@example.com');
       const answer = expectSuccess(
         await app.api('POST', `${p.list()}/bulk-delete`, {
-          json: { items: [{ hash: ana.hash.toUpperCase() }, { email: 'BOB@example.com' }, { email: 'ana@example.com' }, { email: 'nobody@example.com' }, { hash: 'xyz' }, { email: 'a@example.com', hash: ana.hash }] },
+          json: {
+            items: [
+              { hash: ana.hash.toUpperCase() },
+              { email: 'BOB@example.com' },
+              { email: 'ana@example.com' },
+              { email: 'nobody@example.com' },
+              { hash: 'xyz' },
+              { email: 'a@example.com', hash: ana.hash },
+            ],
+          },
         }),
         200,
         bulkRemoveResponseSchema,

@@ -1,10 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { createMemoryStore, type ApiKeys, type HttpLogger, type Mailwarden, type Provider, type Store, type WebhookRequest } from '@mailwarden/core';
+import {
+  createMemoryStore,
+  type ApiKeys,
+  type HttpLogger,
+  type Mailwarden,
+  type Provider,
+  type Store,
+  type WebhookRequest,
+} from '@mailwarden/core';
 import type { TestClock } from './clock.js';
 import type { FailingStore } from './failing-store.js';
 import { send, type Answer, type HttpCall } from './http.js';
 import { createMailwardenHost, type MailwardenHost } from './mailwarden-host.js';
-import { createProviderSecrets, headersOf, providerAuthOf, type ProviderSecrets, type TestWebhookEnvironment } from './provider-requests.js';
+import {
+  createProviderSecrets,
+  headersOf,
+  providerAuthOf,
+  type ProviderSecrets,
+  type TestWebhookEnvironment,
+} from './provider-requests.js';
 import type { RunningServer, StartServer } from './servers.js';
 
 /** The two projects every test app has; both configure every provider. */

@@ -8,7 +8,8 @@ import type { TestApp } from './test-app.js';
 
 /** What a project holds, read over HTTP with the admin key. */
 async function storedMessages(app: TestApp, projectId: string): Promise<Message[]> {
-  return expectSuccess(await app.api('GET', `/projects/${projectId}/messages?limit=100`, { key: 'admin' }), 200, listMessagesResponseSchema).items;
+  return expectSuccess(await app.api('GET', `/projects/${projectId}/messages?limit=100`, { key: 'admin' }), 200, listMessagesResponseSchema)
+    .items;
 }
 
 async function expectLanded(app: TestApp, projectId: string, c: WebhookCase): Promise<void> {
@@ -16,7 +17,10 @@ async function expectLanded(app: TestApp, projectId: string, c: WebhookCase): Pr
   expect(messages.map((message) => `${message.recipient} ${message.status}`).sort()).toEqual(c.messages);
   expect(new Set(messages.map((message) => message.trackingId))).toEqual(new Set([TRACKING_ID]));
   for (const recipient of c.recipients) {
-    const check = expectSuccess(await app.api('GET', `/projects/${projectId}/suppressions/check?${new URLSearchParams({ email: recipient })}`, { key: 'admin' }), 200);
+    const check = expectSuccess(
+      await app.api('GET', `/projects/${projectId}/suppressions/check?${new URLSearchParams({ email: recipient })}`, { key: 'admin' }),
+      200,
+    );
     const reason = c.suppressions[recipient.toLowerCase()];
     expect(check).toEqual(
       reason === undefined
@@ -69,7 +73,11 @@ export function describeWebhookTests(open: OpenApp): void {
         expect(forged.headers.get('www-authenticate')).toBe(c.basicAuth ? wwwAuthenticate : null);
         // An API key, even the admin one, is no substitute for the provider's authentication.
         const request = c.forged(app.secrets.acme);
-        expectError(await app.webhook(c.provider, acme, { ...request, headers: { ...request.headers, 'x-api-key': 'key-admin' } }), 401, 'webhook_unauthorized');
+        expectError(
+          await app.webhook(c.provider, acme, { ...request, headers: { ...request.headers, 'x-api-key': 'key-admin' } }),
+          401,
+          'webhook_unauthorized',
+        );
         // Authenticated for acme, posted to globex.
         expectError(await app.webhook(c.provider, globex, c.request(app.secrets.acme)), 401, 'webhook_unauthorized');
         expectError(await app.webhook(c.provider, acme, c.notJson(app.secrets.acme)), 400, 'invalid_payload');
@@ -84,10 +92,18 @@ export function describeWebhookTests(open: OpenApp): void {
       const app = await open();
       const ses = webhookCases.find((c) => c.provider === 'ses')!;
       const encodedProject = [...app.projects.acme].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');
-      for (const [project, provider] of [[encodedProject, 'ses'], [app.projects.acme, 'se%73'], [app.projects.acme, 'ses/']] as const) {
+      for (const [project, provider] of [
+        [encodedProject, 'ses'],
+        [app.projects.acme, 'se%73'],
+        [app.projects.acme, 'ses/'],
+      ] as const) {
         const answer = await app.webhook(provider, project, ses.forged(app.secrets.acme));
         expectError(answer, 401, 'webhook_unauthorized');
-        expect({ project, provider, header: answer.headers.get('www-authenticate') }).toEqual({ project, provider, header: wwwAuthenticate });
+        expect({ project, provider, header: answer.headers.get('www-authenticate') }).toEqual({
+          project,
+          provider,
+          header: wwwAuthenticate,
+        });
       }
       const stored = await app.webhook('se%73', encodedProject, ses.request(app.secrets.acme));
       expect(expectSuccess(stored, 200, applyEventsResultSchema)).toMatchObject({ accepted: ses.messages.length });
@@ -96,13 +112,19 @@ export function describeWebhookTests(open: OpenApp): void {
     test('an event with text no store can keep (a lone surrogate) is skipped with a warning; the rest of the webhook is stored (200)', async () => {
       const app = await open();
       const request = sparkpostDeliveries(app.secrets.acme, ['ok@example.com', 'poison@example.com'], TRACKING_ID);
-      const batch = JSON.parse(Buffer.from(request.rawBody).toString()) as { msys: { message_event: { rcpt_to: string; transmission_id: string } } }[];
+      const batch = JSON.parse(Buffer.from(request.rawBody).toString()) as {
+        msys: { message_event: { rcpt_to: string; transmission_id: string } };
+      }[];
       const poisoned = batch.find((entry) => entry.msys.message_event.rcpt_to === 'poison@example.com')!;
       poisoned.msys.message_event.transmission_id = 'm\ud800x';
       const rawBody = new TextEncoder().encode(JSON.stringify(batch));
       expect(Buffer.from(rawBody).toString()).toContain('"m\\ud800x"');
       for (const attempt of ['first', 'retry']) {
-        const answer = expectSuccess(await app.webhook('sparkpost', app.projects.acme, { ...request, rawBody }), 200, applyEventsResultSchema);
+        const answer = expectSuccess(
+          await app.webhook('sparkpost', app.projects.acme, { ...request, rawBody }),
+          200,
+          applyEventsResultSchema,
+        );
         expect({ attempt, ...answer, warnings: answer.warnings.map((warning) => warning.code) }).toEqual({
           attempt,
           accepted: attempt === 'first' ? 1 : 0,
@@ -128,7 +150,13 @@ export function describeWebhookTests(open: OpenApp): void {
       const app = await open();
       const request = sesSubscriptionConfirmation(app.secrets.acme);
       const answer = await app.webhook('ses', app.projects.acme, request);
-      expect(expectSuccess(answer, 200, applyEventsResultSchema)).toEqual({ accepted: 0, duplicates: 0, skipped: 0, warnings: [], notice: 'subscription_confirmed' });
+      expect(expectSuccess(answer, 200, applyEventsResultSchema)).toEqual({
+        accepted: 0,
+        duplicates: 0,
+        skipped: 0,
+        warnings: [],
+        notice: 'subscription_confirmed',
+      });
       expect(app.environment.confirmedSubscriptions).toHaveLength(1);
       // Another project does not allowlist acme's topic.
       expectError(await app.webhook('ses', app.projects.globex, request), 401, 'webhook_unauthorized');
@@ -139,11 +167,21 @@ export function describeWebhookTests(open: OpenApp): void {
       const app = await open();
       const postmark = webhookCases.find((c) => c.provider === 'postmark')!;
       expectSuccess(await app.webhook('postmark', app.projects.acme, postmark.request(app.secrets.acme)), 200);
-      const list = expectSuccess(await app.api('GET', `/projects/${app.projects.acme}/suppressions`), 200) as { items: { email: string; reason: string }[] };
+      const list = expectSuccess(await app.api('GET', `/projects/${app.projects.acme}/suppressions`), 200) as {
+        items: { email: string; reason: string }[];
+      };
       expect(list.items.map(({ email, reason }) => ({ email, reason }))).toEqual([{ email: 'quinn@example.com', reason: 'hard_bounce' }]);
       // A manual add afterwards keeps the stronger, earlier record: 200, unchanged, provenance and all.
-      const again = expectSuccess(await app.api('POST', `/projects/${app.projects.acme}/suppressions`, { json: { email: 'Quinn@Example.com' } }), 200);
-      expect(again).toMatchObject({ email: 'quinn@example.com', reason: 'hard_bounce', source: 'webhook', cause: { provider: 'postmark' } });
+      const again = expectSuccess(
+        await app.api('POST', `/projects/${app.projects.acme}/suppressions`, { json: { email: 'Quinn@Example.com' } }),
+        200,
+      );
+      expect(again).toMatchObject({
+        email: 'quinn@example.com',
+        reason: 'hard_bounce',
+        source: 'webhook',
+        cause: { provider: 'postmark' },
+      });
       expect(list.items[0]).toEqual(again);
     });
   });

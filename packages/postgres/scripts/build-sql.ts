@@ -92,7 +92,7 @@ export function buildSqlModule(): string {
     '/** sql/migrations/, in version order. */',
     `export const migrationSources: readonly { version: number; name: string; sql: string }[] = [\n${migrationEntries.join('')}];\n`,
     '/** sql/functions/, in file order: the order migrate() defines them in. */',
-    'export const functionSources: readonly { name: string; arguments: string; returns: string; language: \'plpgsql\'; body: string }[] = [',
+    "export const functionSources: readonly { name: string; arguments: string; returns: string; language: 'plpgsql'; body: string }[] = [",
     `${functionEntries.join('')}];\n`,
     '/** sql/migrations_table.sql */',
     `export const migrationsTableSource = ${literal(compile('migrations_table.sql'))};\n`,

@@ -74,10 +74,7 @@ export async function migrate(sql: Sql<any>, options: MigrateOptions = {}): Prom
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
       await tx.unsafe(migration.sql(names));
-      await tx.unsafe(`INSERT INTO ${s}.mailwarden_migrations (version, name) VALUES ($1, $2)`, [
-        migration.version,
-        migration.name,
-      ]);
+      await tx.unsafe(`INSERT INTO ${s}.mailwarden_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
       applied.push(migration.version);
     }
     const functions = await defineFunctions(tx, schemaName, names);

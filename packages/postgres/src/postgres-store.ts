@@ -215,7 +215,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return record;
   };
 
-  const toTrackingIdRecord = ([trackingId, messages, delivered, bounced, complained, lastEventAt, opened, clicked, unsubscribed]: any[]): TrackingIdRecord => ({
+  const toTrackingIdRecord = ([
+    trackingId,
+    messages,
+    delivered,
+    bounced,
+    complained,
+    lastEventAt,
+    opened,
+    clicked,
+    unsubscribed,
+  ]: any[]): TrackingIdRecord => ({
     trackingId,
     messages,
     delivered,
@@ -311,7 +321,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       for (let from = 0; from < hashes.length; from += MERGE_BATCH) {
         const batch = hashes.slice(from, from + MERGE_BATCH);
         // NUL cannot be in a PostgreSQL text, nor in a hash: no such row.
-        const rows = await attempt(() => query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(',')]));
+        const rows = await attempt(() =>
+          query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(',')]),
+        );
         const byHash = new Map(rows.map((row) => [row[0] as string, toSuppression(row)]));
         // Each row is deleted once: a hash given twice finds nothing the second time.
         for (const hash of batch) {
@@ -476,7 +488,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       let purged = 0;
       if (messagesMs !== undefined) {
         const before = now - messagesMs;
-        for (const projectId of await projectsOf('messages')) purged += await sweep(statements.purgeMessages, projectId, before, PURGE_BATCH);
+        for (const projectId of await projectsOf('messages'))
+          purged += await sweep(statements.purgeMessages, projectId, before, PURGE_BATCH);
         for (const projectId of await projectsOf('event_keys')) await sweep(statements.purgeEventKeys, projectId, before, PURGE_BATCH * 10);
       }
       // A token is kept until its own expiresAt; `now` is the caller's clock, as for messages.
@@ -648,7 +661,14 @@ function provenanceColumns(record: SuppressionRecord): (string | number | null)[
   const provenance = record.provenance;
   if (provenance === undefined) return [null, null, null, null, null, null];
   const event = provenance.event;
-  return [provenance.source, provenance.at, event?.provider ?? null, event?.messageId ?? null, event?.eventId ?? null, event?.diagnostic ?? null];
+  return [
+    provenance.source,
+    provenance.at,
+    event?.provider ?? null,
+    event?.messageId ?? null,
+    event?.eventId ?? null,
+    event?.diagnostic ?? null,
+  ];
 }
 
 // --- errors -------------------------------------------------------------------------------------------

@@ -148,7 +148,8 @@ describe('concurrent instances', () => {
       batch.forEach((event, index) => {
         const outcome = outcomes[index]!;
         if (outcome !== 'duplicate') applied.set(event.key, (applied.get(event.key) ?? 0) + 1);
-        if (outcome !== 'duplicate' && outcome !== 'applied') changes.set(event.suppression!.hash, [...(changes.get(event.suppression!.hash) ?? []), outcome]);
+        if (outcome !== 'duplicate' && outcome !== 'applied')
+          changes.set(event.suppression!.hash, [...(changes.get(event.suppression!.hash) ?? []), outcome]);
       });
     }
     const delivered = new Set(perInstance.flat().map((event) => event.key));
@@ -157,7 +158,10 @@ describe('concurrent instances', () => {
 
     // The end state is that of applying each event once, in any order (merges are joins).
     const model = createStoreModel();
-    await model.applyEvents(projectId, events.filter((event) => delivered.has(event.key)));
+    await model.applyEvents(
+      projectId,
+      events.filter((event) => delivered.has(event.key)),
+    );
     const state = async (store: typeof model) => ({
       messages: await store.listMessages(projectId, { limit: 1000 }),
       trackingIds: await store.listTrackingIds(projectId, { limit: 1000 }),
@@ -171,10 +175,15 @@ describe('concurrent instances', () => {
     expect([...changes.keys()].sort()).toStrictEqual(suppressed.map((record) => record.hash).sort());
     for (const record of suppressed) {
       const reported = changes.get(record.hash)!;
-      expect(reported.filter((outcome) => outcome === 'suppressed'), record.email).toHaveLength(1);
+      expect(
+        reported.filter((outcome) => outcome === 'suppressed'),
+        record.email,
+      ).toHaveLength(1);
       const from = reported.filter((outcome) => outcome !== 'suppressed').map((outcome) => outcome.slice('upgraded_from_'.length));
       expect(new Set(from).size, record.email).toBe(from.length);
-      expect(from.every((reason) => strongerReason(reason as SuppressionReason, record.reason) === record.reason && reason !== record.reason)).toBe(true);
+      expect(
+        from.every((reason) => strongerReason(reason as SuppressionReason, record.reason) === record.reason && reason !== record.reason),
+      ).toBe(true);
     }
 
     // Through SQL: counters equal what the messages say, and every table has one row per key.
@@ -209,7 +218,9 @@ describe('concurrent instances', () => {
   test('adds and removes of the same addresses: every success is accounted for, the survivor is one that was created', async () => {
     const projectId = 'adds-and-removes';
     const rng = random(7);
-    type Call = { kind: 'add'; hash: string; record: { hash: string; email: string; reason: SuppressionReason; createdAt: number } } | { kind: 'remove'; hash: string };
+    type Call =
+      | { kind: 'add'; hash: string; record: { hash: string; email: string; reason: SuppressionReason; createdAt: number } }
+      | { kind: 'remove'; hash: string };
     const work = stores.map(() =>
       Array.from({ length: 150 }, () => {
         const email = rng.pick(addresses);
@@ -280,7 +291,9 @@ describe('concurrent instances', () => {
 
     for (const email of addresses) {
       const hash = hashEmail(email);
-      const created = results.flatMap((result) => (result.kind === 'add' && result.created && result.record.hash === hash ? [result.record] : []));
+      const created = results.flatMap((result) =>
+        result.kind === 'add' && result.created && result.record.hash === hash ? [result.record] : [],
+      );
       const upserts = results.flatMap((result) =>
         result.kind === 'events' ? result.events.flatMap((event) => (event.suppression?.hash === hash ? [event.suppression] : [])) : [],
       );

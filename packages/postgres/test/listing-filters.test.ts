@@ -32,8 +32,16 @@ test('a purged message leaves every filtered listing; suppressions stay listed b
     expect((await mailwarden.messages.list('acme', { recipient: 'jane@example.com', provider: 'sendgrid' })).count).toBe(2);
     expect(await store.purgeExpired(now)).toBe(1);
     const since = new Date(now - 100 * DAY).toISOString();
-    for (const query of [{ recipient: 'Jane@example.com' }, { provider: 'sendgrid' as const }, { from: since }, { to: new Date(now).toISOString() }]) {
-      expect((await mailwarden.messages.list('acme', query)).items.map((item) => item.messageId), JSON.stringify(query)).toStrictEqual(['new']);
+    for (const query of [
+      { recipient: 'Jane@example.com' },
+      { provider: 'sendgrid' as const },
+      { from: since },
+      { to: new Date(now).toISOString() },
+    ]) {
+      expect(
+        (await mailwarden.messages.list('acme', query)).items.map((item) => item.messageId),
+        JSON.stringify(query),
+      ).toStrictEqual(['new']);
     }
     const hard = await mailwarden.suppressions.list('acme', { reason: 'hard_bounce', from: since });
     expect(hard.items.map((item) => item.email)).toStrictEqual(['jane@example.com']);

@@ -2,7 +2,14 @@
 // the plans of its hot paths, its errors, its invalidations and its retention sweep.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isMailwardenError } from '@mailwarden/core';
-import { createEmailHasher, eventOutcomeOfCode, Fact, messageKey, type StoredEvent, type SuppressionInvalidation } from '@mailwarden/core/store';
+import {
+  createEmailHasher,
+  eventOutcomeOfCode,
+  Fact,
+  messageKey,
+  type StoredEvent,
+  type SuppressionInvalidation,
+} from '@mailwarden/core/store';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, INVALIDATION_CHANNEL, migrate } from '../src/index.js';
 import { connect, databaseUrl, freshStore } from './database.js';
@@ -95,14 +102,21 @@ describe('what the store persists, read through SQL', () => {
       const batch = [
         event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.sent, at: T + 1 } }),
         event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.delivered, at: T + 2 } }),
-        event({ message: { id: 'm2', trackingId: 'Promo', facts: Fact.hard_bounced, at: T + 3 }, suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 3 } }),
+        event({
+          message: { id: 'm2', trackingId: 'Promo', facts: Fact.hard_bounced, at: T + 3 },
+          suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 3 },
+        }),
         event({ message: { id: 'm3', facts: Fact.delivered, at: T + 4 } }),
       ];
       expect(await store.applyEvents(project, batch)).toStrictEqual(['applied', 'applied', 'suppressed', 'applied']);
       expect(await store.applyEvents(project, [...batch].reverse())).toStrictEqual(batch.map(() => 'duplicate'));
 
       const count = async (table: string) =>
-        (await sql.unsafe(`SELECT count(*)::int AS n, count(DISTINCT (project_id, ${table === 'tracking_ids' ? 'tracking_id' : table === 'suppressions' ? 'hash' : 'key'}))::int AS d FROM "${schema}".${table}`))[0];
+        (
+          await sql.unsafe(
+            `SELECT count(*)::int AS n, count(DISTINCT (project_id, ${table === 'tracking_ids' ? 'tracking_id' : table === 'suppressions' ? 'hash' : 'key'}))::int AS d FROM "${schema}".${table}`,
+          )
+        )[0];
       expect(await count('event_keys')).toStrictEqual({ n: 4, d: 4 });
       expect(await count('messages')).toStrictEqual({ n: 3, d: 3 });
       expect(await count('tracking_ids')).toStrictEqual({ n: 1, d: 1 });
@@ -141,7 +155,9 @@ describe('what the store persists, read through SQL', () => {
             first_event_at: stored.message.firstEventAt,
             last_event_at: stored.message.lastEventAt,
             ...(stored.timelineEntry === undefined ? {} : { timeline: stored.timelineEntry }),
-            ...(stored.message.trackingId === null ? {} : { tracking_id: stored.message.trackingId, search_key: stored.trackingIdSearchKey }),
+            ...(stored.message.trackingId === null
+              ? {}
+              : { tracking_id: stored.message.trackingId, search_key: stored.trackingIdSearchKey }),
           }),
       ...(stored.suppression === null
         ? {}
@@ -164,11 +180,24 @@ describe('what the store persists, read through SQL', () => {
     });
     const withEntry = (stored: StoredEvent, type: 'sent' | 'delivered' | 'bounced'): StoredEvent => ({
       ...stored,
-      timelineEntry: { id: randomBytes(16).toString('hex'), eventKey: stored.key, type, provider: 'ses', occurredAt: stored.message!.firstEventAt },
+      timelineEntry: {
+        id: randomBytes(16).toString('hex'),
+        eventKey: stored.key,
+        type,
+        provider: 'ses',
+        occurredAt: stored.message!.firstEventAt,
+      },
     });
     const withCause = (stored: StoredEvent): StoredEvent => ({
       ...stored,
-      suppression: { ...stored.suppression!, provenance: { source: 'webhook', at: stored.suppression!.createdAt, event: { provider: 'ses', messageId: 'm2', eventId: `cause-${stored.key}`, diagnostic: null } } },
+      suppression: {
+        ...stored.suppression!,
+        provenance: {
+          source: 'webhook',
+          at: stored.suppression!.createdAt,
+          event: { provider: 'ses', messageId: 'm2', eventId: `cause-${stored.key}`, diagnostic: null },
+        },
+      },
     });
     const first = [
       withEntry(event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.sent, at: T + 1 } }), 'sent'),
@@ -177,7 +206,15 @@ describe('what the store persists, read through SQL', () => {
     const second = [
       first[0]!,
       withEntry(event({ message: { id: 'm1', trackingId: 'Promo', facts: Fact.delivered, at: T + 3 } }), 'delivered'),
-      withCause(withEntry(event({ message: { id: 'm2', facts: Fact.hard_bounced, at: T + 4 }, suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 4 } }), 'bounced')),
+      withCause(
+        withEntry(
+          event({
+            message: { id: 'm2', facts: Fact.hard_bounced, at: T + 4 },
+            suppression: { email: 'm2@example.com', reason: 'hard_bounce', at: T + 4 },
+          }),
+          'bounced',
+        ),
+      ),
       event({ suppression: { email: 'm2@example.com', reason: 'complaint', at: T + 5 } }),
     ];
     const current = await freshStore(sql);
@@ -200,10 +237,16 @@ describe('what the store persists, read through SQL', () => {
       const state = async (schema: string) => {
         const read = async (text: string) => [...(await sql.unsafe(text.replaceAll('<s>', `"${schema}"`)))];
         return {
-          messages: await read(`SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times FROM <s>.messages ORDER BY key`),
-          trackingIds: await read(`SELECT tracking_id, search_key, messages, delivered, bounced, complained, last_event_at FROM <s>.tracking_ids ORDER BY 1`),
+          messages: await read(
+            `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times FROM <s>.messages ORDER BY key`,
+          ),
+          trackingIds: await read(
+            `SELECT tracking_id, search_key, messages, delivered, bounced, complained, last_event_at FROM <s>.tracking_ids ORDER BY 1`,
+          ),
           timelines: await read(`SELECT message_key, occurred_at, id, entry FROM <s>.timeline_entries ORDER BY 1, 2, 3`),
-          suppressions: await read(`SELECT hash, email, reason, created_at, source, source_at, cause_provider, cause_message_id, cause_event_id FROM <s>.suppressions ORDER BY hash`),
+          suppressions: await read(
+            `SELECT hash, email, reason, created_at, source, source_at, cause_provider, cause_message_id, cause_event_id FROM <s>.suppressions ORDER BY hash`,
+          ),
           buckets: await read(`SELECT tracking_id, hour, delivered, hard_bounced FROM <s>.stat_buckets ORDER BY 1, 2`),
         };
       };
@@ -334,9 +377,19 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
   const hashOf = (i: number) => i.toString(16).padStart(64, '0');
   const hot: [string, (store: ReturnType<typeof createPostgresStore>) => Promise<unknown>][] = [
     ['check', (store) => store.getSuppression(project, hashOf(123_456))],
-    ['checkMany of 100', (store) => store.getSuppressions(project, Array.from({ length: 100 }, (_, i) => hashOf(1 + i * 9_973)))],
+    [
+      'checkMany of 100',
+      (store) =>
+        store.getSuppressions(
+          project,
+          Array.from({ length: 100 }, (_, i) => hashOf(1 + i * 9_973)),
+        ),
+    ],
     ['first page of suppressions', (store) => store.listSuppressions(project, { limit: 100 })],
-    ['deep page of suppressions', (store) => store.listSuppressions(project, { limit: 100, after: { createdAt: T + 400, hash: hashOf(999_000) } })],
+    [
+      'deep page of suppressions',
+      (store) => store.listSuppressions(project, { limit: 100, after: { createdAt: T + 400, hash: hashOf(999_000) } }),
+    ],
     ['messages by tracking ID', (store) => store.listMessages(project, { limit: 50, trackingId: 'campaign-77' })],
     ['deep page of messages', (store) => store.listMessages(project, { limit: 50, after: { firstEventAt: T + 500, key: 'f'.repeat(32) } })],
     ['messages by status', (store) => store.listMessages(project, { limit: 50, status: 'complained' })],
@@ -348,22 +401,51 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     ['messages in a time range, before a time', (store) => store.listMessages(project, { limit: 50, to: T + 500_000 })],
     [
       'messages by recipient, provider, status and time range',
-      (store) => store.listMessages(project, { limit: 50, recipient: 'user4000@example.com', provider: 'mandrill', status: 'delivered', from: T, to: T + 50_000 }),
+      (store) =>
+        store.listMessages(project, {
+          limit: 50,
+          recipient: 'user4000@example.com',
+          provider: 'mandrill',
+          status: 'delivered',
+          from: T,
+          to: T + 50_000,
+        }),
     ],
     // Partial searches: user4242… are 11 of the messages and 111 of the suppressions; every address starts with user.
     ['messages by recipient prefix, rare', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user4242' })],
     ['messages by recipient prefix, common', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user' })],
-    ['messages by recipient prefix, rare, with provider and status', (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user4242', provider: 'ses', status: 'delivered' })],
+    [
+      'messages by recipient prefix, rare, with provider and status',
+      (store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user4242', provider: 'ses', status: 'delivered' }),
+    ],
     ['messages by recipient domain, rare', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'rare.example' })],
     ['messages by recipient domain, common', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'example.com' })],
-    ['messages by recipient domain, deep', (store) => store.listMessages(project, { limit: 50, recipientDomain: 'rare.example', after: { firstEventAt: T + 500_000, key: 'f'.repeat(32) } })],
+    [
+      'messages by recipient domain, deep',
+      (store) =>
+        store.listMessages(project, {
+          limit: 50,
+          recipientDomain: 'rare.example',
+          after: { firstEventAt: T + 500_000, key: 'f'.repeat(32) },
+        }),
+    ],
     ['suppressions by email prefix, rare', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242' })],
     ['suppressions by email prefix, common', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user' })],
-    ['suppressions by email prefix and reason, rare', (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242', reason: 'manual' })],
+    [
+      'suppressions by email prefix and reason, rare',
+      (store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user4242', reason: 'manual' }),
+    ],
     ['suppressions by reason, rare', (store) => store.listSuppressions(project, { limit: 100, reason: 'complaint' })],
-    ['suppressions by reason, deep', (store) => store.listSuppressions(project, { limit: 100, reason: 'manual', after: { createdAt: T + 700_000, hash: hashOf(900_000) } })],
+    [
+      'suppressions by reason, deep',
+      (store) =>
+        store.listSuppressions(project, { limit: 100, reason: 'manual', after: { createdAt: T + 700_000, hash: hashOf(900_000) } }),
+    ],
     ['suppressions in a time range', (store) => store.listSuppressions(project, { limit: 100, from: T + 700_000, to: T + 700_100 })],
-    ['suppressions by reason in a time range', (store) => store.listSuppressions(project, { limit: 100, reason: 'complaint', from: T + 700_000, to: T + 900_000 })],
+    [
+      'suppressions by reason in a time range',
+      (store) => store.listSuppressions(project, { limit: 100, reason: 'complaint', from: T + 700_000, to: T + 900_000 }),
+    ],
     ['tracking IDs', (store) => store.listTrackingIds(project, { limit: 50, after: 'Campaign-5' })],
     ['tracking-ID search, rare', (store) => store.listTrackingIds(project, { limit: 50, search: 'gn-7777' })],
     ['tracking-ID search, common', (store) => store.listTrackingIds(project, { limit: 50, search: 'campaign' })],
@@ -418,7 +500,9 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     expect(page).toHaveLength(100);
     expect(buffers(range)).toBeLessThan(110);
     expect(range).toMatch(/Index Scan using suppressions_newest_first/);
-    expect(range).toMatch(/Index Cond: .*\(- created_at\) > .*\(- created_at\) <= |Index Cond: .*\(- created_at\) <= .*\(- created_at\) > /);
+    expect(range).toMatch(
+      /Index Cond: .*\(- created_at\) > .*\(- created_at\) <= |Index Cond: .*\(- created_at\) <= .*\(- created_at\) > /,
+    );
     for (const plan of [byRecipient, byProvider, before, byReason, range]) expect(plan).not.toMatch(/Sort|Seq Scan/);
   });
 
@@ -427,7 +511,10 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     const rareMessages = await planOf(async (store) => {
       page = await store.listMessages(project, { limit: 50, recipientPrefix: 'user4242' });
     });
-    expect(page.map((message) => message.recipient)).toStrictEqual([...Array.from({ length: 10 }, (_, i) => `user4242${9 - i}@example.com`), 'user4242@example.com']);
+    expect(page.map((message) => message.recipient)).toStrictEqual([
+      ...Array.from({ length: 10 }, (_, i) => `user4242${9 - i}@example.com`),
+      'user4242@example.com',
+    ]);
     expect(rareMessages).toMatch(/Index Scan using messages_by_recipient_prefix|Bitmap Index Scan on messages_by_recipient_prefix/);
     expect(rareMessages).toMatch(/recipient ~>=~ 'user4242'.*recipient ~<~ 'user4243'/);
     expect(buffers(rareMessages)).toBeLessThan(100);
@@ -489,7 +576,10 @@ describe('store_unavailable', () => {
       ['getSuppressions', () => store.getSuppressions('p', ['a'.repeat(64)])],
       ['addSuppression', () => store.addSuppression('p', { hash: 'a'.repeat(64), email: 'a@example.com', reason: 'manual', createdAt: 1 })],
       ['removeSuppression', () => store.removeSuppression('p', 'a'.repeat(64))],
-      ['mergeSuppressions', () => store.mergeSuppressions('p', [{ hash: 'a'.repeat(64), email: 'a@example.com', reason: 'manual', createdAt: 1 }])],
+      [
+        'mergeSuppressions',
+        () => store.mergeSuppressions('p', [{ hash: 'a'.repeat(64), email: 'a@example.com', reason: 'manual', createdAt: 1 }]),
+      ],
       ['removeSuppressions', () => store.removeSuppressions('p', ['a'.repeat(64)])],
       ['listSuppressions', () => store.listSuppressions('p', { limit: 1 })],
       ['applyEvents', () => store.applyEvents('p', [event({})])],
@@ -530,10 +620,9 @@ describe('store_unavailable', () => {
         );
         for (let tries = 0; ; tries++) {
           // Outside the transaction: pg_stat_activity is read once per transaction.
-          const [row] = await sql.unsafe(
-            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-            [name],
-          );
+          const [row] = await sql.unsafe(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [
+            name,
+          ]);
           if (row !== undefined) {
             await sql.unsafe('SELECT pg_terminate_backend($1)', [row.pid]);
             break;
@@ -581,7 +670,9 @@ describe('store_unavailable', () => {
       const settled: string[] = [];
       const reconnecting = outcome(store.getSuppression('p', hash)).finally(() => settled.push('the call that reconnects'));
       const meanwhile = await Promise.all(
-        Array.from({ length: 5 }, () => outcome(store.addSuppression('p', { hash, email: 'anyone@example.com', reason: 'manual', createdAt: T }))),
+        Array.from({ length: 5 }, () =>
+          outcome(store.addSuppression('p', { hash, email: 'anyone@example.com', reason: 'manual', createdAt: T })),
+        ),
       );
       settled.push('the calls made meanwhile');
       expect(meanwhile).toStrictEqual(Array(5).fill('store_unavailable'));
@@ -590,7 +681,9 @@ describe('store_unavailable', () => {
 
       await relay.restore();
       expect(await outcome(store.getSuppression('p', hash))).toBe('answered');
-      expect(await Promise.all(Array.from({ length: 5 }, () => outcome(store.getSuppression('p', hash))))).toStrictEqual(Array(5).fill('answered'));
+      expect(await Promise.all(Array.from({ length: 5 }, () => outcome(store.getSuppression('p', hash))))).toStrictEqual(
+        Array(5).fill('answered'),
+      );
     } finally {
       await client.end({ timeout: 0 });
       await relay.cut();
@@ -717,7 +810,10 @@ describe('invalidations through LISTEN/NOTIFY', () => {
     try {
       const emails = Array.from({ length: 300 }, (_, i) => `user${i}@example.com`);
       const projectId = `project-${'x'.repeat(200)}`;
-      await store.applyEvents(projectId, emails.map((email) => event({ suppression: { email, reason: 'complaint', at: T } })));
+      await store.applyEvents(
+        projectId,
+        emails.map((email) => event({ suppression: { email, reason: 'complaint', at: T } })),
+      );
       const hashes = () => seen.received.flatMap((invalidation) => invalidation.hashes);
       await seen.until(() => hashes().length === 300, 'all 300 hashes');
       expect(new Set(hashes())).toStrictEqual(new Set(emails.map((email) => hashEmail(email))));
@@ -755,8 +851,28 @@ describe('retention: purgeExpired', () => {
       await store.applyEvents('other', [event({ message: { id: 'old-5', trackingId: 'x', facts: Fact.sent, at: old } })]);
       const counters = await store.listTrackingIds(project, { limit: 10 });
       expect(counters).toStrictEqual([
-        { trackingId: 'camp', messages: 3, delivered: 1, bounced: 1, complained: 1, lastEventAt: now - DAY, opened: 0, clicked: 0, unsubscribed: 0 },
-        { trackingId: 'gone', messages: 2, delivered: 2, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY, opened: 0, clicked: 0, unsubscribed: 0 },
+        {
+          trackingId: 'camp',
+          messages: 3,
+          delivered: 1,
+          bounced: 1,
+          complained: 1,
+          lastEventAt: now - DAY,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        },
+        {
+          trackingId: 'gone',
+          messages: 2,
+          delivered: 2,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: now - 2 * DAY,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        },
       ]);
 
       expect(await store.purgeExpired(now)).toBe(5);
@@ -772,9 +888,29 @@ describe('retention: purgeExpired', () => {
       // recomputed from, and stays.
       await store.applyEvents(project, [event({ message: { id: 'kept', trackingId: 'a-first', facts: Fact.sent, at: now } })]);
       expect(await store.listTrackingIds(project, { limit: 10 })).toStrictEqual([
-        { trackingId: 'a-first', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now, opened: 0, clicked: 0, unsubscribed: 0 },
+        {
+          trackingId: 'a-first',
+          messages: 1,
+          delivered: 1,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: now,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        },
         counters[0],
-        { trackingId: 'gone', messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: now - 2 * DAY, opened: 0, clicked: 0, unsubscribed: 0 },
+        {
+          trackingId: 'gone',
+          messages: 1,
+          delivered: 1,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: now - 2 * DAY,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        },
       ]);
 
       // Dedup keys are kept for the retention after they were first seen (by the database clock).
@@ -793,7 +929,13 @@ describe('retention: purgeExpired', () => {
       const now = Date.now();
       const withEntry = (stored: StoredEvent): StoredEvent => ({
         ...stored,
-        timelineEntry: { id: randomBytes(16).toString('hex'), eventKey: stored.key, type: 'delivered', provider: 'ses', occurredAt: stored.message!.firstEventAt },
+        timelineEntry: {
+          id: randomBytes(16).toString('hex'),
+          eventKey: stored.key,
+          type: 'delivered',
+          provider: 'ses',
+          occurredAt: stored.message!.firstEventAt,
+        },
       });
       const events = ['old-1', 'old-2', 'fresh', 'by-hand'].map((id) =>
         withEntry(event({ message: { id, facts: Fact.delivered, at: id.startsWith('old') ? now - 2 * DAY : now } })),
@@ -801,11 +943,15 @@ describe('retention: purgeExpired', () => {
       await store.applyEvents('acme', events);
       await store.applyEvents('other', [withEntry(event({ message: { id: 'old-1', facts: Fact.delivered, at: now } }))]);
       const entries = async () =>
-        (await sql.unsafe(`SELECT project_id || ':' || m.message_id AS message FROM "${schema}".timeline_entries t
-           LEFT JOIN "${schema}".messages m USING (project_id) WHERE m.key = t.message_key ORDER BY 1`)).map((row) => row.message as string);
+        (
+          await sql.unsafe(`SELECT project_id || ':' || m.message_id AS message FROM "${schema}".timeline_entries t
+           LEFT JOIN "${schema}".messages m USING (project_id) WHERE m.key = t.message_key ORDER BY 1`)
+        ).map((row) => row.message as string);
       const orphans = async () =>
-        (await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".timeline_entries t
-           WHERE NOT EXISTS (SELECT FROM "${schema}".messages m WHERE m.project_id = t.project_id AND m.key = t.message_key)`))[0]!.n;
+        (
+          await sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".timeline_entries t
+           WHERE NOT EXISTS (SELECT FROM "${schema}".messages m WHERE m.project_id = t.project_id AND m.key = t.message_key)`)
+        )[0]!.n;
 
       expect(await store.purgeExpired(now)).toBe(2);
       expect(await entries()).toStrictEqual(['acme:by-hand', 'acme:fresh', 'other:old-1']);

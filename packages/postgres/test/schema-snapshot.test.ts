@@ -32,12 +32,14 @@ function normalize(dump: string, schema: string): string {
   const lines = dump
     .split('\n')
     .filter(
-      (line) =>
-        !/^(SET |SELECT pg_catalog\.set_config\(|\\(un)?restrict |-- Dumped (from|by) |-- PostgreSQL database dump)/.test(line),
+      (line) => !/^(SET |SELECT pg_catalog\.set_config\(|\\(un)?restrict |-- Dumped (from|by) |-- PostgreSQL database dump)/.test(line),
     )
     .map((line) => line.replaceAll(schema, '<schema>').trimEnd());
   // The dump's opening and closing banners leave two bare comment lines each.
-  const text = lines.join('\n').replace(/^--\n--\n/gm, '').replace(/\n{3,}/g, '\n\n');
+  const text = lines
+    .join('\n')
+    .replace(/^--\n--\n/gm, '')
+    .replace(/\n{3,}/g, '\n\n');
   return `${text.trim()}\n`;
 }
 
@@ -57,7 +59,9 @@ test.skipIf(version !== snapshotVersion)(
         writeFileSync(snapshotPath, snapshot);
         return;
       }
-      expect(snapshot, `the schema differs from sql/schema.sql: if the change is meant, run ${updateCommand} and commit it`).toBe(committed);
+      expect(snapshot, `the schema differs from sql/schema.sql: if the change is meant, run ${updateCommand} and commit it`).toBe(
+        committed,
+      );
     } finally {
       await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }

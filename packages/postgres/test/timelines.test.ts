@@ -13,10 +13,26 @@ function event(id: string, at: number, key: string): StoredEvent {
   const recipient = `${id}@example.com`;
   return {
     key: `ses:${key}`,
-    message: { key: messageKey('ses', id, recipient), provider: 'ses', messageId: id, recipient, trackingId: null, facts: 1, firstEventAt: at, lastEventAt: at },
+    message: {
+      key: messageKey('ses', id, recipient),
+      provider: 'ses',
+      messageId: id,
+      recipient,
+      trackingId: null,
+      facts: 1,
+      firstEventAt: at,
+      lastEventAt: at,
+    },
     trackingIdSearchKey: null,
     suppression: null,
-    timelineEntry: { id: timelineEntryId(`ses:${key}`), eventKey: key, type: 'deferred', provider: 'ses', occurredAt: at, diagnostic: `try ${key}` },
+    timelineEntry: {
+      id: timelineEntryId(`ses:${key}`),
+      eventKey: key,
+      type: 'deferred',
+      provider: 'ses',
+      occurredAt: at,
+      diagnostic: `try ${key}`,
+    },
   };
 }
 

@@ -109,7 +109,10 @@ describe('upgrading a schema of the version whose migration 1 created mailwarden
         try {
           const store = createPostgresStore({ sql, schema });
           const reference = createMemoryStore();
-          const [postgresService, referenceService] = [createMailwarden({ store }), createMailwarden({ store: reference, now: () => MANUAL_AT })];
+          const [postgresService, referenceService] = [
+            createMailwarden({ store }),
+            createMailwarden({ store: reference, now: () => MANUAL_AT }),
+          ];
           await addAsBefore(schema, postgresService.suppressions.hashOf('manual@example.com'), 'manual@example.com', MANUAL_AT);
           await referenceService.suppressions.add('acme', 'manual@example.com');
           // Written by the previous version's function (which ignores the provenance this release sends).
@@ -180,8 +183,11 @@ describe('functions are defined on every migrate', () => {
       await replaceSource(schema, `BEGIN RETURN 'broken'; END`);
       await sql.unsafe(`REVOKE EXECUTE ON FUNCTION "${schema}".mailwarden_apply_events(text, jsonb) FROM PUBLIC`);
       const grants = async () =>
-        (await sql.unsafe(`SELECT proacl::text AS acl FROM pg_proc WHERE oid = '"${schema}".mailwarden_apply_events(text, jsonb)'::regprocedure`))[0]!
-          .acl as string | null;
+        (
+          await sql.unsafe(
+            `SELECT proacl::text AS acl FROM pg_proc WHERE oid = '"${schema}".mailwarden_apply_events(text, jsonb)'::regprocedure`,
+          )
+        )[0]!.acl as string | null;
       const revoked = await grants();
       expect(revoked).not.toBeNull(); // PUBLIC's default EXECUTE is gone: the owner's grant alone is listed
 
@@ -201,14 +207,21 @@ describe('functions are defined on every migrate', () => {
     try {
       await migrate(sql, { schema });
       // The same function with another source, as the previous release would have left it.
-      await replaceSource(schema, `${applyEventsFunction.body({ identifier: `"${schema}"`, literal: `'${schema}'` })}-- previous release\n`);
+      await replaceSource(
+        schema,
+        `${applyEventsFunction.body({ identifier: `"${schema}"`, literal: `'${schema}'` })}-- previous release\n`,
+      );
       const instances = Array.from({ length: 4 }, () => createMailwarden({ store: createPostgresStore({ sql, schema }) }));
 
       const [results, accepted] = await Promise.all([
         Promise.all(migrators.map((client: Sql) => migrate(client, { schema }))),
         Promise.all(
           Array.from({ length: 40 }, (_, batch) =>
-            instances[batch % instances.length]!.applyEvents('acme', [event(`b${batch}`), event(`b${batch}`), event(`shared-${batch % 5}`)]),
+            instances[batch % instances.length]!.applyEvents('acme', [
+              event(`b${batch}`),
+              event(`b${batch}`),
+              event(`shared-${batch % 5}`),
+            ]),
           ),
         ),
       ]);

@@ -200,7 +200,16 @@ describe('purgeExpired and webhook tokens', () => {
       await store.applyEvents('acme', [
         {
           key: 'e1',
-          message: { key: 'm1', provider: 'ses', messageId: 'm1', recipient: 'r@example.com', trackingId: null, facts: Fact.sent, firstEventAt: 0, lastEventAt: 0 },
+          message: {
+            key: 'm1',
+            provider: 'ses',
+            messageId: 'm1',
+            recipient: 'r@example.com',
+            trackingId: null,
+            facts: Fact.sent,
+            firstEventAt: 0,
+            lastEventAt: 0,
+          },
           trackingIdSearchKey: null,
           suppression: null,
         },
@@ -228,7 +237,16 @@ describe('purgeExpired and webhook tokens', () => {
       await store.applyEvents('acme', [
         {
           key: 'e1',
-          message: { key: 'm1', provider: 'ses', messageId: 'm1', recipient: 'r@example.com', trackingId: null, facts: Fact.sent, firstEventAt: now - 2 * DAY, lastEventAt: now - 2 * DAY },
+          message: {
+            key: 'm1',
+            provider: 'ses',
+            messageId: 'm1',
+            recipient: 'r@example.com',
+            trackingId: null,
+            facts: Fact.sent,
+            firstEventAt: now - 2 * DAY,
+            lastEventAt: now - 2 * DAY,
+          },
           trackingIdSearchKey: null,
           suppression: null,
         },

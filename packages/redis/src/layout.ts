@@ -167,7 +167,8 @@ export function orderBytes(time: number): Buffer {
  * A suppression's member in its order block: `orderBytes(createdAt)` then the 32 bytes of its hash, so
  * byte order is (createdAt desc, hash asc). 40 bytes: a listpack keeps members up to 64.
  */
-export const suppressionMember = (createdAt: number, hash: string): Buffer => Buffer.concat([orderBytes(createdAt), Buffer.from(hash, 'hex')]);
+export const suppressionMember = (createdAt: number, hash: string): Buffer =>
+  Buffer.concat([orderBytes(createdAt), Buffer.from(hash, 'hex')]);
 /** The hash of a `suppressionMember`. */
 export const hashOfSuppressionMember = (member: Buffer): string => member.toString('hex', 8);
 
@@ -175,7 +176,8 @@ export const hashOfSuppressionMember = (member: Buffer): string => member.toStri
  * ZSET, all scores 0, one order block: the `suppressionMember`s from its head (a member of
  * `suppressionHeads`) to the next head, at most `SUPPRESSION_BLOCK_MAX`. The scripts name it the same way.
  */
-export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer): Buffer => Buffer.concat([Buffer.from(`${prefix}sb:`), Buffer.from(head)]);
+export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer): Buffer =>
+  Buffer.concat([Buffer.from(`${prefix}sb:`), Buffer.from(head)]);
 
 // --- records ---------------------------------------------------------------------------------------
 
@@ -209,7 +211,8 @@ export function unpackSuppression(hash: string, value: string): SuppressionRecor
  */
 export function decodeTrackingIdRow(trackingId: string, value: string): TrackingIdRecord {
   const fields = value.startsWith('+') ? value.slice(1).split(',', 8) : oldTrackingIdRow(value.split(',', 5));
-  const [messages = 0, delivered = 0, bounced = 0, complained = 0, opened = 0, clicked = 0, unsubscribed = 0, lastEventAt = 0] = fields.map(Number);
+  const [messages = 0, delivered = 0, bounced = 0, complained = 0, opened = 0, clicked = 0, unsubscribed = 0, lastEventAt = 0] =
+    fields.map(Number);
   return { trackingId, messages, delivered, bounced, complained, lastEventAt, opened, clicked, unsubscribed };
 }
 

@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  MailwardenError,
-  messageStatuses,
-  type MessageStatus,
-  type Store,
-} from '@mailwarden/core';
+import { MailwardenError, messageStatuses, type MessageStatus, type Store } from '@mailwarden/core';
 import {
   eventOutcomeOfCode,
   statFacts,
@@ -139,13 +134,24 @@ function latestSuppressionStart(after: SuppressionPosition | undefined, to: numb
   const afterMember = after === undefined ? undefined : suppressionMember(after.createdAt, after.hash);
   if (to === undefined) return afterMember === undefined ? '-' : Buffer.concat([EXCLUSIVE, afterMember]);
   const toStart = orderBytes(Math.max(to - 1, -Number.MAX_SAFE_INTEGER));
-  return afterMember === undefined || Buffer.compare(toStart, afterMember) > 0 ? Buffer.concat([INCLUSIVE, toStart]) : Buffer.concat([EXCLUSIVE, afterMember]);
+  return afterMember === undefined || Buffer.compare(toStart, afterMember) > 0
+    ? Buffer.concat([INCLUSIVE, toStart])
+    : Buffer.concat([EXCLUSIVE, afterMember]);
 }
 const EXCLUSIVE = Buffer.from('(');
 const INCLUSIVE = Buffer.from('[');
 
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 // ioredis's messages for a connection that is gone or not ready, and Redis's replies that mean "not now".
 const UNAVAILABLE_MESSAGES =
   /^(?:Connection is closed|Stream isn't writeable|Cluster isn't ready|None of startup nodes|Cluster is disconnect|Too many Cluster redirections|Command timed out|Node is disconnected|Socket timeout|connect ETIMEDOUT|(?:LOADING|BUSY|CLUSTERDOWN|MASTERDOWN|TRYAGAIN|READONLY|NOREPLICAS) )/;
@@ -170,7 +176,12 @@ function assertTime(time: number, what: string): void {
 /** A suppression as the scripts take it (`mergeSuppression` in lua/include/mergeSuppression.lua), checked first. */
 function scriptSuppression(suppression: SuppressionRecord): ScriptSuppression {
   assertSuppression(suppression);
-  const encoded: ScriptSuppression = { h: suppression.hash, r: reasonRank(suppression.reason), c: suppression.createdAt, e: suppression.email };
+  const encoded: ScriptSuppression = {
+    h: suppression.hash,
+    r: reasonRank(suppression.reason),
+    c: suppression.createdAt,
+    e: suppression.email,
+  };
   if (suppression.provenance !== undefined) encoded.p = packProvenance(suppression.provenance);
   return encoded;
 }
@@ -335,7 +346,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         ? [await client.hget(keys.suppressions, fields[0]!).catch(fail)]
         : client.hmget(keys.suppressions, ...fields).catch(fail);
     }
-    const [legacy, ...values] = (await run(scripts.getLegacySuppressions, [keys.suppressions, keys.legacySuppressionOrder], hashes)) as [number, ...(string | null)[]];
+    const [legacy, ...values] = (await run(scripts.getLegacySuppressions, [keys.suppressions, keys.legacySuppressionOrder], hashes)) as [
+      number,
+      ...(string | null)[],
+    ];
     if (legacy === 0) upgraded.add(projectId);
     else if (!closed && !(Date.now() < (upgradeRetryAt.get(projectId) ?? 0))) {
       // A refused upgrade (a read-only replica, out of memory) is tried again at a check a while later.
@@ -423,11 +437,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async addSuppression(projectId, record) {
       assertSuppression(record);
-      const existing = (await run(
-        scripts.addSuppression,
-        suppressionKeys(projectId),
-        [record.hash, packSuppression(record), record.createdAt, channel, projectId],
-      )) as string | null;
+      const existing = (await run(scripts.addSuppression, suppressionKeys(projectId), [
+        record.hash,
+        packSuppression(record),
+        record.createdAt,
+        channel,
+        projectId,
+      ])) as string | null;
       if (existing !== null) return { record: unpackSuppression(record.hash, existing), created: false };
       const { hash, email, reason, createdAt, provenance } = record;
       return { record: { hash, email, reason, createdAt, ...(provenance && { provenance: structuredClone(provenance) }) }, created: true };
@@ -457,7 +473,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       for (let from = 0; from < hashes.length; from += RECORDS_PER_CALL) {
         const batch = hashes.slice(from, from + RECORDS_PER_CALL);
         // Only well-formed hashes reach the script: any other is stored under no field.
-        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, ...batch.filter(isEmailHash)])) as (string | null)[];
+        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, ...batch.filter(isEmailHash)])) as (
+          | string
+          | null
+        )[];
         let at = 0;
         for (const hash of batch) {
           const value = isEmailHash(hash) ? values[at++] : null;
@@ -480,7 +499,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       for (;;) {
         const args = [start, stop, limit - page.length, rank, scanBudget, emailPrefix];
         const reply = (await run(scripts.listSuppressions, suppressionKeys(projectId), args, true)) as Buffer[];
-        for (let at = 1; at < reply.length; at += 2) page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString()));
+        for (let at = 1; at < reply.length; at += 2)
+          page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString()));
         if (reply[0]!.length === 0 || page.length >= limit) return page;
         start = Buffer.concat([EXCLUSIVE, reply[0]!]);
       }
@@ -569,16 +589,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async getMessage(projectId, key) {
       const prefix = projectPrefix(keyPrefix, projectId);
-      const reply = (await run(scripts.getMessage, [messageKeyOf(prefix, key), timelineKeyOf(prefix, key)], [])) as (string | null)[] | null;
+      const reply = (await run(scripts.getMessage, [messageKeyOf(prefix, key), timelineKeyOf(prefix, key)], [])) as
+        | (string | null)[]
+        | null;
       if (reply === null) return undefined;
       return { ...decodeMessage([key, ...reply.slice(0, 7)], 0), timeline: (reply.slice(7) as string[]).map(decodeTimelineMember) };
     },
 
     async getTrackingId(projectId, trackingId) {
-      return client.hget(projectKeys(keyPrefix, projectId).trackingIds, trackingId).then(
-        (value) => (value === null ? undefined : decodeTrackingIdRow(trackingId, value)),
-        fail,
-      );
+      return client
+        .hget(projectKeys(keyPrefix, projectId).trackingIds, trackingId)
+        .then((value) => (value === null ? undefined : decodeTrackingIdRow(trackingId, value)), fail);
     },
 
     async getStats(projectId, { trackingId, interval, from, to }) {
@@ -589,7 +610,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const days: number[] = [];
       for (let day = Math.floor(from / DAY_MS); day * DAY_MS < to; day++) days.push(day);
       if (days.length === 0) return [];
-      const reply = (await run(scripts.getStats, days.map((day) => statsKeyOf(prefix, day, trackingId)), [])) as string[][];
+      const reply = (await run(
+        scripts.getStats,
+        days.map((day) => statsKeyOf(prefix, day, trackingId)),
+        [],
+      )) as string[][];
       const hours: [number, number[]][] = [];
       reply.forEach((fields, i) => {
         for (let at = 0; at < fields.length; at += 2) {

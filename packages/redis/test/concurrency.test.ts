@@ -123,7 +123,10 @@ test('concurrent adds, removes and events from several clients end in a state th
   const sent = new Set(appliedKeys);
   expect(appliedKeys).toHaveLength(sent.size);
   const model = createStoreModel();
-  await model.applyEvents(projectId, events.filter((event) => sent.has(event.key)));
+  await model.applyEvents(
+    projectId,
+    events.filter((event) => sent.has(event.key)),
+  );
   const store = stores[0]!;
 
   // Messages and counters: as if each applied event had been applied once, in any order.
@@ -168,7 +171,11 @@ test('concurrent adds, removes and events from several clients end in a state th
   }
   // No duplicate rows: one order entry per suppression, and it names the stored createdAt.
   const stored = ((await raw.callBuffer('HKEYS', `${tag}s`)) as Buffer[]).map((field) => field.toString('hex')).sort();
-  const members = (await Promise.all((await raw.zrangeBuffer(`${tag}sk`, 0, -1)).map((head) => raw.zrangeBuffer(Buffer.concat([Buffer.from(`${tag}sb:`), head]), 0, -1)))).flat();
+  const members = (
+    await Promise.all(
+      (await raw.zrangeBuffer(`${tag}sk`, 0, -1)).map((head) => raw.zrangeBuffer(Buffer.concat([Buffer.from(`${tag}sb:`), head]), 0, -1)),
+    )
+  ).flat();
   expect(members).toHaveLength(stored.length);
   const listed = await store.listSuppressions(projectId, { limit: 100 });
   expect(listed.map((record) => record.hash.slice(0, 60)).sort()).toStrictEqual(stored);

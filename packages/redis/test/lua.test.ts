@@ -74,7 +74,9 @@ describe('every script', () => {
 
 test('every file of lua/ parses as Lua 5.1 on its own (a placeholder {{x}} reads as a table)', () => {
   const files = [
-    ...readdirSync(join(packageRoot, 'lua')).filter((name) => name.endsWith('.lua')).map((name) => `lua/${name}`),
+    ...readdirSync(join(packageRoot, 'lua'))
+      .filter((name) => name.endsWith('.lua'))
+      .map((name) => `lua/${name}`),
     ...readdirSync(join(packageRoot, 'lua/include')).map((name) => `lua/include/${name}`),
   ];
   for (const file of files) {
@@ -91,7 +93,12 @@ test('each include is in a script once, before the line that includes it', () =>
 });
 
 describe('loadScript', () => {
-  const source = { name: 'fixture', readOnly: false, lines: [[1, 'lua/fixture.lua', 1, 3]] as const, source: '#!lua\nlocal a = {{A}}\nlocal b = { {{B.list}} }\n' };
+  const source = {
+    name: 'fixture',
+    readOnly: false,
+    lines: [[1, 'lua/fixture.lua', 1, 3]] as const,
+    source: '#!lua\nlocal a = {{A}}\nlocal b = { {{B.list}} }\n',
+  };
 
   test('fills each placeholder by name: a number, or a list as its items', () => {
     const script = loadScript(source, { A: 7, 'B.list': [1, 2, 4] });

@@ -222,17 +222,31 @@ describe('key layout', () => {
       [b.hash.slice(0, 60)]: `2${b.createdAt}:${b.email}`,
     });
     expect(await raw.zrangeBuffer(`${tag}sk`, 0, -1)).toStrictEqual([Buffer.alloc(0)]);
-    expect(await raw.zrangeBuffer(`${tag}sb:`, 0, -1, 'WITHSCORES')).toStrictEqual(
-      [binaryMember(b.createdAt, b.hash), Buffer.from('0'), binaryMember(a.createdAt, a.hash), Buffer.from('0')],
-    );
+    expect(await raw.zrangeBuffer(`${tag}sb:`, 0, -1, 'WITHSCORES')).toStrictEqual([
+      binaryMember(b.createdAt, b.hash),
+      Buffer.from('0'),
+      binaryMember(a.createdAt, a.hash),
+      Buffer.from('0'),
+    ]);
     // Messages: one HASH each; no `t` field without a tracking ID.
     expect(await raw.hgetall(`${tag}m:${m1.key}`)).toStrictEqual({
-      p: 'ses', i: m1.messageId, r: m1.recipient, t: 'Promo', f: String(Fact.delivered), a: String(at(3)), b: String(at(3)),
+      p: 'ses',
+      i: m1.messageId,
+      r: m1.recipient,
+      t: 'Promo',
+      f: String(Fact.delivered),
+      a: String(at(3)),
+      b: String(at(3)),
       // The time of each counted fact, c<column + 1> (statColumns: delivered is column 0).
       c1: String(at(3)),
     });
     expect(await raw.hgetall(`${tag}m:${m2.key}`)).toStrictEqual({
-      p: 'ses', i: m2.messageId, r: m2.recipient, f: String(Fact.sent | Fact.deferred), a: String(at(4)), b: String(at(4)),
+      p: 'ses',
+      i: m2.messageId,
+      r: m2.recipient,
+      f: String(Fact.sent | Fact.deferred),
+      a: String(at(4)),
+      b: String(at(4)),
     });
     expect(await raw.zrange(`${tag}mo`, 0, -1)).toStrictEqual([order(at(4)) + m2.key, order(at(3)) + m1.key]);
     expect(await raw.zrange(`${tag}mt:Promo`, 0, -1)).toStrictEqual([order(at(3)) + m1.key]);
@@ -246,16 +260,22 @@ describe('key layout', () => {
     for (const key of [`sp:${DAY0}`, `st:${DAY0}:Promo`]) expect(await raw.pttl(tag + key)).toBe(-1);
     // Dedup keys: set once, no expiry without retention; suppressions never expire.
     expect(await raw.get(`${tag}e:${e1.key}`)).toBe('1');
-    for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'sk', 'sb:', 'mo', 't', 'to', 'mt:Promo']) expect(await raw.pttl(tag + key)).toBe(-1);
+    for (const key of [`e:${e1.key}`, `m:${m1.key}`, 's', 'sk', 'sb:', 'mo', 't', 'to', 'mt:Promo'])
+      expect(await raw.pttl(tag + key)).toBe(-1);
   });
 
   test('a NUL inside a tracking ID keeps the code-point order of the listing', async () => {
     const { keyPrefix, projectId, tag } = fresh();
     const store = createRedisStore({ client, keyPrefix });
     const ids = ['a', 'a\u0000', 'a\u0000\u0000b', 'a\u0000b', 'a\u0001'];
-    await store.applyEvents(projectId, [...ids].reverse().map((id, i) => event({ message: message(id, Fact.sent, at(i)) })));
+    await store.applyEvents(
+      projectId,
+      [...ids].reverse().map((id, i) => event({ message: message(id, Fact.sent, at(i)) })),
+    );
     expect((await store.listTrackingIds(projectId, { limit: 10 })).map((row) => row.trackingId)).toStrictEqual(ids);
-    expect((await store.listTrackingIds(projectId, { limit: 10, after: 'a\u0000' })).map((row) => row.trackingId)).toStrictEqual(ids.slice(2));
+    expect((await store.listTrackingIds(projectId, { limit: 10, after: 'a\u0000' })).map((row) => row.trackingId)).toStrictEqual(
+      ids.slice(2),
+    );
     expect((await store.listTrackingIds(projectId, { limit: 10, search: '\u0000b' })).map((row) => row.trackingId)).toStrictEqual([
       'a\u0000\u0000b',
       'a\u0000b',
@@ -270,9 +290,14 @@ describe('key layout', () => {
     const records = times.map((time) => suppression('t', 'manual', time));
     for (const record of [...records].reverse()) await store.addSuppression(projectId, record);
     expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual(records);
-    expect(await store.listSuppressions(projectId, { limit: 10, after: { createdAt: 0, hash: 'f'.repeat(64) } })).toStrictEqual(records.slice(3));
+    expect(await store.listSuppressions(projectId, { limit: 10, after: { createdAt: 0, hash: 'f'.repeat(64) } })).toStrictEqual(
+      records.slice(3),
+    );
     const messages = times.map((time) => message(null, Fact.sent, time));
-    await store.applyEvents(projectId, messages.map((m) => event({ message: m })));
+    await store.applyEvents(
+      projectId,
+      messages.map((m) => event({ message: m })),
+    );
     expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual(messages);
   });
 
@@ -283,7 +308,9 @@ describe('key layout', () => {
     await expect(store.addSuppression(projectId, suppression('a', 'manual', 1.5))).rejects.toThrow(RangeError);
     // One bad event fails the whole call, before the good ones are applied.
     const good = event({ message: message('promo', Fact.sent, at(1)) });
-    await expect(store.applyEvents(projectId, [good, event({ suppression: { ...suppression('b', 'complaint', at(2)), hash: 'x' } })])).rejects.toThrow(TypeError);
+    await expect(
+      store.applyEvents(projectId, [good, event({ suppression: { ...suppression('b', 'complaint', at(2)), hash: 'x' } })]),
+    ).rejects.toThrow(TypeError);
     await expect(store.getSuppression('a{b}', 'f'.repeat(64))).rejects.toThrow(TypeError);
     expect(await scanKeys(raw, `${keyPrefix}*`)).toStrictEqual([]);
   });
@@ -365,7 +392,10 @@ describe('scripts', () => {
 
   /** The number of the line of `file` (under the package) that holds `text`. */
   function lineOf(file: string, text: string): number {
-    const line = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8').split('\n').findIndex((line) => line.includes(text)) + 1;
+    const line =
+      readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')
+        .split('\n')
+        .findIndex((line) => line.includes(text)) + 1;
     expect(line, `${file} holds ${text}`).toBeGreaterThan(0);
     return line;
   }
@@ -385,7 +415,9 @@ describe('scripts', () => {
       .catch((error: unknown) => error)) as Error;
     const line = lineOf('lua/claimWebhookToken.lua', 'if tonumber(ARGV[2]) > 0');
     expect(error.name).toBe('ReplyError');
-    expect(error.message).toMatch(new RegExp(`^ERR lua/claimWebhookToken\\.lua:${line}: attempt to compare .* on @lua/claimWebhookToken\\.lua:${line}\\.$`));
+    expect(error.message).toMatch(
+      new RegExp(`^ERR lua/claimWebhookToken\\.lua:${line}: attempt to compare .* on @lua/claimWebhookToken\\.lua:${line}\\.$`),
+    );
     expect((error.cause as Error).message).toMatch(/^ERR user_script:\d+: attempt to compare/);
   });
 
@@ -489,7 +521,10 @@ describe('invalidations', () => {
     await writing.addSuppression(projectId, a!); // unchanged: not
     await writing.applyEvents(projectId, [event({ suppression: { ...a!, reason: 'complaint' } })]); // upgraded
     await writing.applyEvents(projectId, [event({ suppression: { ...a!, reason: 'hard_bounce', createdAt: at(9) } })]); // unchanged
-    await writing.applyEvents(projectId, [event({ suppression: { ...b!, reason: 'hard_bounce' } }), event({ suppression: { ...c!, reason: 'complaint' } })]);
+    await writing.applyEvents(projectId, [
+      event({ suppression: { ...b!, reason: 'hard_bounce' } }),
+      event({ suppression: { ...c!, reason: 'complaint' } }),
+    ]);
     await writing.removeSuppression(projectId, a!.hash); // existed: published
     await writing.removeSuppression(projectId, a!.hash); // absent: not
     await writing.addSuppression(projectId, d!);
@@ -607,7 +642,17 @@ describe('retention', () => {
     expect(await store.listMessages(projectId, { limit: 10, trackingId: 'promo', status: 'delivered' })).toStrictEqual([]);
     expect(await raw.zcard(`${tag}mt:promo`)).toBe(0);
     // Counters are totals of what was recorded: they do not fall when messages expire.
-    const row = { trackingId: 'promo', messages: 2, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(2), opened: 0, clicked: 0, unsubscribed: 0 };
+    const row = {
+      trackingId: 'promo',
+      messages: 2,
+      delivered: 1,
+      bounced: 0,
+      complained: 0,
+      lastEventAt: at(2),
+      opened: 0,
+      clicked: 0,
+      unsubscribed: 0,
+    };
     expect(await store.listTrackingIds(projectId, { limit: 10 })).toStrictEqual([row]);
     // A late event (its dedup key expired too) for an expired message starts it over, and counts again.
     expect(await store.applyEvents(projectId, [first[0]!])).toStrictEqual(['applied']);
@@ -647,7 +692,8 @@ describe('applyEvents in script calls of EVENTS_PER_SCRIPT events', () => {
   function newEvents(count: number): StoredEvent[] {
     return Array.from({ length: count }, (_, i) => {
       const m = message(`batch-${i % 3}`, i % 10 === 0 ? Fact.hard_bounced : Fact.delivered, at(i));
-      const bounced = i % 10 === 0 ? { hash: hashEmail(m.recipient), email: m.recipient, reason: 'hard_bounce' as const, createdAt: at(i) } : undefined;
+      const bounced =
+        i % 10 === 0 ? { hash: hashEmail(m.recipient), email: m.recipient, reason: 'hard_bounce' as const, createdAt: at(i) } : undefined;
       return event({ message: m, suppression: bounced, key: `sendgrid:event-${i}` });
     });
   }
@@ -660,7 +706,9 @@ describe('applyEvents in script calls of EVENTS_PER_SCRIPT events', () => {
     expect(await store.applyEvents(projectId, events)).toStrictEqual(events.map((e) => (e.suppression ? 'suppressed' : 'applied')));
 
     expect(EVENTS_PER_SCRIPT).toBeLessThan(1000);
-    expect(calls.map((call) => call.events.length)).toStrictEqual(Array.from({ length: 1000 / EVENTS_PER_SCRIPT }, () => EVENTS_PER_SCRIPT));
+    expect(calls.map((call) => call.events.length)).toStrictEqual(
+      Array.from({ length: 1000 / EVENTS_PER_SCRIPT }, () => EVENTS_PER_SCRIPT),
+    );
     // Every key an event names is in the KEYS of its own call: its dedup key, message, timeline, index.
     const sent = calls.flatMap((call) =>
       call.events.map((e) => {
@@ -689,7 +737,9 @@ describe('applyEvents in script calls of EVENTS_PER_SCRIPT events', () => {
     const store = createRedisStore({ client, keyPrefix });
     const retried = await store.applyEvents(projectId, events);
     expect(retried.slice(0, EVENTS_PER_SCRIPT)).toStrictEqual(Array.from({ length: EVENTS_PER_SCRIPT }, () => 'duplicate'));
-    expect(retried.slice(EVENTS_PER_SCRIPT)).toStrictEqual(events.slice(EVENTS_PER_SCRIPT).map((e) => (e.suppression ? 'suppressed' : 'applied')));
+    expect(retried.slice(EVENTS_PER_SCRIPT)).toStrictEqual(
+      events.slice(EVENTS_PER_SCRIPT).map((e) => (e.suppression ? 'suppressed' : 'applied')),
+    );
     const rows = await Promise.all(['batch-0', 'batch-1', 'batch-2'].map(async (id) => decodeRow(await raw.hget(`${tag}t`, id))));
     expect(rows.map((row) => row.messages)).toStrictEqual([100, 100, 100]);
     expect(rows.reduce((sum, row) => sum + row.bounced, 0)).toBe(30);
@@ -713,15 +763,23 @@ describe('scan budget', () => {
   test('a sparse filter resumes across calls until the page is full or the index ends', async () => {
     const { keyPrefix, projectId } = fresh();
     const store = createRedisStore({ client, keyPrefix, scanBudget: 3 });
-    const messages = Array.from({ length: 20 }, (_, i) => message(`id-${String(i).padStart(2, '0')}`, i % 7 === 0 ? Fact.complained : Fact.sent, at(100 - i)));
-    await store.applyEvents(projectId, messages.map((m) => event({ message: m })));
+    const messages = Array.from({ length: 20 }, (_, i) =>
+      message(`id-${String(i).padStart(2, '0')}`, i % 7 === 0 ? Fact.complained : Fact.sent, at(100 - i)),
+    );
+    await store.applyEvents(
+      projectId,
+      messages.map((m) => event({ message: m })),
+    );
     const complained = messages.filter((m) => m.facts === Fact.complained);
     expect(await store.listMessages(projectId, { limit: 10, status: 'complained' })).toStrictEqual(complained);
     expect(await store.listMessages(projectId, { limit: 2, status: 'complained' })).toStrictEqual(complained.slice(0, 2));
     expect((await store.listTrackingIds(projectId, { limit: 10, search: '-1' })).map((row) => row.trackingId)).toStrictEqual(
       Array.from({ length: 10 }, (_, i) => `id-1${i}`),
     );
-    expect((await store.listTrackingIds(projectId, { limit: 10, search: '9' })).map((row) => row.trackingId)).toStrictEqual(['id-09', 'id-19']);
+    expect((await store.listTrackingIds(projectId, { limit: 10, search: '9' })).map((row) => row.trackingId)).toStrictEqual([
+      'id-09',
+      'id-19',
+    ]);
   });
 });
 
@@ -753,19 +811,32 @@ describe('tracking-ID search blocks', () => {
 
   /** The page a search must give: the IDs whose lower-case form holds it, in code-point order. */
   const model = (ids: Iterable<string>, search: string, limit: number) =>
-    [...ids].filter((id) => id.toLowerCase().includes(search)).sort(compareCodePoints).slice(0, limit);
+    [...ids]
+      .filter((id) => id.toLowerCase().includes(search))
+      .sort(compareCodePoints)
+      .slice(0, limit);
 
   const searches = ['zzz', '-7', 'x-1', 'id-00', 'ID-0', 'b'];
 
   async function expectSearches(store: Store, projectId: string, ids: Iterable<string>): Promise<void> {
     for (const search of searches) {
       const found = await store.listTrackingIds(projectId, { limit: 25, search });
-      expect(found.map((row) => row.trackingId), search).toStrictEqual(model(ids, search, 25));
+      expect(
+        found.map((row) => row.trackingId),
+        search,
+      ).toStrictEqual(model(ids, search, 25));
       const after = found.at(-1)?.trackingId;
       if (after !== undefined) {
         const next = await store.listTrackingIds(projectId, { limit: 25, search, after });
-        expect(next.map((row) => row.trackingId), `${search} after ${after}`).toStrictEqual(
-          model([...ids].filter((id) => compareCodePoints(id, after) > 0), search, 25),
+        expect(
+          next.map((row) => row.trackingId),
+          `${search} after ${after}`,
+        ).toStrictEqual(
+          model(
+            [...ids].filter((id) => compareCodePoints(id, after) > 0),
+            search,
+            25,
+          ),
         );
       }
     }
@@ -784,7 +855,10 @@ describe('tracking-ID search blocks', () => {
     // Arriving out of order, in three batches.
     for (let from = 0; from < rows.length; from += 500) {
       const batch = rows.slice(from, from + 500);
-      await store.applyEvents(projectId, batch.map(({ message: m }) => event({ message: m })));
+      await store.applyEvents(
+        projectId,
+        batch.map(({ message: m }) => event({ message: m })),
+      );
       for (const { id } of batch) ids.add(id);
       expect(await expectBlocksMatchOrder(tag)).toBeGreaterThan(1);
       await expectSearches(store, projectId, ids);
@@ -806,7 +880,10 @@ describe('tracking-ID search blocks', () => {
     const { keyPrefix, projectId, tag } = fresh();
     const store = createRedisStore({ client, keyPrefix });
     const rows = placed(['Promo-1', 'promo-2', 'other']);
-    await store.applyEvents(projectId, rows.map(({ message: m }) => event({ message: m })));
+    await store.applyEvents(
+      projectId,
+      rows.map(({ message: m }) => event({ message: m })),
+    );
     await raw.del(`${tag}tk`, `${tag}tb:`);
     // The build is the only EVALSHA of a search; a client that refuses it, as a full Redis would.
     const refusing = new Proxy(client, {
@@ -825,7 +902,10 @@ describe('tracking-ID search blocks', () => {
     const store = createRedisStore({ client, keyPrefix, scanBudget: 400 });
     const ids = new Set<string>();
     const rows = placed(Array.from({ length: 2000 }, (_, i) => `Id-${String(i).padStart(4, '0')}-x-${i % 13}`));
-    await store.applyEvents(projectId, rows.map(({ message: m }) => event({ message: m })));
+    await store.applyEvents(
+      projectId,
+      rows.map(({ message: m }) => event({ message: m })),
+    );
     for (const { id } of rows) ids.add(id);
     // As the version before blocks left it: the ID order and rows, no blocks.
     await raw.del(`${tag}tk`, ...(await scanKeys(raw, `${tag}tb:*`)));
@@ -834,7 +914,10 @@ describe('tracking-ID search blocks', () => {
     while ((await raw.exists(`${tag}tk`)) === 0 || (await raw.exists(`${tag}tc`)) === 1) {
       const search = searches[pages % searches.length]!;
       const found = await store.listTrackingIds(projectId, { limit: 25, search });
-      expect(found.map((row) => row.trackingId), search).toStrictEqual(model(ids, search, 25));
+      expect(
+        found.map((row) => row.trackingId),
+        search,
+      ).toStrictEqual(model(ids, search, 25));
       pages++;
       // Writes between build steps: new IDs on both sides of the cursor, and rows that leave.
       const arriving = placed([`Id-0${pages}50-new`, `Id-1${pages}50-new`, `Id-9${pages}-new`]);

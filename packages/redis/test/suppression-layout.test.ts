@@ -70,11 +70,20 @@ async function upgradeStep(redis: Redis | Cluster, tag: string, count: number): 
 }
 
 /** Every suppression of a project through the listing, `pageSize` at a time. */
-async function walk(store: Store, projectId: string, pageSize: number, query: { reason?: SuppressionRecord['reason']; from?: number; to?: number } = {}) {
+async function walk(
+  store: Store,
+  projectId: string,
+  pageSize: number,
+  query: { reason?: SuppressionRecord['reason']; from?: number; to?: number } = {},
+) {
   const all: SuppressionRecord[] = [];
   for (;;) {
     const last = all.at(-1);
-    const page = await store.listSuppressions(projectId, { ...query, limit: pageSize, ...(last && { after: { createdAt: last.createdAt, hash: last.hash } }) });
+    const page = await store.listSuppressions(projectId, {
+      ...query,
+      limit: pageSize,
+      ...(last && { after: { createdAt: last.createdAt, hash: last.hash } }),
+    });
     all.push(...page);
     if (page.length < pageSize) return all;
   }
@@ -104,7 +113,9 @@ async function expectLayout(redis: Redis | Cluster, tag: string, expected: reado
     members.push(...inBlock);
   }
   const legacy = await redis.zrange(`${tag}so`, 0, -1);
-  const fields = ((await redis.callBuffer('HKEYS', `${tag}s`)) as Buffer[]).map((field) => (field.length === 30 ? field.toString('hex') : field.toString()));
+  const fields = ((await redis.callBuffer('HKEYS', `${tag}s`)) as Buffer[]).map((field) =>
+    field.length === 30 ? field.toString('hex') : field.toString(),
+  );
   const upgraded = new Set(members.map((member) => member.toString('hex')));
   const notUpgraded = new Set(legacy);
   expect(upgraded.size + notUpgraded.size).toBe(expected.length);
@@ -120,7 +131,13 @@ async function expectLayout(redis: Redis | Cluster, tag: string, expected: reado
 }
 
 /** The store's answers equal the model's: every check, one batch check, and listings walked in pages. */
-async function expectSameAnswers(store: Store, model: Store, projectId: string, hashes: readonly string[], pageSize: number): Promise<void> {
+async function expectSameAnswers(
+  store: Store,
+  model: Store,
+  projectId: string,
+  hashes: readonly string[],
+  pageSize: number,
+): Promise<void> {
   expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(await model.getSuppressions(projectId, hashes));
   expect(await walk(store, projectId, pageSize)).toStrictEqual(await walk(model, projectId, 1000));
   const query = { reason: 'hard_bounce' as const, from: T0 + 3, to: T0 + 9 };
@@ -166,7 +183,9 @@ describe('order blocks', () => {
         const records = s.records.map(recordOf);
         expect(await store.mergeSuppressions(projectId, records)).toStrictEqual(await model.mergeSuppressions(projectId, records));
       } else if (s.kind === 'add') {
-        expect(await store.addSuppression(projectId, recordOf(s.record))).toStrictEqual(await model.addSuppression(projectId, recordOf(s.record)));
+        expect(await store.addSuppression(projectId, recordOf(s.record))).toStrictEqual(
+          await model.addSuppression(projectId, recordOf(s.record)),
+        );
       } else if (s.kind === 'remove') {
         const removing = s.indexes.map((i) => hashes[i]!);
         expect(await store.removeSuppressions(projectId, removing)).toStrictEqual(await model.removeSuppressions(projectId, removing));
@@ -185,7 +204,12 @@ describe('order blocks', () => {
 
   test('any adds, merges, removes and upgrade steps, from any old layout, keep blocks in shape and every answer the model’s', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(arbitraryRecord, { maxLength: 300, size: 'max' }), fc.array(step, { maxLength: 8 }), fc.integer({ min: 1, max: 60 }), run),
+      fc.asyncProperty(
+        fc.array(arbitraryRecord, { maxLength: 300, size: 'max' }),
+        fc.array(step, { maxLength: 8 }),
+        fc.integer({ min: 1, max: 60 }),
+        run,
+      ),
       {
         numRuns: 40,
         examples: [
@@ -224,7 +248,10 @@ describe('order blocks', () => {
     const records = Array.from({ length: count }, (_, i) => record(i, 'manual', T0 + i));
     await expectLayout(raw, tag, [...records, record(count, 'manual', T0 + 1.5 * SUPPRESSION_BLOCK_MAX)]);
     // Removed, every block goes, and the heads with them.
-    await store.removeSuppressions(projectId, [...records, record(count, 'manual', 0)].map((r) => r.hash));
+    await store.removeSuppressions(
+      projectId,
+      [...records, record(count, 'manual', 0)].map((r) => r.hash),
+    );
     expect(await raw.exists(`${tag}sk`, `${tag}s`, `${tag}sb:`)).toBe(0);
   });
 });
@@ -240,22 +267,50 @@ describe('addresses of any text and length', () => {
 
   test.each(servers)('on %s, in both layouts, are checked, listed and removed exactly, with their provenance', async (_, redis) => {
     const { keyPrefix, projectId, tag } = fresh();
-    const records = emails.map((email, i): SuppressionRecord => ({
-      ...record(i, reasons[i % 3]!, T0 + i, email),
-      ...(i % 2 === 0 && { provenance: { source: 'webhook' as const, at: T0 + i, event: { provider: 'ses' as const, messageId: `m-${email}`, eventId: timelineEntryId(`ses:${i}`), diagnostic: '550 Ünicode ✓ <é>' } } }),
-    }));
+    const records = emails.map(
+      (email, i): SuppressionRecord => ({
+        ...record(i, reasons[i % 3]!, T0 + i, email),
+        ...(i % 2 === 0 && {
+          provenance: {
+            source: 'webhook' as const,
+            at: T0 + i,
+            event: {
+              provider: 'ses' as const,
+              messageId: `m-${email}`,
+              eventId: timelineEntryId(`ses:${i}`),
+              diagnostic: '550 Ünicode ✓ <é>',
+            },
+          },
+        }),
+      }),
+    );
     const [legacy, current] = [records.slice(0, 3), records.slice(3)];
     await writeLegacy(redis(), tag, legacy);
     const store = await readingStore(redis(), keyPrefix);
     for (const r of current) await store.addSuppression(projectId, r);
     const newestFirst = [...records].reverse();
     expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual(newestFirst);
-    expect(await store.getSuppressions(projectId, records.map((r) => r.hash))).toStrictEqual(records);
+    expect(
+      await store.getSuppressions(
+        projectId,
+        records.map((r) => r.hash),
+      ),
+    ).toStrictEqual(records);
     for (const r of records) expect(await store.getSuppression(projectId, r.hash)).toStrictEqual(r);
     await createRedisStore({ client: redis(), keyPrefix }).upgradeSuppressions(projectId);
-    expect(await createRedisStore({ client: redis(), keyPrefix }).getSuppressions(projectId, records.map((r) => r.hash))).toStrictEqual(records);
+    expect(
+      await createRedisStore({ client: redis(), keyPrefix }).getSuppressions(
+        projectId,
+        records.map((r) => r.hash),
+      ),
+    ).toStrictEqual(records);
     expect(await store.listSuppressions(projectId, { limit: 2, after: newestFirst[1]! })).toStrictEqual(newestFirst.slice(2, 4));
-    expect(await store.removeSuppressions(projectId, records.map((r) => r.hash))).toStrictEqual(records);
+    expect(
+      await store.removeSuppressions(
+        projectId,
+        records.map((r) => r.hash),
+      ),
+    ).toStrictEqual(records);
     expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual([]);
   });
 });
@@ -269,42 +324,47 @@ describe('upgrade of the old layout', () => {
     }));
   }
 
-  test.each(servers)('on %s: stopped after any number of steps, every answer stays the model’s; a store resumes and finishes it', async (_, redis) => {
-    const { keyPrefix, projectId, tag } = fresh();
-    const records = legacyRecords(700);
-    await writeLegacy(redis(), tag, records);
-    const model = createStoreModel();
-    await model.mergeSuppressions(projectId, records);
-    const hashes = [...records.map((r) => r.hash), record(9999, 'manual', 0).hash];
-    const reading = await readingStore(redis(), keyPrefix);
-    // Killed after k steps of 100: nothing upgrades meanwhile, and the next store starts from there.
-    for (const remaining of [700, 600, 500]) {
-      await expectLayout(redis(), tag, records);
-      await expectSameAnswers(reading, model, projectId, hashes, 37);
-      expect(await upgradeStep(redis(), tag, 100)).toBe(remaining - 100);
-    }
-    // Writes in the middle: each one upgrades the suppression it touches first.
-    const changes = [
-      { ...records[1]!, reason: 'complaint' as const },
-      { ...records[650]!, createdAt: T0 - 5 },
-      record(5000, 'hard_bounce', T0 + 4),
-    ];
-    expect(await reading.mergeSuppressions(projectId, changes)).toStrictEqual(await model.mergeSuppressions(projectId, changes));
-    const removed = [records[0]!.hash, records[699]!.hash];
-    expect(await reading.removeSuppressions(projectId, removed)).toStrictEqual(await model.removeSuppressions(projectId, removed));
-    const stored = await walk(model, projectId, 1000);
-    await expectLayout(redis(), tag, stored);
-    await expectSameAnswers(reading, model, projectId, [...hashes, changes[2]!.hash], 50);
+  test.each(servers)(
+    'on %s: stopped after any number of steps, every answer stays the model’s; a store resumes and finishes it',
+    async (_, redis) => {
+      const { keyPrefix, projectId, tag } = fresh();
+      const records = legacyRecords(700);
+      await writeLegacy(redis(), tag, records);
+      const model = createStoreModel();
+      await model.mergeSuppressions(projectId, records);
+      const hashes = [...records.map((r) => r.hash), record(9999, 'manual', 0).hash];
+      const reading = await readingStore(redis(), keyPrefix);
+      // Killed after k steps of 100: nothing upgrades meanwhile, and the next store starts from there.
+      for (const remaining of [700, 600, 500]) {
+        await expectLayout(redis(), tag, records);
+        await expectSameAnswers(reading, model, projectId, hashes, 37);
+        expect(await upgradeStep(redis(), tag, 100)).toBe(remaining - 100);
+      }
+      // Writes in the middle: each one upgrades the suppression it touches first.
+      const changes = [
+        { ...records[1]!, reason: 'complaint' as const },
+        { ...records[650]!, createdAt: T0 - 5 },
+        record(5000, 'hard_bounce', T0 + 4),
+      ];
+      expect(await reading.mergeSuppressions(projectId, changes)).toStrictEqual(await model.mergeSuppressions(projectId, changes));
+      const removed = [records[0]!.hash, records[699]!.hash];
+      expect(await reading.removeSuppressions(projectId, removed)).toStrictEqual(await model.removeSuppressions(projectId, removed));
+      const stored = await walk(model, projectId, 1000);
+      await expectLayout(redis(), tag, stored);
+      await expectSameAnswers(reading, model, projectId, [...hashes, changes[2]!.hash], 50);
 
-    // A store's first check finds the old layout and upgrades it in the background.
-    const store = createRedisStore({ client: redis(), keyPrefix });
-    expect(await store.getSuppression(projectId, records[2]!.hash)).toStrictEqual(await model.getSuppression(projectId, records[2]!.hash));
-    await store.upgradeSuppressions(projectId); // the same upgrade, awaited
-    expect(await redis().exists(`${tag}so`)).toBe(0);
-    await expectLayout(redis(), tag, stored);
-    await expectSameAnswers(store, model, projectId, [...hashes, changes[2]!.hash], 50);
-    await store.close();
-  });
+      // A store's first check finds the old layout and upgrades it in the background.
+      const store = createRedisStore({ client: redis(), keyPrefix });
+      expect(await store.getSuppression(projectId, records[2]!.hash)).toStrictEqual(
+        await model.getSuppression(projectId, records[2]!.hash),
+      );
+      await store.upgradeSuppressions(projectId); // the same upgrade, awaited
+      expect(await redis().exists(`${tag}so`)).toBe(0);
+      await expectLayout(redis(), tag, stored);
+      await expectSameAnswers(store, model, projectId, [...hashes, changes[2]!.hash], 50);
+      await store.close();
+    },
+  );
 
   test('close() stops an upgrade between two calls; another store finishes it', async () => {
     const { keyPrefix, projectId, tag } = fresh();
@@ -353,7 +413,9 @@ describe('upgrade of the old layout', () => {
     await writeLegacy(raw, tag, records);
     const [kept, removed] = [records.filter((_, i) => i % 4 !== 0), records.filter((_, i) => i % 4 === 0)];
     // Joins commute: reasons only rise and times only move earlier, whichever store merges first.
-    const merges = kept.filter((_, i) => i % 3 === 0).map((r, i) => ({ ...r, reason: 'complaint' as const, createdAt: r.createdAt - (i % 5) }));
+    const merges = kept
+      .filter((_, i) => i % 3 === 0)
+      .map((r, i) => ({ ...r, reason: 'complaint' as const, createdAt: r.createdAt - (i % 5) }));
     const added = Array.from({ length: 300 }, (_, i) => record(10_000 + i, reasons[i % 3]!, T0 + (i % 40)));
     const connections = Array.from({ length: 3 }, () => new Redis(inject('redisUrl')));
     try {
@@ -366,7 +428,11 @@ describe('upgrade of the old layout', () => {
           for (let from = 0; from < merges.length; from += 40) await stores[2]!.mergeSuppressions(projectId, merges.slice(from, from + 40));
         })(),
         (async () => {
-          for (let from = 0; from < removed.length; from += 25) await stores[1]!.removeSuppressions(projectId, removed.slice(from, from + 25).map((r) => r.hash));
+          for (let from = 0; from < removed.length; from += 25)
+            await stores[1]!.removeSuppressions(
+              projectId,
+              removed.slice(from, from + 25).map((r) => r.hash),
+            );
         })(),
         (async () => {
           for (let from = 0; from < added.length; from += 30) await stores[0]!.mergeSuppressions(projectId, added.slice(from, from + 30));
@@ -385,7 +451,13 @@ describe('upgrade of the old layout', () => {
       const expected = await walk(model, projectId, 1000);
       expect(await raw.exists(`${tag}so`)).toBe(0);
       await expectLayout(raw, tag, expected);
-      await expectSameAnswers(stores[2]!, model, projectId, [...records, ...added].map((r) => r.hash), 45);
+      await expectSameAnswers(
+        stores[2]!,
+        model,
+        projectId,
+        [...records, ...added].map((r) => r.hash),
+        45,
+      );
       await Promise.all(stores.map((store) => store.close()));
     } finally {
       await Promise.all(connections.map((connection) => connection.quit()));

@@ -119,7 +119,9 @@ describe('claimWebhookToken on Redis', () => {
     const storeOf = (i: number) => stores[i % stores.length]!;
 
     const same = token();
-    const sameAnswers = await Promise.all(Array.from({ length: 20 }, (_, i) => storeOf(i).claimWebhookToken!(projectId, same, D1, inAnHour())));
+    const sameAnswers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => storeOf(i).claimWebhookToken!(projectId, same, D1, inAnHour())),
+    );
     expect(sameAnswers.filter((answer) => answer === 'first')).toHaveLength(1);
     expect(sameAnswers.filter((answer) => answer === 'same')).toHaveLength(19);
 

@@ -16,7 +16,9 @@ if (tsx === undefined) {
     process.exit(1);
   });
 } else {
-  const child = spawn(process.execPath, ['--import', tsx, '--conditions=@mailwarden/source', source, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', tsx, '--conditions=@mailwarden/source', source, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
   // Ctrl-C reaches both processes: the CLI decides what it means (an import stops cleanly), this one waits.
   process.on('SIGINT', () => {});
   process.on('SIGTERM', () => child.kill('SIGTERM'));

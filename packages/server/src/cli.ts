@@ -118,9 +118,11 @@ async function main(argv: string[]): Promise<number> {
     }
 
     const exportFormat = (format ?? 'csv') as ExportFormat;
-    if (!(exportFormats as readonly string[]).includes(exportFormat)) throw new UsageError(`--format is one of ${exportFormats.join(', ')}.`);
+    if (!(exportFormats as readonly string[]).includes(exportFormat))
+      throw new UsageError(`--format is one of ${exportFormats.join(', ')}.`);
     const manualAs = values['manual-as']?.toUpperCase();
-    if (manualAs !== undefined && manualAs !== 'BOUNCE' && manualAs !== 'COMPLAINT') throw new UsageError('--manual-as is BOUNCE or COMPLAINT.');
+    if (manualAs !== undefined && manualAs !== 'BOUNCE' && manualAs !== 'COMPLAINT')
+      throw new UsageError('--manual-as is BOUNCE or COMPLAINT.');
     if (manualAs !== undefined && exportFormat !== 'ses-import') throw new UsageError('--manual-as goes with --format ses-import.');
     const outputFile = values.output;
     return withTarget(values.config, remote, async (target) => {
@@ -247,7 +249,9 @@ async function withTarget(
   const config = loadConfig({ file: configFile });
   const opened = await openStore(process.env);
   if (opened.kind === 'memory') {
-    console.error('mailwarden: warning: no REDIS_URL or DATABASE_URL, so this runs on a memory store that is gone when the command ends (--url reaches a running service).');
+    console.error(
+      'mailwarden: warning: no REDIS_URL or DATABASE_URL, so this runs on a memory store that is gone when the command ends (--url reaches a running service).',
+    );
   }
   const mailwarden = createMailwarden({
     store: opened.store,

@@ -28,10 +28,16 @@ const providerAuth = z
       .object({ publicKey: z.string().min(1), toleranceSeconds: z.number().positive().optional(), oauthTokens: secrets.optional() })
       .strict()
       .optional(),
-    mailgun: z.object({ signingKey: z.string().min(1), toleranceSeconds: z.number().positive().optional() }).strict().optional(),
+    mailgun: z
+      .object({ signingKey: z.string().min(1), toleranceSeconds: z.number().positive().optional() })
+      .strict()
+      .optional(),
     sparkpost: sharedSecret.optional(),
     postmark: sharedSecret.optional(),
-    mandrill: z.object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() }).strict().optional(),
+    mandrill: z
+      .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
+      .strict()
+      .optional(),
   })
   .strict() satisfies z.ZodType<ProviderAuth>;
 
@@ -127,7 +133,8 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     input[key] =
       key === 'port' || key === 'retentionDays' || key.endsWith('TimeoutMs')
         ? Number(value)
-        : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate' || key === 'timelinePersonalData') && (value === 'true' || value === 'false')
+        : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate' || key === 'timelinePersonalData') &&
+            (value === 'true' || value === 'false')
           ? value === 'true'
           : value;
   }
@@ -148,7 +155,8 @@ function readConfigFile(file: string, env: NodeJS.ProcessEnv): Record<string, un
   }
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return substituteVariables(value, env) as Record<string, unknown>;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return substituteVariables(value, env) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof MailwardenError) throw error;
     // Not JSON: reported below.
@@ -165,7 +173,10 @@ function substituteVariables(value: unknown, env: NodeJS.ProcessEnv): unknown {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
       const replacement = env[name];
       if (replacement === undefined) {
-        throw new MailwardenError('invalid_request', `The configuration file uses \${${name}}, but the environment variable ${name} is not set.`);
+        throw new MailwardenError(
+          'invalid_request',
+          `The configuration file uses \${${name}}, but the environment variable ${name} is not set.`,
+        );
       }
       return replacement;
     });
@@ -186,7 +197,10 @@ function addEnvironmentKeys(config: ServerConfig, pairs: string | undefined): Se
     const id = pair.slice(0, separator).trim();
     const key = pair.slice(separator + 1).trim();
     if (separator <= 0 || key === '' || (id !== '*' && !projectId.safeParse(id).success)) {
-      throw new MailwardenError('invalid_request', 'MAILWARDEN_API_KEYS takes project:key pairs separated by commas, e.g. acme:k1,*:admin.');
+      throw new MailwardenError(
+        'invalid_request',
+        'MAILWARDEN_API_KEYS takes project:key pairs separated by commas, e.g. acme:k1,*:admin.',
+      );
     }
     if (id === '*') adminApiKeys.push(key);
     else projects[id] = { ...projects[id], apiKeys: [...(projects[id]?.apiKeys ?? []), key] };

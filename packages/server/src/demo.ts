@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { eventDetails, type DeliveryEvent, type DeliveryEventType, type EventDetails, type Mailwarden, type Provider, type ProviderAuth } from '@mailwarden/core';
+import {
+  eventDetails,
+  type DeliveryEvent,
+  type DeliveryEventType,
+  type EventDetails,
+  type Mailwarden,
+  type Provider,
+  type ProviderAuth,
+} from '@mailwarden/core';
 import type { ServerConfig } from './config.js';
 
 export const DEMO_PROJECT = 'demo';
@@ -11,7 +19,10 @@ export const DEMO_PROJECT = 'demo';
  */
 export const demoWebhookAuth = {
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:mailwarden-demo'] },
-  sendgrid: { publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEBhZsXI7Fbca/1wz1x1SbAOGybMEQBNzqahoNALflHSqyZaSs9Y7i/OT7bcwiNcQYdzShqVgbAzAmGD+9Pw0Zvw==' },
+  sendgrid: {
+    publicKey:
+      'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEBhZsXI7Fbca/1wz1x1SbAOGybMEQBNzqahoNALflHSqyZaSs9Y7i/OT7bcwiNcQYdzShqVgbAzAmGD+9Pw0Zvw==',
+  },
   mailgun: { signingKey: 'mailwarden-demo-mailgun-signing-key' },
   sparkpost: { basic: [{ username: 'sparkpost', password: 'mailwarden-demo' }] },
   postmark: { basic: [{ username: 'postmark', password: 'mailwarden-demo' }] },
@@ -69,13 +80,97 @@ interface DemoCampaign {
 }
 
 const campaigns: readonly DemoCampaign[] = [
-  { trackingId: 'welcome-2026-11', provider: 'sendgrid', messages: 120, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.04, softBounce: 0.02, deferral: 0.06, complaint: 0, open: 0.6, click: 0.35, unsubscribe: 0.01 },
-  { trackingId: 'newsletter-2026-11-13', provider: 'ses', messages: 300, kind: 'blast', startedDaysAgo: 18, rejected: 0.01, hardBounce: 0.02, softBounce: 0.03, deferral: 0.07, complaint: 0.015, open: 0.42, click: 0.25, unsubscribe: 0.06 },
-  { trackingId: 'newsletter-2026-11-20', provider: 'ses', messages: 320, kind: 'blast', startedDaysAgo: 11, rejected: 0.01, hardBounce: 0.02, softBounce: 0.03, deferral: 0.07, complaint: 0.015, open: 0.4, click: 0.25, unsubscribe: 0.06 },
-  { trackingId: 'password-reset', provider: 'postmark', messages: 70, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.02, softBounce: 0.02, deferral: 0.04, complaint: 0, open: 0.7, click: 0.8, unsubscribe: 0 },
+  {
+    trackingId: 'welcome-2026-11',
+    provider: 'sendgrid',
+    messages: 120,
+    kind: 'stream',
+    startedDaysAgo: 21,
+    rejected: 0,
+    hardBounce: 0.04,
+    softBounce: 0.02,
+    deferral: 0.06,
+    complaint: 0,
+    open: 0.6,
+    click: 0.35,
+    unsubscribe: 0.01,
+  },
+  {
+    trackingId: 'newsletter-2026-11-13',
+    provider: 'ses',
+    messages: 300,
+    kind: 'blast',
+    startedDaysAgo: 18,
+    rejected: 0.01,
+    hardBounce: 0.02,
+    softBounce: 0.03,
+    deferral: 0.07,
+    complaint: 0.015,
+    open: 0.42,
+    click: 0.25,
+    unsubscribe: 0.06,
+  },
+  {
+    trackingId: 'newsletter-2026-11-20',
+    provider: 'ses',
+    messages: 320,
+    kind: 'blast',
+    startedDaysAgo: 11,
+    rejected: 0.01,
+    hardBounce: 0.02,
+    softBounce: 0.03,
+    deferral: 0.07,
+    complaint: 0.015,
+    open: 0.4,
+    click: 0.25,
+    unsubscribe: 0.06,
+  },
+  {
+    trackingId: 'password-reset',
+    provider: 'postmark',
+    messages: 70,
+    kind: 'stream',
+    startedDaysAgo: 21,
+    rejected: 0,
+    hardBounce: 0.02,
+    softBounce: 0.02,
+    deferral: 0.04,
+    complaint: 0,
+    open: 0.7,
+    click: 0.8,
+    unsubscribe: 0,
+  },
   // Mailgun reports no soft bounce: it retries a temporary failure itself, then delivers or fails for good.
-  { trackingId: 'order-confirmation', provider: 'mailgun', messages: 110, kind: 'stream', startedDaysAgo: 21, rejected: 0, hardBounce: 0.02, softBounce: 0, deferral: 0.1, complaint: 0, open: 0.55, click: 0.2, unsubscribe: 0 },
-  { trackingId: 'black-friday-2026', provider: 'sparkpost', messages: 240, kind: 'blast', startedDaysAgo: 6, rejected: 0, hardBounce: 0.04, softBounce: 0.05, deferral: 0.08, complaint: 0.03, open: 0.35, click: 0.3, unsubscribe: 0.05 },
+  {
+    trackingId: 'order-confirmation',
+    provider: 'mailgun',
+    messages: 110,
+    kind: 'stream',
+    startedDaysAgo: 21,
+    rejected: 0,
+    hardBounce: 0.02,
+    softBounce: 0,
+    deferral: 0.1,
+    complaint: 0,
+    open: 0.55,
+    click: 0.2,
+    unsubscribe: 0,
+  },
+  {
+    trackingId: 'black-friday-2026',
+    provider: 'sparkpost',
+    messages: 240,
+    kind: 'blast',
+    startedDaysAgo: 6,
+    rejected: 0,
+    hardBounce: 0.04,
+    softBounce: 0.05,
+    deferral: 0.08,
+    complaint: 0.03,
+    open: 0.35,
+    click: 0.3,
+    unsubscribe: 0.05,
+  },
 ];
 
 /**
@@ -84,15 +179,18 @@ const campaigns: readonly DemoCampaign[] = [
  * classification of a hard bounce, a soft bounce and a deferral, a complaint's feedback type, and its
  * report of an address it did not send to because the address was on its own suppression list.
  */
-const providerProfiles: Record<DemoProvider, {
-  reportsSend: boolean;
-  delivered?: EventDetails;
-  hardBounce: string;
-  softBounce?: string;
-  deferral?: string;
-  feedbackType?: string;
-  ownListBounce?: EventDetails;
-}> = {
+const providerProfiles: Record<
+  DemoProvider,
+  {
+    reportsSend: boolean;
+    delivered?: EventDetails;
+    hardBounce: string;
+    softBounce?: string;
+    deferral?: string;
+    feedbackType?: string;
+    ownListBounce?: EventDetails;
+  }
+> = {
   ses: {
     reportsSend: true,
     delivered: { smtpStatus: '2.6.0', diagnostic: '250 2.6.0 Message received' },
@@ -107,17 +205,40 @@ const providerProfiles: Record<DemoProvider, {
       rejectReason: 'OnAccountSuppressionList',
     },
   },
-  sendgrid: { reportsSend: true, delivered: { smtpStatus: '250', diagnostic: '250 OK' }, hardBounce: 'Invalid Address', softBounce: 'Mailbox Unavailable' },
-  mailgun: { reportsSend: true, delivered: { smtpStatus: '250', diagnostic: 'OK' }, hardBounce: 'permanent/bounce', deferral: 'temporary/generic' },
+  sendgrid: {
+    reportsSend: true,
+    delivered: { smtpStatus: '250', diagnostic: '250 OK' },
+    hardBounce: 'Invalid Address',
+    softBounce: 'Mailbox Unavailable',
+  },
+  mailgun: {
+    reportsSend: true,
+    delivered: { smtpStatus: '250', diagnostic: 'OK' },
+    hardBounce: 'permanent/bounce',
+    deferral: 'temporary/generic',
+  },
   sparkpost: { reportsSend: true, hardBounce: '10', softBounce: '22', feedbackType: 'abuse' },
   // Postmark reports no send, and no feedback type with a complaint.
-  postmark: { reportsSend: false, delivered: { smtpStatus: '2.0.0', diagnostic: 'smtp;250 2.0.0 OK' }, hardBounce: 'HardBounce', softBounce: 'SoftBounce', deferral: 'Transient' },
+  postmark: {
+    reportsSend: false,
+    delivered: { smtpStatus: '2.0.0', diagnostic: 'smtp;250 2.0.0 OK' },
+    hardBounce: 'HardBounce',
+    softBounce: 'SoftBounce',
+    deferral: 'Transient',
+  },
 };
 
 /** Receiving servers' replies, as providers pass them on. */
 const hardBounceReplies: readonly ((recipient: string) => EventDetails)[] = [
-  () => ({ smtpStatus: '5.1.1', diagnostic: "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address for typos or unnecessary spaces." }),
-  (recipient) => ({ smtpStatus: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: Recipient address rejected: User unknown in virtual mailbox table` }),
+  () => ({
+    smtpStatus: '5.1.1',
+    diagnostic:
+      "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address for typos or unnecessary spaces.",
+  }),
+  (recipient) => ({
+    smtpStatus: '5.1.1',
+    diagnostic: `550 5.1.1 <${recipient}>: Recipient address rejected: User unknown in virtual mailbox table`,
+  }),
   () => ({ smtpStatus: '5.2.1', diagnostic: '550 5.2.1 The email account that you tried to reach is disabled.' }),
   () => ({ smtpStatus: '5.1.10', diagnostic: '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup' }),
 ];
@@ -128,7 +249,28 @@ const deferralReplies: readonly EventDetails[] = [
 ];
 const mailboxFull: EventDetails = { smtpStatus: '4.2.2', diagnostic: '452 4.2.2 The email account that you tried to reach is over quota.' };
 
-const names = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'mallory', 'niaj', 'olivia', 'peggy', 'rupert', 'sybil', 'trent', 'victor', 'walter', 'yasmin'];
+const names = [
+  'alice',
+  'bob',
+  'carol',
+  'dave',
+  'erin',
+  'frank',
+  'grace',
+  'heidi',
+  'ivan',
+  'judy',
+  'mallory',
+  'niaj',
+  'olivia',
+  'peggy',
+  'rupert',
+  'sybil',
+  'trent',
+  'victor',
+  'walter',
+  'yasmin',
+];
 const domains = ['example.com', 'example.org', 'example.net', 'mail.example.com'];
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -155,7 +297,14 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
   const add = (message: Message, type: DeliveryEventType, at: number, { details, ...extra }: Extra = {}) => {
     if (at > now) return;
     const fitted = details === undefined ? undefined : eventDetails(details);
-    events.push({ ...message, ...extra, type, occurredAt: new Date(Math.round(at)), eventKey: `demo-${events.length}`, ...(fitted === undefined ? {} : { details: fitted }) });
+    events.push({
+      ...message,
+      ...extra,
+      type,
+      occurredAt: new Date(Math.round(at)),
+      eventKey: `demo-${events.length}`,
+      ...(fitted === undefined ? {} : { details: fitted }),
+    });
   };
 
   for (const campaign of campaigns) {
@@ -166,7 +315,12 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
     ).sort((a, b) => a - b);
     for (const [i, sentAt] of sendTimes.entries()) {
       const recipient = `${names[i % names.length]}.${i}@${pick(domains)}`;
-      const message: Message = { provider: campaign.provider, messageId: `demo-${campaign.trackingId}-${i}`, recipient, trackingId: campaign.trackingId };
+      const message: Message = {
+        provider: campaign.provider,
+        messageId: `demo-${campaign.trackingId}-${i}`,
+        recipient,
+        trackingId: campaign.trackingId,
+      };
       if (profile.reportsSend) add(message, 'sent', sentAt);
       const roll = random();
       if (roll < campaign.rejected && profile.ownListBounce !== undefined) {
@@ -184,35 +338,55 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
         const deferred = { details: { ...mailboxFull, bounceClassification: profile.deferral } };
         add(message, 'deferred', sentAt + 5 * SECOND + random() * 30 * SECOND, deferred);
         add(message, 'deferred', sentAt + HOUR + random() * 5 * HOUR, deferred);
-        add(message, 'bounced', sentAt + 12 * HOUR + random() * 60 * HOUR, { bounceClass: 'soft', details: { ...mailboxFull, bounceClassification: profile.softBounce } });
+        add(message, 'bounced', sentAt + 12 * HOUR + random() * 60 * HOUR, {
+          bounceClass: 'soft',
+          details: { ...mailboxFull, bounceClassification: profile.softBounce },
+        });
         continue;
       }
       let deliveredAt = sentAt + 2 * SECOND + random() * 40 * SECOND;
       if (random() < campaign.deferral) {
-        add(message, 'deferred', sentAt + 5 * SECOND + random() * MINUTE, { details: { ...pick(deferralReplies), bounceClassification: profile.deferral } });
+        add(message, 'deferred', sentAt + 5 * SECOND + random() * MINUTE, {
+          details: { ...pick(deferralReplies), bounceClassification: profile.deferral },
+        });
         deliveredAt = sentAt + 10 * MINUTE + random() ** 2 * 8 * HOUR;
       }
       add(message, 'delivered', deliveredAt, { details: profile.delivered });
       if (random() < campaign.open) {
         // A newsletter is read over days; a password reset within the hour.
         const soon = campaign.kind === 'blast' ? random() < 0.5 : random() < 0.85;
-        const openedAt = deliveredAt + (soon ? wait(campaign.kind === 'blast' ? 2 * HOUR : 40 * MINUTE) : wait(campaign.kind === 'blast' ? 3 * DAY : DAY));
+        const openedAt =
+          deliveredAt + (soon ? wait(campaign.kind === 'blast' ? 2 * HOUR : 40 * MINUTE) : wait(campaign.kind === 'blast' ? 3 * DAY : DAY));
         add(message, 'opened', openedAt);
         if (random() < 0.3) add(message, 'opened', openedAt + wait(DAY));
         if (random() < campaign.click) add(message, 'clicked', openedAt + 10 * SECOND + random() * 10 * MINUTE);
         if (random() < campaign.unsubscribe) add(message, 'unsubscribed', openedAt + MINUTE + random() * 5 * MINUTE);
       }
-      if (random() < campaign.complaint) add(message, 'complained', deliveredAt + wait(1.5 * DAY), { details: { feedbackType: profile.feedbackType } });
+      if (random() < campaign.complaint)
+        add(message, 'complained', deliveredAt + wait(1.5 * DAY), { details: { feedbackType: profile.feedbackType } });
     }
   }
 
   // The address the banner's check command asks about, and messages sent without a tracking ID.
   const start = now - 2 * DAY;
-  const bounced: Message = { provider: 'sendgrid', messageId: 'demo-bounced', recipient: 'bounced@example.com', trackingId: 'welcome-2026-11' };
+  const bounced: Message = {
+    provider: 'sendgrid',
+    messageId: 'demo-bounced',
+    recipient: 'bounced@example.com',
+    trackingId: 'welcome-2026-11',
+  };
   add(bounced, 'sent', start);
-  add(bounced, 'bounced', start + 4 * SECOND, { bounceClass: 'hard', details: { ...hardBounceReplies[0]!('bounced@example.com'), bounceClassification: providerProfiles.sendgrid.hardBounce } });
+  add(bounced, 'bounced', start + 4 * SECOND, {
+    bounceClass: 'hard',
+    details: { ...hardBounceReplies[0]!('bounced@example.com'), bounceClassification: providerProfiles.sendgrid.hardBounce },
+  });
   for (const [i, name] of ['receipts', 'billing', 'support'].entries()) {
-    const untracked: Message = { provider: 'postmark', messageId: `demo-untracked-${i}`, recipient: `${name}@example.org`, trackingId: null };
+    const untracked: Message = {
+      provider: 'postmark',
+      messageId: `demo-untracked-${i}`,
+      recipient: `${name}@example.org`,
+      trackingId: null,
+    };
     add(untracked, 'delivered', start + i * HOUR, { details: providerProfiles.postmark.delivered });
   }
 

@@ -23,7 +23,11 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
  * `basePath`, `/health` (the process answers) and `/ready` (the store answers). Logs are JSON lines without addresses in clear: query
  * values of `email` are redacted, and handled errors carry only their code.
  */
-export async function startService(config: ServerConfig, opened: OpenedStore, options: { logStream?: { write(line: string): void } } = {}): Promise<Service> {
+export async function startService(
+  config: ServerConfig,
+  opened: OpenedStore,
+  options: { logStream?: { write(line: string): void } } = {},
+): Promise<Service> {
   const mailwarden = createMailwarden({
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
@@ -70,14 +74,16 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
 
   if (config.unsafeTrustTestSnsCertificate) {
     app.log.warn(
-      'unsafeTrustTestSnsCertificate is on: SES webhooks signed with the testing kit\'s public SNS test key are accepted for allowlisted topics. Never in production.',
+      "unsafeTrustTestSnsCertificate is on: SES webhooks signed with the testing kit's public SNS test key are accepted for allowlisted topics. Never in production.",
     );
   }
   app.server.on('connect', answerConnect);
   // Outside mailwarden's prefix, Fastify would answer with bodies of its own: every answer of the
   // service has the documented error body instead.
   if (config.basePath !== '') {
-    app.setNotFoundHandler((request, reply) => sendError(reply, new MailwardenError('not_found', `No endpoint at ${request.url.split('?')[0]}.`)));
+    app.setNotFoundHandler((request, reply) =>
+      sendError(reply, new MailwardenError('not_found', `No endpoint at ${request.url.split('?')[0]}.`)),
+    );
   }
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
@@ -93,12 +99,19 @@ export async function startService(config: ServerConfig, opened: OpenedStore, op
       await Promise.race([
         opened.ready?.() ?? opened.store.getSuppression('mailwarden-ready', '0'.repeat(64)),
         new Promise((_resolve, reject) => {
-          deadline = setTimeout(reject, readyDeadlineMs, new MailwardenError('store_unavailable', `The store did not answer within ${readyDeadlineMs} ms.`));
+          deadline = setTimeout(
+            reject,
+            readyDeadlineMs,
+            new MailwardenError('store_unavailable', `The store did not answer within ${readyDeadlineMs} ms.`),
+          );
         }),
       ]);
       return { status: 'ready', store: opened.kind };
     } catch (error) {
-      const answer = isMailwardenError(error) && error.code === 'store_unavailable' ? error : new MailwardenError('store_unavailable', 'The store does not answer.');
+      const answer =
+        isMailwardenError(error) && error.code === 'store_unavailable'
+          ? error
+          : new MailwardenError('store_unavailable', 'The store does not answer.');
       return reply.code(503).header('retry-after', '5').send(answer.toBody());
     } finally {
       clearTimeout(deadline);
@@ -144,7 +157,8 @@ function sendError(reply: FastifyReply, error: MailwardenError): FastifyReply {
 function frameworkError(status: number): MailwardenError {
   if (status === 404) return new MailwardenError('not_found', 'No endpoint here.');
   if (status === 413) return new MailwardenError('payload_too_large', 'The request body is too large.');
-  if (status === 415) return new MailwardenError('unsupported_media_type', 'The request body has a Content-Type this endpoint does not take.');
+  if (status === 415)
+    return new MailwardenError('unsupported_media_type', 'The request body has a Content-Type this endpoint does not take.');
   if (status < 500) return new MailwardenError('invalid_request', 'The request cannot be answered as sent.');
   return new MailwardenError('internal_error', 'Something went wrong on our side; the error is logged.');
 }

@@ -2,7 +2,15 @@ import { MailwardenError } from '@mailwarden/core';
 import { createCheckCache } from '@mailwarden/core/store';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import postgres from 'postgres';
-import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store-settings.js';
+import {
+  invalidationsReach,
+  redactUrl,
+  required,
+  type OpenedStore,
+  type Retention,
+  type StoreConnectionSettings,
+  type StoreEnvironment,
+} from './store-settings.js';
 
 /** The service's PostgreSQL store, migrated first: its own postgres.js pool, settings from the environment (store-settings.ts). */
 export async function openPostgres(env: StoreEnvironment, settings: StoreConnectionSettings, retention: Retention): Promise<OpenedStore> {
@@ -21,7 +29,9 @@ export async function openPostgres(env: StoreEnvironment, settings: StoreConnect
     await migrate(sql, { schema });
   } catch (error) {
     await sql.end({ timeout: 1 });
-    throw new MailwardenError('store_unavailable', `Cannot migrate PostgreSQL at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
+    throw new MailwardenError('store_unavailable', `Cannot migrate PostgreSQL at ${redactUrl(url)}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const postgresStore = createPostgresStore({ sql, schema, ...retention });
   const store = await createCheckCache({ store: postgresStore });

@@ -2,7 +2,15 @@ import { MailwardenError } from '@mailwarden/core';
 import { createCheckCache } from '@mailwarden/core/store';
 import { createRedisStore } from '@mailwarden/redis';
 import { Redis } from 'ioredis';
-import { invalidationsReach, redactUrl, required, type OpenedStore, type Retention, type StoreConnectionSettings, type StoreEnvironment } from './store-settings.js';
+import {
+  invalidationsReach,
+  redactUrl,
+  required,
+  type OpenedStore,
+  type Retention,
+  type StoreConnectionSettings,
+  type StoreEnvironment,
+} from './store-settings.js';
 
 /** The service's Redis store: its own ioredis connection, settings from the environment (store-settings.ts). */
 export async function openRedis(env: StoreEnvironment, settings: StoreConnectionSettings, retention: Retention): Promise<OpenedStore> {

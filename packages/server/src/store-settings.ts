@@ -73,7 +73,10 @@ export interface Retention {
  */
 export async function invalidationsReach(store: { probeInvalidations(timeoutMs: number): Promise<boolean> }, name: string): Promise<void> {
   if (!(await store.probeInvalidations(INVALIDATION_PROBE_MS))) {
-    throw new MailwardenError('store_unavailable', `${name} answers, but invalidations do not reach this instance yet: its listener is reconnecting.`);
+    throw new MailwardenError(
+      'store_unavailable',
+      `${name} answers, but invalidations do not reach this instance yet: its listener is reconnecting.`,
+    );
   }
 }
 
@@ -81,7 +84,8 @@ function positiveInteger(env: StoreEnvironment, name: keyof StoreEnvironment, fa
   const value = env[name];
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new MailwardenError('invalid_request', `${name} is a positive whole number; got "${value}".`);
+  if (!Number.isSafeInteger(parsed) || parsed < 1)
+    throw new MailwardenError('invalid_request', `${name} is a positive whole number; got "${value}".`);
   return parsed;
 }
 

@@ -11,7 +11,10 @@ export function storeKind(env: StoreEnvironment): StoreKind {
   const redis = Boolean(env.REDIS_URL);
   const database = Boolean(env.DATABASE_URL);
   if (redis && database) {
-    throw new MailwardenError('invalid_request', 'Both REDIS_URL and DATABASE_URL are set: choose one with MAILWARDEN_STORE=redis or postgres.');
+    throw new MailwardenError(
+      'invalid_request',
+      'Both REDIS_URL and DATABASE_URL are set: choose one with MAILWARDEN_STORE=redis or postgres.',
+    );
   }
   return database ? 'postgres' : redis ? 'redis' : 'memory';
 }

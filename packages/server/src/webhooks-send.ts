@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { MailwardenError, providers, type Provider, type ProviderAuth } from '@mailwarden/core';
-import { postWebhook, testSnsSigner, webhooksFor, webhookUrl, type TestEvent, type TestEventType, type TestWebhook } from '@mailwarden/core/testing';
+import {
+  postWebhook,
+  testSnsSigner,
+  webhooksFor,
+  webhookUrl,
+  type TestEvent,
+  type TestEventType,
+  type TestWebhook,
+} from '@mailwarden/core/testing';
 import type { ServerConfig } from './config.js';
 import { DEMO_PROJECT, demoSendGridPrivateKey, demoWebhookAuth } from './demo.js';
 
@@ -59,7 +67,11 @@ export interface SendTestWebhooksOptions {
  * project is `demo` and neither gives any), and writes what it sent and what the service answered.
  * Resolves `true` when every answer was 2xx.
  */
-export async function sendTestWebhooks(config: ServerConfig, options: SendTestWebhooksOptions, write: (line: string) => void): Promise<boolean> {
+export async function sendTestWebhooks(
+  config: ServerConfig,
+  options: SendTestWebhooksOptions,
+  write: (line: string) => void,
+): Promise<boolean> {
   const provider = options.provider as Provider;
   if (!(providers as readonly string[]).includes(provider)) throw usage(`The provider is one of ${providers.join(', ')}.`);
   const projectId = options.projectId ?? DEMO_PROJECT;
@@ -176,7 +188,9 @@ function sendGridPrivateKey(auth: SendGridAuth | undefined, file: string | undef
     }
   }
   if (auth !== undefined && auth.publicKey.replace(/\s+/g, '') === demoWebhookAuth.sendgrid.publicKey) return demoSendGridPrivateKey;
-  throw usage('SendGrid signs with the private half of the publicKey the app is configured with, which the app never sees: pass it with --private-key <file.pem>.');
+  throw usage(
+    'SendGrid signs with the private half of the publicKey the app is configured with, which the app never sees: pass it with --private-key <file.pem>.',
+  );
 }
 
 /** `--url` as a full webhook URL when it names one, else the base URL the API is mounted under. */

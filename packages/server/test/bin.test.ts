@@ -11,7 +11,11 @@ import { afterAll, expect, test } from 'vitest';
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const serverDir = fileURLToPath(new URL('../', import.meta.url));
-const manifest = JSON.parse(await readFile(join(serverDir, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string>; files: string[] };
+const manifest = JSON.parse(await readFile(join(serverDir, 'package.json'), 'utf8')) as {
+  version: string;
+  bin: Record<string, string>;
+  files: string[];
+};
 const directories: string[] = [];
 afterAll(() => Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true }))));
 
@@ -36,7 +40,9 @@ test('npx mailwarden finds the workspace’s own bin, linked as npm ci links it,
 });
 
 test('bin/mailwarden.js passes the arguments and the exit status through', async () => {
-  const failed = await run(process.execPath, [join(serverDir, 'bin/mailwarden.js'), 'suppressions', 'export'], { cwd: repoRoot }).catch((error: { code: number; stderr: string }) => error);
+  const failed = await run(process.execPath, [join(serverDir, 'bin/mailwarden.js'), 'suppressions', 'export'], { cwd: repoRoot }).catch(
+    (error: { code: number; stderr: string }) => error,
+  );
   expect('code' in failed && failed.code).toBe(2);
   expect((failed as { stderr: string }).stderr).toContain('mailwarden: --project is required.');
 });

@@ -23,7 +23,14 @@ async function start(env: Record<string, string> = {}): Promise<{ port: number; 
     },
   });
   const config = loadConfig({
-    env: { PORT: '0', MAILWARDEN_LOG_LEVEL: 'info', MAILWARDEN_API_KEYS: 'acme:acme-key', MAILWARDEN_HEADERS_TIMEOUT_MS: '400', MAILWARDEN_IDLE_TIMEOUT_MS: '400', ...env },
+    env: {
+      PORT: '0',
+      MAILWARDEN_LOG_LEVEL: 'info',
+      MAILWARDEN_API_KEYS: 'acme:acme-key',
+      MAILWARDEN_HEADERS_TIMEOUT_MS: '400',
+      MAILWARDEN_IDLE_TIMEOUT_MS: '400',
+      ...env,
+    },
   });
   const store = createMemoryStore();
   const service = await startService(config, { kind: 'memory', store, close: () => store.close() }, { logStream });
@@ -60,7 +67,12 @@ function answerOf(text: string): { status: number; code: string | undefined } {
 describe('requests Node refuses before Fastify sees them get the documented error body', () => {
   test.each([
     ['bad bytes in the request line', 'GET /projects/\x01x HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
-    ['two Content-Lengths', 'POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, 'invalid_request'],
+    [
+      'two Content-Lengths',
+      'POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+      400,
+      'invalid_request',
+    ],
     ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
     ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03', 400, 'invalid_request'],
     ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'method_not_allowed'],
@@ -75,9 +87,17 @@ describe('requests Node refuses before Fastify sees them get the documented erro
     const { port } = await start({ MAILWARDEN_BASE_PATH: '/mailwarden' });
     for (const [request, status, code] of [
       ['GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 404, 'not_found'],
-      ['PUT /elsewhere HTTP/1.1\r\nHost: x\r\nContent-Type: text/x-unknown\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi', 404, 'not_found'],
+      [
+        'PUT /elsewhere HTTP/1.1\r\nHost: x\r\nContent-Type: text/x-unknown\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi',
+        404,
+        'not_found',
+      ],
       // Fastify parses a JSON body before it finds no route for it.
-      ['POST /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{oops', 400, 'invalid_request'],
+      [
+        'POST /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{oops',
+        400,
+        'invalid_request',
+      ],
     ] as const) {
       const { text } = await exchange(port, request);
       expect(answerOf(text), request).toStrictEqual({ status, code });
@@ -86,7 +106,10 @@ describe('requests Node refuses before Fastify sees them get the documented erro
 
   test('QUERY without a Content-Type is answered by mailwarden, not by Fastify', async () => {
     const { port } = await start();
-    const { text } = await exchange(port, 'QUERY /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nConnection: close\r\n\r\n');
+    const { text } = await exchange(
+      port,
+      'QUERY /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nConnection: close\r\n\r\n',
+    );
     expect(answerOf(text)).toStrictEqual({ status: 405, code: 'method_not_allowed' });
   });
 });
@@ -120,7 +143,8 @@ describe('slow clients are let go within the timeouts', () => {
 
   test('a body that stops arriving: the connection is closed after the idle timeout, not logged as an error', async () => {
     const { port, logs } = await start();
-    const head = 'POST /projects/acme/webhooks/sparkpost HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{"msys":';
+    const head =
+      'POST /projects/acme/webhooks/sparkpost HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{"msys":';
     // `exchange` fails if the server keeps the connection open for 5 s: ten times the timeout.
     await exchange(port, head);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -136,7 +160,9 @@ describe('slow clients are let go within the timeouts', () => {
       socket.on('data', (chunk) => (text += String(chunk)));
       socket.on('close', () => resolve(text));
       socket.on('error', reject);
-      socket.write(`POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      );
       // One byte every 100 ms: never idle for the 400 ms timeout, slower than it overall.
       let at = 0;
       const timer = setInterval(() => {
@@ -151,7 +177,9 @@ describe('slow clients are let go within the timeouts', () => {
     const { port, logs } = await start({ MAILWARDEN_IDLE_TIMEOUT_MS: '10000' });
     await new Promise<void>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write('POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":');
+        socket.write(
+          'POST /projects/acme/suppressions HTTP/1.1\r\nHost: x\r\nX-API-Key: acme-key\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":',
+        );
         setTimeout(() => socket.destroy(), 100);
       });
       socket.on('close', () => resolve());

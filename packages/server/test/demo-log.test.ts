@@ -16,7 +16,15 @@ async function freePort(): Promise<number> {
 }
 
 const requestLine = (url: string, statusCode = 200) =>
-  JSON.stringify({ level: 30, time: Date.parse('2026-11-24T10:42:07Z'), reqId: 'req-1', req: { method: 'GET', url }, res: { statusCode }, responseTime: 3.4, msg: 'request completed' });
+  JSON.stringify({
+    level: 30,
+    time: Date.parse('2026-11-24T10:42:07Z'),
+    reqId: 'req-1',
+    req: { method: 'GET', url },
+    res: { statusCode },
+    responseTime: 3.4,
+    msg: 'request completed',
+  });
 
 describe('the demo log', () => {
   test('request lines wait for the banner; lines about the service do not', () => {
@@ -34,7 +42,9 @@ describe('the demo log', () => {
   });
 
   test('an error keeps its message; a line that is not JSON is written as it is', () => {
-    expect(demoLogLine(JSON.stringify({ level: 50, time: 0, reqId: 'r', msg: 'unexpected error', err: { message: 'boom' } })).slice(9)).toBe('error: unexpected error: boom\n');
+    expect(
+      demoLogLine(JSON.stringify({ level: 50, time: 0, reqId: 'r', msg: 'unexpected error', err: { message: 'boom' } })).slice(9),
+    ).toBe('error: unexpected error: boom\n');
     expect(demoLogLine('not json')).toBe('not json\n');
   });
 
@@ -45,7 +55,10 @@ describe('the demo log', () => {
     let answered = 0;
     const poller = (async () => {
       while (polling) {
-        await fetch(`http://127.0.0.1:${port}/health`).then(() => answered++, () => undefined);
+        await fetch(`http://127.0.0.1:${port}/health`).then(
+          () => answered++,
+          () => undefined,
+        );
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
@@ -56,7 +69,11 @@ describe('the demo log', () => {
     try {
       // The race the order guards against did happen in this run.
       expect(answeredBeforeBanner).toBeGreaterThan(0);
-      const requestLines = () => demo.outputNow().split('\n').filter((line) => line.includes('/health'));
+      const requestLines = () =>
+        demo
+          .outputNow()
+          .split('\n')
+          .filter((line) => line.includes('/health'));
       // Every answered request is logged; the last lines may still be on their way from the process.
       await vi.waitFor(() => expect(requestLines()).toHaveLength(answered));
       const output = demo.outputNow();

@@ -5,7 +5,13 @@ export const cliPath = new URL('../src/cli.ts', import.meta.url).pathname;
 /** How the tests run the CLI from source: Node with tsx and the workspace's source condition. */
 export const cliCommand = [process.execPath, '--import', 'tsx', '--conditions=@mailwarden/source', cliPath] as const;
 /** The CLI's environment: none of the developer's own settings. */
-export const cleanEnv: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: '', DATABASE_URL: '', MAILWARDEN_CONFIG: '', MAILWARDEN_API_KEYS: '' };
+export const cleanEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  REDIS_URL: '',
+  DATABASE_URL: '',
+  MAILWARDEN_CONFIG: '',
+  MAILWARDEN_API_KEYS: '',
+};
 
 export interface DemoProcess {
   /** Everything it printed, stdout and stderr, once its banner ended. */
@@ -34,7 +40,10 @@ export async function startDemoProcess(env: NodeJS.ProcessEnv = {}): Promise<Dem
     return exited;
   };
   try {
-    await waitFor(() => output.includes('Stop with Ctrl-C.'), () => output);
+    await waitFor(
+      () => output.includes('Stop with Ctrl-C.'),
+      () => output,
+    );
   } catch (error) {
     await stop();
     throw error;

@@ -5,7 +5,14 @@ import { describe, expect, test, vi } from 'vitest';
 import { DEMO_PROJECT, seedDemo } from '../src/demo.js';
 
 const now = Date.parse('2026-11-24T10:00:00.000Z');
-const trackingIds = ['black-friday-2026', 'newsletter-2026-11-13', 'newsletter-2026-11-20', 'order-confirmation', 'password-reset', 'welcome-2026-11'];
+const trackingIds = [
+  'black-friday-2026',
+  'newsletter-2026-11-13',
+  'newsletter-2026-11-20',
+  'order-confirmation',
+  'password-reset',
+  'welcome-2026-11',
+];
 
 async function seeded(at = now): Promise<Mailwarden> {
   const mailwarden = createMailwarden();
@@ -33,7 +40,8 @@ describe('seedDemo', () => {
     const mailwarden = createMailwarden();
     const applyEvents = vi.spyOn(mailwarden, 'applyEvents');
     await seedDemo(mailwarden, now);
-    for (const result of applyEvents.mock.results) await expect(result.value).resolves.toMatchObject({ skipped: 0, duplicates: 0, warnings: [] });
+    for (const result of applyEvents.mock.results)
+      await expect(result.value).resolves.toMatchObject({ skipped: 0, duplicates: 0, warnings: [] });
 
     expect(await allMessages(mailwarden)).toHaveLength(1164);
     expect((await mailwarden.trackingIds.list(DEMO_PROJECT)).items.map((item) => item.trackingId)).toStrictEqual(trackingIds);
@@ -52,8 +60,17 @@ describe('seedDemo', () => {
     const later = now + 3 * 24 * 60 * 60 * 1000 + 1234;
     const shifted = (details: MessageDetail[], by: number) =>
       details
-        .map((message) => ({ ...message, timeline: message.timeline.map((entry) => ({ ...entry, occurredAt: Date.parse(entry.occurredAt) - by })) }))
-        .map(({ id, messageId, status, facts, timeline }) => ({ id, messageId, status, facts, timeline: timeline.map(({ id: _, ...entry }) => entry) }))
+        .map((message) => ({
+          ...message,
+          timeline: message.timeline.map((entry) => ({ ...entry, occurredAt: Date.parse(entry.occurredAt) - by })),
+        }))
+        .map(({ id, messageId, status, facts, timeline }) => ({
+          id,
+          messageId,
+          status,
+          facts,
+          timeline: timeline.map(({ id: _, ...entry }) => entry),
+        }))
         .sort((a, b) => a.id.localeCompare(b.id));
     const [first, second] = await Promise.all([seeded(now).then(allDetails), seeded(later).then(allDetails)]);
     expect(shifted(second, later - now)).toStrictEqual(shifted(first, 0));
@@ -70,14 +87,24 @@ describe('seedDemo', () => {
       for (const entry of message.timeline) {
         expect(Date.parse(entry.occurredAt)).toBeLessThanOrEqual(now);
         if (entry.type === 'bounced' || entry.type === 'deferred' || entry.type === 'rejected') {
-          expect(entry.smtpStatus, `${message.messageId} ${entry.type}`).toMatch(entry.type === 'deferred' || entry.bounceClass === 'soft' ? /^4\./ : /^5\./);
+          expect(entry.smtpStatus, `${message.messageId} ${entry.type}`).toMatch(
+            entry.type === 'deferred' || entry.bounceClass === 'soft' ? /^4\./ : /^5\./,
+          );
           expect(entry.diagnostic, `${message.messageId} ${entry.type}`).toBeDefined();
         }
         if (entry.type === 'bounced') expect(entry.bounceClassification, message.messageId).toBeDefined();
-        if (entry.type === 'complained' && (message.provider === 'ses' || message.provider === 'sparkpost')) expect(entry.feedbackType).toBe('abuse');
+        if (entry.type === 'complained' && (message.provider === 'ses' || message.provider === 'sparkpost'))
+          expect(entry.feedbackType).toBe('abuse');
       }
     }
-    for (const sequence of ['sent delivered opened clicked', 'sent deferred delivered', 'sent bounced', 'sent deferred deferred bounced', 'sent rejected', 'delivered opened']) {
+    for (const sequence of [
+      'sent delivered opened clicked',
+      'sent deferred delivered',
+      'sent bounced',
+      'sent deferred deferred bounced',
+      'sent rejected',
+      'delivered opened',
+    ]) {
       expect(sequences, sequence).toContain(sequence);
     }
     expect([...sequences].some((sequence) => sequence.includes('unsubscribed'))).toBe(true);
@@ -87,7 +114,11 @@ describe('seedDemo', () => {
   test('each tracking ID lasts over a week, a newsletter delivered and opened mostly on its first days', async () => {
     const mailwarden = await seeded();
     for (const trackingId of trackingIds) {
-      const { buckets } = await mailwarden.trackingIds.stats(DEMO_PROJECT, trackingId, { from: '2026-10-25', to: '2026-11-25', interval: 'day' });
+      const { buckets } = await mailwarden.trackingIds.stats(DEMO_PROJECT, trackingId, {
+        from: '2026-10-25',
+        to: '2026-11-25',
+        interval: 'day',
+      });
       const active = buckets.filter((bucket) => bucket.delivered + bucket.opened + bucket.clicked > 0);
       expect(active.length, trackingId).toBeGreaterThanOrEqual(trackingId === 'black-friday-2026' ? 6 : 8);
       if (!trackingId.startsWith('newsletter-')) continue;

@@ -14,7 +14,8 @@ const AT = Date.UTC(2026, 10, 24, 9);
 function webhookEvents(): DeliveryEvent[] {
   return Array.from({ length: 60 }, (_, index): DeliveryEvent => {
     const recipient = `user${index % 20}@example.com`;
-    const type = index < 20 ? 'delivered' : index < 40 ? (index % 2 === 0 ? 'bounced' : 'opened') : index % 4 === 0 ? 'complained' : 'clicked';
+    const type =
+      index < 20 ? 'delivered' : index < 40 ? (index % 2 === 0 ? 'bounced' : 'opened') : index % 4 === 0 ? 'complained' : 'clicked';
     return {
       provider: 'sendgrid',
       type,
@@ -39,7 +40,10 @@ describe('hooks across instances sharing a store', () => {
       const events: EventNotice[] = [];
       const suppressed: SuppressedNotice[] = [];
       const instances = opened.map(({ store }) =>
-        createMailwarden({ store, on: { event: (notice) => void events.push(notice), suppressed: (notice) => void suppressed.push(notice) } }),
+        createMailwarden({
+          store,
+          on: { event: (notice) => void events.push(notice), suppressed: (notice) => void suppressed.push(notice) },
+        }),
       );
       const all = webhookEvents();
       // Every instance gets every event, in batches of 7, each in its own order.

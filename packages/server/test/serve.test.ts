@@ -57,7 +57,10 @@ describe('configuration', () => {
   test('${NAME} in the file is replaced by the environment variable, and a missing one is named', () => {
     const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
     const file = join(directory, 'config.json');
-    writeFileSync(file, JSON.stringify({ projects: { acme: { apiKeys: ['${ACME_KEY}'], webhooks: { mailgun: { signingKey: 'key-${MG}-x' } } } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ projects: { acme: { apiKeys: ['${ACME_KEY}'], webhooks: { mailgun: { signingKey: 'key-${MG}-x' } } } } }),
+    );
     const loaded = loadConfig({ file, env: { ACME_KEY: 'k-from-env', MG: 'abc' } });
     expect(loaded.projects.acme?.apiKeys).toStrictEqual(['k-from-env']);
     expect(loaded.projects.acme?.webhooks?.mailgun?.signingKey).toBe('key-abc-x');
@@ -105,8 +108,14 @@ describe('configuration', () => {
     ['MAILWARDEN_REDIS_COMMAND_TIMEOUT_MS', '1.5'],
     ['MAILWARDEN_PG_POOL_SIZE', '-1'],
   ])('a store connection setting that is not a positive whole number fails the start, naming it: %s=%s', async (name, value) => {
-    await expect(openStore({ REDIS_URL: inject('redisUrl'), [name]: value })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(name) });
-    await expect(openStore({ DATABASE_URL: inject('databaseUrl'), [name]: value })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(name) });
+    await expect(openStore({ REDIS_URL: inject('redisUrl'), [name]: value })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining(name),
+    });
+    await expect(openStore({ DATABASE_URL: inject('databaseUrl'), [name]: value })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining(name),
+    });
   });
 });
 
@@ -118,7 +127,11 @@ describe('the service', () => {
     expect(await (await fetch(`${origin}/health`)).json()).toStrictEqual({ status: 'ok' });
     expect(await (await fetch(`${origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: 'memory' });
 
-    const added = await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"a@example.com"}' });
+    const added = await fetch(`${service.url}/projects/acme/suppressions`, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"a@example.com"}',
+    });
     expect(added.status).toBe(201);
     const check = await fetch(`${service.url}/projects/acme/suppressions/check?email=a%40example.com`, { headers: asAcme });
     expect(await check.json()).toMatchObject({ suppressed: true, reason: 'manual' });
@@ -150,7 +163,9 @@ describe('the service', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toBe('5');
-    expect(await ready.json()).toMatchObject({ error: { code: 'store_unavailable', message: expect.stringMatching(/did not answer within/) } });
+    expect(await ready.json()).toMatchObject({
+      error: { code: 'store_unavailable', message: expect.stringMatching(/did not answer within/) },
+    });
   });
 
   test('logs are JSON lines without addresses in clear', async () => {
@@ -163,15 +178,30 @@ describe('the service', () => {
     });
     const service = await start(config({ logLevel: 'info' }), memory(), logStream);
     await fetch(`${service.url}/projects/acme/suppressions/check?email=secret.person%40example.com`, { headers: asAcme });
-    await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"other.secret@example.com"}' });
+    await fetch(`${service.url}/projects/acme/suppressions`, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"other.secret@example.com"}',
+    });
     await service.close();
     const log = lines.join('');
     expect(log).not.toMatch(/secret/);
     // One line per request, with its method, path, status and time.
-    const requests = lines.map((line) => JSON.parse(line) as { msg: string; req?: object; res?: object; responseTime?: number }).filter((line) => line.req !== undefined);
+    const requests = lines
+      .map((line) => JSON.parse(line) as { msg: string; req?: object; res?: object; responseTime?: number })
+      .filter((line) => line.req !== undefined);
     expect(requests).toEqual([
-      expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'GET', url: '/projects/acme/suppressions/check?email=redacted' }), res: { statusCode: 200 }, responseTime: expect.any(Number) }),
-      expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'POST', url: '/projects/acme/suppressions' }), res: { statusCode: 201 } }),
+      expect.objectContaining({
+        msg: 'request completed',
+        req: expect.objectContaining({ method: 'GET', url: '/projects/acme/suppressions/check?email=redacted' }),
+        res: { statusCode: 200 },
+        responseTime: expect.any(Number),
+      }),
+      expect.objectContaining({
+        msg: 'request completed',
+        req: expect.objectContaining({ method: 'POST', url: '/projects/acme/suppressions' }),
+        res: { statusCode: 201 },
+      }),
     ]);
   });
 
@@ -223,9 +253,17 @@ describe('several instances on one store', () => {
     expect(first.kind).toBe(kind);
     const a = await start(config(), first);
     const b = await start(config(), second);
-    const added = await fetch(`${a.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"shared@example.com"}' });
+    const added = await fetch(`${a.url}/projects/acme/suppressions`, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"shared@example.com"}',
+    });
     expect(added.status).toBe(201);
-    const again = await fetch(`${b.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"shared@example.com"}' });
+    const again = await fetch(`${b.url}/projects/acme/suppressions`, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"shared@example.com"}',
+    });
     expect(again.status).toBe(200);
     const check = await fetch(`${b.url}/projects/acme/suppressions/check?email=shared%40example.com`, { headers: asAcme });
     expect(await check.json()).toMatchObject({ suppressed: true });
@@ -239,7 +277,16 @@ describe('several instances on one store', () => {
       const at = Date.parse('2026-11-01T00:00:00.000Z');
       const mailwarden = createMailwarden({ store: opened.store });
       await mailwarden.applyEvents('acme', [
-        { provider: 'sendgrid', type: 'bounced', bounceClass: 'hard', messageId: 'm1', recipient: 'gone@example.com', trackingId: 't', occurredAt: new Date(at), eventKey: 'k1' },
+        {
+          provider: 'sendgrid',
+          type: 'bounced',
+          bounceClass: 'hard',
+          messageId: 'm1',
+          recipient: 'gone@example.com',
+          trackingId: 't',
+          occurredAt: new Date(at),
+          eventKey: 'k1',
+        },
       ]);
       await opened.purgeExpired!(at + 23 * 60 * 60 * 1000);
       expect((await mailwarden.messages.list('acme')).count).toBe(1);
@@ -267,7 +314,9 @@ describe('mailwarden serve --demo, as a process', () => {
       expect(output).not.toMatch(/Warning|Deprecation|FSTDEP/);
       const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
       expect(commands).toHaveLength(4);
-      const [check, add, messages, openapi] = await Promise.all(commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)));
+      const [check, add, messages, openapi] = await Promise.all(
+        commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)),
+      );
       expect(check).toMatchObject({ email: 'bounced@example.com', suppressed: true, reason: 'hard_bounce' });
       expect(add).toMatchObject({ email: 'someone@example.com', reason: 'manual' });
       expect(messages.items.length).toBeGreaterThan(0);

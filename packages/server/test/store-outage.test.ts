@@ -57,7 +57,14 @@ async function exchange(kind: Exchange['kind'], url: string, init: RequestInit =
   try {
     const response = await fetch(url, init);
     const body = (await response.json()) as { error?: { code: string } };
-    return { kind, start, end: performance.now(), status: response.status, retryAfter: response.headers.get('retry-after'), ...(body.error ? { code: body.error.code } : {}) };
+    return {
+      kind,
+      start,
+      end: performance.now(),
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      ...(body.error ? { code: body.error.code } : {}),
+    };
   } catch {
     return { kind, start, end: performance.now(), status: 0, retryAfter: null };
   }
@@ -68,7 +75,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A Postmark delivery record of a message of its own, with the test's tracking ID. */
 function postmarkDelivery(messageId: string): string {
   const { Metadata } = attachPostmarkTrackingId({}, TRACKING_ID);
-  return JSON.stringify({ RecordType: 'Delivery', MessageID: messageId, Recipient: `${messageId}@example.com`, DeliveredAt: '2026-04-01T09:00:00Z', Details: 'delivered', Metadata });
+  return JSON.stringify({
+    RecordType: 'Delivery',
+    MessageID: messageId,
+    Recipient: `${messageId}@example.com`,
+    DeliveredAt: '2026-04-01T09:00:00Z',
+    Details: 'delivered',
+    Metadata,
+  });
 }
 
 /**
@@ -82,7 +96,9 @@ function startLoad(origin: string) {
   let stopping = false;
   const checker = async () => {
     for (let sent = 0; !stopping && sent < 5000; sent++) {
-      exchanges.push(await exchange('check', `${origin}/projects/acme/suppressions/check?email=${randomUUID()}%40example.com`, { headers: asAcme }));
+      exchanges.push(
+        await exchange('check', `${origin}/projects/acme/suppressions/check?email=${randomUUID()}%40example.com`, { headers: asAcme }),
+      );
       await sleep(5);
     }
   };
@@ -172,10 +188,18 @@ describe.each(['redis', 'postgres'] as const)('%s killed and restarted under loa
     const a = await instance(env);
     // Another instance on the same store: its removal must reach a's check cache once a says it is ready.
     const b = await instance(env);
-    const added = await fetch(`${a.service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: '{"email":"removed.later@example.com"}' });
+    const added = await fetch(`${a.service.url}/projects/acme/suppressions`, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"removed.later@example.com"}',
+    });
     const { hash } = (await added.json()) as { hash: string };
     const isSuppressed = async () =>
-      ((await (await fetch(`${a.service.url}/projects/acme/suppressions/check?email=removed.later%40example.com`, { headers: asAcme })).json()) as { suppressed: boolean }).suppressed;
+      (
+        (await (
+          await fetch(`${a.service.url}/projects/acme/suppressions/check?email=removed.later%40example.com`, { headers: asAcme })
+        ).json()) as { suppressed: boolean }
+      ).suppressed;
     // Cached as suppressed in a for a minute, unless an invalidation drops it.
     expect(await isSuppressed()).toBe(true);
 
@@ -193,7 +217,11 @@ describe.each(['redis', 'postgres'] as const)('%s killed and restarted under loa
       if (performance.now() - acceptingAt > 10_000) throw new Error('/ready never said ready again');
       await sleep(5);
     }
-    for (let tries = 0; (await fetch(`${b.service.url}/projects/acme/suppressions/${hash}`, { method: 'DELETE', headers: asAcme })).status !== 200; tries++) {
+    for (
+      let tries = 0;
+      (await fetch(`${b.service.url}/projects/acme/suppressions/${hash}`, { method: 'DELETE', headers: asAcme })).status !== 200;
+      tries++
+    ) {
       if (tries > 100) throw new Error('the other instance never removed the suppression');
       await sleep(20);
     }
@@ -212,18 +240,28 @@ describe.each(['redis', 'postgres'] as const)('%s killed and restarted under loa
     const slowest = Math.max(...exchanges.map((answer) => answer.end - answer.start));
     expect(slowest).toBeLessThanOrEqual(BOUND_MS);
     for (const answer of exchanges) {
-      expect(answer.status === 200 || (answer.status === 503 && answer.code === 'store_unavailable' && answer.retryAfter === '5'), JSON.stringify(answer)).toBe(true);
+      expect(
+        answer.status === 200 || (answer.status === 503 && answer.code === 'store_unavailable' && answer.retryAfter === '5'),
+        JSON.stringify(answer),
+      ).toBe(true);
     }
     // What was sent while the store was down was refused, and there was enough of it to tell.
     const duringOutage = exchanges.filter((answer) => answer.start > killedAt && answer.end < restartedAt);
     for (const what of ['check', 'webhook', 'ready'] as const) {
       const ofKind = duringOutage.filter((answer) => answer.kind === what);
       expect(ofKind.length, what).toBeGreaterThanOrEqual(3);
-      expect(ofKind.every((answer) => answer.status === 503), what).toBe(true);
+      expect(
+        ofKind.every((answer) => answer.status === 503),
+        what,
+      ).toBe(true);
     }
     // Back within the bound of the store accepting connections, for every kind of request, and for good.
     for (const what of ['check', 'webhook', 'ready'] as const) {
-      const firstAnswered = Math.min(...exchanges.filter((answer) => answer.kind === what && answer.status === 200 && answer.start > killedAt).map((answer) => answer.end));
+      const firstAnswered = Math.min(
+        ...exchanges
+          .filter((answer) => answer.kind === what && answer.status === 200 && answer.start > killedAt)
+          .map((answer) => answer.end),
+      );
       expect(firstAnswered - acceptingAt, what).toBeLessThanOrEqual(BOUND_MS);
     }
     const afterwards = exchanges.filter((answer) => answer.start > acceptingAt + BOUND_MS);
@@ -234,64 +272,71 @@ describe.each(['redis', 'postgres'] as const)('%s killed and restarted under loa
     expect(new Set(acknowledged).size).toBe(acknowledged.length);
     expect(await stored()).toStrictEqual({ eventKeys: acknowledged.length, messages: acknowledged.length });
     const trackingId = await fetch(`${a.service.url}/projects/acme/tracking-ids?trackingId=${TRACKING_ID}`, { headers: asAcme });
-    expect(((await trackingId.json()) as { items: unknown[] }).items).toMatchObject([{ trackingId: TRACKING_ID, messages: acknowledged.length, delivered: acknowledged.length }]);
+    expect(((await trackingId.json()) as { items: unknown[] }).items).toMatchObject([
+      { trackingId: TRACKING_ID, messages: acknowledged.length, delivered: acknowledged.length },
+    ]);
   }, 60_000);
 });
 
 describe('/ready waits for the invalidation listener', () => {
-  test.each(['redis', 'postgres'] as const)('%s: 503 while the listener cannot resubscribe though the store answers, 200 once it has', async (kind) => {
-    let disable: () => Promise<unknown>;
-    let enable: () => Promise<unknown>;
-    let env: StoreEnvironment;
-    // Credentials of its own, so that its listener's connection can be kept from coming back while
-    // the connections already open keep working.
-    if (kind === 'redis') {
-      const raw = new Redis(inject('redisUrl'));
-      const user = `mw-ready-${randomUUID()}`;
-      await raw.call('ACL', 'SETUSER', user, 'on', '>secret', '~*', '&*', '+@all');
-      cleanups.push(async () => (await raw.call('ACL', 'DELUSER', user), await raw.quit()));
-      const url = new URL(inject('redisUrl'));
-      url.username = user;
-      url.password = 'secret';
-      env = { REDIS_URL: url.toString(), MAILWARDEN_REDIS_KEY_PREFIX: `ready-${randomUUID()}:` };
-      disable = async () => {
-        await raw.call('ACL', 'SETUSER', user, 'off');
-        const subscriber = String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
-          .split('\n')
-          .find((line) => line.includes(` user=${user} `));
-        await raw.call('CLIENT', 'KILL', 'ID', /(?:^| )id=(\d+)/.exec(subscriber!)![1]!);
-      };
-      enable = () => raw.call('ACL', 'SETUSER', user, 'on');
-    } else {
-      const raw = postgres(inject('databaseUrl'), { max: 1, onnotice: () => {} });
-      const role = `mw_ready_${randomUUID().replaceAll('-', '')}`;
-      const schema = `ready_${randomUUID().replaceAll('-', '')}`;
-      await raw.unsafe(`CREATE ROLE ${role} LOGIN; CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
-      cleanups.push(async () => (await raw.unsafe(`DROP SCHEMA ${schema} CASCADE; DROP ROLE ${role}`), await raw.end()));
-      const url = new URL(inject('databaseUrl'));
-      url.username = role;
-      env = { DATABASE_URL: url.toString(), MAILWARDEN_PG_SCHEMA: schema };
-      disable = async () => {
-        await raw.unsafe(`ALTER ROLE ${role} NOLOGIN`);
-        await raw.unsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${role}' AND query ILIKE 'listen %'`);
-      };
-      enable = () => raw.unsafe(`ALTER ROLE ${role} LOGIN`);
-    }
-    const { origin, service } = await instance(env);
-    const ready = async () => (await fetch(`${origin}/ready`)).status;
-    expect(await ready()).toBe(200);
+  test.each(['redis', 'postgres'] as const)(
+    '%s: 503 while the listener cannot resubscribe though the store answers, 200 once it has',
+    async (kind) => {
+      let disable: () => Promise<unknown>;
+      let enable: () => Promise<unknown>;
+      let env: StoreEnvironment;
+      // Credentials of its own, so that its listener's connection can be kept from coming back while
+      // the connections already open keep working.
+      if (kind === 'redis') {
+        const raw = new Redis(inject('redisUrl'));
+        const user = `mw-ready-${randomUUID()}`;
+        await raw.call('ACL', 'SETUSER', user, 'on', '>secret', '~*', '&*', '+@all');
+        cleanups.push(async () => (await raw.call('ACL', 'DELUSER', user), await raw.quit()));
+        const url = new URL(inject('redisUrl'));
+        url.username = user;
+        url.password = 'secret';
+        env = { REDIS_URL: url.toString(), MAILWARDEN_REDIS_KEY_PREFIX: `ready-${randomUUID()}:` };
+        disable = async () => {
+          await raw.call('ACL', 'SETUSER', user, 'off');
+          const subscriber = String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+            .split('\n')
+            .find((line) => line.includes(` user=${user} `));
+          await raw.call('CLIENT', 'KILL', 'ID', /(?:^| )id=(\d+)/.exec(subscriber!)![1]!);
+        };
+        enable = () => raw.call('ACL', 'SETUSER', user, 'on');
+      } else {
+        const raw = postgres(inject('databaseUrl'), { max: 1, onnotice: () => {} });
+        const role = `mw_ready_${randomUUID().replaceAll('-', '')}`;
+        const schema = `ready_${randomUUID().replaceAll('-', '')}`;
+        await raw.unsafe(`CREATE ROLE ${role} LOGIN; CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
+        cleanups.push(async () => (await raw.unsafe(`DROP SCHEMA ${schema} CASCADE; DROP ROLE ${role}`), await raw.end()));
+        const url = new URL(inject('databaseUrl'));
+        url.username = role;
+        env = { DATABASE_URL: url.toString(), MAILWARDEN_PG_SCHEMA: schema };
+        disable = async () => {
+          await raw.unsafe(`ALTER ROLE ${role} NOLOGIN`);
+          await raw.unsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${role}' AND query ILIKE 'listen %'`);
+        };
+        enable = () => raw.unsafe(`ALTER ROLE ${role} LOGIN`);
+      }
+      const { origin, service } = await instance(env);
+      const ready = async () => (await fetch(`${origin}/ready`)).status;
+      expect(await ready()).toBe(200);
 
-    await disable();
-    const refused = await fetch(`${origin}/ready`);
-    expect(refused.status).toBe(503);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/invalidations do not reach this instance yet/);
-    // The store itself answers all along.
-    expect((await fetch(`${service.url}/projects/acme/suppressions/check?email=a%40example.com`, { headers: asAcme })).status).toBe(200);
+      await disable();
+      const refused = await fetch(`${origin}/ready`);
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+        /invalidations do not reach this instance yet/,
+      );
+      // The store itself answers all along.
+      expect((await fetch(`${service.url}/projects/acme/suppressions/check?email=a%40example.com`, { headers: asAcme })).status).toBe(200);
 
-    await enable();
-    for (let tries = 0; (await ready()) !== 200; tries++) {
-      if (tries > 100) throw new Error('/ready never said ready again');
-      await sleep(20);
-    }
-  });
+      await enable();
+      for (let tries = 0; (await ready()) !== 200; tries++) {
+        if (tries > 100) throw new Error('/ready never said ready again');
+        await sleep(20);
+      }
+    },
+  );
 });

@@ -35,9 +35,13 @@ export async function startRedisServer(): Promise<StoreServer> {
   const server: StoreServer = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn(findOnPath('redis-server'), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', directory], {
-        stdio: 'ignore',
-      });
+      child = spawn(
+        findOnPath('redis-server'),
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', directory],
+        {
+          stdio: 'ignore',
+        },
+      );
       await waitForPort(port);
     },
     async kill() {
@@ -84,7 +88,20 @@ export async function startPostgresServer(): Promise<StoreServer> {
     async start() {
       postmaster = spawn(
         join(bin, 'postgres'),
-        ['-D', data, '-p', String(port), '-k', directory, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=100'],
+        [
+          '-D',
+          data,
+          '-p',
+          String(port),
+          '-k',
+          directory,
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'fsync=off',
+          '-c',
+          'max_connections=100',
+        ],
         { stdio: 'ignore', ...as },
       );
       await waitForPort(port);
@@ -169,7 +186,12 @@ async function gone(pid: number): Promise<void> {
 function findPostgresBin(): string {
   const candidates = [
     ...(process.env.PATH ?? '').split(':'),
-    ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort().reverse().map((version) => `/usr/lib/postgresql/${version}/bin`) : []),
+    ...(existsSync('/usr/lib/postgresql')
+      ? readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((version) => `/usr/lib/postgresql/${version}/bin`)
+      : []),
   ];
   const found = candidates.find((dir) => dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres')));
   if (found === undefined) throw new Error('PostgreSQL server binaries (initdb, postgres) not found.');

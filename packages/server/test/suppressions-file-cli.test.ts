@@ -3,7 +3,18 @@
 // store of a running service over HTTP; `--version`; and mistakes answered without a stack trace.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +42,10 @@ interface Run {
  * process's progress has no event to await but its checkpoint file.
  */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}, stopWhen?: (child: ReturnType<typeof spawn>) => boolean): Promise<Run> {
-  const child = spawn(cliCommand[0], [...cliCommand.slice(1), ...args], { env: { ...cleanEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cliCommand[0], [...cliCommand.slice(1), ...args], {
+    env: { ...cleanEnv, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -158,7 +172,16 @@ describe('the command line', () => {
 
   test('a service that is not there is one line and exit 1', async () => {
     const port = await closedPort();
-    const { code, stderr } = await cli(['suppressions', 'export', '--project', 'acme', '--url', `http://127.0.0.1:${port}`, '--api-key', 'k']);
+    const { code, stderr } = await cli([
+      'suppressions',
+      'export',
+      '--project',
+      'acme',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--api-key',
+      'k',
+    ]);
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(`mailwarden: Cannot reach http://127.0.0.1:${port}: ECONNREFUSED.`);
   });
@@ -197,7 +220,12 @@ describe('into the memory store of a running service, over HTTP', () => {
       expect(ses2.stdout).toContain('bounced@example.com,BOUNCE\n');
       expect(ses2.stderr).toMatch(/Left out \d+ manual suppressions: SES has no reason for them/);
       const all = await stored(remote as never, 'demo');
-      expect(all.find((row) => row.email === 'complained@example.com')).toEqual({ email: 'complained@example.com', reason: 'complaint', created_at: '2024-02-12T01:02:44.120Z', source: 'import' });
+      expect(all.find((row) => row.email === 'complained@example.com')).toEqual({
+        email: 'complained@example.com',
+        reason: 'complaint',
+        created_at: '2024-02-12T01:02:44.120Z',
+        source: 'import',
+      });
     } finally {
       expect(await demo.stop()).toBe(0);
     }
@@ -218,19 +246,43 @@ describe('export --output', () => {
       expect(readdirSync(folder)).toEqual(['acme.csv']);
     };
 
-    const stopped = await cli(['suppressions', 'export', '--project', 'demo', '--url', `http://127.0.0.1:${await closedPort()}`, '--api-key', 'k', '--output', output]);
+    const stopped = await cli([
+      'suppressions',
+      'export',
+      '--project',
+      'demo',
+      '--url',
+      `http://127.0.0.1:${await closedPort()}`,
+      '--api-key',
+      'k',
+      '--output',
+      output,
+    ]);
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toMatch(/^mailwarden: Cannot reach/m);
     unchanged();
 
     const demo = await startDemoProcess();
     try {
-      const wrongKey = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--api-key', 'not-the-key', '--output', output]);
+      const wrongKey = await cli([
+        'suppressions',
+        'export',
+        '--project',
+        'demo',
+        '--url',
+        demo.url,
+        '--api-key',
+        'not-the-key',
+        '--output',
+        output,
+      ]);
       expect(wrongKey.code).toBe(1);
       expect(wrongKey.stderr.trim()).toBe('mailwarden: The API key is not valid.');
       unchanged();
 
-      const done = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--output', output], { MAILWARDEN_API_KEY: demo.key });
+      const done = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--output', output], {
+        MAILWARDEN_API_KEY: demo.key,
+      });
       expect(done.code, done.stderr).toBe(0);
       const lines = readFileSync(output, 'utf8').trimEnd().split('\n');
       expect(lines[0]).toBe('email,reason,created_at,hash');

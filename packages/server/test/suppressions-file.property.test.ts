@@ -17,7 +17,18 @@ import { parseTime } from '../src/suppressions-file/import-formats.js';
 import type { SourceRecord } from '../src/suppressions-file/import-records.js';
 import { importSuppressions } from '../src/suppressions-file/import.js';
 import type { SuppressionTarget } from '../src/suppressions-file/target.js';
-import { address, addsLate, csvOf, csvRow, type CsvRow, emailish, inSchedulerOrder, pastTime, storeGoingAway, stored } from './suppressions-file.support.js';
+import {
+  address,
+  addsLate,
+  csvOf,
+  csvRow,
+  type CsvRow,
+  emailish,
+  inSchedulerOrder,
+  pastTime,
+  storeGoingAway,
+  stored,
+} from './suppressions-file.support.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'mailwarden-suppressions-file-property-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -44,7 +55,11 @@ async function exportText(mailwarden: Mailwarden, projectId: string, format: 'cs
 }
 
 test('export then import into another project keeps every address with its reason and time', async () => {
-  const suppression = fc.record({ email: fc.oneof(address, fc.emailAddress()), reason: fc.constantFrom('manual', 'hard_bounce', 'complaint' as const), created_at: pastTime });
+  const suppression = fc.record({
+    email: fc.oneof(address, fc.emailAddress()),
+    reason: fc.constantFrom('manual', 'hard_bounce', 'complaint' as const),
+    created_at: pastTime,
+  });
   await fc.assert(
     fc.asyncProperty(fc.array(suppression, { maxLength: 40 }), fc.constantFrom('csv' as const, 'jsonl' as const), async (items, format) => {
       const mailwarden = createMailwarden({ now: () => NOW });
@@ -101,7 +116,10 @@ test('an import stopped at any batch and run again ends as if it had never stopp
   await fc.assert(
     fc.asyncProperty(
       fc.array(csvRow, { minLength: 1, maxLength: 40 }),
-      fc.array(fc.record({ email: address, reason: fc.constantFrom('manual', 'hard_bounce', 'complaint' as const), created_at: pastTime }), { maxLength: 4 }),
+      fc.array(
+        fc.record({ email: address, reason: fc.constantFrom('manual', 'hard_bounce', 'complaint' as const), created_at: pastTime }),
+        { maxLength: 4 },
+      ),
       fc.integer({ min: 1, max: 6 }),
       fc.integer({ min: 1, max: 12 }),
       fc.boolean(),
@@ -198,7 +216,10 @@ test('example: two adds in flight never share an address', async () => {
       },
     },
   };
-  expect(await importSuppressions(target, { projectId: 'p', file, batchSize: 1, checkpoint: false, rejects: false })).toMatchObject({ added: 2, alreadyPresent: 1 });
+  expect(await importSuppressions(target, { projectId: 'p', file, batchSize: 1, checkpoint: false, rejects: false })).toMatchObject({
+    added: 2,
+    alreadyPresent: 1,
+  });
   expect(shared).toEqual([]);
 });
 
@@ -240,11 +261,21 @@ test('any list of strings written as CSV imports as exactly its valid addresses'
       const mailwarden = createMailwarden();
       // A second column keeps a row with an empty address from being a blank line.
       const text = `email,row\n${values.map((value, i) => `${csvField(value)},${i}\n`).join('')}`;
-      const summary = await importSuppressions(mailwarden, { projectId: 'target', file: fileWith(text), checkpoint: false, rejects: false });
+      const summary = await importSuppressions(mailwarden, {
+        projectId: 'target',
+        file: fileWith(text),
+        checkpoint: false,
+        rejects: false,
+      });
       const valid = values.filter((value) => tryNormalizeEmail(value).ok);
       const expected = [...new Set(valid.map((value) => tryNormalizeEmail(value).ok && mailwarden.suppressions.hashOf(value)))].length;
       expect((await stored(mailwarden, 'target')).length).toBe(expected);
-      expect(summary).toMatchObject({ rows: values.length, added: expected, alreadyPresent: valid.length - expected, invalid: values.length - valid.length });
+      expect(summary).toMatchObject({
+        rows: values.length,
+        added: expected,
+        alreadyPresent: valid.length - expected,
+        invalid: values.length - valid.length,
+      });
     }),
   );
 });
@@ -278,7 +309,11 @@ test('a CSV read on from where any record ends reads as the rest of the whole, i
 test('example: a file that mixes `\n` and `\r\n` reads the same from any record', async () => {
   const file = fileWith('email\na@example.com\r\nb@example.com\r\n');
   const whole = await csvRecords(file, {});
-  expect(whole.map(({ line, fields }) => [line, fields])).toEqual([[1, ['email']], [2, ['a@example.com']], [3, ['b@example.com']]]);
+  expect(whole.map(({ line, fields }) => [line, fields])).toEqual([
+    [1, ['email']],
+    [2, ['a@example.com']],
+    [3, ['b@example.com']],
+  ]);
   expect(await csvRecords(file, { start: whole[0]!.end, firstLine: whole[0]!.nextLine })).toEqual(whole.slice(1));
 });
 

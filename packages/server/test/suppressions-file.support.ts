@@ -46,7 +46,10 @@ export function storeGoingAway(mailwarden: Mailwarden, failAt: number, applied: 
  * A target whose calls reach the store in the order `scheduler` picks, not the order they are made:
  * as over HTTP, where a check sent after an add may be answered first.
  */
-export function inSchedulerOrder(target: { suppressions: SuppressionTarget }, scheduler: fc.Scheduler): { suppressions: SuppressionTarget } {
+export function inSchedulerOrder(
+  target: { suppressions: SuppressionTarget },
+  scheduler: fc.Scheduler,
+): { suppressions: SuppressionTarget } {
   const { suppressions } = target;
   return {
     suppressions: {
@@ -82,10 +85,19 @@ export function addsLate(target: { suppressions: SuppressionTarget }): { suppres
 }
 
 /** A few addresses, so that rows repeat them. */
-export const address = fc.constantFrom('a@example.com', 'B@example.com', 'b@example.com', 'c@example.org', 'd.e+tag@example.net', 'ünï@exämple.de');
+export const address = fc.constantFrom(
+  'a@example.com',
+  'B@example.com',
+  'b@example.com',
+  'c@example.org',
+  'd.e+tag@example.net',
+  'ünï@exämple.de',
+);
 
 /** A time the service takes: whole milliseconds, in the past. */
-export const pastTime = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2026-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString());
+export const pastTime = fc
+  .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2026-01-01T00:00:00Z'), noInvalidDate: true })
+  .map((date) => date.toISOString());
 
 /** One row of our CSV: an address (or something that is not one), a reason or none, a time or none. */
 export const csvRow = fc.record({
@@ -102,7 +114,9 @@ export function csvOf(rows: readonly CsvRow[]): string {
 /** Addresses, valid ones and strings a CSV writer must quote: commas, quotes, white space, line breaks, no @. */
 export const emailish = fc.oneof(
   fc.emailAddress(),
-  fc.tuple(fc.emailAddress(), fc.constantFrom(' ', '"', ',', '""', '\t', ' , ', '\n', '\r\n')).map(([email, noise]) => `${noise}${email}${noise}`),
+  fc
+    .tuple(fc.emailAddress(), fc.constantFrom(' ', '"', ',', '""', '\t', ' , ', '\n', '\r\n'))
+    .map(([email, noise]) => `${noise}${email}${noise}`),
   fc.string({ unit: fc.constantFrom('a', 'b', '@', '.', ',', '"', ' ', 'é', '+', '\t', '\n'), maxLength: 20 }),
   fc.string({ maxLength: 30 }),
 );

@@ -49,7 +49,12 @@ const NOW = Date.parse('2026-11-24T12:00:00.000Z');
 /** A service whose clock stands still, so rows without a time get the same one on every run. */
 const fixedClock = () => createMailwarden({ now: () => NOW });
 
-async function exportToText(mailwarden: Pick<Mailwarden, 'suppressions'>, project: string, format: ExportFormat, manualAs?: 'BOUNCE' | 'COMPLAINT') {
+async function exportToText(
+  mailwarden: Pick<Mailwarden, 'suppressions'>,
+  project: string,
+  format: ExportFormat,
+  manualAs?: 'BOUNCE' | 'COMPLAINT',
+) {
   let text = '';
   const output = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -57,7 +62,12 @@ async function exportToText(mailwarden: Pick<Mailwarden, 'suppressions'>, projec
       callback();
     },
   });
-  const result = await exportSuppressions(mailwarden, { projectId: project, format, output, ...(manualAs === undefined ? {} : { manualAs }) });
+  const result = await exportSuppressions(mailwarden, {
+    projectId: project,
+    format,
+    output,
+    ...(manualAs === undefined ? {} : { manualAs }),
+  });
   return { text, ...result };
 }
 
@@ -149,9 +159,12 @@ describe('provider exports', () => {
     const summary = await importSuppressions(mailwarden, { projectId: project, file: fixture(file) });
     expect(summary).toMatchObject({ format, upgraded: 0, alreadyPresent: 0, ...counts });
     expect(summary.detectedBy).not.toBe('given');
-    expect(await stored(mailwarden, project)).toEqual(rows.map(([email, reason, created_at]) => ({ email, reason, created_at, source: 'import' })));
+    expect(await stored(mailwarden, project)).toEqual(
+      rows.map(([email, reason, created_at]) => ({ email, reason, created_at, source: 'import' })),
+    );
     // Unsubscribes are read and listed in the rejects file, never suppressed.
-    if (counts.skipped > 0) expect(readFileSync(summary.rejectsFile!, 'utf8')).toContain('an unsubscribe: mailwarden does not suppress unsubscribes');
+    if (counts.skipped > 0)
+      expect(readFileSync(summary.rejectsFile!, 'utf8')).toContain('an unsubscribe: mailwarden does not suppress unsubscribes');
   });
 
   test('a SES list whose times are Unix seconds (AWS CLI v1) keeps them', async () => {
@@ -159,10 +172,14 @@ describe('provider exports', () => {
     const project = projectId();
     const file = fileWith(
       'ses-v1.json',
-      JSON.stringify({ SuppressedDestinationSummaries: [{ EmailAddress: 'a@example.com', Reason: 'BOUNCE', LastUpdateTime: 1709630127.481 }] }),
+      JSON.stringify({
+        SuppressedDestinationSummaries: [{ EmailAddress: 'a@example.com', Reason: 'BOUNCE', LastUpdateTime: 1709630127.481 }],
+      }),
     );
     expect(await importSuppressions(mailwarden, { projectId: project, file })).toMatchObject({ format: 'ses', added: 1 });
-    expect(await stored(mailwarden, project)).toEqual([{ email: 'a@example.com', reason: 'hard_bounce', created_at: '2024-03-05T09:15:27.481Z', source: 'import' }]);
+    expect(await stored(mailwarden, project)).toEqual([
+      { email: 'a@example.com', reason: 'hard_bounce', created_at: '2024-03-05T09:15:27.481Z', source: 'import' },
+    ]);
   });
 
   test('unknown provider values are invalid rows, with what was wrong', async () => {
@@ -196,12 +213,12 @@ describe('provider exports', () => {
     // Read as our CSV, a SendGrid bounce list's `reason` column (an SMTP reply) is not a reason.
     const asCsv = await importSuppressions(mailwarden, { projectId: projectId(), file: fixture('sendgrid-bounces.csv'), format: 'csv' });
     expect(asCsv).toMatchObject({ format: 'csv', detectedBy: 'given', added: 0, invalid: 2 });
-    await expect(importSuppressions(mailwarden, { projectId: projectId(), file: fixture('sendgrid-bounces.csv'), format: 'ses' })).rejects.toBeInstanceOf(
-      ImportFileError,
-    );
-    await expect(importSuppressions(mailwarden, { projectId: projectId(), file: fixture('mailgun-complaints.csv'), format: 'sendgrid-bounces' })).rejects.toThrow(
-      /A sendgrid-bounces file starts with a header that has an email column/,
-    );
+    await expect(
+      importSuppressions(mailwarden, { projectId: projectId(), file: fixture('sendgrid-bounces.csv'), format: 'ses' }),
+    ).rejects.toBeInstanceOf(ImportFileError);
+    await expect(
+      importSuppressions(mailwarden, { projectId: projectId(), file: fixture('mailgun-complaints.csv'), format: 'sendgrid-bounces' }),
+    ).rejects.toThrow(/A sendgrid-bounces file starts with a header that has an email column/);
   });
 
   test('sniffing is left to our CSV where a provider is not certain', async () => {
@@ -218,7 +235,7 @@ describe('provider exports', () => {
 });
 
 describe('our CSV', () => {
-  test('a header names the address, reason and time columns; providers\' words for reasons are understood', async () => {
+  test("a header names the address, reason and time columns; providers' words for reasons are understood", async () => {
     const mailwarden = fixedClock();
     const project = projectId();
     const file = fileWith(
@@ -276,7 +293,9 @@ describe('our CSV', () => {
     const mailwarden = fixedClock();
     const file = fileWith(
       'quotes.csv',
-      ['email,note', 'a"b@example.com,x', '"c@example.com"trailing,y', '"quoted, fine@example.com",z', 'ok@example.com,"never closed'].join('\n'),
+      ['email,note', 'a"b@example.com,x', '"c@example.com"trailing,y', '"quoted, fine@example.com",z', 'ok@example.com,"never closed'].join(
+        '\n',
+      ),
     );
     const summary = await importSuppressions(mailwarden, { projectId: projectId(), file });
     expect(summary).toMatchObject({ rows: 4, added: 0, invalid: 4 });
@@ -294,10 +313,14 @@ describe('our CSV', () => {
     const read = async () => {
       for await (const _ of readCsvRecords(file, { delimiter: ',', maxRecordBytes: 1024 }));
     };
-    await expect(read()).rejects.toThrow(new ImportFileError('Line 3: a record runs over 1024 bytes, most likely a quote that is never closed. Fix the file and import it again.'));
+    await expect(read()).rejects.toThrow(
+      new ImportFileError(
+        'Line 3: a record runs over 1024 bytes, most likely a quote that is never closed. Fix the file and import it again.',
+      ),
+    );
   });
 
-  test('JSON Lines: our export\'s objects, and any object with an address', async () => {
+  test("JSON Lines: our export's objects, and any object with an address", async () => {
     const mailwarden = fixedClock();
     const project = projectId();
     const file = fileWith(
@@ -333,7 +356,17 @@ describe('the rejects file', () => {
   test('lists every row not imported, with its line and why; a new run starts it again', async () => {
     const mailwarden = fixedClock();
     const long = 'x'.repeat(1500);
-    const file = fileWith('bad.csv', ['email,reason', 'ok@example.com,', 'no-at-sign,', `${long}@example.com,`, 'gone@example.com,unsubscribe', 'q@example.com,maybe'].join('\n'));
+    const file = fileWith(
+      'bad.csv',
+      [
+        'email,reason',
+        'ok@example.com,',
+        'no-at-sign,',
+        `${long}@example.com,`,
+        'gone@example.com,unsubscribe',
+        'q@example.com,maybe',
+      ].join('\n'),
+    );
     const summary = await importSuppressions(mailwarden, { projectId: projectId(), file });
     expect(summary).toMatchObject({ added: 1, invalid: 3, skipped: 1, rejectsFile: `${file}.rejects.csv` });
     const lines = readFileSync(`${file}.rejects.csv`, 'utf8').split('\n');
@@ -379,12 +412,20 @@ describe('resuming', () => {
       return `user${n}@example.com,${reason}${time}`;
     });
 
-  async function uninterrupted(content: string, options: Partial<ImportOptions> = {}, setup?: (mailwarden: Mailwarden, project: string) => Promise<void>) {
+  async function uninterrupted(
+    content: string,
+    options: Partial<ImportOptions> = {},
+    setup?: (mailwarden: Mailwarden, project: string) => Promise<void>,
+  ) {
     const mailwarden = fixedClock();
     const project = projectId();
     await setup?.(mailwarden, project);
     const summary = await importSuppressions(mailwarden, { projectId: project, file: fileWith('whole.csv', content), ...options });
-    return { summary, rows: await stored(mailwarden, project), rejects: summary.rejectsFile === null ? '' : readFileSync(summary.rejectsFile, 'utf8') };
+    return {
+      summary,
+      rows: await stored(mailwarden, project),
+      rejects: summary.rejectsFile === null ? '' : readFileSync(summary.rejectsFile, 'utf8'),
+    };
   }
 
   test.each([
@@ -396,7 +437,10 @@ describe('resuming', () => {
     const content = `email,reason,created_at\n${mixedRows(3000).join('\n')}\n`;
     const setup = async (mailwarden: Mailwarden, project: string) => {
       // Some addresses are already suppressed by hand, so the import upgrades them.
-      await mailwarden.suppressions.addMany(project, addresses(40, 0).map((email) => ({ email, created_at: '2020-01-01T00:00:00Z' })));
+      await mailwarden.suppressions.addMany(
+        project,
+        addresses(40, 0).map((email) => ({ email, created_at: '2020-01-01T00:00:00Z' })),
+      );
     };
     const expected = await uninterrupted(content, { batchSize: 300 }, setup);
     expect(expected.summary.upgraded).toBeGreaterThan(0);
@@ -406,7 +450,9 @@ describe('resuming', () => {
     await setup(mailwarden, project);
     const file = fileWith('resume.csv', content);
     const failing = storeGoingAway(mailwarden, failAt, applied);
-    await expect(importSuppressions(failing.target, { projectId: project, file, batchSize: 300 })).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(importSuppressions(failing.target, { projectId: project, file, batchSize: 300 })).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
     const checkpoint = readCheckpointFile(file);
     // The lost batch is in flight (with the one sent after it, if any); the rows before it are done.
     expect(checkpoint.inFlight.length).toBeGreaterThanOrEqual(1);
@@ -431,7 +477,9 @@ describe('resuming', () => {
     const onProgress = (progress: ImportProgress) => {
       if (progress.rows >= 2000) controller.abort();
     };
-    await expect(importSuppressions(mailwarden, { projectId: project, file, signal: controller.signal, onProgress })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(importSuppressions(mailwarden, { projectId: project, file, signal: controller.signal, onProgress })).rejects.toMatchObject(
+      { name: 'AbortError' },
+    );
     const checkpoint = readCheckpointFile(file);
     expect(checkpoint).toMatchObject({ version: 3, projectId: project, format: 'csv', inFlight: [] });
     expect(checkpoint.done.rows).toBeGreaterThanOrEqual(2000);
@@ -454,7 +502,9 @@ describe('resuming', () => {
     const expected = await importSuppressions(mailwarden, { projectId: projectId(), file: fileWith('whole.json', content) });
     const project = projectId();
     const file = fileWith('ses.json', content);
-    await expect(importSuppressions(storeGoingAway(mailwarden, 2, true).target, { projectId: project, file, batchSize: 700 })).rejects.toThrow();
+    await expect(
+      importSuppressions(storeGoingAway(mailwarden, 2, true).target, { projectId: project, file, batchSize: 700 }),
+    ).rejects.toThrow();
     const resumed = await importSuppressions(mailwarden, { projectId: project, file, batchSize: 700 });
     expect(resumed.resumedFromLine).toBeGreaterThan(1);
     expect(withoutResume(resumed)).toEqual(expected);
@@ -466,7 +516,9 @@ describe('resuming', () => {
     const mailwarden = fixedClock();
     const project = projectId();
     const interrupt = async (file: string, options: Partial<ImportOptions> = {}) => {
-      await expect(importSuppressions(storeGoingAway(mailwarden, 2, true).target, { projectId: project, file, batchSize: 500, ...options })).rejects.toThrow();
+      await expect(
+        importSuppressions(storeGoingAway(mailwarden, 2, true).target, { projectId: project, file, batchSize: 500, ...options }),
+      ).rejects.toThrow();
       expect(readCheckpointFile(file).done.byteOffset).toBeGreaterThan(0);
     };
     const file = fileWith('changing.csv', `${addresses(3000).join('\n')}\n`);
@@ -486,9 +538,17 @@ describe('resuming', () => {
     await interrupt(other);
     expect((await importSuppressions(mailwarden, { projectId: projectId(), file: other })).resumedFromLine).toBeUndefined();
     await interrupt(other);
-    expect((await importSuppressions(mailwarden, { projectId: project, file: other, targetName: 'http://elsewhere' })).resumedFromLine).toBeUndefined();
+    expect(
+      (await importSuppressions(mailwarden, { projectId: project, file: other, targetName: 'http://elsewhere' })).resumedFromLine,
+    ).toBeUndefined();
     await interrupt(other);
-    expect((await importSuppressions(mailwarden, { projectId: project, file: other, format: 'jsonl' }).catch(() => ({ resumedFromLine: undefined }))).resumedFromLine).toBeUndefined();
+    expect(
+      (
+        await importSuppressions(mailwarden, { projectId: project, file: other, format: 'jsonl' }).catch(() => ({
+          resumedFromLine: undefined,
+        }))
+      ).resumedFromLine,
+    ).toBeUndefined();
     await interrupt(other);
     const restarted = await importSuppressions(mailwarden, { projectId: project, file: other, restart: true });
     expect(restarted).toMatchObject({ rows: 3000, added: 0, alreadyPresent: 3000 });
@@ -499,13 +559,17 @@ describe('resuming', () => {
     const mailwarden = fixedClock();
     const file = fileWith('nocheckpoint.csv', `${addresses(2500).join('\n')}\n`);
     const failing = storeGoingAway(mailwarden, 3, true);
-    await expect(importSuppressions(failing.target, { projectId: projectId(), file, checkpoint: false })).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(importSuppressions(failing.target, { projectId: projectId(), file, checkpoint: false })).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
     expect(existsSync(`${file}.mailwarden-import.json`)).toBe(false);
     expect(failing.calls.checkMany).toBe(0);
 
     const custom = join(directory, 'custom-checkpoint.json');
     const project = projectId();
-    await expect(importSuppressions(storeGoingAway(mailwarden, 2, false).target, { projectId: project, file, checkpoint: custom })).rejects.toThrow();
+    await expect(
+      importSuppressions(storeGoingAway(mailwarden, 2, false).target, { projectId: project, file, checkpoint: custom }),
+    ).rejects.toThrow();
     expect(existsSync(custom)).toBe(true);
     const summary = await importSuppressions(mailwarden, { projectId: project, file, checkpoint: custom });
     expect(summary).toMatchObject({ resumedFromLine: 1001, added: 2500 });
@@ -518,7 +582,9 @@ describe('many rows', () => {
     const mailwarden = fixedClock();
     const project = projectId();
     // Every 50th row repeats the one before; every 500th is invalid.
-    const rows = Array.from({ length: 100_000 }, (_, i) => (i % 500 === 499 ? `bad${i}` : i % 50 === 49 ? `user${i - 1}@example.com` : `user${i}@example.com`));
+    const rows = Array.from({ length: 100_000 }, (_, i) =>
+      i % 500 === 499 ? `bad${i}` : i % 50 === 49 ? `user${i - 1}@example.com` : `user${i}@example.com`,
+    );
     const file = fileWith('big.csv', `email\n${rows.join('\n')}\n`);
     let bulkAdds = 0;
     const counting: { suppressions: SuppressionTarget } = {
@@ -529,7 +595,16 @@ describe('many rows', () => {
     expect(summary).toMatchObject({ rows: 100_000, added: 98_000, alreadyPresent: 1800, invalid: 200 });
     expect(bulkAdds).toBe(100);
     const size = readFileSync(file).length;
-    expect(updates.at(-1)).toEqual({ bytesRead: size, totalBytes: size, rows: 100_000, added: 98_000, upgraded: 0, alreadyPresent: 1800, invalid: 200, skipped: 0 });
+    expect(updates.at(-1)).toEqual({
+      bytesRead: size,
+      totalBytes: size,
+      rows: 100_000,
+      added: 98_000,
+      upgraded: 0,
+      alreadyPresent: 1800,
+      invalid: 200,
+      skipped: 0,
+    });
     expect(updates.every((update, i) => i === 0 || update.rows >= updates[i - 1]!.rows)).toBe(true);
   });
 });
@@ -540,7 +615,11 @@ describe('exportSuppressions', () => {
     const source = projectId();
     await mailwarden.suppressions.addMany(
       source,
-      addresses(250).map((email, i) => ({ email, reason: (['manual', 'hard_bounce', 'complaint'] as const)[i % 3], created_at: new Date(Date.UTC(2024, 0, 1 + (i % 200))).toISOString() })),
+      addresses(250).map((email, i) => ({
+        email,
+        reason: (['manual', 'hard_bounce', 'complaint'] as const)[i % 3],
+        created_at: new Date(Date.UTC(2024, 0, 1 + (i % 200))).toISOString(),
+      })),
     );
     const csv = await exportToText(mailwarden, source, 'csv');
     expect(csv).toMatchObject({ exported: 250, skipped: 0 });
@@ -548,9 +627,15 @@ describe('exportSuppressions', () => {
     const jsonl = await exportToText(mailwarden, source, 'jsonl');
     expect(Object.keys(JSON.parse(jsonl.text.split('\n')[0]!) as object)).toEqual(['email', 'reason', 'created_at', 'hash']);
     const expected = (await stored(mailwarden, source)).map((row) => ({ ...row, source: 'import' }));
-    for (const [name, text] of [['export.csv', csv.text], ['export.jsonl', jsonl.text]] as const) {
+    for (const [name, text] of [
+      ['export.csv', csv.text],
+      ['export.jsonl', jsonl.text],
+    ] as const) {
       const target = projectId();
-      expect(await importSuppressions(mailwarden, { projectId: target, file: fileWith(name, text) })).toMatchObject({ added: 250, invalid: 0 });
+      expect(await importSuppressions(mailwarden, { projectId: target, file: fileWith(name, text) })).toMatchObject({
+        added: 250,
+        invalid: 0,
+      });
       expect(await stored(mailwarden, target)).toEqual(expected);
     }
   });
@@ -569,20 +654,34 @@ describe('exportSuppressions', () => {
       skipped: 1,
     });
     const all = await exportToText(mailwarden, project, 'ses-import', 'BOUNCE');
-    expect(all).toEqual({ text: 'bounced@example.com,BOUNCE\ncomplained@example.com,COMPLAINT\nby-hand@example.com,BOUNCE\n', exported: 3, skipped: 0 });
+    expect(all).toEqual({
+      text: 'bounced@example.com,BOUNCE\ncomplained@example.com,COMPLAINT\nby-hand@example.com,BOUNCE\n',
+      exported: 3,
+      skipped: 0,
+    });
     // And it reads back.
     const target = projectId();
-    expect(await importSuppressions(mailwarden, { projectId: target, file: fileWith('to-ses.csv', all.text) })).toMatchObject({ format: 'ses-import', added: 3 });
+    expect(await importSuppressions(mailwarden, { projectId: target, file: fileWith('to-ses.csv', all.text) })).toMatchObject({
+      format: 'ses-import',
+      added: 3,
+    });
   });
 
   test('an empty project exports only the CSV header', async () => {
-    expect(await exportToText(fixedClock(), projectId(), 'csv')).toEqual({ text: 'email,reason,created_at,hash\n', exported: 0, skipped: 0 });
+    expect(await exportToText(fixedClock(), projectId(), 'csv')).toEqual({
+      text: 'email,reason,created_at,hash\n',
+      exported: 0,
+      skipped: 0,
+    });
   });
 
   test('waits for drain whenever write returns false', async () => {
     const mailwarden = fixedClock();
     const project = projectId();
-    await mailwarden.suppressions.addMany(project, addresses(450).map((email) => ({ email })));
+    await mailwarden.suppressions.addMany(
+      project,
+      addresses(450).map((email) => ({ email })),
+    );
     let full = false;
     let writesWhileFull = 0;
     let rows = 0;
@@ -601,7 +700,12 @@ describe('exportSuppressions', () => {
     }) as typeof output.write;
     output.on('drain', () => (full = false));
     const progress: number[] = [];
-    const { exported } = await exportSuppressions(mailwarden, { projectId: project, format: 'jsonl', output, onProgress: (n) => progress.push(n) });
+    const { exported } = await exportSuppressions(mailwarden, {
+      projectId: project,
+      format: 'jsonl',
+      output,
+      onProgress: (n) => progress.push(n),
+    });
     await new Promise<void>((resolve) => output.end(resolve));
     expect({ exported, rows, writesWhileFull }).toEqual({ exported: 450, rows: 450, writesWhileFull: 0 });
     expect(progress).toEqual([100, 200, 300, 400, 450]);
@@ -610,7 +714,10 @@ describe('exportSuppressions', () => {
   test('rejects when the output fails, and on abort', async () => {
     const mailwarden = fixedClock();
     const project = projectId();
-    await mailwarden.suppressions.addMany(project, addresses(300).map((email) => ({ email })));
+    await mailwarden.suppressions.addMany(
+      project,
+      addresses(300).map((email) => ({ email })),
+    );
     const broken = new Writable({
       highWaterMark: 1,
       write(_chunk, _encoding, callback) {
@@ -621,7 +728,13 @@ describe('exportSuppressions', () => {
     await expect(exportSuppressions(mailwarden, { projectId: project, format: 'csv', output: broken })).rejects.toThrow('EPIPE');
     const controller = new AbortController();
     const sink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-    const exporting = exportSuppressions(mailwarden, { projectId: project, format: 'csv', output: sink, signal: controller.signal, onProgress: (n) => n >= 100 && controller.abort() });
+    const exporting = exportSuppressions(mailwarden, {
+      projectId: project,
+      format: 'csv',
+      output: sink,
+      signal: controller.signal,
+      onProgress: (n) => n >= 100 && controller.abort(),
+    });
     await expect(exporting).rejects.toMatchObject({ name: 'AbortError' });
   });
 });
@@ -653,11 +766,20 @@ describe('remoteSuppressions', () => {
     const html = await answering(502, '<html>Bad gateway</html>');
     try {
       const remote = (url: string) => remoteSuppressions({ url, apiKey: 'key', ...(fetch === undefined ? {} : { fetch }) }).suppressions;
-      expect(await remote(ok.url).checkMany('a b', ['a@example.com'])).toEqual({ results: [{ email: 'a@example.com', suppressed: false }] });
-      expect(ok.requests).toEqual([{ method: 'POST', url: '/base/projects/a%20b/suppressions/bulk-check', key: 'key', body: '{"emails":["a@example.com"]}' }]);
-      await expect(remote(failing.url).addMany('p', [{ email: 'a@example.com' }])).rejects.toMatchObject({ code: 'store_unavailable', message: 'The store is gone.' });
+      expect(await remote(ok.url).checkMany('a b', ['a@example.com'])).toEqual({
+        results: [{ email: 'a@example.com', suppressed: false }],
+      });
+      expect(ok.requests).toEqual([
+        { method: 'POST', url: '/base/projects/a%20b/suppressions/bulk-check', key: 'key', body: '{"emails":["a@example.com"]}' },
+      ]);
+      await expect(remote(failing.url).addMany('p', [{ email: 'a@example.com' }])).rejects.toMatchObject({
+        code: 'store_unavailable',
+        message: 'The store is gone.',
+      });
       await expect(remote(html.url).list('p')).rejects.toThrow(
-        new RemoteServiceError(`GET ${html.url.slice(0, -1)}/projects/p/suppressions answered 502 with a body that is not JSON: is ${html.url.slice(0, -1)} a mailwarden service?`),
+        new RemoteServiceError(
+          `GET ${html.url.slice(0, -1)}/projects/p/suppressions answered 502 with a body that is not JSON: is ${html.url.slice(0, -1)} a mailwarden service?`,
+        ),
       );
     } finally {
       await Promise.all([ok.close(), failing.close(), html.close()]);
@@ -709,7 +831,9 @@ describe('createProgressBar', () => {
     time = 2000;
     bar.update(progress(123_456, 10_000_000));
     // 1 234 560 bytes in 2 s, 8 765 440 to go: 14.2 s, shown as 0:15.
-    expect(written[1]).toBe(`\r${' 12.3% 123,456 rows, 61,728 rows/s, ETA 0:15 | added 123,455, upgraded 0, present 1, inval'.slice(0, 79)}\u001b[K`);
+    expect(written[1]).toBe(
+      `\r${' 12.3% 123,456 rows, 61,728 rows/s, ETA 0:15 | added 123,455, upgraded 0, present 1, inval'.slice(0, 79)}\u001b[K`,
+    );
   });
 
   test('the time left reads in hours when it is long, and as unknown before any progress', () => {
@@ -735,21 +859,31 @@ describe('real stores', () => {
     // bounced@ and complained@ are there already, as strongly; the manual one is new.
     expect(postmark).toMatchObject({ added: 1, alreadyPresent: 2, skipped: 1 });
     expect(await countRaw(project)).toBe(4);
-    expect(await stored(mailwarden, project)).toContainEqual({ email: 'complained@example.com', reason: 'complaint', created_at: '2024-02-12T01:02:44.000Z', source: 'import' });
+    expect(await stored(mailwarden, project)).toContainEqual({
+      email: 'complained@example.com',
+      reason: 'complaint',
+      created_at: '2024-02-12T01:02:44.000Z',
+      source: 'import',
+    });
 
     // A crash after the store took a batch, then a rerun: exact counts on this store too.
     const content = `email,reason\n${Array.from({ length: 2400 }, (_, i) => `user${i % 1700}@example.com,${i % 2 === 0 ? 'hard_bounce' : 'complaint'}`).join('\n')}\n`;
     const expected = await importSuppressions(mailwarden, { projectId: projectId(), file: fileWith('whole.csv', content), batchSize: 500 });
     const target = projectId();
     const file = fileWith('real.csv', content);
-    await expect(importSuppressions(storeGoingAway(mailwarden, 3, true).target, { projectId: target, file, batchSize: 500 })).rejects.toThrow();
+    await expect(
+      importSuppressions(storeGoingAway(mailwarden, 3, true).target, { projectId: target, file, batchSize: 500 }),
+    ).rejects.toThrow();
     const resumed = await importSuppressions(mailwarden, { projectId: target, file, batchSize: 500 });
     expect(withoutResume(resumed)).toEqual(withoutResume(expected));
     expect(await countRaw(target)).toBe(1700);
 
     const { text } = await exportToText(mailwarden, target, 'csv');
     const copy = projectId();
-    expect(await importSuppressions(mailwarden, { projectId: copy, file: fileWith('real-export.csv', text) })).toMatchObject({ added: 1700, invalid: 0 });
+    expect(await importSuppressions(mailwarden, { projectId: copy, file: fileWith('real-export.csv', text) })).toMatchObject({
+      added: 1700,
+      invalid: 0,
+    });
     expect(await stored(mailwarden, copy)).toEqual(await stored(mailwarden, target));
   }
 
@@ -760,7 +894,9 @@ describe('real stores', () => {
       await migrate(sql, { schema });
       const mailwarden = createMailwarden({ store: createPostgresStore({ sql, schema }), now: () => NOW });
       await importIntoStore(mailwarden, async (project) => {
-        const [row] = await sql.unsafe<{ count: string }[]>(`SELECT count(*) FROM "${schema}".suppressions WHERE project_id = $1`, [project]);
+        const [row] = await sql.unsafe<{ count: string }[]>(`SELECT count(*) FROM "${schema}".suppressions WHERE project_id = $1`, [
+          project,
+        ]);
         return Number(row!.count);
       });
       await mailwarden.close();

@@ -45,20 +45,39 @@ describe('mailwarden webhooks send, against serve --demo as a process', () => {
 
       const sent = await Promise.all(
         providers.map((provider) =>
-          mailwarden(['webhooks', 'send', provider, '--url', url, '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', `cli-${provider}`]),
+          mailwarden([
+            'webhooks',
+            'send',
+            provider,
+            '--url',
+            url,
+            '--type',
+            'bounced',
+            '--to',
+            `${provider}@example.com`,
+            '--tracking-id',
+            `cli-${provider}`,
+          ]),
         ),
       );
       sent.forEach(({ code, output }, index) => {
-        expect(output, providers[index]).toMatch(new RegExp(`POST ${url}/projects/demo/webhooks/${providers[index]}\\n  bounced \\(hard\\) ${providers[index]}@example.com`));
+        expect(output, providers[index]).toMatch(
+          new RegExp(`POST ${url}/projects/demo/webhooks/${providers[index]}\\n  bounced \\(hard\\) ${providers[index]}@example.com`),
+        );
         expect(output, providers[index]).toContain('→ 200 {"accepted":1,"duplicates":0,"skipped":0,"warnings":[]}');
         expect(code, output).toBe(0);
       });
 
       const api = async (path: string) => (await fetch(`${url}/projects/demo${path}`, { headers: { 'x-api-key': key } })).json();
       for (const provider of providers) {
-        const messages = (await api(`/messages?trackingId=cli-${provider}`)) as { items: { recipient: string; status: string; provider: string }[] };
+        const messages = (await api(`/messages?trackingId=cli-${provider}`)) as {
+          items: { recipient: string; status: string; provider: string }[];
+        };
         expect(messages.items, provider).toMatchObject([{ recipient: `${provider}@example.com`, status: 'bounced', provider }]);
-        expect(await api(`/suppressions/check?email=${provider}%40example.com`), provider).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
+        expect(await api(`/suppressions/check?email=${provider}%40example.com`), provider).toMatchObject({
+          suppressed: true,
+          reason: 'hard_bounce',
+        });
       }
     } finally {
       expect(await demo.stop()).toBe(0);
@@ -81,9 +100,14 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     };
     const file = join(directory, 'mailwarden.json');
     writeFileSync(file, JSON.stringify({ port: 0, logLevel: 'silent', basePath: '/mailwarden', projects: { acme: project } }));
-    const service = await startService(loadConfig({ file, env: {} }), { kind: 'memory', store: createMemoryStore(), close: async () => {} });
+    const service = await startService(loadConfig({ file, env: {} }), {
+      kind: 'memory',
+      store: createMemoryStore(),
+      close: async () => {},
+    });
     services.push(service);
-    const send = (...args: string[]) => mailwarden(['webhooks', 'send', ...args, '--config', file, '--project', 'acme', '--url', service.url, '--tracking-id', 'acme-test']);
+    const send = (...args: string[]) =>
+      mailwarden(['webhooks', 'send', ...args, '--config', file, '--project', 'acme', '--url', service.url, '--tracking-id', 'acme-test']);
 
     const mailgun = await send('mailgun', '--type', 'delivered', '--to', 'a@example.com', '--to', 'b@example.com', '--count', '2');
     expect(mailgun.code, mailgun.output).toBe(0);
@@ -134,7 +158,12 @@ describe('mailwarden webhooks send, against an app with no service configuration
     // The SendGrid pair made with the commands docs/server.md gives, so those commands are proven here.
     const pem = join(directory, 'sendgrid.pem');
     await run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', pem]);
-    const { stdout: publicKey } = await run('sh', ['-c', 'openssl ec -in "$1" -pubout -outform DER 2>/dev/null | openssl base64 -A', 'sh', pem]);
+    const { stdout: publicKey } = await run('sh', [
+      '-c',
+      'openssl ec -in "$1" -pubout -outform DER 2>/dev/null | openssl base64 -A',
+      'sh',
+      pem,
+    ]);
     const otherPem = join(directory, 'other.pem');
     writeFileSync(otherPem, createSendGridKeyPair().privateKey);
     const topicArn = 'arn:aws:sns:eu-west-1:123456789012:shop-ses-events';
@@ -151,7 +180,10 @@ describe('mailwarden webhooks send, against an app with no service configuration
       mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
     });
     const embedded = createMailwarden({
-      webhooks: { auth: (projectId) => (projectId === 'shop' ? auth() : undefined), environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } },
+      webhooks: {
+        auth: (projectId) => (projectId === 'shop' ? auth() : undefined),
+        environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner },
+      },
     });
     await app.register(mailwardenPlugin, { prefix: '/mailwarden', mailwarden: embedded, apiKeys: {} });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -174,7 +206,22 @@ describe('mailwarden webhooks send, against an app with no service configuration
         mandrill: ['--secret', 'not-the-key'],
       };
       const send = (provider: Provider, secrets: string[]) =>
-        mailwarden(['webhooks', 'send', provider, ...secrets, '--url', baseUrl, '--project', 'shop', '--type', 'bounced', '--to', `${provider}@example.com`, '--tracking-id', 'from-cli']);
+        mailwarden([
+          'webhooks',
+          'send',
+          provider,
+          ...secrets,
+          '--url',
+          baseUrl,
+          '--project',
+          'shop',
+          '--type',
+          'bounced',
+          '--to',
+          `${provider}@example.com`,
+          '--tracking-id',
+          'from-cli',
+        ]);
 
       const sent = await Promise.all(providers.map((provider) => send(provider, right[provider])));
       sent.forEach(({ code, output }, index) => {
@@ -183,7 +230,9 @@ describe('mailwarden webhooks send, against an app with no service configuration
         expect(code, output).toBe(0);
       });
       const { items } = await embedded.messages.list('shop', { trackingId: 'from-cli' });
-      expect(items.map((message) => `${message.provider} ${message.status}`).sort()).toEqual(providers.map((provider) => `${provider} bounced`).sort());
+      expect(items.map((message) => `${message.provider} ${message.status}`).sort()).toEqual(
+        providers.map((provider) => `${provider} bounced`).sort(),
+      );
 
       const refused = await Promise.all(providers.map((provider) => send(provider, wrong[provider])));
       refused.forEach(({ code, output }, index) => {

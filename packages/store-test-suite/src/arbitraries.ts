@@ -1,9 +1,4 @@
-import {
-  messageStatuses,
-  normalizeEmail,
-  providers,
-  suppressionReasons,
-} from '@mailwarden/core';
+import { messageStatuses, normalizeEmail, providers, suppressionReasons } from '@mailwarden/core';
 import {
   Fact,
   createEmailHasher,
@@ -169,27 +164,35 @@ export const storedEvent: fc.Arbitrary<StoredEvent> = fc
     // As the service does: an entry for every event that names a message, its id from the key.
     ...(message === null
       ? {}
-      : { timelineEntry: { id: timelineEntryId(key), eventKey: key, type: 'delivered' as const, provider: message.provider, occurredAt: message.firstEventAt } }),
+      : {
+          timelineEntry: {
+            id: timelineEntryId(key),
+            eventKey: key,
+            type: 'delivered' as const,
+            provider: message.provider,
+            occurredAt: message.firstEventAt,
+          },
+        }),
     trackingIdSearchKey: message?.trackingId == null ? null : trackingIdSearchKey(message.trackingId),
     // As the service does: the suppressed address is the message's recipient, at the event's time.
     suppression:
       suppression === null
         ? null
         : message === null
-        ? {
-            hash: suppression.address.hash,
-            email: suppression.address.email,
-            reason: suppression.reason,
-            createdAt: suppression.time,
-            provenance: causeOf(key, null, suppression.time, suppression.diagnostic),
-          }
-        : {
-            hash: hashEmail(message.recipient),
-            email: message.recipient,
-            reason: suppression.reason,
-            createdAt: message.firstEventAt,
-            provenance: causeOf(key, message, message.firstEventAt, suppression.diagnostic),
-          },
+          ? {
+              hash: suppression.address.hash,
+              email: suppression.address.email,
+              reason: suppression.reason,
+              createdAt: suppression.time,
+              provenance: causeOf(key, null, suppression.time, suppression.diagnostic),
+            }
+          : {
+              hash: hashEmail(message.recipient),
+              email: message.recipient,
+              reason: suppression.reason,
+              createdAt: message.firstEventAt,
+              provenance: causeOf(key, message, message.firstEventAt, suppression.diagnostic),
+            },
   }));
 
 /** As the service does: a webhook suppression's provenance names its event. */

@@ -21,9 +21,11 @@ const mergeRecord: fc.Arbitrary<SuppressionRecord> = fc.oneof(
 const mergeRecords: fc.Arbitrary<SuppressionRecord[]> = fc
   .uniqueArray(mergeRecord, { maxLength: 12, selector: (record) => record.provenance?.event?.eventId ?? Symbol('no event') })
   .chain((records) =>
-    fc
-      .array(fc.nat(Math.max(0, records.length - 1)), { maxLength: records.length === 0 ? 0 : 4 })
-      .chain((repeats) => fc.shuffledSubarray([...records, ...repeats.map((index) => structuredClone(records[index]!))], { minLength: records.length + repeats.length })),
+    fc.array(fc.nat(Math.max(0, records.length - 1)), { maxLength: records.length === 0 ? 0 : 4 }).chain((repeats) =>
+      fc.shuffledSubarray([...records, ...repeats.map((index) => structuredClone(records[index]!))], {
+        minLength: records.length + repeats.length,
+      }),
+    ),
   );
 
 export function describeBulkTests(options: StoreConformanceOptions): void {
@@ -71,13 +73,20 @@ export function describeBulkTests(options: StoreConformanceOptions): void {
     });
 
     test('batches longer than a store’s round trip are whole: 2 500 merged, listed, removed', async ({ store, projectId }) => {
-      const records = addresses(2500).map((address, index) => suppression(address, index % 3 === 0 ? 'hard_bounce' : 'manual', at(index % 50)));
+      const records = addresses(2500).map((address, index) =>
+        suppression(address, index % 3 === 0 ? 'hard_bounce' : 'manual', at(index % 50)),
+      );
       expect(await store.mergeSuppressions(projectId, records)).toStrictEqual(records.map(() => 'suppressed'));
       const newestFirst = [...records].sort((x, y) => y.createdAt - x.createdAt || (x.hash < y.hash ? -1 : 1));
       expect(await everything(store, projectId)).toStrictEqual(newestFirst);
       // Again, as a resumed import sends them: nothing changes.
       expect(await store.mergeSuppressions(projectId, records)).toStrictEqual(records.map(() => 'applied'));
-      expect(await store.removeSuppressions(projectId, records.map((record) => record.hash))).toStrictEqual(records);
+      expect(
+        await store.removeSuppressions(
+          projectId,
+          records.map((record) => record.hash),
+        ),
+      ).toStrictEqual(records);
       expect(await everything(store, projectId)).toStrictEqual([]);
     });
 

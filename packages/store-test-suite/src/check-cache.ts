@@ -70,15 +70,23 @@ export function runCheckCacheSuite(options: CheckCacheSuiteOptions): void {
           eventKey: 'check-cache-1',
         },
       ]);
-      expect(await eventually(async () => (await a.suppressions.checkMany(project, ['bob@example.com'])).results[0]!.suppressed)).toBe(true);
+      expect(await eventually(async () => (await a.suppressions.checkMany(project, ['bob@example.com'])).results[0]!.suppressed)).toBe(
+        true,
+      );
 
       // Bulk adds and removes invalidate every hash of their batch.
       const bulk = ['kim@example.com', 'lee@example.com'];
       expect((await a.suppressions.checkMany(project, bulk)).results.map((result) => result.suppressed)).toStrictEqual([false, false]);
-      await b.suppressions.addMany(project, bulk.map((email) => ({ email, reason: 'hard_bounce' as const })));
+      await b.suppressions.addMany(
+        project,
+        bulk.map((email) => ({ email, reason: 'hard_bounce' as const })),
+      );
       const suppressed = async () => (await a.suppressions.checkMany(project, bulk)).results.map((result) => result.suppressed);
       expect(await eventually(async () => (await suppressed()).every(Boolean))).toBe(true);
-      await b.suppressions.removeMany(project, bulk.map((email) => ({ email })));
+      await b.suppressions.removeMany(
+        project,
+        bulk.map((email) => ({ email })),
+      );
       expect(await eventually(async () => (await suppressed()).every((value) => !value))).toBe(true);
     } finally {
       await a.close();

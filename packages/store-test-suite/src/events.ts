@@ -65,10 +65,14 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const other = suppression(b, 'manual', at(2));
       await store.addSuppression(projectId, suppression(a, 'manual', at(5)));
       await store.addSuppression(projectId, other);
-      const applySuppression = async (reason: 'manual' | 'hard_bounce' | 'complaint', seconds: number, outcome: EventOutcome = 'applied') => {
-        expect(
-          await store.applyEvents(projectId, [storedEvent({ suppression: suppression(a, reason, at(seconds)) })]),
-        ).toStrictEqual([outcome]);
+      const applySuppression = async (
+        reason: 'manual' | 'hard_bounce' | 'complaint',
+        seconds: number,
+        outcome: EventOutcome = 'applied',
+      ) => {
+        expect(await store.applyEvents(projectId, [storedEvent({ suppression: suppression(a, reason, at(seconds)) })])).toStrictEqual([
+          outcome,
+        ]);
         return store.getSuppression(projectId, a.hash);
       };
 
@@ -81,9 +85,9 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       // An earlier time moves the record in the newest-first order.
       expect(await applySuppression('manual', 1)).toStrictEqual(suppression(a, 'complaint', at(1)));
       expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual([other, suppression(a, 'complaint', at(1))]);
-      expect(
-        await store.listSuppressions(projectId, { limit: 10, after: { createdAt: other.createdAt, hash: other.hash } }),
-      ).toStrictEqual([suppression(a, 'complaint', at(1))]);
+      expect(await store.listSuppressions(projectId, { limit: 10, after: { createdAt: other.createdAt, hash: other.hash } })).toStrictEqual(
+        [suppression(a, 'complaint', at(1))],
+      );
       expect(await store.addSuppression(projectId, suppression(a, 'manual', at(0)))).toStrictEqual({
         record: suppression(a, 'complaint', at(1)),
         created: false,
@@ -193,9 +197,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         lastEventAt: at(8),
       };
       expect(await store.listMessages(projectId, { limit: 10, trackingId: y })).toStrictEqual([m1Now]);
-      expect(await store.listMessages(projectId, { limit: 10, trackingId: x })).toStrictEqual([
-        message(m2, Fact.delivered, at(3), x),
-      ]);
+      expect(await store.listMessages(projectId, { limit: 10, trackingId: x })).toStrictEqual([message(m2, Fact.delivered, at(3), x)]);
     });
 
     test('a tracking ID left with no messages disappears', async ({ store, projectId }) => {
@@ -270,9 +272,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         }),
       );
       // Five batches, overlapping so that some events arrive twice, at the same time.
-      const batches = Array.from({ length: 5 }, (_, batch) =>
-        events.filter((_, index) => index % 5 === batch || index % 7 === batch),
-      );
+      const batches = Array.from({ length: 5 }, (_, batch) => events.filter((_, index) => index % 5 === batch || index % 7 === batch));
 
       const outcomes = (await Promise.all(batches.map((batch) => store.applyEvents(projectId, batch)))).flat();
       const appliedKeys = batches

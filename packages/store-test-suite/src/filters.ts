@@ -1,5 +1,13 @@
 import type { Store } from '@mailwarden/core';
-import { Fact, type MessagePosition, type MessageQuery, type MessageRecord, type SuppressionPosition, type SuppressionQuery, type SuppressionRecord } from '@mailwarden/core/store';
+import {
+  Fact,
+  type MessagePosition,
+  type MessageQuery,
+  type MessageRecord,
+  type SuppressionPosition,
+  type SuppressionQuery,
+  type SuppressionRecord,
+} from '@mailwarden/core/store';
 import fc from 'fast-check';
 import * as arbitrary from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
@@ -12,7 +20,11 @@ const suppressionPositionOf = (record: SuppressionRecord): SuppressionPosition =
 
 /** Every page of a message listing, walked as the service walks it, joined. */
 async function walkMessages(store: Store, projectId: string, query: Omit<MessageQuery, 'after'>): Promise<MessageRecord[]> {
-  const pages = await walkPages(query.limit, (after) => store.listMessages(projectId, after === undefined ? query : { ...query, after }), messagePositionOf);
+  const pages = await walkPages(
+    query.limit,
+    (after) => store.listMessages(projectId, after === undefined ? query : { ...query, after }),
+    messagePositionOf,
+  );
   return pages.flat();
 }
 
@@ -35,8 +47,13 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       const [ana, bo] = [`ana-${projectId}@example.com`, `bo-${projectId}@example.com`];
       // Six messages, a provider each (messageIdentities takes them in turn), alternately to ana and bo.
       const identities = messageIdentities(6).map((identity, index) => ({ ...identity, recipient: index % 2 === 0 ? ana : bo }));
-      const records = identities.map((identity, index) => message(identity, index < 3 ? Fact.delivered : Fact.hard_bounced, at(index), 'promo'));
-      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      const records = identities.map((identity, index) =>
+        message(identity, index < 3 ? Fact.delivered : Fact.hard_bounced, at(index), 'promo'),
+      );
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
       const newestFirst = [...records].reverse();
 
       const toAna = newestFirst.filter((record) => record.recipient === ana);
@@ -56,7 +73,10 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
     test('listMessages filters by provider', async ({ store, projectId }) => {
       // Twelve messages: each provider twice (messageIdentities takes them in turn, then sorts by key).
       const records = messageIdentities(12).map((identity, index) => message(identity, Fact.delivered, at(index % 4)));
-      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
       const all = await store.listMessages(projectId, { limit: 100 });
       for (const provider of new Set(records.map((record) => record.provider))) {
         const expected = all.filter((record) => record.provider === provider);
@@ -88,8 +108,12 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       // Its first event is in this range, its last is not.
       expect(await list({ from: at(0), to: at(6) })).toStrictEqual([]);
       expect(await list({ from: at(31) })).toStrictEqual([]);
-      expect(await store.listMessages(projectId, { limit: 1, from: at(10), after: messagePositionOf(lateMessage) })).toStrictEqual([earlyMessage]);
-      expect(await walkMessages(store, projectId, { limit: 1, from: at(10), to: at(31), provider: moved.provider })).toStrictEqual([movedMessage]);
+      expect(await store.listMessages(projectId, { limit: 1, from: at(10), after: messagePositionOf(lateMessage) })).toStrictEqual([
+        earlyMessage,
+      ]);
+      expect(await walkMessages(store, projectId, { limit: 1, from: at(10), to: at(31), provider: moved.provider })).toStrictEqual([
+        movedMessage,
+      ]);
     });
 
     test('a filtered walk skips any number of messages that do not match, and repeats none', async ({ store, projectId }) => {
@@ -100,7 +124,10 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       const records = identities.map((identity, index) =>
         message(index % 13 === 0 ? { ...identity, recipient: target } : identity, Fact.delivered, at(index)),
       );
-      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
       const expected = records.filter((record) => record.recipient === target).reverse();
       expect(expected).toHaveLength(5);
       for (const limit of [1, 2, 5, 50]) {
@@ -111,7 +138,10 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       }
     });
 
-    test('listMessages filters by the start of the recipient and by its domain, exactly, with every other filter', async ({ store, projectId }) => {
+    test('listMessages filters by the start of the recipient and by its domain, exactly, with every other filter', async ({
+      store,
+      projectId,
+    }) => {
       // Pattern characters in addresses (`_` and `%` are atext), an IDNA domain, and a subdomain.
       const recipients = [
         `a_b%c-${projectId}@example.com`,
@@ -122,8 +152,13 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
         `a\\b-${projectId}@example.com`,
       ];
       const identities = messageIdentities(6).map((identity, index) => ({ ...identity, recipient: recipients[index]! }));
-      const records = identities.map((identity, index) => message(identity, index < 3 ? Fact.delivered : Fact.hard_bounced, at(index), 'promo'));
-      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      const records = identities.map((identity, index) =>
+        message(identity, index < 3 ? Fact.delivered : Fact.hard_bounced, at(index), 'promo'),
+      );
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
       const newestFirst = [...records].reverse();
       const expectPrefix = async (recipientPrefix: string) =>
         expect(await walkMessages(store, projectId, { limit: 1, recipientPrefix }), recipientPrefix).toStrictEqual(
@@ -134,27 +169,54 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
           newestFirst.filter((record) => record.recipient.endsWith(`@${recipientDomain}`)),
         );
 
-      for (const prefix of ['a_b%c', 'a_', 'a_b%c-', `a_b%c-${projectId}@`, `a_b%c-${projectId}@example.com`, 'fé', `fé-${projectId}@xn--`, 'a\\', '']) {
+      for (const prefix of [
+        'a_b%c',
+        'a_',
+        'a_b%c-',
+        `a_b%c-${projectId}@`,
+        `a_b%c-${projectId}@example.com`,
+        'fé',
+        `fé-${projectId}@xn--`,
+        'a\\',
+        '',
+      ]) {
         await expectPrefix(prefix);
       }
       // Nothing starts with these, and a pattern passed on unescaped would find something.
       for (const prefix of ['a%', '_', '%', 'a.b', 'A_B%C', 'a\\b%', `a_b%c-${projectId}@example.com.`]) {
         expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: prefix }), prefix).toStrictEqual([]);
       }
-      expect(await walkMessages(store, projectId, { limit: 1, recipientPrefix: 'a', status: 'bounced' })).toStrictEqual([records[5], records[4]]);
+      expect(await walkMessages(store, projectId, { limit: 1, recipientPrefix: 'a', status: 'bounced' })).toStrictEqual([
+        records[5],
+        records[4],
+      ]);
       expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: 'a', trackingId: 'other' })).toStrictEqual([]);
-      expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: 'a', recipient: recipients[1]! })).toStrictEqual([records[1]]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientPrefix: 'a', recipient: recipients[1]! })).toStrictEqual([
+        records[1],
+      ]);
 
       for (const domain of ['example.com', 'mail.example.com', 'xn--exmple-cua.com', 'example.org']) await expectDomain(domain);
       for (const domain of ['EXAMPLE.COM', 'example', 'xample.com', 'com', 'exämple.com', '', '%']) {
         expect(await store.listMessages(projectId, { limit: 10, recipientDomain: domain }), domain).toStrictEqual([]);
       }
-      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', recipientPrefix: 'a_' })).toStrictEqual([records[0]]);
-      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', provider: records[1]!.provider })).toStrictEqual([records[1]]);
+      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', recipientPrefix: 'a_' })).toStrictEqual([
+        records[0],
+      ]);
       expect(
-        await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', from: at(1), to: at(5), after: messagePositionOf(records[1]!) }),
+        await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', provider: records[1]!.provider }),
+      ).toStrictEqual([records[1]]);
+      expect(
+        await store.listMessages(projectId, {
+          limit: 10,
+          recipientDomain: 'example.com',
+          from: at(1),
+          to: at(5),
+          after: messagePositionOf(records[1]!),
+        }),
       ).toStrictEqual([]);
-      expect(await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', after: messagePositionOf(records[1]!) })).toStrictEqual([records[0]]);
+      expect(
+        await store.listMessages(projectId, { limit: 10, recipientDomain: 'example.com', after: messagePositionOf(records[1]!) }),
+      ).toStrictEqual([records[0]]);
     });
 
     test('listSuppressions filters by the start of the address, exactly, with every other filter', async ({ store, projectId }) => {
@@ -165,20 +227,39 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
         { ...c, email: `fé-${projectId}@xn--exmple-cua.com` },
         { ...d, email: `a_b%c-${projectId}@example.org` },
       ];
-      const records = [suppression(named[0]!, 'manual', at(1)), suppression(named[1]!, 'hard_bounce', at(2)), suppression(named[2]!, 'complaint', at(3)), suppression(named[3]!, 'hard_bounce', at(4))];
+      const records = [
+        suppression(named[0]!, 'manual', at(1)),
+        suppression(named[1]!, 'hard_bounce', at(2)),
+        suppression(named[2]!, 'complaint', at(3)),
+        suppression(named[3]!, 'hard_bounce', at(4)),
+      ];
       for (const record of records) await store.addSuppression(projectId, record);
       const newestFirst = [...records].reverse();
-      for (const prefix of ['a', 'a_', 'a_b%c-', `a_b%c-${projectId}@example.`, `a_b%c-${projectId}@example.org`, 'fé-', `fé-${projectId}@xn--exmple-cua.com`, '']) {
+      for (const prefix of [
+        'a',
+        'a_',
+        'a_b%c-',
+        `a_b%c-${projectId}@example.`,
+        `a_b%c-${projectId}@example.org`,
+        'fé-',
+        `fé-${projectId}@xn--exmple-cua.com`,
+        '',
+      ]) {
         const expected = newestFirst.filter((record) => record.email.startsWith(prefix));
         expect(await walkSuppressions(store, projectId, { limit: 1, emailPrefix: prefix }), prefix).toStrictEqual(expected);
       }
       for (const prefix of ['a%', '_', '%', 'A_', 'fe', `a_b%c-${projectId}@example.org.`]) {
         expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: prefix }), prefix).toStrictEqual([]);
       }
-      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', reason: 'hard_bounce' })).toStrictEqual([records[3], records[1]]);
+      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', reason: 'hard_bounce' })).toStrictEqual([
+        records[3],
+        records[1],
+      ]);
       expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a_', from: at(2), to: at(4) })).toStrictEqual([]);
       expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a_', to: at(4) })).toStrictEqual([records[0]]);
-      expect(await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', after: suppressionPositionOf(records[3]!) })).toStrictEqual([records[1], records[0]]);
+      expect(
+        await store.listSuppressions(projectId, { limit: 10, emailPrefix: 'a', after: suppressionPositionOf(records[3]!) }),
+      ).toStrictEqual([records[1], records[0]]);
     });
 
     test('a partial search skips any number of entries that do not match, and repeats none', async ({ store, projectId }) => {
@@ -187,12 +268,21 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
         index % 13 === 0 ? { ...identity, recipient: `needle-${index}-${projectId}@needle.example` } : identity,
       );
       const records = identities.map((identity, index) => message(identity, Fact.delivered, at(index)));
-      await store.applyEvents(projectId, records.map((record) => storedEvent({ message: record })));
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
       const expected = records.filter((record) => record.recipient.startsWith('needle-')).reverse();
       expect(expected).toHaveLength(5);
-      const needles = addresses(60).map((address, index) => ({ ...address, email: index % 13 === 0 ? `needle-${address.email}` : address.email }));
+      const needles = addresses(60).map((address, index) => ({
+        ...address,
+        email: index % 13 === 0 ? `needle-${address.email}` : address.email,
+      }));
       for (const [index, address] of needles.entries()) await store.addSuppression(projectId, suppression(address, 'manual', at(index)));
-      const expectedSuppressions = needles.map((address, index) => suppression(address, 'manual', at(index))).filter((record) => record.email.startsWith('needle-')).reverse();
+      const expectedSuppressions = needles
+        .map((address, index) => suppression(address, 'manual', at(index)))
+        .filter((record) => record.email.startsWith('needle-'))
+        .reverse();
       for (const limit of [1, 2, 5, 50]) {
         expect(await walkMessages(store, projectId, { limit, recipientPrefix: 'needle-' })).toStrictEqual(expected);
         expect(await walkMessages(store, projectId, { limit, recipientDomain: 'needle.example' })).toStrictEqual(expected);
@@ -200,7 +290,10 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       }
     });
 
-    test('listSuppressions filters by reason and by a time range of createdAt (from inclusive, to exclusive)', async ({ store, projectId }) => {
+    test('listSuppressions filters by reason and by a time range of createdAt (from inclusive, to exclusive)', async ({
+      store,
+      projectId,
+    }) => {
       const [a, b, c, d, e] = addresses(5);
       const records = [
         suppression(a, 'manual', at(1)),

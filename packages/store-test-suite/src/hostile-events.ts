@@ -7,7 +7,21 @@ const T0 = Date.UTC(2026, 0, 1);
 /** Single code units of every kind: lone surrogates, NUL and other controls, separators, the last ones. */
 const awkwardUnit = fc.oneof(
   fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)),
-  fc.constantFrom('\u0000', '\u0001', '\t', '\u007f', '\u0085', '\u2028', '\u202e', '\ud800', '\udbff', '\udc00', '\udfff', '\ufeff', '\uffff'),
+  fc.constantFrom(
+    '\u0000',
+    '\u0001',
+    '\t',
+    '\u007f',
+    '\u0085',
+    '\u2028',
+    '\u202e',
+    '\ud800',
+    '\udbff',
+    '\udc00',
+    '\udfff',
+    '\ufeff',
+    '\uffff',
+  ),
   fc.constantFrom('\u{1f4ec}', '\u{10ffff}', '\u{1f469}\u{1f3fd}\u200d\u{1f4bb}'),
   fc.constantFrom('a', 'b', '-', '%', '\\', '"', "'", ' '),
 );
@@ -16,7 +30,13 @@ const awkwardUnit = fc.oneof(
 const hostileText = fc.string({ unit: awkwardUnit, maxLength: 16 });
 
 /** Tracking IDs at and just over the limit, of one-unit and two-unit code points. */
-const longTrackingId = fc.constantFrom('x'.repeat(128), '\u{1f4ec}'.repeat(128), 'x'.repeat(129), '\u{1f4ec}'.repeat(129), `${'x'.repeat(127)}\ud800`);
+const longTrackingId = fc.constantFrom(
+  'x'.repeat(128),
+  '\u{1f4ec}'.repeat(128),
+  'x'.repeat(129),
+  '\u{1f4ec}'.repeat(129),
+  `${'x'.repeat(127)}\ud800`,
+);
 
 const hostileEvent: fc.Arbitrary<DeliveryEvent> = fc
   .record({
@@ -25,7 +45,10 @@ const hostileEvent: fc.Arbitrary<DeliveryEvent> = fc
     bounceClass: fc.constantFrom('hard', 'soft'),
     // A few plain ids so events meet on one message; the rest anything.
     messageId: fc.oneof(fc.constantFrom('m1', 'm2', null), hostileText),
-    recipient: fc.oneof(fc.constantFrom('a@example.com', 'B@Example.com'), hostileText.map((local) => `${local}@example.com`)),
+    recipient: fc.oneof(
+      fc.constantFrom('a@example.com', 'B@Example.com'),
+      hostileText.map((local) => `${local}@example.com`),
+    ),
     trackingId: fc.oneof(fc.constantFrom(null, 'promo', 'PROMO'), hostileText, longTrackingId),
     occurredAt: fc.integer({ min: 0, max: 100 }).map((seconds) => new Date(T0 + seconds * 1000)),
     eventKey: fc.oneof(fc.uuid(), hostileText),
@@ -45,11 +68,14 @@ const hostileEvent: fc.Arbitrary<DeliveryEvent> = fc
       { nil: undefined },
     ),
   })
-  .map(({ bounceClass, details, ...event }) => ({
-    ...event,
-    ...(event.type === 'bounced' ? { bounceClass } : {}),
-    ...(details === undefined ? {} : { details }),
-  }) as DeliveryEvent);
+  .map(
+    ({ bounceClass, details, ...event }) =>
+      ({
+        ...event,
+        ...(event.type === 'bounced' ? { bounceClass } : {}),
+        ...(details === undefined ? {} : { details }),
+      }) as DeliveryEvent,
+  );
 
 /** Everything a project holds, read back in full. */
 async function contents(store: Store, projectId: string) {

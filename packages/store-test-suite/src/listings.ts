@@ -11,9 +11,7 @@ async function withTrackingIds(store: Store, projectId: string, trackingIds: rea
   const identities = messageIdentities(trackingIds.length as number);
   await store.applyEvents(
     projectId,
-    trackingIds.map((trackingId, index) =>
-      storedEvent({ message: message(identities[index]!, Fact.delivered, at(index), trackingId) }),
-    ),
+    trackingIds.map((trackingId, index) => storedEvent({ message: message(identities[index]!, Fact.delivered, at(index), trackingId) })),
   );
 }
 
@@ -49,17 +47,15 @@ async function withCountedTrackingIds(store: Store, projectId: string, trackingI
     projectId,
     trackingIds.flatMap((trackingId, index) =>
       Array.from({ length: perId[index]! }, (_, turn) =>
-        storedEvent({ message: message(identities.pop()!, factsInTurn[(index + turn) % factsInTurn.length]!, at(index + turn), trackingId) }),
+        storedEvent({
+          message: message(identities.pop()!, factsInTurn[(index + turn) % factsInTurn.length]!, at(index + turn), trackingId),
+        }),
       ),
     ),
   );
 }
 
-async function listedIds(
-  store: Store,
-  projectId: string,
-  query: { search?: string; after?: string; limit?: number },
-): Promise<string[]> {
+async function listedIds(store: Store, projectId: string, query: { search?: string; after?: string; limit?: number }): Promise<string[]> {
   const rows = await store.listTrackingIds(projectId, { limit: 1000, ...query });
   return rows.map((row) => row.trackingId);
 }
@@ -103,11 +99,7 @@ export function describeListingTests(options: StoreConformanceOptions): void {
         [m5, m3, m1, m4, m2].map((record) => storedEvent({ message: record })),
       );
       const walk = (limit: number) =>
-        walkPages(
-          limit,
-          (after) => store.listMessages(projectId, after === undefined ? { limit } : { limit, after }),
-          positionOf,
-        );
+        walkPages(limit, (after) => store.listMessages(projectId, after === undefined ? { limit } : { limit, after }), positionOf);
       const after = (position: MessagePosition) => store.listMessages(projectId, { limit: 10, after: position });
 
       expect(await walk(2)).toStrictEqual([[m1, m2], [m3, m4], [m5]]);
@@ -177,9 +169,9 @@ export function describeListingTests(options: StoreConformanceOptions): void {
       ]);
       expect(await store.listMessages(projectId, { limit: 10, status: 'sent' })).toStrictEqual([]);
       expect(await store.listMessages(projectId, { limit: 1, status: 'delivered' })).toStrictEqual([sentThenDelivered]);
-      expect(
-        await store.listMessages(projectId, { limit: 1, status: 'delivered', after: positionOf(sentThenDelivered) }),
-      ).toStrictEqual([delivered]);
+      expect(await store.listMessages(projectId, { limit: 1, status: 'delivered', after: positionOf(sentThenDelivered) })).toStrictEqual([
+        delivered,
+      ]);
     });
 
     test('listTrackingIds is in code-point order: astral characters sort after U+FFFD', async ({ store, projectId }) => {
@@ -234,7 +226,10 @@ export function describeListingTests(options: StoreConformanceOptions): void {
       });
     });
 
-    test('getTrackingId is undefined for an ID the project has no message with, even one another project has', async ({ store, projectId }) => {
+    test('getTrackingId is undefined for an ID the project has no message with, even one another project has', async ({
+      store,
+      projectId,
+    }) => {
       await withCountedTrackingIds(store, projectId, lookedUpIds);
       const other = randomProjectId();
       await withTrackingIds(store, other, ['elsewhere', 'Promo']);

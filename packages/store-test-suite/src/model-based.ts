@@ -145,10 +145,7 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
           fc.asyncProperty(fc.commands(commands, { maxCommands: 80, size: 'max' }), async (sequence) => {
             // A project per run: the store may hold earlier runs' and other suites' data.
             const projectId = randomProjectId();
-            await fc.asyncModelRun(
-              () => ({ model: { store: createStoreModel(), projectId }, real: { store, projectId } }),
-              sequence,
-            );
+            await fc.asyncModelRun(() => ({ model: { store: createStoreModel(), projectId }, real: { store, projectId } }), sequence);
           }),
           { numRuns: options.numRuns ?? 50 },
         );

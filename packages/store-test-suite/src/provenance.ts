@@ -1,5 +1,11 @@
 import type { SuppressionReason } from '@mailwarden/core';
-import { timelineEntryId, type EventOutcome, type StoredEvent, type SuppressionProvenance, type SuppressionRecord } from '@mailwarden/core/store';
+import {
+  timelineEntryId,
+  type EventOutcome,
+  type StoredEvent,
+  type SuppressionProvenance,
+  type SuppressionRecord,
+} from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { addressPool, diagnosticPool, storedEvent as anyStoredEvent } from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
@@ -26,11 +32,14 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
       const api: SuppressionRecord = { ...suppression(a, 'manual', at(1)), provenance: { source: 'api', at: at(1) } };
       const imported: SuppressionRecord = { ...suppression(b, 'manual', at(2)), provenance: { source: 'import', at: at(2) } };
       const unknown = suppression(c, 'manual', at(3));
-      for (const record of [api, imported, unknown]) expect(await store.addSuppression(projectId, record)).toStrictEqual({ record, created: true });
+      for (const record of [api, imported, unknown])
+        expect(await store.addSuppression(projectId, record)).toStrictEqual({ record, created: true });
       expect(await store.getSuppressions(projectId, [a.hash, b.hash, c.hash])).toStrictEqual([api, imported, unknown]);
       expect(await store.listSuppressions(projectId, { limit: 10 })).toStrictEqual([unknown, imported, api]);
       // Insert-if-absent: the existing record, provenance and all, whatever the new one says.
-      expect(await store.addSuppression(projectId, { ...api, createdAt: at(0), provenance: { source: 'import', at: at(0) } })).toStrictEqual({
+      expect(
+        await store.addSuppression(projectId, { ...api, createdAt: at(0), provenance: { source: 'import', at: at(0) } }),
+      ).toStrictEqual({
         record: api,
         created: false,
       });
@@ -46,7 +55,10 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
       }
     });
 
-    test('the cause is the strongest reason’s earliest event, then the smaller event ID; createdAt stays the earliest of all', async ({ store, projectId }) => {
+    test('the cause is the strongest reason’s earliest event, then the smaller event ID; createdAt stays the earliest of all', async ({
+      store,
+      projectId,
+    }) => {
       const [a] = addresses(1);
       const bounce = caused(a, 'hard_bounce', 5, 'provenance:bounce');
       const laterBounce = caused(a, 'hard_bounce', 6, 'provenance:later-bounce');
@@ -122,7 +134,10 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
 
   // What each event did to its recipient's suppression: what apps are told (the hooks), exactly once.
   describe('suppression changes', () => {
-    test('the first event of an address suppresses it, a stronger one upgrades it, the rest change no reason', async ({ store, projectId }) => {
+    test('the first event of an address suppresses it, a stronger one upgrades it, the rest change no reason', async ({
+      store,
+      projectId,
+    }) => {
       const [a, b] = addresses(2);
       const bounce = caused(a, 'hard_bounce', 5, 'changes:bounce');
       const complaint = caused(a, 'complaint', 6, 'changes:complaint');
@@ -138,7 +153,9 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
 
       await store.addSuppression(projectId, { ...suppression(b, 'manual', at(1)), provenance: { source: 'api', at: at(1) } });
       expect(await store.applyEvents(projectId, [caused(b, 'manual', 2, 'changes:manual')])).toStrictEqual(['applied']);
-      expect(await store.applyEvents(projectId, [caused(b, 'complaint', 3, 'changes:b-complaint')])).toStrictEqual(['upgraded_from_manual']);
+      expect(await store.applyEvents(projectId, [caused(b, 'complaint', 3, 'changes:b-complaint')])).toStrictEqual([
+        'upgraded_from_manual',
+      ]);
 
       // Removed means absent: the next event suppresses the address again.
       await store.removeSuppression(projectId, a.hash);
@@ -147,7 +164,9 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
 
     // The law: batching does not change what events did. Replaying the outcomes in order rebuilds every
     // address's reason: one 'suppressed' each, then each upgrade from the reason it had.
-    test('any batching of events reports the changes of applying them one by one, and the outcomes rebuild the reasons', async ({ store }) => {
+    test('any batching of events reports the changes of applying them one by one, and the outcomes rebuild the reasons', async ({
+      store,
+    }) => {
       await fc.assert(
         fc.asyncProperty(
           fc.uniqueArray(anyStoredEvent, { selector: (event) => event.key, maxLength: 12 }),

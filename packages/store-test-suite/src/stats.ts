@@ -15,7 +15,10 @@ export function describeStatsTests(options: StoreConformanceOptions): void {
   const numRuns = options.numRuns ?? 50;
 
   describe('counts over time', () => {
-    test('getStats: a message counts once per fact, in the hour of the earliest event establishing it; days sum hours', async ({ store, projectId }) => {
+    test('getStats: a message counts once per fact, in the hour of the earliest event establishing it; days sum hours', async ({
+      store,
+      projectId,
+    }) => {
       const [a, b] = messageIdentities(2);
       await store.applyEvents(projectId, [
         storedEvent({ message: message(a, Fact.sent, hourAt(1, 5), 'promo') }),
@@ -48,7 +51,10 @@ export function describeStatsTests(options: StoreConformanceOptions): void {
       expect(await store.getStats(`${projectId}-other`, all)).toStrictEqual([]);
     });
 
-    test('a late, earlier event moves the message to its hour; a tracking ID arriving later takes its counts along', async ({ store, projectId }) => {
+    test('a late, earlier event moves the message to its hour; a tracking ID arriving later takes its counts along', async ({
+      store,
+      projectId,
+    }) => {
       const [a] = messageIdentities(1);
       const all = { interval: 'hour', from: T0, to: T0 + DAY_MS } as const;
       await store.applyEvents(projectId, [storedEvent({ message: message(a, Fact.delivered, hourAt(5)) })]);
@@ -69,7 +75,16 @@ export function describeStatsTests(options: StoreConformanceOptions): void {
 
     test('law: any order of the same events, with duplicates, in any batches, gives the model buckets', async ({ store }) => {
       const identities = messageIdentities(3);
-      const counted = [Fact.sent, Fact.delivered, Fact.hard_bounced, Fact.soft_bounced, Fact.complained, Fact.opened | Fact.delivered, Fact.clicked | Fact.delivered, Fact.unsubscribed | Fact.delivered];
+      const counted = [
+        Fact.sent,
+        Fact.delivered,
+        Fact.hard_bounced,
+        Fact.soft_bounced,
+        Fact.complained,
+        Fact.opened | Fact.delivered,
+        Fact.clicked | Fact.delivered,
+        Fact.unsubscribed | Fact.delivered,
+      ];
       const spec = fc.record({
         message: fc.integer({ min: 0, max: identities.length - 1 }),
         // Seconds around a UTC midnight: the same hour often, an hour and a day boundary between them,
@@ -87,7 +102,10 @@ export function describeStatsTests(options: StoreConformanceOptions): void {
           async (specs, duplicates, cuts, order) => {
             const projectId = randomProjectId();
             const events: StoredEvent[] = specs.map((s, i) =>
-              storedEvent({ key: `law-${i}`, message: message(identities[s.message]!, s.facts, T0 + DAY_MS + s.second * 1000, s.trackingId) }),
+              storedEvent({
+                key: `law-${i}`,
+                message: message(identities[s.message]!, s.facts, T0 + DAY_MS + s.second * 1000, s.trackingId),
+              }),
             );
             const replays = duplicates.map((d) => events[d % events.length]!);
             const shuffled = [...events, ...replays]

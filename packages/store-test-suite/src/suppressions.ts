@@ -114,11 +114,7 @@ export function describeSuppressionTests(options: StoreConformanceOptions): void
       ];
       for (const record of [...records].reverse()) await store.addSuppression(projectId, record);
       const walk = (limit: number) =>
-        walkPages(
-          limit,
-          (after) => store.listSuppressions(projectId, after === undefined ? { limit } : { limit, after }),
-          positionOf,
-        );
+        walkPages(limit, (after) => store.listSuppressions(projectId, after === undefined ? { limit } : { limit, after }), positionOf);
 
       expect(await store.listSuppressions(projectId, { limit: 1 })).toStrictEqual(records.slice(0, 1));
       expect(await walk(4)).toStrictEqual([records.slice(0, 4), records.slice(4)]);

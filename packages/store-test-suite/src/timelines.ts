@@ -41,7 +41,10 @@ export function describeTimelineTests(options: StoreConformanceOptions): void {
   const numRuns = options.numRuns ?? 50;
 
   describe('timelines', () => {
-    test('getMessage: the message with its entries by event time, ties by id; unknown keys and other projects give undefined', async ({ store, projectId }) => {
+    test('getMessage: the message with its entries by event time, ties by id; unknown keys and other projects give undefined', async ({
+      store,
+      projectId,
+    }) => {
       const [m, other] = messageIdentities(2);
       const sent = timelineEvent(m, at(1), { type: 'sent' });
       const deferredA = timelineEvent(m, at(5), { details: { smtpStatus: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' } });
@@ -72,7 +75,10 @@ export function describeTimelineTests(options: StoreConformanceOptions): void {
       expect(await store.getMessage(projectId, m.key)).toStrictEqual({ ...message(m, Fact.delivered, at(3)), timeline: [] });
     });
 
-    test(`the cap: past ${TIMELINE_CAP} entries, the first ${TIMELINE_LIMITS.first} and the latest ${TIMELINE_LIMITS.latest} by event time stay`, async ({ store, projectId }) => {
+    test(`the cap: past ${TIMELINE_CAP} entries, the first ${TIMELINE_LIMITS.first} and the latest ${TIMELINE_LIMITS.latest} by event time stay`, async ({
+      store,
+      projectId,
+    }) => {
       const [m] = messageIdentities(1);
       const events = Array.from({ length: TIMELINE_CAP + 25 }, (_, i) => timelineEvent(m, at(i), { key: `e-${i}` }));
       // Latest first: every new event lands in the middle or at the front.
@@ -94,7 +100,13 @@ export function describeTimelineTests(options: StoreConformanceOptions): void {
       const hostile = '"}]\\\'%s%d $1 {{x}} \u2028\u2029 😀 \uFFFD <b>é</b> --; DROP TABLE x; ]] [[ %z';
       const event = timelineEvent(m, at(2), {
         type: 'bounced',
-        details: { diagnostic: hostile, bounceClassification: hostile.slice(0, 40), rejectReason: '\n\t', url: 'https://e.example/?a=1&b="2"', userAgent: hostile },
+        details: {
+          diagnostic: hostile,
+          bounceClassification: hostile.slice(0, 40),
+          rejectReason: '\n\t',
+          url: 'https://e.example/?a=1&b="2"',
+          userAgent: hostile,
+        },
       });
       await store.applyEvents(projectId, [event]);
       expect((await store.getMessage(projectId, m.key))!.timeline).toStrictEqual([event.timelineEntry]);

@@ -42,7 +42,10 @@ export function describeWebhookTokenTests(options: StoreConformanceOptions): voi
       expect(typeof claimOf(store, options.name)).toBe('function');
     });
 
-    test("the first claim is 'first'; later ones are 'same' with its digest and 'conflict' with any other", async ({ store, projectId }) => {
+    test("the first claim is 'first'; later ones are 'same' with its digest and 'conflict' with any other", async ({
+      store,
+      projectId,
+    }) => {
       const claim = claimOf(store, options.name);
       const token = mailgunToken('one');
       expect(await claim(projectId, token, D1, LATER)).toBe('first');

@@ -23,7 +23,16 @@ const { peerDependencies, dependencies } = JSON.parse(await readFile(join(packag
 /** The packages a module imports, from its import and export statements (not from comments). */
 function importedPackages(code: string): string[] {
   const specifiers = [...code.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gm)].map((match) => match[1]!);
-  return [...new Set(specifiers.map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')))].sort();
+  return [
+    ...new Set(
+      specifiers.map((specifier) =>
+        specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    ),
+  ].sort();
 }
 
 describe('the built suite', () => {

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect, test } from 'vitest';
 
-test("the example store of docs/storage.md is test/map-store.ts, character for character", async () => {
+test('the example store of docs/storage.md is test/map-store.ts, character for character', async () => {
   const docs = await readFile(new URL('../../../docs/storage.md', import.meta.url), 'utf8');
   const section = docs.slice(docs.indexOf('\n## Writing a store\n'));
   // The fence may name the file (```ts file=map-store.ts), which the docs' typecheck writes it as.

@@ -49,7 +49,16 @@ export function createMapStore(): Store {
   const tables = (projectId: string): Tables => {
     let found = projects.get(projectId);
     if (found === undefined) {
-      found = { suppressions: new Map(), eventKeys: new Set(), messages: new Map(), timelines: new Map(), factTimes: new Map(), buckets: new Map(), trackingIds: new Map(), webhookTokens: new Map() };
+      found = {
+        suppressions: new Map(),
+        eventKeys: new Set(),
+        messages: new Map(),
+        timelines: new Map(),
+        factTimes: new Map(),
+        buckets: new Map(),
+        trackingIds: new Map(),
+        webhookTokens: new Map(),
+      };
       projects.set(projectId, found);
     }
     return found;
@@ -80,7 +89,17 @@ export function createMapStore(): Store {
         t.timelines.set(after.key, timeline);
       }
       for (const delta of trackingIdDeltas(before, after)) {
-        const empty = { trackingId: delta.trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity, opened: 0, clicked: 0, unsubscribed: 0 };
+        const empty = {
+          trackingId: delta.trackingId,
+          messages: 0,
+          delivered: 0,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: -Infinity,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        };
         const current = t.trackingIds.get(delta.trackingId) ?? empty;
         const messages = current.messages + delta.messages;
         if (messages === 0) {
@@ -182,7 +201,10 @@ export function createMapStore(): Store {
       return [...tables(projectId).messages.values()]
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
-        .filter((message) => (recipient === undefined || message.recipient === recipient) && (provider === undefined || message.provider === provider))
+        .filter(
+          (message) =>
+            (recipient === undefined || message.recipient === recipient) && (provider === undefined || message.provider === provider),
+        )
         .filter((message) => recipientPrefix === undefined || message.recipient.startsWith(recipientPrefix))
         .filter((message) => recipientDomain === undefined || recipientDomainOf(message.recipient) === recipientDomain)
         .filter((message) => (from === undefined || message.lastEventAt >= from) && (to === undefined || message.lastEventAt < to))

@@ -68,7 +68,9 @@ export function brokenReadmeLinks(readme: string, repoRoot: string): string[] {
     const rest = target.startsWith(repositoryUrl) ? target.slice(repositoryUrl.length) : undefined;
     if (rest === undefined || !/^(?:$|[/#])/.test(rest)) continue;
     // The repository's own pages (issues, releases) are fine; files and folders are checked on main.
-    const inRepo = /^\/?(?:#(.*))?$/.test(rest) ? ['', 'README.md', /#(.*)$/.exec(rest)?.[1]] : /^\/(?:blob|tree)\/main\/([^#?]*)(?:#(.*))?$/.exec(rest);
+    const inRepo = /^\/?(?:#(.*))?$/.test(rest)
+      ? ['', 'README.md', /#(.*)$/.exec(rest)?.[1]]
+      : /^\/(?:blob|tree)\/main\/([^#?]*)(?:#(.*))?$/.exec(rest);
     if (inRepo === null) {
       if (/^\/(?:blob|tree)\//.test(rest)) problems.push(`${target}: links to a file must point at main`);
       continue;
@@ -80,8 +82,10 @@ export function brokenReadmeLinks(readme: string, repoRoot: string): string[] {
       continue;
     }
     if (anchor === undefined || anchor === 'readme') continue;
-    if (statSync(file).isDirectory() || !file.endsWith('.md')) problems.push(`${target}: an anchor on something that is not a Markdown file`);
-    else if (!headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor))) problems.push(`${target}: no heading #${anchor} in ${path}`);
+    if (statSync(file).isDirectory() || !file.endsWith('.md'))
+      problems.push(`${target}: an anchor on something that is not a Markdown file`);
+    else if (!headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor)))
+      problems.push(`${target}: no heading #${anchor} in ${path}`);
   }
   return problems;
 }

@@ -27,7 +27,10 @@ export function consumerPeers(packed: readonly PackedPackage[], lock: Record<str
   const pins: Record<string, string> = {};
   for (const name of [...names].sort()) {
     const version = lock[`node_modules/${name}`]?.version;
-    if (version === undefined) throw new Error(`${name} is not in the repo's package-lock.json at top level; the scratch project installs the repo's version of each peer.`);
+    if (version === undefined)
+      throw new Error(
+        `${name} is not in the repo's package-lock.json at top level; the scratch project installs the repo's version of each peer.`,
+      );
     pins[name] = version;
   }
   return pins;
@@ -44,7 +47,8 @@ export function consumerPeers(packed: readonly PackedPackage[], lock: Record<str
  * test) still reports a missing or invalid peer.
  */
 export async function installScratchProject(packed: readonly PackedPackage[], repoRoot: string, dir: string): Promise<void> {
-  const lock = (JSON.parse(await readFile(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
+  const lock = (JSON.parse(await readFile(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> })
+    .packages;
   const dependencies: Record<string, string> = { ...consumerPeers(packed, lock) };
   for (const pkg of packed) dependencies[pkg.manifest.name] = `file:${pkg.tarball}`;
   const manifest = { name: 'mailwarden-consumer', version: '0.0.0', private: true, dependencies };
@@ -52,12 +56,16 @@ export async function installScratchProject(packed: readonly PackedPackage[], re
   for (const [path, entry] of Object.entries(lock)) {
     // Only hoisted third-party packages: not the workspaces, their links, or what is nested in a workspace.
     if (!path.startsWith('node_modules/') || entry.link === true) continue;
-    if (packed.some((pkg) => path === `node_modules/${pkg.manifest.name}` || path.startsWith(`node_modules/${pkg.manifest.name}/`))) continue;
+    if (packed.some((pkg) => path === `node_modules/${pkg.manifest.name}` || path.startsWith(`node_modules/${pkg.manifest.name}/`)))
+      continue;
     packages[path] = entry;
   }
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  await writeFile(join(dir, 'package-lock.json'), `${JSON.stringify({ name: manifest.name, version: manifest.version, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`);
+  await writeFile(
+    join(dir, 'package-lock.json'),
+    `${JSON.stringify({ name: manifest.name, version: manifest.version, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
+  );
   const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--legacy-peer-deps'], { cwd: dir });
   if (installed.code !== 0 || !existsSync(join(dir, 'node_modules'))) {
     throw new Error(

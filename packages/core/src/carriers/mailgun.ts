@@ -198,7 +198,6 @@ function trackingIdOf(value: unknown, encoding: unknown): string | null {
   return encoding === BASE64URL_ID_ENCODING && typeof value === 'string' ? decodeBase64urlId(value) : null;
 }
 
-
 /** Every field as a name/value pair, array values of a plain object spread into repeated fields. */
 function fieldPairs(fields: MailgunMessageFields): [string, unknown][] {
   if (fields instanceof URLSearchParams || fields instanceof FormData) return [...fields.entries()];
@@ -331,7 +330,8 @@ function headerJsonString(text: string): string {
  * the member that would overflow: white space between JSON tokens, so the JSON means the same folded or not.
  */
 function foldMembers(members: readonly string[], name: string): string {
-  const pieces = members.length === 0 ? ['{}'] : members.map((member, i) => `${i === 0 ? '{' : ','}${member}${i === members.length - 1 ? '}' : ''}`);
+  const pieces =
+    members.length === 0 ? ['{}'] : members.map((member, i) => `${i === 0 ? '{' : ','}${member}${i === members.length - 1 ? '}' : ''}`);
   let value = '';
   let lineBytes = Buffer.byteLength(`${name.replace(/^h:/i, '')}: `, 'utf8');
   for (const piece of pieces) {

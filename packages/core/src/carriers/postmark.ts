@@ -54,7 +54,10 @@ export function splitPostmarkTrackingId(trackingId: string): string[] {
  */
 export function attachPostmarkTrackingId<M extends object>(messages: readonly M[], trackingId: string): PostmarkWithTrackingId<M>[];
 export function attachPostmarkTrackingId<M extends object>(message: M, trackingId: string): PostmarkWithTrackingId<M>;
-export function attachPostmarkTrackingId<M extends object>(message: M | readonly M[], trackingId: string): PostmarkWithTrackingId<M> | PostmarkWithTrackingId<M>[] {
+export function attachPostmarkTrackingId<M extends object>(
+  message: M | readonly M[],
+  trackingId: string,
+): PostmarkWithTrackingId<M> | PostmarkWithTrackingId<M>[] {
   const chunks = splitPostmarkTrackingId(assertTrackingId(trackingId));
   if (Array.isArray(message)) return message.map((one: M) => attachOne(one, chunks));
   return attachOne(message as M, chunks);

@@ -79,7 +79,10 @@ export function readSendGridTrackingId(event: unknown): string | null {
 /** The custom args of a message or personalization, camelCase and snake_case merged. */
 function customArgsOf(owner: object, where: string): Record<string, unknown> {
   const { custom_args: snake, customArgs: camel } = owner as SendGridPersonalization;
-  for (const [name, value] of [['custom_args', snake], ['customArgs', camel]] as const) {
+  for (const [name, value] of [
+    ['custom_args', snake],
+    ['customArgs', camel],
+  ] as const) {
     if (value !== undefined && value !== null && !isRecord(value)) {
       throw new MailwardenError('invalid_request', `SendGrid ${name} of ${where} must be an object.`);
     }
@@ -99,7 +102,7 @@ function withCustomArgs(owner: object, args: Record<string, unknown>): Record<st
 function customArgsBytes(args: Readonly<Record<string, unknown>>): number {
   let bytes = 0;
   for (const [name, value] of Object.entries(args)) {
-    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value) ?? '', 'utf8');
+    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''), 'utf8');
   }
   return bytes;
 }

@@ -124,7 +124,9 @@ function attachBulkHeader(request: SesV2HeadersRequest, id: string): SesV2Header
       ? {}
       : {
           BulkEmailEntries: request.BulkEmailEntries.map((entry) =>
-            entry.ReplacementHeaders === undefined ? entry : { ...entry, ReplacementHeaders: withServiceIdHeader(entry.ReplacementHeaders, id) },
+            entry.ReplacementHeaders === undefined
+              ? entry
+              : { ...entry, ReplacementHeaders: withServiceIdHeader(entry.ReplacementHeaders, id) },
           ),
         }),
   };
@@ -132,7 +134,10 @@ function attachBulkHeader(request: SesV2HeadersRequest, id: string): SesV2Header
 
 /** The caller's headers without any `X-Service-Id` (whatever its case), then ours. */
 function withServiceIdHeader(headers: readonly SesMessageHeader[] | undefined, id: string): SesMessageHeader[] {
-  return [...(headers ?? []).filter((header) => !isServiceIdName(header.Name)), { Name: SERVICE_ID_HEADER, Value: encodeServiceIdHeader(id).join(' ') }];
+  return [
+    ...(headers ?? []).filter((header) => !isServiceIdName(header.Name)),
+    { Name: SERVICE_ID_HEADER, Value: encodeServiceIdHeader(id).join(' ') },
+  ];
 }
 
 /**

@@ -53,11 +53,21 @@ interface TagsShape {
 const tagShapes: Record<SesApiVersion, { single: TagsShape; bulk: TagsShape & { marks: readonly string[] } }> = {
   v1: {
     single: { operation: 'SendEmail, SendRawEmail or SendTemplatedEmail', tags: 'Tags' },
-    bulk: { operation: 'SendBulkTemplatedEmail', tags: 'DefaultTags', entries: 'Destinations', marks: ['Destinations', 'DefaultTags', 'DefaultTemplateData'] },
+    bulk: {
+      operation: 'SendBulkTemplatedEmail',
+      tags: 'DefaultTags',
+      entries: 'Destinations',
+      marks: ['Destinations', 'DefaultTags', 'DefaultTemplateData'],
+    },
   },
   v2: {
     single: { operation: 'SendEmail', tags: 'EmailTags' },
-    bulk: { operation: 'SendBulkEmail', tags: 'DefaultEmailTags', entries: 'BulkEmailEntries', marks: ['BulkEmailEntries', 'DefaultEmailTags', 'DefaultContent'] },
+    bulk: {
+      operation: 'SendBulkEmail',
+      tags: 'DefaultEmailTags',
+      entries: 'BulkEmailEntries',
+      marks: ['BulkEmailEntries', 'DefaultEmailTags', 'DefaultContent'],
+    },
   },
 };
 
@@ -139,7 +149,10 @@ export function attachSesTagsTrackingId(
   }
   const shape: TagsShape = marks.length > 0 ? bulk : single;
   const added = sesTrackingTags(trackingId);
-  const next: Record<string, unknown> = { ...request, [shape.tags]: withTrackingTags(request[shape.tags] as readonly SesMessageTag[] | undefined, added) };
+  const next: Record<string, unknown> = {
+    ...request,
+    [shape.tags]: withTrackingTags(request[shape.tags] as readonly SesMessageTag[] | undefined, added),
+  };
   const entries = shape.entries === undefined ? undefined : request[shape.entries];
   if (shape.entries !== undefined && Array.isArray(entries)) {
     // Whether SES merges an entry's ReplacementTags with the default tags or uses them instead is not

@@ -36,11 +36,7 @@ export interface SparkPostCarrierOptions {
  *   content: { from: 'news@example.com', subject: 'Hello', text: 'Hi' },
  * }, 'welcome-2026'));
  */
-export function attachSparkPostTrackingId<T extends object>(
-  transmission: T,
-  trackingId: string,
-  options: SparkPostCarrierOptions = {},
-): T {
+export function attachSparkPostTrackingId<T extends object>(transmission: T, trackingId: string, options: SparkPostCarrierOptions = {}): T {
   const id = assertTrackingId(trackingId);
   const source = transmission as Record<string, unknown>;
   const level = options.level ?? 'transmission';
@@ -53,8 +49,7 @@ export function attachSparkPostTrackingId<T extends object>(
   }
 
   const transmissionMetadata = metadataOf(source['metadata'], 'metadata');
-  const nextTransmissionMetadata =
-    level === 'transmission' ? { ...transmissionMetadata, service_id: id } : transmissionMetadata;
+  const nextTransmissionMetadata = level === 'transmission' ? { ...transmissionMetadata, service_id: id } : transmissionMetadata;
   const next: Record<string, unknown> = { ...source };
   if (level === 'transmission') next['metadata'] = nextTransmissionMetadata;
   if (Array.isArray(recipients)) {

@@ -128,7 +128,9 @@ export function eventDetails(raw: { [K in keyof EventDetails]?: unknown }): Even
   for (const name of Object.keys(eventDetailLimits) as (keyof EventDetails)[]) {
     const value = raw[name];
     if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) continue;
-    let text = String(value).replace(/\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd').trim();
+    let text = String(value)
+      .replace(/\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
+      .trim();
     const limit = eventDetailLimits[name];
     if (text.length > limit) text = text.slice(0, /[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? limit - 1 : limit);
     if (text === '' || (name === 'smtpStatus' && !isSmtpStatus(text))) continue;

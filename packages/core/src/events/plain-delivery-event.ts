@@ -27,7 +27,8 @@ const DETAIL_NAMES = Object.keys(eventDetailLimits) as (keyof EventDetails)[];
 export function plainDeliveryEvent(input: unknown): DeliveryEvent | undefined {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
   const event = input as Record<string, unknown>;
-  const { provider, type, bounceClass, providerSuppression, messageId, recipient, trackingId, occurredAt, eventKey, details, description } = event;
+  const { provider, type, bounceClass, providerSuppression, messageId, recipient, trackingId, occurredAt, eventKey, details, description } =
+    event;
   if (!PROVIDERS.has(provider) || !TYPES.has(type)) return undefined;
   if (bounceClass != null && !BOUNCE_CLASSES.has(bounceClass)) return undefined;
   if (providerSuppression != null && !PROVIDER_SUPPRESSIONS.has(providerSuppression)) return undefined;
@@ -63,7 +64,8 @@ function plainEventDetails(input: unknown): EventDetails | undefined {
   for (const name of DETAIL_NAMES) {
     if (!(name in details)) continue;
     const value = details[name];
-    if (value !== undefined && (!isStorableText(value, eventDetailLimits[name]) || (name === 'smtpStatus' && !isSmtpStatus(value)))) return undefined;
+    if (value !== undefined && (!isStorableText(value, eventDetailLimits[name]) || (name === 'smtpStatus' && !isSmtpStatus(value))))
+      return undefined;
     parsed[name] = value;
   }
   return parsed as EventDetails;

@@ -7,7 +7,11 @@ export const MiB = 1024 * 1024;
  * Reads a request body up to `limit` bytes, or throws `payload_too_large` as soon as it is clear the
  * body is bigger: from `Content-Length` before reading anything, else while reading.
  */
-export async function readBody(headers: HttpHeaders, body: Uint8Array | AsyncIterable<Uint8Array> | undefined, limit: number): Promise<Uint8Array> {
+export async function readBody(
+  headers: HttpHeaders,
+  body: Uint8Array | AsyncIterable<Uint8Array> | undefined,
+  limit: number,
+): Promise<Uint8Array> {
   const tooLarge = () =>
     new MailwardenError('payload_too_large', `The request body is larger than ${limit} bytes.`, { details: { limit } });
   const declared = Number(firstHeader(headers, 'content-length') ?? 0);
@@ -63,7 +67,10 @@ export function parseJsonBody(headers: HttpHeaders, bytes: Uint8Array): unknown 
 export function assertJsonMediaType(headers: HttpHeaders): void {
   const contentType = firstHeader(headers, 'content-type');
   const [mediaType = '', ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());
-  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (!JSON_MEDIA_TYPE.test(mediaType) || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
     throw new MailwardenError(
       'unsupported_media_type',

@@ -2,7 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { MailwardenError } from '../errors.js';
 
-const reasonPhrases: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const reasonPhrases: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 /**
  * Answers what Node's HTTP server refuses before any framework sees a request (bytes that are not
@@ -16,7 +21,11 @@ const reasonPhrases: Record<number, string> = { 400: 'Bad Request', 405: 'Method
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   // A client that went away needs no answer, and one whose response has begun cannot get another.
-  if (error.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+  if (
+    error.code === 'ECONNRESET' ||
+    !socket.writable ||
+    (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent
+  ) {
     socket.destroy();
     return;
   }

@@ -38,7 +38,7 @@ export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
 
 const STATS_DESCRIPTION =
   'Each message counts once per fact, in the bucket of its earliest event establishing it (an open, a click or an unsubscribe also establishes delivered), ' +
-  'so retried, duplicated or late events never count twice. `from` (inclusive) and `to` (exclusive) are ISO 8601 on the interval\'s boundaries: whole UTC hours, or UTC midnights for days; ' +
+  "so retried, duplicated or late events never count twice. `from` (inclusive) and `to` (exclusive) are ISO 8601 on the interval's boundaries: whole UTC hours, or UTC midnights for days; " +
   'at most 31 days of hours or 731 days. Counts outlive message retention.';
 
 /** Who may call a route: API-key holders of the project, the project's provider, or anyone. */
@@ -182,7 +182,10 @@ export const routes: readonly Route[] = [
     errors: ['invalid_request', 'batch_too_large'],
     run: async (mailwarden, { params, json }) => {
       const { items, source } = parseInput(bulkBody, await json(), 'request body');
-      return { status: 200, body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], source === undefined ? {} : { source }) };
+      return {
+        status: 200,
+        body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], source === undefined ? {} : { source }),
+      };
     },
   },
   {
@@ -191,7 +194,8 @@ export const routes: readonly Route[] = [
     auth: 'api_key',
     operationId: 'removeSuppressions',
     summary: 'Remove up to 1 000 suppressions, by address or hash',
-    description: 'One result per item, in request order: `deleted: false` when no suppression had it; an invalid item is reported and the others removed.',
+    description:
+      'One result per item, in request order: `deleted: false` when no suppression had it; an invalid item is reported and the others removed.',
     requestBody: bulkRemoveRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkRemoveResponseSchema } },
     errors: ['invalid_request', 'batch_too_large'],
@@ -218,7 +222,8 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/messages',
     auth: 'api_key',
     operationId: 'listMessages',
-    summary: 'List messages, newest first, optionally by tracking ID, status, recipient (whole, its start or its domain), provider and time of the last event',
+    summary:
+      'List messages, newest first, optionally by tracking ID, status, recipient (whole, its start or its domain), provider and time of the last event',
     query: listMessagesQuerySchema,
     responses: { 200: { description: 'A page of messages.', schema: listMessagesResponseSchema } },
     errors: ['invalid_request', 'invalid_cursor', 'invalid_tracking_id', 'invalid_email'],

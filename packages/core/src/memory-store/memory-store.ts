@@ -224,7 +224,14 @@ class ProjectState {
     const moved = before?.trackingId !== after.trackingId;
     let placed = slot;
     if (placed === undefined) {
-      placed = { key: after.key, firstEventAt: after.firstEventAt, lastEventAt: after.lastEventAt, record: after, factTimes: afterTimes, timeline: [] };
+      placed = {
+        key: after.key,
+        firstEventAt: after.firstEventAt,
+        lastEventAt: after.lastEventAt,
+        record: after,
+        factTimes: afterTimes,
+        timeline: [],
+      };
       this.messages.set(after.key, placed);
       this.messageOrder.insert(placed);
       this.expiry?.insert(placed);
@@ -260,7 +267,17 @@ class ProjectState {
     let row = this.trackingIds.get(trackingId);
     if (row === undefined) {
       row = {
-        record: { trackingId, messages: 0, delivered: 0, bounced: 0, complained: 0, lastEventAt: -Infinity, opened: 0, clicked: 0, unsubscribed: 0 },
+        record: {
+          trackingId,
+          messages: 0,
+          delivered: 0,
+          bounced: 0,
+          complained: 0,
+          lastEventAt: -Infinity,
+          opened: 0,
+          clicked: 0,
+          unsubscribed: 0,
+        },
         searchKey: searchKey ?? trackingIdSearchKey(trackingId),
         messages: new SortedList<MessageSlot, MessageOrderKey>(compareMessages, messageRanks),
       };
@@ -467,7 +484,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     retained() {
-      const entries: RetainedEntries = { messages: 0, eventKeys: 0, webhookTokens: tokens.size, trackingIds: 0, timelineEntries: 0, statsHours: 0 };
+      const entries: RetainedEntries = {
+        messages: 0,
+        eventKeys: 0,
+        webhookTokens: tokens.size,
+        trackingIds: 0,
+        timelineEntries: 0,
+        statsHours: 0,
+      };
       for (const state of projects.values()) {
         entries.messages += state.messages.size;
         entries.eventKeys += state.eventKeys.size;

@@ -1,4 +1,10 @@
-import { packProvenance, provenanceWins, unpackProvenance, type SuppressionProvenance, type SuppressionSource } from '../suppressions/provenance.js';
+import {
+  packProvenance,
+  provenanceWins,
+  unpackProvenance,
+  type SuppressionProvenance,
+  type SuppressionSource,
+} from '../suppressions/provenance.js';
 import { reasonFromRank, reasonRank, strongerReason } from '../suppressions/reason.js';
 import type { SuppressionPosition, SuppressionRecord } from '../store/store.js';
 

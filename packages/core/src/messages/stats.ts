@@ -118,7 +118,12 @@ export function bucketOf(start: number, counts: readonly number[]): StatsBucket 
  * Sums hour counts (hours since the epoch → counts in `statColumns` order) into the buckets of
  * `[from, to)` (epoch ms, multiples of the interval), ascending, buckets whose counts are all 0 left out.
  */
-export function sumHours(hours: Iterable<readonly [number, readonly number[]]>, interval: StatsInterval, from: number, to: number): StatsBucket[] {
+export function sumHours(
+  hours: Iterable<readonly [number, readonly number[]]>,
+  interval: StatsInterval,
+  from: number,
+  to: number,
+): StatsBucket[] {
   const size = intervalMs[interval];
   const sums = new Map<number, number[]>();
   for (const [hour, counts] of hours) {

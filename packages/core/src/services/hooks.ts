@@ -84,8 +84,13 @@ export const DEFAULT_MAX_PENDING_HOOK_CALLS = 1000;
  * `maxPending` pending calls, new ones are dropped and logged (a hook that hangs cannot grow memory
  * without bound), the first drop at once and the total when the pending calls have drained.
  */
-export function createHookDispatcher(hooks: MailwardenHooks, logger: MailwardenLogger, maxPending = DEFAULT_MAX_PENDING_HOOK_CALLS): HookDispatcher {
-  if (!Number.isSafeInteger(maxPending) || maxPending < 1) throw new RangeError(`maxPendingHookCalls must be a positive integer; got ${maxPending}`);
+export function createHookDispatcher(
+  hooks: MailwardenHooks,
+  logger: MailwardenLogger,
+  maxPending = DEFAULT_MAX_PENDING_HOOK_CALLS,
+): HookDispatcher {
+  if (!Number.isSafeInteger(maxPending) || maxPending < 1)
+    throw new RangeError(`maxPendingHookCalls must be a positive integer; got ${maxPending}`);
   let pending = 0;
   let dropped = 0;
   let waiters: (() => void)[] = [];
@@ -94,7 +99,10 @@ export function createHookDispatcher(hooks: MailwardenHooks, logger: MailwardenL
     pending--;
     if (pending > 0) return;
     if (dropped > 0) {
-      logger.error({ dropped }, `mailwarden: ${dropped} hook calls were dropped while ${maxPending} were pending; catch up from the listings (docs/core.md#hooks)`);
+      logger.error(
+        { dropped },
+        `mailwarden: ${dropped} hook calls were dropped while ${maxPending} were pending; catch up from the listings (docs/core.md#hooks)`,
+      );
       dropped = 0;
     }
     const woken = waiters;
@@ -127,7 +135,10 @@ export function createHookDispatcher(hooks: MailwardenHooks, logger: MailwardenL
         if (hooks[next.hook] === undefined) continue;
         if (pending >= maxPending) {
           if (dropped++ === 0) {
-            logger.error({ hook: next.hook, ...identify(next) }, `mailwarden: ${maxPending} hook calls are pending, so this one and any more until they drain are dropped`);
+            logger.error(
+              { hook: next.hook, ...identify(next) },
+              `mailwarden: ${maxPending} hook calls are pending, so this one and any more until they drain are dropped`,
+            );
           }
           continue;
         }
@@ -154,7 +165,11 @@ export function eventHookCalls(
   outcomes.forEach((outcome, index) => {
     if (outcome === 'duplicate') return;
     const { key, message, suppression } = stored[index]!;
-    if (wants.event) calls.push({ hook: 'event', notice: { projectId, event: events[index]!, messageKey: message?.key ?? null, eventId: timelineEntryId(key) } });
+    if (wants.event)
+      calls.push({
+        hook: 'event',
+        notice: { projectId, event: events[index]!, messageKey: message?.key ?? null, eventId: timelineEntryId(key) },
+      });
     if (outcome === 'applied' || !wants.suppressed) return;
     const previousReason = outcome === 'suppressed' ? null : (outcome.slice('upgraded_from_'.length) as SuppressionReason);
     calls.push({ hook: 'suppressed', notice: suppressedNotice(projectId, suppression!, previousReason) });
@@ -178,13 +193,21 @@ export function suppressedNotice(projectId: string, record: SuppressionRecord, p
 }
 
 export function unsuppressedNotice(projectId: string, record: SuppressionRecord, at: number): UnsuppressedNotice {
-  return { projectId, email: record.email, hash: record.hash, reason: record.reason, suppressedAt: new Date(record.createdAt), at: new Date(at) };
+  return {
+    projectId,
+    email: record.email,
+    hash: record.hash,
+    reason: record.reason,
+    suppressedAt: new Date(record.createdAt),
+    at: new Date(at),
+  };
 }
 
 /** Enough of a call to find its change again in the listings: never the address itself (logs are not for personal data). */
 function identify(call: HookCall): Record<string, unknown> {
   const { projectId } = call.notice;
-  if (call.hook === 'event') return { projectId, provider: call.notice.event.provider, eventId: call.notice.eventId, messageKey: call.notice.messageKey };
+  if (call.hook === 'event')
+    return { projectId, provider: call.notice.event.provider, eventId: call.notice.eventId, messageKey: call.notice.messageKey };
   return { projectId, hash: call.notice.hash, reason: call.notice.reason };
 }
 

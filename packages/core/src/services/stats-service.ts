@@ -25,7 +25,10 @@ export async function readStats(
   const interval = parsed.interval;
   const size = intervalMs[interval];
   const unit = interval === 'hour' ? 'whole UTC hours' : 'UTC midnights';
-  for (const [name, time] of [['from', from], ['to', to]] as const) {
+  for (const [name, time] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
     if (time % size !== 0) {
       throw new MailwardenError('invalid_request', `Invalid ${name}: with interval=${interval} it must be one of the ${unit}.`, {
         details: [{ path: name, message: `must be one of the ${unit}` }],

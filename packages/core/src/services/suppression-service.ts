@@ -172,7 +172,8 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         createdAt: now,
         provenance: { source, at: now },
       });
-      if (created && context.hooks?.wants.suppressed) context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
+      if (created && context.hooks?.wants.suppressed)
+        context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
       return { suppression: toSuppression(record), created };
     },
 
@@ -229,7 +230,8 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         const previousReason = outcome === 'suppressed' ? null : (outcome.slice('upgraded_from_'.length) as SuppressionReason);
         result.status = previousReason === null ? 'created' : 'upgraded';
         if (previousReason !== null) result.previous_reason = previousReason;
-        if (context.hooks?.wants.suppressed) notices.push({ hook: 'suppressed', notice: suppressedNotice(projectId, records[i]!, previousReason) });
+        if (context.hooks?.wants.suppressed)
+          notices.push({ hook: 'suppressed', notice: suppressedNotice(projectId, records[i]!, previousReason) });
       });
       if (notices.length > 0) context.hooks!.notify(notices);
       return { results };
@@ -245,13 +247,21 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         let hash: string | undefined;
         if (isRecord(item) && typeof item.hash === 'string' && item.email === undefined) {
           hash = item.hash.toLowerCase();
-          if (!isEmailHash(hash)) return void results.push({ status: 'invalid', error: { code: 'invalid_request', message: 'hash: expected 64 hexadecimal characters' } });
+          if (!isEmailHash(hash))
+            return void results.push({
+              status: 'invalid',
+              error: { code: 'invalid_request', message: 'hash: expected 64 hexadecimal characters' },
+            });
         } else if (isRecord(item) && typeof item.email === 'string' && item.hash === undefined) {
           const normalized = tryNormalizeEmail(item.email);
-          if (!normalized.ok) return void results.push({ status: 'invalid', error: { code: 'invalid_email', message: `email: ${normalized.reason}` } });
+          if (!normalized.ok)
+            return void results.push({ status: 'invalid', error: { code: 'invalid_email', message: `email: ${normalized.reason}` } });
           hash = hashEmail(normalized.email);
         } else {
-          return void results.push({ status: 'invalid', error: { code: 'invalid_request', message: 'an item is { "email": … } or { "hash": … }' } });
+          return void results.push({
+            status: 'invalid',
+            error: { code: 'invalid_request', message: 'an item is { "email": … } or { "hash": … }' },
+          });
         }
         positions.push(index);
         hashes.push(hash);
@@ -262,7 +272,8 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       removed.forEach((record, i) => {
         if (record === undefined) return;
         (results[positions[i]!] as { deleted: boolean }).deleted = true;
-        if (context.hooks?.wants.unsuppressed) notices.push({ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, record, Math.trunc(context.now())) });
+        if (context.hooks?.wants.unsuppressed)
+          notices.push({ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, record, Math.trunc(context.now())) });
       });
       if (notices.length > 0) context.hooks!.notify(notices);
       return { results };
@@ -290,11 +301,9 @@ export function hashAll(hashEmail: (email: string) => string, emails: readonly s
     } else invalid.push({ index, email, reason: result.reason });
   });
   if (invalid.length > 0) {
-    throw new MailwardenError(
-      'invalid_email',
-      `${invalid.length} of ${emails.length} addresses are invalid; see details.`,
-      { details: invalid },
-    );
+    throw new MailwardenError('invalid_email', `${invalid.length} of ${emails.length} addresses are invalid; see details.`, {
+      details: invalid,
+    });
   }
   return hashes;
 }

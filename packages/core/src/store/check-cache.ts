@@ -114,7 +114,11 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       try {
         return await store.mergeSuppressions(projectId, records);
       } finally {
-        if (records.length > 0) invalidate(projectId, records.map((record) => record.hash));
+        if (records.length > 0)
+          invalidate(
+            projectId,
+            records.map((record) => record.hash),
+          );
       }
     },
 

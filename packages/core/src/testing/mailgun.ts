@@ -65,8 +65,14 @@ export function mailgunLegacyWebhook(variables: Record<string, unknown>, deliver
 }
 
 /** Mailgun's signature block: a fresh token, and hex HMAC-SHA256 of timestamp + token under the signing key. */
-export function mailgunSignature(signingKey: string, timestamp: string, token = randomBytes(25).toString('hex')): { timestamp: string; token: string; signature: string } {
-  const signature = createHmac('sha256', signingKey).update(timestamp + token).digest('hex');
+export function mailgunSignature(
+  signingKey: string,
+  timestamp: string,
+  token = randomBytes(25).toString('hex'),
+): { timestamp: string; token: string; signature: string } {
+  const signature = createHmac('sha256', signingKey)
+    .update(timestamp + token)
+    .digest('hex');
   return { timestamp, token, signature };
 }
 
@@ -145,13 +151,27 @@ function eventData(event: ReportedEvent): Record<string, unknown> {
   };
   switch (event.type) {
     case 'sent':
-      return { event: 'accepted', 'log-level': 'info', method: 'HTTP', flags: { 'is-authenticated': true, 'is-test-mode': false }, ...common };
+      return {
+        event: 'accepted',
+        'log-level': 'info',
+        method: 'HTTP',
+        flags: { 'is-authenticated': true, 'is-test-mode': false },
+        ...common,
+      };
     case 'delivered':
       return {
         event: 'delivered',
         'log-level': 'info',
         envelope: { transport: 'smtp', sender: 'news@mg.example.com', 'sending-ip': '192.0.2.10', targets: event.recipient },
-        'delivery-status': { code: 250, message: 'OK', description: '', 'attempt-no': 1, tls: true, 'mx-host': `mx.${domain}`, 'session-seconds': 0.4 },
+        'delivery-status': {
+          code: 250,
+          message: 'OK',
+          description: '',
+          'attempt-no': 1,
+          tls: true,
+          'mx-host': `mx.${domain}`,
+          'session-seconds': 0.4,
+        },
         ...common,
       };
     case 'deferred':
@@ -169,14 +189,31 @@ function eventData(event: ReportedEvent): Record<string, unknown> {
         severity: 'permanent',
         reason: 'bounce',
         'log-level': 'error',
-        'delivery-status': { code: 550, message: '5.1.1 The email account that you tried to reach does not exist', description: '', 'attempt-no': 1, 'bounce-type': 'hard' },
+        'delivery-status': {
+          code: 550,
+          message: '5.1.1 The email account that you tried to reach does not exist',
+          description: '',
+          'attempt-no': 1,
+          'bounce-type': 'hard',
+        },
         flags: { 'is-delayed-bounce': false },
         ...common,
       };
     case 'rejected':
-      return { event: 'rejected', 'log-level': 'warn', reject: { reason: 'Sandbox subdomains are for test purposes only', description: '' }, ...common };
+      return {
+        event: 'rejected',
+        'log-level': 'warn',
+        reject: { reason: 'Sandbox subdomains are for test purposes only', description: '' },
+        ...common,
+      };
     case 'opened':
-      return { event: 'opened', 'log-level': 'info', ip: '192.0.2.1', 'client-info': { 'client-type': 'browser', 'user-agent': 'Mozilla/5.0' }, ...common };
+      return {
+        event: 'opened',
+        'log-level': 'info',
+        ip: '192.0.2.1',
+        'client-info': { 'client-type': 'browser', 'user-agent': 'Mozilla/5.0' },
+        ...common,
+      };
     case 'clicked':
       return { event: 'clicked', 'log-level': 'info', url: 'https://example.com/spring', ip: '192.0.2.1', ...common };
     case 'complained':

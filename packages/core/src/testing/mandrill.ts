@@ -20,7 +20,12 @@ import {
 
 /** `X-Mandrill-Signature` for a form posted to `url`: fields sorted by name, each as name + value. */
 export function mandrillSignature(webhookKey: string, url: string, fields: Readonly<Record<string, string>>): string {
-  const text = url + Object.keys(fields).sort().map((name) => name + fields[name]).join('');
+  const text =
+    url +
+    Object.keys(fields)
+      .sort()
+      .map((name) => name + fields[name])
+      .join('');
   return createHmac('sha1', webhookKey).update(text, 'utf8').digest('base64');
 }
 
@@ -86,7 +91,10 @@ const eventNames = {
 } as const;
 
 function mandrillEvent(event: ReportedEvent): Record<string, unknown> {
-  const metadata = event.trackingId === null ? {} : attachMandrillTrackingId({ message: { to: [{ email: event.recipient }] } }, event.trackingId).message.metadata;
+  const metadata =
+    event.trackingId === null
+      ? {}
+      : attachMandrillTrackingId({ message: { to: [{ email: event.recipient }] } }, event.trackingId).message.metadata;
   const ts = unixSeconds(event.occurredAt);
   const soft = event.type === 'bounced' && event.bounceClass === 'soft';
   const msg: Record<string, unknown> = {
@@ -103,16 +111,33 @@ function mandrillEvent(event: ReportedEvent): Record<string, unknown> {
     // A deferral's reply is in its SMTP attempts, not in `diag`.
     smtp_events:
       event.type === 'deferred'
-        ? [{ ts: ts - 1, type: 'deferred', diag: '451 4.7.1 Greylisted, please retry later', source_ip: '198.51.100.7', destination_ip: '203.0.113.25', size: 0 }]
+        ? [
+            {
+              ts: ts - 1,
+              type: 'deferred',
+              diag: '451 4.7.1 Greylisted, please retry later',
+              source_ip: '198.51.100.7',
+              destination_ip: '203.0.113.25',
+              size: 0,
+            },
+          ]
         : [],
     subaccount: null,
   };
   if (event.type === 'bounced') {
-    Object.assign(msg, soft
-      ? { bounce_description: 'mailbox_full', bgtools_code: 22, diag: 'smtp;452 4.2.2 Mailbox full' }
-      : { bounce_description: 'bad_mailbox', bgtools_code: 10, diag: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.' });
+    Object.assign(
+      msg,
+      soft
+        ? { bounce_description: 'mailbox_full', bgtools_code: 22, diag: 'smtp;452 4.2.2 Mailbox full' }
+        : {
+            bounce_description: 'bad_mailbox',
+            bgtools_code: 10,
+            diag: 'smtp;550 5.1.1 The email account that you tried to reach does not exist.',
+          },
+    );
   }
-  const tracking = event.type === 'opened' || event.type === 'clicked' ? { ip: '192.0.2.1', user_agent: 'Mozilla/5.0', location: null } : {};
+  const tracking =
+    event.type === 'opened' || event.type === 'clicked' ? { ip: '192.0.2.1', user_agent: 'Mozilla/5.0', location: null } : {};
   return {
     event: soft ? 'soft_bounce' : eventNames[event.type],
     _id: event.messageId,

@@ -21,6 +21,10 @@ export function webhookUrl(baseUrl: string, projectId: string, provider: Provide
  * const response = await postWebhook(webhookUrl('http://127.0.0.1:3000', 'acme', 'postmark'), request);
  * console.log(response.status, await response.json());
  */
-export function postWebhook(url: string | URL, webhook: Pick<TestWebhook, 'method' | 'headers' | 'rawBody'>, init: { signal?: AbortSignal } = {}): Promise<Response> {
+export function postWebhook(
+  url: string | URL,
+  webhook: Pick<TestWebhook, 'method' | 'headers' | 'rawBody'>,
+  init: { signal?: AbortSignal } = {},
+): Promise<Response> {
   return fetch(url, { method: webhook.method, headers: webhook.headers, body: webhook.rawBody, redirect: 'manual', ...init });
 }

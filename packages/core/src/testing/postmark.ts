@@ -20,7 +20,11 @@ import {
  */
 
 /** The POST of one record's JSON text, authenticated with `credentials`. */
-export function postmarkRequest(recordText: string, events: ReportedEvent[], credentials: SharedSecretCredentials | undefined): TestWebhook {
+export function postmarkRequest(
+  recordText: string,
+  events: ReportedEvent[],
+  credentials: SharedSecretCredentials | undefined,
+): TestWebhook {
   return {
     provider: 'postmark',
     method: 'POST',
@@ -89,7 +93,11 @@ function recordText(event: ReportedEvent): string {
     CanActivate: true,
     Subject: 'Hello',
   });
-  const client = { UserAgent: 'Mozilla/5.0', Client: { Name: 'Chrome', Company: 'Google', Family: 'Chrome' }, OS: { Name: 'macOS', Company: 'Apple', Family: 'macOS' } };
+  const client = {
+    UserAgent: 'Mozilla/5.0',
+    Client: { Name: 'Chrome', Company: 'Google', Family: 'Chrome' },
+    OS: { Name: 'macOS', Company: 'Apple', Family: 'macOS' },
+  };
   let record: Record<string, unknown>;
   switch (event.type) {
     case 'sent':
@@ -98,28 +106,76 @@ function recordText(event: ReportedEvent): string {
       record = { RecordType: 'Delivery', ...common, Recipient: event.recipient, DeliveredAt: at, Details: 'smtp;250 2.0.0 OK' };
       break;
     case 'deferred':
-      record = bounce('Transient', 2, 'Message delayed', 'The server could not temporarily deliver your message.', 'smtp;452 4.2.2 Mailbox full');
+      record = bounce(
+        'Transient',
+        2,
+        'Message delayed',
+        'The server could not temporarily deliver your message.',
+        'smtp;452 4.2.2 Mailbox full',
+      );
       break;
     case 'bounced':
       record =
         event.bounceClass === 'soft'
           ? bounce('SoftBounce', 4096, 'Soft bounce', 'Unable to temporarily deliver this email.', 'smtp;452 4.2.2 Mailbox full')
-          : bounce('HardBounce', 1, 'Hard bounce', 'The server was unable to deliver your message (ex: unknown user, mailbox not found).', 'smtp;550 5.1.1 user unknown');
+          : bounce(
+              'HardBounce',
+              1,
+              'Hard bounce',
+              'The server was unable to deliver your message (ex: unknown user, mailbox not found).',
+              'smtp;550 5.1.1 user unknown',
+            );
       break;
     case 'rejected':
-      record = bounce('BadEmailAddress', 100000, 'Invalid email address', 'The address is not a valid email address.', 'Invalid email address');
+      record = bounce(
+        'BadEmailAddress',
+        100000,
+        'Invalid email address',
+        'The address is not a valid email address.',
+        'Invalid email address',
+      );
       break;
     case 'complained':
-      record = { ...bounce('SpamComplaint', 100001, 'Spam complaint', 'The subscriber explicitly marked this message as spam.', ''), RecordType: 'SpamComplaint', Inactive: true };
+      record = {
+        ...bounce('SpamComplaint', 100001, 'Spam complaint', 'The subscriber explicitly marked this message as spam.', ''),
+        RecordType: 'SpamComplaint',
+        Inactive: true,
+      };
       break;
     case 'opened':
-      record = { RecordType: 'Open', ...common, FirstOpen: true, Recipient: event.recipient, ReceivedAt: at, Platform: 'Desktop', ReadSeconds: 5, ...client };
+      record = {
+        RecordType: 'Open',
+        ...common,
+        FirstOpen: true,
+        Recipient: event.recipient,
+        ReceivedAt: at,
+        Platform: 'Desktop',
+        ReadSeconds: 5,
+        ...client,
+      };
       break;
     case 'clicked':
-      record = { RecordType: 'Click', ...common, Recipient: event.recipient, ReceivedAt: at, ClickLocation: 'HTML', OriginalLink: 'https://example.com/spring', Platform: 'Desktop', ...client };
+      record = {
+        RecordType: 'Click',
+        ...common,
+        Recipient: event.recipient,
+        ReceivedAt: at,
+        ClickLocation: 'HTML',
+        OriginalLink: 'https://example.com/spring',
+        Platform: 'Desktop',
+        ...client,
+      };
       break;
     case 'unsubscribed':
-      record = { RecordType: 'SubscriptionChange', ...common, Recipient: event.recipient, ChangedAt: at, Origin: 'Recipient', SuppressSending: true, SuppressionReason: 'ManualSuppression' };
+      record = {
+        RecordType: 'SubscriptionChange',
+        ...common,
+        Recipient: event.recipient,
+        ChangedAt: at,
+        Origin: 'Recipient',
+        SuppressSending: true,
+        SuppressionReason: 'ManualSuppression',
+      };
       break;
   }
   return JSON.stringify(record).replace('"__ID__"', postmarkRecordIdDigits());

@@ -92,7 +92,8 @@ function signedSendGridRequest(rawBody: Uint8Array, events: ReportedEvent[], opt
 
 /** One event object: the message's custom args, then SendGrid's own fields (which win a clash). */
 function sendGridEvent(event: ReportedEvent): Record<string, unknown> {
-  const customArgs = event.trackingId === null ? {} : (attachSendGridTrackingId<SendGridMailRequest>({}, event.trackingId).custom_args ?? {});
+  const customArgs =
+    event.trackingId === null ? {} : (attachSendGridTrackingId<SendGridMailRequest>({}, event.trackingId).custom_args ?? {});
   const item: Record<string, unknown> = { ...customArgs };
   Object.assign(item, {
     email: event.recipient,
@@ -131,7 +132,12 @@ function detailsOf(event: ReportedEvent): Record<string, unknown> {
     case 'bounced':
       return event.bounceClass === 'soft'
         ? { type: 'blocked', reason: '421 4.7.0 Try again later', status: '4.7.0', bounce_classification: 'Reputation' }
-        : { type: 'bounce', reason: '550 5.1.1 The email account that you tried to reach does not exist.', status: '5.1.1', bounce_classification: 'Invalid Address' };
+        : {
+            type: 'bounce',
+            reason: '550 5.1.1 The email account that you tried to reach does not exist.',
+            status: '5.1.1',
+            bounce_classification: 'Invalid Address',
+          };
     case 'rejected':
       return { reason: 'Invalid', status: '5.0.0' };
     case 'opened':

@@ -70,7 +70,12 @@ export function sesNotification(sent: SentMessage, eventType: SesEventType, opti
     messageId: sent.messageId,
     destination: sent.destination,
   };
-  if (includeHeaders) Object.assign(mail, { headersTruncated: false, headers: sent.headers, commonHeaders: { from: ['shop@example.com'], to: sent.destination, subject: 'Hello' } });
+  if (includeHeaders)
+    Object.assign(mail, {
+      headersTruncated: false,
+      headers: sent.headers,
+      commonHeaders: { from: ['shop@example.com'], to: sent.destination, subject: 'Hello' },
+    });
   if (family === 'event-publishing') {
     mail.tags = { 'ses:operation': ['SendEmail'], 'ses:configuration-set': ['tracking'], 'ses:from-domain': ['example.com'], ...sent.tags };
   }
@@ -83,14 +88,24 @@ export function sesNotification(sent: SentMessage, eventType: SesEventType, opti
       notification.send = {};
       break;
     case 'Delivery':
-      notification.delivery = { timestamp, processingTimeMillis: 2000, recipients, smtpResponse: '250 2.0.0 OK', reportingMTA: 'a8-70.smtp-out.amazonses.com' };
+      notification.delivery = {
+        timestamp,
+        processingTimeMillis: 2000,
+        recipients,
+        smtpResponse: '250 2.0.0 OK',
+        reportingMTA: 'a8-70.smtp-out.amazonses.com',
+      };
       break;
     case 'DeliveryDelay':
       notification.deliveryDelay = {
         timestamp,
         delayType: 'TransientCommunicationFailure',
         expirationTime: new Date(at.getTime() + 24 * 60 * 60 * 1000).toISOString(),
-        delayedRecipients: recipients.map((emailAddress) => ({ emailAddress, status: '4.4.1', diagnosticCode: 'smtp; 421 4.4.1 Connection timed out' })),
+        delayedRecipients: recipients.map((emailAddress) => ({
+          emailAddress,
+          status: '4.4.1',
+          diagnosticCode: 'smtp; 421 4.4.1 Connection timed out',
+        })),
       };
       break;
     case 'Bounce': {
@@ -127,7 +142,13 @@ export function sesNotification(sent: SentMessage, eventType: SesEventType, opti
       notification.open = { timestamp, ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0' };
       break;
     case 'Click':
-      notification.click = { timestamp, ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0', link: 'https://example.com/spring', linkTags: {} };
+      notification.click = {
+        timestamp,
+        ipAddress: '192.0.2.1',
+        userAgent: 'Mozilla/5.0',
+        link: 'https://example.com/spring',
+        linkTags: {},
+      };
       break;
     case 'Subscription':
       notification.subscription = {
@@ -174,7 +195,8 @@ export function snsEnvelope(message: string, options: SnsEnvelopeOptions = {}): 
   } else {
     envelope.Token = randomBytes(64).toString('hex');
     envelope.SubscribeURL =
-      options.subscribeUrl ?? `https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${envelope.TopicArn}&Token=${envelope.Token}`;
+      options.subscribeUrl ??
+      `https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${envelope.TopicArn}&Token=${envelope.Token}`;
   }
   envelope.Signature = signEnvelope(envelope, options.key ?? snsSigningKey);
   return envelope;
@@ -194,7 +216,10 @@ export function signEnvelope(envelope: Record<string, string>, key: string | Key
 }
 
 /** The HTTP POST SNS makes: JSON as `text/plain`, with the x-amz-sns-* headers. */
-export function snsRequest(envelope: Record<string, string>, headers: Record<string, string> = {}): WebhookRequest & { headers: Record<string, string> } {
+export function snsRequest(
+  envelope: Record<string, string>,
+  headers: Record<string, string> = {},
+): WebhookRequest & { headers: Record<string, string> } {
   return {
     method: 'POST',
     headers: {
@@ -291,7 +316,9 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
   for (const event of events.slice(1)) {
     const same = event.type === first.type && event.bounceClass === first.bounceClass && event.messageId === first.messageId;
     if (!same || event.trackingId !== first.trackingId || event.occurredAt.getTime() !== first.occurredAt.getTime()) {
-      throw invalid('One SES notification is about one message and one event: give its events the same type, messageId, trackingId and occurredAt.');
+      throw invalid(
+        'One SES notification is about one message and one event: give its events the same type, messageId, trackingId and occurredAt.',
+      );
     }
   }
   const family = options.family ?? 'event-publishing';
@@ -308,9 +335,14 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
       { name: 'To', value: recipients.join(', ') },
       { name: 'Subject', value: 'Hello' },
       { name: 'MIME-Version', value: '1.0' },
-      ...(first.trackingId !== null && carrier === 'header' ? [{ name: SERVICE_ID_HEADER, value: encodeServiceIdHeader(first.trackingId).join(' ') }] : []),
+      ...(first.trackingId !== null && carrier === 'header'
+        ? [{ name: SERVICE_ID_HEADER, value: encodeServiceIdHeader(first.trackingId).join(' ') }]
+        : []),
     ],
-    tags: first.trackingId !== null && carrier === 'tags' ? Object.fromEntries(sesTrackingTags(first.trackingId).map(({ Name, Value }) => [Name, [Value]])) : {},
+    tags:
+      first.trackingId !== null && carrier === 'tags'
+        ? Object.fromEntries(sesTrackingTags(first.trackingId).map(({ Name, Value }) => [Name, [Value]]))
+        : {},
   };
   const notification = sesNotification(sent, sesEventTypes[first.type], {
     family,
@@ -334,10 +366,13 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
  */
 export function snsSubscriptionConfirmation(options: SnsSigningOptions): TestWebhook {
   const now = requestTime(options.signedAt);
-  const envelope = snsEnvelope(`You have chosen to subscribe to the topic ${options.topicArn}.\nTo confirm the subscription, visit the SubscribeURL included in this message.`, {
-    ...envelopeOptions(options, now),
-    type: 'SubscriptionConfirmation',
-  });
+  const envelope = snsEnvelope(
+    `You have chosen to subscribe to the topic ${options.topicArn}.\nTo confirm the subscription, visit the SubscribeURL included in this message.`,
+    {
+      ...envelopeOptions(options, now),
+      type: 'SubscriptionConfirmation',
+    },
+  );
   const request = snsRequest(envelope, sharedSecretHeaders({ basic: options.basic }));
   return { provider: 'ses', method: 'POST', headers: request.headers, rawBody: request.rawBody, events: [] };
 }

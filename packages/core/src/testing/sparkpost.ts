@@ -19,7 +19,11 @@ import {
  */
 
 /** The POST of one batch, authenticated with `credentials`. */
-export function sparkPostRequest(batchText: string, events: ReportedEvent[], credentials: SharedSecretCredentials | undefined): TestWebhook {
+export function sparkPostRequest(
+  batchText: string,
+  events: ReportedEvent[],
+  credentials: SharedSecretCredentials | undefined,
+): TestWebhook {
   return {
     provider: 'sparkpost',
     method: 'POST',
@@ -101,19 +105,54 @@ function classOf(event: ReportedEvent): [string, string, Record<string, unknown>
     case 'delivered':
       return ['message_event', 'delivery', { ip_address: '192.0.2.10', queue_time: '1200', num_retries: '0', outbound_tls: '1' }];
     case 'deferred':
-      return ['message_event', 'delay', { error_code: '452', reason: '452 4.2.2 Mailbox full', raw_reason: '452 4.2.2 Mailbox full', num_retries: '1', queue_time: '60000' }];
+      return [
+        'message_event',
+        'delay',
+        {
+          error_code: '452',
+          reason: '452 4.2.2 Mailbox full',
+          raw_reason: '452 4.2.2 Mailbox full',
+          num_retries: '1',
+          queue_time: '60000',
+        },
+      ];
     case 'bounced':
       return event.bounceClass === 'soft'
-        ? ['message_event', 'bounce', { bounce_class: '20', error_code: '452', reason: '452 4.2.2 Mailbox full', raw_reason: '452 4.2.2 Mailbox full' }]
-        : ['message_event', 'bounce', { bounce_class: '10', error_code: '550', reason: '550 5.1.1 ...@... User unknown', raw_reason: `550 5.1.1 <${event.recipient}>: User unknown` }];
+        ? [
+            'message_event',
+            'bounce',
+            { bounce_class: '20', error_code: '452', reason: '452 4.2.2 Mailbox full', raw_reason: '452 4.2.2 Mailbox full' },
+          ]
+        : [
+            'message_event',
+            'bounce',
+            {
+              bounce_class: '10',
+              error_code: '550',
+              reason: '550 5.1.1 ...@... User unknown',
+              raw_reason: `550 5.1.1 <${event.recipient}>: User unknown`,
+            },
+          ];
     case 'complained':
       return ['message_event', 'spam_complaint', { fbtype: 'abuse', report_by: 'server.example.com', report_to: 'abuse.example.com' }];
     case 'rejected':
-      return ['message_event', 'policy_rejection', { error_code: '554', reason: '554 5.7.1 recipient address suppressed due to customer policy', raw_reason: '554 5.7.1 recipient address suppressed due to customer policy' }];
+      return [
+        'message_event',
+        'policy_rejection',
+        {
+          error_code: '554',
+          reason: '554 5.7.1 recipient address suppressed due to customer policy',
+          raw_reason: '554 5.7.1 recipient address suppressed due to customer policy',
+        },
+      ];
     case 'opened':
       return ['track_event', 'open', { ip_address: '192.0.2.1', user_agent: 'Mozilla/5.0', geo_ip: { country: 'US' } }];
     case 'clicked':
-      return ['track_event', 'click', { ip_address: '192.0.2.1', user_agent: 'Mozilla/5.0', target_link_url: 'https://example.com/spring' }];
+      return [
+        'track_event',
+        'click',
+        { ip_address: '192.0.2.1', user_agent: 'Mozilla/5.0', target_link_url: 'https://example.com/spring' },
+      ];
     case 'unsubscribed':
       return ['unsubscribe_event', 'list_unsubscribe', { mailfrom: 'msprvs1=news@example.com' }];
   }

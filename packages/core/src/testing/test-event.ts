@@ -3,7 +3,17 @@ import type { Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 
 /** The delivery events a test can have a provider report: every `DeliveryEventType` but `unknown`. */
-export const testEventTypes = ['sent', 'delivered', 'deferred', 'bounced', 'complained', 'rejected', 'opened', 'clicked', 'unsubscribed'] as const;
+export const testEventTypes = [
+  'sent',
+  'delivered',
+  'deferred',
+  'bounced',
+  'complained',
+  'rejected',
+  'opened',
+  'clicked',
+  'unsubscribed',
+] as const;
 export type TestEventType = (typeof testEventTypes)[number];
 
 /**

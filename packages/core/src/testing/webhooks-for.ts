@@ -51,13 +51,17 @@ export function webhooksFor<P extends Provider>(
     case 'sendgrid': {
       const privateKey = options.sendGridPrivateKey;
       if (privateKey === undefined) {
-        throw invalid('SendGrid signs with a private key its receiver never sees: pass sendGridPrivateKey, the private half of the configured publicKey.');
+        throw invalid(
+          'SendGrid signs with a private key its receiver never sees: pass sendGridPrivateKey, the private half of the configured publicKey.',
+        );
       }
       const oauthToken = (auth as NonNullable<ProviderAuth['sendgrid']>).oauthTokens?.[0];
       return [sendGridWebhook({ events, privateKey, oauthToken, signedAt })];
     }
     case 'mailgun':
-      return each((event) => mailgunWebhook({ events: [event], signingKey: (auth as NonNullable<ProviderAuth['mailgun']>).signingKey, signedAt }));
+      return each((event) =>
+        mailgunWebhook({ events: [event], signingKey: (auth as NonNullable<ProviderAuth['mailgun']>).signingKey, signedAt }),
+      );
     case 'sparkpost':
       return [sparkPostWebhook({ events, auth: credentialsOf(auth as SharedSecretAuth, 'SparkPost'), signedAt })];
     case 'postmark':
@@ -86,7 +90,16 @@ function groupByMessage(events: readonly TestEvent[]): TestEvent[][] {
   const groups = new Map<string, TestEvent[]>();
   events.forEach((event, index) => {
     // Events without a message id are each a message of their own.
-    const key = event.messageId === undefined ? `#${index}` : JSON.stringify([event.messageId, event.type, event.bounceClass ?? null, event.trackingId ?? null, event.occurredAt?.getTime() ?? null]);
+    const key =
+      event.messageId === undefined
+        ? `#${index}`
+        : JSON.stringify([
+            event.messageId,
+            event.type,
+            event.bounceClass ?? null,
+            event.trackingId ?? null,
+            event.occurredAt?.getTime() ?? null,
+          ]);
     groups.set(key, [...(groups.get(key) ?? []), event]);
   });
   return [...groups.values()];

@@ -47,10 +47,16 @@ export function createWebhookIngest(
     confirmSubscription: async (url) => void (await defaultFetchText(url)),
     ...options.environment,
   };
-  const receivers = Object.fromEntries(providers.map((provider) => [provider, providerWebhooks[provider].createReceiver(environment)])) as Receivers;
+  const receivers = Object.fromEntries(
+    providers.map((provider) => [provider, providerWebhooks[provider].createReceiver(environment)]),
+  ) as Receivers;
   const claimOneTimeToken = claimToken ?? createProcessTokenClaims(environment.now);
   const authOf = async (projectId: string): Promise<ProviderAuth | undefined> =>
-    typeof options.auth === 'function' ? options.auth(projectId) : Object.hasOwn(options.auth, projectId) ? options.auth[projectId] : undefined;
+    typeof options.auth === 'function'
+      ? options.auth(projectId)
+      : Object.hasOwn(options.auth, projectId)
+        ? options.auth[projectId]
+        : undefined;
 
   return async (name, projectId, request) => {
     const provider = webhookProvider(name);

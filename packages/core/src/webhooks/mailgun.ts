@@ -1,7 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
 import { MailwardenError } from '../errors.js';
-import { eventDetails, isSmtpStatus, smtpStatusIn, type DeliveryEvent, type EventDetails, type ProviderSuppression } from '../events/delivery-event.js';
+import {
+  eventDetails,
+  isSmtpStatus,
+  smtpStatusIn,
+  type DeliveryEvent,
+  type EventDetails,
+  type ProviderSuppression,
+} from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
 import { isRecord, stringField } from '../json/record.js';
 import { bodyForm, bodyJson } from './body.js';
@@ -118,7 +125,10 @@ export function createMailgunWebhook(env: WebhookEnvironment): ProviderWebhook<M
 }
 
 /** Mailgun signs its payloads (no basic credentials): a 401 invites none. */
-export const mailgunWebhookDefinition: ProviderWebhookDefinition<MailgunWebhookAuth> = { basicChallenge: false, createReceiver: createMailgunWebhook };
+export const mailgunWebhookDefinition: ProviderWebhookDefinition<MailgunWebhookAuth> = {
+  basicChallenge: false,
+  createReceiver: createMailgunWebhook,
+};
 
 interface MailgunSignature {
   timestamp: string;
@@ -173,7 +183,9 @@ function formSignature(fields: MailgunFormFields): MailgunSignature {
 }
 
 function verifyMailgunSignature(given: MailgunSignature, signingKey: string, toleranceSeconds: number, now: number): void {
-  const expected = createHmac('sha256', signingKey).update(given.timestamp + given.token).digest('hex');
+  const expected = createHmac('sha256', signingKey)
+    .update(given.timestamp + given.token)
+    .digest('hex');
   if (!secretsEqual(given.signature, expected)) throw unauthorized('The Mailgun signature does not match.');
   if (!/^\d{1,15}$/.test(given.timestamp) || Math.abs(now / 1000 - Number(given.timestamp)) > toleranceSeconds) {
     throw unauthorized('The Mailgun timestamp is outside the accepted tolerance.');
@@ -229,7 +241,8 @@ function detailsOf(data: Record<string, unknown>, classified: Classified): Event
   return eventDetails({
     smtpStatus: (enhanced !== undefined && isSmtpStatus(enhanced) ? enhanced : undefined) ?? smtpStatusIn(reply) ?? code,
     diagnostic: reply,
-    bounceClassification: classified.type === 'bounced' || classified.type === 'deferred' ? [severity, reason].filter(Boolean).join('/') : undefined,
+    bounceClassification:
+      classified.type === 'bounced' || classified.type === 'deferred' ? [severity, reason].filter(Boolean).join('/') : undefined,
     rejectReason: rejected ? stringField(reject, 'reason') || description || reason : undefined,
     userAgent: client['user-agent'],
     url: data['event'] === 'clicked' ? data['url'] : undefined,

@@ -73,7 +73,10 @@ export function createMandrillWebhook(_env: WebhookEnvironment): ProviderWebhook
 }
 
 /** Mandrill signs its payloads (no basic credentials): a 401 invites none. */
-export const mandrillWebhookDefinition: ProviderWebhookDefinition<MandrillWebhookAuth> = { basicChallenge: false, createReceiver: createMandrillWebhook };
+export const mandrillWebhookDefinition: ProviderWebhookDefinition<MandrillWebhookAuth> = {
+  basicChallenge: false,
+  createReceiver: createMandrillWebhook,
+};
 
 /** Which key signed the request, or `webhook_unauthorized`. The test key is only good for the empty URL check. */
 function verify(request: WebhookRequest, entries: [string, string][], auth: MandrillWebhookAuth): 'webhook' | 'test' {
@@ -82,7 +85,12 @@ function verify(request: WebhookRequest, entries: [string, string][], auth: Mand
   if (!auth?.webhookKey || !auth.url) throw unauthorized('No Mandrill webhook key and URL are configured.');
   const signature = headerValue(request, 'x-mandrill-signature') ?? headerValue(request, 'x-mailchimp-signature');
   if (signature === undefined) throw unauthorized('The request has no X-Mandrill-Signature header.');
-  const signed = auth.url + [...fields.keys()].sort().map((name) => name + fields.get(name)).join('');
+  const signed =
+    auth.url +
+    [...fields.keys()]
+      .sort()
+      .map((name) => name + fields.get(name))
+      .join('');
   if (secretsEqual(signature, sign(auth.webhookKey, signed))) return 'webhook';
   const isUrlCheck = entries.length === 1 && fields.get('mandrill_events') === '[]';
   if (auth.allowTestKey !== false && isUrlCheck && secretsEqual(signature, sign(TEST_KEY, signed))) return 'test';

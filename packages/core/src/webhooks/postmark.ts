@@ -71,7 +71,10 @@ export function createPostmarkWebhook(env: WebhookEnvironment): ProviderWebhook<
 }
 
 /** Postmark can authenticate with basic credentials (`HttpAuth`): a 401 invites them. */
-export const postmarkWebhookDefinition: ProviderWebhookDefinition<PostmarkWebhookAuth> = { basicChallenge: true, createReceiver: createPostmarkWebhook };
+export const postmarkWebhookDefinition: ProviderWebhookDefinition<PostmarkWebhookAuth> = {
+  basicChallenge: true,
+  createReceiver: createPostmarkWebhook,
+};
 
 function parseRecord(record: Record<string, unknown>, id: string | undefined, receivedAt: Date): DeliveryEvent | string {
   const recordType = stringField(record, 'RecordType');

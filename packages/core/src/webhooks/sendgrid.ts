@@ -100,7 +100,10 @@ export function createSendGridWebhook(env: WebhookEnvironment): ProviderWebhook<
 }
 
 /** SendGrid signs its payloads; its OAuth option is a bearer token, not basic credentials: a 401 invites none. */
-export const sendGridWebhookDefinition: ProviderWebhookDefinition<SendGridWebhookAuth> = { basicChallenge: false, createReceiver: createSendGridWebhook };
+export const sendGridWebhookDefinition: ProviderWebhookDefinition<SendGridWebhookAuth> = {
+  basicChallenge: false,
+  createReceiver: createSendGridWebhook,
+};
 
 function verifySendGridSignature(
   request: WebhookRequest,

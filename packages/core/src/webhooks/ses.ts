@@ -147,7 +147,9 @@ export function createSesWebhook(env: WebhookEnvironment): ProviderWebhook<SesWe
           try {
             await env.confirmSubscription(subscribeUrl.href);
           } catch (error) {
-            throw new MailwardenError('verification_unavailable', 'Could not confirm the SNS subscription; SNS will retry.', { cause: error });
+            throw new MailwardenError('verification_unavailable', 'Could not confirm the SNS subscription; SNS will retry.', {
+              cause: error,
+            });
           }
           return noticeReceipt('subscription_confirmed');
         }

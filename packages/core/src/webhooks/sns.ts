@@ -115,7 +115,9 @@ export function createSnsVerifier(fetchCertificate: (url: string) => Promise<str
         pem = await fetchCertificate(url);
       } catch (error) {
         // A 503 makes SNS retry later; nothing is lost while the certificate host is unreachable.
-        throw new MailwardenError('verification_unavailable', 'Could not fetch the SNS signing certificate; retry later.', { cause: error });
+        throw new MailwardenError('verification_unavailable', 'Could not fetch the SNS signing certificate; retry later.', {
+          cause: error,
+        });
       }
       try {
         return new X509Certificate(pem).publicKey;

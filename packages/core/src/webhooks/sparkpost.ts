@@ -49,7 +49,10 @@ export function createSparkPostWebhook(_env: WebhookEnvironment): ProviderWebhoo
 }
 
 /** SparkPost can authenticate with basic credentials: a 401 invites them. */
-export const sparkPostWebhookDefinition: ProviderWebhookDefinition<SparkPostWebhookAuth> = { basicChallenge: true, createReceiver: createSparkPostWebhook };
+export const sparkPostWebhookDefinition: ProviderWebhookDefinition<SparkPostWebhookAuth> = {
+  basicChallenge: true,
+  createReceiver: createSparkPostWebhook,
+};
 
 /** One batch item: an event, `'ignored'` for a ping, or the reason it was skipped. */
 function parseItem(item: unknown): ItemOutcome {
@@ -77,7 +80,8 @@ function parseItem(item: unknown): ItemOutcome {
     trackingId: readSparkPostTrackingId(body),
     occurredAt,
     // SparkPost's event_id is unique per event and kept on retries; without one, hash what identifies it.
-    eventKey: eventIdOf(body['event_id']) ?? hashedEventKey([type, messageId, stringField(body, 'message_id'), recipient, body['timestamp']]),
+    eventKey:
+      eventIdOf(body['event_id']) ?? hashedEventKey([type, messageId, stringField(body, 'message_id'), recipient, body['timestamp']]),
     ...(details === undefined ? {} : { details }),
   };
 }
@@ -181,7 +185,8 @@ function timestampOf(value: unknown): Date | undefined {
   let ms = NaN;
   if (typeof value === 'number') ms = value * 1000;
   else if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)) ms = Number(value) * 1000;
-  else if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value)) ms = Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(value) ? value : `${value}Z`);
+  else if (typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value))
+    ms = Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(value) ? value : `${value}Z`);
   const date = new Date(ms);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
@@ -196,4 +201,3 @@ function eventIdOf(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '' && value.length <= 256) return value;
   return undefined;
 }
-

@@ -44,13 +44,18 @@ const eventsOf = {
   sparkpost: () => [
     ...parseSparkPostWebhook(json('sparkpost/all-events.json')).events.slice(0, 3),
     // No event_id: keyed by a hash of what identifies the event.
-    ...parseSparkPostWebhook([{ msys: { message_event: { type: 'delivery', rcpt_to: 'ana@example.com', timestamp: '1767225600', transmission_id: '7' } } }]).events,
+    ...parseSparkPostWebhook([
+      { msys: { message_event: { type: 'delivery', rcpt_to: 'ana@example.com', timestamp: '1767225600', transmission_id: '7' } } },
+    ]).events,
   ],
   postmark: () => [
     ...parsePostmarkWebhook(fixture('postmark/bounce-hard.json'), receivedAt).events,
     ...parsePostmarkWebhook(fixture('postmark/bounce-no-id-no-time.json'), receivedAt).events,
     ...parsePostmarkWebhook(fixture('postmark/click.json'), receivedAt).events,
-    ...parsePostmarkWebhook('{"RecordType":"Bounce","ID":9007199254740993,"Type":"HardBounce","Email":"big@example.com","MessageID":"m-1","BouncedAt":"2026-01-01T00:00:00Z"}', receivedAt).events,
+    ...parsePostmarkWebhook(
+      '{"RecordType":"Bounce","ID":9007199254740993,"Type":"HardBounce","Email":"big@example.com","MessageID":"m-1","BouncedAt":"2026-01-01T00:00:00Z"}',
+      receivedAt,
+    ).events,
   ],
   mandrill: () => parseMandrillWebhook(json('mandrill/events.json')).events,
 } satisfies Record<string, () => DeliveryEvent[]>;

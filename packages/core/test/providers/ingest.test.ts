@@ -91,7 +91,9 @@ function environment(overrides: Partial<WebhookEnvironment> = {}) {
   return { now: () => now, fetchCertificate, confirmSubscription, ...overrides };
 }
 
-function mailwardenWith(options: { auth?: WebhookOptions['auth']; store?: Store; environment?: Partial<WebhookEnvironment> } = {}): Mailwarden {
+function mailwardenWith(
+  options: { auth?: WebhookOptions['auth']; store?: Store; environment?: Partial<WebhookEnvironment> } = {},
+): Mailwarden {
   return createMailwarden({
     ...(options.store === undefined ? {} : { store: options.store }),
     webhooks: { auth: options.auth ?? bothProjects, environment: options.environment ?? environment() },
@@ -117,7 +119,13 @@ function sendgridRequest(rawBody: Uint8Array, project: ProjectName): WebhookRequ
 function mailgunSignature(project: ProjectName) {
   const timestamp = String(nowSeconds);
   const token = randomBytes(25).toString('hex');
-  return { timestamp, token, signature: createHmac('sha256', secrets[project].mailgunSigningKey).update(timestamp + token).digest('hex') };
+  return {
+    timestamp,
+    token,
+    signature: createHmac('sha256', secrets[project].mailgunSigningKey)
+      .update(timestamp + token)
+      .digest('hex'),
+  };
 }
 
 function jsonRequest(text: string, headers: Record<string, string> = {}): WebhookRequest {
@@ -127,10 +135,18 @@ function jsonRequest(text: string, headers: Record<string, string> = {}): Webhoo
 /** A form Mandrill signs: URL, then each field sorted by name as name + value, HMAC-SHA1, base64. */
 function mandrillForm(fields: Record<string, string>, project: ProjectName): WebhookRequest {
   const { mandrillKey, mandrillUrl } = secrets[project];
-  const text = mandrillUrl + Object.keys(fields).sort().map((name) => name + fields[name]).join('');
+  const text =
+    mandrillUrl +
+    Object.keys(fields)
+      .sort()
+      .map((name) => name + fields[name])
+      .join('');
   return {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-mandrill-signature': createHmac('sha1', mandrillKey).update(text).digest('base64') },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-mandrill-signature': createHmac('sha1', mandrillKey).update(text).digest('base64'),
+    },
     rawBody: new TextEncoder().encode(new URLSearchParams(fields).toString()),
   };
 }
@@ -196,7 +212,10 @@ const cases: ProviderCase[] = [
   {
     provider: 'mailgun',
     request: (project = 'acme') => {
-      const send = attachMailgunTrackingId({ from: 'news@mg.example.com', to: 'mia@example.com', subject: 'Hello', text: 'Hi' }, trackingId);
+      const send = attachMailgunTrackingId(
+        { from: 'news@mg.example.com', to: 'mia@example.com', subject: 'Hello', text: 'Hi' },
+        trackingId,
+      );
       const body = mailgunJsonWebhook(mailgunApiUserVariables(send), {
         event: 'delivered',
         recipient: 'mia@example.com',
@@ -232,7 +251,10 @@ const cases: ProviderCase[] = [
   {
     provider: 'postmark',
     request: (project = 'acme') => {
-      const send = attachPostmarkTrackingId({ From: 'news@example.com', To: 'quinn@example.com', Subject: 'Hello', TextBody: 'Hi' }, trackingId);
+      const send = attachPostmarkTrackingId(
+        { From: 'news@example.com', To: 'quinn@example.com', Subject: 'Hello', TextBody: 'Hi' },
+        trackingId,
+      );
       return deliverPostmarkMessages(send, { record: 'Bounce', escapeNonAscii: true, credentials: secrets[project].postmark })[0]!.request;
     },
     unparseable: (project = 'acme') =>
@@ -246,11 +268,19 @@ const cases: ProviderCase[] = [
     provider: 'mandrill',
     request: (project = 'acme') => {
       const send = attachMandrillTrackingId(
-        { message: { from_email: 'news@example.com', to: [{ email: 'yan@example.net' }, { email: 'zoe@example.net' }], subject: 'Hello', text: 'Hi' } },
+        {
+          message: {
+            from_email: 'news@example.com',
+            to: [{ email: 'yan@example.net' }, { email: 'zoe@example.net' }],
+            subject: 'Hello',
+            text: 'Hi',
+          },
+        },
         trackingId,
       );
       const { mandrillKey, mandrillUrl } = secrets[project];
-      return deliverMandrillMessage(send, { webhookKey: mandrillKey, url: mandrillUrl, event: 'hard_bounce', escapeNonAscii: true }).request;
+      return deliverMandrillMessage(send, { webhookKey: mandrillKey, url: mandrillUrl, event: 'hard_bounce', escapeNonAscii: true })
+        .request;
     },
     unparseable: (project = 'acme') => mandrillForm({ mandrill_events: '{"event":"send"}' }, project),
     messages: ['yan@example.net bounced', 'zoe@example.net bounced'],
@@ -268,7 +298,13 @@ async function projectState(mailwarden: Mailwarden, projectId: string) {
   return {
     messages: messages.map((message) => `${message.recipient} ${message.status}`).sort(),
     messageTrackingIds: [...new Set(messages.map((message) => message.trackingId))],
-    trackingIds: trackingIds.map(({ trackingId, messages, delivered, bounced, complained }) => ({ trackingId, messages, delivered, bounced, complained })),
+    trackingIds: trackingIds.map(({ trackingId, messages, delivered, bounced, complained }) => ({
+      trackingId,
+      messages,
+      delivered,
+      bounced,
+      complained,
+    })),
     suppressions: Object.fromEntries(suppressions.map((suppression) => [suppression.email, suppression.reason])),
   };
 }
@@ -285,7 +321,9 @@ async function expectStored(mailwarden: Mailwarden, projectId: string, c: Provid
   for (const recipient of c.recipients) {
     const check = await mailwarden.suppressions.check(projectId, recipient);
     const reason = c.suppressions[recipient.toLowerCase()];
-    expect(check).toMatchObject(reason === undefined ? { email: recipient, suppressed: false } : { email: recipient, suppressed: true, reason });
+    expect(check).toMatchObject(
+      reason === undefined ? { email: recipient, suppressed: false } : { email: recipient, suppressed: true, reason },
+    );
   }
 }
 
@@ -313,7 +351,12 @@ describe('ingestWebhook, per provider', () => {
 
     it('stores a valid request: messages, tracking-ID counters and suppressions', async () => {
       const mailwarden = mailwardenWith();
-      expect(await mailwarden.ingestWebhook(c.provider, 'acme', c.request())).toEqual({ accepted: events, duplicates: 0, skipped: 0, warnings: [] });
+      expect(await mailwarden.ingestWebhook(c.provider, 'acme', c.request())).toEqual({
+        accepted: events,
+        duplicates: 0,
+        skipped: 0,
+        warnings: [],
+      });
       await expectStored(mailwarden, 'acme', c);
       // Projects are isolated: the other one saw nothing.
       expect(await projectState(mailwarden, 'globex')).toEqual(emptyState);
@@ -323,7 +366,12 @@ describe('ingestWebhook, per provider', () => {
       const mailwarden = mailwardenWith();
       const request = c.request();
       await mailwarden.ingestWebhook(c.provider, 'acme', request);
-      expect(await mailwarden.ingestWebhook(c.provider, 'acme', request)).toEqual({ accepted: 0, duplicates: events, skipped: 0, warnings: [] });
+      expect(await mailwarden.ingestWebhook(c.provider, 'acme', request)).toEqual({
+        accepted: 0,
+        duplicates: events,
+        skipped: 0,
+        warnings: [],
+      });
       await expectStored(mailwarden, 'acme', c);
     });
 
@@ -332,7 +380,12 @@ describe('ingestWebhook, per provider', () => {
       const request = c.request();
       await expectMailwardenError(() => mailwarden.ingestWebhook(c.provider, 'acme', request), 'store_unavailable');
       expect(await projectState(mailwarden, 'acme')).toEqual(emptyState);
-      expect(await mailwarden.ingestWebhook(c.provider, 'acme', request)).toEqual({ accepted: events, duplicates: 0, skipped: 0, warnings: [] });
+      expect(await mailwarden.ingestWebhook(c.provider, 'acme', request)).toEqual({
+        accepted: events,
+        duplicates: 0,
+        skipped: 0,
+        warnings: [],
+      });
       await expectStored(mailwarden, 'acme', c);
     });
 
@@ -346,7 +399,10 @@ describe('ingestWebhook, per provider', () => {
 
     it.each([
       ['a map', bothProjects],
-      ['an async resolver', async (projectId: string) => (Object.hasOwn(bothProjects, projectId) ? bothProjects[projectId as ProjectName] : undefined)],
+      [
+        'an async resolver',
+        async (projectId: string) => (Object.hasOwn(bothProjects, projectId) ? bothProjects[projectId as ProjectName] : undefined),
+      ],
     ] as const)('resolves authentication per project (%s): a request authenticated for acme is refused by globex', async (_, auth) => {
       const mailwarden = mailwardenWith({ auth });
       const forAcme = c.request('acme');
@@ -425,13 +481,19 @@ describe('ingestWebhook, batches with one malformed item', () => {
   it('SparkPost: skips the item without rcpt_to and applies the others', async () => {
     const mailwarden = mailwardenWith();
     const delivery = deliverSparkPostTransmission(
-      attachSparkPostTrackingId({ recipients: [{ address: 'tia@example.net' }, { address: 'uma@example.net' }, { address: 'vic@example.net' }] }, trackingId),
+      attachSparkPostTrackingId(
+        { recipients: [{ address: 'tia@example.net' }, { address: 'uma@example.net' }, { address: 'vic@example.net' }] },
+        trackingId,
+      ),
       secrets.acme.sparkpost,
     ).request;
     const batch = JSON.parse(new TextDecoder().decode(delivery.rawBody)) as { msys: { message_event: Record<string, unknown> } }[];
     delete batch[1]!.msys.message_event['rcpt_to'];
     delete batch[1]!.msys.message_event['raw_rcpt_to'];
-    const result = await mailwarden.ingestWebhook('sparkpost', 'acme', { ...delivery, rawBody: new TextEncoder().encode(JSON.stringify(batch)) });
+    const result = await mailwarden.ingestWebhook('sparkpost', 'acme', {
+      ...delivery,
+      rawBody: new TextEncoder().encode(JSON.stringify(batch)),
+    });
     expect(result).toMatchObject({ accepted: 2, duplicates: 0, skipped: 1, warnings: [{ index: 1, code: 'invalid_event' }] });
     expect(result.warnings).toHaveLength(1);
     expect((await projectState(mailwarden, 'acme')).messages).toEqual(['tia@example.net delivered', 'vic@example.net delivered']);
@@ -440,13 +502,20 @@ describe('ingestWebhook, batches with one malformed item', () => {
   it('Mandrill: names the provider item of an unusable address, not the event index (a sync event before it makes no event)', async () => {
     const mailwarden = mailwardenWith();
     const { request } = deliverMandrillMessage(
-      attachMandrillTrackingId({ message: { to: [{ email: 'yan@example.net' }, { email: 'no-at-sign.example.net' }, { email: 'zoe@example.net' }] } }, trackingId),
+      attachMandrillTrackingId(
+        { message: { to: [{ email: 'yan@example.net' }, { email: 'no-at-sign.example.net' }, { email: 'zoe@example.net' }] } },
+        trackingId,
+      ),
       { webhookKey: secrets.acme.mandrillKey, url: secrets.acme.mandrillUrl, event: 'delivered', escapeNonAscii: false },
     );
     const events = JSON.parse(new URLSearchParams(new TextDecoder().decode(request.rawBody)).get('mandrill_events')!) as unknown[];
     // A rejection-list sync event is not about a sent message: ignored without a warning.
     const sync = { type: 'blacklist', action: 'add', reject: { email: 'old@example.net', reason: 'hard-bounce' }, ts: 1_760_000_000 };
-    const result = await mailwarden.ingestWebhook('mandrill', 'acme', mandrillForm({ mandrill_events: JSON.stringify([sync, ...events]) }, 'acme'));
+    const result = await mailwarden.ingestWebhook(
+      'mandrill',
+      'acme',
+      mandrillForm({ mandrill_events: JSON.stringify([sync, ...events]) }, 'acme'),
+    );
     // Items: 0 sync, 1 yan, 2 the bad address, 3 zoe. Events: yan, bad, zoe — the bad one is event 1.
     expect(result).toMatchObject({ accepted: 2, duplicates: 0, skipped: 1, warnings: [{ index: 2, code: 'invalid_recipient' }] });
     expect(result.warnings).toHaveLength(1);
@@ -493,7 +562,10 @@ describe('ingestWebhook, SNS handshake and verification', () => {
     const failure = new Error('connect ETIMEDOUT');
     const mailwarden = mailwardenWith({ environment: environment({ confirmSubscription: async () => Promise.reject(failure) }) });
     const envelope = snsEnvelope('You have chosen to subscribe to the topic.', { type: 'SubscriptionConfirmation' });
-    const error = await expectMailwardenError(() => mailwarden.ingestWebhook('ses', 'acme', snsRequest(envelope)), 'verification_unavailable');
+    const error = await expectMailwardenError(
+      () => mailwarden.ingestWebhook('ses', 'acme', snsRequest(envelope)),
+      'verification_unavailable',
+    );
     expect(error.cause).toBe(failure);
   });
 

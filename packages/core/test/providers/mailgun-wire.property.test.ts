@@ -74,10 +74,14 @@ const message = { from: 'news@mg.example.com', to: ['jane@example.com'], subject
 describe('Mailgun v:service_id through a real multipart body (the carrier law of docs/decisions.md)', () => {
   it('attach → FormData → bytes → parsed as Mailgun does → both webhooks → exactly the tracking ID', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary), fc.constantFrom('variable', 'header'), async (id, via) => {
-        const received = await overTheWire(attachMailgunTrackingId(message, id, { via }));
-        expect(await receivedTrackingIds(mailgunApiUserVariables(received))).toEqual([id, id]);
-      }),
+      fc.asyncProperty(
+        fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary),
+        fc.constantFrom('variable', 'header'),
+        async (id, via) => {
+          const received = await overTheWire(attachMailgunTrackingId(message, id, { via }));
+          expect(await receivedTrackingIds(mailgunApiUserVariables(received))).toEqual([id, id]);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -127,7 +131,11 @@ function readHeader(value: string): string {
 const callerVariables = fc.option(
   fc.dictionary(
     fc.string({ minLength: 1, maxLength: 10 }).filter((key) => key !== 'service_id' && key !== 'service_id_enc'),
-    fc.oneof(fc.string({ unit: 'grapheme', maxLength: 30 }), fc.integer(), fc.constantFrom('=?UTF-8?B?IiI=?=', 'Frühling 🌷', 'v'.repeat(900))),
+    fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 30 }),
+      fc.integer(),
+      fc.constantFrom('=?UTF-8?B?IiI=?=', 'Frühling 🌷', 'v'.repeat(900)),
+    ),
     { maxKeys: 4 },
   ),
   { nil: undefined },
@@ -136,18 +144,34 @@ const callerVariables = fc.option(
 describe('Mailgun SMTP header (X-Mailgun-Variables for nodemailer)', () => {
   it('is 7-bit by default, with no encoded-word look-alike, lines within 998 octets, and reads back the ID and the caller variables', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary), callerVariables, fc.boolean(), async (id, caller, smtputf8) => {
-        // A careful caller's header: folded after each member, so none of its own lines is over-long.
-        const callerText = caller === undefined ? undefined : `{${Object.entries(caller).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',\r\n ')}}`;
-        const headers = attachMailgunSmtpTrackingId(callerText === undefined ? {} : { 'X-Mailgun-Variables': callerText }, id, { smtputf8 });
-        const written = headers['X-Mailgun-Variables'];
-        expect(written).toMatchObject({ prepared: true });
-        const value = (written as { value: string }).value;
-        if (!smtputf8) expect(value).toMatch(/^[\x20-\x7e\r\n]*$/);
-        const variables = JSON.parse(readHeader(value)) as Record<string, unknown>;
-        expect({ ...variables, service_id: undefined, service_id_enc: undefined }).toEqual({ ...caller, service_id: undefined, service_id_enc: undefined });
-        expect(await receivedTrackingIds(variables)).toEqual([id, id]);
-      }),
+      fc.asyncProperty(
+        fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary),
+        callerVariables,
+        fc.boolean(),
+        async (id, caller, smtputf8) => {
+          // A careful caller's header: folded after each member, so none of its own lines is over-long.
+          const callerText =
+            caller === undefined
+              ? undefined
+              : `{${Object.entries(caller)
+                  .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+                  .join(',\r\n ')}}`;
+          const headers = attachMailgunSmtpTrackingId(callerText === undefined ? {} : { 'X-Mailgun-Variables': callerText }, id, {
+            smtputf8,
+          });
+          const written = headers['X-Mailgun-Variables'];
+          expect(written).toMatchObject({ prepared: true });
+          const value = (written as { value: string }).value;
+          if (!smtputf8) expect(value).toMatch(/^[\x20-\x7e\r\n]*$/);
+          const variables = JSON.parse(readHeader(value)) as Record<string, unknown>;
+          expect({ ...variables, service_id: undefined, service_id_enc: undefined }).toEqual({
+            ...caller,
+            service_id: undefined,
+            service_id_enc: undefined,
+          });
+          expect(await receivedTrackingIds(variables)).toEqual([id, id]);
+        },
+      ),
       { numRuns: 300 },
     );
   });

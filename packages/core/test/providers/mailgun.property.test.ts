@@ -33,7 +33,11 @@ const request = (rawBody: Uint8Array, form: boolean): WebhookRequest => ({
 const existingVariables = fc.option(
   fc.dictionary(
     fc.string({ minLength: 1, maxLength: 10 }).filter((key) => key !== 'service_id'),
-    fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.nat({ max: 900 }).map((n) => 'v'.repeat(n))),
+    fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.integer(),
+      fc.nat({ max: 900 }).map((n) => 'v'.repeat(n)),
+    ),
     { maxKeys: 4 },
   ),
   { nil: undefined },
@@ -52,7 +56,9 @@ const carrier = fc.constantFrom('variable', 'header', 'smtp');
 function callerHeaderText(variables: Record<string, unknown>): string {
   const compact = JSON.stringify(variables);
   if (Buffer.byteLength(`X-Mailgun-Variables: ${compact}`) <= 998) return compact;
-  return `{${Object.entries(variables).map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',\r\n ')}}`;
+  return `{${Object.entries(variables)
+    .map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`)
+    .join(',\r\n ')}}`;
 }
 
 /**
@@ -60,7 +66,12 @@ function callerHeaderText(variables: Record<string, unknown>): string {
  * UTF-8 bytes of every o:/h:/v: name and value, the ID plain in `v:service_id`, or (header carrier) one more
  * compact member in the caller's JSON, control characters escaped since a header line cannot hold them.
  */
-function smallestOptionBytes(fields: Record<string, unknown>, existing: object | undefined, id: string, via: 'variable' | 'header'): number {
+function smallestOptionBytes(
+  fields: Record<string, unknown>,
+  existing: object | undefined,
+  id: string,
+  via: 'variable' | 'header',
+): number {
   const options = Object.entries(fields)
     .filter(([name]) => /^[ho]:/i.test(name) && name !== 'h:X-Mailgun-Variables')
     .reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(String(value)), 0);
@@ -70,7 +81,9 @@ function smallestOptionBytes(fields: Record<string, unknown>, existing: object |
     return options + header + Buffer.byteLength('v:service_id') + Buffer.byteLength(id);
   }
   // `=?` is escaped too (\u003d?): a receiver could otherwise decode it as an RFC 2047 encoded word.
-  const ours = `"service_id":${JSON.stringify(id).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`).replaceAll('=?', '\\u003d?')}`;
+  const ours = `"service_id":${JSON.stringify(id)
+    .replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
+    .replaceAll('=?', '\\u003d?')}`;
   const merged = callerJson === undefined || callerJson === '{}' ? `{${ours}}` : `${callerJson.slice(0, -1)},${ours}}`;
   return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged);
 }
@@ -102,7 +115,10 @@ describe('Mailgun carrier round trip (the carrier law of docs/decisions.md)', ()
             }
             variables = mailgunApiUserVariables(attached);
           }
-          for (const [body, form] of [[mailgunJsonWebhook(variables, delivery), false], [mailgunLegacyWebhook(variables, delivery), true]] as const) {
+          for (const [body, form] of [
+            [mailgunJsonWebhook(variables, delivery), false],
+            [mailgunLegacyWebhook(variables, delivery), true],
+          ] as const) {
             const receipt = await webhook.receive(request(body, form), auth);
             expect(receipt.events.map((event) => event.trackingId)).toEqual([id]);
           }
@@ -128,18 +144,58 @@ async function expectReceiptOrInvalidPayload(run: () => WebhookReceipt | Promise
   for (const event of receipt.events) expect(deliveryEventSchema.safeParse(event).success).toBe(true);
 }
 
-const eventNames = ['accepted', 'delivered', 'failed', 'rejected', 'opened', 'clicked', 'unsubscribed', 'complained', 'stored', 'dropped', 'bounced'];
+const eventNames = [
+  'accepted',
+  'delivered',
+  'failed',
+  'rejected',
+  'opened',
+  'clicked',
+  'unsubscribed',
+  'complained',
+  'stored',
+  'dropped',
+  'bounced',
+];
 const plausibleValue = fc.oneof(
-  fc.constantFrom(...eventNames, 'permanent', 'temporary', 'suppress-bounce', 'suppress-complaint', '605', 'a@example.com', '<a@b>', '1767225600', '1.5', 'constructor', '__proto__', 'toString'),
+  fc.constantFrom(
+    ...eventNames,
+    'permanent',
+    'temporary',
+    'suppress-bounce',
+    'suppress-complaint',
+    '605',
+    'a@example.com',
+    '<a@b>',
+    '1767225600',
+    '1.5',
+    'constructor',
+    '__proto__',
+    'toString',
+  ),
   fc.double(),
   fc.jsonValue(),
 );
 const plausibleEventData = fc.dictionary(
   fc.constantFrom('event', 'id', 'timestamp', 'recipient', 'severity', 'reason', 'delivery-status', 'message', 'reject', 'user-variables'),
-  fc.oneof(plausibleValue, fc.record({ headers: fc.dictionary(fc.constantFrom('message-id', 'to'), plausibleValue) }), fc.record({ service_id: plausibleValue })),
+  fc.oneof(
+    plausibleValue,
+    fc.record({ headers: fc.dictionary(fc.constantFrom('message-id', 'to'), plausibleValue) }),
+    fc.record({ service_id: plausibleValue }),
+  ),
 );
 /** event-data shaped like Mailgun's, every field optional, values from the ones that steer the mapping. */
-const words = fc.constantFrom('permanent', 'temporary', 'suppress-bounce', 'suppress-unsubscribe', 'bounce', 'constructor', '__proto__', 'toString', '');
+const words = fc.constantFrom(
+  'permanent',
+  'temporary',
+  'suppress-bounce',
+  'suppress-unsubscribe',
+  'bounce',
+  'constructor',
+  '__proto__',
+  'toString',
+  '',
+);
 const structuredEventData = fc.record(
   {
     event: fc.oneof(fc.constantFrom(...eventNames), words),
@@ -149,7 +205,12 @@ const structuredEventData = fc.record(
     severity: words,
     reason: words,
     'delivery-status': fc.option(fc.record({ description: fc.string(), message: fc.string() }, { requiredKeys: [] })),
-    message: fc.record({ headers: fc.record({ 'message-id': fc.oneof(fc.string(), fc.constant('<a@b>'), fc.constant('x'.repeat(1100))), to: fc.string() }, { requiredKeys: [] }) }),
+    message: fc.record({
+      headers: fc.record(
+        { 'message-id': fc.oneof(fc.string(), fc.constant('<a@b>'), fc.constant('x'.repeat(1100))), to: fc.string() },
+        { requiredKeys: [] },
+      ),
+    }),
     'user-variables': fc.record({ service_id: fc.oneof(fc.string(), fc.integer(), fc.double(), fc.jsonValue()) }, { requiredKeys: [] }),
   },
   { requiredKeys: [] },
@@ -160,10 +221,24 @@ const structuredForm = fc
     fc.oneof(fc.constantFrom('605', '606', '607', ' 605 ', 'constructor', '__proto__', 'toString'), fc.string()),
     fc.oneof(fc.constant('1767225600'), fc.string()),
   )
-  .map(([event, code, timestamp]): [string, string][] => [['event', event], ['code', code], ['recipient', 'a@example.com'], ['timestamp', timestamp]]);
+  .map(([event, code, timestamp]): [string, string][] => [
+    ['event', event],
+    ['code', code],
+    ['recipient', 'a@example.com'],
+    ['timestamp', timestamp],
+  ]);
 
 const formFields = fc.array(
-  fc.tuple(fc.oneof(fc.constantFrom('event', 'recipient', 'timestamp', 'Message-Id', 'message-id', 'code', 'url', 'service_id', 'description'), fc.string()), fc.oneof(plausibleValue.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))), fc.string())),
+  fc.tuple(
+    fc.oneof(
+      fc.constantFrom('event', 'recipient', 'timestamp', 'Message-Id', 'message-id', 'code', 'url', 'service_id', 'description'),
+      fc.string(),
+    ),
+    fc.oneof(
+      plausibleValue.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))),
+      fc.string(),
+    ),
+  ),
 );
 
 describe('Mailgun parsers never throw anything but invalid_payload', () => {
@@ -181,12 +256,20 @@ describe('Mailgun parsers never throw anything but invalid_payload', () => {
   });
 
   it('on plausible event-data', async () => {
-    await fc.assert(fc.asyncProperty(plausibleEventData, (data) => expectReceiptOrInvalidPayload(() => parseMailgunWebhook({ 'event-data': data }))));
+    await fc.assert(
+      fc.asyncProperty(plausibleEventData, (data) => expectReceiptOrInvalidPayload(() => parseMailgunWebhook({ 'event-data': data }))),
+    );
   });
 
   it('on structured event-data and legacy forms', async () => {
-    await fc.assert(fc.asyncProperty(structuredEventData, (data) => expectReceiptOrInvalidPayload(() => parseMailgunWebhook({ 'event-data': data }))), { numRuns: 500 });
-    await fc.assert(fc.asyncProperty(structuredForm, (fields) => expectReceiptOrInvalidPayload(() => parseMailgunLegacyWebhook(fields))), { numRuns: 500 });
+    await fc.assert(
+      fc.asyncProperty(structuredEventData, (data) => expectReceiptOrInvalidPayload(() => parseMailgunWebhook({ 'event-data': data }))),
+      { numRuns: 500 },
+    );
+    await fc.assert(
+      fc.asyncProperty(structuredForm, (fields) => expectReceiptOrInvalidPayload(() => parseMailgunLegacyWebhook(fields))),
+      { numRuns: 500 },
+    );
   });
 
   it('on arbitrary legacy forms', async () => {
@@ -197,7 +280,13 @@ describe('Mailgun parsers never throw anything but invalid_payload', () => {
     const sign = () => {
       const timestamp = String(Math.floor(now / 1000));
       const token = randomBytes(25).toString('hex');
-      return { timestamp, token, signature: createHmac('sha256', signingKey).update(timestamp + token).digest('hex') };
+      return {
+        timestamp,
+        token,
+        signature: createHmac('sha256', signingKey)
+          .update(timestamp + token)
+          .digest('hex'),
+      };
     };
     await fc.assert(
       fc.asyncProperty(fc.oneof(plausibleEventData, fc.jsonValue()), formFields, async (data, fields) => {

@@ -80,7 +80,8 @@ function combine(headerTexts: readonly string[], variables: readonly [string, st
     } catch {
       throw new MailgunRefusal('X-Mailgun-Variables is not valid JSON');
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MailgunRefusal('X-Mailgun-Variables is not an object');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new MailgunRefusal('X-Mailgun-Variables is not an object');
     for (const [name, value] of Object.entries(parsed)) put(name, value);
   }
   for (const [name, value] of variables) put(name, value);

@@ -39,12 +39,21 @@ const eventData = JSON.parse(readFileSync(new URL('./fixtures/mailgun/event-data
   string,
   { 'event-data': Record<string, unknown> }
 >;
-const legacy = JSON.parse(readFileSync(new URL('./fixtures/mailgun/legacy.json', import.meta.url), 'utf8')) as Record<string, [string, string][]>;
+const legacy = JSON.parse(readFileSync(new URL('./fixtures/mailgun/legacy.json', import.meta.url), 'utf8')) as Record<
+  string,
+  [string, string][]
+>;
 
 function signature(options: { timestamp?: string; token?: string; key?: string } = {}) {
   const timestamp = options.timestamp ?? String(Math.floor(now / 1000));
   const token = options.token ?? randomBytes(25).toString('hex');
-  return { timestamp, token, signature: createHmac('sha256', options.key ?? signingKey).update(timestamp + token).digest('hex') };
+  return {
+    timestamp,
+    token,
+    signature: createHmac('sha256', options.key ?? signingKey)
+      .update(timestamp + token)
+      .digest('hex'),
+  };
 }
 
 function jsonRequest(body: unknown): WebhookRequest {
@@ -59,7 +68,11 @@ function signedJson(name: string, options: Parameters<typeof signature>[0] = {})
 function signedForm(fields: [string, string][], options: Parameters<typeof signature>[0] = {}): WebhookRequest {
   const form = new URLSearchParams(fields);
   for (const [name, value] of Object.entries(signature(options))) form.append(name, value);
-  return { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: new TextEncoder().encode(form.toString()) };
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    rawBody: new TextEncoder().encode(form.toString()),
+  };
 }
 
 async function receiveOne(request: WebhookRequest): Promise<DeliveryEvent> {
@@ -72,7 +85,13 @@ async function receiveOne(request: WebhookRequest): Promise<DeliveryEvent> {
 
 describe('attachMailgunTrackingId', () => {
   it('adds v:service_id to a mailgun.js message object without touching the input', () => {
-    const message = { from: 'news@mg.example.com', to: ['jane@example.com', 'john@example.com'], 'o:tag': ['welcome'], 'v:service_id': 'old', 'v:plan': 'pro' };
+    const message = {
+      from: 'news@mg.example.com',
+      to: ['jane@example.com', 'john@example.com'],
+      'o:tag': ['welcome'],
+      'v:service_id': 'old',
+      'v:plan': 'pro',
+    };
     const snapshot = structuredClone(message);
     const next = attachMailgunTrackingId(message, 'welcome-2026');
     expect(message).toEqual(snapshot);
@@ -81,10 +100,18 @@ describe('attachMailgunTrackingId', () => {
   });
 
   it('returns a new URLSearchParams or FormData of the same kind, other fields kept', () => {
-    const params = new URLSearchParams([['to', 'a@example.com'], ['to', 'b@example.com'], ['v:service_id', 'old']]);
+    const params = new URLSearchParams([
+      ['to', 'a@example.com'],
+      ['to', 'b@example.com'],
+      ['v:service_id', 'old'],
+    ]);
     const nextParams = attachMailgunTrackingId(params, 'x');
     expect(nextParams).toBeInstanceOf(URLSearchParams);
-    expect([...nextParams]).toEqual([['to', 'a@example.com'], ['to', 'b@example.com'], ['v:service_id', 'x']]);
+    expect([...nextParams]).toEqual([
+      ['to', 'a@example.com'],
+      ['to', 'b@example.com'],
+      ['v:service_id', 'x'],
+    ]);
     expect(params.get('v:service_id')).toBe('old');
 
     const form = new FormData();
@@ -114,12 +141,19 @@ describe('attachMailgunTrackingId', () => {
     // The header variant rewrites it anyway, and folds it.
     const folded = attachMailgunTrackingId({ 'h:X-Mailgun-Variables': text }, ' ', { via: 'header' })['h:X-Mailgun-Variables'] as string;
     expect(folded).toContain('\r\n ');
-    expect(mailgunApiUserVariables({ 'h:X-Mailgun-Variables': folded })).toEqual({ ' ': 'v'.repeat(100), '"': 'v'.repeat(862), service_id: ' ' });
+    expect(mailgunApiUserVariables({ 'h:X-Mailgun-Variables': folded })).toEqual({
+      ' ': 'v'.repeat(100),
+      '"': 'v'.repeat(862),
+      service_id: ' ',
+    });
   });
 
   it('merges into h:X-Mailgun-Variables with via: header, keeping the other members byte for byte', () => {
     const next = attachMailgunTrackingId(
-      { 'h:x-mailgun-variables': '{ "big": 12345678901234567890, "nested": {"service_id": "inner"}, "service_id": "old" }', 'v:service_id': 'old' },
+      {
+        'h:x-mailgun-variables': '{ "big": 12345678901234567890, "nested": {"service_id": "inner"}, "service_id": "old" }',
+        'v:service_id': 'old',
+      },
       'a"b\u007f',
       { via: 'header' },
     );
@@ -143,7 +177,11 @@ describe('attachMailgunTrackingId', () => {
   });
 
   it('encodes an ID with CR or LF (multipart bodies turn them into CRLF) as base64url with v:service_id_enc', () => {
-    expect(attachMailgunTrackingId({ to: 'a@example.com' }, 'a\nb')).toEqual({ to: 'a@example.com', 'v:service_id': 'YQpi', 'v:service_id_enc': 'b64u' });
+    expect(attachMailgunTrackingId({ to: 'a@example.com' }, 'a\nb')).toEqual({
+      to: 'a@example.com',
+      'v:service_id': 'YQpi',
+      'v:service_id_enc': 'b64u',
+    });
     const form = new FormData();
     form.append('v:service_id_enc', 'b64u');
     expect([...attachMailgunTrackingId(form, 'x').entries()]).toEqual([['v:service_id', 'x']]);
@@ -157,23 +195,33 @@ describe('attachMailgunTrackingId', () => {
     });
   });
 
-  it('encodes an ID starting with U+FEFF, which Node\'s multipart parser (and so the legacy receiver) drops', async () => {
+  it("encodes an ID starting with U+FEFF, which Node's multipart parser (and so the legacy receiver) drops", async () => {
     const fields: Record<string, string> = attachMailgunTrackingId({ to: 'a@example.com' }, '\ufeffspring');
     expect(fields).toEqual({ to: 'a@example.com', 'v:service_id': '77u_c3ByaW5n', 'v:service_id_enc': 'b64u' });
     // Why: a value written as is comes back without its U+FEFF from Response.formData().
     const form = new FormData();
     form.append('service_id', '\ufeffspring');
     const sent = new Response(form);
-    const parsed = await new Response(await sent.arrayBuffer(), { headers: { 'content-type': sent.headers.get('content-type')! } }).formData();
+    const parsed = await new Response(await sent.arrayBuffer(), {
+      headers: { 'content-type': sent.headers.get('content-type')! },
+    }).formData();
     expect(parsed.get('service_id')).toBe('spring');
-    expect(readMailgunTrackingId({ 'user-variables': { service_id: fields['v:service_id'], service_id_enc: 'b64u' } })).toBe('\ufeffspring');
+    expect(readMailgunTrackingId({ 'user-variables': { service_id: fields['v:service_id'], service_id_enc: 'b64u' } })).toBe(
+      '\ufeffspring',
+    );
     // Only a leading one: inside an ID it is kept as is.
     expect(attachMailgunTrackingId({}, 'spring\ufeff')).toEqual({ 'v:service_id': 'spring\ufeff' });
   });
 
   it('refuses a header that is not a JSON object to merge into, and an invalid tracking ID', async () => {
-    await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': 'nope' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
-    await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': '[1]' }, 'x', { via: 'header' }), 'tracking_id_not_carriable');
+    await expectMailwardenError(
+      () => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': 'nope' }, 'x', { via: 'header' }),
+      'tracking_id_not_carriable',
+    );
+    await expectMailwardenError(
+      () => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': '[1]' }, 'x', { via: 'header' }),
+      'tracking_id_not_carriable',
+    );
     await expectMailwardenError(() => attachMailgunTrackingId({}, ''), 'invalid_tracking_id');
     await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Mailgun-Variables': 5 }, 'x'), 'invalid_request');
   });
@@ -182,7 +230,10 @@ describe('attachMailgunTrackingId', () => {
     const id = 'welcome-2026';
     const room = MAILGUN_OPTIONS_MAX_BYTES - 'v:service_id'.length - id.length - 'h:X-Filler'.length;
     expect(attachMailgunTrackingId({ 'h:X-Filler': 'a'.repeat(room), text: 'b'.repeat(50_000) }, id)).toHaveProperty('v:service_id', id);
-    const error = await expectMailwardenError(() => attachMailgunTrackingId({ 'h:X-Filler': 'a'.repeat(room + 1) }, id), 'tracking_id_not_carriable');
+    const error = await expectMailwardenError(
+      () => attachMailgunTrackingId({ 'h:X-Filler': 'a'.repeat(room + 1) }, id),
+      'tracking_id_not_carriable',
+    );
     expect(error.message).toContain('16 kB');
     expect(error.message).toContain('X-Mailgun-Variables');
   });
@@ -192,13 +243,16 @@ describe('attachMailgunSmtpTrackingId', () => {
   it('writes a prepared X-Mailgun-Variables header for nodemailer, merged with the existing one', () => {
     const headers = { 'X-Campaign': 'spring', 'x-mailgun-variables': '{"plan":"pro"}' };
     const next = attachMailgunSmtpTrackingId(headers, 'ü"x');
-    expect(next).toEqual({ 'X-Campaign': 'spring', 'x-mailgun-variables': { prepared: true, value: '{"plan":"pro","service_id":"\\u00fc\\"x"}' } });
+    expect(next).toEqual({
+      'X-Campaign': 'spring',
+      'x-mailgun-variables': { prepared: true, value: '{"plan":"pro","service_id":"\\u00fc\\"x"}' },
+    });
     expect(headers['x-mailgun-variables']).toBe('{"plan":"pro"}');
     expect(mailgunSmtpUserVariables(next)).toEqual({ plan: 'pro', service_id: 'ü"x' });
     expect(attachMailgunSmtpTrackingId(undefined, 'x')).toEqual({ 'X-Mailgun-Variables': { prepared: true, value: '{"service_id":"x"}' } });
   });
 
-  it('writes 7-bit JSON by default, the caller\'s members too (same JSON values), and raw UTF-8 with smtputf8', () => {
+  it("writes 7-bit JSON by default, the caller's members too (same JSON values), and raw UTF-8 with smtputf8", () => {
     const headers = { 'X-Mailgun-Variables': '{"city":"Zürich","n":1.0}' };
     const sevenBit = attachMailgunSmtpTrackingId(headers, 'Frühling 🌷', { prepared: false });
     expect(sevenBit).toEqual({ 'X-Mailgun-Variables': '{"city":"Z\\u00fcrich","n":1.0,"service_id":"Fr\\u00fchling \\ud83c\\udf37"}' });
@@ -218,14 +272,20 @@ describe('attachMailgunSmtpTrackingId', () => {
     const headers = { 'X-Mailgun-Variables': JSON.stringify({ note: '日'.repeat(200) }) };
     const error = await expectMailwardenError(() => attachMailgunSmtpTrackingId(headers, 'x'), 'invalid_request');
     expect(error.message).toMatch(/"note".*smtputf8/);
-    expect(JSON.parse((attachMailgunSmtpTrackingId(headers, 'x', { smtputf8: true })['X-Mailgun-Variables'] as { value: string }).value)).toEqual({
+    expect(
+      JSON.parse((attachMailgunSmtpTrackingId(headers, 'x', { smtputf8: true })['X-Mailgun-Variables'] as { value: string }).value),
+    ).toEqual({
       note: '日'.repeat(200),
       service_id: 'x',
     });
   });
 
   it('merges several X-Mailgun-Variables headers into one (nodemailer takes a list of plain strings only)', () => {
-    const next = attachMailgunSmtpTrackingId({ 'X-Mailgun-Variables': ['{"a":1}', { prepared: true, value: '{"service_id":"old","b":2}' }] }, 'x', { prepared: false });
+    const next = attachMailgunSmtpTrackingId(
+      { 'X-Mailgun-Variables': ['{"a":1}', { prepared: true, value: '{"service_id":"old","b":2}' }] },
+      'x',
+      { prepared: false },
+    );
     expect(next).toEqual({ 'X-Mailgun-Variables': '{"a":1,"b":2,"service_id":"x"}' });
   });
 
@@ -262,8 +322,18 @@ describe('readMailgunTrackingId', () => {
     expect(readMailgunTrackingId({ 'user-variables': { service_id: 'YQpi', service_id_enc: 'zip' } })).toBeNull();
     expect(readMailgunTrackingId({ 'user-variables': { service_id: 'a.b', service_id_enc: 'b64u' } })).toBeNull();
     expect(readMailgunTrackingId({ 'user-variables': { service_id: 7, service_id_enc: 'b64u' } })).toBeNull();
-    expect(readMailgunLegacyTrackingId([['service_id', 'DQ'], ['service_id_enc', 'b64u']])).toBe('\r');
-    expect(readMailgunLegacyTrackingId([['service_id', 'DQ'], ['service_id_enc', '']])).toBeNull();
+    expect(
+      readMailgunLegacyTrackingId([
+        ['service_id', 'DQ'],
+        ['service_id_enc', 'b64u'],
+      ]),
+    ).toBe('\r');
+    expect(
+      readMailgunLegacyTrackingId([
+        ['service_id', 'DQ'],
+        ['service_id_enc', ''],
+      ]),
+    ).toBeNull();
   });
 
   it('does not unwrap a double-encoded string: the quotes may be part of the ID', () => {
@@ -271,7 +341,13 @@ describe('readMailgunTrackingId', () => {
   });
 
   it('reads the first service_id field of a legacy form', () => {
-    expect(readMailgunLegacyTrackingId([['event', 'opened'], ['service_id', 'a'], ['service_id', 'b']])).toBe('a');
+    expect(
+      readMailgunLegacyTrackingId([
+        ['event', 'opened'],
+        ['service_id', 'a'],
+        ['service_id', 'b'],
+      ]),
+    ).toBe('a');
     expect(readMailgunLegacyTrackingId([['event', 'opened']])).toBeNull();
   });
 });
@@ -311,7 +387,12 @@ describe('Mailgun webhook receiver: JSON', () => {
     expect(Object.keys(expected).sort()).toEqual(Object.keys(eventData).sort());
     for (const [name, [type, bounceClass, suppression, recipient]] of Object.entries(expected)) {
       const event = await receiveOne(signedJson(name));
-      expect([event.type, event.bounceClass ?? null, event.providerSuppression ?? null, event.recipient], name).toEqual([type, bounceClass, suppression, recipient]);
+      expect([event.type, event.bounceClass ?? null, event.providerSuppression ?? null, event.recipient], name).toEqual([
+        type,
+        bounceClass,
+        suppression,
+        recipient,
+      ]);
     }
   });
 
@@ -329,8 +410,12 @@ describe('Mailgun webhook receiver: JSON', () => {
       bounceClassification: 'temporary/generic',
     });
     // Code 605 is Mailgun's own, not an SMTP status.
-    expect((await receiveOne(signedJson('failed-suppress-bounce'))).details).toStrictEqual({ rejectReason: 'Not delivering to previously bounced address' });
-    expect((await receiveOne(signedJson('opened'))).details).toStrictEqual({ userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_13_6)' });
+    expect((await receiveOne(signedJson('failed-suppress-bounce'))).details).toStrictEqual({
+      rejectReason: 'Not delivering to previously bounced address',
+    });
+    expect((await receiveOne(signedJson('opened'))).details).toStrictEqual({
+      userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_13_6)',
+    });
     expect((await receiveOne(signedJson('clicked'))).details).toStrictEqual({ url: 'https://example.com/start', userAgent: 'Mozilla/5.0' });
     const rejected = await receiveOne(signedJson('rejected'));
     expect(rejected.details).toStrictEqual({ rejectReason: 'Sandbox subdomains are for test purposes only.' });
@@ -362,21 +447,36 @@ describe('Mailgun webhook receiver: JSON', () => {
     await expectMailwardenError(() => webhook.receive(signedJson('delivered', { key: 'wrong-key' }), auth), 'webhook_unauthorized');
     const seconds = Math.floor(now / 1000);
     const strict = { ...auth, toleranceSeconds: 300 };
-    await expectMailwardenError(() => webhook.receive(signedJson('delivered', { timestamp: String(seconds - 301) }), strict), 'webhook_unauthorized');
-    await expectMailwardenError(() => webhook.receive(signedJson('delivered', { timestamp: String(seconds + 301) }), strict), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signedJson('delivered', { timestamp: String(seconds - 301) }), strict),
+      'webhook_unauthorized',
+    );
+    await expectMailwardenError(
+      () => webhook.receive(signedJson('delivered', { timestamp: String(seconds + 301) }), strict),
+      'webhook_unauthorized',
+    );
     await expect(webhook.receive(signedJson('delivered', { timestamp: String(seconds - 300) }), strict)).resolves.toBeDefined();
     // The default admits Mailgun's retries of the same signature block for up to 8 hours, no longer.
     await expect(webhook.receive(signedJson('delivered', { timestamp: String(seconds - 8 * 3600 - 600) }), auth)).resolves.toBeDefined();
-    await expectMailwardenError(() => webhook.receive(signedJson('delivered', { timestamp: String(seconds - 9 * 3600 - 1) }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signedJson('delivered', { timestamp: String(seconds - 9 * 3600 - 1) }), auth),
+      'webhook_unauthorized',
+    );
     const noBlock = jsonRequest(eventData['delivered']);
     await expectMailwardenError(() => webhook.receive(noBlock, auth), 'webhook_unauthorized');
   });
 
   it('names its signed token, remembered past any tolerance up to 7 days, for intake to claim', async () => {
     const request = signedJson('delivered');
-    const { token, timestamp } = JSON.parse(Buffer.from(request.rawBody).toString('utf8')).signature as { token: string; timestamp: string };
+    const { token, timestamp } = JSON.parse(Buffer.from(request.rawBody).toString('utf8')).signature as {
+      token: string;
+      timestamp: string;
+    };
     for (const toleranceSeconds of [60, undefined, 30 * 24 * 3600]) {
-      const receipt = await createMailgunWebhook(env).receive(request, { ...auth, ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }) });
+      const receipt = await createMailgunWebhook(env).receive(request, {
+        ...auth,
+        ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
+      });
       const remembered = Math.max(toleranceSeconds ?? MAILGUN_DEFAULT_TOLERANCE_SECONDS, MAILGUN_TOKEN_MEMORY_SECONDS);
       expect(receipt.oneTimeToken).toStrictEqual({ token: `mailgun:${token}`, expiresAt: (Number(timestamp) + remembered) * 1000 });
     }
@@ -395,7 +495,10 @@ describe('Mailgun webhook receiver: JSON', () => {
     expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ accepted: 1, duplicates: 0 });
     expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ accepted: 0, duplicates: 1 });
     // Mailgun signs the token, not the body: a captured signature must not carry another event.
-    const error = await expectMailwardenError(() => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')), 'webhook_unauthorized');
+    const error = await expectMailwardenError(
+      () => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')),
+      'webhook_unauthorized',
+    );
     expect(error.message).toContain('already used');
     expect((await mailwarden.messages.list('acme')).items.map((message) => message.status)).toStrictEqual(['delivered']);
   });
@@ -431,12 +534,19 @@ describe('Mailgun webhook receiver: JSON', () => {
     const request = signedJson('delivered');
     await mailwarden.ingestWebhook('mailgun', 'acme', request);
     expect(await mailwarden.ingestWebhook('mailgun', 'acme', request)).toMatchObject({ duplicates: 1 });
-    await expectMailwardenError(() => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => mailwarden.ingestWebhook('mailgun', 'acme', forgedWith(request, 'complained')),
+      'webhook_unauthorized',
+    );
   });
 
   it('answers bodies that can never be parsed with invalid_payload', async () => {
     const webhook = createMailgunWebhook(env);
-    const text: WebhookRequest = { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: new TextEncoder().encode('nope') };
+    const text: WebhookRequest = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      rawBody: new TextEncoder().encode('nope'),
+    };
     await expectMailwardenError(() => webhook.receive(text, auth), 'invalid_payload');
     await expectMailwardenError(() => webhook.receive(jsonRequest([1, 2]), auth), 'invalid_payload');
     await expectMailwardenError(() => webhook.receive(jsonRequest({ signature: signature() }), auth), 'invalid_payload');
@@ -446,7 +556,12 @@ describe('Mailgun webhook receiver: JSON', () => {
     const sample = structuredClone(eventData['delivered']!);
     sample['event-data']['recipient'] = 'alice@example.com';
     sample['event-data']['message'] = {
-      headers: { to: 'Alice <alice@example.com>', 'message-id': '20130503182626.18666.16540@mg.example.com', from: 'Bob <bob@mg.example.com>', subject: 'Test delivered webhook' },
+      headers: {
+        to: 'Alice <alice@example.com>',
+        'message-id': '20130503182626.18666.16540@mg.example.com',
+        from: 'Bob <bob@mg.example.com>',
+        subject: 'Test delivered webhook',
+      },
     };
     const receipt = await createMailgunWebhook(env).receive(jsonRequest({ signature: signature(), ...sample }), auth);
     expect(receipt).toMatchObject({ events: [], skipped: 0, notice: 'ping' });
@@ -455,15 +570,27 @@ describe('Mailgun webhook receiver: JSON', () => {
   it('does not mistake a reason or code named like an Object.prototype member for a suppression list', () => {
     // Counterexample of the never-throw property: reason "constructor" found Object.prototype.constructor
     // in the reason table, turning a failed event into a rejected one with a function as providerSuppression.
-    const failed = parseMailgunWebhook({ 'event-data': { event: 'failed', timestamp: 0, recipient: 'a@example.com', reason: 'constructor', severity: 'permanent' } });
+    const failed = parseMailgunWebhook({
+      'event-data': { event: 'failed', timestamp: 0, recipient: 'a@example.com', reason: 'constructor', severity: 'permanent' },
+    });
     expect([failed.events[0]!.type, failed.events[0]!.bounceClass]).toEqual(['bounced', 'hard']);
-    const dropped = parseMailgunLegacyWebhook([['event', 'dropped'], ['recipient', 'a@example.com'], ['timestamp', '0'], ['code', 'toString']]);
+    const dropped = parseMailgunLegacyWebhook([
+      ['event', 'dropped'],
+      ['recipient', 'a@example.com'],
+      ['timestamp', '0'],
+      ['code', 'toString'],
+    ]);
     expect(dropped.events[0]!.providerSuppression).toBeNull();
   });
 
   it('skips an event without a recipient with a warning', () => {
     const receipt = parseMailgunWebhook({ 'event-data': { event: 'delivered', timestamp: 1 } });
-    expect(receipt).toMatchObject({ events: [], sources: [], skipped: 1, warnings: [{ index: 0, code: 'invalid_event', message: 'the delivered event has no recipient' }] });
+    expect(receipt).toMatchObject({
+      events: [],
+      sources: [],
+      skipped: 1,
+      warnings: [{ index: 0, code: 'invalid_event', message: 'the delivered event has no recipient' }],
+    });
   });
 });
 
@@ -486,7 +613,12 @@ describe('Mailgun webhook receiver: legacy forms', () => {
     expect(Object.keys(expected).sort()).toEqual(Object.keys(legacy).sort());
     for (const [name, [type, bounceClass, suppression, recipient]] of Object.entries(expected)) {
       const event = await receiveOne(signedForm(legacy[name]!));
-      expect([event.type, event.bounceClass ?? null, event.providerSuppression ?? null, event.recipient], name).toEqual([type, bounceClass, suppression, recipient]);
+      expect([event.type, event.bounceClass ?? null, event.providerSuppression ?? null, event.recipient], name).toEqual([
+        type,
+        bounceClass,
+        suppression,
+        recipient,
+      ]);
       expect(event.occurredAt, name).toEqual(signedAt);
     }
   });
@@ -508,7 +640,7 @@ describe('Mailgun webhook receiver: legacy forms', () => {
     expect((await receiveOne(signedForm(legacy['dropped-old']!))).trackingId).toBeNull();
   });
 
-  it('uses Mailgun\'s own fields when user variables named event, recipient, token, timestamp, signature collide', async () => {
+  it("uses Mailgun's own fields when user variables named event, recipient, token, timestamp, signature collide", async () => {
     const event = await receiveOne(signedForm(legacy['clicked-colliding-variables']!));
     expect(event.type).toBe('clicked');
     expect(event.recipient).toBe('jane@example.com');
@@ -522,7 +654,11 @@ describe('Mailgun webhook receiver: legacy forms', () => {
     const form = new URLSearchParams(legacy['opened']!);
     for (const [name, value] of Object.entries(signature())) form.append(name, value);
     for (const [name, value] of Object.entries({ ...signature(), signature: '0'.repeat(64) })) form.append(name, value);
-    const request: WebhookRequest = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: new TextEncoder().encode(form.toString()) };
+    const request: WebhookRequest = {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      rawBody: new TextEncoder().encode(form.toString()),
+    };
     await expectMailwardenError(() => webhook.receive(request, auth), 'webhook_unauthorized');
     await expectMailwardenError(() => webhook.receive(signedForm(legacy['opened']!, { key: 'wrong' }), auth), 'webhook_unauthorized');
   });
@@ -545,7 +681,10 @@ describe('Mailgun webhook receiver: legacy forms', () => {
   });
 
   it('warns about an inbound-route post (no event field) and refuses an empty form', async () => {
-    const receipt = parseMailgunLegacyWebhook([['recipient', 'inbox@mg.example.com'], ['sender', 'bob@example.org']]);
+    const receipt = parseMailgunLegacyWebhook([
+      ['recipient', 'inbox@mg.example.com'],
+      ['sender', 'bob@example.org'],
+    ]);
     expect(receipt.skipped).toBe(1);
     expect(receipt.warnings[0]!.message).toContain('no event field');
     await expectMailwardenError(() => parseMailgunLegacyWebhook([]), 'invalid_payload');

@@ -41,7 +41,12 @@ describe('Mandrill carrier round trip', () => {
         fc.boolean(),
         async (trackingId, metadata, event, escapeNonAscii) => {
           const sendRequest = {
-            message: { from_email: 'news@example.com', to: [{ email: 'jane@example.net' }, { email: 'john@example.net' }], subject: 'Hi', ...(metadata === undefined ? {} : { metadata }) },
+            message: {
+              from_email: 'news@example.com',
+              to: [{ email: 'jane@example.net' }, { email: 'john@example.net' }],
+              subject: 'Hi',
+              ...(metadata === undefined ? {} : { metadata }),
+            },
           };
           let sent: typeof sendRequest;
           try {
@@ -75,7 +80,15 @@ describe('parseMandrillWebhook on arbitrary input', () => {
       ts: fc.oneof(fc.integer({ min: 0, max: 2_000_000_000 }), fc.jsonValue()),
       url: fc.jsonValue(),
       msg: fc.oneof(
-        fc.record({ email: fc.oneof(fc.constant('a@example.net'), fc.jsonValue()), metadata: fc.jsonValue(), _id: fc.jsonValue(), diag: fc.jsonValue() }, { requiredKeys: [] }),
+        fc.record(
+          {
+            email: fc.oneof(fc.constant('a@example.net'), fc.jsonValue()),
+            metadata: fc.jsonValue(),
+            _id: fc.jsonValue(),
+            diag: fc.jsonValue(),
+          },
+          { requiredKeys: [] },
+        ),
         fc.jsonValue(),
       ),
     },
@@ -106,7 +119,12 @@ describe('parseMandrillWebhook on arbitrary input', () => {
         const rawBody = new TextEncoder().encode(new URLSearchParams(entries).toString());
         // Sign what a form parser reads back, as Mandrill signs the fields it posts.
         const fields = new Map(new URLSearchParams(new TextDecoder().decode(rawBody)));
-        const text = url + [...fields.keys()].sort().map((name) => name + fields.get(name)).join('');
+        const text =
+          url +
+          [...fields.keys()]
+            .sort()
+            .map((name) => name + fields.get(name))
+            .join('');
         const signature = createHmac('sha1', webhookKey).update(text).digest('base64');
         try {
           await webhook.receive({ method: 'POST', headers: { 'x-mandrill-signature': signature }, rawBody }, auth);

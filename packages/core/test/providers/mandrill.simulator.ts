@@ -24,7 +24,10 @@ export interface MandrillPostOptions {
  * underscore, not starting with one; scalar values; at most 200 bytes of JSON, recipient values merged
  * over the message's), and produces the signed webhook POST reporting one event per recipient.
  */
-export function deliverMandrillMessage(sendRequest: unknown, options: MandrillPostOptions): { request: WebhookRequest; messageIds: string[] } {
+export function deliverMandrillMessage(
+  sendRequest: unknown,
+  options: MandrillPostOptions,
+): { request: WebhookRequest; messageIds: string[] } {
   if (!isPlainObject(sendRequest) || !isPlainObject(sendRequest['message'])) throw new MandrillRefusal('message is required');
   const message = sendRequest['message'];
   const to = message['to'];
@@ -46,7 +49,23 @@ export function deliverMandrillMessage(sendRequest: unknown, options: MandrillPo
     const merged = { ...metadata, ...perRecipient.get(email) };
     checkSize(merged);
     const id = randomBytes(16).toString('hex');
-    return { event: options.event, _id: id, ts, msg: { ts: ts - 5, _id: id, state: 'sent', email, sender: 'news@example.com', subject: 'Hello', tags: [], metadata: merged, opens: [], clicks: [] } };
+    return {
+      event: options.event,
+      _id: id,
+      ts,
+      msg: {
+        ts: ts - 5,
+        _id: id,
+        state: 'sent',
+        email,
+        sender: 'news@example.com',
+        subject: 'Hello',
+        tags: [],
+        metadata: merged,
+        opens: [],
+        clicks: [],
+      },
+    };
   });
   const json = options.escapeNonAscii ? phpJson(events) : JSON.stringify(events);
   return { messageIds: events.map((event) => event._id), request: mandrillRequest(json, [], options) };

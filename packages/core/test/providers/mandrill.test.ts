@@ -25,7 +25,9 @@ const auth: MandrillWebhookAuth = { webhookKey, url };
 function signed(fields: Record<string, string>, options: { key?: string; signUrl?: string; header?: string } = {}): WebhookRequest {
   const names = Object.keys(fields).sort();
   const text = (options.signUrl ?? url) + names.map((name) => name + fields[name]).join('');
-  const signature = createHmac('sha1', options.key ?? webhookKey).update(text).digest('base64');
+  const signature = createHmac('sha1', options.key ?? webhookKey)
+    .update(text)
+    .digest('base64');
   return {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', [options.header ?? 'x-mandrill-signature']: signature },
@@ -78,12 +80,17 @@ describe('attachMandrillTrackingId', () => {
   });
 
   it('counts recipient metadata merged over the message metadata', async () => {
-    const merged = { message: { metadata: { a: 'x'.repeat(90) }, recipient_metadata: [{ rcpt: 'j@example.net', values: { b: 'y'.repeat(90) } }] } };
+    const merged = {
+      message: { metadata: { a: 'x'.repeat(90) }, recipient_metadata: [{ rcpt: 'j@example.net', values: { b: 'y'.repeat(90) } }] },
+    };
     await expectMailwardenError(() => attachMandrillTrackingId(merged, 'abc'), 'tracking_id_not_carriable');
   });
 
   it("keeps the caller's SDK types", () => {
-    interface SdkSendRequest { message: { to: { email: string }[]; metadata?: { [key: string]: unknown } }; async?: boolean }
+    interface SdkSendRequest {
+      message: { to: { email: string }[]; metadata?: { [key: string]: unknown } };
+      async?: boolean;
+    }
     const sdkRequest: SdkSendRequest = { message: { to: [{ email: 'jane@example.net' }] } };
     const typed: SdkSendRequest = attachMandrillTrackingId(sdkRequest, 'abc');
     expect(typed.message.metadata).toEqual({ service_id: 'abc' });
@@ -112,12 +119,18 @@ describe('parseMandrillWebhook', () => {
   const at = (index: number): DeliveryEvent => receipt.events[receipt.sources.indexOf(index)]!;
   const id = (index: number) => `exampleaaaaaaaaaaaaaaaaaaaaaaaa${String(index).padStart(2, '0')}`;
   const key = (index: number, event: string, url: string | null = null) =>
-    createHash('sha256').update(JSON.stringify([id(index), 'jane@example.net', event, 1384954000 + index, url])).digest('hex');
+    createHash('sha256')
+      .update(JSON.stringify([id(index), 'jane@example.net', event, 1384954000 + index, url]))
+      .digest('hex');
 
   it.each([
     [0, 'send', { type: 'sent' }],
     // Its reply is in msg.smtp_events, not msg.diag.
-    [1, 'deferral', { type: 'deferred', details: { smtpStatus: '4.3.5', diagnostic: '451 4.3.5 Temporarily unavailable, try again later.' } }],
+    [
+      1,
+      'deferral',
+      { type: 'deferred', details: { smtpStatus: '4.3.5', diagnostic: '451 4.3.5 Temporarily unavailable, try again later.' } },
+    ],
     [
       2,
       'hard_bounce',
@@ -134,7 +147,11 @@ describe('parseMandrillWebhook', () => {
     [
       3,
       'soft_bounce',
-      { type: 'bounced', bounceClass: 'soft', details: { smtpStatus: '5.2.2', diagnostic: 'smtp;552 5.2.2 Over Quota', bounceClassification: 'mailbox_full' } },
+      {
+        type: 'bounced',
+        bounceClass: 'soft',
+        details: { smtpStatus: '5.2.2', diagnostic: 'smtp;552 5.2.2 Over Quota', bounceClassification: 'mailbox_full' },
+      },
     ],
     [4, 'delivered', { type: 'delivered' }],
     [5, 'open', { type: 'opened', trackingId: '20260101', details: { userAgent: 'Mozilla/5.0 (Macintosh)' } }],
@@ -238,7 +255,9 @@ describe('createMandrillWebhook', () => {
 
   it('refuses a tampered field', async () => {
     const request = signed(fields);
-    const tampered = new TextEncoder().encode(new URLSearchParams({ mandrill_events: eventsText.replace('hard_bounce', 'delivered') }).toString());
+    const tampered = new TextEncoder().encode(
+      new URLSearchParams({ mandrill_events: eventsText.replace('hard_bounce', 'delivered') }).toString(),
+    );
     await expectMailwardenError(() => webhook.receive({ ...request, rawBody: tampered }, auth), 'webhook_unauthorized');
     const added = new TextEncoder().encode(`${new TextDecoder().decode(request.rawBody)}&extra=1`);
     await expectMailwardenError(() => webhook.receive({ ...request, rawBody: added }, auth), 'webhook_unauthorized');
@@ -246,11 +265,21 @@ describe('createMandrillWebhook', () => {
 
   it('refuses a signature over another URL (a trailing slash differs)', async () => {
     await expectMailwardenError(() => webhook.receive(signed(fields), { ...auth, url: `${url}/` }), 'webhook_unauthorized');
-    await expectMailwardenError(() => webhook.receive(signed(fields, { signUrl: 'https://mail.example.com/projects/acme/webhooks/mandrill/' }), { ...auth, url: 'https://mail.example.com/projects/acme/webhooks/mandrill' }), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () =>
+        webhook.receive(signed(fields, { signUrl: 'https://mail.example.com/projects/acme/webhooks/mandrill/' }), {
+          ...auth,
+          url: 'https://mail.example.com/projects/acme/webhooks/mandrill',
+        }),
+      'webhook_unauthorized',
+    );
   });
 
   it('refuses a wrong key, a missing signature, and an unconfigured webhook', async () => {
-    await expectMailwardenError(() => webhook.receive(signed(fields, { key: randomBytes(16).toString('base64url') }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signed(fields, { key: randomBytes(16).toString('base64url') }), auth),
+      'webhook_unauthorized',
+    );
     const { 'x-mandrill-signature': _, ...headers } = signed(fields).headers;
     await expectMailwardenError(() => webhook.receive({ ...signed(fields), headers }, auth), 'webhook_unauthorized');
     await expectMailwardenError(() => webhook.receive(signed(fields, { key: '' }), { webhookKey: '', url }), 'webhook_unauthorized');
@@ -262,10 +291,19 @@ describe('createMandrillWebhook', () => {
     expect(await webhook.receive(check, auth)).toEqual({ events: [], sources: [], warnings: [], skipped: 0, notice: 'ping' });
     await expectMailwardenError(() => webhook.receive(check, { ...auth, allowTestKey: false }), 'webhook_unauthorized');
     await expectMailwardenError(() => webhook.receive(signed(fields, { key: 'test-webhook' }), auth), 'webhook_unauthorized');
-    await expectMailwardenError(() => webhook.receive(signed({ mandrill_events: '[ ]' }, { key: 'test-webhook' }), auth), 'webhook_unauthorized');
-    await expectMailwardenError(() => webhook.receive(signed({ mandrill_events: '[]', x: '1' }, { key: 'test-webhook' }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signed({ mandrill_events: '[ ]' }, { key: 'test-webhook' }), auth),
+      'webhook_unauthorized',
+    );
+    await expectMailwardenError(
+      () => webhook.receive(signed({ mandrill_events: '[]', x: '1' }, { key: 'test-webhook' }), auth),
+      'webhook_unauthorized',
+    );
     // The check is signed over the configured URL too.
-    await expectMailwardenError(() => webhook.receive(signed({ mandrill_events: '[]' }, { key: 'test-webhook', signUrl: `${url}/` }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signed({ mandrill_events: '[]' }, { key: 'test-webhook', signUrl: `${url}/` }), auth),
+      'webhook_unauthorized',
+    );
   });
 
   it('refuses an authenticated body without a usable mandrill_events field', async () => {
@@ -283,8 +321,7 @@ describe('Mandrill SMTP attempts', () => {
       ts: 1700000000,
       msg: { _id: 'm1', email: 'bob@example.com', ts: 1699999990, smtp_events: smtpEvents },
     });
-    const parse = (smtpEvents: unknown) =>
-      parseMandrillWebhook([item(smtpEvents)]).events[0]!.details?.diagnostic;
+    const parse = (smtpEvents: unknown) => parseMandrillWebhook([item(smtpEvents)]).events[0]!.details?.diagnostic;
     expect(
       parse([
         { ts: 1699999995, type: 'deferred', diag: '421 4.7.0 Try again later' },

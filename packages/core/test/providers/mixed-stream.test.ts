@@ -126,7 +126,14 @@ const sesV2Request = (to: string[]) => ({
 });
 
 /** An SES event notification about `sent`, as SNS posts it (fixtures/ses/*.json). */
-function sesPost(label: string, sent: SentMessage, eventType: string, detailKey: string, detail: Record<string, unknown>, events: number): Post {
+function sesPost(
+  label: string,
+  sent: SentMessage,
+  eventType: string,
+  detailKey: string,
+  detail: Record<string, unknown>,
+  events: number,
+): Post {
   const mail = {
     timestamp: iso(0),
     source: 'news@example.com',
@@ -153,7 +160,12 @@ const sesDelivery = (recipient: string, minutes: number) => ({
 const sesBounce = (bounceType: string, bounceSubType: string, recipients: string[], minutes: number) => ({
   bounceType,
   bounceSubType,
-  bouncedRecipients: recipients.map((emailAddress) => ({ emailAddress, action: 'failed', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1 user unknown' })),
+  bouncedRecipients: recipients.map((emailAddress) => ({
+    emailAddress,
+    action: 'failed',
+    status: '5.1.1',
+    diagnosticCode: 'smtp; 550 5.1.1 user unknown',
+  })),
   timestamp: iso(minutes),
   feedbackId: randomId(),
   reportingMTA: 'dsn; a8-50.smtp-out.amazonses.com',
@@ -170,12 +182,19 @@ const sesComplaint = (recipient: string, feedbackType: string, minutes: number) 
 
 function sesPosts() {
   const ana = sesV2SendEmail(attachSesTagsTrackingId(sesV2Request(['ana@example.org']), SPRING, { api: 'v2' }));
-  const group = sesV2SendEmail(attachSesTagsTrackingId(sesV2Request(['bo@example.org', 'cy@example.net', 'Dee@Example.NET']), SPRING, { api: 'v2' }));
+  const group = sesV2SendEmail(
+    attachSesTagsTrackingId(sesV2Request(['bo@example.org', 'cy@example.net', 'Dee@Example.NET']), SPRING, { api: 'v2' }),
+  );
   const ivy = sesV2SendEmail(attachSesTagsTrackingId(sesV2Request(['ivy@example.org']), SPRING, { api: 'v2' }));
   const gus = sesV2SendEmail(attachSesTagsTrackingId(sesV2Request(['gus@example.net']), DIGEST, { api: 'v2' }));
   const gone = sesV1SendEmail(
     attachSesTagsTrackingId(
-      { Source: 'news@example.com', Destination: { ToAddresses: ['gone@example.org'] }, Message: { Subject: { Data: 'Hello' } }, ConfigurationSetName: 'tracking' },
+      {
+        Source: 'news@example.com',
+        Destination: { ToAddresses: ['gone@example.org'] },
+        Message: { Subject: { Data: 'Hello' } },
+        ConfigurationSetName: 'tracking',
+      },
       DIGEST,
       { api: 'v1' },
     ),
@@ -185,18 +204,40 @@ function sesPosts() {
   const posts = [
     sesPost('ses ana delivery', ana, 'Delivery', 'delivery', sesDelivery('ana@example.org', 1), 1),
     sesPost('ses ana open', ana, 'Open', 'open', { timestamp: iso(30), ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0' }, 1),
-    sesPost('ses ana click', ana, 'Click', 'click', { timestamp: iso(31), ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0', link: 'https://example.com/spring', linkTags: {} }, 1),
+    sesPost(
+      'ses ana click',
+      ana,
+      'Click',
+      'click',
+      { timestamp: iso(31), ipAddress: '192.0.2.1', userAgent: 'Mozilla/5.0', link: 'https://example.com/spring', linkTags: {} },
+      1,
+    ),
     sesPost('ses bo delivery', group, 'Delivery', 'delivery', sesDelivery('bo@example.org', 1), 1),
     // One notification bouncing two recipients of the same message.
     sesPost('ses cy+dee bounce', group, 'Bounce', 'bounce', sesBounce('Permanent', 'General', ['cy@example.net', 'Dee@Example.NET'], 2), 2),
     sesPost('ses ivy soft bounce', ivy, 'Bounce', 'bounce', sesBounce('Transient', 'MailboxFull', ['ivy@example.org'], 3), 1),
     sesPost('ses gus delivery', gus, 'Delivery', 'delivery', sesDelivery('gus@example.net', 1), 1),
     sesPost('ses gus not-spam', gus, 'Complaint', 'complaint', sesComplaint('gus@example.net', 'not-spam', 60), 1),
-    sesPost('ses gone suppressed', gone, 'Bounce', 'bounce', sesBounce('Permanent', 'OnAccountSuppressionList', ['gone@example.org'], 0), 1),
+    sesPost(
+      'ses gone suppressed',
+      gone,
+      'Bounce',
+      'bounce',
+      sesBounce('Permanent', 'OnAccountSuppressionList', ['gone@example.org'], 0),
+      1,
+    ),
     sesPost('ses hal delivery', hal, 'Delivery', 'delivery', sesDelivery('hal@example.org', 1), 1),
     sesPost('ses hal complaint', hal, 'Complaint', 'complaint', sesComplaint('hal@example.org', 'abuse', 90), 1),
   ];
-  return { posts, carried: { springTags: ana.tags, digestTags: gus.tags, launchTags, launchHeader: hal.headers.find((h) => h.name === 'X-Service-Id')?.value } };
+  return {
+    posts,
+    carried: {
+      springTags: ana.tags,
+      digestTags: gus.tags,
+      launchTags,
+      launchHeader: hal.headers.find((h) => h.name === 'X-Service-Id')?.value,
+    },
+  };
 }
 
 // ---- SendGrid ------------------------------------------------------------------------------------
@@ -229,7 +270,13 @@ function sendgridPost(label: string, events: Record<string, unknown>[]): Post {
     };
   };
   // SendGrid retries a batch with new sg_event_ids (docs/providers/sendgrid.md#message-id-and-dedup-key), so a retry is different bytes, signed anew.
-  return { label, provider: 'sendgrid', request: signed(events), resend: () => signed(events.map((item) => ({ ...item, sg_event_id: randomId() }))), events: events.length };
+  return {
+    label,
+    provider: 'sendgrid',
+    request: signed(events),
+    resend: () => signed(events.map((item) => ({ ...item, sg_event_id: randomId() }))),
+    events: events.length,
+  };
 }
 
 function sendgridPosts(): Post[] {
@@ -239,7 +286,10 @@ function sendgridPosts(): Post[] {
     content: [{ type: 'text/plain', value: 'Hi' }],
     personalizations: to.map((email) => ({ to: [{ email }] })),
   });
-  const [jane, john, kim] = sendgridProcessed(attachSendGridTrackingId(mail(['jane@example.com', 'john@example.com', 'kim@example.com']), SPRING), at(0));
+  const [jane, john, kim] = sendgridProcessed(
+    attachSendGridTrackingId(mail(['jane@example.com', 'john@example.com', 'kim@example.com']), SPRING),
+    at(0),
+  );
   const [lou] = sendgridProcessed(attachSendGridTrackingId(mail(['lou@example.com']), LAUNCH), at(5));
   // The receiving server bounced after accepting: SendGrid has no sg_message_id and no custom args for it.
   const asyncBounce = {
@@ -273,11 +323,25 @@ function sendgridPosts(): Post[] {
 
 // ---- Mailgun (current JSON webhooks, one event per POST; fixtures/mailgun/event-data.json) ---------
 
-function mailgunPost(label: string, variables: Record<string, unknown>, messageId: string, recipient: string, event: string, seconds: number, extra: Record<string, unknown> = {}): Post {
+function mailgunPost(
+  label: string,
+  variables: Record<string, unknown>,
+  messageId: string,
+  recipient: string,
+  event: string,
+  seconds: number,
+  extra: Record<string, unknown> = {},
+): Post {
   const timestamp = String(nowSeconds);
   const token = randomBytes(25).toString('hex');
   const body = {
-    signature: { timestamp, token, signature: createHmac('sha256', mailgunSigningKey).update(timestamp + token).digest('hex') },
+    signature: {
+      timestamp,
+      token,
+      signature: createHmac('sha256', mailgunSigningKey)
+        .update(timestamp + token)
+        .digest('hex'),
+    },
     'event-data': {
       event,
       id: randomId(),
@@ -291,7 +355,12 @@ function mailgunPost(label: string, variables: Record<string, unknown>, messageI
     },
   };
   // Mailgun resends the original signature block: a retry is the same request.
-  return post(label, 'mailgun', { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: encoder.encode(escapeNonAscii(JSON.stringify(body))) }, 1);
+  return post(
+    label,
+    'mailgun',
+    { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: encoder.encode(escapeNonAscii(JSON.stringify(body))) },
+    1,
+  );
 }
 
 function mailgunPosts(): Post[] {
@@ -303,11 +372,19 @@ function mailgunPosts(): Post[] {
   const status = (code: number, message: string) => ({ 'delivery-status': { code, message, description: '', 'attempt-no': 1 } });
   return [
     mailgunPost('mailgun mia accepted', mia, miaId!, 'mia@example.com', 'accepted', at(0)),
-    mailgunPost('mailgun mia temporary failure', mia, miaId!, 'mia@example.com', 'failed', at(1), { severity: 'temporary', reason: 'generic', ...status(452, '4.2.2 Mailbox full') }),
+    mailgunPost('mailgun mia temporary failure', mia, miaId!, 'mia@example.com', 'failed', at(1), {
+      severity: 'temporary',
+      reason: 'generic',
+      ...status(452, '4.2.2 Mailbox full'),
+    }),
     mailgunPost('mailgun mia delivered', mia, miaId!, 'mia@example.com', 'delivered', at(10), status(250, 'OK')),
     mailgunPost('mailgun mia opened', mia, miaId!, 'mia@example.com', 'opened', at(50)),
     mailgunPost('mailgun ned accepted', ned, nedId!, 'ned@example.com', 'accepted', at(0)),
-    mailgunPost('mailgun ned bounce', ned, nedId!, 'ned@example.com', 'failed', at(1), { severity: 'permanent', reason: 'bounce', ...status(550, '5.1.1 user unknown') }),
+    mailgunPost('mailgun ned bounce', ned, nedId!, 'ned@example.com', 'failed', at(1), {
+      severity: 'permanent',
+      reason: 'bounce',
+      ...status(550, '5.1.1 user unknown'),
+    }),
     // kim is on Mailgun's complaint list.
     mailgunPost('mailgun kim suppress-complaint', kim, kimId!, 'kim@example.com', 'failed', at(0), {
       severity: 'permanent',
@@ -346,7 +423,14 @@ function postmarkPosts() {
   const opened = { MessageStream: 'outbound', FirstOpen: true, Platform: 'WebMail', ReadSeconds: 5, Tag: '', UserAgent: 'Mozilla/5.0' };
   const posts = [
     post('postmark pat delivery', 'postmark', pat.request, 1),
-    postmarkPost('postmark pat open', { RecordType: 'Open', ...opened, Metadata: pat.record.Metadata, Recipient: 'pat@example.com', MessageID: pat.record.MessageID, ReceivedAt: iso(35) }),
+    postmarkPost('postmark pat open', {
+      RecordType: 'Open',
+      ...opened,
+      Metadata: pat.record.Metadata,
+      Recipient: 'pat@example.com',
+      MessageID: pat.record.MessageID,
+      ReceivedAt: iso(35),
+    }),
     postmarkPost('postmark pat click', {
       RecordType: 'Click',
       MessageStream: 'outbound',
@@ -359,7 +443,12 @@ function postmarkPosts() {
       ReceivedAt: iso(36),
     }),
     // quinn's and sam's bounce IDs differ only beyond 2^53: JSON.parse reads both as 9007199254740992.
-    post('postmark quinn hard bounce', 'postmark', { ...quinn.request, rawBody: encoder.encode(quinn.text.replace(/"ID":\d+/, '"ID":9007199254740993')) }, 1),
+    post(
+      'postmark quinn hard bounce',
+      'postmark',
+      { ...quinn.request, rawBody: encoder.encode(quinn.text.replace(/"ID":\d+/, '"ID":9007199254740993')) },
+      1,
+    ),
     postmarkPost(
       'postmark sam soft bounce',
       {
@@ -407,7 +496,11 @@ function postmarkPosts() {
 /** The `message_event` SparkPost reports per recipient of a transmission, as templates for its other events. */
 const sparkpostRecipients = (transmission: object, trackingId: string): Record<string, unknown>[] =>
   (
-    JSON.parse(decoder.decode(deliverSparkPostTransmission(attachSparkPostTrackingId(transmission, trackingId), sparkpostCredentials).request.rawBody)) as {
+    JSON.parse(
+      decoder.decode(
+        deliverSparkPostTransmission(attachSparkPostTrackingId(transmission, trackingId), sparkpostCredentials).request.rawBody,
+      ),
+    ) as {
       msys: { message_event: Record<string, unknown> };
     }[]
   ).map((item) => item.msys.message_event);
@@ -428,7 +521,11 @@ const sparkpostEvent = (template: Record<string, unknown>, type: string, seconds
 function sparkpostPost(label: string, items: object[]): Post {
   const request: WebhookRequest = {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: basicHeader(sparkpostCredentials), 'x-messagesystems-batch-id': randomId() },
+    headers: {
+      'content-type': 'application/json',
+      authorization: basicHeader(sparkpostCredentials),
+      'x-messagesystems-batch-id': randomId(),
+    },
     rawBody: encoder.encode(JSON.stringify(items)),
   };
   // SparkPost retries the same batch, event_ids kept.
@@ -438,15 +535,33 @@ function sparkpostPost(label: string, items: object[]): Post {
 function sparkpostPosts(): Post[] {
   const content = { from: 'news@example.com', subject: 'Hello', text: 'Hi' };
   const [tia, uma, vic] = sparkpostRecipients(
-    { campaign_id: 'digest', recipients: [{ address: 'tia@example.net' }, { address: { email: 'uma@example.net' } }, { address: 'vic@example.net', metadata: { tier: 'gold' } }], content },
+    {
+      campaign_id: 'digest',
+      recipients: [
+        { address: 'tia@example.net' },
+        { address: { email: 'uma@example.net' } },
+        { address: 'vic@example.net', metadata: { tier: 'gold' } },
+      ],
+      content,
+    },
     DIGEST,
   );
-  const [wes, xan] = sparkpostRecipients({ campaign_id: 'launch', recipients: [{ address: 'wes@example.net' }, { address: 'xan@example.net' }], content }, LAUNCH);
+  const [wes, xan] = sparkpostRecipients(
+    { campaign_id: 'launch', recipients: [{ address: 'wes@example.net' }, { address: 'xan@example.net' }], content },
+    LAUNCH,
+  );
   return [
-    sparkpostPost('sparkpost batch 1', [tia!, uma!, vic!, wes!, xan!].map((template) => sparkpostEvent(template, 'injection', at(0)))),
+    sparkpostPost(
+      'sparkpost batch 1',
+      [tia!, uma!, vic!, wes!, xan!].map((template) => sparkpostEvent(template, 'injection', at(0))),
+    ),
     sparkpostPost('sparkpost batch 2', [
       sparkpostEvent(tia!, 'delivery', at(1)),
-      sparkpostEvent(uma!, 'bounce', at(1), { bounce_class: '10', reason: '550 5.1.1 ...User unknown', raw_reason: '550 5.1.1 <uma@example.net>: User unknown' }),
+      sparkpostEvent(uma!, 'bounce', at(1), {
+        bounce_class: '10',
+        reason: '550 5.1.1 ...User unknown',
+        raw_reason: '550 5.1.1 <uma@example.net>: User unknown',
+      }),
       sparkpostEvent(vic!, 'delay', at(1), { reason: '452 4.2.2 Mailbox full' }),
       sparkpostEvent(wes!, 'delivery', at(2)),
       sparkpostEvent(xan!, 'bounce', at(2), { bounce_class: '21', reason: '451 4.4.0 DNS resolution failed' }),
@@ -466,11 +581,22 @@ type MandrillEvent = { event: string; _id: string; ts: number; msg: Record<strin
 
 /** The `send` events Mandrill reports for a send request, one per recipient, as templates for later events. */
 const mandrillSent = (request: unknown): MandrillEvent[] => {
-  const { request: sent } = deliverMandrillMessage(request, { webhookKey: mandrillKey, url: mandrillUrl, event: 'send', escapeNonAscii: false });
+  const { request: sent } = deliverMandrillMessage(request, {
+    webhookKey: mandrillKey,
+    url: mandrillUrl,
+    event: 'send',
+    escapeNonAscii: false,
+  });
   return JSON.parse(new URLSearchParams(decoder.decode(sent.rawBody)).get('mandrill_events')!) as MandrillEvent[];
 };
 
-const mandrillEvent = (template: MandrillEvent, event: string, seconds: number, msg: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+const mandrillEvent = (
+  template: MandrillEvent,
+  event: string,
+  seconds: number,
+  msg: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) => ({
   ...template,
   event,
   ts: seconds,
@@ -492,7 +618,13 @@ function mandrillPost(label: string, events: object[]): Post {
 
 function mandrillPosts() {
   const message = (to: string[], userId: number) => ({
-    message: { from_email: 'news@example.com', to: to.map((email) => ({ email })), subject: 'Hello', text: 'Hi', metadata: { user_id: userId } },
+    message: {
+      from_email: 'news@example.com',
+      to: to.map((email) => ({ email })),
+      subject: 'Hello',
+      text: 'Hi',
+      metadata: { user_id: userId },
+    },
   });
   const [yan, zoe] = mandrillSent(attachMandrillTrackingId(message(['yan@example.net', 'zoe@example.net'], 7), DIGEST));
   // LAUNCH does not fit Mandrill's metadata: the sender sends that message without a tracking ID.
@@ -500,10 +632,17 @@ function mandrillPosts() {
   const launchAttach = errorCode(() => attachMandrillTrackingId(launch, LAUNCH));
   const [abe, bea] = mandrillSent(launch);
   const posts = [
-    mandrillPost('mandrill batch 1', [yan!, zoe!, abe!, bea!].map((template) => mandrillEvent(template, 'send', at(0)))),
+    mandrillPost(
+      'mandrill batch 1',
+      [yan!, zoe!, abe!, bea!].map((template) => mandrillEvent(template, 'send', at(0))),
+    ),
     mandrillPost('mandrill batch 2', [
       mandrillEvent(yan!, 'delivered', at(1)),
-      mandrillEvent(zoe!, 'hard_bounce', at(1), { state: 'bounced', bounce_description: 'bad_mailbox', diag: 'smtp;550 5.1.1 User unknown' }),
+      mandrillEvent(zoe!, 'hard_bounce', at(1), {
+        state: 'bounced',
+        bounce_description: 'bad_mailbox',
+        diag: 'smtp;550 5.1.1 User unknown',
+      }),
       mandrillEvent(abe!, 'open', at(25), {}, { ip: '192.0.2.9', user_agent: 'Mozilla/5.0' }),
       mandrillEvent(abe!, 'click', at(26), {}, { url: 'https://example.com/launch' }),
     ]),
@@ -560,13 +699,22 @@ describe('a realistic mixed stream from all six providers', () => {
     const { posts } = stream;
     // 11 SES, 3 SendGrid, 7 Mailgun, 7 Postmark, 3 SparkPost and 3 Mandrill POSTs.
     expect(posts.map((p) => p.provider).join(' ')).toBe(
-      [...Array(11).fill('ses'), ...Array(3).fill('sendgrid'), ...Array(7).fill('mailgun'), ...Array(7).fill('postmark'), ...Array(3).fill('sparkpost'), ...Array(3).fill('mandrill')].join(' '),
+      [
+        ...Array(11).fill('ses'),
+        ...Array(3).fill('sendgrid'),
+        ...Array(7).fill('mailgun'),
+        ...Array(7).fill('postmark'),
+        ...Array(3).fill('sparkpost'),
+        ...Array(3).fill('mandrill'),
+      ].join(' '),
     );
     const indexes = fc.nat(posts.length - 1);
     const deliveries = fc
       .record({ retries: fc.array(indexes, { maxLength: 12 }), outages: fc.uniqueArray(indexes, { maxLength: 4 }) })
       // An outage's first attempt fails, so it always comes again: it is in the list twice.
-      .chain(({ retries, outages }) => permutationOf([...posts.keys(), ...retries, ...outages]).map((order) => ({ order, outages: new Set(outages) })));
+      .chain(({ retries, outages }) =>
+        permutationOf([...posts.keys(), ...retries, ...outages]).map((order) => ({ order, outages: new Set(outages) })),
+      );
 
     await fc.assert(
       fc.asyncProperty(deliveries, async ({ order, outages }) => {
@@ -583,17 +731,34 @@ describe('a realistic mixed stream from all six providers', () => {
             failNext();
             await expectMailwardenError(() => mailwarden.ingestWebhook(p.provider, PROJECT, request), 'store_unavailable');
           } else if (!stored.has(index)) {
-            expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({ accepted: p.events, duplicates: 0, skipped: 0, warnings: [] });
+            expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({
+              accepted: p.events,
+              duplicates: 0,
+              skipped: 0,
+              warnings: [],
+            });
             stored.add(index);
           } else {
             // Every provider's retry is counted as duplicates; Mailgun's resends its signature block
             // unchanged, so its claimed token meets the same body again.
-            expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({ accepted: 0, duplicates: p.events, skipped: 0, warnings: [] });
+            expect(await mailwarden.ingestWebhook(p.provider, PROJECT, request), p.label).toEqual({
+              accepted: 0,
+              duplicates: p.events,
+              skipped: 0,
+              warnings: [],
+            });
           }
         }
 
         const trackingIds = (await mailwarden.trackingIds.list(PROJECT, { limit: 100 })).items;
-        expect(Object.fromEntries(trackingIds.map(({ trackingId, messages, delivered, bounced, complained }) => [trackingId, { messages, delivered, bounced, complained }]))).toEqual({
+        expect(
+          Object.fromEntries(
+            trackingIds.map(({ trackingId, messages, delivered, bounced, complained }) => [
+              trackingId,
+              { messages, delivered, bounced, complained },
+            ]),
+          ),
+        ).toEqual({
           // SES ana, bo (delivered), cy, dee (one hard-bounce notification), ivy (soft bounce);
           // SendGrid jane (delivered), john (hard bounce), kim (dropped: rejected);
           // Mailgun mia (delayed, then delivered), ned (hard bounce), kim (suppress-complaint: rejected);
@@ -614,39 +779,51 @@ describe('a realistic mixed stream from all six providers', () => {
         // Every message (provider, normalized recipient) with its status and tracking ID. The SendGrid
         // async bounce of late@example.org names no message, so it only suppresses.
         const messages = (await mailwarden.messages.list(PROJECT, { limit: 100 })).items;
-        const label = new Map<string | null, string>([[SPRING, 'SPRING'], [DIGEST, 'DIGEST'], [LAUNCH, 'LAUNCH'], [null, 'none']]);
-        expect(Object.fromEntries(messages.map((m) => [`${m.provider} ${m.recipient}`, `${m.status} ${label.get(m.trackingId)}`]))).toEqual({
-          'ses ana@example.org': 'delivered SPRING', // delivery, open, click
-          'ses bo@example.org': 'delivered SPRING',
-          'ses cy@example.net': 'bounced SPRING',
-          'ses dee@example.net': 'bounced SPRING', // reported as Dee@Example.NET
-          'ses ivy@example.org': 'soft_bounced SPRING',
-          'ses gus@example.net': 'delivered DIGEST', // not-spam is not a complaint
-          'ses gone@example.org': 'rejected DIGEST',
-          'ses hal@example.org': 'complained LAUNCH',
-          'sendgrid jane@example.com': 'delivered SPRING', // processed, delivered, open, click
-          'sendgrid john@example.com': 'bounced SPRING',
-          'sendgrid kim@example.com': 'rejected SPRING',
-          'sendgrid lou@example.com': 'complained LAUNCH',
-          'mailgun mia@example.com': 'delivered SPRING',
-          'mailgun ned@example.com': 'bounced SPRING',
-          'mailgun kim@example.com': 'rejected SPRING',
-          'postmark pat@example.com': 'delivered DIGEST',
-          'postmark quinn@example.com': 'bounced DIGEST',
-          'postmark sam@example.com': 'soft_bounced DIGEST',
-          'postmark rae@example.com': 'complained SPRING',
-          'sparkpost tia@example.net': 'delivered DIGEST',
-          'sparkpost uma@example.net': 'bounced DIGEST',
-          'sparkpost vic@example.net': 'complained DIGEST',
-          'sparkpost wes@example.net': 'delivered LAUNCH',
-          'sparkpost xan@example.net': 'soft_bounced LAUNCH',
-          'mandrill yan@example.net': 'delivered DIGEST',
-          'mandrill zoe@example.net': 'bounced DIGEST',
-          'mandrill abe@example.net': 'delivered none', // send, open, click
-          'mandrill bea@example.net': 'complained none',
-        });
+        const label = new Map<string | null, string>([
+          [SPRING, 'SPRING'],
+          [DIGEST, 'DIGEST'],
+          [LAUNCH, 'LAUNCH'],
+          [null, 'none'],
+        ]);
+        expect(Object.fromEntries(messages.map((m) => [`${m.provider} ${m.recipient}`, `${m.status} ${label.get(m.trackingId)}`]))).toEqual(
+          {
+            'ses ana@example.org': 'delivered SPRING', // delivery, open, click
+            'ses bo@example.org': 'delivered SPRING',
+            'ses cy@example.net': 'bounced SPRING',
+            'ses dee@example.net': 'bounced SPRING', // reported as Dee@Example.NET
+            'ses ivy@example.org': 'soft_bounced SPRING',
+            'ses gus@example.net': 'delivered DIGEST', // not-spam is not a complaint
+            'ses gone@example.org': 'rejected DIGEST',
+            'ses hal@example.org': 'complained LAUNCH',
+            'sendgrid jane@example.com': 'delivered SPRING', // processed, delivered, open, click
+            'sendgrid john@example.com': 'bounced SPRING',
+            'sendgrid kim@example.com': 'rejected SPRING',
+            'sendgrid lou@example.com': 'complained LAUNCH',
+            'mailgun mia@example.com': 'delivered SPRING',
+            'mailgun ned@example.com': 'bounced SPRING',
+            'mailgun kim@example.com': 'rejected SPRING',
+            'postmark pat@example.com': 'delivered DIGEST',
+            'postmark quinn@example.com': 'bounced DIGEST',
+            'postmark sam@example.com': 'soft_bounced DIGEST',
+            'postmark rae@example.com': 'complained SPRING',
+            'sparkpost tia@example.net': 'delivered DIGEST',
+            'sparkpost uma@example.net': 'bounced DIGEST',
+            'sparkpost vic@example.net': 'complained DIGEST',
+            'sparkpost wes@example.net': 'delivered LAUNCH',
+            'sparkpost xan@example.net': 'soft_bounced LAUNCH',
+            'mandrill yan@example.net': 'delivered DIGEST',
+            'mandrill zoe@example.net': 'bounced DIGEST',
+            'mandrill abe@example.net': 'delivered none', // send, open, click
+            'mandrill bea@example.net': 'complained none',
+          },
+        );
         expect(messages).toHaveLength(28);
-        expect(messages.filter((m) => m.trackingId === null).map((m) => m.recipient).sort()).toEqual(['abe@example.net', 'bea@example.net']);
+        expect(
+          messages
+            .filter((m) => m.trackingId === null)
+            .map((m) => m.recipient)
+            .sort(),
+        ).toEqual(['abe@example.net', 'bea@example.net']);
 
         // Hard bounces and complaints, and provider drops for their own bounce or complaint lists; not soft
         // bounces (ivy, sam, xan), not SES's not-spam (gus), not delays (mia, lou, vic).

@@ -22,7 +22,10 @@ const webhook = createPostmarkWebhook(env);
 const callerMetadataArbitrary = fc
   .uniqueArray(
     fc.tuple(
-      fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.constantFrom('ID', 'service_id', 'service_id_2', 'Service_Id', 'SERVICE_ID_2', 'service_id_9')),
+      fc.oneof(
+        fc.string({ minLength: 1, maxLength: 20 }),
+        fc.constantFrom('ID', 'service_id', 'service_id_2', 'Service_Id', 'SERVICE_ID_2', 'service_id_9'),
+      ),
       fc.string({ maxLength: 80 }),
     ),
     { maxLength: 10, selector: ([key]) => key.toLowerCase() },
@@ -95,7 +98,10 @@ describe('parsePostmarkWebhook on arbitrary input', () => {
   const recordLike = fc.record(
     {
       RecordType: fc.oneof(fc.constantFrom('Bounce', 'SpamComplaint', 'Delivery', 'Open', 'Click', 'SubscriptionChange'), fc.jsonValue()),
-      ID: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 70n }).map((n) => ({ big: n.toString() })), fc.jsonValue()),
+      ID: fc.oneof(
+        fc.bigInt({ min: 0n, max: 2n ** 70n }).map((n) => ({ big: n.toString() })),
+        fc.jsonValue(),
+      ),
       Type: fc.jsonValue(),
       TypeCode: fc.oneof(fc.constantFrom(1, 2, 16, 4096, 100000, 100001), fc.jsonValue()),
       Email: fc.oneof(fc.constant('a@example.com'), fc.jsonValue()),
@@ -109,14 +115,18 @@ describe('parsePostmarkWebhook on arbitrary input', () => {
     { requiredKeys: [] },
   );
   // A big integer ID is written as raw digits, as Postmark writes it.
-  const recordText = recordLike.map((record) =>
-    JSON.stringify(record).replace(/\{"big":"(\d+)"\}/, '$1'),
-  );
+  const recordText = recordLike.map((record) => JSON.stringify(record).replace(/\{"big":"(\d+)"\}/, '$1'));
 
   it('returns a receipt or throws invalid_payload for any text', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.json(), recordText, fc.jsonValue().map((value) => JSON.stringify(value) ?? '')), (text) =>
-        expectSuccessOrMailwardenError(() => parsePostmarkWebhook(text, receivedAt), 'invalid_payload'),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          recordText,
+          fc.jsonValue().map((value) => JSON.stringify(value) ?? ''),
+        ),
+        (text) => expectSuccessOrMailwardenError(() => parsePostmarkWebhook(text, receivedAt), 'invalid_payload'),
       ),
     );
   });

@@ -37,8 +37,29 @@ export function deliverPostmarkMessages(messages: unknown, options: PostmarkDeli
     const id = postmarkRecordIdDigits();
     const record =
       options.record === 'Delivery'
-        ? { RecordType: 'Delivery', ServerID: 23, MessageStream: 'outbound', MessageID: messageId, Recipient: to, Tag: '', DeliveredAt: '2026-01-01T00:00:00.1234567Z', Details: 'smtp;250 OK', Metadata: metadata }
-        : { RecordType: 'Bounce', ID: '__ID__', Type: 'HardBounce', TypeCode: 1, Name: 'Hard bounce', MessageID: messageId, Email: to, BouncedAt: '2026-01-01T00:00:00Z', Inactive: true, Metadata: metadata };
+        ? {
+            RecordType: 'Delivery',
+            ServerID: 23,
+            MessageStream: 'outbound',
+            MessageID: messageId,
+            Recipient: to,
+            Tag: '',
+            DeliveredAt: '2026-01-01T00:00:00.1234567Z',
+            Details: 'smtp;250 OK',
+            Metadata: metadata,
+          }
+        : {
+            RecordType: 'Bounce',
+            ID: '__ID__',
+            Type: 'HardBounce',
+            TypeCode: 1,
+            Name: 'Hard bounce',
+            MessageID: messageId,
+            Email: to,
+            BouncedAt: '2026-01-01T00:00:00Z',
+            Inactive: true,
+            Metadata: metadata,
+          };
     let text = JSON.stringify(record).replace('"__ID__"', id);
     if (options.escapeNonAscii) text = text.replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
     const request = postmarkRequest(text, [], { basic: options.credentials });

@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { attachPostmarkTrackingId, readPostmarkTrackingId, splitPostmarkTrackingId } from '../../src/carriers/postmark.js';
 import {
-  attachPostmarkTrackingId,
-  readPostmarkTrackingId,
-  splitPostmarkTrackingId,
-} from '../../src/carriers/postmark.js';
-import { createPostmarkWebhook, parsePostmarkWebhook, postmarkRecordId, recordIdOf, type PostmarkWebhookAuth } from '../../src/webhooks/postmark.js';
+  createPostmarkWebhook,
+  parsePostmarkWebhook,
+  postmarkRecordId,
+  recordIdOf,
+  type PostmarkWebhookAuth,
+} from '../../src/webhooks/postmark.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
@@ -34,14 +36,21 @@ describe('attachPostmarkTrackingId', () => {
 
   it('writes a plain Metadata.service_id when it fits, leaving the input alone', () => {
     const before = structuredClone(message);
-    expect(attachPostmarkTrackingId(message, 'welcome-2026')).toEqual({ ...message, Metadata: { user_id: '42', service_id: 'welcome-2026' } });
+    expect(attachPostmarkTrackingId(message, 'welcome-2026')).toEqual({
+      ...message,
+      Metadata: { user_id: '42', service_id: 'welcome-2026' },
+    });
     expect(message).toEqual(before);
     expect(attachPostmarkTrackingId({ To: 'a@example.com' }, 'x'.repeat(80)).Metadata).toEqual({ service_id: 'x'.repeat(80) });
   });
 
   it('splits a longer ID in order over service_id, service_id_2, …', () => {
     const id = `${'a'.repeat(80)}${'b'.repeat(20)}`;
-    expect(attachPostmarkTrackingId(message, id).Metadata).toEqual({ user_id: '42', service_id: 'a'.repeat(80), service_id_2: 'b'.repeat(20) });
+    expect(attachPostmarkTrackingId(message, id).Metadata).toEqual({
+      user_id: '42',
+      service_id: 'a'.repeat(80),
+      service_id_2: 'b'.repeat(20),
+    });
   });
 
   it('splits on code points, each chunk at most 80 UTF-16 units', () => {
@@ -61,7 +70,10 @@ describe('attachPostmarkTrackingId', () => {
     await expectMailwardenError(() => attachPostmarkTrackingId({ Metadata: { Service_Id: 'x' } }, 'abc'), 'tracking_id_not_carriable');
     // SERVICE_ID_2 only clashes when the ID needs a second field.
     expect(attachPostmarkTrackingId({ Metadata: { SERVICE_ID_2: 'x' } }, 'abc').Metadata).toEqual({ SERVICE_ID_2: 'x', service_id: 'abc' });
-    await expectMailwardenError(() => attachPostmarkTrackingId({ Metadata: { SERVICE_ID_2: 'x' } }, 'a'.repeat(81)), 'tracking_id_not_carriable');
+    await expectMailwardenError(
+      () => attachPostmarkTrackingId({ Metadata: { SERVICE_ID_2: 'x' } }, 'a'.repeat(81)),
+      'tracking_id_not_carriable',
+    );
   });
 
   it('refuses when the fields needed plus the caller’s exceed 10', async () => {
@@ -73,7 +85,12 @@ describe('attachPostmarkTrackingId', () => {
   });
 
   it("keeps the caller's SDK types", () => {
-    interface SdkMessage { From: string; To?: string; Metadata?: object; TrackOpens?: boolean }
+    interface SdkMessage {
+      From: string;
+      To?: string;
+      Metadata?: object;
+      TrackOpens?: boolean;
+    }
     const sdkMessage: SdkMessage = { From: 'news@example.com', To: 'jane@example.com' };
     const typed: SdkMessage = attachPostmarkTrackingId(sdkMessage, 'abc');
     const batch: SdkMessage[] = attachPostmarkTrackingId([sdkMessage], 'abc');
@@ -202,9 +219,37 @@ describe('parsePostmarkWebhook', () => {
   });
 
   it.each([
-    ['subscription-change-hard-bounce.json', { type: 'bounced', bounceClass: 'hard', messageId: 'b6e0e2a1-5d6c-4a0e-9b0f-8a2b1c3d4e5f', recipient: 'bounced-address@example.com', trackingId: 'welcome-2026', occurredAt: new Date('2020-02-01T10:53:34.416Z') }],
-    ['subscription-change-unsubscribe.json', { type: 'unsubscribed', messageId: 'c7f1f3b2-6e7d-4b1f-8c1a-9b3c2d4e5f60', recipient: 'leaver@example.com', trackingId: null, occurredAt: new Date('2020-02-02T08:00:00Z') }],
-    ['subscription-change-reactivated.json', { type: 'unknown', messageId: null, recipient: 'bounced-address@example.com', trackingId: null, occurredAt: new Date('2020-02-03T08:00:00Z') }],
+    [
+      'subscription-change-hard-bounce.json',
+      {
+        type: 'bounced',
+        bounceClass: 'hard',
+        messageId: 'b6e0e2a1-5d6c-4a0e-9b0f-8a2b1c3d4e5f',
+        recipient: 'bounced-address@example.com',
+        trackingId: 'welcome-2026',
+        occurredAt: new Date('2020-02-01T10:53:34.416Z'),
+      },
+    ],
+    [
+      'subscription-change-unsubscribe.json',
+      {
+        type: 'unsubscribed',
+        messageId: 'c7f1f3b2-6e7d-4b1f-8c1a-9b3c2d4e5f60',
+        recipient: 'leaver@example.com',
+        trackingId: null,
+        occurredAt: new Date('2020-02-02T08:00:00Z'),
+      },
+    ],
+    [
+      'subscription-change-reactivated.json',
+      {
+        type: 'unknown',
+        messageId: null,
+        recipient: 'bounced-address@example.com',
+        trackingId: null,
+        occurredAt: new Date('2020-02-03T08:00:00Z'),
+      },
+    ],
   ])('reads %s', (name, expected) => {
     const event = one(name);
     expect(event).toEqual({ provider: 'postmark', eventKey: event.eventKey, ...expected });
@@ -325,9 +370,12 @@ describe('postmarkRecordId', () => {
       fc.constantFrom('"Metadata"', '"\\u0049D"', '"RecordType"', '"Email"').chain((name) => idText.map((value) => ({ name, value }))),
     );
     const space = fc.constantFrom('', ' ', '\n ', '\t');
-    const text = fc.tuple(fc.array(fc.tuple(member, space, space), { maxLength: 5 }), space).map(
-      ([members, end]) => `{${members.map(([{ name, value }, before, after]) => `${before}${name}${after}:${before}${value}${after}`).join(',')}${end}}`,
-    );
+    const text = fc
+      .tuple(fc.array(fc.tuple(member, space, space), { maxLength: 5 }), space)
+      .map(
+        ([members, end]) =>
+          `{${members.map(([{ name, value }, before, after]) => `${before}${name}${after}:${before}${value}${after}`).join(',')}${end}}`,
+      );
     fc.assert(
       fc.property(text, (written) => {
         expect(recordIdOf(JSON.parse(written) as Record<string, unknown>, written)).toBe(postmarkRecordId(written));
@@ -345,7 +393,11 @@ describe('createPostmarkWebhook', () => {
   it.each<[string, PostmarkWebhookAuth, Record<string, string>]>([
     ['basic auth (HttpAuth)', { basic: [{ username: 'postmark', password }] }, basic('postmark', password)],
     ['a custom header (HttpHeaders)', { headers: [{ name: 'X-Webhook-Secret', value: secret }] }, { 'x-webhook-secret': secret }],
-    ['a custom header with basic auth also configured', { basic: [{ username: 'postmark', password }], headers: [{ name: 'X-Webhook-Secret', value: secret }] }, { 'X-Webhook-Secret': secret }],
+    [
+      'a custom header with basic auth also configured',
+      { basic: [{ username: 'postmark', password }], headers: [{ name: 'X-Webhook-Secret', value: secret }] },
+      { 'X-Webhook-Secret': secret },
+    ],
     ['a bearer token', { bearer: [secret] }, { authorization: `Bearer ${secret}` }],
   ])('accepts %s', async (_, auth, headers) => {
     const receipt = await webhook.receive(post(body, headers), auth);

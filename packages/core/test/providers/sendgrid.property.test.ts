@@ -35,7 +35,10 @@ function signed(rawBody: Uint8Array): WebhookRequest {
 
 const argsArbitrary = fc.dictionary(
   fc.string({ minLength: 1, maxLength: 12 }),
-  fc.oneof({ weight: 6, arbitrary: fc.string({ maxLength: 20 }) }, { weight: 1, arbitrary: fc.nat({ max: 6000 }).map((n) => 'x'.repeat(n)) }),
+  fc.oneof(
+    { weight: 6, arbitrary: fc.string({ maxLength: 20 }) },
+    { weight: 1, arbitrary: fc.nat({ max: 6000 }).map((n) => 'x'.repeat(n)) },
+  ),
   { maxKeys: 3 },
 );
 
@@ -47,7 +50,9 @@ const requestArbitrary = fc.record(
     personalizations: fc.array(
       fc.record(
         {
-          to: fc.array(fc.constantFrom('jane@example.com', 'john@example.com'), { minLength: 1, maxLength: 2 }).map((emails) => emails.map((email) => ({ email }))),
+          to: fc
+            .array(fc.constantFrom('jane@example.com', 'john@example.com'), { minLength: 1, maxLength: 2 })
+            .map((emails) => emails.map((email) => ({ email }))),
           custom_args: argsArbitrary,
           customArgs: argsArbitrary,
         },
@@ -100,10 +105,38 @@ describe('SendGrid carrier round trip (the carrier law of docs/decisions.md)', (
 });
 
 const knownKeys = ['event', 'email', 'timestamp', 'sg_message_id', 'smtp-id', 'type', 'reason', 'response', 'url', 'service_id'];
-const eventNames = ['processed', 'delivered', 'deferred', 'bounce', 'dropped', 'open', 'click', 'spamreport', 'unsubscribe', 'group_unsubscribe', 'group_resubscribe'];
+const eventNames = [
+  'processed',
+  'delivered',
+  'deferred',
+  'bounce',
+  'dropped',
+  'open',
+  'click',
+  'spamreport',
+  'unsubscribe',
+  'group_unsubscribe',
+  'group_resubscribe',
+];
 const plausibleItem = fc.dictionary(
   fc.constantFrom(...knownKeys),
-  fc.oneof(fc.constantFrom(...eventNames, 'blocked', 'bounce', 'Bounced Address', 'a@example.com', 'x.y.z', '.', 'constructor', '__proto__', 'toString'), fc.double(), fc.integer(), fc.jsonValue()),
+  fc.oneof(
+    fc.constantFrom(
+      ...eventNames,
+      'blocked',
+      'bounce',
+      'Bounced Address',
+      'a@example.com',
+      'x.y.z',
+      '.',
+      'constructor',
+      '__proto__',
+      'toString',
+    ),
+    fc.double(),
+    fc.integer(),
+    fc.jsonValue(),
+  ),
 );
 
 /** Items shaped like SendGrid's, every field optional, values from the ones that steer the mapping. */
@@ -146,7 +179,10 @@ describe('parseSendGridWebhook never throws anything but invalid_payload', () =>
   });
 
   it('on arrays of structured events', () => {
-    fc.assert(fc.property(fc.array(structuredItem), (payload) => expectReceiptOrInvalidPayload(() => parseSendGridWebhook(payload))), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.array(structuredItem), (payload) => expectReceiptOrInvalidPayload(() => parseSendGridWebhook(payload))),
+      { numRuns: 500 },
+    );
   });
 
   it('on arbitrary values made JSON', () => {
@@ -160,14 +196,21 @@ describe('parseSendGridWebhook never throws anything but invalid_payload', () =>
 
   it('on arbitrary signed bodies through the receiver', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string(), fc.json(), fc.array(plausibleItem).map((items) => JSON.stringify(items))), async (text) => {
-        let failure: unknown;
-        const receipt = await webhook.receive(signed(new TextEncoder().encode(text)), auth).catch((error: unknown) => {
-          failure = error;
-        });
-        if (failure === undefined) expect(receipt).toBeDefined();
-        else expect((failure as MailwardenError).code).toBe('invalid_payload');
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.array(plausibleItem).map((items) => JSON.stringify(items)),
+        ),
+        async (text) => {
+          let failure: unknown;
+          const receipt = await webhook.receive(signed(new TextEncoder().encode(text)), auth).catch((error: unknown) => {
+            failure = error;
+          });
+          if (failure === undefined) expect(receipt).toBeDefined();
+          else expect((failure as MailwardenError).code).toBe('invalid_payload');
+        },
+      ),
       { numRuns: 200 },
     );
   });

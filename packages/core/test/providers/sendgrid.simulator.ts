@@ -6,8 +6,25 @@ export class SendGridRefusal extends Error {}
 
 /** Keys SendGrid writes into every event; a custom arg of the same name loses (sendgrid-docs `event.md`). */
 const reservedKeys = new Set([
-  'event', 'email', 'timestamp', 'smtp-id', 'sg_event_id', 'sg_message_id', 'category', 'reason', 'status',
-  'type', 'response', 'attempt', 'url', 'useragent', 'ip', 'tls', 'cert_err', 'asm_group_id', 'send_at',
+  'event',
+  'email',
+  'timestamp',
+  'smtp-id',
+  'sg_event_id',
+  'sg_message_id',
+  'category',
+  'reason',
+  'status',
+  'type',
+  'response',
+  'attempt',
+  'url',
+  'useragent',
+  'ip',
+  'tls',
+  'cert_err',
+  'asm_group_id',
+  'send_at',
 ]);
 
 /**

@@ -1,11 +1,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  SENDGRID_CUSTOM_ARGS_MAX_BYTES,
-  attachSendGridTrackingId,
-  readSendGridTrackingId,
-} from '../../src/carriers/sendgrid.js';
+import { SENDGRID_CUSTOM_ARGS_MAX_BYTES, attachSendGridTrackingId, readSendGridTrackingId } from '../../src/carriers/sendgrid.js';
 import type { DeliveryEvent } from '../../src/events/delivery-event.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
@@ -31,7 +27,10 @@ const keys = keyPair();
 const auth: SendGridWebhookAuth = { publicKey: keys.publicKey };
 const batch = new Uint8Array(readFileSync(new URL('./fixtures/sendgrid/batch.crlf.json', import.meta.url)));
 
-function signedRequest(rawBody: Uint8Array, options: { timestamp?: string; privateKey?: KeyObject; headers?: Record<string, string> } = {}): WebhookRequest {
+function signedRequest(
+  rawBody: Uint8Array,
+  options: { timestamp?: string; privateKey?: KeyObject; headers?: Record<string, string> } = {},
+): WebhookRequest {
   const timestamp = options.timestamp ?? String(Math.floor(now / 1000));
   return {
     method: 'POST',
@@ -146,7 +145,12 @@ describe('SendGrid webhook receiver', () => {
     expect(receipt.warnings).toEqual([]);
     expect(receipt.skipped).toBe(0);
     expect(receipt.sources).toEqual(receipt.events.map((_, index) => index));
-    const summary = receipt.events.map((event) => [event.type, event.bounceClass ?? null, event.providerSuppression ?? null, event.recipient]);
+    const summary = receipt.events.map((event) => [
+      event.type,
+      event.bounceClass ?? null,
+      event.providerSuppression ?? null,
+      event.recipient,
+    ]);
     expect(summary).toEqual([
       ['sent', null, null, 'jane@example.com'],
       ['deferred', null, null, 'jane@example.com'],
@@ -195,7 +199,9 @@ describe('SendGrid webhook receiver', () => {
     const details = receipt.events.map((event) => event.details);
     expect(details[1]).toStrictEqual({ smtpStatus: '400', diagnostic: '400 try again later' });
     expect(details[2]).toStrictEqual({ smtpStatus: '250', diagnostic: '250 OK' });
-    expect(details[3]).toStrictEqual({ userAgent: 'Mozilla/4.0 (compatible; MSIE 6.1; Windows XP; .NET CLR 1.1.4322; .NET CLR 2.0.50727)' });
+    expect(details[3]).toStrictEqual({
+      userAgent: 'Mozilla/4.0 (compatible; MSIE 6.1; Windows XP; .NET CLR 1.1.4322; .NET CLR 2.0.50727)',
+    });
     expect(details[4]).toStrictEqual({ url: 'https://example.com/start', userAgent: 'Mozilla/4.0' });
     // Without bounce_classification, the bounce's type (bounce or blocked) is SendGrid's classification.
     expect(details[6]).toMatchObject({ smtpStatus: '4.7.0', bounceClassification: 'Reputation' });
@@ -217,9 +223,15 @@ describe('SendGrid webhook receiver', () => {
     const first = parseSendGridWebhook([{ ...event, sg_event_id: 'one' }]).events[0]!;
     const retry = parseSendGridWebhook([{ ...event, sg_event_id: 'two' }]).events[0]!;
     expect(retry.eventKey).toBe(first.eventKey);
-    const otherClick = parseSendGridWebhook([{ ...event, event: 'click', url: 'https://a' }, { ...event, event: 'click', url: 'https://b' }]);
+    const otherClick = parseSendGridWebhook([
+      { ...event, event: 'click', url: 'https://a' },
+      { ...event, event: 'click', url: 'https://b' },
+    ]);
     expect(otherClick.events[0]!.eventKey).not.toBe(otherClick.events[1]!.eventKey);
-    const bySmtpId = parseSendGridWebhook([{ ...event, sg_message_id: undefined, 'smtp-id': '<x@y>' }, { ...event, sg_message_id: undefined, 'smtp-id': '<z@y>' }]);
+    const bySmtpId = parseSendGridWebhook([
+      { ...event, sg_message_id: undefined, 'smtp-id': '<x@y>' },
+      { ...event, sg_message_id: undefined, 'smtp-id': '<z@y>' },
+    ]);
     expect(bySmtpId.events[0]!.eventKey).not.toBe(bySmtpId.events[1]!.eventKey);
   });
 
@@ -258,7 +270,10 @@ describe('SendGrid webhook receiver', () => {
 
   it('rejects a signature made with another key, a wrong key type and a malformed signature', async () => {
     const other = keyPair();
-    await expectMailwardenError(() => webhook.receive(signedRequest(batch, { privateKey: other.privateKey }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signedRequest(batch, { privateKey: other.privateKey }), auth),
+      'webhook_unauthorized',
+    );
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
     await expectMailwardenError(() => webhook.receive(signedRequest(batch), { publicKey: rsa }), 'webhook_unauthorized');
     await expectMailwardenError(() => webhook.receive(signedRequest(batch), { publicKey: 'not a key' }), 'webhook_unauthorized');
@@ -270,11 +285,20 @@ describe('SendGrid webhook receiver', () => {
     const { 'x-twilio-email-event-webhook-signature': _, ...unsigned } = signedRequest(batch).headers;
     await expectMailwardenError(() => webhook.receive({ ...signedRequest(batch), headers: unsigned }, auth), 'webhook_unauthorized');
     const seconds = Math.floor(now / 1000);
-    await expectMailwardenError(() => webhook.receive(signedRequest(batch, { timestamp: String(seconds - 601) }), auth), 'webhook_unauthorized');
-    await expectMailwardenError(() => webhook.receive(signedRequest(batch, { timestamp: String(seconds + 601) }), auth), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signedRequest(batch, { timestamp: String(seconds - 601) }), auth),
+      'webhook_unauthorized',
+    );
+    await expectMailwardenError(
+      () => webhook.receive(signedRequest(batch, { timestamp: String(seconds + 601) }), auth),
+      'webhook_unauthorized',
+    );
     await expect(webhook.receive(signedRequest(batch, { timestamp: String(seconds - 600) }), auth)).resolves.toBeDefined();
     const custom = { ...auth, toleranceSeconds: 60 };
-    await expectMailwardenError(() => webhook.receive(signedRequest(batch, { timestamp: String(seconds - 61) }), custom), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => webhook.receive(signedRequest(batch, { timestamp: String(seconds - 61) }), custom),
+      'webhook_unauthorized',
+    );
     await expectMailwardenError(() => webhook.receive(signedRequest(batch, { timestamp: '1e9' }), auth), 'webhook_unauthorized');
   });
 
@@ -333,8 +357,26 @@ describe('parseSendGridWebhook', () => {
 
   it("answers the console's test post (SendGrid's sample events for example@test.com) as a ping", () => {
     const sample = [
-      { email: 'example@test.com', timestamp: 1513299569, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'processed', category: 'cat facts', sg_event_id: 'sg_event_id', sg_message_id: 'sg_message_id' },
-      { email: 'example@test.com', timestamp: 1513299569, 'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>', event: 'bounce', reason: '500 unknown recipient', status: '5.0.0', type: 'bounce', sg_event_id: 'sg_event_id', sg_message_id: 'sg_message_id' },
+      {
+        email: 'example@test.com',
+        timestamp: 1513299569,
+        'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
+        event: 'processed',
+        category: 'cat facts',
+        sg_event_id: 'sg_event_id',
+        sg_message_id: 'sg_message_id',
+      },
+      {
+        email: 'example@test.com',
+        timestamp: 1513299569,
+        'smtp-id': '<14c5d75ce93.dfd.64b469@ismtpd-555>',
+        event: 'bounce',
+        reason: '500 unknown recipient',
+        status: '5.0.0',
+        type: 'bounce',
+        sg_event_id: 'sg_event_id',
+        sg_message_id: 'sg_message_id',
+      },
       { email: 'example@test.com', timestamp: 1513299569, event: 'spamreport', sg_event_id: 'sg_event_id', sg_message_id: 'sg_message_id' },
     ];
     expect(parseSendGridWebhook(sample)).toEqual({ events: [], sources: [], warnings: [], skipped: 0, notice: 'ping' });

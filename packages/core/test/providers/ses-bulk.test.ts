@@ -10,7 +10,13 @@ const v2Bulk = () => ({
   DefaultContent: { Template: { TemplateName: 'spring', TemplateData: '{}' } },
   BulkEmailEntries: [
     { Destination: { ToAddresses: ['ana@example.org'] } },
-    { Destination: { ToAddresses: ['bo@example.org'] }, ReplacementTags: [{ Name: 'segment', Value: 'b' }, { Name: 'service_id', Value: 'old' }] },
+    {
+      Destination: { ToAddresses: ['bo@example.org'] },
+      ReplacementTags: [
+        { Name: 'segment', Value: 'b' },
+        { Name: 'service_id', Value: 'old' },
+      ],
+    },
   ],
   ConfigurationSetName: 'tracking',
 });
@@ -54,7 +60,10 @@ describe('attachSesTagsTrackingId on the bulk operations', () => {
   });
 
   it('refuses a bulk request carrying the single-send tag field, which the SDK would drop', async () => {
-    const v2 = await expectMailwardenError(() => attachSesTagsTrackingId({ ...v2Bulk(), EmailTags: [] }, 'x', { api: 'v2' }), 'invalid_request');
+    const v2 = await expectMailwardenError(
+      () => attachSesTagsTrackingId({ ...v2Bulk(), EmailTags: [] }, 'x', { api: 'v2' }),
+      'invalid_request',
+    );
     expect(v2.message).toMatch(/SendBulkEmail.*DefaultEmailTags/);
     const v1 = await expectMailwardenError(() => attachSesTagsTrackingId({ ...v1Bulk(), Tags: [] }, 'x', { api: 'v1' }), 'invalid_request');
     expect(v1.message).toMatch(/SendBulkTemplatedEmail.*DefaultTags/);
@@ -70,7 +79,15 @@ describe('attachSesHeaderTrackingId on v2 SendBulkEmail', () => {
   it('adds X-Service-Id to DefaultContent.Template.Headers and to the entries that set their own headers', () => {
     const request = {
       ...v2Bulk(),
-      DefaultContent: { Template: { TemplateName: 'spring', Headers: [{ Name: 'x-service-id', Value: 'old' }, { Name: 'X-A', Value: '1' }] } },
+      DefaultContent: {
+        Template: {
+          TemplateName: 'spring',
+          Headers: [
+            { Name: 'x-service-id', Value: 'old' },
+            { Name: 'X-A', Value: '1' },
+          ],
+        },
+      },
       BulkEmailEntries: [
         { Destination: { ToAddresses: ['ana@example.org'] } },
         { Destination: { ToAddresses: ['bo@example.org'] }, ReplacementHeaders: [{ Name: 'X-Service-Id', Value: 'other' }] },

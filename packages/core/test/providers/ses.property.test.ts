@@ -7,7 +7,15 @@ import { deliveryEventSchema } from '../../src/api-schemas.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from '../../src/webhooks/ses.js';
-import { certificateUrl, sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn, type SentMessage } from '../../src/testing/ses.js';
+import {
+  certificateUrl,
+  sesNotification,
+  snsEnvelope,
+  snsRequest,
+  snsSigningCertificate,
+  topicArn,
+  type SentMessage,
+} from '../../src/testing/ses.js';
 import { mimeMessage, sesV1SendEmail, sesV1SendRawEmail, sesV2SendEmail } from './ses.simulator.js';
 import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
@@ -65,7 +73,9 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
           {
             FromEmailAddress: 'shop@example.com',
             Destination: { ToAddresses: to },
-            Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } }, Headers: [{ Name: 'X-Campaign', Value: 'c' }] } },
+            Content: {
+              Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } }, Headers: [{ Name: 'X-Campaign', Value: 'c' }] },
+            },
           },
           id,
         );
@@ -78,27 +88,42 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
   for (const api of ['v1', 'v2'] as const) {
     it(`message tags (${api}: ${api === 'v1' ? 'Tags' : 'EmailTags'}) through event publishing, or refused because the tag limit truly cannot be met`, async () => {
       await fc.assert(
-        fc.asyncProperty(anyTrackingId, fc.constantFrom('Delivery' as const, 'Bounce' as const, 'Open' as const), fc.constantFrom('1' as const, '2' as const), async (id, eventType, signatureVersion) => {
-          let sent: SentMessage;
-          try {
-            sent =
-              api === 'v1'
-                ? sesV1SendEmail(attachSesTagsTrackingId({ Source: 'shop@example.com', Destination: { ToAddresses: to }, Tags: [{ Name: 'campaign', Value: 'c' }] }, id, { api }))
-                : sesV2SendEmail(
-                    attachSesTagsTrackingId(
-                      { FromEmailAddress: 'shop@example.com', Destination: { ToAddresses: to }, Content: { Simple: { Subject: { Data: 'Hi' } } } },
-                      id,
-                      { api },
-                    ),
-                  );
-          } catch (error) {
-            if (!isMailwardenError(error) || error.code !== 'tracking_id_not_carriable') throw error;
-            expect(fitsInSesTag(id)).toBe(false);
-            return;
-          }
-          expect(fitsInSesTag(id)).toBe(true);
-          expect(await deliverAndRead(sent, { family: 'event-publishing', eventType, signatureVersion })).toEqual([id, id]);
-        }),
+        fc.asyncProperty(
+          anyTrackingId,
+          fc.constantFrom('Delivery' as const, 'Bounce' as const, 'Open' as const),
+          fc.constantFrom('1' as const, '2' as const),
+          async (id, eventType, signatureVersion) => {
+            let sent: SentMessage;
+            try {
+              sent =
+                api === 'v1'
+                  ? sesV1SendEmail(
+                      attachSesTagsTrackingId(
+                        { Source: 'shop@example.com', Destination: { ToAddresses: to }, Tags: [{ Name: 'campaign', Value: 'c' }] },
+                        id,
+                        { api },
+                      ),
+                    )
+                  : sesV2SendEmail(
+                      attachSesTagsTrackingId(
+                        {
+                          FromEmailAddress: 'shop@example.com',
+                          Destination: { ToAddresses: to },
+                          Content: { Simple: { Subject: { Data: 'Hi' } } },
+                        },
+                        id,
+                        { api },
+                      ),
+                    );
+            } catch (error) {
+              if (!isMailwardenError(error) || error.code !== 'tracking_id_not_carriable') throw error;
+              expect(fitsInSesTag(id)).toBe(false);
+              return;
+            }
+            expect(fitsInSesTag(id)).toBe(true);
+            expect(await deliverAndRead(sent, { family: 'event-publishing', eventType, signatureVersion })).toEqual([id, id]);
+          },
+        ),
         { numRuns: 150 },
       );
     });
@@ -146,7 +171,9 @@ describe('pinned counterexamples of the round trip', () => {
 
   it('the tag limit at its edge: 192 bytes of UTF-8 fit (256 characters), 193 do not', async () => {
     const fits = '€'.repeat(64);
-    const tagged = attachSesTagsTrackingId({ FromEmailAddress: 'shop@example.com', Destination: { ToAddresses: to }, Content: {} }, fits, { api: 'v2' });
+    const tagged = attachSesTagsTrackingId({ FromEmailAddress: 'shop@example.com', Destination: { ToAddresses: to }, Content: {} }, fits, {
+      api: 'v2',
+    });
     expect(await deliverAndRead(sesV2SendEmail({ ...tagged, Content: { Simple: {} } }), options)).toEqual([fits, fits]);
     expect(fitsInSesTag(`${fits}a`)).toBe(false);
     expect(() => attachSesTagsTrackingId({ Tags: [] }, `${fits}a`, { api: 'v1' })).toThrow(/256/);
@@ -158,63 +185,103 @@ function expectOnlyMailwardenErrors(error: unknown): void {
   if (!isMailwardenError(error) || (error.code !== 'invalid_payload' && error.code !== 'webhook_unauthorized')) throw error;
 }
 
-const sesEventTypes = ['Bounce', 'Complaint', 'Delivery', 'DeliveryDelay', 'Send', 'Reject', 'Open', 'Click', 'Rendering Failure', 'Subscription', 'Received'];
+const sesEventTypes = [
+  'Bounce',
+  'Complaint',
+  'Delivery',
+  'DeliveryDelay',
+  'Send',
+  'Reject',
+  'Open',
+  'Click',
+  'Rendering Failure',
+  'Subscription',
+  'Received',
+];
 const jsonish = fc.jsonValue({ maxDepth: 3 });
 
 /** SES-shaped notifications whose fields are each either plausible or arbitrary JSON. */
-const sesLike = fc.record(
-  {
-    eventType: fc.oneof(fc.constantFrom(...sesEventTypes), jsonish),
-    notificationType: fc.oneof(fc.constantFrom(...sesEventTypes), jsonish),
-    mail: fc.oneof(
-      jsonish,
-      fc.record(
-        {
-          messageId: fc.oneof(fc.string(), jsonish),
-          timestamp: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), fc.string(), jsonish),
-          destination: fc.oneof(fc.array(fc.oneof(fc.emailAddress(), fc.string(), jsonish)), jsonish),
-          headers: fc.oneof(fc.array(fc.oneof(fc.record({ name: fc.constantFrom('X-Service-Id', 'x-service-id', 'From'), value: fc.oneof(fc.string(), jsonish) }), jsonish)), jsonish),
-          tags: fc.oneof(fc.dictionary(fc.constantFrom('service_id', 'service_id_enc', 'x'), fc.oneof(fc.array(fc.string()), jsonish)), jsonish),
-        },
-        { requiredKeys: [] },
+const sesLike = fc
+  .record(
+    {
+      eventType: fc.oneof(fc.constantFrom(...sesEventTypes), jsonish),
+      notificationType: fc.oneof(fc.constantFrom(...sesEventTypes), jsonish),
+      mail: fc.oneof(
+        jsonish,
+        fc.record(
+          {
+            messageId: fc.oneof(fc.string(), jsonish),
+            timestamp: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), fc.string(), jsonish),
+            destination: fc.oneof(fc.array(fc.oneof(fc.emailAddress(), fc.string(), jsonish)), jsonish),
+            headers: fc.oneof(
+              fc.array(
+                fc.oneof(
+                  fc.record({ name: fc.constantFrom('X-Service-Id', 'x-service-id', 'From'), value: fc.oneof(fc.string(), jsonish) }),
+                  jsonish,
+                ),
+              ),
+              jsonish,
+            ),
+            tags: fc.oneof(
+              fc.dictionary(fc.constantFrom('service_id', 'service_id_enc', 'x'), fc.oneof(fc.array(fc.string()), jsonish)),
+              jsonish,
+            ),
+          },
+          { requiredKeys: [] },
+        ),
       ),
-    ),
-    detail: fc.oneof(
-      jsonish,
-      fc.record(
-        {
-          timestamp: fc.oneof(fc.constant('2026-01-01T00:00:01Z'), jsonish),
-          bounceType: fc.oneof(fc.constantFrom('Permanent', 'Transient', 'Undetermined'), jsonish),
-          bounceSubType: fc.oneof(fc.constantFrom('General', 'OnAccountSuppressionList', 'Suppressed'), jsonish),
-          bouncedRecipients: fc.oneof(fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)), jsonish),
-          complainedRecipients: fc.oneof(fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)), jsonish),
-          delayedRecipients: fc.oneof(fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)), jsonish),
-          recipients: fc.oneof(fc.array(fc.oneof(fc.emailAddress(), jsonish)), jsonish),
-          complaintFeedbackType: fc.oneof(fc.constant('not-spam'), jsonish),
-          newTopicPreferences: jsonish,
-          oldTopicPreferences: jsonish,
-        },
-        { requiredKeys: [] },
+      detail: fc.oneof(
+        jsonish,
+        fc.record(
+          {
+            timestamp: fc.oneof(fc.constant('2026-01-01T00:00:01Z'), jsonish),
+            bounceType: fc.oneof(fc.constantFrom('Permanent', 'Transient', 'Undetermined'), jsonish),
+            bounceSubType: fc.oneof(fc.constantFrom('General', 'OnAccountSuppressionList', 'Suppressed'), jsonish),
+            bouncedRecipients: fc.oneof(
+              fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)),
+              jsonish,
+            ),
+            complainedRecipients: fc.oneof(
+              fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)),
+              jsonish,
+            ),
+            delayedRecipients: fc.oneof(
+              fc.array(fc.oneof(fc.record({ emailAddress: fc.oneof(fc.emailAddress(), jsonish) }), jsonish)),
+              jsonish,
+            ),
+            recipients: fc.oneof(fc.array(fc.oneof(fc.emailAddress(), jsonish)), jsonish),
+            complaintFeedbackType: fc.oneof(fc.constant('not-spam'), jsonish),
+            newTopicPreferences: jsonish,
+            oldTopicPreferences: jsonish,
+          },
+          { requiredKeys: [] },
+        ),
       ),
-    ),
-  },
-  { requiredKeys: ['mail', 'detail'] },
-).map(({ detail, ...rest }) => {
-  // The same detail object under every key SES uses, so whichever type was drawn finds one.
-  const keys = ['bounce', 'complaint', 'delivery', 'deliveryDelay', 'send', 'reject', 'open', 'click', 'failure', 'subscription'];
-  return { ...rest, ...Object.fromEntries(keys.map((key) => [key, detail])) };
-});
+    },
+    { requiredKeys: ['mail', 'detail'] },
+  )
+  .map(({ detail, ...rest }) => {
+    // The same detail object under every key SES uses, so whichever type was drawn finds one.
+    const keys = ['bounce', 'complaint', 'delivery', 'deliveryDelay', 'send', 'reject', 'open', 'click', 'failure', 'subscription'];
+    return { ...rest, ...Object.fromEntries(keys.map((key) => [key, detail])) };
+  });
 
 describe('parsers never throw anything but MailwardenError', () => {
   it('parseSesWebhook on arbitrary JSON: a receipt, or invalid_payload', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue(), fc.anything().map((value) => JSON.parse(JSON.stringify(value ?? null)) as unknown)), (value) => {
-        try {
-          parseSesWebhook(value, { snsMessageId: 'm' });
-        } catch (error) {
-          if (!isMailwardenError(error) || error.code !== 'invalid_payload') throw error;
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          fc.anything().map((value) => JSON.parse(JSON.stringify(value ?? null)) as unknown),
+        ),
+        (value) => {
+          try {
+            parseSesWebhook(value, { snsMessageId: 'm' });
+          } catch (error) {
+            if (!isMailwardenError(error) || error.code !== 'invalid_payload') throw error;
+          }
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -289,7 +356,11 @@ describe('parsers never throw anything but MailwardenError', () => {
   });
 
   it('receive of signed notifications with arbitrary Messages: a receipt or invalid_payload', async () => {
-    const message = fc.oneof(fc.string(), fc.jsonValue().map((value) => JSON.stringify(value)), sesLike.map((value) => JSON.stringify(value)));
+    const message = fc.oneof(
+      fc.string(),
+      fc.jsonValue().map((value) => JSON.stringify(value)),
+      sesLike.map((value) => JSON.stringify(value)),
+    );
     await fc.assert(
       fc.asyncProperty(message, fc.option(fc.string(), { nil: undefined }), async (text, subject) => {
         try {

@@ -71,9 +71,15 @@ export function sesV1SendRawEmail(request: Record<string, unknown>): SentMessage
 
 /** A raw MIME message as a mail client would build it, ready for `attachSesHeaderTrackingId`. */
 export function mimeMessage(to: string[], newline = '\r\n'): string {
-  return [...baseHeaders(to).map(({ name, value }) => `${name}: ${value}`), 'Content-Type: text/plain; charset=UTF-8', '', 'Hello,', '', 'a body line', ''].join(
-    newline,
-  );
+  return [
+    ...baseHeaders(to).map(({ name, value }) => `${name}: ${value}`),
+    'Content-Type: text/plain; charset=UTF-8',
+    '',
+    'Hello,',
+    '',
+    'a body line',
+    '',
+  ].join(newline);
 }
 
 function destinationOf(destination: unknown): string[] {

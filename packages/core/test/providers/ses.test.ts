@@ -14,7 +14,16 @@ import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from '../../src/webhooks/ses.js';
 import { parseSnsMessage, snsCertificateUrl, snsStringToSign, snsUrl } from '../../src/webhooks/sns.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
-import { certificateUrl, signEnvelope, snsEnvelope, snsRawRequest, snsRequest, snsSigningCertificate, snsSigningKey, topicArn } from '../../src/testing/ses.js';
+import {
+  certificateUrl,
+  signEnvelope,
+  snsEnvelope,
+  snsRawRequest,
+  snsRequest,
+  snsSigningCertificate,
+  snsSigningKey,
+  topicArn,
+} from '../../src/testing/ses.js';
 import { mimeMessage, otherCertificate } from './ses.simulator.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/ses/${name}.json`, import.meta.url), 'utf8');
@@ -38,7 +47,10 @@ describe('X-Service-Id header carrier', () => {
   it('encodes what a header would not return literally: non-ASCII, control characters, =?, edge blanks', () => {
     for (const id of ['März', 'tab\there', '=?UTF-8?B?YQ==?=', 'a=?b', ' leading', 'trailing ', ' ']) {
       const words = encodeServiceIdHeader(id);
-      expect(words.every((word) => /^=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=$/.test(word)), id).toBe(true);
+      expect(
+        words.every((word) => /^=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=$/.test(word)),
+        id,
+      ).toBe(true);
       expect(decodeHeaderValue(words.join(' '))).toBe(id);
     }
   });
@@ -146,7 +158,11 @@ describe('X-Service-Id header carrier', () => {
 
   it('adds to SES v2 Content.Template.Headers', () => {
     const out = attachSesHeaderTrackingId({ Content: { Template: { TemplateName: 'receipt', TemplateData: '{}' } } }, 'r-1');
-    expect(out.Content.Template).toEqual({ TemplateName: 'receipt', TemplateData: '{}', Headers: [{ Name: 'X-Service-Id', Value: 'r-1' }] });
+    expect(out.Content.Template).toEqual({
+      TemplateName: 'receipt',
+      TemplateData: '{}',
+      Headers: [{ Name: 'X-Service-Id', Value: 'r-1' }],
+    });
   });
 
   it('refuses a v2 request without Simple or Template content, and invalid tracking IDs', async () => {
@@ -163,7 +179,9 @@ describe('X-Service-Id header carrier', () => {
     expect(decodeHeaderValue('=?iso-8859-1?q?M=E4rz?=')).toBe('März');
     // A UTF-8 sequence split across two words (other encoders do that) is joined before decoding.
     const bytes = Buffer.from('€');
-    expect(decodeHeaderValue(`=?UTF-8?B?${bytes.subarray(0, 1).toString('base64')}?= =?UTF-8?B?${bytes.subarray(1).toString('base64')}?=`)).toBe('€');
+    expect(
+      decodeHeaderValue(`=?UTF-8?B?${bytes.subarray(0, 1).toString('base64')}?= =?UTF-8?B?${bytes.subarray(1).toString('base64')}?=`),
+    ).toBe('€');
     // A leading U+FEFF is part of the value, not a byte-order mark.
     expect(decodeHeaderValue(`=?UTF-8?B?${Buffer.from('\ufeffx').toString('base64')}?=`)).toBe('\ufeffx');
   });
@@ -176,7 +194,12 @@ describe('X-Service-Id header carrier', () => {
   });
 
   it('reads the first X-Service-Id of mail.headers, by case-insensitive name', () => {
-    expect(readSesHeaderTrackingId([{ name: 'From', value: 'a' }, { name: 'x-SERVICE-id', value: '=?UTF-8?B?w6k=?=' }])).toBe('é');
+    expect(
+      readSesHeaderTrackingId([
+        { name: 'From', value: 'a' },
+        { name: 'x-SERVICE-id', value: '=?UTF-8?B?w6k=?=' },
+      ]),
+    ).toBe('é');
     expect(readSesHeaderTrackingId(undefined)).toBeNull();
     expect(readSesHeaderTrackingId([])).toBeNull();
     expect(readSesHeaderTrackingId([{ name: 'X-Service-Id', value: '' }])).toBeNull();
@@ -208,12 +231,25 @@ describe('SES message tag carrier', () => {
   });
 
   it('uses Tags for v1 and EmailTags for v2, replacing an old service_id and keeping other tags', () => {
-    const v1 = { Source: 'shop@example.com', Tags: [{ Name: 'campaign', Value: 'x' }, { Name: 'service_id_enc', Value: 'b64u' }, { Name: 'service_id', Value: 'b2xk' }] };
+    const v1 = {
+      Source: 'shop@example.com',
+      Tags: [
+        { Name: 'campaign', Value: 'x' },
+        { Name: 'service_id_enc', Value: 'b64u' },
+        { Name: 'service_id', Value: 'b2xk' },
+      ],
+    };
     const copy = structuredClone(v1);
     const out = attachSesTagsTrackingId(v1, 'new', { api: 'v1' });
     expect(v1).toEqual(copy);
     // A stale service_id_enc would make the plain value decode as base64url.
-    expect(out).toEqual({ Source: 'shop@example.com', Tags: [{ Name: 'campaign', Value: 'x' }, { Name: 'service_id', Value: 'new' }] });
+    expect(out).toEqual({
+      Source: 'shop@example.com',
+      Tags: [
+        { Name: 'campaign', Value: 'x' },
+        { Name: 'service_id', Value: 'new' },
+      ],
+    });
     expect(out).not.toHaveProperty('EmailTags');
 
     const v2 = attachSesTagsTrackingId({ FromEmailAddress: 'shop@example.com', Content: {} }, 'a b', { api: 'v2' });
@@ -229,8 +265,14 @@ describe('SES message tag carrier', () => {
   });
 
   it('refuses a request of the other API version, which the SDK would silently strip of its tags', async () => {
-    await expectMailwardenError(() => attachSesTagsTrackingId({ FromEmailAddress: 'a@example.com' }, 'x', { api: 'v1' }), 'invalid_request');
-    await expectMailwardenError(() => attachSesTagsTrackingId({ RawMessage: { Data: new Uint8Array() } }, 'x', { api: 'v2' }), 'invalid_request');
+    await expectMailwardenError(
+      () => attachSesTagsTrackingId({ FromEmailAddress: 'a@example.com' }, 'x', { api: 'v1' }),
+      'invalid_request',
+    );
+    await expectMailwardenError(
+      () => attachSesTagsTrackingId({ RawMessage: { Data: new Uint8Array() } }, 'x', { api: 'v2' }),
+      'invalid_request',
+    );
     await expectMailwardenError(() => attachSesTagsTrackingId({ Tags: [] }, 'x', { api: 'v2' }), 'invalid_request');
   });
 
@@ -518,7 +560,9 @@ describe('parseSesWebhook', () => {
     const { events } = parseFixture('bounce-permanent', null);
     const key = (recipient: string): string =>
       createHash('sha256')
-        .update(JSON.stringify(['0100018e0a2e1a9b-4f2c8d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f-000000', 'Bounce', '2026-03-02T10:15:07.669Z', recipient]))
+        .update(
+          JSON.stringify(['0100018e0a2e1a9b-4f2c8d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f-000000', 'Bounce', '2026-03-02T10:15:07.669Z', recipient]),
+        )
         .digest('hex');
     expect(events.map((event) => event.eventKey)).toEqual([key('ana@example.org'), key('Bo@Example.org')]);
     // Both families describe the same bounce the same way, so without MessageIds they share keys.
@@ -554,7 +598,10 @@ describe('parseSesWebhook', () => {
       [{ eventType: 'Bounce', mail: { timestamp: '2026-01-01T00:00:00Z' } }, /no "bounce" object/],
       [{ eventType: 'Open', mail: { destination: ['a@example.org'] }, open: {} }, /no valid timestamp/],
       [{ eventType: 'Open', mail: { timestamp: '2026-01-01T00:00:00Z' } }, /mail.destination is missing/],
-      [{ eventType: 'Delivery', mail: {}, delivery: { timestamp: '2026-01-01T00:00:00Z', recipients: [] } }, /delivery.recipients is missing or empty/],
+      [
+        { eventType: 'Delivery', mail: {}, delivery: { timestamp: '2026-01-01T00:00:00Z', recipients: [] } },
+        /delivery.recipients is missing or empty/,
+      ],
     ];
     for (const [notification, message] of cases) {
       const receipt = parseSesWebhook(notification);
@@ -573,8 +620,18 @@ describe('SNS signature primitives', () => {
   it('builds the string to sign with a newline after every value, the last included', () => {
     const message = parseSnsMessage({ Type: 'Notification', MessageId: 'id', TopicArn: 't', Message: 'm', Timestamp: 'ts', Subject: 's' });
     expect(snsStringToSign(message)).toBe('Message\nm\nMessageId\nid\nSubject\ns\nTimestamp\nts\nTopicArn\nt\nType\nNotification\n');
-    const confirmation = parseSnsMessage({ Type: 'SubscriptionConfirmation', MessageId: 'id', TopicArn: 't', Message: 'm', Timestamp: 'ts', Token: 'k', SubscribeURL: 'u' });
-    expect(snsStringToSign(confirmation)).toBe('Message\nm\nMessageId\nid\nSubscribeURL\nu\nTimestamp\nts\nToken\nk\nTopicArn\nt\nType\nSubscriptionConfirmation\n');
+    const confirmation = parseSnsMessage({
+      Type: 'SubscriptionConfirmation',
+      MessageId: 'id',
+      TopicArn: 't',
+      Message: 'm',
+      Timestamp: 'ts',
+      Token: 'k',
+      SubscribeURL: 'u',
+    });
+    expect(snsStringToSign(confirmation)).toBe(
+      'Message\nm\nMessageId\nid\nSubscribeURL\nu\nTimestamp\nts\nToken\nk\nTopicArn\nt\nType\nSubscriptionConfirmation\n',
+    );
   });
 
   it('accepts only https SNS hosts', () => {
@@ -633,7 +690,10 @@ describe('createSesWebhook', () => {
       it('rejects a tampered Subject or a signature of the other version', async () => {
         const { env } = fakeEnv();
         const envelope = snsEnvelope(bounce, { signatureVersion, subject: 'a' });
-        await expectMailwardenError(() => createSesWebhook(env).receive(snsRequest({ ...envelope, Subject: 'b' }), auth), 'webhook_unauthorized');
+        await expectMailwardenError(
+          () => createSesWebhook(env).receive(snsRequest({ ...envelope, Subject: 'b' }), auth),
+          'webhook_unauthorized',
+        );
         const other = { ...envelope, SignatureVersion: signatureVersion === '1' ? '2' : '1' };
         await expectMailwardenError(() => createSesWebhook(env).receive(snsRequest(other), auth), 'webhook_unauthorized');
       });
@@ -697,7 +757,11 @@ describe('createSesWebhook', () => {
         const forged = snsEnvelope('confirm', { signatureVersion, type: 'SubscriptionConfirmation' });
         forged.SubscribeURL = 'https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=other&Token=x';
         await expectMailwardenError(() => createSesWebhook(env).receive(snsRequest(forged), auth), 'webhook_unauthorized');
-        const foreign = snsEnvelope('confirm', { signatureVersion, type: 'SubscriptionConfirmation', topicArn: 'arn:aws:sns:us-east-1:999999999999:x' });
+        const foreign = snsEnvelope('confirm', {
+          signatureVersion,
+          type: 'SubscriptionConfirmation',
+          topicArn: 'arn:aws:sns:us-east-1:999999999999:x',
+        });
         await expectMailwardenError(() => createSesWebhook(env).receive(snsRequest(foreign), auth), 'webhook_unauthorized');
         expect(confirmSubscription).not.toHaveBeenCalled();
       });
@@ -734,7 +798,13 @@ describe('createSesWebhook', () => {
   it('answers SES\'s "Successfully validated" notice as a ping', async () => {
     const { env } = fakeEnv();
     const envelope = snsEnvelope('Successfully validated SNS topic for Amazon SES event publishing.');
-    expect(await createSesWebhook(env).receive(snsRequest(envelope), auth)).toEqual({ events: [], sources: [], warnings: [], skipped: 0, notice: 'ping' });
+    expect(await createSesWebhook(env).receive(snsRequest(envelope), auth)).toEqual({
+      events: [],
+      sources: [],
+      warnings: [],
+      skipped: 0,
+      notice: 'ping',
+    });
   });
 
   it('rejects SNS headers that contradict the body', async () => {
@@ -756,7 +826,8 @@ describe('createSesWebhook', () => {
     const fresh = snsEnvelope(bounce, { messageId: 'b1f0c4b2-0000-4000-8000-000000000001' });
     const yearOld: Record<string, string> = { ...fresh, Timestamp: new Date(Date.now() - 400 * 24 * 60 * 60 * 1000).toISOString() };
     yearOld.Signature = signEnvelope(yearOld, snsSigningKey);
-    const keys = async (envelope: Record<string, string>) => (await ses.receive(snsRequest(envelope), auth)).events.map((event) => event.eventKey);
+    const keys = async (envelope: Record<string, string>) =>
+      (await ses.receive(snsRequest(envelope), auth)).events.map((event) => event.eventKey);
     // A replay, however late, is the same events under the same keys: the store counts them as duplicates.
     expect(await keys(yearOld)).toStrictEqual(await keys(fresh));
     expect(await keys(yearOld)).toHaveLength(2);
@@ -768,7 +839,10 @@ describe('createSesWebhook', () => {
     const envelope = snsEnvelope(bounce);
     await expectMailwardenError(() => ses.receive(snsRequest(envelope), { topicArns: [] }), 'webhook_unauthorized');
     // A string is not a list: includes() would turn it into a substring test.
-    await expectMailwardenError(() => ses.receive(snsRequest(envelope), { topicArns: `${topicArn}-and-more` } as never), 'webhook_unauthorized');
+    await expectMailwardenError(
+      () => ses.receive(snsRequest(envelope), { topicArns: `${topicArn}-and-more` } as never),
+      'webhook_unauthorized',
+    );
     const { Signature: _, ...unsigned } = envelope;
     await expectMailwardenError(() => ses.receive(snsRequest(unsigned), auth), 'webhook_unauthorized');
     await expectMailwardenError(() => ses.receive(snsRequest({ ...envelope, SignatureVersion: '3' }), auth), 'webhook_unauthorized');
@@ -784,7 +858,10 @@ describe('createSesWebhook', () => {
       const ses = createSesWebhook(env);
       await expectMailwardenError(() => ses.receive(snsRequest(snsEnvelope(bounce)), basicAuth), 'webhook_unauthorized');
       const wrong = `Basic ${Buffer.from('sns:nope').toString('base64')}`;
-      await expectMailwardenError(() => ses.receive(snsRequest(snsEnvelope(bounce), { authorization: wrong }), basicAuth), 'webhook_unauthorized');
+      await expectMailwardenError(
+        () => ses.receive(snsRequest(snsEnvelope(bounce), { authorization: wrong }), basicAuth),
+        'webhook_unauthorized',
+      );
       expect(fetchCertificate).not.toHaveBeenCalled();
       expect((await ses.receive(snsRequest(snsEnvelope(bounce), { authorization }), basicAuth)).events).toHaveLength(2);
     });
@@ -813,7 +890,9 @@ describe('createSesWebhook', () => {
         ['bounced', 'ana@example.org', 'spring-sale'],
         ['bounced', 'Bo@Example.org', 'spring-sale'],
       ]);
-      expect(receipt.events.map((event) => event.eventKey)).toEqual(parseFixture('bounce-permanent', null).events.map((event) => event.eventKey));
+      expect(receipt.events.map((event) => event.eventKey)).toEqual(
+        parseFixture('bounce-permanent', null).events.map((event) => event.eventKey),
+      );
       expect(receipt.events[0]!.eventKey).toMatch(/^[0-9a-f]{64}$/);
     });
 
@@ -826,24 +905,37 @@ describe('createSesWebhook', () => {
     it('is refused while signatures are required, without basic auth, or from an unlisted topic', async () => {
       const { env } = fakeEnv();
       const ses = createSesWebhook(env);
-      await expectMailwardenError(() => ses.receive(snsRawRequest(bounce, { authorization }), { ...rawAuth, signatureRequired: true }), 'webhook_unauthorized');
+      await expectMailwardenError(
+        () => ses.receive(snsRawRequest(bounce, { authorization }), { ...rawAuth, signatureRequired: true }),
+        'webhook_unauthorized',
+      );
       await expectMailwardenError(() => ses.receive(snsRawRequest(bounce, { authorization }), auth), 'webhook_unauthorized');
       await expectMailwardenError(() => ses.receive(snsRawRequest(bounce), rawAuth), 'webhook_unauthorized');
-      await expectMailwardenError(() => ses.receive(snsRawRequest(bounce, { authorization, 'x-amz-sns-topic-arn': 'arn:aws:sns:us-east-1:1:x' }), rawAuth), 'webhook_unauthorized');
+      await expectMailwardenError(
+        () => ses.receive(snsRawRequest(bounce, { authorization, 'x-amz-sns-topic-arn': 'arn:aws:sns:us-east-1:1:x' }), rawAuth),
+        'webhook_unauthorized',
+      );
       const { 'x-amz-sns-topic-arn': _, ...headers } = snsRawRequest(bounce, { authorization }).headers;
       await expectMailwardenError(() => ses.receive({ ...snsRawRequest(bounce), headers }, rawAuth), 'webhook_unauthorized');
     });
 
     it('answers a body that is not JSON with invalid_payload', async () => {
       const { env } = fakeEnv();
-      await expectMailwardenError(() => createSesWebhook(env).receive(snsRawRequest('<xml/>', { authorization }), rawAuth), 'invalid_payload');
+      await expectMailwardenError(
+        () => createSesWebhook(env).receive(snsRawRequest('<xml/>', { authorization }), rawAuth),
+        'invalid_payload',
+      );
     });
   });
 
   it('answers bodies that can never be parsed with invalid_payload', async () => {
     const { env } = fakeEnv();
     const ses = createSesWebhook(env);
-    const request = (body: string | Uint8Array) => ({ method: 'POST', headers: {}, rawBody: typeof body === 'string' ? Buffer.from(body) : body });
+    const request = (body: string | Uint8Array) => ({
+      method: 'POST',
+      headers: {},
+      rawBody: typeof body === 'string' ? Buffer.from(body) : body,
+    });
     await expectMailwardenError(() => ses.receive(request('not json'), auth), 'invalid_payload');
     await expectMailwardenError(() => ses.receive(request(new Uint8Array([0xff, 0xfe])), auth), 'invalid_payload');
     await expectMailwardenError(() => ses.receive(request('[]'), auth), 'invalid_payload');

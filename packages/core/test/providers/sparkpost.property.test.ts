@@ -23,7 +23,10 @@ const webhook = createSparkPostWebhook(env);
 const metadataArbitrary = fc.option(
   fc.dictionary(
     fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constant('service_id')),
-    fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.integer({ min: 9_500, max: 10_300 }).map((size) => 'x'.repeat(size))),
+    fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.integer({ min: 9_500, max: 10_300 }).map((size) => 'x'.repeat(size)),
+    ),
     { maxKeys: 3 },
   ),
   { nil: undefined },
@@ -32,7 +35,10 @@ const metadataArbitrary = fc.option(
 const transmissionArbitrary = fc.record({
   metadata: metadataArbitrary,
   recipients: fc.array(
-    fc.record({ address: fc.constantFrom('jane@example.net', 'John@Example.net'), metadata: metadataArbitrary }, { requiredKeys: ['address'] }),
+    fc.record(
+      { address: fc.constantFrom('jane@example.net', 'John@Example.net'), metadata: metadataArbitrary },
+      { requiredKeys: ['address'] },
+    ),
     { minLength: 1, maxLength: 3 },
   ),
   level: fc.constantFrom('transmission' as const, 'recipient' as const),
@@ -53,12 +59,20 @@ describe('SparkPost carrier round trip', () => {
           expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
           // Independently: some recipient's merged metadata with the plain ID is over the limit.
           const sizes = transmission.recipients.map((recipient) => {
-            const merged = level === 'transmission'
-              ? { ...transmission.metadata, service_id: trackingId, ...recipient.metadata, ...(recipient.metadata && 'service_id' in recipient.metadata ? { service_id: trackingId } : {}) }
-              : { ...transmission.metadata, ...recipient.metadata, service_id: trackingId };
+            const merged =
+              level === 'transmission'
+                ? {
+                    ...transmission.metadata,
+                    service_id: trackingId,
+                    ...recipient.metadata,
+                    ...(recipient.metadata && 'service_id' in recipient.metadata ? { service_id: trackingId } : {}),
+                  }
+                : { ...transmission.metadata, ...recipient.metadata, service_id: trackingId };
             return Buffer.byteLength(JSON.stringify(merged));
           });
-          const transmissionSize = Buffer.byteLength(JSON.stringify(level === 'transmission' ? { ...transmission.metadata, service_id: trackingId } : (transmission.metadata ?? {})));
+          const transmissionSize = Buffer.byteLength(
+            JSON.stringify(level === 'transmission' ? { ...transmission.metadata, service_id: trackingId } : (transmission.metadata ?? {})),
+          );
           expect(Math.max(transmissionSize, ...sizes)).toBeGreaterThan(SPARKPOST_METADATA_MAX_BYTES);
           return;
         }
@@ -78,7 +92,6 @@ describe('SparkPost carrier round trip', () => {
 });
 
 describe('parseSparkPostWebhook on arbitrary input', () => {
-
   /** Batches shaped like SparkPost's, with any values where the fields are. */
   const eventLike = fc.record(
     {
@@ -105,21 +118,33 @@ describe('parseSparkPostWebhook on arbitrary input', () => {
   );
 
   it('returns a receipt or throws invalid_payload for any JSON value', () => {
-    fc.assert(fc.property(fc.oneof(fc.jsonValue(), fc.array(eventLike), fc.array(fc.jsonValue())), (value) => expectSuccessOrMailwardenError(() => parseSparkPostWebhook(value), 'invalid_payload')));
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.array(eventLike), fc.array(fc.jsonValue())), (value) =>
+        expectSuccessOrMailwardenError(() => parseSparkPostWebhook(value), 'invalid_payload'),
+      ),
+    );
   });
 
   it('receive returns a receipt or throws invalid_payload for any authenticated body', async () => {
     const authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string(), fc.json(), fc.array(eventLike).map((batch) => JSON.stringify(batch)), fc.uint8Array()), async (body) => {
-        const rawBody = typeof body === 'string' ? new TextEncoder().encode(body) : body;
-        try {
-          await webhook.receive({ method: 'POST', headers: { authorization }, rawBody }, auth);
-        } catch (error) {
-          expect(error).toBeInstanceOf(MailwardenError);
-          expect((error as MailwardenError).code).toBe('invalid_payload');
-        }
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.array(eventLike).map((batch) => JSON.stringify(batch)),
+          fc.uint8Array(),
+        ),
+        async (body) => {
+          const rawBody = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+          try {
+            await webhook.receive({ method: 'POST', headers: { authorization }, rawBody }, auth);
+          } catch (error) {
+            expect(error).toBeInstanceOf(MailwardenError);
+            expect((error as MailwardenError).code).toBe('invalid_payload');
+          }
+        },
+      ),
     );
   });
 });

@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  SPARKPOST_METADATA_MAX_BYTES,
-  attachSparkPostTrackingId,
-  readSparkPostTrackingId,
-} from '../../src/carriers/sparkpost.js';
+import { SPARKPOST_METADATA_MAX_BYTES, attachSparkPostTrackingId, readSparkPostTrackingId } from '../../src/carriers/sparkpost.js';
 import type { DeliveryEvent } from '../../src/events/delivery-event.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from '../../src/webhooks/sparkpost.js';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 
-const fixture = (name: string): unknown =>
-  JSON.parse(readFileSync(new URL(`./fixtures/sparkpost/${name}`, import.meta.url), 'utf8'));
+const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/sparkpost/${name}`, import.meta.url), 'utf8'));
 
 const env: WebhookEnvironment = {
   now: () => Date.parse('2026-01-01T00:00:00Z'),
@@ -71,7 +66,11 @@ describe('attachSparkPostTrackingId', () => {
   });
 
   it("keeps the caller's SDK types", () => {
-    interface SdkTransmission { recipients?: { address: string; metadata?: object }[] | { list_id: string }; metadata?: object; campaign_id?: string }
+    interface SdkTransmission {
+      recipients?: { address: string; metadata?: object }[] | { list_id: string };
+      metadata?: object;
+      campaign_id?: string;
+    }
     const sdkTransmission: SdkTransmission = { recipients: [{ address: 'jane@example.net' }] };
     const typed: SdkTransmission = attachSparkPostTrackingId(sdkTransmission, 'abc');
     expect(typed.metadata).toEqual({ service_id: 'abc' });
@@ -90,7 +89,10 @@ describe('attachSparkPostTrackingId', () => {
     const over = { ...atLimit, metadata: fill(SPARKPOST_METADATA_MAX_BYTES + 1) };
     await expectMailwardenError(() => attachSparkPostTrackingId(over, 'abc'), 'tracking_id_not_carriable');
     // The merge with recipient metadata counts too.
-    const merged = { recipients: [{ address: 'a@example.net', metadata: { more: 'm'.repeat(6000) } }], metadata: { note: 'n'.repeat(6000) } };
+    const merged = {
+      recipients: [{ address: 'a@example.net', metadata: { more: 'm'.repeat(6000) } }],
+      metadata: { note: 'n'.repeat(6000) },
+    };
     await expectMailwardenError(() => attachSparkPostTrackingId(merged, 'abc'), 'tracking_id_not_carriable');
   });
 
@@ -121,26 +123,54 @@ describe('parseSparkPostWebhook', () => {
   it.each([
     [0, { type: 'sent', trackingId: null }],
     [1, { type: 'delivered' }],
-    [2, { type: 'deferred', details: { smtpStatus: '4.4.4', diagnostic: '454 4.4.4 [internal] no MX or A for domain', bounceClassification: '21' } }],
+    [
+      2,
+      {
+        type: 'deferred',
+        details: { smtpStatus: '4.4.4', diagnostic: '454 4.4.4 [internal] no MX or A for domain', bounceClassification: '21' },
+      },
+    ],
     [
       3,
       {
         type: 'bounced',
         bounceClass: 'hard',
-        details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown', bounceClassification: '10' },
+        details: {
+          smtpStatus: '5.1.1',
+          diagnostic: '550 5.1.1 <jane@example.net>: Recipient address rejected: User unknown',
+          bounceClassification: '10',
+        },
       },
     ],
-    [4, { type: 'bounced', bounceClass: 'soft', details: { smtpStatus: '5.2.2', diagnostic: '552 5.2.2 Mailbox full', bounceClassification: '22' } }],
+    [
+      4,
+      {
+        type: 'bounced',
+        bounceClass: 'soft',
+        details: { smtpStatus: '5.2.2', diagnostic: '552 5.2.2 Mailbox full', bounceClassification: '22' },
+      },
+    ],
     [
       5,
       {
         type: 'rejected',
         providerSuppression: null,
-        details: { smtpStatus: '5.7.1', rejectReason: '554 5.7.1 [internal] recipient address was suppressed due to customer policy', bounceClassification: '25' },
+        details: {
+          smtpStatus: '5.7.1',
+          rejectReason: '554 5.7.1 [internal] recipient address was suppressed due to customer policy',
+          bounceClassification: '25',
+        },
       },
     ],
     // No enhanced code in the reply: the reply code it starts with.
-    [6, { type: 'bounced', bounceClass: 'undetermined', details: { smtpStatus: '550', diagnostic: '550 Rejected', bounceClassification: '1' } }],
+    [
+      6,
+      {
+        type: 'bounced',
+        bounceClass: 'undetermined',
+        details: { smtpStatus: '550', diagnostic: '550 Rejected', bounceClassification: '1' },
+      },
+    ],
     [
       7,
       {
@@ -149,7 +179,14 @@ describe('parseSparkPostWebhook', () => {
         details: { smtpStatus: '5.7.1', diagnostic: '554 5.7.1 Service unavailable; client host blocked', bounceClassification: '51' },
       },
     ],
-    [8, { type: 'bounced', bounceClass: 'hard', details: { smtpStatus: '5.0.0', diagnostic: '550 5.0.0 No such user', bounceClassification: '30' } }],
+    [
+      8,
+      {
+        type: 'bounced',
+        bounceClass: 'hard',
+        details: { smtpStatus: '5.0.0', diagnostic: '550 5.0.0 No such user', bounceClassification: '30' },
+      },
+    ],
     [9, { type: 'unknown', details: { diagnostic: 'Out of office until Monday', bounceClassification: '60' } }],
     [10, { type: 'unsubscribed', details: { diagnostic: 'unsubscribe', bounceClassification: '90' } }],
     [
@@ -165,14 +202,21 @@ describe('parseSparkPostWebhook', () => {
       {
         type: 'rejected',
         providerSuppression: null,
-        details: { smtpStatus: '5.7.1', rejectReason: '554 5.7.1 recipient address suppressed due to customer policy', bounceClassification: '25' },
+        details: {
+          smtpStatus: '5.7.1',
+          rejectReason: '554 5.7.1 recipient address suppressed due to customer policy',
+          bounceClassification: '25',
+        },
       },
     ],
     [
       13,
       {
         type: 'unknown',
-        details: { smtpStatus: '5.3.3', diagnostic: "554 5.3.3 [internal] Error while rendering part html: substitution value 'name' did not exist" },
+        details: {
+          smtpStatus: '5.3.3',
+          diagnostic: "554 5.3.3 [internal] Error while rendering part html: substitution value 'name' did not exist",
+        },
       },
     ],
     [14, { type: 'complained', details: { feedbackType: 'abuse' } }],
@@ -243,9 +287,25 @@ describe('parseSparkPostWebhook', () => {
   });
 
   it('uses raw_rcpt_to without rcpt_to, ISO timestamps, and a stable hash key without event_id', () => {
-    const item = { msys: { message_event: { type: 'bounce', bounce_class: 10, raw_rcpt_to: 'Jane@Example.net', transmission_id: '5', timestamp: '2026-01-02T03:04:05.000+00:00' } } };
+    const item = {
+      msys: {
+        message_event: {
+          type: 'bounce',
+          bounce_class: 10,
+          raw_rcpt_to: 'Jane@Example.net',
+          transmission_id: '5',
+          timestamp: '2026-01-02T03:04:05.000+00:00',
+        },
+      },
+    };
     const [event] = parseSparkPostWebhook([item]).events;
-    expect(event).toMatchObject({ type: 'bounced', bounceClass: 'hard', recipient: 'Jane@Example.net', messageId: '5', occurredAt: new Date('2026-01-02T03:04:05Z') });
+    expect(event).toMatchObject({
+      type: 'bounced',
+      bounceClass: 'hard',
+      recipient: 'Jane@Example.net',
+      messageId: '5',
+      occurredAt: new Date('2026-01-02T03:04:05Z'),
+    });
     expect(event!.eventKey).toMatch(/^[0-9a-f]{64}$/);
     expect(parseSparkPostWebhook([structuredClone(item)]).events[0]!.eventKey).toBe(event!.eventKey);
   });
@@ -265,7 +325,16 @@ describe('createSparkPostWebhook', () => {
 
   it.each<[string, SparkPostWebhookAuth, Record<string, string>]>([
     ['basic auth', { basic: [{ username: 'sparkpost', password }] }, basic('sparkpost', password)],
-    ['basic auth, second of a rotation', { basic: [{ username: 'old', password: 'old' }, { username: 'sparkpost', password }] }, basic('sparkpost', password)],
+    [
+      'basic auth, second of a rotation',
+      {
+        basic: [
+          { username: 'old', password: 'old' },
+          { username: 'sparkpost', password },
+        ],
+      },
+      basic('sparkpost', password),
+    ],
     ['an OAuth2 bearer token', { bearer: [token] }, { authorization: `Bearer ${token}` }],
     ['a custom header', { headers: [{ name: 'X-Webhook-Secret', value: token }] }, { 'x-webhook-secret': token }],
   ])('accepts %s', async (_, auth, headers) => {
@@ -293,7 +362,9 @@ describe('createSparkPostWebhook', () => {
   });
 
   it('parses an authenticated batch', async () => {
-    const receipt = await webhook.receive(post(fixture('all-events.json'), basic('sparkpost', password)), { basic: [{ username: 'sparkpost', password }] });
+    const receipt = await webhook.receive(post(fixture('all-events.json'), basic('sparkpost', password)), {
+      basic: [{ username: 'sparkpost', password }],
+    });
     expect(receipt.events).toHaveLength(25);
     expect(receipt.events.every((event) => event.provider === 'sparkpost')).toBe(true);
   });

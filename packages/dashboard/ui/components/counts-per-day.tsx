@@ -68,7 +68,8 @@ export function CountsPerDay(props: {
         </div>
       </div>
       <p class="note" id="per-day-range-note">
-        The {days} days up to {lastDayIs}: {range.from} to {lastDay}, UTC. Each message counts once per outcome, on the day it first happened.
+        The {days} days up to {lastDayIs}: {range.from} to {lastDay}, UTC. Each message counts once per outcome, on the day it first
+        happened.
       </p>
       {stats.state === 'loading' ? (
         <Loading>Loading the counts per day…</Loading>
@@ -111,7 +112,15 @@ function Chart({ buckets }: { buckets: readonly StatsBucketView[] }) {
                 // At least a sliver, so a day with one event never looks like a day with none.
                 const height = Math.max(0.8, (10 * count) / peak);
                 return (
-                  <rect key={bucket.start} class="chart-bar" x={day + 0.15} y={10 - height} width="0.7" height={height} data-day={formatDay(bucket.start)}>
+                  <rect
+                    key={bucket.start}
+                    class="chart-bar"
+                    x={day + 0.15}
+                    y={10 - height}
+                    width="0.7"
+                    height={height}
+                    data-day={formatDay(bucket.start)}
+                  >
                     <title>{`${formatDay(bucket.start)}: ${formatCount(count)} ${label.toLowerCase()}`}</title>
                   </rect>
                 );

@@ -37,7 +37,9 @@ function previousCursors(): Record<string, string> {
 }
 
 function rememberPrevious(cursor: string, previous: string): void {
-  const kept = Object.entries(previousCursors()).filter(([next]) => next !== cursor).slice(-(PREVIOUS_KEPT - 1));
+  const kept = Object.entries(previousCursors())
+    .filter(([next]) => next !== cursor)
+    .slice(-(PREVIOUS_KEPT - 1));
   try {
     sessionStorage.setItem(previousKey, JSON.stringify(Object.fromEntries([...kept, [cursor, previous]])));
   } catch {
@@ -112,6 +114,7 @@ export function Pager({ pages, nextCursor, shown, label }: { pages: Pages; nextC
  * changed) cannot succeed on Retry, so the way out offered is the first page.
  */
 export function ListingFailure({ error, pages, reload, doing }: { error: ApiError; pages: Pages; reload(): void; doing: string }) {
-  if (error.code === 'invalid_cursor') return <Failure error={error} retry={() => navigate(pages.firstHref)} retryLabel="First page" doing={doing} />;
+  if (error.code === 'invalid_cursor')
+    return <Failure error={error} retry={() => navigate(pages.firstHref)} retryLabel="First page" doing={doing} />;
   return <Failure error={error} retry={reload} doing={doing} />;
 }

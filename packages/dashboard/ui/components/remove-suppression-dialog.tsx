@@ -10,7 +10,12 @@ import { Failure } from './states.js';
  * native `<dialog>` (focus stays inside, Escape cancels). `remove` does the removal; `onClose` says
  * whether it happened.
  */
-export function RemoveSuppressionDialog(props: { email: string; reason: SuppressionReason; remove(): Promise<unknown>; onClose(removed: boolean): void }) {
+export function RemoveSuppressionDialog(props: {
+  email: string;
+  reason: SuppressionReason;
+  remove(): Promise<unknown>;
+  onClose(removed: boolean): void;
+}) {
   const { email, reason, remove, onClose } = props;
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);

@@ -3,7 +3,14 @@
  * every keystroke, so the address and history get one entry per search). It follows `value`, so back
  * and forward update it.
  */
-export function SearchField(props: { id: string; label: string; value: string | undefined; placeholder: string; hint?: string; onChange(value: string | undefined): void }) {
+export function SearchField(props: {
+  id: string;
+  label: string;
+  value: string | undefined;
+  placeholder: string;
+  hint?: string;
+  onChange(value: string | undefined): void;
+}) {
   const { id, label, value, placeholder, hint, onChange } = props;
   const commit = (text: string) => {
     const next = text.trim() || undefined;

@@ -11,7 +11,17 @@ export function Loading({ children }: { children: ComponentChildren }) {
 }
 
 /** A call failed: the API's own message, and a way to try again (`retryLabel`, Retry by default). Announced at once. */
-export function Failure({ error, retry, retryLabel = 'Retry', doing }: { error: ApiError; retry?: () => void; retryLabel?: string; doing: string }) {
+export function Failure({
+  error,
+  retry,
+  retryLabel = 'Retry',
+  doing,
+}: {
+  error: ApiError;
+  retry?: () => void;
+  retryLabel?: string;
+  doing: string;
+}) {
   const title =
     error.code === 'store_unavailable'
       ? 'The store is down, so mailwarden cannot answer right now.'

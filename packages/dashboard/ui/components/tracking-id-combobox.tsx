@@ -23,7 +23,15 @@ const allTrackingIds: Option = { trackingId: null };
  * Enter alone, chooses the first match. Arrow keys, Home / End, Enter, Escape and the mouse work as the
  * pattern says.
  */
-export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; trackingId: string | null; onChoose(trackingId: string | null): void }) {
+export function TrackingIdCombobox({
+  api,
+  trackingId,
+  onChoose,
+}: {
+  api: Api;
+  trackingId: string | null;
+  onChoose(trackingId: string | null): void;
+}) {
   const { result, wanted, find } = useTrackingIdSearch(api, OPTION_LIMIT);
   const searchText = wanted ?? '';
   // Options answer the text searched: while a newer search runs, the older matches are not offered.
@@ -33,37 +41,38 @@ export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; tr
   const selected: Option = trackingId === null ? allTrackingIds : { trackingId };
   // Enter pressed before the search for this text answered: its first match is chosen when it does.
   const chooseFirstOf = useRef<string | undefined>(undefined);
-  const { isOpen, highlightedIndex, closeMenu, getLabelProps, getInputProps, getMenuProps, getItemProps, getToggleButtonProps } = useCombobox<Option>({
-    items: options,
-    // The text is downshift's own (a controlled text under Preact loses keystrokes typed quickly); it
-    // follows the selected item, so back / forward and links that change the filter change the text.
-    selectedItem: selected,
-    itemToString: (option) => option?.trackingId ?? '',
-    itemToKey: (option) => option?.trackingId ?? null,
-    onInputValueChange: ({ inputValue: text = '', type }) => {
-      if (type === useCombobox.stateChangeTypes.InputChange) find(text);
-    },
-    onIsOpenChange: ({ isOpen: open, inputValue: text = '', type }) => {
-      // Opening by click or arrow shows the whole list when the box holds the chosen ID; typing searches.
-      if (open && type !== useCombobox.stateChangeTypes.InputChange) find(text === (trackingId ?? '') ? '' : text);
-    },
-    onSelectedItemChange: ({ selectedItem }) => onChoose(selectedItem?.trackingId ?? null),
-    stateReducer: (state, { type, changes }) => {
-      // Escape closes the list; on a closed list it keeps the filter instead of clearing it.
-      if (type === useCombobox.stateChangeTypes.InputKeyDownEscape && !state.isOpen) return state;
-      // Enter with nothing highlighted after typing chooses the first match (as ArrowDown, Enter would).
-      if (type === useCombobox.stateChangeTypes.InputKeyDownEnter && state.highlightedIndex < 0 && searchText !== '') {
-        if (!current) {
-          chooseFirstOf.current = searchText;
-          return state;
+  const { isOpen, highlightedIndex, closeMenu, getLabelProps, getInputProps, getMenuProps, getItemProps, getToggleButtonProps } =
+    useCombobox<Option>({
+      items: options,
+      // The text is downshift's own (a controlled text under Preact loses keystrokes typed quickly); it
+      // follows the selected item, so back / forward and links that change the filter change the text.
+      selectedItem: selected,
+      itemToString: (option) => option?.trackingId ?? '',
+      itemToKey: (option) => option?.trackingId ?? null,
+      onInputValueChange: ({ inputValue: text = '', type }) => {
+        if (type === useCombobox.stateChangeTypes.InputChange) find(text);
+      },
+      onIsOpenChange: ({ isOpen: open, inputValue: text = '', type }) => {
+        // Opening by click or arrow shows the whole list when the box holds the chosen ID; typing searches.
+        if (open && type !== useCombobox.stateChangeTypes.InputChange) find(text === (trackingId ?? '') ? '' : text);
+      },
+      onSelectedItemChange: ({ selectedItem }) => onChoose(selectedItem?.trackingId ?? null),
+      stateReducer: (state, { type, changes }) => {
+        // Escape closes the list; on a closed list it keeps the filter instead of clearing it.
+        if (type === useCombobox.stateChangeTypes.InputKeyDownEscape && !state.isOpen) return state;
+        // Enter with nothing highlighted after typing chooses the first match (as ArrowDown, Enter would).
+        if (type === useCombobox.stateChangeTypes.InputKeyDownEnter && state.highlightedIndex < 0 && searchText !== '') {
+          if (!current) {
+            chooseFirstOf.current = searchText;
+            return state;
+          }
+          const [first] = matches;
+          if (first !== undefined) return { ...changes, selectedItem: first, inputValue: first.trackingId ?? '' };
         }
-        const [first] = matches;
-        if (first !== undefined) return { ...changes, selectedItem: first, inputValue: first.trackingId ?? '' };
-      }
-      if (type === useCombobox.stateChangeTypes.InputChange) chooseFirstOf.current = undefined;
-      return changes;
-    },
-  });
+        if (type === useCombobox.stateChangeTypes.InputChange) chooseFirstOf.current = undefined;
+        return changes;
+      },
+    });
   useEffect(() => {
     if (result === undefined || chooseFirstOf.current !== result.text) return;
     chooseFirstOf.current = undefined;
@@ -97,10 +106,19 @@ export function TrackingIdCombobox({ api, trackingId, onChoose }: { api: Api; tr
           </svg>
         </button>
       </div>
-      <ul class="listbox" hidden={!isOpen || options.length === 0} data-search={isOpen && !searching ? shown : undefined} {...getMenuProps()}>
+      <ul
+        class="listbox"
+        hidden={!isOpen || options.length === 0}
+        data-search={isOpen && !searching ? shown : undefined}
+        {...getMenuProps()}
+      >
         {isOpen &&
           options.map((option, index) => (
-            <li key={option.trackingId ?? ''} class={index === highlightedIndex ? 'option highlighted' : 'option'} {...getItemProps({ item: option, index })}>
+            <li
+              key={option.trackingId ?? ''}
+              class={index === highlightedIndex ? 'option highlighted' : 'option'}
+              {...getItemProps({ item: option, index })}
+            >
               {option.trackingId === null ? (
                 <span class="option-all">All tracking IDs</span>
               ) : (
@@ -123,7 +141,8 @@ function OptionCounts({ summary }: { summary: TrackingIdSummary }) {
   const { messages, delivered, bounced, complained } = summary;
   return (
     <span class="option-counts">
-      {formatCount(messages)} messages · {formatRate(delivered, messages)} delivered · {formatCount(bounced)} bounced · {formatCount(complained)} complained
+      {formatCount(messages)} messages · {formatRate(delivered, messages)} delivered · {formatCount(bounced)} bounced ·{' '}
+      {formatCount(complained)} complained
     </span>
   );
 }

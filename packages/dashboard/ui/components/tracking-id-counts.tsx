@@ -26,11 +26,23 @@ export function TrackingIdCounts({ summary }: { summary: TrackingIdSummary }) {
           </div>
         ))}
       </dl>
-      <svg class="count-bars" viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label={`Of ${formatCount(messages)} messages: ${described}`}>
+      <svg
+        class="count-bars"
+        viewBox="0 0 100 30"
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`Of ${formatCount(messages)} messages: ${described}`}
+      >
         {outcomes.map((outcome, row) => (
           <g key={outcome}>
             <rect class="bar-track" x="0" y={row * 10 + 1} width="100" height="8" />
-            <rect class={`bar bar-${outcome}`} x="0" y={row * 10 + 1} width={messages === 0 ? 0 : (100 * summary[outcome]) / messages} height="8" />
+            <rect
+              class={`bar bar-${outcome}`}
+              x="0"
+              y={row * 10 + 1}
+              width={messages === 0 ? 0 : (100 * summary[outcome]) / messages}
+              height="8"
+            />
           </g>
         ))}
       </svg>

@@ -24,7 +24,8 @@ export function recipientQuery(text: string | undefined): { recipientPrefix?: st
 export function useMessagePage(api: Api, filters: MessageFilters, limit: number, cursor: string | undefined) {
   const { trackingId, status, recipient, provider } = filters;
   return useLoad(
-    (signal) => api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, limit, cursor }, signal),
+    (signal) =>
+      api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, limit, cursor }, signal),
     [api, trackingId, status, recipient, provider, limit, cursor],
   );
 }

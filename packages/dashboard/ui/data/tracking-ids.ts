@@ -26,7 +26,10 @@ export interface TrackingIdSearchResult {
  * whole delay to every search; this keeps one search per answer and shows only the answer to the text
  * last asked, so a slow, stale answer never replaces a newer one.
  */
-export function useTrackingIdSearch(api: Api, limit: number): { result: TrackingIdSearchResult | undefined; wanted: string | undefined; find(text: string): void } {
+export function useTrackingIdSearch(
+  api: Api,
+  limit: number,
+): { result: TrackingIdSearchResult | undefined; wanted: string | undefined; find(text: string): void } {
   const [result, setResult] = useState<TrackingIdSearchResult>();
   const [wanted, setWanted] = useState<string>();
   const state = useRef({ running: false, wanted: undefined as string | undefined, live: true });
@@ -40,13 +43,16 @@ export function useTrackingIdSearch(api: Api, limit: number): { result: Tracking
   const run = (text: string): void => {
     const current = state.current;
     current.running = true;
-    api.trackingIds({ search: text, limit }).then(
-      (page) => current.live && current.wanted === text && setResult({ text, page }),
-      (error: unknown) => current.live && current.wanted === text && setResult({ text, error: asApiError(error) }),
-    ).finally(() => {
-      current.running = false;
-      if (current.live && current.wanted !== undefined && current.wanted !== text) run(current.wanted);
-    });
+    api
+      .trackingIds({ search: text, limit })
+      .then(
+        (page) => current.live && current.wanted === text && setResult({ text, page }),
+        (error: unknown) => current.live && current.wanted === text && setResult({ text, error: asApiError(error) }),
+      )
+      .finally(() => {
+        current.running = false;
+        if (current.live && current.wanted !== undefined && current.wanted !== text) run(current.wanted);
+      });
   };
   const find = (text: string): void => {
     state.current.wanted = text;

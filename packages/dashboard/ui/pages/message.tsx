@@ -131,7 +131,11 @@ function RecipientSuppression({ api, email }: { api: Api; email: string }) {
       <div role="status">
         {removed !== undefined ? (
           <p>
-            {removed ? <>Removed {address} from the suppression list: it is no longer held back from sending.</> : <>{address} was no longer suppressed; nothing changed.</>}
+            {removed ? (
+              <>Removed {address} from the suppression list: it is no longer held back from sending.</>
+            ) : (
+              <>{address} was no longer suppressed; nothing changed.</>
+            )}
           </p>
         ) : check.state === 'loading' ? (
           <p class="note">Checking the suppression list…</p>
@@ -144,7 +148,9 @@ function RecipientSuppression({ api, email }: { api: Api; email: string }) {
           </p>
         ) : null}
       </div>
-      {removed === undefined && check.state === 'failed' ? <Failure error={check.error} retry={check.reload} doing="check the suppression list" /> : null}
+      {removed === undefined && check.state === 'failed' ? (
+        <Failure error={check.error} retry={check.reload} doing="check the suppression list" />
+      ) : null}
       {removed === undefined && check.state === 'done' && check.data.suppressed ? (
         <>
           <button type="button" onClick={() => setRemoving(true)}>

@@ -98,7 +98,11 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
             <TrackingIdCombobox api={api} trackingId={filters.trackingId} onChoose={(chosen) => filter({ trackingId: chosen })} />
             <div class="field">
               <label for="status-filter">Status</label>
-              <select id="status-filter" value={filters.status ?? ''} onChange={(event) => filter({ status: isStatus(event.currentTarget.value) ? event.currentTarget.value : undefined })}>
+              <select
+                id="status-filter"
+                value={filters.status ?? ''}
+                onChange={(event) => filter({ status: isStatus(event.currentTarget.value) ? event.currentTarget.value : undefined })}
+              >
                 <option value="">All statuses</option>
                 {Object.entries(statusLabels).map(([value, label]) => (
                   <option key={value} value={value}>
@@ -109,7 +113,11 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
             </div>
             <div class="field">
               <label for="provider-filter">Provider</label>
-              <select id="provider-filter" value={filters.provider ?? ''} onChange={(event) => filter({ provider: isProvider(event.currentTarget.value) ? event.currentTarget.value : undefined })}>
+              <select
+                id="provider-filter"
+                value={filters.provider ?? ''}
+                onChange={(event) => filter({ provider: isProvider(event.currentTarget.value) ? event.currentTarget.value : undefined })}
+              >
                 <option value="">All providers</option>
                 {Object.entries(providerLabels).map(([value, label]) => (
                   <option key={value} value={value}>
@@ -147,10 +155,21 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
   );
 }
 
-function ChosenTrackingId({ api, trackingId, days, onDays }: { api: Api; trackingId: string; days: DayChoice; onDays(days: DayChoice): void }) {
+function ChosenTrackingId({
+  api,
+  trackingId,
+  days,
+  onDays,
+}: {
+  api: Api;
+  trackingId: string;
+  days: DayChoice;
+  onDays(days: DayChoice): void;
+}) {
   const summary = useTrackingIdSummary(api, trackingId);
   if (summary.state === 'loading') return <Loading>Loading the counts…</Loading>;
-  if (summary.state === 'failed') return <Failure error={summary.error} retry={summary.reload} doing="load the counts of this tracking ID" />;
+  if (summary.state === 'failed')
+    return <Failure error={summary.error} retry={summary.reload} doing="load the counts of this tracking ID" />;
   const [found] = summary.data.items;
   if (found === undefined) {
     return (
@@ -183,7 +202,8 @@ function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filt
   const pages = usePages(listUrl, PAGE_SIZE);
   const listing = useMessagePage(api, filters, PAGE_SIZE, pages.cursor);
   if (listing.state === 'loading') return <Loading>Loading messages…</Loading>;
-  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the messages" />;
+  if (listing.state === 'failed')
+    return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the messages" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     const unfiltered = trackingId === null && status === undefined && recipient === undefined && provider === undefined;

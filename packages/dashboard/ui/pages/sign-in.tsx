@@ -32,7 +32,9 @@ export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefine
   return (
     <main id="main" class="sign-in">
       <h1>Sign in to mailwarden</h1>
-      <p class="lead">Use an API key of the project. It stays in this browser tab only and is forgotten when you sign out or close the tab.</p>
+      <p class="lead">
+        Use an API key of the project. It stays in this browser tab only and is forgotten when you sign out or close the tab.
+      </p>
       <form
         onSubmit={(event) => {
           event.preventDefault();
@@ -41,11 +43,25 @@ export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefine
       >
         <div class="field">
           <label for="sign-in-project">Project</label>
-          <input id="sign-in-project" required value={projectId} spellcheck={false} autoComplete="off" onInput={(event) => setProjectId(event.currentTarget.value)} />
+          <input
+            id="sign-in-project"
+            required
+            value={projectId}
+            spellcheck={false}
+            autoComplete="off"
+            onInput={(event) => setProjectId(event.currentTarget.value)}
+          />
         </div>
         <div class="field">
           <label for="sign-in-key">API key</label>
-          <input id="sign-in-key" type="password" required value={apiKey} autoComplete="off" onInput={(event) => setApiKey(event.currentTarget.value)} />
+          <input
+            id="sign-in-key"
+            type="password"
+            required
+            value={apiKey}
+            autoComplete="off"
+            onInput={(event) => setApiKey(event.currentTarget.value)}
+          />
         </div>
         <button type="submit" class="primary" disabled={busy}>
           Sign in

@@ -54,7 +54,15 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
 }
 
 /** A tool of this page: one email field and a button. `run` returns whether to clear the field. */
-function EmailForm(props: { name: string; title: string; label: string; button: string; busy: boolean; run(email: string): Promise<boolean>; children: ComponentChildren }) {
+function EmailForm(props: {
+  name: string;
+  title: string;
+  label: string;
+  button: string;
+  busy: boolean;
+  run(email: string): Promise<boolean>;
+  children: ComponentChildren;
+}) {
   const { name, title, label, button, busy, run, children } = props;
   const [email, setEmail] = useState('');
   return (
@@ -70,7 +78,15 @@ function EmailForm(props: { name: string; title: string; label: string; button: 
       <h2 id={`${name}-title`}>{title}</h2>
       <div class="field">
         <label for={`${name}-email`}>{label}</label>
-        <input id={`${name}-email`} type="email" required value={email} spellcheck={false} autoComplete="off" onInput={(event) => setEmail(event.currentTarget.value)} />
+        <input
+          id={`${name}-email`}
+          type="email"
+          required
+          value={email}
+          spellcheck={false}
+          autoComplete="off"
+          onInput={(event) => setEmail(event.currentTarget.value)}
+        />
       </div>
       <button type="submit" disabled={busy}>
         {button}
@@ -146,13 +162,20 @@ function AddForm({ api, onAdded }: { api: Api; onAdded(message: string): void })
   );
 }
 
-function SuppressionList(props: { api: Api; url: URL; emailPrefix: string | undefined; version: number; onRemoved(message: string): void }) {
+function SuppressionList(props: {
+  api: Api;
+  url: URL;
+  emailPrefix: string | undefined;
+  version: number;
+  onRemoved(message: string): void;
+}) {
   const { api, url, emailPrefix, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
   const [removing, setRemoving] = useState<Suppression>();
   const listing = useSuppressionPage(api, emailPrefix, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
-  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
+  if (listing.state === 'failed')
+    return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     return (

@@ -29,7 +29,14 @@ export function TrackingIdsPage({ api, url }: { api: Api; url: URL }) {
       <form class="filters" role="search" onSubmit={(event) => event.preventDefault()}>
         <div class="field">
           <label for="tracking-id-search">Search tracking IDs</label>
-          <input id="tracking-id-search" type="search" value={text} spellcheck={false} autoComplete="off" onInput={(event) => setText(event.currentTarget.value)} />
+          <input
+            id="tracking-id-search"
+            type="search"
+            value={text}
+            spellcheck={false}
+            autoComplete="off"
+            onInput={(event) => setText(event.currentTarget.value)}
+          />
         </div>
       </form>
       <TrackingIdList api={api} url={url} search={search} />
@@ -41,7 +48,8 @@ function TrackingIdList({ api, url, search }: { api: Api; url: URL; search: stri
   const pages = usePages(url, PAGE_SIZE);
   const listing = useTrackingIdPage(api, search, PAGE_SIZE, pages.cursor);
   if (listing.state === 'loading') return <Loading>Loading tracking IDs…</Loading>;
-  if (listing.state === 'failed') return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the tracking IDs" />;
+  if (listing.state === 'failed')
+    return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the tracking IDs" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
     return (
@@ -64,10 +72,18 @@ function TrackingIdList({ api, url, search }: { api: Api; url: URL; search: stri
           <thead>
             <tr>
               <th scope="col">Tracking ID</th>
-              <th scope="col" class="number">Messages</th>
-              <th scope="col" class="number">Delivered</th>
-              <th scope="col" class="number">Bounced</th>
-              <th scope="col" class="number">Complained</th>
+              <th scope="col" class="number">
+                Messages
+              </th>
+              <th scope="col" class="number">
+                Delivered
+              </th>
+              <th scope="col" class="number">
+                Bounced
+              </th>
+              <th scope="col" class="number">
+                Complained
+              </th>
               <th scope="col">Last event</th>
             </tr>
           </thead>
@@ -97,7 +113,9 @@ function TrackingIdRow({ summary }: { summary: TrackingIdSummary }) {
           <bdi>{trackingId}</bdi>
         </a>
       </th>
-      <td class="number" data-label="Messages">{formatCount(messages)}</td>
+      <td class="number" data-label="Messages">
+        {formatCount(messages)}
+      </td>
       {outcome(summary.delivered, 'Delivered')}
       {outcome(summary.bounced, 'Bounced')}
       {outcome(summary.complained, 'Complained')}

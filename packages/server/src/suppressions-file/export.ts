@@ -42,7 +42,8 @@ export async function exportSuppressions(
   options: ExportOptions,
 ): Promise<{ exported: number; skipped: number }> {
   const { projectId, format, output, onProgress, signal, manualAs } = options;
-  const line = format === 'csv' ? csvLine : format === 'jsonl' ? jsonLine : (suppression: Suppression) => sesImportLine(suppression, manualAs);
+  const line =
+    format === 'csv' ? csvLine : format === 'jsonl' ? jsonLine : (suppression: Suppression) => sesImportLine(suppression, manualAs);
   signal?.throwIfAborted();
   if (format === 'csv') await write(output, CSV_HEADER, signal);
   let exported = 0;

@@ -149,7 +149,13 @@ function isInFlightBatch(value: unknown): value is InFlightBatch {
 function isCounts(value: unknown): value is ImportCounts {
   if (typeof value !== 'object' || value === null) return false;
   const counts = value as Record<string, unknown>;
-  return isCount(counts.added) && isCount(counts.upgraded) && isCount(counts.alreadyPresent) && isCount(counts.invalid) && isCount(counts.skipped);
+  return (
+    isCount(counts.added) &&
+    isCount(counts.upgraded) &&
+    isCount(counts.alreadyPresent) &&
+    isCount(counts.invalid) &&
+    isCount(counts.skipped)
+  );
 }
 
 function isInvalidEntry(value: unknown): value is InvalidEntry {

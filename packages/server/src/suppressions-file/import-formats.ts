@@ -140,7 +140,12 @@ function planFor(format: ImportFormat, detectedBy: string, head: string): Import
     case 'jsonl':
       return { ...base, container: 'jsonl', interpret: (record) => jsonRow(record, readGenericObject) };
     case 'ses':
-      return { ...base, container: 'json', arrayKey: 'SuppressedDestinationSummaries', interpret: (record) => jsonRow(record, readSesObject) };
+      return {
+        ...base,
+        container: 'json',
+        arrayKey: 'SuppressedDestinationSummaries',
+        interpret: (record) => jsonRow(record, readSesObject),
+      };
     case 'postmark':
       return { ...base, container: 'json', arrayKey: 'Suppressions', interpret: (record) => jsonRow(record, readPostmarkObject) };
     default: {
@@ -238,7 +243,8 @@ function csvInterpreter(format: ImportFormat, first: string[]): ImportPlan['inte
     if (layout.fixed !== undefined) reason = layout.fixed;
     else if (layout.sesReasons === true) {
       const ses = sesReason(reasonText);
-      if (ses === undefined) return { kind: 'invalid', value: record.text, why: `reason ${JSON.stringify(reasonText ?? '')} is not BOUNCE or COMPLAINT` };
+      if (ses === undefined)
+        return { kind: 'invalid', value: record.text, why: `reason ${JSON.stringify(reasonText ?? '')} is not BOUNCE or COMPLAINT` };
       reason = ses;
     } else {
       const mapped = reasonText === undefined ? 'manual' : reasonOf(reasonText);
@@ -251,7 +257,11 @@ function csvInterpreter(format: ImportFormat, first: string[]): ImportPlan['inte
 
 /** `,`, `;` or a tab: whichever the first line has most of outside quotes; `,` when none. */
 function sniffDelimiter(text: string): string {
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+  const counts = new Map<string, number>([
+    [',', 0],
+    [';', 0],
+    ['\t', 0],
+  ]);
   let quoted = false;
   for (const char of text) {
     if (char === '"') quoted = !quoted;
@@ -283,7 +293,8 @@ type ObjectReader = (object: Record<string, unknown>, text: string) => ImportRow
 function jsonRow(record: SourceRecord, read: ObjectReader): ImportRow {
   if (record.error !== undefined) return { kind: 'invalid', value: record.text, why: record.error };
   const value = record.json;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'invalid', value: record.text, why: 'not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { kind: 'invalid', value: record.text, why: 'not a JSON object' };
   return read(value as Record<string, unknown>, record.text);
 }
 
@@ -305,7 +316,8 @@ const readSesObject: ObjectReader = (object, text) => {
   const email = object.EmailAddress;
   if (typeof email !== 'string') return { kind: 'invalid', value: text, why: '"EmailAddress" is missing or not a string' };
   const reason = typeof object.Reason === 'string' ? sesReason(object.Reason) : undefined;
-  if (reason === undefined) return { kind: 'invalid', value: text, why: `"Reason" ${JSON.stringify(object.Reason)} is not BOUNCE or COMPLAINT` };
+  if (reason === undefined)
+    return { kind: 'invalid', value: text, why: `"Reason" ${JSON.stringify(object.Reason)} is not BOUNCE or COMPLAINT` };
   return rowOf(email, reason, object.LastUpdateTime, text);
 };
 
@@ -326,7 +338,11 @@ const readPostmarkObject: ObjectReader = (object, text) => {
       reason = object.Origin === 'Recipient' ? 'unsubscribe' : 'manual';
       break;
     default:
-      return { kind: 'invalid', value: text, why: `"SuppressionReason" ${JSON.stringify(object.SuppressionReason)} is not HardBounce, SpamComplaint or ManualSuppression` };
+      return {
+        kind: 'invalid',
+        value: text,
+        why: `"SuppressionReason" ${JSON.stringify(object.SuppressionReason)} is not HardBounce, SpamComplaint or ManualSuppression`,
+      };
   }
   return rowOf(email, reason, object.CreatedAt, text);
 };
@@ -410,7 +426,9 @@ export function parseTime(value: unknown): string | undefined | null {
       const [, date, time = '00:00', zone = 'Z'] = iso;
       // Fractions past milliseconds (SES writes microseconds) are cut, as the store keeps milliseconds.
       const clock = time.replace(/(\.\d{3})\d+$/, '$1');
-      ms = Date.parse(`${date}T${clock.length === 5 ? `${clock}:00` : clock}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`);
+      ms = Date.parse(
+        `${date}T${clock.length === 5 ? `${clock}:00` : clock}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`,
+      );
     } else if (RFC_2822.test(text)) ms = Date.parse(text);
     else if (EPOCH.test(text)) ms = epochMs(Number(text));
     else return null;

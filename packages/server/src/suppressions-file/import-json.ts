@@ -146,7 +146,7 @@ export async function* readJsonArrayRecords(path: string, options: JsonArrayRead
     }
     offset += chunk.length;
     if (records.length > 0) yield records;
-    if (arrayDone || depth === 0 && sawDocument) break;
+    if (arrayDone || (depth === 0 && sawDocument)) break;
   }
   if (!sawDocument) throw new ImportFileError(`The file is empty, not a JSON object with "${arrayKey}".`);
   if (!inArray) throw new ImportFileError(`The JSON document has no "${arrayKey}" array.`);

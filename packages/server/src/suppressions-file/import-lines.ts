@@ -44,7 +44,10 @@ export async function* readLines(path: string, options: ReadLinesOptions = {}): 
 
   const take = (chunk: Buffer, from: number, to: number): string | undefined => {
     const length = pendingBytes + (to - from);
-    const result = tooLong || length > maxLineBytes ? undefined : decodeLine(pending.length === 0 ? chunk.subarray(from, to) : Buffer.concat([...pending, chunk.subarray(from, to)]));
+    const result =
+      tooLong || length > maxLineBytes
+        ? undefined
+        : decodeLine(pending.length === 0 ? chunk.subarray(from, to) : Buffer.concat([...pending, chunk.subarray(from, to)]));
     pending = [];
     pendingBytes = 0;
     tooLong = false;

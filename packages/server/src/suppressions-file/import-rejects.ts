@@ -54,7 +54,9 @@ export async function openRejectsFile(path: string, options: { keepBytes: number
     async write(rows) {
       if (rows.length === 0) return;
       handle ??= await open(path, 'a');
-      const text = (bytes === 0 ? HEADER : '') + rows.map(({ line, value, reason }) => `${line},${csvField(cut(value))},${csvField(reason)}\n`).join('');
+      const text =
+        (bytes === 0 ? HEADER : '') +
+        rows.map(({ line, value, reason }) => `${line},${csvField(cut(value))},${csvField(reason)}\n`).join('');
       const buffer = Buffer.from(text);
       await handle.write(buffer);
       bytes += buffer.length;

@@ -182,7 +182,10 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     version: 3,
     ...identity,
     done,
-    inFlight: [...inFlight, ...(sending === undefined ? [] : [sending])].map(({ batch, before }) => ({ end: batch.end, before: before!.join('') })),
+    inFlight: [...inFlight, ...(sending === undefined ? [] : [sending])].map(({ batch, before }) => ({
+      end: batch.end,
+      before: before!.join(''),
+    })),
   });
 
   /** Reads the next batch and checks its addresses (unless it is sent again, or nothing is resumable). */
@@ -215,7 +218,14 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf(sending));
     const flight: Flight = {
       ...sending,
-      sent: batch.items.length === 0 ? Promise.resolve({ results: [] }) : target.addMany(projectId, batch.items.map(({ item }) => item), { source: 'import' }),
+      sent:
+        batch.items.length === 0
+          ? Promise.resolve({ results: [] })
+          : target.addMany(
+              projectId,
+              batch.items.map(({ item }) => item),
+              { source: 'import' },
+            ),
     };
     inFlight.push(flight);
     flight.sent.then(
@@ -248,7 +258,10 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
       await countAnswered();
       if (signal?.aborted === true) aheads.length = 0;
       const next = aheads[0];
-      const free = next !== undefined && inFlight.length < MAX_IN_FLIGHT && !inFlight.some((flight) => flight.results === undefined && sharesAddress(flight.keys, next.keys));
+      const free =
+        next !== undefined &&
+        inFlight.length < MAX_IN_FLIGHT &&
+        !inFlight.some((flight) => flight.results === undefined && sharesAddress(flight.keys, next.keys));
       if (free) {
         aheads.shift();
         const flight = await send(next);
@@ -271,7 +284,8 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
       () => false,
     );
     // Nothing done, nothing to resume (a file that is not its format fails before its first row).
-    if (counted && checkpointPath !== undefined && (done.byteOffset > 0 || inFlight.length > 0)) await writeCheckpoint(checkpointPath, checkpointOf()).catch(() => {});
+    if (counted && checkpointPath !== undefined && (done.byteOffset > 0 || inFlight.length > 0))
+      await writeCheckpoint(checkpointPath, checkpointOf()).catch(() => {});
     await rejects?.close().catch(() => {});
     await batches.return(undefined).catch(() => {});
     throw error;
@@ -300,7 +314,13 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
  * records). The first batches of a resumed run end where the batches that were in flight ended
  * (`cuts`), so the same items are sent again.
  */
-async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition, batchSize: number, cuts: number[]): AsyncGenerator<Batch> {
+async function* readBatches(
+  plan: ImportPlan,
+  file: string,
+  done: ImportPosition,
+  batchSize: number,
+  cuts: number[],
+): AsyncGenerator<Batch> {
   const from = { start: done.byteOffset, firstLine: done.nextLine };
   const source: AsyncGenerator<SourceRecord[]> =
     plan.container === 'csv'
@@ -331,7 +351,13 @@ async function* readBatches(plan: ImportPlan, file: string, done: ImportPosition
         } else batch.local.push({ kind: 'invalid', line: record.line, value: row.email, reason: normalized.reason, order });
       } else if (row.kind === 'invalid' || row.kind === 'skip') {
         batch.rows++;
-        batch.local.push({ kind: row.kind === 'skip' ? 'skipped' : 'invalid', line: record.line, value: row.value, reason: row.why, order });
+        batch.local.push({
+          kind: row.kind === 'skip' ? 'skipped' : 'invalid',
+          line: record.line,
+          value: row.value,
+          reason: row.why,
+          order,
+        });
       }
       const full = ends.length === 0 ? batch.items.length >= batchSize || records >= MAX_RECORDS_PER_BATCH : batch.end >= ends[0]!;
       if (full) {
@@ -389,7 +415,13 @@ function statesBefore(items: readonly BatchItem[], checked: Map<string, number>,
  * `before` says what the first send found: an item the store now calls `present` was added (or made
  * stronger) by that first send if its address was not suppressed (or less strongly) just before it.
  */
-async function count(batch: Batch, results: BulkAddResult[], before: number[] | undefined, done: ImportPosition, rejects: RejectsFile | undefined): Promise<void> {
+async function count(
+  batch: Batch,
+  results: BulkAddResult[],
+  before: number[] | undefined,
+  done: ImportPosition,
+  rejects: RejectsFile | undefined,
+): Promise<void> {
   if (results.length !== batch.items.length) {
     throw new Error(`The store answered ${results.length} results for ${batch.items.length} items.`);
   }
@@ -413,7 +445,8 @@ async function count(batch: Batch, results: BulkAddResult[], before: number[] | 
     if (row.kind === 'skipped') counts.skipped++;
     else {
       counts.invalid++;
-      if (invalidEntries.length < MAX_INVALID_ENTRIES) invalidEntries.push({ line: row.line, value: truncate(row.value), reason: row.reason });
+      if (invalidEntries.length < MAX_INVALID_ENTRIES)
+        invalidEntries.push({ line: row.line, value: truncate(row.value), reason: row.reason });
     }
   }
   await rejects?.write(rejected.map(({ line, value, reason }) => ({ line, value, reason })));

@@ -18,7 +18,12 @@ export class RemoteServiceError extends Error {
 }
 
 /** One request and its answer, as text. */
-type Exchange = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined) => Promise<{ status: number; text: string }>;
+type Exchange = (
+  method: 'GET' | 'POST',
+  url: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+) => Promise<{ status: number; text: string }>;
 
 /**
  * The suppression endpoints of a running service as a `SuppressionTarget`, so the CLI imports into
@@ -35,7 +40,10 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
 
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     const url = `${base}${path}`;
-    const headers: Record<string, string> = { 'x-api-key': options.apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    const headers: Record<string, string> = {
+      'x-api-key': options.apiKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
     let response: { status: number; text: string };
     try {
       response = await exchange(method, url, headers, body === undefined ? undefined : JSON.stringify(body));
@@ -48,7 +56,9 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
     try {
       answer = JSON.parse(response.text);
     } catch {
-      throw new RemoteServiceError(`${method} ${url} answered ${response.status} with a body that is not JSON: is ${base} a mailwarden service?`);
+      throw new RemoteServiceError(
+        `${method} ${url} answered ${response.status} with a body that is not JSON: is ${base} a mailwarden service?`,
+      );
     }
     if (response.status >= 200 && response.status < 300) return answer as T;
     const error = (answer as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
@@ -62,7 +72,11 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
 
   return {
     suppressions: {
-      addMany: (projectId, items, addOptions) => call('POST', `${suppressions(projectId)}/bulk`, { items, ...(addOptions?.source === undefined ? {} : { source: addOptions.source }) }),
+      addMany: (projectId, items, addOptions) =>
+        call('POST', `${suppressions(projectId)}/bulk`, {
+          items,
+          ...(addOptions?.source === undefined ? {} : { source: addOptions.source }),
+        }),
       checkMany: (projectId, emails) => call('POST', `${suppressions(projectId)}/bulk-check`, { emails }),
       list: (projectId, query: ListSuppressionsQuery = {}) => {
         const search = new URLSearchParams();
