@@ -19,6 +19,7 @@ export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions
 export type { SuppressionService } from './services/suppression-service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';
 
+export { MAX_STREAM_LENGTH, assertStreamName, isStreamName } from './stream.js';
 export { MAX_TRACKING_ID_CODE_POINTS, checkTrackingId, assertTrackingId, type TrackingIdCheck } from './tracking-id.js';
 
 export {

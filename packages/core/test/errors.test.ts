@@ -20,6 +20,7 @@ const documentedStatus: Record<ErrorCode, number> = {
   invalid_cursor: 400,
   batch_too_large: 400,
   invalid_tracking_id: 400,
+  invalid_stream: 400,
   invalid_payload: 400,
   tracking_id_not_carriable: 400,
   missing_api_key: 401,

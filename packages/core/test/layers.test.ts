@@ -31,6 +31,7 @@ const layers = {
   leaves: {
     files: [
       'vocabulary.ts',
+      'stream.ts',
       'errors.ts',
       'json/',
       'email/',
