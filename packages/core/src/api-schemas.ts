@@ -391,6 +391,8 @@ export const deliveryEventSchema = z.object({
   messageId: storableText.min(1).max(eventIdLimits.messageId).nullable(),
   recipient: z.string(),
   trackingId: z.string().nullable(),
+  // Like trackingId: any text passes, and applyEvents drops one that is not a stream name with a warning.
+  stream: z.string().nullish(),
   // z.date() already rejects an invalid Date.
   occurredAt: z.date(),
   eventKey: storableText.min(1).max(eventIdLimits.eventKey),
@@ -400,7 +402,7 @@ export const deliveryEventSchema = z.object({
 
 export const eventWarningSchema = z.object({
   index: z.int().min(0).meta({ description: 'Position of the event in the batch.' }),
-  code: z.enum(['invalid_event', 'invalid_recipient', 'tracking_id_too_long', 'invalid_tracking_id']),
+  code: z.enum(['invalid_event', 'invalid_recipient', 'tracking_id_too_long', 'invalid_tracking_id', 'invalid_stream']),
   message: z.string(),
 });
 

@@ -63,6 +63,7 @@ const event = fc
     messageId: mostly(fc.oneof(text, fc.constant(null))),
     recipient: mostly(fc.emailAddress()),
     trackingId: mostly(fc.oneof(text, fc.constant(null))),
+    stream: mostly(fc.oneof(text, fc.constantFrom(null, undefined, 'weekly-digest', 'Marketing'))),
     occurredAt: mostly(fc.date({ noInvalidDate: true })),
     eventKey: mostly(text),
     details,
@@ -107,6 +108,7 @@ describe('plainDeliveryEvent', () => {
     ['an SMTP status that is none', { details: { smtpStatus: '5.1' } }],
     ['an empty event key', { eventKey: '' }],
     ['a message ID left out (null is the absence)', { messageId: undefined }],
+    ['a stream that is not text', { stream: 7 }],
   ])('leaves %s to the schema', (_, change) => {
     const valid = {
       provider: 'sendgrid',
@@ -129,6 +131,7 @@ describe('plainDeliveryEvent', () => {
       messageId: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme-ascii' }),
       recipient: fc.emailAddress(),
       trackingId: fc.option(fc.string({ maxLength: 20 })),
+      stream: fc.constantFrom(undefined, null, 'marketing', 'weekly-digest'),
       occurredAt: fc.date({ noInvalidDate: true }),
       eventKey: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme-ascii' }),
       details: fc.record(
@@ -136,8 +139,11 @@ describe('plainDeliveryEvent', () => {
         { requiredKeys: [] },
       ),
     });
+    const withAndWithoutStream = valid.chain((event) =>
+      fc.constantFrom(event, Object.fromEntries(Object.entries(event).filter(([key]) => key !== 'stream'))),
+    );
     fc.assert(
-      fc.property(valid, (input) => {
+      fc.property(withAndWithoutStream, (input) => {
         expect(plainDeliveryEvent(input)).toStrictEqual(deliveryEventSchema.parse(input));
       }),
     );

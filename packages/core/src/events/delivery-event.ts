@@ -47,6 +47,11 @@ export interface DeliveryEvent {
   recipient: string;
   /** The tracking ID carried by the message, exactly as sent; `null` when absent. */
   trackingId: string | null;
+  /**
+   * The stream carried by the message (`service_stream`), exactly as sent; `null` or absent when none.
+   * One that is not a stream name (`isStreamName`) is dropped with an `invalid_stream` warning.
+   */
+  stream?: string | null;
   /** When the provider says the event happened. */
   occurredAt: Date;
   /**

@@ -27,13 +27,26 @@ const DETAIL_NAMES = Object.keys(eventDetailLimits) as (keyof EventDetails)[];
 export function plainDeliveryEvent(input: unknown): DeliveryEvent | undefined {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
   const event = input as Record<string, unknown>;
-  const { provider, type, bounceClass, providerSuppression, messageId, recipient, trackingId, occurredAt, eventKey, details, description } =
-    event;
+  const {
+    provider,
+    type,
+    bounceClass,
+    providerSuppression,
+    messageId,
+    recipient,
+    trackingId,
+    stream,
+    occurredAt,
+    eventKey,
+    details,
+    description,
+  } = event;
   if (!PROVIDERS.has(provider) || !TYPES.has(type)) return undefined;
   if (bounceClass != null && !BOUNCE_CLASSES.has(bounceClass)) return undefined;
   if (providerSuppression != null && !PROVIDER_SUPPRESSIONS.has(providerSuppression)) return undefined;
   if (messageId !== null && !isStorableText(messageId, eventIdLimits.messageId)) return undefined;
   if (typeof recipient !== 'string' || (trackingId !== null && typeof trackingId !== 'string')) return undefined;
+  if (stream != null && typeof stream !== 'string') return undefined;
   if (!(occurredAt instanceof Date) || Number.isNaN(occurredAt.getTime())) return undefined;
   if (!isStorableText(eventKey, eventIdLimits.eventKey)) return undefined;
   if (description !== undefined && typeof description !== 'string') return undefined;
@@ -46,6 +59,7 @@ export function plainDeliveryEvent(input: unknown): DeliveryEvent | undefined {
   parsed['messageId'] = messageId;
   parsed['recipient'] = recipient;
   parsed['trackingId'] = trackingId;
+  if ('stream' in event) parsed['stream'] = stream;
   parsed['occurredAt'] = occurredAt;
   parsed['eventKey'] = eventKey;
   if ('details' in event) parsed['details'] = plainDetails;

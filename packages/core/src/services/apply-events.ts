@@ -10,6 +10,7 @@ import type { StoredEvent } from '../store/store.js';
 import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { plainDeliveryEvent } from '../events/plain-delivery-event.js';
+import { isStreamName } from '../stream.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
@@ -67,6 +68,9 @@ function prepareEvent(
     const code = tracking.problem === 'too_long' ? 'tracking_id_too_long' : 'invalid_tracking_id';
     warnings.push({ index, code, message: `${tracking.reason}; the event was recorded without it` });
   }
+  // A stream that is no stream name is dropped the same way: the event still counts.
+  if (event.stream != null && !isStreamName(event.stream))
+    warnings.push({ index, code: 'invalid_stream', message: 'stream is not a stream name; the event was recorded without it' });
 
   recorded?.push({ ...event, recipient: recipient.email, trackingId });
   const at = event.occurredAt.getTime();
