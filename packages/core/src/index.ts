@@ -47,11 +47,17 @@ export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type Reta
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './api-schemas.js';
 export type * from './api-shapes.js';
 
-// Send side: attach a tracking ID to each provider's send request.
+// Send side: attach a tracking ID (and a stream) to each provider's send request.
+export {
+  SERVICE_STREAM_KEY,
+  SERVICE_STREAM_HEADER,
+  type StreamCarrierOptions,
+} from './carriers/stream-carrier.js';
 export {
   SERVICE_ID_HEADER,
   attachSesHeaderTrackingId,
   readSesHeaderTrackingId,
+  readSesHeaderStream,
   encodeServiceIdHeader,
   decodeHeaderValue,
   type SesMessageHeader,
@@ -63,6 +69,7 @@ export {
   SERVICE_ID_ENCODING_TAG,
   attachSesTagsTrackingId,
   readSesTagsTrackingId,
+  readSesTagsStream,
   sesTrackingTags,
   type SesApiVersion,
   type SesMessageTag,
@@ -74,6 +81,7 @@ export {
   SENDGRID_CUSTOM_ARGS_MAX_BYTES,
   attachSendGridTrackingId,
   readSendGridTrackingId,
+  readSendGridStream,
   type SendGridMailRequest,
   type SendGridPersonalization,
 } from './carriers/sendgrid.js';
@@ -85,6 +93,8 @@ export {
   attachMailgunSmtpTrackingId,
   readMailgunTrackingId,
   readMailgunLegacyTrackingId,
+  readMailgunStream,
+  readMailgunLegacyStream,
   type MailgunMessageFields,
   type MailgunCarrierOptions,
   type MailgunSmtpCarrierOptions,
@@ -95,6 +105,7 @@ export {
   SPARKPOST_METADATA_MAX_BYTES,
   attachSparkPostTrackingId,
   readSparkPostTrackingId,
+  readSparkPostStream,
   type SparkPostCarrierOptions,
 } from './carriers/sparkpost.js';
 export {
@@ -102,12 +113,14 @@ export {
   POSTMARK_METADATA_VALUE_MAX,
   attachPostmarkTrackingId,
   readPostmarkTrackingId,
+  readPostmarkStream,
   splitPostmarkTrackingId,
   type PostmarkWithTrackingId,
 } from './carriers/postmark.js';
 export {
   MANDRILL_METADATA_MAX_BYTES,
   attachMandrillTrackingId,
+  readMandrillStream,
   readMandrillTrackingId,
   type MandrillWithTrackingId,
 } from './carriers/mandrill.js';

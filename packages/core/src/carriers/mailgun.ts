@@ -4,6 +4,7 @@ import { jsonObjectMembers, type JsonMemberText } from '../json/members.js';
 import { isRecord } from '../json/record.js';
 import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { metadataTrackingId } from './metadata-value.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** "Sending options (those prefixed by o:, h:, or v:) are limited to 16 kB in total" (Mailgun sending API). */
 export const MAILGUN_OPTIONS_MAX_BYTES = 16_384;
@@ -18,6 +19,7 @@ export const MAILGUN_SERVICE_ID_ENCODING_VARIABLE = 'service_id_enc';
 
 const variableField = 'v:service_id';
 const encodingVariableField = `v:${MAILGUN_SERVICE_ID_ENCODING_VARIABLE}`;
+const streamVariableField = `v:${SERVICE_STREAM_KEY}`;
 const headerField = `h:${MAILGUN_VARIABLES_HEADER}`;
 
 /**
@@ -26,7 +28,7 @@ const headerField = `h:${MAILGUN_VARIABLES_HEADER}`;
  */
 export type MailgunMessageFields = object | URLSearchParams | FormData;
 
-export interface MailgunCarrierOptions {
+export interface MailgunCarrierOptions extends StreamCarrierOptions {
   /**
    * `variable` (default): the `v:service_id` field. `header`: merged into the `h:X-Mailgun-Variables` JSON
    * field. Either way the other carrier's `service_id` is removed, so the two can never disagree.
@@ -34,7 +36,7 @@ export interface MailgunCarrierOptions {
   via?: 'variable' | 'header';
 }
 
-export interface MailgunSmtpCarrierOptions {
+export interface MailgunSmtpCarrierOptions extends StreamCarrierOptions {
   /**
    * `true` (default) writes nodemailer's `{ prepared: true, value }`, so nodemailer sends the JSON verbatim
    * (it would otherwise RFC 2047-encode the quotes and Mailgun could not parse it). `false` writes the plain
@@ -69,7 +71,10 @@ export type MailgunSmtpHeaders<T> = {
  * characters as JSON escapes and `=?` as `\u003d?` (never an RFC 2047 encoded word), and folds between
  * members when the header line would exceed 998 octets.
  *
- * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` when an `X-Mailgun-Variables` field is
+ * With `options.stream`, the stream travels the same way, as `v:service_stream` (or the `service_stream`
+ * member of the header), beside `service_id`.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` when an `X-Mailgun-Variables` field is
  * not text, and `tracking_id_not_carriable` when the `o:`/`h:`/`v:` options would exceed Mailgun's 16 kB,
  * or (header variant) when the existing header is not a JSON object to merge into.
  *
@@ -87,15 +92,21 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
   options: MailgunCarrierOptions = {},
 ): T {
   const id = assertTrackingId(trackingId);
+  const stream = streamToCarry(options);
+  const own = ownMember(stream);
   const via = options.via ?? 'variable';
   const pairs = fieldPairs(fields);
   const isHeader = (name: string) => name.toLowerCase() === headerField.toLowerCase();
-  const touched = (name: string) => name === variableField || name === encodingVariableField || isHeader(name);
+  const touched = (name: string) =>
+    name === variableField || name === encodingVariableField || (stream !== undefined && name === streamVariableField) || isHeader(name);
   const headerName = pairs.find(([name]) => isHeader(name))?.[0] ?? headerField;
   const texts = pairs.filter(([name]) => isHeader(name)).map(([, value]) => headerText(value));
   const headers =
-    via === 'header' ? mergeTrackingId(texts, [trackingMember(id)], headerName) : texts.map((text) => withoutTrackingId(text, headerName));
-  const variables = via === 'variable' ? variableFields(id) : [];
+    via === 'header'
+      ? mergeTrackingId(texts, [trackingMember(id), ...streamMembers(stream)], headerName, own)
+      : texts.map((text) => withoutTrackingId(text, headerName, own));
+  const variables: [string, string][] =
+    via === 'variable' ? [...variableFields(id), ...(stream === undefined ? [] : [[streamVariableField, stream] as [string, string]])] : [];
   const added: [string, string][] = [...variables, ...headers.map((text): [string, string] => [headerName, text])];
   checkOptionsSize([...pairs.filter(([name]) => !touched(name)), ...added]);
 
@@ -120,7 +131,9 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
  * and are otherwise written as given. An ID whose escaped JSON would not fit one line goes as base64url of
  * its UTF-8 with `service_id_enc: "b64u"`, which `readMailgunTrackingId` decodes.
  *
- * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` for headers given as an array, and
+ * With `options.stream`, a `service_stream` member too.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` for headers given as an array, and
  * `tracking_id_not_carriable` when an existing `X-Mailgun-Variables` value is not a JSON object.
  *
  * @example
@@ -138,6 +151,8 @@ export function attachMailgunSmtpTrackingId<T extends object>(
   options: MailgunSmtpCarrierOptions = {},
 ): MailgunSmtpHeaders<T> {
   const id = assertTrackingId(trackingId);
+  const stream = streamToCarry(options);
+  const own = ownMember(stream);
   if (Array.isArray(headers)) {
     throw new MailwardenError('invalid_request', 'Pass the SMTP headers as an object of header names to values.');
   }
@@ -153,9 +168,9 @@ export function attachMailgunSmtpTrackingId<T extends object>(
   // One header: nodemailer's types take a list of plain strings only, and Mailgun merges the variables anyway.
   const members = texts
     .flatMap(mergeableMembers)
-    .filter((member) => !isTrackingMember(member))
+    .filter((member) => !own(member))
     .map((member) => smtpMember(member, sevenBit));
-  const value = foldMembers([...members, ...smtpTrackingMembers(id, name, sevenBit)], name);
+  const value = foldMembers([...members, ...smtpTrackingMembers(id, name, sevenBit), ...streamMembers(stream)], name);
   next[name] = options.prepared === false ? value : { prepared: true, value };
   return next as MailgunSmtpHeaders<T>;
 }
@@ -190,6 +205,29 @@ export function readMailgunTrackingId(eventData: unknown): string | null {
 export function readMailgunLegacyTrackingId(fields: readonly (readonly [string, string])[]): string | null {
   const value = (name: string) => fields.find(([field]) => field === name)?.[1];
   return trackingIdOf(value('service_id'), value(MAILGUN_SERVICE_ID_ENCODING_VARIABLE));
+}
+
+/**
+ * The stream of a Mailgun event: `user-variables.service_stream` of the `event-data` object (the whole
+ * webhook body is accepted too); `null` when absent.
+ *
+ * @example
+ * const stream = readMailgunStream(JSON.parse(body)['event-data']);
+ */
+export function readMailgunStream(eventData: unknown): string | null {
+  const data = isRecord(eventData) && isRecord(eventData['event-data']) ? eventData['event-data'] : eventData;
+  if (!isRecord(data) || !isRecord(data['user-variables'])) return null;
+  return carriedStream(data['user-variables'][SERVICE_STREAM_KEY]);
+}
+
+/**
+ * The stream of a legacy (form-encoded) Mailgun webhook: the first `service_stream` field; `null` when absent.
+ *
+ * @example
+ * const stream = readMailgunLegacyStream([...new URLSearchParams(body)]);
+ */
+export function readMailgunLegacyStream(fields: readonly (readonly [string, string])[]): string | null {
+  return carriedStream(fields.find(([field]) => field === SERVICE_STREAM_KEY)?.[1]);
 }
 
 /** `service_id` as sent, or decoded when `service_id_enc` is `b64u`; `null` for another encoding or a value that does not decode. */
@@ -231,17 +269,31 @@ function trackingMember(id: string): string {
   return `"service_id":${headerJsonString(id)}`;
 }
 
-/** `service_id` and its encoding marker: the members the helpers own, replaced whatever the caller put there. */
-function isTrackingMember({ name }: JsonMemberText): boolean {
-  return name === 'service_id' || name === MAILGUN_SERVICE_ID_ENCODING_VARIABLE;
+/** Our `service_stream` member, when there is a stream (a stream name needs no escaping). */
+function streamMembers(stream: string | undefined): string[] {
+  return stream === undefined ? [] : [`"${SERVICE_STREAM_KEY}":"${stream}"`];
+}
+
+/**
+ * `service_id` and its encoding marker, and `service_stream` when a stream is written: the members the
+ * helpers own, replaced whatever the caller put there.
+ */
+function ownMember(stream: string | undefined): (member: JsonMemberText) => boolean {
+  return ({ name }) =>
+    name === 'service_id' || name === MAILGUN_SERVICE_ID_ENCODING_VARIABLE || (stream !== undefined && name === SERVICE_STREAM_KEY);
 }
 
 /** The texts of the variables headers with our members merged into the first (or a new header when none). */
-function mergeTrackingId(texts: readonly string[], ours: readonly string[], name: string): string[] {
+function mergeTrackingId(
+  texts: readonly string[],
+  ours: readonly string[],
+  name: string,
+  own: (member: JsonMemberText) => boolean,
+): string[] {
   if (texts.length === 0) return [foldMembers(ours, name)];
   return texts.map((text, index) => {
     const members = mergeableMembers(text);
-    const others = members.filter((member) => !isTrackingMember(member)).map((member) => member.text);
+    const others = members.filter((member) => !own(member)).map((member) => member.text);
     return index === 0 ? foldMembers([...others, ...ours], name) : others.length === members.length ? text : foldMembers(others, name);
   });
 }
@@ -308,10 +360,10 @@ function unicodeEscape(char: string): string {
 }
 
 /** A variables text without its `service_id` member; texts without one (or not JSON) are kept as they are. */
-function withoutTrackingId(text: string, name: string): string {
+function withoutTrackingId(text: string, name: string, own: (member: JsonMemberText) => boolean): string {
   const members = jsonObjectMembers(text);
   if (members === undefined) return text;
-  const others = members.filter((member) => !isTrackingMember(member)).map((member) => member.text);
+  const others = members.filter((member) => !own(member)).map((member) => member.text);
   return others.length === members.length ? text : foldMembers(others, name);
 }
 

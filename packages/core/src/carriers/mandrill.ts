@@ -2,6 +2,7 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /**
  * Mandrill limits a message's metadata to 200 bytes of JSON (the newer Mailchimp Transactional article
@@ -15,7 +16,9 @@ export const MANDRILL_METADATA_MAX_BYTES = 200;
  * `message.metadata.service_id`. Mandrill lets `recipient_metadata` values override the message's, so an
  * entry that has its own `service_id` gets ours instead.
  *
- * Throws `invalid_tracking_id` for an invalid ID; `tracking_id_not_carriable` when the metadata, the
+ * With `options.stream`, the stream travels the same way as `metadata.service_stream`.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream; `tracking_id_not_carriable` when the metadata, the
  * caller's plus ours, is over 200 bytes of JSON for some recipient (measured as `JSON.stringify` writes
  * it, in UTF-8); `invalid_request` when `metadata` is not an object.
  *
@@ -24,10 +27,16 @@ export const MANDRILL_METADATA_MAX_BYTES = 200;
  *   message: { from_email: 'news@example.com', to: [{ email: 'jane@example.com' }], subject: 'Hello', text: 'Hi' },
  * }, 'welcome-2026'));
  */
-export function attachMandrillTrackingId<R extends { message: object }>(request: R, trackingId: string): MandrillWithTrackingId<R> {
+export function attachMandrillTrackingId<R extends { message: object }>(
+  request: R,
+  trackingId: string,
+  options?: StreamCarrierOptions,
+): MandrillWithTrackingId<R> {
   const id = assertTrackingId(trackingId);
+  const stream = streamToCarry(options);
+  const ours = stream === undefined ? { service_id: id } : { service_id: id, [SERVICE_STREAM_KEY]: stream };
   const message = request.message as Record<string, unknown>;
-  const metadata = { ...metadataOf(message['metadata'], 'message.metadata'), service_id: id };
+  const metadata = { ...metadataOf(message['metadata'], 'message.metadata'), ...ours };
   checkSize(metadata);
   const next: Record<string, unknown> = { ...message, metadata };
   const perRecipient = message['recipient_metadata'];
@@ -35,11 +44,11 @@ export function attachMandrillTrackingId<R extends { message: object }>(request:
     next['recipient_metadata'] = perRecipient.map((entry: unknown, index) => {
       if (!isRecord(entry)) return entry;
       const values = metadataOf(entry['values'], `message.recipient_metadata[${index}].values`);
-      if (values === undefined || !('service_id' in values)) {
+      if (values === undefined || !('service_id' in values || (stream !== undefined && SERVICE_STREAM_KEY in values))) {
         checkSize({ ...metadata, ...values });
         return entry;
       }
-      const nextValues = { ...values, service_id: id };
+      const nextValues = { ...values, ...ours };
       checkSize({ ...metadata, ...nextValues });
       return { ...entry, values: nextValues };
     });
@@ -57,6 +66,17 @@ export type MandrillWithTrackingId<R> = R & { message: { metadata: Record<string
 export function readMandrillTrackingId(event: unknown): string | null {
   if (!isRecord(event) || !isRecord(event['msg']) || !isRecord(event['msg']['metadata'])) return null;
   return metadataTrackingId(event['msg']['metadata']['service_id']);
+}
+
+/**
+ * The stream of a Mandrill message event: `msg.metadata.service_stream`; `null` when absent.
+ *
+ * @example
+ * readMandrillStream({ event: 'send', msg: { metadata: { service_stream: 'weekly-digest' } } }); // 'weekly-digest'
+ */
+export function readMandrillStream(event: unknown): string | null {
+  if (!isRecord(event) || !isRecord(event['msg']) || !isRecord(event['msg']['metadata'])) return null;
+  return carriedStream(event['msg']['metadata'][SERVICE_STREAM_KEY]);
 }
 
 function metadataOf(value: unknown, where: string): Record<string, unknown> | undefined {

@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** Postmark refuses `Metadata` with more fields than this, counting the caller's own. */
 export const POSTMARK_METADATA_MAX_FIELDS = 10;
@@ -43,7 +44,11 @@ export function splitPostmarkTrackingId(trackingId: string): string[] {
  * `service_id_2`, … . Keys `service_id` and `service_id_<n>` belong to this carrier: existing ones are
  * replaced.
  *
- * Throws `invalid_tracking_id` for an invalid ID; `tracking_id_not_carriable` when the caller's fields plus
+ * With `options.stream`, the stream travels as `Metadata.service_stream` (a stream name always fits one
+ * value). Not in Postmark's own `MessageStream` field: that one must name a message stream that exists in
+ * the Postmark account, and the request's `MessageStream`, if any, is left as it is.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream; `tracking_id_not_carriable` when the caller's fields plus
  * ours exceed Postmark's 10 fields, or a caller key equals one of ours but for case (Postmark refuses
  * keys differing only by case); `invalid_request` when `Metadata` is not an object.
  *
@@ -52,15 +57,37 @@ export function splitPostmarkTrackingId(trackingId: string): string[] {
  *   From: 'news@example.com', To: 'jane@example.com', Subject: 'Hello', TextBody: 'Hi',
  * }, 'welcome-2026'));
  */
-export function attachPostmarkTrackingId<M extends object>(messages: readonly M[], trackingId: string): PostmarkWithTrackingId<M>[];
-export function attachPostmarkTrackingId<M extends object>(message: M, trackingId: string): PostmarkWithTrackingId<M>;
+export function attachPostmarkTrackingId<M extends object>(
+  messages: readonly M[],
+  trackingId: string,
+  options?: StreamCarrierOptions,
+): PostmarkWithTrackingId<M>[];
+export function attachPostmarkTrackingId<M extends object>(
+  message: M,
+  trackingId: string,
+  options?: StreamCarrierOptions,
+): PostmarkWithTrackingId<M>;
 export function attachPostmarkTrackingId<M extends object>(
   message: M | readonly M[],
   trackingId: string,
+  options?: StreamCarrierOptions,
 ): PostmarkWithTrackingId<M> | PostmarkWithTrackingId<M>[] {
   const chunks = splitPostmarkTrackingId(assertTrackingId(trackingId));
-  if (Array.isArray(message)) return message.map((one: M) => attachOne(one, chunks));
-  return attachOne(message as M, chunks);
+  const stream = streamToCarry(options);
+  if (Array.isArray(message)) return message.map((one: M) => attachOne(one, chunks, stream));
+  return attachOne(message as M, chunks, stream);
+}
+
+/**
+ * The stream of a Postmark webhook record: `Metadata.service_stream` (not `MessageStream`, which names
+ * the Postmark message stream); `null` when absent.
+ *
+ * @example
+ * readPostmarkStream({ RecordType: 'Delivery', Metadata: { service_stream: 'weekly-digest' } }); // 'weekly-digest'
+ */
+export function readPostmarkStream(record: unknown): string | null {
+  if (!isRecord(record) || !isRecord(record['Metadata'])) return null;
+  return carriedStream(record['Metadata'][SERVICE_STREAM_KEY]);
 }
 
 /**
@@ -82,14 +109,17 @@ export function readPostmarkTrackingId(record: unknown): string | null {
 /** A Postmark message that now has `Metadata`. */
 export type PostmarkWithTrackingId<M> = M & { Metadata: Record<string, string> };
 
-function attachOne<M extends object>(message: M, chunks: string[]): PostmarkWithTrackingId<M> {
+function attachOne<M extends object>(message: M, chunks: string[], stream: string | undefined): PostmarkWithTrackingId<M> {
   const source = message as Record<string, unknown>;
   const existing = source['Metadata'];
   if (existing !== undefined && existing !== null && !isRecord(existing)) {
     throw new MailwardenError('invalid_request', 'Postmark Metadata must be an object of strings.');
   }
   const ours = chunks.map((_, index) => postmarkTrackingIdKey(index));
-  const kept = Object.entries(existing ?? {}).filter(([key]) => !OWN_KEY.test(key));
+  if (stream !== undefined) ours.push(SERVICE_STREAM_KEY);
+  const kept = Object.entries(existing ?? {}).filter(
+    ([key]) => !OWN_KEY.test(key) && !(stream !== undefined && key === SERVICE_STREAM_KEY),
+  );
   const clash = kept.find(([key]) => ours.includes(key.toLowerCase()));
   if (clash !== undefined) {
     throw new MailwardenError(
@@ -97,14 +127,15 @@ function attachOne<M extends object>(message: M, chunks: string[]): PostmarkWith
       `Postmark Metadata key "${clash[0]}" differs from the tracking ID's key only by case, which Postmark refuses; rename it.`,
     );
   }
-  if (kept.length + chunks.length > POSTMARK_METADATA_MAX_FIELDS) {
+  if (kept.length + ours.length > POSTMARK_METADATA_MAX_FIELDS) {
     throw new MailwardenError(
       'tracking_id_not_carriable',
-      `The tracking ID needs ${chunks.length} Postmark Metadata fields and the message has ${kept.length} others, ` +
+      `The tracking ID${stream === undefined ? '' : ' and the stream'} need${stream === undefined ? 's' : ''} ${ours.length} Postmark Metadata fields and the message has ${kept.length} others, ` +
         `over Postmark's ${POSTMARK_METADATA_MAX_FIELDS}; Postmark webhooks carry no other field for it, so drop some metadata.`,
     );
   }
   const metadata: Record<string, unknown> = Object.fromEntries(kept);
   chunks.forEach((chunk, index) => (metadata[ours[index]!] = chunk));
+  if (stream !== undefined) metadata[SERVICE_STREAM_KEY] = stream;
   return { ...source, Metadata: metadata } as PostmarkWithTrackingId<M>;
 }

@@ -2,6 +2,7 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** "Total custom_args size may not exceed 10,000 bytes" (SendGrid v3 mail send reference). */
 export const SENDGRID_CUSTOM_ARGS_MAX_BYTES = 10_000;
@@ -35,7 +36,9 @@ export type SendGridMailRequest = {
  * The SDK's camelCase `customArgs` is folded into `custom_args` (the key the API documents; the snake_case
  * value wins a clash) and removed, so no conflicting copy remains.
  *
- * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` when a `custom_args` is not an object,
+ * With `options.stream`, the stream travels the same way as `custom_args.service_stream`.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` when a `custom_args` is not an object,
  * and `tracking_id_not_carriable` when the custom args a recipient ends up with exceed 10,000 bytes (keys
  * plus values in UTF-8).
  *
@@ -45,17 +48,19 @@ export type SendGridMailRequest = {
  *   from: 'news@example.com',
  *   subject: 'Hello',
  *   text: 'Hi',
- * }, 'welcome-2026'));
+ * }, 'welcome-2026', { stream: 'weekly-digest' }));
  */
-export function attachSendGridTrackingId<T extends SendGridMailRequest>(request: T, trackingId: string): T {
+export function attachSendGridTrackingId<T extends SendGridMailRequest>(request: T, trackingId: string, options?: StreamCarrierOptions): T {
   const id = assertTrackingId(trackingId);
-  const messageArgs = { ...customArgsOf(request, 'the message'), service_id: id };
+  const stream = streamToCarry(options);
+  const ours = stream === undefined ? { service_id: id } : { service_id: id, [SERVICE_STREAM_KEY]: stream };
+  const messageArgs = { ...customArgsOf(request, 'the message'), ...ours };
   checkSize(messageArgs);
   const next: Record<string, unknown> = withCustomArgs(request, messageArgs);
   if (Array.isArray(request.personalizations)) {
     next['personalizations'] = request.personalizations.map((personalization: unknown, index) => {
       if (!isRecord(personalization)) return personalization;
-      const own = { ...customArgsOf(personalization, `personalizations[${index}]`), service_id: id };
+      const own = { ...customArgsOf(personalization, `personalizations[${index}]`), ...ours };
       checkSize({ ...messageArgs, ...own });
       return withCustomArgs(personalization, own);
     });
@@ -77,6 +82,17 @@ export function readSendGridTrackingId(event: unknown): string | null {
 }
 
 /** The custom args of a message or personalization, camelCase and snake_case merged. */
+/**
+ * The stream of one SendGrid event object: its top-level `service_stream` key (custom args are flattened
+ * there); `null` when absent.
+ *
+ * @example
+ * readSendGridStream({ event: 'delivered', service_stream: 'weekly-digest' }); // 'weekly-digest'
+ */
+export function readSendGridStream(event: unknown): string | null {
+  return isRecord(event) ? carriedStream(event[SERVICE_STREAM_KEY]) : null;
+}
+
 function customArgsOf(owner: object, where: string): Record<string, unknown> {
   const { custom_args: snake, customArgs: camel } = owner as SendGridPersonalization;
   for (const [name, value] of [

@@ -1,6 +1,7 @@
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
+import { carriedStream, SERVICE_STREAM_HEADER, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** The header that carries the tracking ID (docs/providers/ses.md#the-header-with-the-helper). Header names match case-insensitively. */
 export const SERVICE_ID_HEADER = 'X-Service-Id';
@@ -73,7 +74,9 @@ export function encodeServiceIdHeader(trackingId: string, firstWordMax = MAX_ENC
  *   `ReplacementHeaders` of each entry that has them (an entry's header would take precedence). A bulk
  *   send carries one tracking ID for all its entries.
  *
- * Throws `invalid_tracking_id` for an invalid ID, `invalid_request` for a v2 request without
+ * With `options.stream`, an `X-Service-Stream` header goes the same way (replacing any already there).
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` for a v2 request without
  * `Content.Simple` or `Content.Template` (bulk: `DefaultContent.Template`), or with both `Content` and
  * the bulk fields.
  *
@@ -88,10 +91,14 @@ export function encodeServiceIdHeader(trackingId: string, firstWordMax = MAX_ENC
  *   Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
  * }, 'spring-sale')));
  */
-export function attachSesHeaderTrackingId(rawMessage: string, trackingId: string): string;
-export function attachSesHeaderTrackingId<R extends SesV2HeadersRequest>(request: R, trackingId: string): R;
-export function attachSesHeaderTrackingId(request: string | SesV2HeadersRequest, trackingId: string): string | SesV2HeadersRequest {
-  const id = assertTrackingId(trackingId);
+export function attachSesHeaderTrackingId(rawMessage: string, trackingId: string, options?: StreamCarrierOptions): string;
+export function attachSesHeaderTrackingId<R extends SesV2HeadersRequest>(request: R, trackingId: string, options?: StreamCarrierOptions): R;
+export function attachSesHeaderTrackingId(
+  request: string | SesV2HeadersRequest,
+  trackingId: string,
+  options?: StreamCarrierOptions,
+): string | SesV2HeadersRequest {
+  const id: Carried = { id: assertTrackingId(trackingId), stream: streamToCarry(options) };
   if (typeof request === 'string') return insertRawHeader(request, id);
 
   if (request.DefaultContent !== undefined || request.BulkEmailEntries !== undefined) return attachBulkHeader(request, id);
@@ -107,7 +114,7 @@ export function attachSesHeaderTrackingId(request: string | SesV2HeadersRequest,
 }
 
 /** SES v2 `SendBulkEmail`: the header in the shared template, and in every entry that sets headers of its own. */
-function attachBulkHeader(request: SesV2HeadersRequest, id: string): SesV2HeadersRequest {
+function attachBulkHeader(request: SesV2HeadersRequest, id: Carried): SesV2HeadersRequest {
   const template = request.DefaultContent?.Template;
   if (request.Content !== undefined || template === undefined) {
     throw new MailwardenError(
@@ -132,12 +139,35 @@ function attachBulkHeader(request: SesV2HeadersRequest, id: string): SesV2Header
   };
 }
 
-/** The caller's headers without any `X-Service-Id` (whatever its case), then ours. */
-function withServiceIdHeader(headers: readonly SesMessageHeader[] | undefined, id: string): SesMessageHeader[] {
+/** What the header carrier writes: the tracking ID, and the stream when there is one. */
+interface Carried {
+  id: string;
+  stream: string | undefined;
+}
+
+/** The caller's headers without any `X-Service-Id` (whatever its case; nor `X-Service-Stream` when we add one), then ours. */
+function withServiceIdHeader(headers: readonly SesMessageHeader[] | undefined, { id, stream }: Carried): SesMessageHeader[] {
   return [
-    ...(headers ?? []).filter((header) => !isServiceIdName(header.Name)),
+    ...(headers ?? []).filter((header) => !isServiceIdName(header.Name) && !(stream !== undefined && isServiceStreamName(header.Name))),
     { Name: SERVICE_ID_HEADER, Value: encodeServiceIdHeader(id).join(' ') },
+    ...(stream === undefined ? [] : [{ Name: SERVICE_STREAM_HEADER, Value: stream }]),
   ];
+}
+
+/**
+ * The stream in SES `mail.headers` (`[{ name, value }]`): the first `X-Service-Stream` (any case);
+ * `null` when the headers are absent or carry none.
+ *
+ * @example
+ * readSesHeaderStream([{ name: 'X-Service-Stream', value: 'weekly-digest' }]); // 'weekly-digest'
+ */
+export function readSesHeaderStream(headers: unknown): string | null {
+  if (!Array.isArray(headers)) return null;
+  for (const header of headers) {
+    if (!isRecord(header) || typeof header.name !== 'string' || !isServiceStreamName(header.name)) continue;
+    return carriedStream(header.value);
+  }
+  return null;
 }
 
 /**
@@ -249,8 +279,12 @@ function isServiceIdName(name: string | undefined): boolean {
   return name?.trim().toLowerCase() === 'x-service-id';
 }
 
+function isServiceStreamName(name: string | undefined): boolean {
+  return name?.trim().toLowerCase() === SERVICE_STREAM_HEADER.toLowerCase();
+}
+
 /** Inserts the header before the blank line that ends the header block, dropping any earlier `X-Service-Id`. */
-function insertRawHeader(message: string, trackingId: string): string {
+function insertRawHeader(message: string, { id: trackingId, stream }: Carried): string {
   const lines = message.split(/(?<=\n)/);
   let end = lines.findIndex((line) => line === '\n' || line === '\r\n' || line === '');
   if (end === -1) end = lines.length;
@@ -262,7 +296,8 @@ function insertRawHeader(message: string, trackingId: string): string {
     // A line starting with white space continues the field above it.
     if (!line.startsWith(' ') && !line.startsWith('\t')) {
       const colon = line.indexOf(':');
-      dropping = colon > 0 && isServiceIdName(line.slice(0, colon));
+      const name = line.slice(0, colon);
+      dropping = colon > 0 && (isServiceIdName(name) || (stream !== undefined && isServiceStreamName(name)));
     }
     if (!dropping) kept.push(line);
   }
@@ -272,5 +307,6 @@ function insertRawHeader(message: string, trackingId: string): string {
   const prefix = `${SERVICE_ID_HEADER}: `;
   const words = encodeServiceIdHeader(trackingId, MAX_ENCODED_LINE - prefix.length);
   const field = prefix + words.join(`${newline} `) + newline;
-  return kept.join('') + field + lines.slice(end).join('');
+  const streamField = stream === undefined ? '' : `${SERVICE_STREAM_HEADER}: ${stream}${newline}`;
+  return kept.join('') + field + streamField + lines.slice(end).join('');
 }

@@ -2,6 +2,7 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { isRecord } from '../json/record.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** The tag that carries the tracking ID. */
 export const SERVICE_ID_TAG = 'service_id';
@@ -81,10 +82,20 @@ const foreignFields: Record<SesApiVersion, readonly string[]> = {
  * The tags that carry a tracking ID: `service_id` with the ID itself when it fits the tag alphabet,
  * else with base64url (no padding) of its UTF-8 plus `service_id_enc=b64u`. Throws
  * `tracking_id_not_carriable` when even the encoded form is over 256 characters (UTF-8 over 192
- * bytes), and `invalid_tracking_id` for an invalid ID.
+ * bytes), and `invalid_tracking_id` for an invalid ID. With `options.stream`, a `service_stream` tag
+ * too (a stream name is always a tag value as it is); `invalid_stream` for an invalid one.
+ *
+ * @example
+ * sesTrackingTags('spring-sale', { stream: 'weekly-digest' });
+ * // [{ Name: 'service_id', Value: 'spring-sale' }, { Name: 'service_stream', Value: 'weekly-digest' }]
  */
-export function sesTrackingTags(trackingId: string): { Name: string; Value: string }[] {
-  const id = assertTrackingId(trackingId);
+export function sesTrackingTags(trackingId: string, options?: StreamCarrierOptions): { Name: string; Value: string }[] {
+  const stream = streamToCarry(options);
+  const tags = idTags(assertTrackingId(trackingId));
+  return stream === undefined ? tags : [...tags, { Name: SERVICE_STREAM_KEY, Value: stream }];
+}
+
+function idTags(id: string): { Name: string; Value: string }[] {
   if (TAG_VALUE.test(id)) return [{ Name: SERVICE_ID_TAG, Value: id }];
   const encoded = encodeBase64urlId(id);
   if (encoded.length > MAX_TAG_VALUE) {
@@ -112,6 +123,7 @@ export function sesTrackingTags(trackingId: string): { Name: string; Value: stri
  * A bulk send carries one tracking ID for all its destinations. A request with fields of the other API
  * version, or a bulk request with the single-send tag field, is refused with `invalid_request`.
  * Existing `service_id` / `service_id_enc` tags are replaced; the caller's other tags are kept in order.
+ * With `options.stream`, a `service_stream` tag is added too (replacing an existing one).
  * SES publishes tags only through configuration-set event publishing, not in identity feedback
  * notifications.
  *
@@ -123,12 +135,20 @@ export function sesTrackingTags(trackingId: string): { Name: string; Value: stri
  *   ConfigurationSetName: 'tracking',
  * }, 'spring-sale', { api: 'v2' })));
  */
-export function attachSesTagsTrackingId<R extends SesV1TagsRequest>(request: R, trackingId: string, options: { api: 'v1' }): R;
-export function attachSesTagsTrackingId<R extends SesV2TagsRequest>(request: R, trackingId: string, options: { api: 'v2' }): R;
+export function attachSesTagsTrackingId<R extends SesV1TagsRequest>(
+  request: R,
+  trackingId: string,
+  options: { api: 'v1' } & StreamCarrierOptions,
+): R;
+export function attachSesTagsTrackingId<R extends SesV2TagsRequest>(
+  request: R,
+  trackingId: string,
+  options: { api: 'v2' } & StreamCarrierOptions,
+): R;
 export function attachSesTagsTrackingId(
   request: SesV1TagsRequest & SesV2TagsRequest & Record<string, unknown>,
   trackingId: string,
-  options: { api: SesApiVersion },
+  options: { api: SesApiVersion } & StreamCarrierOptions,
 ): SesV1TagsRequest | SesV2TagsRequest {
   const { api } = options;
   const foreign = foreignFields[api].filter((name) => request[name] !== undefined);
@@ -148,7 +168,7 @@ export function attachSesTagsTrackingId(
     );
   }
   const shape: TagsShape = marks.length > 0 ? bulk : single;
-  const added = sesTrackingTags(trackingId);
+  const added = sesTrackingTags(trackingId, options);
   const next: Record<string, unknown> = {
     ...request,
     [shape.tags]: withTrackingTags(request[shape.tags] as readonly SesMessageTag[] | undefined, added),
@@ -164,9 +184,11 @@ export function attachSesTagsTrackingId(
   return next;
 }
 
-/** The caller's tags in order without any `service_id` / `service_id_enc`, then ours. */
+/** The caller's tags in order without any `service_id` / `service_id_enc` (nor a tag we add), then ours. */
 function withTrackingTags(tags: readonly SesMessageTag[] | undefined, added: readonly SesMessageTag[]): SesMessageTag[] {
-  return [...(tags ?? []).filter((tag) => tag.Name !== SERVICE_ID_TAG && tag.Name !== SERVICE_ID_ENCODING_TAG), ...added];
+  const ours = (name: string | undefined) =>
+    name === SERVICE_ID_TAG || name === SERVICE_ID_ENCODING_TAG || added.some((tag) => tag.Name === name);
+  return [...(tags ?? []).filter((tag) => !ours(tag.Name)), ...added];
 }
 
 /**
@@ -181,6 +203,16 @@ export function readSesTagsTrackingId(tags: unknown): string | null {
   const encoding = firstValue(tags[SERVICE_ID_ENCODING_TAG]);
   if (encoding === undefined) return value;
   return encoding === BASE64URL_ID_ENCODING ? decodeBase64urlId(value) : null;
+}
+
+/**
+ * The stream in SES `mail.tags` (event publishing only): the first `service_stream` value; `null` when absent.
+ *
+ * @example
+ * readSesTagsStream({ service_stream: ['weekly-digest'] }); // 'weekly-digest'
+ */
+export function readSesTagsStream(tags: unknown): string | null {
+  return isRecord(tags) ? carriedStream(firstValue(tags[SERVICE_STREAM_KEY])) : null;
 }
 
 /** SES publishes each tag as a list of values; a bare string is accepted too. */

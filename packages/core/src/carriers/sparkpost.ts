@@ -2,6 +2,7 @@ import { isRecord } from '../json/record.js';
 import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { metadataTrackingId } from './metadata-value.js';
+import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /**
  * SparkPost documents "10KB" of metadata per recipient, measured here on the JSON of the transmission's
@@ -10,7 +11,7 @@ import { metadataTrackingId } from './metadata-value.js';
  */
 export const SPARKPOST_METADATA_MAX_BYTES = 10 * 1024;
 
-export interface SparkPostCarrierOptions {
+export interface SparkPostCarrierOptions extends StreamCarrierOptions {
   /**
    * `transmission` (default) writes `metadata.service_id` of the transmission; `recipient` writes it into
    * the `metadata` of every inline recipient instead (not possible with a stored recipient list).
@@ -27,7 +28,9 @@ export interface SparkPostCarrierOptions {
  * webhook would report the caller's. A stored recipient list (`recipients: { list_id }`) cannot be
  * rewritten: a `service_id` stored in the list's recipient metadata would win there.
  *
- * Throws `invalid_tracking_id` for an invalid ID, `tracking_id_not_carriable` when the caller's metadata
+ * With `options.stream`, the stream travels the same way as `service_stream`, beside `service_id`.
+ *
+ * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `tracking_id_not_carriable` when the caller's metadata
  * plus ours exceeds 10 KB for some recipient, and `invalid_request` when `metadata` is not an object.
  *
  * @example
@@ -38,6 +41,8 @@ export interface SparkPostCarrierOptions {
  */
 export function attachSparkPostTrackingId<T extends object>(transmission: T, trackingId: string, options: SparkPostCarrierOptions = {}): T {
   const id = assertTrackingId(trackingId);
+  const stream = streamToCarry(options);
+  const ours = stream === undefined ? { service_id: id } : { service_id: id, [SERVICE_STREAM_KEY]: stream };
   const source = transmission as Record<string, unknown>;
   const level = options.level ?? 'transmission';
   const recipients = source['recipients'];
@@ -49,15 +54,16 @@ export function attachSparkPostTrackingId<T extends object>(transmission: T, tra
   }
 
   const transmissionMetadata = metadataOf(source['metadata'], 'metadata');
-  const nextTransmissionMetadata = level === 'transmission' ? { ...transmissionMetadata, service_id: id } : transmissionMetadata;
+  const nextTransmissionMetadata = level === 'transmission' ? { ...transmissionMetadata, ...ours } : transmissionMetadata;
   const next: Record<string, unknown> = { ...source };
   if (level === 'transmission') next['metadata'] = nextTransmissionMetadata;
   if (Array.isArray(recipients)) {
     next['recipients'] = recipients.map((recipient: unknown, index) => {
       if (!isRecord(recipient)) return recipient;
       const own = metadataOf(recipient['metadata'], `recipients[${index}].metadata`);
-      const rewrite = level === 'recipient' || (own !== undefined && 'service_id' in own);
-      const nextOwn = rewrite ? { ...own, service_id: id } : own;
+      const rewrite =
+        level === 'recipient' || (own !== undefined && ('service_id' in own || (stream !== undefined && SERVICE_STREAM_KEY in own)));
+      const nextOwn = rewrite ? { ...own, ...ours } : own;
       checkSize({ ...nextTransmissionMetadata, ...nextOwn });
       return rewrite ? { ...recipient, metadata: nextOwn } : recipient;
     });
@@ -73,6 +79,17 @@ export function attachSparkPostTrackingId<T extends object>(transmission: T, tra
 export function readSparkPostTrackingId(event: unknown): string | null {
   if (!isRecord(event) || !isRecord(event['rcpt_meta'])) return null;
   return metadataTrackingId(event['rcpt_meta']['service_id']);
+}
+
+/**
+ * The stream of a SparkPost event: `rcpt_meta.service_stream`; `null` when absent.
+ *
+ * @example
+ * readSparkPostStream({ type: 'delivery', rcpt_meta: { service_stream: 'weekly-digest' } }); // 'weekly-digest'
+ */
+export function readSparkPostStream(event: unknown): string | null {
+  if (!isRecord(event) || !isRecord(event['rcpt_meta'])) return null;
+  return carriedStream(event['rcpt_meta'][SERVICE_STREAM_KEY]);
 }
 
 function metadataOf(value: unknown, where: string): Record<string, unknown> | undefined {

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { readMailgunLegacyTrackingId, readMailgunTrackingId } from '../carriers/mailgun.js';
+import { readMailgunLegacyStream, readMailgunLegacyTrackingId, readMailgunStream, readMailgunTrackingId } from '../carriers/mailgun.js';
+import { streamField } from './stream-field.js';
 import { MailwardenError } from '../errors.js';
 import {
   eventDetails,
@@ -211,6 +212,7 @@ function parseEventData(data: Record<string, unknown>): DeliveryEvent | string {
     messageId,
     recipient,
     trackingId: readMailgunTrackingId(data),
+    ...streamField(readMailgunStream(data)),
     occurredAt,
     // event-data.id is unique only within a day: with the timestamp (kept on retries) it is unique for good.
     eventKey: hashedEventKey([stringField(data, 'id') ?? null, timestamp, event, recipient]),
@@ -315,6 +317,7 @@ function parseLegacyFields(fields: MailgunFormFields): DeliveryEvent | string {
     messageId,
     recipient,
     trackingId: readMailgunLegacyTrackingId(fields),
+    ...streamField(readMailgunLegacyStream(fields)),
     occurredAt,
     // Legacy events have no id: SHA-256 of ["legacy", event, message id, recipient, timestamp, url of a click].
     eventKey: hashedEventKey(['legacy', event, messageId, recipient, timestamp, url]),

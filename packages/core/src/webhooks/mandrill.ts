@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { readMandrillTrackingId } from '../carriers/mandrill.js';
+import { readMandrillStream, readMandrillTrackingId } from '../carriers/mandrill.js';
+import { streamField } from './stream-field.js';
 import { MailwardenError } from '../errors.js';
 import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { secretsEqual, unauthorized } from './auth.js';
@@ -123,6 +124,7 @@ function parseEvent(item: unknown): ItemOutcome {
     messageId,
     recipient,
     trackingId: readMandrillTrackingId(item),
+    ...streamField(readMandrillStream(item)),
     occurredAt,
     // Mandrill events have no id: a SHA-256 of the message id, recipient, event name, event time and
     // clicked URL. The recipient keeps apart events of payloads that lack `_id`.

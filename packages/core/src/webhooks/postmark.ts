@@ -1,4 +1,5 @@
-import { readPostmarkTrackingId } from '../carriers/postmark.js';
+import { readPostmarkStream, readPostmarkTrackingId } from '../carriers/postmark.js';
+import { streamField } from './stream-field.js';
 import { MailwardenError } from '../errors.js';
 import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
@@ -93,6 +94,7 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
     messageId,
     recipient,
     trackingId: readPostmarkTrackingId(record),
+    ...streamField(readPostmarkStream(record)),
     occurredAt: timeOf(timeField) ?? receivedAt,
     // Bounce and SpamComplaint records have a unique ID; the others are keyed by a SHA-256 of RecordType,
     // MessageID, recipient, the record's own time field, and what tells records of one message apart

@@ -1,6 +1,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { readSendGridTrackingId } from '../carriers/sendgrid.js';
+import { readSendGridStream, readSendGridTrackingId } from '../carriers/sendgrid.js';
+import { streamField } from './stream-field.js';
 import { MailwardenError } from '../errors.js';
 import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails, type ProviderSuppression } from '../events/delivery-event.js';
 import { checkSharedSecret, unauthorized } from './auth.js';
@@ -167,6 +168,7 @@ function parseItem(item: unknown): DeliveryEvent | string {
     messageId,
     recipient,
     trackingId: readSendGridTrackingId(item),
+    ...streamField(readSendGridStream(item)),
     occurredAt,
     eventKey: eventKeyOf(event, item, recipient, timestamp as number),
     ...(details === undefined ? {} : { details }),

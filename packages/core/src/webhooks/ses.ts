@@ -1,5 +1,6 @@
-import { readSesHeaderTrackingId } from '../carriers/ses-header.js';
-import { readSesTagsTrackingId } from '../carriers/ses-tags.js';
+import { readSesHeaderStream, readSesHeaderTrackingId } from '../carriers/ses-header.js';
+import { readSesTagsStream, readSesTagsTrackingId } from '../carriers/ses-tags.js';
+import { streamField } from './stream-field.js';
 import {
   eventDetails,
   smtpStatusIn,
@@ -75,6 +76,7 @@ function notificationOutcomes(notification: Record<string, unknown>, options: Pa
   const messageId = stringField(mail, 'messageId') ?? null;
   // The header can carry every ID and also reaches feedback notifications; tags are the fallback.
   const trackingId = readSesHeaderTrackingId(mail.headers) ?? readSesTagsTrackingId(mail.tags);
+  const stream = readSesHeaderStream(mail.headers) ?? readSesTagsStream(mail.tags);
   // An empty id would make every notification share keys; treat it as absent.
   const snsMessageId = options.snsMessageId || null;
   const problems: string[] = [];
@@ -87,6 +89,7 @@ function notificationOutcomes(notification: Record<string, unknown>, options: Pa
       messageId,
       recipient: outcome.recipient,
       trackingId,
+      ...streamField(stream),
       occurredAt: new Date(timestamp),
       // SNS keeps MessageId on retries; raw delivery has none, so hash (messageId, type, timestamp, recipient).
       eventKey:

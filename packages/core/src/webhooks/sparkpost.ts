@@ -1,4 +1,5 @@
-import { readSparkPostTrackingId } from '../carriers/sparkpost.js';
+import { readSparkPostStream, readSparkPostTrackingId } from '../carriers/sparkpost.js';
+import { streamField } from './stream-field.js';
 import { MailwardenError } from '../errors.js';
 import { eventDetails, smtpStatusIn, type BounceClass, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
@@ -78,6 +79,7 @@ function parseItem(item: unknown): ItemOutcome {
     messageId,
     recipient,
     trackingId: readSparkPostTrackingId(body),
+    ...streamField(readSparkPostStream(body)),
     occurredAt,
     // SparkPost's event_id is unique per event and kept on retries; without one, hash what identifies it.
     eventKey:
