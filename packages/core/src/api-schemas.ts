@@ -238,6 +238,10 @@ export const messageSchema = z
     recipient: z.string(),
     status: messageStatusSchema,
     trackingId: z.string().nullable(),
+    stream: z
+      .string()
+      .optional()
+      .meta({ description: 'The stream the message was sent in; absent when it was sent in none.', examples: ['weekly-digest'] }),
     provider: providerSchema,
     facts: z.array(z.enum(factNames)).meta({ description: 'Everything known to have happened to the message.' }),
     firstEventAt: timestamp,
@@ -296,6 +300,14 @@ export const listMessagesQuerySchema = z.object({
       examples: ['example.com', '@Bücher.example'],
     }),
   provider: providerSchema.optional().meta({ description: 'Only messages of this provider.' }),
+  stream: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'Only messages sent in this stream: 1 to 64 lower-case letters, digits, `-` and `_`, starting with a letter or digit (`invalid_stream` otherwise); empty means no filter.',
+      examples: ['weekly-digest'],
+    }),
   from: timeBound('Only messages whose last event is at or after this time (inclusive).'),
   to: timeBound('Only messages whose last event is before this time (exclusive).'),
   limit: pageLimit,

@@ -179,6 +179,7 @@ describe('createOpenApiDocument', () => {
       'recipientPrefix',
       'recipientDomain',
       'provider',
+      'stream',
       'from',
       'to',
       'limit',

@@ -85,6 +85,14 @@ export const trackingIdPool = [
 
 export const trackingId = fc.constantFrom(...trackingIdPool);
 
+/**
+ * Stream names: valid ones that order differently in code points than in case-folded or length order,
+ * so a store joining two streams of one message (a sender error) by any other rule than the smaller
+ * shows. A message has its sender's stream, none, or now and then another.
+ */
+export const streamPool = ['marketing', 'market', 'weekly-digest', 'weekly_digest', '0day', 'a'.repeat(64)];
+export const stream = fc.constantFrom(...streamPool);
+
 /** A `search` as the service passes it: lower-cased, well-formed, sometimes a pattern character. */
 export const search = fc.oneof(
   fc.constantFrom('%', '_', '\\', '*', '?', '[', '.', 'zz'),
@@ -114,6 +122,8 @@ export const messagePool = Array.from({ length: 2 * trackingIdPool.length }, (_,
   return {
     identity: { key: messageKey(providerOf(index), messageId, recipient), provider: providerOf(index), messageId, recipient },
     trackingId: trackingIdPool[index % trackingIdPool.length]!,
+    // Every third message has no stream, so listings mix messages with and without one.
+    stream: index % 3 === 2 ? null : streamPool[index % streamPool.length]!,
   };
 });
 
@@ -137,12 +147,19 @@ const message: fc.Arbitrary<MessageRecord> = fc
       { weight: 2, arbitrary: fc.constant(null) },
       { weight: 2, arbitrary: trackingId },
     ),
+    // As for the tracking ID: the sender's stream mostly, an event without one, or a sender error.
+    stream: fc.oneof(
+      { weight: 5, arbitrary: fc.constant(undefined) },
+      { weight: 2, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: stream },
+    ),
     facts,
     time,
   })
-  .map(({ message, trackingId, facts, time }) => ({
+  .map(({ message, trackingId, stream, facts, time }) => ({
     ...message.identity,
     trackingId: trackingId === undefined ? message.trackingId : trackingId,
+    stream: stream === undefined ? message.stream : stream,
     facts,
     firstEventAt: time,
     lastEventAt: time,
@@ -264,6 +281,7 @@ export const messageQuery: fc.Arbitrary<Omit<MessageQuery, 'trackingId'>> = fc
     recipientPrefix: sometimes(addressPrefix),
     recipientDomain: sometimes(recipientDomain),
     provider: sometimes(fc.constantFrom(...providers)),
+    stream: sometimes(fc.oneof(stream, fc.constant('marketin'))),
     from: timeBound,
     to: timeBound,
     after: fc.option(messagePosition, { nil: undefined, freq: 2 }),
@@ -291,6 +309,7 @@ export const messageFilters: fc.Arbitrary<Omit<MessageQuery, 'after'>> = fc
     recipientPrefix: sometimes(addressPrefix),
     recipientDomain: sometimes(recipientDomain),
     provider: sometimes(fc.constantFrom(...providers)),
+    stream: sometimes(fc.oneof(stream, fc.constant('marketin'))),
     from: timeBound,
     to: timeBound,
   })

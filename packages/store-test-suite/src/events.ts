@@ -98,13 +98,14 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const [m] = messageIdentities(1);
       const seen = [
         message(m, Fact.delivered, at(5)),
-        message(m, Fact.sent, at(2), 'promo'),
+        message(m, Fact.sent, at(2), 'promo', 'weekly-digest'),
         message(m, Fact.opened | Fact.delivered, at(9)),
         message(m, Fact.sent, at(2)),
       ];
       const merged = {
         ...m,
         trackingId: 'promo',
+        stream: 'weekly-digest',
         facts: Fact.sent | Fact.delivered | Fact.opened,
         firstEventAt: at(2),
         lastEventAt: at(9),
@@ -121,6 +122,26 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const reversed = randomProjectId();
       for (const record of [...seen].reverse()) await store.applyEvents(reversed, [storedEvent({ message: record })]);
       expect(await store.listMessages(reversed, { limit: 10 })).toStrictEqual([merged]);
+    });
+
+    test('a message sent in two streams (a sender error) keeps the smaller name, in any order', async ({ store, projectId }) => {
+      const [m] = messageIdentities(1);
+      // 'weekly_digest' > 'weekly-digest' in code points ('_' is 0x5F, '-' 0x2D); a store must not take the latest.
+      const seen = [message(m, Fact.sent, at(1), null, 'weekly_digest'), message(m, Fact.delivered, at(2), null, 'weekly-digest')];
+      const merged = {
+        ...m,
+        trackingId: null,
+        stream: 'weekly-digest',
+        facts: Fact.sent | Fact.delivered,
+        firstEventAt: at(1),
+        lastEventAt: at(2),
+      };
+      for (const record of seen) await store.applyEvents(projectId, [storedEvent({ message: record })]);
+      expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([merged]);
+      const reversed = randomProjectId();
+      for (const record of [...seen].reverse()) await store.applyEvents(reversed, [storedEvent({ message: record })]);
+      expect(await store.listMessages(reversed, { limit: 10 })).toStrictEqual([merged]);
+      expect(await store.getMessage(reversed, m!.key)).toMatchObject({ stream: 'weekly-digest' });
     });
 
     test('tracking-ID counters move only when a fact flips from false to true', async ({ store, projectId }) => {
@@ -192,6 +213,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       const m1Now = {
         ...m1,
         trackingId: y,
+        stream: null,
         facts: Fact.delivered | Fact.soft_bounced | Fact.complained | Fact.clicked,
         firstEventAt: at(1),
         lastEventAt: at(8),
@@ -229,7 +251,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
       ]);
       expect(await store.listMessages(projectId, { limit: 10 })).toStrictEqual([
         message(m2, Fact.delivered, at(3), 'promo'),
-        { ...m1, trackingId: null, facts: Fact.delivered | Fact.hard_bounced, firstEventAt: at(1), lastEventAt: at(2) },
+        { ...m1, trackingId: null, stream: null, facts: Fact.delivered | Fact.hard_bounced, firstEventAt: at(1), lastEventAt: at(2) },
       ]);
       expect(await allTrackingIds(store, projectId)).toStrictEqual([
         row('promo', { messages: 1, delivered: 1, bounced: 0, complained: 0, lastEventAt: at(3) }),
@@ -247,6 +269,7 @@ export function describeEventTests(options: StoreConformanceOptions): void {
         {
           ...m1,
           trackingId: 'zeta',
+          stream: null,
           facts: Fact.sent | Fact.delivered | Fact.hard_bounced | Fact.opened,
           firstEventAt: at(0),
           lastEventAt: at(4),

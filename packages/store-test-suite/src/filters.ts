@@ -86,6 +86,36 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
       }
     });
 
+    test('listMessages filters by stream, exactly, with every other filter', async ({ store, projectId }) => {
+      // Nine messages: in turn in 'marketing', in 'market' and in none; the filter is exact, not a prefix.
+      const streams = ['marketing', 'market', null] as const;
+      const records = messageIdentities(9).map((identity, index) =>
+        message(identity, index < 5 ? Fact.delivered : Fact.hard_bounced, at(index), index < 6 ? 'promo' : null, streams[index % 3]!),
+      );
+      await store.applyEvents(
+        projectId,
+        records.map((record) => storedEvent({ message: record })),
+      );
+      const newestFirst = [...records].sort((a, b) => b.firstEventAt - a.firstEventAt);
+      const inMarketing = newestFirst.filter((record) => record.stream === 'marketing');
+      expect(inMarketing).toHaveLength(3);
+      expect(await store.listMessages(projectId, { limit: 10, stream: 'marketing' })).toStrictEqual(inMarketing);
+      expect(await store.listMessages(projectId, { limit: 10, stream: 'market' })).toStrictEqual(
+        newestFirst.filter((record) => record.stream === 'market'),
+      );
+      expect(await store.listMessages(projectId, { limit: 10, stream: 'marketin' })).toStrictEqual([]);
+      expect(await store.listMessages(projectId, { limit: 10, stream: 'marketing', status: 'bounced' })).toStrictEqual(
+        inMarketing.filter((record) => record.facts === Fact.hard_bounced),
+      );
+      expect(await store.listMessages(projectId, { limit: 10, stream: 'marketing', trackingId: 'promo' })).toStrictEqual(
+        inMarketing.filter((record) => record.trackingId === 'promo'),
+      );
+      expect(await walkMessages(store, projectId, { limit: 1, stream: 'marketing' })).toStrictEqual(inMarketing);
+      expect(await walkMessages(store, projectId, { limit: 1, stream: 'marketing', trackingId: 'promo' })).toStrictEqual(
+        inMarketing.filter((record) => record.trackingId === 'promo'),
+      );
+    });
+
     test('listMessages filters by the time of the last event: from inclusive, to exclusive', async ({ store, projectId }) => {
       const [early, late, moved] = messageIdentities(3);
       const earlyMessage = message(early, Fact.delivered, at(10));

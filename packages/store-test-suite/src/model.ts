@@ -195,7 +195,10 @@ export function createStoreModel(): Store {
       });
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
+    async listMessages(
+      projectId,
+      { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, stream, from, to, limit, after },
+    ) {
       return [...project(projectId).messages.values()]
         .sort(compareMessages)
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
@@ -204,6 +207,7 @@ export function createStoreModel(): Store {
         .filter((message) => recipientPrefix === undefined || message.recipient.startsWith(recipientPrefix))
         .filter((message) => recipientDomain === undefined || recipientDomainOf(message.recipient) === recipientDomain)
         .filter((message) => provider === undefined || message.provider === provider)
+        .filter((message) => stream === undefined || message.stream === stream)
         .filter((message) => from === undefined || message.lastEventAt >= from)
         .filter((message) => to === undefined || message.lastEventAt < to)
         .filter((message) => after === undefined || compareMessages(message, after) > 0)

@@ -55,8 +55,14 @@ export function messageIdentities<N extends number>(count: N): Tuple<MessageIden
 }
 
 /** What one event says about a message. */
-export function message(identity: MessageIdentity, facts: number, time: number, trackingId: string | null = null): MessageRecord {
-  return { ...identity, trackingId, facts, firstEventAt: time, lastEventAt: time };
+export function message(
+  identity: MessageIdentity,
+  facts: number,
+  time: number,
+  trackingId: string | null = null,
+  stream: string | null = null,
+): MessageRecord {
+  return { ...identity, trackingId, stream, facts, firstEventAt: time, lastEventAt: time };
 }
 
 /** An event as the service prepares it, with a fresh key unless one is given. */

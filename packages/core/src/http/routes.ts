@@ -223,10 +223,10 @@ export const routes: readonly Route[] = [
     auth: 'api_key',
     operationId: 'listMessages',
     summary:
-      'List messages, newest first, optionally by tracking ID, status, recipient (whole, its start or its domain), provider and time of the last event',
+      'List messages, newest first, optionally by tracking ID, status, recipient (whole, its start or its domain), provider, stream and time of the last event',
     query: listMessagesQuerySchema,
     responses: { 200: { description: 'A page of messages.', schema: listMessagesResponseSchema } },
-    errors: ['invalid_request', 'invalid_cursor', 'invalid_tracking_id', 'invalid_email'],
+    errors: ['invalid_request', 'invalid_cursor', 'invalid_tracking_id', 'invalid_email', 'invalid_stream'],
     run: async (mailwarden, { params, query }) => ({
       status: 200,
       body: await mailwarden.messages.list(params.projectId!, query),

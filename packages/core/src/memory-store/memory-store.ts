@@ -72,6 +72,7 @@ function matchesMessageQuery(message: MessageRecord, query: MessageQuery): boole
     (query.recipientPrefix === undefined || message.recipient.startsWith(query.recipientPrefix)) &&
     (query.recipientDomain === undefined || recipientDomainOf(message.recipient) === query.recipientDomain) &&
     (query.provider === undefined || message.provider === query.provider) &&
+    (query.stream === undefined || message.stream === query.stream) &&
     (query.from === undefined || message.lastEventAt >= query.from) &&
     (query.to === undefined || message.lastEventAt < query.to)
   );

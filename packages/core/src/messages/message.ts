@@ -12,6 +12,8 @@ export interface MessageRecord {
   /** Normalized recipient address. */
   recipient: string;
   trackingId: string | null;
+  /** The stream the message was sent in (`isStreamName`), null for none: joined as `trackingId` is. */
+  stream: string | null;
   /** Bit set of `Fact`s. */
   facts: number;
   /** Epoch milliseconds of the earliest and latest event seen. */
@@ -50,6 +52,8 @@ export function mergeMessage(known: MessageRecord | undefined, seen: MessageReco
   return {
     ...known,
     trackingId: joinTrackingIds(known.trackingId, seen.trackingId),
+    // The same join: a message sent in one stream keeps it whatever order its events come in.
+    stream: joinTrackingIds(known.stream, seen.stream),
     facts: known.facts | seen.facts,
     firstEventAt: Math.min(known.firstEventAt, seen.firstEventAt),
     lastEventAt: Math.max(known.lastEventAt, seen.lastEventAt),

@@ -88,6 +88,7 @@ function prepareEvent(
             messageId: event.messageId,
             recipient: recipient.email,
             trackingId,
+            stream: streamOf(event),
             facts,
             firstEventAt: at,
             lastEventAt: at,
@@ -114,6 +115,11 @@ function prepareEvent(
           },
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
   };
+}
+
+/** The event's stream when it is a stream name; anything else is none (and warned about above). */
+function streamOf(event: DeliveryEvent): string | null {
+  return isStreamName(event.stream) ? event.stream : null;
 }
 
 /** What a suppression's cause said: the complaint's feedback type, else the SMTP reply (or status, or reject reason). */

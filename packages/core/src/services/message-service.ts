@@ -26,6 +26,7 @@ import { assertTrackingId, checkTrackingId, trackingIdSearchKey } from '../track
 import { factNamesOf, messageStatus } from '../messages/facts.js';
 import type { MessageRecord } from '../messages/message.js';
 import { readStats } from './stats-service.js';
+import { assertStreamName } from '../stream.js';
 import type { TimelineEntry } from '../messages/timeline.js';
 
 const messagePosition = z.object({ t: z.int(), k: z.string().regex(/^[0-9a-f]{32}$/) });
@@ -36,12 +37,14 @@ export interface MessageService {
    * Messages newest first (by first event), optionally filtered, every filter given applying: one
    * tracking ID, one status, one recipient (normalized; `invalid_email` otherwise), the start of the
    * recipient (`recipientPrefix`) or its domain (`recipientDomain`; any text is a search, compared
-   * lower-cased as addresses are stored: see `normalizeAddressPrefix`), one provider, and the time of
-   * the last event (`from` inclusive, `to` exclusive, ISO 8601).
+   * lower-cased as addresses are stored: see `normalizeAddressPrefix`), one provider, one stream
+   * (`invalid_stream` for a name that cannot be one), and the time of the last event (`from`
+   * inclusive, `to` exclusive, ISO 8601).
    *
    * @example
    * const bounced = await mailwarden.messages.list('acme', { recipient: 'Bob@Example.com', status: 'bounced', from: '2026-11-01' });
    * const bobs = await mailwarden.messages.list('acme', { recipientPrefix: 'bob', recipientDomain: 'example.com' });
+   * const digests = await mailwarden.messages.list('acme', { stream: 'weekly-digest' });
    */
   list(projectId: string, query?: ListMessagesQuery): Promise<MessagePage>;
 
@@ -96,6 +99,8 @@ export function toMessage(record: MessageRecord): Message {
     recipient: record.recipient,
     status: messageStatus(record.facts),
     trackingId: record.trackingId,
+    // Only when it has one, so answers about messages without a stream stay as they were.
+    ...(record.stream === null ? {} : { stream: record.stream }),
     provider: record.provider,
     facts: factNamesOf(record.facts),
     firstEventAt: formatTimestamp(record.firstEventAt),
@@ -124,8 +129,10 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
       // Partial searches: any text is a search (docs/http.md, "Partial search"); empty means no filter.
       const recipientPrefix = normalizeAddressPrefix(parsed.recipientPrefix, 'recipientPrefix');
       const recipientDomain = normalizeAddressDomain(parsed.recipientDomain, 'recipientDomain');
+      // Empty means no filter, as for the other exact filters; any other name must be a stream's.
+      const stream = parsed.stream === '' || parsed.stream === undefined ? undefined : assertStreamName(parsed.stream);
       const { from, to } = parseTimeRange(parsed);
-      const filters = { recipient, recipientPrefix, recipientDomain, provider, from, to };
+      const filters = { recipient, recipientPrefix, recipientDomain, provider, stream, from, to };
       const page = await paginate(cursors, {
         // The filters added later join the scope only when set, so cursors issued before them stay valid.
         scope: { listing: 'messages', projectId, filters: { trackingId, status, ...definedFilters(filters) } },
@@ -141,6 +148,7 @@ export function createMessageService({ store, cursors }: MailwardenContext): Mes
             ...(recipientPrefix === undefined ? {} : { recipientPrefix }),
             ...(recipientDomain === undefined ? {} : { recipientDomain }),
             ...(provider === undefined ? {} : { provider }),
+            ...(stream === undefined ? {} : { stream }),
             ...(from === undefined ? {} : { from }),
             ...(to === undefined ? {} : { to }),
             ...(after === undefined ? {} : { after: { firstEventAt: after.t, key: after.k } }),

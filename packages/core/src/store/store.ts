@@ -111,6 +111,8 @@ export interface MessageQuery {
    */
   recipientDomain?: string;
   provider?: Provider;
+  /** Only messages whose `stream` is exactly this (a stream name); a store finds them as it finds `provider` ones. */
+  stream?: string;
   /** Only messages whose `lastEventAt` is at or after this (epoch ms, inclusive). */
   from?: number;
   /** Only messages whose `lastEventAt` is before this (epoch ms, exclusive). */
