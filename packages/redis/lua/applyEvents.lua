@@ -223,11 +223,12 @@ end
 
 local function mergeMessage(e)
   local mk = KEYS[e.k]
-  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7')
+  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
     local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
-    if e.t then fields[13], fields[14] = 't', e.t end
+    if e.t then fields[#fields + 1], fields[#fields + 2] = 't', e.t end
+    if e.s then fields[#fields + 1], fields[#fields + 2] = 's', e.s end
     local times, timeFields = factTimes(nil, 5, nil, e.f, e.a)
     for _, v in ipairs(timeFields) do fields[#fields + 1] = v end
     redis.call('HSET', mk, unpack(fields))
@@ -244,6 +245,9 @@ local function mergeMessage(e)
     local newT = oldT
     if e.t and e.t ~= oldT and (not oldT or before(e.t, oldT)) then newT = e.t end
     local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
+    -- The stream joins as the ID does: one beats none; of two (a sender error), the smaller.
+    local oldS = known[12] or nil
+    if e.s and e.s ~= oldS and (not oldS or before(e.s, oldS)) then redis.call('HSET', mk, 's', e.s) end
     local oldTimes = factTimes(known, 5, oldF, 0, 0)
     local newTimes, timeFields = factTimes(known, 5, oldF, e.f, e.a)
     if #timeFields > 0 then redis.call('HSET', mk, unpack(timeFields)) end

@@ -81,7 +81,7 @@ export function projectPrefix(keyPrefix: string, projectId: string): string {
   return `${keyPrefix}{${projectId}}:`;
 }
 
-/** HASH of one message: fields p, i, r, t (absent for none), f, a, b (see `decodeMessage`). */
+/** HASH of one message: fields p, i, r, t (absent for none), f, a, b, s (the stream, absent for none; see `decodeMessage`). */
 export const messageKeyOf = (prefix: string, key: string): string => `${prefix}m:${key}`;
 /**
  * ZSET of one message's timeline: score the event time, member `timelineMember(entry)`, so ties fall
@@ -221,7 +221,7 @@ function oldTrackingIdRow([messages, delivered, bounced, complained, lastEventAt
   return [messages, delivered, bounced, complained, '0', '0', '0', lastEventAt];
 }
 
-/** A message from the 8 reply items the listing script sends: key, then fields p, i, r, t, f, a, b. */
+/** A message from the 9 reply items the listing script sends: key, then fields p, i, r, t, f, a, b, s. */
 export function decodeMessage(reply: readonly (string | null)[], at: number): MessageRecord {
   return {
     key: reply[at]!,
@@ -232,5 +232,6 @@ export function decodeMessage(reply: readonly (string | null)[], at: number): Me
     facts: Number(reply[at + 5]),
     firstEventAt: Number(reply[at + 6]),
     lastEventAt: Number(reply[at + 7]),
+    stream: reply[at + 8] ?? null,
   };
 }

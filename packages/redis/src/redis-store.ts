@@ -206,6 +206,8 @@ interface ScriptEvent {
     o: string;
     b: number;
     t?: string;
+    /** The stream, absent for none. */
+    s?: string;
     q?: string;
     x?: number;
     /** The timeline's key index, the entry's time as a string (exact for every safe integer) and its member. */
@@ -401,6 +403,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           o: orderOf(message.firstEventAt),
           b: message.lastEventAt,
         };
+        if (message.stream !== null) encodedEvent.m.s = message.stream;
         if (trackingId !== null) {
           const searchKey = event.trackingIdSearchKey ?? trackingIdSearchKey(trackingId);
           encodedEvent.m.t = trackingId;
@@ -523,7 +526,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return outcomes;
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
+    async listMessages(
+      projectId,
+      { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, stream, from, to, limit, after },
+    ) {
       if (limit < 1) return [];
       const prefix = projectPrefix(keyPrefix, projectId);
       const index = trackingId === undefined ? `${prefix}mo` : trackingIdMessagesKeyOf(prefix, trackingId);
@@ -538,6 +544,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         recipientPrefix ?? '',
         // After an '@', so that '' (no filter) differs from a domain of ''.
         recipientDomain === undefined ? '' : `@${recipientDomain}`,
+        stream ?? '',
       ];
       const page: MessageRecord[] = [];
       // One call, unless a filter skips more than the scan budget: then the next call resumes there.
@@ -547,7 +554,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           [index],
           [prefix, start, limit - page.length, stronger, want, trackingId ?? '', scanBudget, ...filters],
         )) as (string | null)[];
-        for (let at = 1; at < reply.length; at += 8) page.push(decodeMessage(reply, at));
+        for (let at = 1; at < reply.length; at += 9) page.push(decodeMessage(reply, at));
         if (!reply[0] || page.length >= limit) return page;
         start = `(${reply[0]}`;
       }
@@ -593,7 +600,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         | (string | null)[]
         | null;
       if (reply === null) return undefined;
-      return { ...decodeMessage([key, ...reply.slice(0, 7)], 0), timeline: (reply.slice(7) as string[]).map(decodeTimelineMember) };
+      return { ...decodeMessage([key, ...reply.slice(0, 8)], 0), timeline: (reply.slice(8) as string[]).map(decodeTimelineMember) };
     },
 
     async getTrackingId(projectId, trackingId) {

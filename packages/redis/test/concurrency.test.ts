@@ -70,7 +70,14 @@ test('concurrent adds, removes and events from several clients end in a state th
     const identity = pick(eventNext, messages);
     const trackingId = pick(eventNext, trackingIds);
     const time = T0 + Math.floor(eventNext() * 50) * 1000;
-    const message: MessageRecord = { ...identity, trackingId, facts: pick(eventNext, facts), firstEventAt: time, lastEventAt: time };
+    const message: MessageRecord = {
+      ...identity,
+      trackingId,
+      stream: null,
+      facts: pick(eventNext, facts),
+      firstEventAt: time,
+      lastEventAt: time,
+    };
     const suppressed = eventNext() < 0.3;
     return {
       key: `sendgrid:event-${i}`,

@@ -59,6 +59,7 @@ function message(trackingId: string | null, facts: number, time: number, id = ra
     messageId: id,
     recipient,
     trackingId,
+    stream: null,
     facts,
     firstEventAt: time,
     lastEventAt: time,

@@ -264,7 +264,7 @@ export const applyEvents = loadScript(
       [244, 'lua/include/trackingIdMember.lua', 1, 18],
       [262, 'lua/applyEvents.lua', 22, 1],
       [263, 'lua/include/searchBlocks.lua', 1, 16],
-      [279, 'lua/applyEvents.lua', 23, 279],
+      [279, 'lua/applyEvents.lua', 23, 283],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -747,11 +747,12 @@ end
 
 local function mergeMessage(e)
   local mk = KEYS[e.k]
-  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7')
+  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
     local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
-    if e.t then fields[13], fields[14] = 't', e.t end
+    if e.t then fields[#fields + 1], fields[#fields + 2] = 't', e.t end
+    if e.s then fields[#fields + 1], fields[#fields + 2] = 's', e.s end
     local times, timeFields = factTimes(nil, 5, nil, e.f, e.a)
     for _, v in ipairs(timeFields) do fields[#fields + 1] = v end
     redis.call('HSET', mk, unpack(fields))
@@ -768,6 +769,9 @@ local function mergeMessage(e)
     local newT = oldT
     if e.t and e.t ~= oldT and (not oldT or before(e.t, oldT)) then newT = e.t end
     local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
+    -- The stream joins as the ID does: one beats none; of two (a sender error), the smaller.
+    local oldS = known[12] or nil
+    if e.s and e.s ~= oldS and (not oldS or before(e.s, oldS)) then redis.call('HSET', mk, 's', e.s) end
     local oldTimes = factTimes(known, 5, oldF, 0, 0)
     local newTimes, timeFields = factTimes(known, 5, oldF, e.f, e.a)
     if #timeFields > 0 then redis.call('HSET', mk, unpack(timeFields)) end
@@ -1067,11 +1071,11 @@ export const getMessage = loadScript(
     source: `#!lua flags=no-writes
 -- getMessage: one message and its timeline.
 -- KEYS[1] the message's hash, KEYS[2] its timeline
--- Returns nil for no message, else fields p, i, r, t, f, a, b, then the timeline's members in order.
+-- Returns nil for no message, else fields p, i, r, t, f, a, b, s, then the timeline's members in order.
 -- Flags: no-writes (EVALSHA_RO).
-local m = redis.call('HMGET', KEYS[1], 'p', 'i', 'r', 't', 'f', 'a', 'b')
+local m = redis.call('HMGET', KEYS[1], 'p', 'i', 'r', 't', 'f', 'a', 'b', 's')
 if not m[5] then return false end
-local reply = { m[1], m[2], m[3], m[4] or false, m[5], m[6], m[7] }
+local reply = { m[1], m[2], m[3], m[4] or false, m[5], m[6], m[7], m[8] or false }
 for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do reply[#reply + 1] = member end
 return reply
 `,
@@ -1104,9 +1108,9 @@ export const listMessages = loadScript(
     name: 'listMessages',
     readOnly: false,
     lines: [
-      [1, 'lua/listMessages.lua', 1, 12],
-      [13, 'lua/include/order.lua', 1, 13],
-      [26, 'lua/listMessages.lua', 13, 46],
+      [1, 'lua/listMessages.lua', 1, 13],
+      [14, 'lua/include/order.lua', 1, 13],
+      [27, 'lua/listMessages.lua', 14, 46],
     ],
     source: `#!lua
 -- listMessages: a page of messages of an order, filtered.
@@ -1116,8 +1120,9 @@ export const listMessages = loadScript(
 -- ARGV[6] the tracking ID the order belongs to ('' for the project's), ARGV[7] the most entries to read
 -- in this call, ARGV[8] the provider, ARGV[9] the recipient, ARGV[10] and ARGV[11] the bounds of
 -- lastEventAt (from inclusive, to exclusive), each '' for none, ARGV[12] the start of the recipient
--- ('' for any), ARGV[13] its domain after an '@' ('@' .. domain; '' for any)
--- Returns a resume member ('' when done), then 8 items per message: key, p, i, r, t, f, a, b.
+-- ('' for any), ARGV[13] its domain after an '@' ('@' .. domain; '' for any), ARGV[14] the stream
+-- ('' for any)
+-- Returns a resume member ('' when done), then 9 items per message: key, p, i, r, t, f, a, b, s.
 -- Flags: writes, only to drop entries of messages that expired (retention).
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -1136,9 +1141,9 @@ end
 local index, prefix, start = KEYS[1], ARGV[1], ARGV[2]
 local limit, stronger, want, trackingId, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local provider, recipient, from, to = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
-local recipientPrefix, atDomain = ARGV[12], ARGV[13]
+local recipientPrefix, atDomain, stream = ARGV[12], ARGV[13], ARGV[14]
 local filtered = stronger ~= 0 or want ~= 0 or provider ~= '' or recipient ~= '' or from ~= nil or to ~= nil
-  or recipientPrefix ~= '' or atDomain ~= ''
+  or recipientPrefix ~= '' or atDomain ~= '' or stream ~= ''
 -- The recipient from its first '@' on (all of it, after an '@', when it has none): core's recipientDomainOf.
 local function atDomainOf(r)
   local at = string.find(r, '@', 1, true)
@@ -1153,7 +1158,7 @@ while true do
   for _, member in ipairs(members) do
     scanned = scanned + 1
     local key = string.sub(member, 18)
-    local m = redis.call('HMGET', prefix .. 'm:' .. key, 'p', 'i', 'r', 't', 'f', 'a', 'b')
+    local m = redis.call('HMGET', prefix .. 'm:' .. key, 'p', 'i', 'r', 't', 'f', 'a', 'b', 's')
     local current = m[5] and tonumber(m[6]) == timeOf(member) and (trackingId == '' or m[4] == trackingId)
     if not current then
       redis.call('ZREM', index, member)
@@ -1162,11 +1167,11 @@ while true do
       if bit.band(f, stronger) == 0 and (want == 0 or bit.band(f, want) ~= 0)
         and (provider == '' or m[1] == provider) and (recipient == '' or m[3] == recipient)
         and (recipientPrefix == '' or string.sub(m[3], 1, #recipientPrefix) == recipientPrefix)
-        and (atDomain == '' or atDomainOf(m[3]) == atDomain)
+        and (atDomain == '' or atDomainOf(m[3]) == atDomain) and (stream == '' or m[8] == stream)
         and (from == nil or b >= from) and (to == nil or b < to) then
         local n = #reply
         reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = key, m[1], m[2], m[3]
-        reply[n + 5], reply[n + 6], reply[n + 7], reply[n + 8] = m[4], m[5], m[6], m[7]
+        reply[n + 5], reply[n + 6], reply[n + 7], reply[n + 8], reply[n + 9] = m[4], m[5], m[6], m[7], m[8]
         found = found + 1
         if found == limit then return reply end
       end
