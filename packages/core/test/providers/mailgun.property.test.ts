@@ -10,7 +10,7 @@ import type { WebhookReceipt } from '../../src/webhooks/receipt.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { mailgunJsonWebhook, mailgunLegacyWebhook, type MailgunDelivery } from '../../src/testing/mailgun.js';
 import { mailgunApiUserVariables, mailgunSmtpUserVariables } from './mailgun.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const now = Date.parse('2026-01-01T00:00:00Z');
 const env: WebhookEnvironment = {
@@ -32,7 +32,7 @@ const request = (rawBody: Uint8Array, form: boolean): WebhookRequest => ({
 /** The caller's own X-Mailgun-Variables (other variables, sometimes long enough to force folding). */
 const existingVariables = fc.option(
   fc.dictionary(
-    fc.string({ minLength: 1, maxLength: 10 }).filter((key) => key !== 'service_id'),
+    fc.string({ minLength: 1, maxLength: 10 }).filter((key) => key !== 'service_id' && key !== 'service_stream'),
     fc.oneof(
       fc.string({ maxLength: 30 }),
       fc.integer(),
@@ -71,46 +71,62 @@ function smallestOptionBytes(
   existing: object | undefined,
   id: string,
   via: 'variable' | 'header',
+  stream: string | undefined,
 ): number {
+  const streamBytes =
+    stream === undefined
+      ? 0
+      : via === 'variable'
+        ? Buffer.byteLength(`v:service_stream${stream}`)
+        : Buffer.byteLength(`,"service_stream":"${stream}"`);
   const options = Object.entries(fields)
     .filter(([name]) => /^[ho]:/i.test(name) && name !== 'h:X-Mailgun-Variables')
     .reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(String(value)), 0);
   const callerJson = existing === undefined ? undefined : JSON.stringify(existing); // callerHeaderText unfolded
   if (via === 'variable') {
     const header = callerJson === undefined ? 0 : Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(callerJson);
-    return options + header + Buffer.byteLength('v:service_id') + Buffer.byteLength(id);
+    // An ID with CR or LF or a leading U+FEFF can only go base64url-encoded, with its marker (a multipart body
+    // would change it otherwise). Counterexample: "\ufeff  \u0800😀        " just under the limit was refused.
+    const idBytes =
+      /[\r\n]/.test(id) || id.startsWith('\ufeff')
+        ? Buffer.from(id, 'utf8').toString('base64url').length + Buffer.byteLength('v:service_id_encb64u')
+        : Buffer.byteLength(id);
+    return options + header + Buffer.byteLength('v:service_id') + idBytes + streamBytes;
   }
   // `=?` is escaped too (\u003d?): a receiver could otherwise decode it as an RFC 2047 encoded word.
   const ours = `"service_id":${JSON.stringify(id)
     .replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
     .replaceAll('=?', '\\u003d?')}`;
   const merged = callerJson === undefined || callerJson === '{}' ? `{${ours}}` : `${callerJson.slice(0, -1)},${ours}}`;
-  return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged);
+  return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged) + streamBytes;
 }
 
 describe('Mailgun carrier round trip (the carrier law of docs/decisions.md)', () => {
-  it('attach → Mailgun → signed JSON and legacy webhooks → receive gives back exactly the tracking ID', async () => {
+  it('attach → Mailgun → signed JSON and legacy webhooks → receive gives back exactly the tracking ID and the stream', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary),
+        optionalStreamArbitrary,
         carrier,
         existingVariables,
         otherOptions,
-        async (id, via, existing, options) => {
+        async (id, stream, via, existing, options) => {
           const callerText = existing === undefined ? undefined : callerHeaderText(existing);
           const existingHeader = callerText === undefined ? {} : { 'h:X-Mailgun-Variables': callerText };
           let variables: Record<string, unknown>;
           if (via === 'smtp') {
             const headers = callerText === undefined ? {} : { 'X-Mailgun-Variables': { prepared: true, value: callerText } };
-            variables = mailgunSmtpUserVariables(attachMailgunSmtpTrackingId(headers, id));
+            variables = mailgunSmtpUserVariables(
+              stream === undefined ? attachMailgunSmtpTrackingId(headers, id) : attachMailgunSmtpTrackingId(headers, id, { stream }),
+            );
           } else {
             const fields = { from: 'news@mg.example.com', to: 'jane@example.com', ...options, ...existingHeader };
             let attached;
             try {
-              attached = attachMailgunTrackingId(fields, id, { via });
+              attached = attachMailgunTrackingId(fields, id, stream === undefined ? { via } : { via, stream });
             } catch (error) {
               expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
-              expect(smallestOptionBytes(fields, existing, id, via)).toBeGreaterThan(16_384);
+              expect(smallestOptionBytes(fields, existing, id, via, stream)).toBeGreaterThan(16_384);
               return;
             }
             variables = mailgunApiUserVariables(attached);
@@ -121,6 +137,7 @@ describe('Mailgun carrier round trip (the carrier law of docs/decisions.md)', ()
           ] as const) {
             const receipt = await webhook.receive(request(body, form), auth);
             expect(receipt.events.map((event) => event.trackingId)).toEqual([id]);
+            expect(receipt.events.map((event) => event.stream)).toEqual([stream]);
           }
         },
       ),
@@ -240,6 +257,25 @@ const formFields = fc.array(
     ),
   ),
 );
+
+describe('Mailgun carrier limit, pinned', () => {
+  it('refuses an ID that must be encoded only when its encoded form is over 16 kB (counterexample of the round trip)', () => {
+    const id = '\ufeff  \u0800😀        ';
+    for (const stream of [undefined, '0-a_0__a_00']) {
+      for (const size of [16_260, 16_266, 16_293, 16_300]) {
+        const fields = {
+          from: 'news@mg.example.com',
+          to: 'jane@example.com',
+          'h:X-Filler': 'f'.repeat(size),
+          'h:X-Mailgun-Variables': '{}',
+        };
+        const smallest = smallestOptionBytes(fields, {}, id, 'variable', stream);
+        if (smallest > 16_384) expect(() => attachMailgunTrackingId(fields, id, { via: 'variable', stream })).toThrow(MailwardenError);
+        else expect(mailgunApiUserVariables(attachMailgunTrackingId(fields, id, { via: 'variable', stream }))).toMatchObject({});
+      }
+    }
+  });
+});
 
 describe('Mailgun parsers never throw anything but invalid_payload', () => {
   it('on arbitrary JSON', async () => {

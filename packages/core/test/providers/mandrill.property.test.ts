@@ -6,7 +6,7 @@ import { MailwardenError } from '../../src/errors.js';
 import { createMandrillWebhook, parseMandrillWebhook } from '../../src/webhooks/mandrill.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const env: WebhookEnvironment = {
   now: () => Date.parse('2026-01-01T00:00:00Z'),
@@ -36,10 +36,11 @@ describe('Mandrill carrier round trip', () => {
     await fc.assert(
       fc.asyncProperty(
         ids,
+        optionalStreamArbitrary,
         callerMetadataArbitrary,
         fc.constantFrom('send', 'delivered', 'hard_bounce', 'open', 'click'),
         fc.boolean(),
-        async (trackingId, metadata, event, escapeNonAscii) => {
+        async (trackingId, stream, metadata, event, escapeNonAscii) => {
           const sendRequest = {
             message: {
               from_email: 'news@example.com',
@@ -50,18 +51,23 @@ describe('Mandrill carrier round trip', () => {
           };
           let sent: typeof sendRequest;
           try {
-            sent = attachMandrillTrackingId(sendRequest, trackingId);
+            sent =
+              stream === undefined
+                ? attachMandrillTrackingId(sendRequest, trackingId)
+                : attachMandrillTrackingId(sendRequest, trackingId, { stream });
           } catch (error) {
             expect(error).toBeInstanceOf(MailwardenError);
             expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
             // Independently: the plain value, the only encoding Mandrill's carrier allows (docs/providers/mandrill.md#carrier-limits-and-encodings), is over 200 bytes.
-            expect(Buffer.byteLength(JSON.stringify({ ...metadata, service_id: trackingId }))).toBeGreaterThan(200);
+            const ours = stream === undefined ? { service_id: trackingId } : { service_id: trackingId, service_stream: stream };
+            expect(Buffer.byteLength(JSON.stringify({ ...metadata, ...ours }))).toBeGreaterThan(200);
             return;
           }
           const { request, messageIds } = deliverMandrillMessage(sent, { webhookKey, url, event, escapeNonAscii });
           const receipt = await webhook.receive(request, auth);
           expect(receipt.warnings).toEqual([]);
           expect(receipt.events.map((delivery) => delivery.trackingId)).toEqual([trackingId, trackingId]);
+          expect(receipt.events.map((delivery) => delivery.stream)).toEqual([stream, stream]);
           expect(receipt.events.map((delivery) => delivery.messageId)).toEqual(messageIds);
         },
       ),

@@ -6,7 +6,7 @@ import { MailwardenError } from '../../src/errors.js';
 import { createPostmarkWebhook, parsePostmarkWebhook } from '../../src/webhooks/postmark.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, trackingIdArbitrary, optionalStreamArbitrary } from './tracking-id.arbitrary.js';
 import { expectSuccessOrMailwardenError } from '../expect-mailwarden-error.js';
 
 const env: WebhookEnvironment = {
@@ -24,7 +24,16 @@ const callerMetadataArbitrary = fc
     fc.tuple(
       fc.oneof(
         fc.string({ minLength: 1, maxLength: 20 }),
-        fc.constantFrom('ID', 'service_id', 'service_id_2', 'Service_Id', 'SERVICE_ID_2', 'service_id_9'),
+        fc.constantFrom(
+          'ID',
+          'service_id',
+          'service_id_2',
+          'Service_Id',
+          'SERVICE_ID_2',
+          'service_id_9',
+          'service_stream',
+          'Service_Stream',
+        ),
       ),
       fc.string({ maxLength: 80 }),
     ),
@@ -54,33 +63,43 @@ describe('Postmark carrier round trip', () => {
     await fc.assert(
       fc.asyncProperty(
         ids,
+        optionalStreamArbitrary,
         fc.array(callerMetadataArbitrary, { minLength: 1, maxLength: 3 }),
         fc.boolean(),
         fc.constantFrom('Delivery' as const, 'Bounce' as const),
         fc.boolean(),
-        async (trackingId, metadatas, asBatch, record, escapeNonAscii) => {
+        async (trackingId, stream, metadatas, asBatch, record, escapeNonAscii) => {
           const messages = metadatas.map((Metadata, index) => ({ From: 'news@example.com', To: `r${index}@example.com`, Metadata }));
           let sent: unknown;
           try {
-            sent = asBatch ? attachPostmarkTrackingId(messages, trackingId) : attachPostmarkTrackingId(messages[0]!, trackingId);
+            const options = stream === undefined ? undefined : { stream };
+            sent = asBatch
+              ? attachPostmarkTrackingId(messages, trackingId, options)
+              : attachPostmarkTrackingId(messages[0]!, trackingId, options);
           } catch (error) {
             expect(error).toBeInstanceOf(MailwardenError);
             expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
             const needed = fieldsNeeded(trackingId);
             const ours = Array.from({ length: needed }, (_, index) => (index === 0 ? 'service_id' : `service_id_${index + 1}`));
+            if (stream !== undefined) ours.push('service_stream');
             const impossible = (asBatch ? metadatas : metadatas.slice(0, 1)).some((metadata) => {
-              const others = Object.keys(metadata).filter((key) => !/^service_id(_\d+)?$/.test(key));
-              return others.length + needed > 10 || others.some((key) => ours.includes(key.toLowerCase()));
+              const others = Object.keys(metadata).filter(
+                (key) => !/^service_id(_\d+)?$/.test(key) && !(stream !== undefined && key === 'service_stream'),
+              );
+              return others.length + ours.length > 10 || others.some((key) => ours.includes(key.toLowerCase()));
             });
             expect(impossible).toBe(true);
             return;
           }
           const posts = deliverPostmarkMessages(sent, { record, escapeNonAscii, credentials });
-          for (const { request, messageId, id } of posts) {
+          for (const [index, { request, messageId, id }] of posts.entries()) {
             const receipt = await webhook.receive(request, auth);
             expect(receipt.warnings).toEqual([]);
             expect(receipt.events).toHaveLength(1);
             expect(receipt.events[0]!.trackingId).toBe(trackingId);
+            // Without a stream, the caller's own service_stream (if any) is left as it was, and read back.
+            const callers = metadatas[index]!['service_stream'];
+            expect(receipt.events[0]!.stream).toBe(stream ?? (callers === '' ? undefined : callers));
             expect(receipt.events[0]!.messageId).toBe(messageId);
             if (id !== undefined) expect(receipt.events[0]!.eventKey).toBe(`Bounce:${id}`);
           }

@@ -9,7 +9,7 @@ import type { WebhookRequest } from '../../src/webhooks/request.js';
 import { createSendGridWebhook, parseSendGridWebhook } from '../../src/webhooks/sendgrid.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const now = Date.parse('2026-01-01T00:00:00Z');
 const env: WebhookEnvironment = {
@@ -73,32 +73,40 @@ function customArgsBytes(...layers: (Record<string, string> | undefined)[]): num
 
 type GeneratedRequest = typeof requestArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
-function limitCannotBeMet(request: GeneratedRequest, id: string): boolean {
-  const ours = { service_id: id };
+function limitCannotBeMet(request: GeneratedRequest, id: string, stream: string | undefined): boolean {
+  const ours = stream === undefined ? { service_id: id } : { service_id: id, service_stream: stream };
   const message = { ...request.customArgs, ...request.custom_args };
   if (customArgsBytes(message, ours) > 10_000) return true;
   return request.personalizations.some((p) => customArgsBytes(message, p.customArgs, p.custom_args, ours) > 10_000);
 }
 
 describe('SendGrid carrier round trip (the carrier law of docs/decisions.md)', () => {
-  it('attach → SendGrid → signed webhook → receive gives back exactly the tracking ID', async () => {
+  it('attach → SendGrid → signed webhook → receive gives back exactly the tracking ID and the stream', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary), requestArbitrary, async (id, request) => {
-        let attached;
-        try {
-          attached = attachSendGridTrackingId(request, id);
-        } catch (error) {
-          expect(error).toBeInstanceOf(MailwardenError);
-          expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
-          expect(limitCannotBeMet(request, id)).toBe(true);
-          return;
-        }
-        expect(limitCannotBeMet(request, id)).toBe(false);
-        const receipt = await webhook.receive(signed(deliverSendGridMail(attached, 'delivered', Number(timestamp))), auth);
-        const recipients = request.personalizations.reduce((sum, p) => sum + p.to.length, 0);
-        expect(receipt.events).toHaveLength(recipients);
-        for (const event of receipt.events) expect(event.trackingId).toBe(id);
-      }),
+      fc.asyncProperty(
+        fc.oneof(trackingIdArbitrary, maxLengthTrackingIdArbitrary),
+        optionalStreamArbitrary,
+        requestArbitrary,
+        async (id, stream, request) => {
+          let attached;
+          try {
+            attached = stream === undefined ? attachSendGridTrackingId(request, id) : attachSendGridTrackingId(request, id, { stream });
+          } catch (error) {
+            expect(error).toBeInstanceOf(MailwardenError);
+            expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
+            expect(limitCannotBeMet(request, id, stream)).toBe(true);
+            return;
+          }
+          expect(limitCannotBeMet(request, id, stream)).toBe(false);
+          const receipt = await webhook.receive(signed(deliverSendGridMail(attached, 'delivered', Number(timestamp))), auth);
+          const recipients = request.personalizations.reduce((sum, p) => sum + p.to.length, 0);
+          expect(receipt.events).toHaveLength(recipients);
+          for (const event of receipt.events) {
+            expect(event.trackingId).toBe(id);
+            expect(event.stream).toBe(stream);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -17,7 +17,7 @@ import {
   type SentMessage,
 } from '../../src/testing/ses.js';
 import { mimeMessage, sesV1SendEmail, sesV1SendRawEmail, sesV2SendEmail } from './ses.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, trackingIdArbitrary, optionalStreamArbitrary } from './tracking-id.arbitrary.js';
 
 const env: WebhookEnvironment = {
   now: () => Date.parse('2026-04-01T09:00:05Z'),
@@ -33,12 +33,14 @@ const to = ['ana@example.org', 'bo@example.org'];
 async function deliverAndRead(
   sent: SentMessage,
   options: { family: 'event-publishing' | 'feedback'; eventType: 'Delivery' | 'Bounce' | 'Open'; signatureVersion: '1' | '2' },
+  expected?: { stream: string | undefined },
 ): Promise<(string | null)[]> {
   const notification = sesNotification(sent, options.eventType, { family: options.family, includeHeaders: true });
   const envelope = snsEnvelope(JSON.stringify(notification), { signatureVersion: options.signatureVersion });
   const receipt = await ses.receive(snsRequest(envelope), auth);
   expect(receipt.warnings).toEqual([]);
   expect(receipt.events.map((event) => event.recipient)).toEqual(sent.destination);
+  if (expected !== undefined) expect(receipt.events.map((event) => event.stream)).toEqual(sent.destination.map(() => expected.stream));
   return receipt.events.map((event) => event.trackingId);
 }
 
@@ -57,18 +59,24 @@ function fitsInSesTag(id: string): boolean {
 describe('carrier round trip: attach → SES → SNS → receive gives back the same tracking ID', () => {
   it('X-Service-Id in a raw MIME message (v1 SendRawEmail), either notification family', async () => {
     await fc.assert(
-      fc.asyncProperty(anyTrackingId, delivery, fc.constantFrom('\r\n', '\n'), async (id, options, newline) => {
-        const raw = attachSesHeaderTrackingId(mimeMessage(to, newline), id);
-        const sent = sesV1SendRawEmail({ RawMessage: { Data: Buffer.from(raw, 'utf8') } });
-        expect(await deliverAndRead(sent, options)).toEqual([id, id]);
-      }),
+      fc.asyncProperty(
+        anyTrackingId,
+        optionalStreamArbitrary,
+        delivery,
+        fc.constantFrom('\r\n', '\n'),
+        async (id, stream, options, newline) => {
+          const raw = attachSesHeaderTrackingId(mimeMessage(to, newline), id, { stream });
+          const sent = sesV1SendRawEmail({ RawMessage: { Data: Buffer.from(raw, 'utf8') } });
+          expect(await deliverAndRead(sent, options, { stream })).toEqual([id, id]);
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it('X-Service-Id in SES v2 Content.Simple.Headers', async () => {
     await fc.assert(
-      fc.asyncProperty(anyTrackingId, delivery, async (id, options) => {
+      fc.asyncProperty(anyTrackingId, optionalStreamArbitrary, delivery, async (id, stream, options) => {
         const request = attachSesHeaderTrackingId(
           {
             FromEmailAddress: 'shop@example.com',
@@ -78,8 +86,9 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
             },
           },
           id,
+          { stream },
         );
-        expect(await deliverAndRead(sesV2SendEmail(request), options)).toEqual([id, id]);
+        expect(await deliverAndRead(sesV2SendEmail(request), options, { stream })).toEqual([id, id]);
       }),
       { numRuns: 150 },
     );
@@ -90,9 +99,10 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
       await fc.assert(
         fc.asyncProperty(
           anyTrackingId,
+          optionalStreamArbitrary,
           fc.constantFrom('Delivery' as const, 'Bounce' as const, 'Open' as const),
           fc.constantFrom('1' as const, '2' as const),
-          async (id, eventType, signatureVersion) => {
+          async (id, stream, eventType, signatureVersion) => {
             let sent: SentMessage;
             try {
               sent =
@@ -101,7 +111,7 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
                       attachSesTagsTrackingId(
                         { Source: 'shop@example.com', Destination: { ToAddresses: to }, Tags: [{ Name: 'campaign', Value: 'c' }] },
                         id,
-                        { api },
+                        { api, stream },
                       ),
                     )
                   : sesV2SendEmail(
@@ -112,7 +122,7 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
                           Content: { Simple: { Subject: { Data: 'Hi' } } },
                         },
                         id,
-                        { api },
+                        { api, stream },
                       ),
                     );
             } catch (error) {
@@ -121,7 +131,7 @@ describe('carrier round trip: attach → SES → SNS → receive gives back the 
               return;
             }
             expect(fitsInSesTag(id)).toBe(true);
-            expect(await deliverAndRead(sent, { family: 'event-publishing', eventType, signatureVersion })).toEqual([id, id]);
+            expect(await deliverAndRead(sent, { family: 'event-publishing', eventType, signatureVersion }, { stream })).toEqual([id, id]);
           },
         ),
         { numRuns: 150 },

@@ -6,7 +6,7 @@ import { MailwardenError } from '../../src/errors.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import { createSparkPostWebhook, parseSparkPostWebhook } from '../../src/webhooks/sparkpost.js';
 import { deliverSparkPostTransmission } from './sparkpost.simulator.js';
-import { maxLengthTrackingIdArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { maxLengthTrackingIdArbitrary, optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 import { expectSuccessOrMailwardenError } from '../expect-mailwarden-error.js';
 
 const env: WebhookEnvironment = {
@@ -50,10 +50,11 @@ describe('SparkPost carrier round trip', () => {
     ['128-character tracking IDs', maxLengthTrackingIdArbitrary],
   ])('attach -> SparkPost -> webhook gives back %s, or the 10 KB limit truly cannot be met', async (_, ids) => {
     await fc.assert(
-      fc.asyncProperty(ids, transmissionArbitrary, async (trackingId, { level, ...transmission }) => {
+      fc.asyncProperty(ids, optionalStreamArbitrary, transmissionArbitrary, async (trackingId, stream, { level, ...transmission }) => {
         let sent: typeof transmission;
+        const ours = stream === undefined ? { service_id: trackingId } : { service_id: trackingId, service_stream: stream };
         try {
-          sent = attachSparkPostTrackingId(transmission, trackingId, { level });
+          sent = attachSparkPostTrackingId(transmission, trackingId, stream === undefined ? { level } : { level, stream });
         } catch (error) {
           expect(error).toBeInstanceOf(MailwardenError);
           expect((error as MailwardenError).code).toBe('tracking_id_not_carriable');
@@ -63,15 +64,15 @@ describe('SparkPost carrier round trip', () => {
               level === 'transmission'
                 ? {
                     ...transmission.metadata,
-                    service_id: trackingId,
+                    ...ours,
                     ...recipient.metadata,
-                    ...(recipient.metadata && 'service_id' in recipient.metadata ? { service_id: trackingId } : {}),
+                    ...(recipient.metadata && 'service_id' in recipient.metadata ? ours : {}),
                   }
-                : { ...transmission.metadata, ...recipient.metadata, service_id: trackingId };
+                : { ...transmission.metadata, ...recipient.metadata, ...ours };
             return Buffer.byteLength(JSON.stringify(merged));
           });
           const transmissionSize = Buffer.byteLength(
-            JSON.stringify(level === 'transmission' ? { ...transmission.metadata, service_id: trackingId } : (transmission.metadata ?? {})),
+            JSON.stringify(level === 'transmission' ? { ...transmission.metadata, ...ours } : (transmission.metadata ?? {})),
           );
           expect(Math.max(transmissionSize, ...sizes)).toBeGreaterThan(SPARKPOST_METADATA_MAX_BYTES);
           return;
@@ -82,6 +83,7 @@ describe('SparkPost carrier round trip', () => {
         expect(receipt.events).toHaveLength(transmission.recipients.length);
         for (const event of receipt.events) {
           expect(event.trackingId).toBe(trackingId);
+          expect(event.stream).toBe(stream);
           expect(event.messageId).toBe(transmissionId);
           expect(event.type).toBe('delivered');
         }

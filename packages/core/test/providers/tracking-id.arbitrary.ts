@@ -50,3 +50,9 @@ export const maxLengthTrackingIdArbitrary: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'grapheme-ascii', minLength: 128, maxLength: 128 }),
   fc.array(fc.constantFrom('😀', '𝔘', '€', 'a', '"'), { minLength: 128, maxLength: 128 }).map((chars) => chars.join('')),
 );
+
+/** Every valid stream name (`isStreamName`): 1–64 of `[a-z0-9_-]`, starting with a letter or digit. */
+export const streamArbitrary: fc.Arbitrary<string> = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,63}$/);
+
+/** A stream or none (`undefined`), for the round trips that must hold with and without one. */
+export const optionalStreamArbitrary: fc.Arbitrary<string | undefined> = fc.option(streamArbitrary, { nil: undefined });
