@@ -116,6 +116,7 @@ async function fill(store: Store, data: Dataset, size: Size, context: SuiteConte
           messageId,
           recipient,
           trackingId,
+          stream: null,
           facts: Fact.delivered,
           firstEventAt: at,
           lastEventAt: at,

@@ -495,6 +495,7 @@ async function trackingIdSection(context: SuiteContext, store: Store): Promise<R
             messageId,
             recipient,
             trackingId,
+            stream: null,
             facts: 4,
             firstEventAt: START + i,
             lastEventAt: START + i,

@@ -302,6 +302,7 @@ function fillerEvent(i: number): StoredEvent {
       messageId,
       recipient,
       trackingId: `campaign-${i % 10}`,
+      stream: null,
       facts: Fact.delivered,
       firstEventAt: time,
       lastEventAt: time,

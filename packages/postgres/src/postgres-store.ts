@@ -165,7 +165,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       FROM ${s}.stat_buckets WHERE project_id = $1 AND tracking_id = $2 AND hour >= $3 AND hour < $4
       GROUP BY 1`,
     // The message and its timeline in one statement; the entries as one JSON text, in timeline order.
-    getMessage: `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8,
+    getMessage: `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8, stream,
         (SELECT coalesce(json_agg(t.entry ORDER BY t.occurred_at, t.id), '[]')::text FROM ${s}.timeline_entries t
          WHERE t.project_id = m.project_id AND t.message_key = m.key)
       FROM ${s}.messages m WHERE project_id = $1 AND key = $2`,
@@ -347,7 +347,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return Array.from(outcomes, eventOutcomeOfCode);
     },
 
-    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
+    async listMessages(
+      projectId,
+      { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, stream, from, to, limit, after },
+    ) {
       // PostgreSQL text cannot hold NUL, so no stored tracking ID or recipient has one.
       if ([trackingId, recipient, recipientPrefix, recipientDomain].some((text) => text?.includes('\0'))) return [];
       const params: unknown[] = [projectId];
@@ -355,9 +358,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const param = (value: unknown) => `$${params.push(value)}`;
       if (trackingId !== undefined) where.push(`tracking_id = ${param(trackingId)}`);
       if (status !== undefined) where.push(`status = ${param(statusCodes[status])}`);
-      // Each has an index in the newest-first order (messages_by_recipient, messages_by_provider).
+      // Each has an index in the newest-first order (messages_by_recipient, messages_by_provider, messages_by_stream).
       if (recipient !== undefined) where.push(`recipient = ${param(recipient)}`);
       if (provider !== undefined) where.push(`provider = ${param(provider)}`);
+      if (stream !== undefined) where.push(`stream = ${param(stream)}`);
       // A prefix is a range of messages_by_recipient_prefix, whose matches are then sorted, or a filter
       // on the newest-first walk: planned for its own text (an unnamed statement), the planner picks by
       // how many it matches. A domain is an equality on messages_by_recipient_domain, written as it is.
@@ -373,7 +377,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (after !== undefined) {
         where.push(`(-first_event_at, key) > (${param(-after.firstEventAt)}::bigint, ${param(after.key)})`);
       }
-      const text = `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8
+      const text = `SELECT key, provider, message_id, recipient, tracking_id, facts, first_event_at::float8, last_event_at::float8, stream
         FROM ${s}.messages WHERE ${where.join(' AND ')} ORDER BY -first_event_at, key LIMIT ${param(limit)}`;
       // A time range is planned for its values (an unnamed statement): a narrow range of old messages
       // is best found through messages_by_last_event_at, a recent one by walking the newest-first order.
@@ -403,7 +407,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (key.includes('\0')) return undefined;
       const [row] = await attempt(() => query(statements.getMessage, [projectId, key]));
       if (row === undefined) return undefined;
-      return { ...toMessageRecord(row), timeline: JSON.parse(row[8] as string) as TimelineEntry[] };
+      return { ...toMessageRecord(row), timeline: JSON.parse(row[9] as string) as TimelineEntry[] };
     },
 
     async getTrackingId(projectId, trackingId) {
@@ -575,8 +579,18 @@ function likePrefix(prefix: string): string {
 }
 
 /** A message row as the listing and getMessage select it: the record's columns first, in its order. */
-function toMessageRecord([key, provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt]: any[]): MessageRecord {
-  return { key, provider: provider as Provider, messageId, recipient, trackingId, facts, firstEventAt, lastEventAt };
+function toMessageRecord([
+  key,
+  provider,
+  messageId,
+  recipient,
+  trackingId,
+  facts,
+  firstEventAt,
+  lastEventAt,
+  stream,
+]: any[]): MessageRecord {
+  return { key, provider: provider as Provider, messageId, recipient, trackingId, stream, facts, firstEventAt, lastEventAt };
 }
 
 /**
@@ -592,6 +606,7 @@ function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[
     message_id: [] as unknown[],
     recipient: [] as unknown[],
     tracking_id: [] as unknown[],
+    stream: [] as unknown[],
     search_key: [] as unknown[],
     facts: [] as unknown[],
     first_event_at: [] as unknown[],
@@ -608,6 +623,7 @@ function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[
     columns.message_id.push(message?.messageId ?? null);
     columns.recipient.push(message?.recipient ?? null);
     columns.tracking_id.push(trackingId);
+    columns.stream.push(message?.stream ?? null);
     columns.search_key.push(trackingId === null ? null : (event.trackingIdSearchKey ?? trackingIdSearchKey(trackingId)));
     columns.facts.push(message?.facts ?? null);
     columns.first_event_at.push(message?.firstEventAt ?? null);
@@ -633,6 +649,7 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
     row.first_event_at = message.firstEventAt;
     row.last_event_at = message.lastEventAt;
     if (event.timelineEntry !== undefined) row.timeline = event.timelineEntry;
+    if (message.stream !== null) row.stream = message.stream;
     if (message.trackingId !== null) {
       row.tracking_id = message.trackingId;
       row.search_key = event.trackingIdSearchKey ?? trackingIdSearchKey(message.trackingId);

@@ -105,6 +105,7 @@ describe('concurrent instances', () => {
         message: {
           ...identity,
           trackingId,
+          stream: null,
           facts: rng.pick(facts) | (rng.chance(0.3) ? rng.pick(facts) : 0),
           firstEventAt: time,
           lastEventAt: time,

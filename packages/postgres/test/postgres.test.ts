@@ -40,6 +40,7 @@ function event(parts: {
             messageId: message.id,
             recipient,
             trackingId,
+            stream: null,
             facts: message.facts,
             firstEventAt: message.at,
             lastEventAt: message.at,
@@ -306,10 +307,12 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
       [T],
     );
     await sql.unsafe(
-      `INSERT INTO ${s}.messages (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at)
+      `INSERT INTO ${s}.messages (project_id, key, provider, message_id, recipient, tracking_id, stream, facts, first_event_at, last_event_at)
        SELECT p, lpad(to_hex(i), 32, '0'), CASE WHEN i % 1000 = 0 THEN 'mandrill' ELSE 'ses' END, 'm' || i,
               'user' || i || CASE WHEN i % 1000 = 7 THEN '@rare.example' ELSE '@example.com' END,
-              'campaign-' || (i % $2::int), 1 << (i % 10), $3::bigint + i * 10, $3::bigint + i * 10 + 5
+              'campaign-' || (i % $2::int),
+              CASE WHEN i % 1000 = 3 THEN 'receipts' WHEN i % 5 = 0 THEN 'marketing' END,
+              1 << (i % 10), $3::bigint + i * 10, $3::bigint + i * 10 + 5
        FROM (VALUES ('big', $1::int), ('other-1', 10000), ('other-2', 10000)) AS projects(p, n), generate_series(1, n) AS i`,
       [MESSAGES, TRACKING_IDS / 10, T],
     );
@@ -396,6 +399,9 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     ['messages by recipient', (store) => store.listMessages(project, { limit: 50, recipient: 'user4242@example.com' })],
     ['messages by provider, rare', (store) => store.listMessages(project, { limit: 50, provider: 'mandrill' })],
     ['messages by provider, common', (store) => store.listMessages(project, { limit: 50, provider: 'ses' })],
+    ['messages by stream, rare', (store) => store.listMessages(project, { limit: 50, stream: 'receipts' })],
+    ['messages by stream, common', (store) => store.listMessages(project, { limit: 50, stream: 'marketing' })],
+    ['messages by stream, absent', (store) => store.listMessages(project, { limit: 50, stream: 'weekly-digest' })],
     ['messages in a time range, recent', (store) => store.listMessages(project, { limit: 50, from: T + 990_000 })],
     ['messages in a time range, old and narrow', (store) => store.listMessages(project, { limit: 50, from: T + 10_000, to: T + 11_000 })],
     ['messages in a time range, before a time', (store) => store.listMessages(project, { limit: 50, to: T + 500_000 })],
@@ -481,6 +487,10 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     const byProvider = await planOf((store) => store.listMessages(project, { limit: 50, provider: 'mandrill' }));
     expect(byProvider).toMatch(/Index Scan using messages_by_provider/);
     expect(byProvider).toMatch(/Index Cond: .*provider = /);
+    const byStream = await planOf((store) => store.listMessages(project, { limit: 50, stream: 'receipts' }));
+    expect(byStream).toMatch(/Index Scan using messages_by_stream/);
+    expect(byStream).toMatch(/Index Cond: .*stream = /);
+    expect(byStream).not.toMatch(/Sort/);
     // `to` bounds -first_event_at (first ≤ last < to): the newest-first range starts at the first message that can match.
     const before = await planOf((store) => store.listMessages(project, { limit: 50, to: T + 500_000 }));
     expect(before).toMatch(/Index Scan using messages_newest_first/);

@@ -19,6 +19,7 @@ function event(id: string, at: number, key: string): StoredEvent {
       messageId: id,
       recipient,
       trackingId: null,
+      stream: null,
       facts: 1,
       firstEventAt: at,
       lastEventAt: at,

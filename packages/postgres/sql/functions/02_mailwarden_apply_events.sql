@@ -41,6 +41,7 @@ BEGIN
         'message_id', jsonb_agg(x.event->'message_id' ORDER BY x.ord),
         'recipient', jsonb_agg(x.event->'recipient' ORDER BY x.ord),
         'tracking_id', jsonb_agg(x.event->'tracking_id' ORDER BY x.ord),
+        'stream', jsonb_agg(x.event->'stream' ORDER BY x.ord),
         'search_key', jsonb_agg(x.event->'search_key' ORDER BY x.ord),
         'facts', jsonb_agg(x.event->'facts' ORDER BY x.ord),
         'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
@@ -77,13 +78,15 @@ BEGIN
            min(e.recipient) AS recipient,
            -- joinTrackingIds: min() ignores nulls, and compares in code-point order.
            min(e.tracking_id) AS tracking_id,
+           -- The stream joins the same way.
+           min(e.stream) AS stream,
            bit_or(e.facts) AS facts,
            min(e.first_event_at) AS first_event_at,
            max(e.last_event_at) AS last_event_at,
            {{> seen_fact_times}} AS fact_times
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
                  c.provider AS provider, c.message_id AS message_id, c.recipient AS recipient,
-                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.stream COLLATE "C" AS stream, c.facts::integer AS facts,
                  c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
           FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
                           jsonb_array_elements_text(p_events->'message_key'),
@@ -91,17 +94,18 @@ BEGIN
                           jsonb_array_elements_text(p_events->'message_id'),
                           jsonb_array_elements_text(p_events->'recipient'),
                           jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'stream'),
                           jsonb_array_elements_text(p_events->'facts'),
                           jsonb_array_elements_text(p_events->'first_event_at'),
                           jsonb_array_elements_text(p_events->'last_event_at'))
-               WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, facts,
+               WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, stream, facts,
                                     first_event_at, last_event_at, ord)) e
     WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
     GROUP BY 1
   ), created AS (
     INSERT INTO {{schema}}.messages AS m
-      (project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times)
-    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, facts, first_event_at, last_event_at, fact_times
+      (project_id, key, provider, message_id, recipient, tracking_id, stream, facts, first_event_at, last_event_at, fact_times)
+    SELECT p_project_id, key, provider, message_id, recipient, tracking_id, stream, facts, first_event_at, last_event_at, fact_times
     FROM seen ORDER BY key
     ON CONFLICT (project_id, key) DO UPDATE SET facts = m.facts WHERE false
     RETURNING m.key
@@ -113,31 +117,34 @@ BEGIN
   WITH seen AS (
     SELECT e.message_key AS key,
            min(e.tracking_id) AS tracking_id,
+           min(e.stream) AS stream,
            bit_or(e.facts) AS facts,
            min(e.first_event_at) AS first_event_at,
            max(e.last_event_at) AS last_event_at,
            {{> seen_fact_times}} AS fact_times
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, c.message_key COLLATE "C" AS message_key,
-                 c.tracking_id COLLATE "C" AS tracking_id, c.facts::integer AS facts,
+                 c.tracking_id COLLATE "C" AS tracking_id, c.stream COLLATE "C" AS stream, c.facts::integer AS facts,
                  c.first_event_at::bigint AS first_event_at, c.last_event_at::bigint AS last_event_at
           FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
                           jsonb_array_elements_text(p_events->'message_key'),
                           jsonb_array_elements_text(p_events->'tracking_id'),
+                          jsonb_array_elements_text(p_events->'stream'),
                           jsonb_array_elements_text(p_events->'facts'),
                           jsonb_array_elements_text(p_events->'first_event_at'),
                           jsonb_array_elements_text(p_events->'last_event_at'))
-               WITH ORDINALITY AS c(key, message_key, tracking_id, facts, first_event_at, last_event_at, ord)) e
+               WITH ORDINALITY AS c(key, message_key, tracking_id, stream, facts, first_event_at, last_event_at, ord)) e
     WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
     GROUP BY 1
   ), new_messages AS (
     SELECT s.* FROM seen s JOIN unnest(v_created) AS c(key) ON c.key = s.key
   ), known AS (
-    SELECT m.key, m.tracking_id, m.facts, m.first_event_at, m.last_event_at, m.fact_times
+    SELECT m.key, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at, m.fact_times
     FROM (SELECT key FROM seen EXCEPT ALL SELECT key FROM new_messages) e
     JOIN {{schema}}.messages m ON m.project_id = p_project_id AND m.key = e.key
   ), merged AS (
     UPDATE {{schema}}.messages m SET
       tracking_id = least(k.tracking_id, s.tracking_id),
+      stream = least(k.stream, s.stream),
       facts = k.facts | s.facts,
       first_event_at = least(k.first_event_at, s.first_event_at),
       last_event_at = greatest(k.last_event_at, s.last_event_at),
@@ -145,6 +152,7 @@ BEGIN
     FROM known k JOIN seen s ON s.key = k.key
     WHERE m.project_id = p_project_id AND m.key = k.key
       AND (least(k.tracking_id, s.tracking_id) IS DISTINCT FROM k.tracking_id OR k.facts | s.facts <> k.facts
+           OR least(k.stream, s.stream) IS DISTINCT FROM k.stream
            OR s.first_event_at < k.first_event_at OR s.last_event_at > k.last_event_at
            OR {{> merged_fact_times}} IS DISTINCT FROM k.fact_times)
     RETURNING k.tracking_id AS before_id, k.facts AS before_facts, m.tracking_id, m.facts, m.last_event_at,
