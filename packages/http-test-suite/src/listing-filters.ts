@@ -1,5 +1,10 @@
 import type { Message, Suppression } from '@mailwarden/core';
-import { listMessagesResponseSchema, listSuppressionsResponseSchema, suppressionSchema } from '@mailwarden/core/schemas';
+import {
+  listMessagesResponseSchema,
+  listSuppressionsResponseSchema,
+  messageDetailSchema,
+  suppressionSchema,
+} from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { expectError, expectSuccess, type Schema } from './expect-answer.js';
 import type { OpenApp } from './harness.js';
@@ -123,6 +128,68 @@ export function describeListingFilterTests(open: OpenApp): void {
       }
       const { recipient: _recipient, ...withoutRecipient } = query;
       expectError(await app.api('GET', messagesPath(app, { ...withoutRecipient, cursor })), 400, 'invalid_cursor');
+    });
+
+    test('messages filter by stream, exactly; answers carry "stream" only when the message has one; a cursor is bound to it', async () => {
+      const app = await open();
+      await seed(app);
+      // Three messages sent in streams, recorded as any event (the providers' carriers have tests of their own).
+      const sent = (recipient: string, stream: string, minutes: number) => ({
+        provider: 'sendgrid' as const,
+        type: 'delivered' as const,
+        messageId: `stream-${recipient}`,
+        recipient,
+        trackingId: null,
+        stream,
+        occurredAt: new Date(Date.now() - minutes * 60_000),
+        eventKey: `stream-${recipient}`,
+      });
+      const applied = await app.mailwarden.applyEvents(app.projects.acme, [
+        sent('hal@example.com', 'weekly-digest', 3),
+        sent('ivy@example.com', 'weekly-digest', 2),
+        sent('jo@example.com', 'receipts', 1),
+      ]);
+      expect(applied.accepted).toBe(3);
+      const all = await walkMessages(app, {});
+      expect(all).toHaveLength(10);
+      // The seven without a stream answer as before: no "stream" key at all.
+      expect(all.filter((message) => !('stream' in message))).toHaveLength(7);
+      const digests = all.filter((message) => message.stream === 'weekly-digest');
+      expect(digests.map((message) => message.recipient).sort()).toEqual(['hal@example.com', 'ivy@example.com']);
+      expect(await walkMessages(app, { stream: 'weekly-digest', limit: '1' })).toEqual(digests);
+      expect(await walkMessages(app, { stream: 'receipts' })).toEqual(all.filter((message) => message.stream === 'receipts'));
+      expect(await walkMessages(app, { stream: 'weekly' })).toEqual([]);
+      expect(await walkMessages(app, { stream: 'weekly-digest', recipient: 'ivy@example.com' })).toEqual(
+        digests.filter((message) => message.recipient === 'ivy@example.com'),
+      );
+      expect(await walkMessages(app, { stream: 'weekly-digest', provider: 'ses' })).toEqual([]);
+      expect(await walkMessages(app, { stream: '' })).toEqual(all);
+
+      const detail = async (id: string) =>
+        expectSuccess(await app.api('GET', `/projects/${app.projects.acme}/messages/${id}`), 200, messageDetailSchema);
+      expect((await detail(digests[0]!.id)).stream).toBe('weekly-digest');
+      expect('stream' in (await detail(all.find((message) => !('stream' in message))!.id))).toBe(false);
+
+      for (const stream of ['Weekly-Digest', '-digest', '_digest', 'a'.repeat(65), 'weekly digest', 'é']) {
+        expectError(await app.api('GET', messagesPath(app, { stream })), 400, 'invalid_stream');
+      }
+      const first = expectSuccess(
+        await app.api('GET', messagesPath(app, { stream: 'weekly-digest', limit: '1' })),
+        200,
+        listMessagesResponseSchema,
+      );
+      const cursor = first.next_cursor!;
+      expect(cursor).toEqual(expect.any(String));
+      expect(
+        expectSuccess(
+          await app.api('GET', messagesPath(app, { stream: 'weekly-digest', limit: '1', cursor })),
+          200,
+          listMessagesResponseSchema,
+        ).items,
+      ).toEqual(digests.slice(1));
+      for (const other of [{}, { stream: 'receipts' }] as Record<string, string>[]) {
+        expectError(await app.api('GET', messagesPath(app, { limit: '1', ...other, cursor })), 400, 'invalid_cursor');
+      }
     });
 
     test('messages by the start of the recipient or its domain: any text is a search, compared as stored, combined and paged', async () => {
