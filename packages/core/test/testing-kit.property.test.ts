@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { createWebhookIngest, isMailwardenError, providers, type DeliveryEvent, type Provider, type ProviderAuth } from '@mailwarden/core';
 import { createSendGridKeyPair, fetchTestSnsCertificate, testEventTypes, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { describe, expect, it } from 'vitest';
-import { trackingIdArbitrary } from './providers/tracking-id.arbitrary.js';
+import { optionalStreamArbitrary, trackingIdArbitrary } from './providers/tracking-id.arbitrary.js';
 
 const sendGridKeys = createSendGridKeyPair();
 const auth = {
@@ -26,9 +26,13 @@ function eventArbitrary(provider: Provider): fc.Arbitrary<TestEvent> {
       bounceClass: fc.constantFrom('hard' as const, 'soft' as const, undefined),
       recipient: fc.emailAddress(),
       trackingId: fc.option(trackingIdArbitrary, { nil: null }),
+      stream: optionalStreamArbitrary,
       occurredAt: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }),
     })
-    .map(({ bounceClass, ...event }): TestEvent => (event.type === 'bounced' ? { ...event, bounceClass } : event))
+    .map(({ bounceClass, stream, ...rest }): TestEvent => {
+      const event = stream === undefined ? rest : { ...rest, stream };
+      return event.type === 'bounced' ? { ...event, bounceClass } : event;
+    })
     .filter((event) => !(provider === 'postmark' && event.type === 'sent') && !(provider === 'mailgun' && event.bounceClass === 'soft'));
 }
 
@@ -65,6 +69,7 @@ describe('testing kit round trip (property)', () => {
             recipient: event.recipient,
             messageId: event.messageId,
             trackingId: event.trackingId,
+            ...(event.stream == null ? {} : { stream: event.stream }),
             occurredAt: event.occurredAt,
           })),
         ).toStrictEqual(reported);
@@ -78,6 +83,7 @@ describe('testing kit round trip (property)', () => {
               recipient: provider === 'sparkpost' ? event.recipient.toLowerCase() : event.recipient,
               messageId: reported[index]!.messageId,
               trackingId: event.trackingId ?? null,
+              ...(event.stream == null ? {} : { stream: event.stream }),
               occurredAt: new Date(secondsProviders.has(provider) ? Math.floor(ms / 1000) * 1000 : ms),
             };
           }),

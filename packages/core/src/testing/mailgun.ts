@@ -7,6 +7,7 @@ import {
   invalid,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   unixSeconds,
   type ReportedEvent,
@@ -135,6 +136,7 @@ function eventData(event: ReportedEvent): Record<string, unknown> {
       .filter(([name]) => name.startsWith('v:'))
       .map(([name, value]) => [name.slice(2), value]),
   );
+  Object.assign(userVariables, streamMetadata(event));
   const domain = event.recipient.slice(event.recipient.lastIndexOf('@') + 1);
   const common = {
     id: randomBytes(16).toString('base64url'),

@@ -5,6 +5,7 @@ import {
   escapeNonAscii,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   unixSeconds,
   type ReportedEvent,
@@ -91,10 +92,12 @@ const eventNames = {
 } as const;
 
 function mandrillEvent(event: ReportedEvent): Record<string, unknown> {
+  // Through the carrier when there is an ID, so a stream that makes the metadata too big is refused as Mandrill would.
   const metadata =
     event.trackingId === null
-      ? {}
-      : attachMandrillTrackingId({ message: { to: [{ email: event.recipient }] } }, event.trackingId).message.metadata;
+      ? streamMetadata(event)
+      : attachMandrillTrackingId({ message: { to: [{ email: event.recipient }] } }, event.trackingId, { stream: event.stream }).message
+          .metadata;
   const ts = unixSeconds(event.occurredAt);
   const soft = event.type === 'bounced' && event.bounceClass === 'soft';
   const msg: Record<string, unknown> = {

@@ -5,6 +5,7 @@ import {
   invalid,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   sharedSecretHeaders,
   type ReportedEvent,
@@ -73,7 +74,10 @@ function postmarkTime(date: Date): string {
 }
 
 function recordText(event: ReportedEvent): string {
-  const metadata = event.trackingId === null ? {} : attachPostmarkTrackingId({}, event.trackingId).Metadata;
+  const metadata = {
+    ...(event.trackingId === null ? {} : attachPostmarkTrackingId({}, event.trackingId).Metadata),
+    ...streamMetadata(event),
+  };
   const at = postmarkTime(event.occurredAt);
   const common = { MessageID: event.messageId, ServerID: 23, MessageStream: 'outbound', Tag: '', Metadata: metadata };
   const bounce = (type: string, typeCode: number, name: string, description: string, details: string) => ({

@@ -5,6 +5,7 @@ import {
   invalid,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   unixSeconds,
   type ReportedEvent,
@@ -94,7 +95,7 @@ function signedSendGridRequest(rawBody: Uint8Array, events: ReportedEvent[], opt
 function sendGridEvent(event: ReportedEvent): Record<string, unknown> {
   const customArgs =
     event.trackingId === null ? {} : (attachSendGridTrackingId<SendGridMailRequest>({}, event.trackingId).custom_args ?? {});
-  const item: Record<string, unknown> = { ...customArgs };
+  const item: Record<string, unknown> = { ...customArgs, ...streamMetadata(event) };
   Object.assign(item, {
     email: event.recipient,
     timestamp: unixSeconds(event.occurredAt),

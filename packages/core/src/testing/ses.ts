@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { encodeServiceIdHeader, SERVICE_ID_HEADER } from '../carriers/ses-header.js';
+import { SERVICE_STREAM_HEADER } from '../carriers/stream-carrier.js';
 import { sesTrackingTags } from '../carriers/ses-tags.js';
 import type { WebhookRequest } from '../webhooks/request.js';
 import { testSnsSigner } from './sns-test-signer.js';
@@ -7,6 +8,7 @@ import {
   invalid,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   sharedSecretHeaders,
   type ReportedEvent,
@@ -315,9 +317,14 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
   if (first === undefined) throw invalid('An SES notification reports at least one event.');
   for (const event of events.slice(1)) {
     const same = event.type === first.type && event.bounceClass === first.bounceClass && event.messageId === first.messageId;
-    if (!same || event.trackingId !== first.trackingId || event.occurredAt.getTime() !== first.occurredAt.getTime()) {
+    if (
+      !same ||
+      event.trackingId !== first.trackingId ||
+      event.stream !== first.stream ||
+      event.occurredAt.getTime() !== first.occurredAt.getTime()
+    ) {
       throw invalid(
-        'One SES notification is about one message and one event: give its events the same type, messageId, trackingId and occurredAt.',
+        'One SES notification is about one message and one event: give its events the same type, messageId, trackingId, stream and occurredAt.',
       );
     }
   }
@@ -338,12 +345,14 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
       ...(first.trackingId !== null && carrier === 'header'
         ? [{ name: SERVICE_ID_HEADER, value: encodeServiceIdHeader(first.trackingId).join(' ') }]
         : []),
+      ...(first.stream !== undefined && carrier === 'header' ? [{ name: SERVICE_STREAM_HEADER, value: first.stream }] : []),
     ],
     tags:
       first.trackingId !== null && carrier === 'tags'
         ? Object.fromEntries(sesTrackingTags(first.trackingId).map(({ Name, Value }) => [Name, [Value]]))
         : {},
   };
+  if (carrier === 'tags') for (const [name, value] of Object.entries(streamMetadata(first))) sent.tags[name] = [value];
   const notification = sesNotification(sent, sesEventTypes[first.type], {
     family,
     includeHeaders: true,
@@ -352,7 +361,8 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
     bounceType: first.bounceClass === 'soft' ? 'Transient' : 'Permanent',
   });
   // Identity feedback notifications never carry tags: a tracking ID sent only as a tag is lost there.
-  const reported = family === 'feedback' && carrier === 'tags' ? events.map((event) => ({ ...event, trackingId: null })) : events;
+  const reported =
+    family === 'feedback' && carrier === 'tags' ? events.map(({ stream: _lost, ...event }) => ({ ...event, trackingId: null })) : events;
   return snsTestWebhook(JSON.stringify(notification), reported, options, now);
 }
 

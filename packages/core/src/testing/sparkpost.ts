@@ -4,6 +4,7 @@ import {
   encoder,
   payloadText,
   reportEvents,
+  streamMetadata,
   requestTime,
   sharedSecretHeaders,
   unixSeconds,
@@ -70,7 +71,10 @@ export function sparkPostWebhook(options: TestPayload & SparkPostWebhookOptions)
 }
 
 function sparkPostItem(event: ReportedEvent, rawRecipient: string): Record<string, unknown> {
-  const metadata = event.trackingId === null ? {} : (attachSparkPostTrackingId<{ metadata?: object }>({}, event.trackingId).metadata ?? {});
+  const metadata = {
+    ...(event.trackingId === null ? {} : (attachSparkPostTrackingId<{ metadata?: object }>({}, event.trackingId).metadata ?? {})),
+    ...streamMetadata(event),
+  };
   const [eventClass, type, details] = classOf(event);
   return {
     msys: {

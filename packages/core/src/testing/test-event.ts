@@ -1,6 +1,8 @@
 import type { WebhookRequest } from '../webhooks/request.js';
 import type { Provider } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
+import { SERVICE_STREAM_KEY } from '../carriers/stream-carrier.js';
+import { assertStreamName } from '../stream.js';
 
 /** The delivery events a test can have a provider report: every `DeliveryEventType` but `unknown`. */
 export const testEventTypes = [
@@ -29,6 +31,8 @@ export interface TestEvent {
   messageId?: string | undefined;
   /** The tracking ID the message was sent with, attached with the provider's carrier; `null` or absent for none. */
   trackingId?: string | null | undefined;
+  /** The stream the message was sent in, carried as `service_stream`; `null` or absent for none (`invalid_stream` if not a name). */
+  stream?: string | null | undefined;
   /** When it happened; default the request's time. Providers that date events in unix seconds drop the milliseconds. */
   occurredAt?: Date | undefined;
 }
@@ -46,6 +50,8 @@ export interface ReportedEvent {
   recipient: string;
   messageId: string;
   trackingId: string | null;
+  /** The stream, only when the event has one. */
+  stream?: string;
   /** To the precision the provider keeps. */
   occurredAt: Date;
 }
@@ -120,9 +126,15 @@ export function reportEvents(
       recipient: options.recipient?.(event.recipient) ?? event.recipient,
       messageId: event.messageId ?? options.messageId(),
       trackingId: event.trackingId ?? null,
+      ...(event.stream == null ? {} : { stream: assertStreamName(event.stream) }),
       occurredAt: options.seconds ? new Date(Math.floor(at.getTime() / 1000) * 1000) : new Date(at.getTime()),
     };
   });
+}
+
+/** The `service_stream` entry a carrier's metadata (custom args, user variables, tags) holds for the event, if any. */
+export function streamMetadata(event: ReportedEvent): Record<string, string> {
+  return event.stream === undefined ? {} : { [SERVICE_STREAM_KEY]: event.stream };
 }
 
 /** Unix seconds of a date. */

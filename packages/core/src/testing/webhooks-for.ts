@@ -98,6 +98,7 @@ function groupByMessage(events: readonly TestEvent[]): TestEvent[][] {
             event.type,
             event.bounceClass ?? null,
             event.trackingId ?? null,
+            event.stream ?? null,
             event.occurredAt?.getTime() ?? null,
           ]);
     groups.set(key, [...(groups.get(key) ?? []), event]);

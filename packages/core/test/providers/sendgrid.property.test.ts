@@ -74,7 +74,7 @@ function customArgsBytes(...layers: (Record<string, string> | undefined)[]): num
 type GeneratedRequest = typeof requestArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
 function limitCannotBeMet(request: GeneratedRequest, id: string, stream: string | undefined): boolean {
-  const ours = stream === undefined ? { service_id: id } : { service_id: id, service_stream: stream };
+  const ours: Record<string, string> = stream === undefined ? { service_id: id } : { service_id: id, service_stream: stream };
   const message = { ...request.customArgs, ...request.custom_args };
   if (customArgsBytes(message, ours) > 10_000) return true;
   return request.personalizations.some((p) => customArgsBytes(message, p.customArgs, p.custom_args, ours) > 10_000);
