@@ -21,7 +21,7 @@ const USAGE = `Usage:
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
-      [--tracking-id <id>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem>] [--topic-arn <arn>]
+      [--tracking-id <id>] [--stream <name>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem>] [--topic-arn <arn>]
       [--config <file>]
   mailwarden --version
 
@@ -64,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
         type: values.type,
         to: values.to,
         trackingId: values['tracking-id'],
+        stream: values.stream,
         count: values.count,
         privateKeyFile: values['private-key'],
         secret: values.secret,
@@ -172,6 +173,7 @@ function parseCommandLine(argv: string[]) {
         type: { type: 'string' },
         to: { type: 'string', multiple: true },
         'tracking-id': { type: 'string' },
+        stream: { type: 'string' },
         count: { type: 'string' },
         'private-key': { type: 'string' },
         secret: { type: 'string' },

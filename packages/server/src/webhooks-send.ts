@@ -47,6 +47,8 @@ export interface SendTestWebhooksOptions {
   to?: readonly string[] | undefined;
   /** `''` for none. */
   trackingId?: string | undefined;
+  /** The stream the messages were sent in (`service_stream`); absent for none. */
+  stream?: string | undefined;
   count?: string | undefined;
   /** A PEM file with SendGrid's private key, for a project whose SendGrid public key is not the demo's. */
   privateKeyFile?: string | undefined;
@@ -86,7 +88,14 @@ export async function sendTestWebhooks(
   const { auth, sendGridPrivateKey } = signingOf(provider, config, projectId, options, url);
   const events: TestEvent[] = [];
   for (let i = 0; i < count; i++) {
-    for (const recipient of recipients) events.push({ ...kind, recipient, trackingId: trackingId === '' ? null : trackingId });
+    for (const recipient of recipients) {
+      events.push({
+        ...kind,
+        recipient,
+        trackingId: trackingId === '' ? null : trackingId,
+        ...(options.stream === undefined ? {} : { stream: options.stream }),
+      });
+    }
   }
   const requests = webhooksFor(provider, auth, events, { sendGridPrivateKey });
 
@@ -219,7 +228,8 @@ async function post(url: string, request: TestWebhook): Promise<{ status: number
 
 function describeEvent(event: TestWebhook['events'][number]): string {
   const type = event.bounceClass === null ? event.type : `${event.type} (${event.bounceClass})`;
-  return `${type} ${event.recipient}  message ${event.messageId}  tracking ID ${event.trackingId === null ? 'none' : JSON.stringify(event.trackingId)}`;
+  const stream = event.stream === undefined ? '' : `  stream ${event.stream}`;
+  return `${type} ${event.recipient}  message ${event.messageId}  tracking ID ${event.trackingId === null ? 'none' : JSON.stringify(event.trackingId)}${stream}`;
 }
 
 function hintFor(provider: Provider, status: number): string | undefined {

@@ -114,8 +114,12 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     // Mailgun posts each event alone: two recipients, two messages each.
     expect(mailgun.output.match(/→ 200/g)).toHaveLength(4);
 
-    const postmark = await send('postmark', '--type', 'complaint', '--to', 'c@example.com');
+    // --stream: the message carried a stream (service_stream), which the receiver reads back without a warning.
+    const postmark = await send('postmark', '--type', 'complaint', '--to', 'c@example.com', '--stream', 'weekly-digest');
     expect(postmark.code, postmark.output).toBe(0);
+    expect(postmark.output).toContain('complained c@example.com');
+    expect(postmark.output).toContain('tracking ID "acme-test"  stream weekly-digest');
+    expect(postmark.output).toContain('"warnings":[]');
 
     const unsigned = await send('sendgrid');
     expect(unsigned.code).toBe(1);
