@@ -2,9 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import Mailgun from 'mailgun.js';
-import { attachMailgunTrackingId, readMailgunLegacyTrackingId, readMailgunTrackingId } from '@mailwarden/core';
+import {
+  attachMailgunTrackingId,
+  readMailgunLegacyStream,
+  readMailgunLegacyTrackingId,
+  readMailgunStream,
+  readMailgunTrackingId,
+} from '@mailwarden/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 /** A stand-in for Mailgun's API on a loopback port: it keeps each message request's body and answers as Mailgun does. */
 let server: Server;
@@ -71,14 +77,22 @@ function multipartFields(body: Uint8Array, contentType: string): [string, string
 const message = { from: 'news@mg.example.com', to: ['jane@example.com'], subject: 'Hello', text: 'Hi' };
 
 describe('mailgun.js 14 with Node FormData: the tracking ID arrives as sent', () => {
-  it('attach → mailgun.js → multipart request → Mailgun user variables → read back (JSON and legacy webhooks)', async () => {
+  it('attach → mailgun.js → multipart request → Mailgun user variables → read back (JSON and legacy webhooks), with or without a stream', async () => {
     await fc.assert(
-      fc.asyncProperty(trackingIdArbitrary, fc.constantFrom('variable', 'header'), fc.boolean(), async (id, via, useFetch) => {
-        const variables = await sendAndReadVariables(attachMailgunTrackingId(message, id, { via }), useFetch);
-        expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
-        const legacyFields = Object.entries(variables).map(([name, value]): [string, string] => [name, String(value)]);
-        expect(readMailgunLegacyTrackingId(legacyFields)).toBe(id);
-      }),
+      fc.asyncProperty(
+        trackingIdArbitrary,
+        optionalStreamArbitrary,
+        fc.constantFrom('variable', 'header'),
+        fc.boolean(),
+        async (id, stream, via, useFetch) => {
+          const variables = await sendAndReadVariables(attachMailgunTrackingId(message, id, { via, stream }), useFetch);
+          expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
+          expect(readMailgunStream({ 'user-variables': variables })).toBe(stream ?? null);
+          const legacyFields = Object.entries(variables).map(([name, value]): [string, string] => [name, String(value)]);
+          expect(readMailgunLegacyTrackingId(legacyFields)).toBe(id);
+          expect(readMailgunLegacyStream(legacyFields)).toBe(stream ?? null);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -1,10 +1,16 @@
 import fc from 'fast-check';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
-import { attachMailgunSmtpTrackingId, decodeHeaderValue, readMailgunTrackingId, type MailgunSmtpHeaderValue } from '@mailwarden/core';
+import {
+  attachMailgunSmtpTrackingId,
+  decodeHeaderValue,
+  readMailgunStream,
+  readMailgunTrackingId,
+  type MailgunSmtpHeaderValue,
+} from '@mailwarden/core';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 // DefinitelyTyped's declarations, which nodemailer before its own types (and many lockfiles) use.
 import type DefinitelyTypedMail from '../../../node_modules/@types/nodemailer/lib/mailer/index.js';
-import { trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
 
@@ -38,19 +44,24 @@ describe('attachMailgunSmtpTrackingId through nodemailer 10 (MIME build)', () =>
     expectTypeOf(headers['X-Campaign']).toEqualTypeOf<string>();
   });
 
-  it('attach → nodemailer MIME → Mailgun reads the header → the same ID; 7-bit unless smtputf8', async () => {
+  it('attach → nodemailer MIME → Mailgun reads the header → the same ID and stream; 7-bit unless smtputf8', async () => {
     await fc.assert(
       fc.asyncProperty(
         trackingIdArbitrary,
+        optionalStreamArbitrary,
         fc.boolean(),
         fc.constantFrom(undefined, '{"plan":"Zürich =?x?="}'),
-        async (id, smtputf8, caller) => {
-          const headers = attachMailgunSmtpTrackingId(caller === undefined ? {} : { 'X-Mailgun-Variables': caller }, id, { smtputf8 });
+        async (id, stream, smtputf8, caller) => {
+          const headers = attachMailgunSmtpTrackingId(caller === undefined ? {} : { 'X-Mailgun-Variables': caller }, id, {
+            smtputf8,
+            stream,
+          });
           const mime = await build(headers);
           const head = mime.slice(0, mime.indexOf('\r\n\r\n'));
           if (!smtputf8) expect(head).toMatch(/^[\x00-\x7f]*$/);
           const variables = mailgunVariables(mime);
           expect(readMailgunTrackingId({ 'user-variables': variables })).toBe(id);
+          expect(readMailgunStream({ 'user-variables': variables })).toBe(stream ?? null);
           if (caller !== undefined) expect(variables['plan']).toBe('Zürich =?x?=');
         },
       ),

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import nodemailer from 'nodemailer';
-import { attachSesHeaderTrackingId, encodeServiceIdHeader, readSesHeaderTrackingId } from '@mailwarden/core';
+import { attachSesHeaderTrackingId, encodeServiceIdHeader, readSesHeaderStream, readSesHeaderTrackingId } from '@mailwarden/core';
 import { describe, expect, it } from 'vitest';
-import { trackingIdArbitrary } from './tracking-id.arbitrary.js';
+import { optionalStreamArbitrary, trackingIdArbitrary } from './tracking-id.arbitrary.js';
 
 const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
 const mail = { from: 'shop@example.com', to: 'ana@example.org', subject: 'Spring sale', text: 'Hello' };
@@ -40,11 +40,18 @@ describe("ses.md's nodemailer advice: X-Service-Id prepared and folded", () => {
     );
   });
 
-  it("the other way, the helper on nodemailer's output, gives the same field", async () => {
+  it("the other way, the helper on nodemailer's output, gives the same field, and the stream beside it", async () => {
     await fc.assert(
-      fc.asyncProperty(trackingIdArbitrary, async (id) => {
-        const field = serviceIdField(attachSesHeaderTrackingId(await mime(), id));
+      fc.asyncProperty(trackingIdArbitrary, optionalStreamArbitrary, async (id, stream) => {
+        const message = attachSesHeaderTrackingId(await mime(), id, { stream });
+        const field = serviceIdField(message);
         expect(field.trackingId).toBe(id);
+        const head = message.slice(0, message.indexOf('\r\n\r\n')).split('\r\n');
+        const headers = head.map((line) => ({
+          name: line.slice(0, line.indexOf(':')),
+          value: line.slice(line.indexOf(':') + 1).trimStart(),
+        }));
+        expect(readSesHeaderStream(headers)).toBe(stream ?? null);
       }),
       { numRuns: 100 },
     );

@@ -73,6 +73,44 @@ describe('SES tags through the AWS SDK v3 serializers: the tags are in the wire 
     expect(body['EmailTags']).toEqual(spring);
   });
 
+  it('v2 SendEmail and v1 SendEmail with a stream: service_stream beside service_id', async () => {
+    const stream = { Name: 'service_stream', Value: 'weekly-digest' };
+    const v2 = attachSesTagsTrackingId(
+      {
+        FromEmailAddress: 'shop@example.com',
+        Destination: { ToAddresses: ['ana@example.org'] },
+        Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
+      },
+      'spring-sale',
+      { api: 'v2', stream: 'weekly-digest' },
+    );
+    const body = JSON.parse(await wireBody(() => sesv2.send(new SendEmailCommand(v2)))) as Record<string, unknown>;
+    expect(body['EmailTags']).toEqual([...spring, stream]);
+    const v1 = attachSesTagsTrackingId(
+      { Source: 'shop@example.com', Destination: { ToAddresses: ['ana@example.org'] }, Message: { Subject: { Data: 'Hi' }, Body: {} } },
+      'spring-sale',
+      { api: 'v1', stream: 'weekly-digest' },
+    );
+    expect(queryTags(await wireBody(() => sesv1.send(new SendEmailV1Command(v1))), 'Tags')).toEqual([...spring, stream]);
+    // And the header carrier: X-Service-Stream beside X-Service-Id in Content.Simple.Headers.
+    const headers = attachSesHeaderTrackingId(
+      {
+        FromEmailAddress: 'shop@example.com',
+        Destination: { ToAddresses: ['ana@example.org'] },
+        Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
+      },
+      'spring-sale',
+      { stream: 'weekly-digest' },
+    );
+    const sent = JSON.parse(await wireBody(() => sesv2.send(new SendEmailCommand(headers)))) as {
+      Content: { Simple: { Headers: unknown } };
+    };
+    expect(sent.Content.Simple.Headers).toEqual([
+      { Name: 'X-Service-Id', Value: 'spring-sale' },
+      { Name: 'X-Service-Stream', Value: 'weekly-digest' },
+    ]);
+  });
+
   it('v2 SendBulkEmail: DefaultEmailTags, and the ReplacementTags of an entry that has them', async () => {
     const request: SendBulkEmailCommandInput = {
       FromEmailAddress: 'shop@example.com',

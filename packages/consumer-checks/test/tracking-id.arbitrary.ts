@@ -38,3 +38,8 @@ export const trackingIdArbitrary: fc.Arbitrary<string> = fc.oneof(
     .filter((id) => id.length > 0),
   fc.array(fc.constantFrom('😀', 'a', '\n', '"', 'ü'), { minLength: 128, maxLength: 128 }).map((chars) => chars.join('')),
 );
+
+/** A valid stream name (1–64 of `[a-z0-9_-]`, starting with a letter or digit), or none (`undefined`). */
+export const optionalStreamArbitrary: fc.Arbitrary<string | undefined> = fc.option(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,63}$/), {
+  nil: undefined,
+});
