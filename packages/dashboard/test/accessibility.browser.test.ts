@@ -14,7 +14,13 @@ beforeAll(async () => {
   await seedMessages(app.mailwarden, app.projects.acme, 'newsletter-2026-11', 60);
   await app.mailwarden.suppressions.add(app.projects.acme, 'manual@example.com');
   await app.mailwarden.applyEvents(app.projects.acme, [
-    event({ recipient: 'bounced@example.com', type: 'sent', trackingId: 'welcome', occurredAt: new Date('2026-11-20T09:59:00.000Z') }),
+    event({
+      recipient: 'bounced@example.com',
+      type: 'sent',
+      trackingId: 'welcome',
+      stream: 'weekly-digest',
+      occurredAt: new Date('2026-11-20T09:59:00.000Z'),
+    }),
     event({
       recipient: 'bounced@example.com',
       type: 'bounced',

@@ -25,7 +25,8 @@ beforeAll(async () => {
   browser = await connectBrowser();
   app = await startDashboardApp();
   const acme = app.projects.acme;
-  // Two pages of messages in one tracking ID, two pages of suppressions, and a long address suppressed by a bounce.
+  // Two pages of messages in one tracking ID, two pages of suppressions, and a long address (in a long
+  // stream) suppressed by a bounce.
   await seedMessages(app.mailwarden, acme, 'newsletter-2026-11', 60);
   await app.mailwarden.suppressions.addMany(
     acme,
@@ -37,6 +38,8 @@ beforeAll(async () => {
       messageId: 'sg-long-1',
       type: 'sent',
       trackingId: 'newsletter-2026-11',
+      // The longest stream name, unbroken: it must wrap in its cell, never widen the page.
+      stream: 'weekly-digest-'.padEnd(64, 'x'),
       occurredAt: new Date('2026-11-21T09:00:00.000Z'),
     }),
     event({

@@ -382,3 +382,39 @@ test('the Recipient box searches by the start of an address, or by domain after 
   expect(await page.getByRole('alert').count()).toBe(0);
   await watched.close();
 });
+
+test('the Stream box filters by a stream’s whole name, kept in the URL; the list and the message show the stream', async () => {
+  await app.mailwarden.applyEvents(app.projects.acme, [
+    event({ recipient: 's1@example.com', trackingId: 'streamed', stream: 'weekly-digest' }),
+    event({ recipient: 's2@example.com', trackingId: 'streamed', stream: 'receipts' }),
+    event({ recipient: 's3@example.com', trackingId: 'streamed' }),
+  ]);
+  // The last search is refused (400), which the browser logs.
+  const watched = await openPage(browser, app, { expectedProblems: [/400/] });
+  const { page } = watched;
+  await signIn(page, app);
+  await page.goto(`${dashboardUrl(app, 'messages')}?trackingId=streamed`);
+  await page.getByRole('table').waitFor();
+  expect((await columnTexts(page, 'Stream')).sort()).toStrictEqual(['none', 'receipts', 'weekly-digest']);
+
+  const stream = page.getByRole('searchbox', { name: 'Stream' });
+  await stream.fill('weekly-digest');
+  await stream.press('Enter');
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['s1@example.com']);
+  expect(new URL(page.url()).search).toBe('?trackingId=streamed&stream=weekly-digest');
+  await page.reload();
+  await expect.poll(() => columnTexts(page, 'Recipient')).toStrictEqual(['s1@example.com']);
+  expect(await stream.inputValue()).toBe('weekly-digest');
+
+  await page.getByRole('link', { name: 's1@example.com' }).click();
+  await expect.poll(() => page.locator('dt:text-is("Stream") + dd').textContent()).toBe('weekly-digest');
+  await page.goBack();
+
+  // A name that cannot be a stream's: the API's reason, and no Retry that cannot help.
+  await stream.fill('Weekly Digest');
+  await stream.press('Enter');
+  await page.getByRole('alert').waitFor();
+  expect(await page.getByRole('alert').textContent()).toContain('lower-case');
+  expect(await page.getByRole('alert').getByRole('button').count()).toBe(0);
+  await watched.close();
+});

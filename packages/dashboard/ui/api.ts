@@ -38,6 +38,8 @@ export interface MessageQuery {
   /** Messages to this domain (`example.com`, a leading `@` allowed). */
   recipientDomain?: string | undefined;
   provider?: Provider | undefined;
+  /** Messages sent in this stream (exactly; the API refuses text that is no stream name). */
+  stream?: string | undefined;
   limit?: number;
   cursor?: string | undefined;
 }

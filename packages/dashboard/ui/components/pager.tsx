@@ -111,10 +111,12 @@ export function Pager({ pages, nextCursor, shown, label }: { pages: Pages; nextC
 
 /**
  * A listing that failed to load. A cursor the API refuses (from an old link, or after the cursor secret
- * changed) cannot succeed on Retry, so the way out offered is the first page.
+ * changed) cannot succeed on Retry, so the way out offered is the first page; nor can a filter it
+ * refuses (a Stream box holding no stream name), which the user corrects instead.
  */
 export function ListingFailure({ error, pages, reload, doing }: { error: ApiError; pages: Pages; reload(): void; doing: string }) {
   if (error.code === 'invalid_cursor')
     return <Failure error={error} retry={() => navigate(pages.firstHref)} retryLabel="First page" doing={doing} />;
+  if (error.code === 'invalid_stream') return <Failure error={error} doing={doing} />;
   return <Failure error={error} retry={reload} doing={doing} />;
 }

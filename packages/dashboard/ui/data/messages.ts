@@ -9,6 +9,8 @@ export interface MessageFilters {
   /** The Recipient box: the start of an address, or `@domain`. */
   recipient: string | undefined;
   provider: Provider | undefined;
+  /** The Stream box: a stream's whole name. */
+  stream: string | undefined;
 }
 
 /**
@@ -22,11 +24,11 @@ export function recipientQuery(text: string | undefined): { recipientPrefix?: st
 
 /** One page of the messages these filters keep, from `cursor` (the first page without one). */
 export function useMessagePage(api: Api, filters: MessageFilters, limit: number, cursor: string | undefined) {
-  const { trackingId, status, recipient, provider } = filters;
+  const { trackingId, status, recipient, provider, stream } = filters;
   return useLoad(
     (signal) =>
-      api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, limit, cursor }, signal),
-    [api, trackingId, status, recipient, provider, limit, cursor],
+      api.messages({ trackingId: trackingId ?? undefined, status, ...recipientQuery(recipient), provider, stream, limit, cursor }, signal),
+    [api, trackingId, status, recipient, provider, stream, limit, cursor],
   );
 }
 

@@ -86,6 +86,16 @@ function MessageFacts({ message }: { message: MessageDetail }) {
         <dt>Provider</dt>
         <dd>{providerLabels[message.provider]}</dd>
       </div>
+      {message.stream === undefined ? null : (
+        <div>
+          <dt>Stream</dt>
+          <dd class="literal">
+            <a href={pageHref('messages', { stream: message.stream })} onClick={followLink}>
+              <bdi>{message.stream}</bdi>
+            </a>
+          </dd>
+        </div>
+      )}
       <div class="wide">
         <dt>Provider’s message ID</dt>
         <dd class="literal message-id">

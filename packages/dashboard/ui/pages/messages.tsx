@@ -17,7 +17,7 @@ import { MessageView } from './message.js';
 const PAGE_SIZE = 50;
 
 /**
- * The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&days=…`,
+ * The Messages page's view of the list, all in its address: `messages?trackingId=…&status=…&recipient=…&provider=…&stream=…&days=…`,
  * and the list's page (`page`, `cursor`, see `usePages`), which a change of filter drops.
  */
 interface Filters extends MessageFilters {
@@ -32,6 +32,7 @@ function filtersOf(url: URL): Filters {
     status: isStatus(status) ? status : undefined,
     recipient: url.searchParams.get('recipient') || undefined,
     provider: isProvider(provider) ? provider : undefined,
+    stream: url.searchParams.get('stream') || undefined,
     days: parseDays(url.searchParams.get('days')),
   };
 }
@@ -43,6 +44,7 @@ function messagesHref(filters: Filters): string {
     status: filters.status,
     recipient: filters.recipient,
     provider: filters.provider,
+    stream: filters.stream,
     days: filters.days === DEFAULT_DAYS ? undefined : String(filters.days),
   });
 }
@@ -134,10 +136,18 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
               hint="The start of an address, or @domain"
               onChange={(recipient) => filter({ recipient })}
             />
+            <SearchField
+              id="stream-filter"
+              label="Stream"
+              value={filters.stream}
+              placeholder="Any stream"
+              hint="A stream’s whole name, as sent"
+              onChange={(stream) => filter({ stream })}
+            />
           </div>
           {filters.trackingId !== null ? (
             <ChosenTrackingId api={api} trackingId={filters.trackingId} days={filters.days} onDays={(days) => filter({ days })} />
-          ) : filters.recipient === undefined ? (
+          ) : filters.recipient === undefined && filters.stream === undefined ? (
             <CountsPerDay
               api={api}
               trackingId={null}
@@ -196,7 +206,7 @@ function ChosenTrackingId({
 }
 
 function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filters: Filters; openHref(id: string): string }) {
-  const { trackingId, status, recipient, provider } = filters;
+  const { trackingId, status, recipient, provider, stream } = filters;
   const listUrl = new URL(url);
   listUrl.searchParams.delete('id');
   const pages = usePages(listUrl, PAGE_SIZE);
@@ -206,7 +216,8 @@ function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filt
     return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the messages" />;
   const { items, next_cursor } = listing.data;
   if (items.length === 0 && pages.number === 1) {
-    const unfiltered = trackingId === null && status === undefined && recipient === undefined && provider === undefined;
+    const unfiltered =
+      trackingId === null && status === undefined && recipient === undefined && provider === undefined && stream === undefined;
     return (
       <Empty>
         {unfiltered
@@ -227,6 +238,7 @@ function MessageList({ api, url, filters, openHref }: { api: Api; url: URL; filt
               <th scope="col">Tracking ID</th>
               <th scope="col">Message ID</th>
               <th scope="col">Provider</th>
+              <th scope="col">Stream</th>
               <th scope="col">First event</th>
             </tr>
           </thead>
@@ -266,6 +278,15 @@ function MessageRow({ message, href }: { message: Message; href: string }) {
         <bdi>{message.messageId}</bdi>
       </td>
       <td data-label="Provider">{providerLabels[message.provider]}</td>
+      <td class="literal" data-label="Stream">
+        {message.stream === undefined ? (
+          <span class="none">none</span>
+        ) : (
+          <a href={pageHref('messages', { stream: message.stream })} onClick={followLink}>
+            <bdi>{message.stream}</bdi>
+          </a>
+        )}
+      </td>
       <td data-label="First event">
         <time dateTime={message.firstEventAt}>{formatTime(message.firstEventAt)}</time>
       </td>
