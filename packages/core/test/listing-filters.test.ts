@@ -145,6 +145,91 @@ describe('messages.list filters', () => {
   });
 });
 
+describe('messages.list by stream', () => {
+  /** Messages at T0 + 0 … 3 s: in 'weekly-digest', in 'receipts', in none, in 'weekly-digest'. */
+  async function streamed(): Promise<Mailwarden> {
+    const mailwarden = createMailwarden();
+    const streams = ['weekly-digest', 'receipts', null, 'weekly-digest'];
+    await mailwarden.applyEvents(
+      'acme',
+      streams.map((stream, i) => event({ stream, occurredAt: new Date(T0 + i * 1000) })),
+    );
+    return mailwarden;
+  }
+
+  it('lists messages of one stream, exactly; answers carry stream only when the message has one', async () => {
+    const mailwarden = await streamed();
+    const all = await mailwarden.messages.list('acme');
+    expect(all.items.map((message) => message.stream)).toStrictEqual(['weekly-digest', undefined, 'receipts', 'weekly-digest']);
+    expect('stream' in all.items[1]!).toBe(false);
+    // The key sits after trackingId, so a message without one keeps the key order it always had.
+    expect(Object.keys(all.items[0]!)).toStrictEqual([
+      'id',
+      'messageId',
+      'recipient',
+      'status',
+      'trackingId',
+      'stream',
+      'provider',
+      'facts',
+      'firstEventAt',
+      'lastEventAt',
+    ]);
+    expect(lastEvents(await mailwarden.messages.list('acme', { stream: 'weekly-digest' }))).toStrictEqual([iso(3000), iso(0)]);
+    expect(lastEvents(await mailwarden.messages.list('acme', { stream: 'receipts', provider: 'ses' }))).toStrictEqual([iso(1000)]);
+    expect((await mailwarden.messages.list('acme', { stream: 'weekly' })).items).toStrictEqual([]);
+    expect(await mailwarden.messages.list('acme', { stream: '' })).toStrictEqual(all);
+    const detail = await mailwarden.messages.get('acme', all.items[0]!.id);
+    expect(detail?.stream).toBe('weekly-digest');
+    expect('stream' in (await mailwarden.messages.get('acme', all.items[1]!.id))!).toBe(false);
+  });
+
+  it('refuses a stream that is no stream name with invalid_stream, taking names exactly as given', async () => {
+    const mailwarden = await streamed();
+    for (const stream of ['Weekly-Digest', '-digest', '_x', 'a'.repeat(65), 'a b', 'é']) {
+      await expectMailwardenError(() => mailwarden.messages.list('acme', { stream }), 'invalid_stream');
+    }
+  });
+
+  it('binds a cursor to the stream; cursors without one stay what they were', async () => {
+    const mailwarden = await streamed();
+    const first = await mailwarden.messages.list('acme', { stream: 'weekly-digest', limit: 1 });
+    const next = first.next_cursor!;
+    expect(lastEvents(await mailwarden.messages.list('acme', { stream: 'weekly-digest', limit: 1, cursor: next }))).toStrictEqual([iso(0)]);
+    for (const other of [{}, { stream: 'receipts' }]) {
+      await expectMailwardenError(() => mailwarden.messages.list('acme', { limit: 1, ...other, cursor: next }), 'invalid_cursor');
+    }
+    const unfiltered = await mailwarden.messages.list('acme', { limit: 1 });
+    const position = JSON.parse(Buffer.from(unfiltered.next_cursor!, 'base64url').toString())[2];
+    const before = createCursorCodec().encode(
+      { listing: 'messages', projectId: 'acme', filters: { trackingId: undefined, status: undefined } },
+      position,
+    );
+    expect(before).toBe(unfiltered.next_cursor);
+  });
+
+  it('records the first stream of a message whatever the order of its events; an invalid one counts as none', async () => {
+    const mailwarden = createMailwarden();
+    const events = [
+      event({ messageId: 'x', stream: 'weekly_digest', occurredAt: new Date(T0) }),
+      event({ messageId: 'x', type: 'opened', stream: null, occurredAt: new Date(T0 + 1000) }),
+      event({ messageId: 'x', type: 'clicked', stream: 'weekly-digest', occurredAt: new Date(T0 + 2000) }),
+      event({ messageId: 'y', stream: 'Not A Stream', occurredAt: new Date(T0 + 3000) }),
+    ];
+    const result = await mailwarden.applyEvents('acme', events);
+    expect(result.warnings.map((warning) => warning.code)).toStrictEqual(['invalid_stream']);
+    const reversed = createMailwarden();
+    await reversed.applyEvents('acme', [...events].reverse());
+    for (const instance of [mailwarden, reversed]) {
+      const { items } = await instance.messages.list('acme');
+      expect(items.map((message) => [message.messageId, message.stream])).toStrictEqual([
+        ['y', undefined],
+        ['x', 'weekly-digest'],
+      ]);
+    }
+  });
+});
+
 describe('suppressions.list filters', () => {
   async function suppressed(): Promise<Mailwarden> {
     let time = T0;
