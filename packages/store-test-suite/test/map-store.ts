@@ -197,7 +197,10 @@ export function createMapStore(): Store {
       const message = t.messages.get(key);
       return message === undefined ? undefined : { ...message, timeline: (t.timelines.get(key) ?? []).map((entry) => ({ ...entry })) };
     },
-    async listMessages(projectId, { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, from, to, limit, after }) {
+    async listMessages(
+      projectId,
+      { trackingId, status, recipient, recipientPrefix, recipientDomain, provider, stream, from, to, limit, after },
+    ) {
       return [...tables(projectId).messages.values()]
         .filter((message) => trackingId === undefined || message.trackingId === trackingId)
         .filter((message) => status === undefined || messageStatus(message.facts) === status)
@@ -207,6 +210,7 @@ export function createMapStore(): Store {
         )
         .filter((message) => recipientPrefix === undefined || message.recipient.startsWith(recipientPrefix))
         .filter((message) => recipientDomain === undefined || recipientDomainOf(message.recipient) === recipientDomain)
+        .filter((message) => stream === undefined || message.stream === stream)
         .filter((message) => (from === undefined || message.lastEventAt >= from) && (to === undefined || message.lastEventAt < to))
         .filter((message) => after === undefined || newestMessageFirst(message, after) > 0)
         .sort(newestMessageFirst)
