@@ -43,27 +43,30 @@ function normalize(dump: string, schema: string): string {
   return `${text.trim()}\n`;
 }
 
-test.skipIf(version !== snapshotVersion)(
-  `a fresh migrate() dumps as sql/schema.sql (dumped from PostgreSQL ${snapshotVersion}; this server is ${version})`,
-  async () => {
-    const schema = randomSchema();
-    try {
-      await migrate(sql, { schema });
-      const dump = execFileSync(
-        pgDump(),
-        ['--schema-only', '--no-owner', '--no-privileges', `--schema=${schema}`, `--dbname=${databaseUrl}`],
-        { encoding: 'utf8' },
-      );
-      const snapshot = header(version) + normalize(dump, schema);
-      if (process.env.UPDATE_SCHEMA_SNAPSHOT === '1') {
-        writeFileSync(snapshotPath, snapshot);
-        return;
-      }
-      expect(snapshot, `the schema differs from sql/schema.sql: if the change is meant, run ${updateCommand} and commit it`).toBe(
-        committed,
-      );
-    } finally {
-      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+test(`a fresh migrate() dumps as sql/schema.sql (dumped from PostgreSQL ${snapshotVersion}; this server is ${version})`, async () => {
+  // Another major version prints some objects differently: a failure that says so, never a skip.
+  if (process.env.UPDATE_SCHEMA_SNAPSHOT !== '1') {
+    expect(
+      version,
+      `sql/schema.sql was dumped from PostgreSQL ${snapshotVersion} and this server is ${version}: run the tests against ` +
+        `PostgreSQL ${snapshotVersion} (npm test starts one when DATABASE_URL is unset), or rewrite the snapshot with ${updateCommand}`,
+    ).toBe(snapshotVersion);
+  }
+  const schema = randomSchema();
+  try {
+    await migrate(sql, { schema });
+    const dump = execFileSync(
+      pgDump(),
+      ['--schema-only', '--no-owner', '--no-privileges', `--schema=${schema}`, `--dbname=${databaseUrl}`],
+      { encoding: 'utf8' },
+    );
+    const snapshot = header(version) + normalize(dump, schema);
+    if (process.env.UPDATE_SCHEMA_SNAPSHOT === '1') {
+      writeFileSync(snapshotPath, snapshot);
+      return;
     }
-  },
-);
+    expect(snapshot, `the schema differs from sql/schema.sql: if the change is meant, run ${updateCommand} and commit it`).toBe(committed);
+  } finally {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+});
