@@ -98,4 +98,17 @@ describe('receivers read service_stream back', () => {
     expect(await mailwarden.ingestWebhook('mailgun', 'acme', mailgun)).toMatchObject({ accepted: 1, warnings: [] });
     expect(await mailwarden.ingestWebhook('postmark', 'acme', postmark)).toMatchObject({ accepted: 1, warnings: [] });
   });
+
+  it('the event hook sees an invalid stream dropped, as an invalid tracking ID is, and a valid one as sent', async () => {
+    const seen: (string | null | undefined)[] = [];
+    const mailwarden = createMailwarden({ on: { event: ({ event }) => void seen.push(event.stream) } });
+    const base = { provider: 'sendgrid', type: 'delivered', messageId: 'm', recipient: 'a@example.com', trackingId: null } as const;
+    await mailwarden.applyEvents('acme', [
+      { ...base, occurredAt: new Date(1), eventKey: 'e1', stream: 'Not A Stream' },
+      { ...base, occurredAt: new Date(2), eventKey: 'e2', stream: 'weekly-digest' },
+      { ...base, occurredAt: new Date(3), eventKey: 'e3' },
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([null, 'weekly-digest', undefined]);
+  });
 });

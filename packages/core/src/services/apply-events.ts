@@ -69,10 +69,13 @@ function prepareEvent(
     warnings.push({ index, code, message: `${tracking.reason}; the event was recorded without it` });
   }
   // A stream that is no stream name is dropped the same way: the event still counts.
-  if (event.stream != null && !isStreamName(event.stream))
+  const stream = isStreamName(event.stream) ? event.stream : null;
+  if (stream === null && event.stream != null) {
     warnings.push({ index, code: 'invalid_stream', message: 'stream is not a stream name; the event was recorded without it' });
+  }
 
-  recorded?.push({ ...event, recipient: recipient.email, trackingId });
+  // As recorded: the stream only when the event had one, and then as kept (`null` once dropped).
+  recorded?.push({ ...event, recipient: recipient.email, trackingId, ...(event.stream == null ? {} : { stream }) });
   const at = event.occurredAt.getTime();
   const facts = factsOf(event);
   const reason = context.policy({ ...event, recipient: recipient.email, trackingId });
@@ -88,7 +91,7 @@ function prepareEvent(
             messageId: event.messageId,
             recipient: recipient.email,
             trackingId,
-            stream: streamOf(event),
+            stream,
             facts,
             firstEventAt: at,
             lastEventAt: at,
@@ -115,11 +118,6 @@ function prepareEvent(
           },
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
   };
-}
-
-/** The event's stream when it is a stream name; anything else is none (and warned about above). */
-function streamOf(event: DeliveryEvent): string | null {
-  return isStreamName(event.stream) ? event.stream : null;
 }
 
 /** What a suppression's cause said: the complaint's feedback type, else the SMTP reply (or status, or reject reason). */

@@ -25,7 +25,7 @@ export interface MailwardenHooks {
 
 export interface EventNotice {
   projectId: string;
-  /** The event as recorded: the recipient normalized, the tracking ID `null` when it was dropped. */
+  /** The event as recorded: the recipient normalized, the tracking ID (and a given stream) `null` when it was dropped. */
   event: DeliveryEvent;
   /** The message's ID in `messages.get` and `GET /projects/{projectId}/messages/{id}`; `null` when the event names no message. */
   messageKey: string | null;
