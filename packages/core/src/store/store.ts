@@ -18,6 +18,13 @@ export interface SuppressionRecord {
    * stored before provenance existed (read as unknown).
    */
   provenance?: SuppressionProvenance;
+  /**
+   * The stream whose list holds it (a stream name, `isStreamName`); absent for the project-wide list.
+   * Each list of a project (the project-wide one and one per stream) is independent: the same hash may
+   * be in several, each with its own reason, time and provenance. An entry in a stream blocks mail of
+   * that stream only; a project-wide entry blocks every stream (docs/decisions.md, "Streams").
+   */
+  stream?: string;
 }
 
 /** A position in the newest-first suppression order: the last item of the previous page. */
@@ -63,7 +70,10 @@ export interface StoredEvent {
   message: MessageRecord | null;
   /** `trackingIdSearchKey(message.trackingId)`, for the tracking-ID row this event may create. */
   trackingIdSearchKey: string | null;
-  /** The suppression the policy decided on, with `createdAt` = the event time; `null` for none. */
+  /**
+   * The suppression the policy decided on, with `createdAt` = the event time, in the list of its
+   * `stream` (an unsubscribe's stream; project-wide when absent); `null` for none.
+   */
   suppression: SuppressionRecord | null;
   /**
    * The event's entry in the timeline of `message`, present whenever `message` is: added with the rest
@@ -79,11 +89,11 @@ export interface MessageWithTimeline extends MessageRecord {
 
 /**
  * What applying one event did. `duplicate`: its key was seen, nothing changed. Otherwise it was applied,
- * and the outcome also says what it did to its recipient's suppression, as if the batch's events were
- * applied one by one in order: `suppressed` when the address had none (this event created it),
+ * and the outcome also says what it did to its recipient's suppression in the event's list (`stream`), as
+ * if the batch's events were applied one by one in order: `suppressed` when that list had none (this event created it),
  * `upgraded_from_<reason>` when it had a weaker reason (this event raised it), `applied` when the event
  * carried no suppression or the one it carried changed no reason (a time or provenance may still move).
- * Exactly one event of a project ever reports `suppressed` for an address until it is removed, however
+ * Exactly one event of a project ever reports `suppressed` for an address in a list until it is removed from it, however
  * many instances apply events concurrently: the hooks (`MailwardenOptions.on`) rely on it.
  */
 export type EventOutcome = 'duplicate' | 'applied' | 'suppressed' | `upgraded_from_${SuppressionReason}`;
@@ -123,6 +133,8 @@ export interface MessageQuery {
 
 /** A suppression listing's filters, all combinable, and its page. */
 export interface SuppressionQuery {
+  /** The list: this stream's; absent for the project-wide list. A listing never mixes lists. */
+  stream?: string;
   reason?: SuppressionReason;
   /** Only suppressions whose `email` starts with this text, compared exactly, as `MessageQuery.recipientPrefix` is. */
   emailPrefix?: string;
@@ -165,50 +177,64 @@ export interface TrackingIdQuery {
  * The conformance suite in `@mailwarden/store-test-suite` is the executable form of this contract.
  */
 export interface Store {
-  /** The suppression of one hash, or `undefined`. One round trip. */
-  getSuppression(projectId: string, hash: string): Promise<SuppressionRecord | undefined>;
-
-  /** The suppressions of many hashes, in the order asked (duplicates included). One round trip. */
-  getSuppressions(projectId: string, hashes: readonly string[]): Promise<(SuppressionRecord | undefined)[]>;
+  /**
+   * The suppression of one hash, or `undefined`. One round trip. Without `stream`, the project-wide
+   * list's. With a stream, what holds the address for mail of that stream: the project-wide entry when
+   * there is one, else that stream's entry (its `stream` set), else `undefined` — still one round trip.
+   */
+  getSuppression(projectId: string, hash: string, stream?: string): Promise<SuppressionRecord | undefined>;
 
   /**
-   * Insert-if-absent, atomically. Returns the stored record: the given one with `created: true`, or the
-   * existing one, unchanged, with `created: false` (an existing suppression is never downgraded).
+   * The suppressions of many hashes, in the order asked (duplicates included), each as `getSuppression`
+   * answers it for the same `stream`. One round trip.
+   */
+  getSuppressions(projectId: string, hashes: readonly string[], stream?: string): Promise<(SuppressionRecord | undefined)[]>;
+
+  /**
+   * Insert-if-absent in the list of `record.stream` (the project-wide list when absent), atomically.
+   * Returns the stored record: the given one with `created: true`, or the existing one of that list,
+   * unchanged, with `created: false` (an existing suppression is never downgraded).
    */
   addSuppression(projectId: string, record: SuppressionRecord): Promise<{ record: SuppressionRecord; created: boolean }>;
 
-  /** Deletes a suppression atomically. Returns the record it deleted, or `undefined` when there was none. */
-  removeSuppression(projectId: string, hash: string): Promise<SuppressionRecord | undefined>;
+  /**
+   * Deletes a suppression from one list atomically: the project-wide list without `stream`, else that
+   * stream's (never the other). Returns the record it deleted, or `undefined` when that list had none.
+   */
+  removeSuppression(projectId: string, hash: string, stream?: string): Promise<SuppressionRecord | undefined>;
 
   /**
-   * Bulk import: joins each record in as an event's suppression joins (reason only upgraded, `createdAt`
-   * the earliest, the email the first one stored, the provenance the one `provenanceWins` keeps), in
-   * the given order, one round trip per batch (a store may cut a long list into batches). Each record is
-   * merged atomically, so after a failure the caller may send the records again: merging is idempotent.
-   * Returns per record what it did, as if merged one by one: `suppressed` (created), `upgraded_from_<reason>`
-   * (raised from that reason), or `applied` (was there; its reason kept, its time or provenance may have
-   * moved). Invalidates the hashes it changed, once per batch.
+   * Bulk import: joins each record into the list of its `stream` as an event's suppression joins (reason
+   * only upgraded, `createdAt` the earliest, the email the first one stored, the provenance the one
+   * `provenanceWins` keeps), in the given order, one round trip per batch (a store may cut a long list
+   * into batches). Records of different lists may be mixed. Each record is merged atomically, so after a
+   * failure the caller may send the records again: merging is idempotent. Returns per record what it did
+   * to its list, as if merged one by one: `suppressed` (created), `upgraded_from_<reason>` (raised from
+   * that reason), or `applied` (was there; its reason kept, its time or provenance may have moved).
+   * Invalidates the hashes it changed, once per batch.
    */
   mergeSuppressions(projectId: string, records: readonly SuppressionRecord[]): Promise<SuppressionMergeOutcome[]>;
 
   /**
-   * Bulk removal: deletes each hash, one round trip per batch. Returns per hash the record it deleted,
-   * or `undefined` when there was none (a hash given twice: the second `undefined`).
+   * Bulk removal from one list (the project-wide one without `stream`, else that stream's): deletes
+   * each hash, one round trip per batch. Returns per hash the record it deleted, or `undefined` when
+   * there was none (a hash given twice: the second `undefined`).
    */
-  removeSuppressions(projectId: string, hashes: readonly string[]): Promise<(SuppressionRecord | undefined)[]>;
+  removeSuppressions(projectId: string, hashes: readonly string[], stream?: string): Promise<(SuppressionRecord | undefined)[]>;
 
   /**
-   * A page in newest-first order (`createdAt` descending, then `hash` ascending), starting strictly
-   * after `after`, of the suppressions that match every filter given. Keyset pagination: an item present
-   * for the whole walk is returned exactly once, whatever is added or removed meanwhile. Returns at most
-   * `limit` items.
+   * A page of one list (`query.stream`'s, else the project-wide one) in newest-first order (`createdAt`
+   * descending, then `hash` ascending), starting strictly after `after`, of the suppressions that match
+   * every filter given. Keyset pagination: an item present for the whole walk is returned exactly once,
+   * whatever is added or removed meanwhile. Returns at most `limit` items. A stream's listing is as fast
+   * as the project-wide one's of the same size.
    */
   listSuppressions(projectId: string, query: SuppressionQuery): Promise<SuppressionRecord[]>;
 
   /**
    * Applies events, each atomically and in the given order: if `key` was seen, nothing changes
    * (`duplicate`); otherwise, as one step, the key is recorded, the message merged (`mergeMessage`),
-   * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted (reason only upgraded,
+   * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted in its list (`stream`; reason only upgraded,
    * `createdAt` the earliest, the provenance the one `provenanceWins` keeps). A failure part-way leaves every event either wholly applied or not at
    * all, so the caller may retry the whole batch. Returns one outcome per event (`EventOutcome`).
    */
@@ -277,7 +303,10 @@ export interface Store {
 /** How a use of a one-time webhook token relates to earlier uses; see `Store.claimWebhookToken`. */
 export type WebhookTokenClaim = 'first' | 'same' | 'conflict';
 
-/** Which suppressions changed: some hashes of a project. */
+/**
+ * Which suppressions changed: some hashes of a project, in any of its lists (the project-wide one or a
+ * stream's). A check cache drops every answer about those hashes, whatever stream it was for.
+ */
 export interface SuppressionInvalidation {
   projectId: string;
   hashes: readonly string[];

@@ -2,9 +2,15 @@ import type { Provider } from '../events/delivery-event.js';
 import type { SuppressionReason } from '../vocabulary.js';
 import { reasonRank } from './reason.js';
 
-export const suppressionSources = ['api', 'webhook', 'import'] as const;
+export const suppressionSources = ['api', 'webhook', 'import', 'unsubscribe'] as const;
 
-/** How a suppression came to be: added through the API (`suppressions.add`), by a webhook event, or imported by the CLI. */
+/**
+ * How a suppression came to be: added through the API (`suppressions.add`), by a webhook event (a bounce or
+ * a complaint), imported by the CLI, or asked for by the recipient (`unsubscribe`: a provider's
+ * unsubscribe event, whose `event` is the cause, a one-click unsubscribe link, or an unsubscribe recorded
+ * or imported as such). An unsubscribe's reason is `manual`; this source is what tells it apart
+ * (docs/decisions.md, "How an unsubscribe is shown").
+ */
 export type SuppressionSource = (typeof suppressionSources)[number];
 
 /**
@@ -14,9 +20,9 @@ export type SuppressionSource = (typeof suppressionSources)[number];
  */
 export interface SuppressionProvenance {
   source: SuppressionSource;
-  /** Epoch milliseconds the cause happened: the event's time for `webhook`, the add's time otherwise. */
+  /** Epoch milliseconds the cause happened: the event's time when an event caused it, the add's time otherwise. */
   at: number;
-  /** The cause of a `webhook` suppression; absent otherwise. */
+  /** The event that caused it (a `webhook` suppression, or an `unsubscribe` one from a provider's event); absent otherwise. */
   event?: SuppressionCause;
 }
 
@@ -41,7 +47,7 @@ export interface ProvenanceCandidate {
  * Whether `candidate`'s provenance beats `current`'s: a stronger reason wins; for the same reason the
  * earlier cause (`at`) wins, a record without provenance (stored before it existed) counting as the
  * latest of all, so the first known cause of its reason replaces it; at the same time the smaller event
- * ID (byte order, ASCII), none sorting first; then the smaller source (`api` < `import` < `webhook`).
+ * ID (byte order, ASCII), none sorting first; then the smaller source (`api` < `import` < `unsubscribe` < `webhook`).
  * A total order on distinct causes, so any order of the same records keeps the same provenance (an
  * added and an imported suppression of the same time and reason once kept whichever came first).
  */
@@ -57,6 +63,9 @@ export function provenanceWins(candidate: ProvenanceCandidate, current: Provenan
   return (candidate.provenance?.source ?? '~') < (current.provenance?.source ?? '~');
 }
 
+/** A source as one letter, in the sources' order (`provenanceWins` compares them as the names compare). Persisted. */
+const sourceLetters = { api: 'a', import: 'i', unsubscribe: 'u', webhook: 'w' } as const satisfies Record<SuppressionSource, string>;
+
 /**
  * Provenance packed as one string, for stores that keep it as a value: the source's letter, `at`, ',',
  * the event ID, ',', then the rest as JSON (`[provider, messageId, diagnostic]`, or nothing). The time
@@ -64,7 +73,7 @@ export function provenanceWins(candidate: ProvenanceCandidate, current: Provenan
  */
 export function packProvenance(provenance: SuppressionProvenance): string {
   const { source, at, event } = provenance;
-  const letter = source === 'api' ? 'a' : source === 'webhook' ? 'w' : 'i';
+  const letter = sourceLetters[source];
   // join makes one flat string: concatenation keeps a rope of the parts, about twice the memory per entry.
   if (event === undefined) return [`${letter}${at}`, '', ''].join(',');
   return [`${letter}${at}`, event.eventId, JSON.stringify([event.provider, event.messageId, event.diagnostic])].join(',');
@@ -74,7 +83,7 @@ export function unpackProvenance(packed: string): SuppressionProvenance {
   const first = packed.indexOf(',');
   const second = packed.indexOf(',', first + 1);
   const letter = packed[0];
-  const source: SuppressionSource = letter === 'a' ? 'api' : letter === 'w' ? 'webhook' : 'import';
+  const source: SuppressionSource = letter === 'a' ? 'api' : letter === 'w' ? 'webhook' : letter === 'u' ? 'unsubscribe' : 'import';
   const at = Number(packed.slice(1, first));
   const rest = packed.slice(second + 1);
   if (rest === '') return { source, at };
