@@ -2,7 +2,10 @@
 // and batch (`suppressions.checkMany` of 100), with the mailwarden of the tree at argv[2] (its own
 // sources), on a store of argv[3] (memory, redis, postgres) at argv[4], which first holds 10 000
 // suppressions. Checks go to the store itself (no check cache): half the single checks and a tenth of
-// each batch are hits. Prints the two figures, single then batch, as the last line.
+// each batch are hits. A tree with stream lists (issue 23) also holds 10 000 suppressions in the stream
+// `marketing` (other addresses) while it measures, and measures a third figure: `suppressions.check` with
+// that stream, half of them hits (a quarter project-wide, a quarter in the stream); a tree without prints
+// NaN for it. Prints the three figures, single, batch, single in a stream, as the last line.
 import type { Mailwarden } from '@mailwarden/core';
 import { importFrom, storeOf } from './probe-tree.js';
 
@@ -25,6 +28,19 @@ const suppressed = (n: number) => `suppressed-${n}@example.com`;
 for (let from = 0; from < SUPPRESSIONS; from += 1_000) {
   const items = Array.from({ length: 1_000 }, (_, i) => ({ email: suppressed(from + i), reason: 'hard_bounce' as const }));
   await mailwarden.suppressions.addMany(project, items, { source: 'import' });
+}
+// Whether this tree keeps stream lists: an older one ignores the option and suppresses project-wide.
+const STREAM = 'marketing';
+const probeAddress = 'stream-probe@example.com';
+await mailwarden.suppressions.add(project, probeAddress, { stream: STREAM } as object);
+const hasStreams = !(await mailwarden.suppressions.check(project, probeAddress)).suppressed;
+if (!hasStreams) await mailwarden.suppressions.remove(project, mailwarden.suppressions.hashOf(probeAddress));
+const inStream = (n: number) => `in-stream-${n}@example.com`;
+if (hasStreams) {
+  for (let from = 0; from < SUPPRESSIONS; from += 1_000) {
+    const items = Array.from({ length: 1_000 }, (_, i) => ({ email: inStream(from + i) }));
+    await mailwarden.suppressions.addMany(project, items, { source: 'import', stream: STREAM } as object);
+  }
 }
 const pick = (n: number) => (Math.imul(n + 1, 0x9e3779b1) >>> 0) % SUPPRESSIONS;
 const single = (n: number) => (n % 2 === 0 ? suppressed(pick(n)) : `missing-${n}@example.com`);
@@ -51,6 +67,16 @@ async function perCall(count: number, call: (n: number) => Promise<unknown>): Pr
 }
 const perCheck = await perCall(singles, (n) => mailwarden.suppressions.check(project, single(n)));
 const perBatch = await perCall(batches, (b) => mailwarden.suppressions.checkMany(project, batchEmails[b & 255]!));
+// In a stream: n % 4 = 0 a project-wide hit, 2 a hit in the stream, odd a miss.
+const streamSingle = (n: number) => (n % 4 === 0 ? suppressed(pick(n)) : n % 4 === 2 ? inStream(pick(n)) : `missing-${n}@example.com`);
+let perStreamCheck = Number.NaN;
+if (hasStreams) {
+  const check = mailwarden.suppressions.check as (projectId: string, email: string, options: object) => Promise<{ suppressed: boolean }>;
+  if (!(await check(project, inStream(7), { stream: STREAM })).suppressed)
+    throw new Error('the probe’s stream suppressions were not stored');
+  for (let n = 0; n < singles / 10; n++) await check(project, streamSingle(n), { stream: STREAM });
+  perStreamCheck = await perCall(singles, (n) => check(project, streamSingle(n), { stream: STREAM }));
+}
 await close();
-console.log(`${perCheck.toFixed(2)} ${perBatch.toFixed(2)}`);
+console.log(`${perCheck.toFixed(2)} ${perBatch.toFixed(2)} ${perStreamCheck.toFixed(2)}`);
 process.exit(0);
