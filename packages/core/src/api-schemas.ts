@@ -60,7 +60,7 @@ export const providerSchema = z.enum(providers).meta({ id: 'Provider' });
 export const suppressionSourceSchema = z.enum(suppressionSources).nullable().meta({
   id: 'SuppressionSource',
   description:
-    'How the suppression came to be: `api` (added through the API), `webhook` (a provider event), `import` (the CLI). `null` for suppressions stored before provenance was recorded.',
+    "How the suppression came to be: `api` (added through the API), `webhook` (a provider event: a bounce or a complaint), `import` (the CLI), `unsubscribe` (the recipient asked: a provider's unsubscribe event, a one-click link, or an unsubscribe recorded as such; its reason is `manual`). `null` for suppressions stored before provenance was recorded.",
 });
 export const suppressionCauseSchema = z
   .object({
@@ -79,13 +79,21 @@ export const suppressionCauseSchema = z
   .nullable()
   .meta({
     id: 'SuppressionCause',
-    description: 'For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest. `null` for other sources.',
+    description:
+      "For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest; for an `unsubscribe`, the provider's unsubscribe event when one caused it. `null` otherwise.",
   });
 /**
  * Provenance, beside the spec's fields of a suppression. Always in mailwarden's answers, but not
  * required by the schema: the spec's fields stay the whole contract a client may rely on.
  */
 const provenanceFields = { source: suppressionSourceSchema.optional(), cause: suppressionCauseSchema.optional() };
+
+/** The stream a request names, as every suppression request takes it (`assertStreamName` checks it). */
+const streamName = z.string().meta({ examples: ['marketing'] });
+/** A suppression's list, shown last and only when it is a stream's: answers of the project-wide list are as they were. */
+const suppressionStream = streamName
+  .optional()
+  .meta({ description: 'The stream whose list holds it; absent for the project-wide list (docs/decisions.md, "Streams").' });
 
 export const suppressionSchema = z
   .object({
@@ -94,10 +102,19 @@ export const suppressionSchema = z
     reason: suppressionReasonSchema,
     created_at: timestamp,
     ...provenanceFields,
+    stream: suppressionStream,
   })
   .meta({ id: 'Suppression' });
 
 export const listSuppressionsQuerySchema = z.object({
+  stream: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "The list: this stream's (1 to 64 lower-case letters, digits, `-` and `_`, starting with a letter or digit; `invalid_stream` otherwise); absent or empty for the project-wide list.",
+      examples: ['marketing'],
+    }),
   reason: suppressionReasonSchema.optional().meta({ description: 'Only suppressions with this reason.' }),
   emailPrefix: z
     .string()
@@ -119,6 +136,11 @@ export const listSuppressionsResponseSchema = z
 export const checkSuppressionQuerySchema = z.object({
   email: z.string().meta({ description: 'The address to check; echoed as sent. Encode `+` as `%2B`.' }),
 });
+/** Which list holds an address checked for a stream; absent when the check named none (answers as the spec's). */
+const checkedStream = z.string().nullable().optional().meta({
+  description:
+    'Only when the check named a stream: `null` when the project-wide list holds the address (it answers when both do), else the stream.',
+});
 export const checkSuppressionResponseSchema = z
   .union([
     z.object({
@@ -127,6 +149,7 @@ export const checkSuppressionResponseSchema = z
       reason: suppressionReasonSchema,
       created_at: timestamp,
       ...provenanceFields,
+      stream: checkedStream,
     }),
     z.object({ email: z.string(), suppressed: z.literal(false) }),
   ])
@@ -145,7 +168,7 @@ export const bulkCheckRequestSchema = z.object({
     .meta({ description: `0 to ${MAX_BULK_SIZE} addresses.` }),
 });
 export const batchCheckResultSchema = z.union([
-  z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema }),
+  z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, stream: checkedStream }),
   z.object({ email: z.string(), suppressed: z.literal(false) }),
 ]);
 export const batchCheckResponseSchema = z.object({ results: z.array(batchCheckResultSchema) }).meta({ id: 'SuppressionBatchCheck' });
@@ -220,7 +243,13 @@ export const bulkRemoveResultSchema = z
   .meta({ id: 'BulkRemoveResult' });
 export const bulkRemoveResponseSchema = z.object({ results: z.array(bulkRemoveResultSchema) }).meta({ id: 'BulkRemoveResults' });
 
-export const removeSuppressionResponseSchema = z.object({ deleted: z.literal(true), hash: z.string() }).meta({ id: 'SuppressionRemoved' });
+export const removeSuppressionResponseSchema = z
+  .object({
+    deleted: z.literal(true),
+    hash: z.string(),
+    stream: streamName.optional().meta({ description: "Only when a stream's list was named: that stream." }),
+  })
+  .meta({ id: 'SuppressionRemoved' });
 
 export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageStatus' });
 export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];

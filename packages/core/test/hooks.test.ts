@@ -101,6 +101,7 @@ describe('hooks', () => {
         eventId: (bounced!.notice as EventNotice).eventId,
         diagnostic: '550 5.1.1 unknown user',
       },
+      stream: null,
     });
     expect(upgraded!.notice).toMatchObject({ reason: 'complaint', previousReason: 'hard_bounce', cause: { diagnostic: 'abuse' } });
     expect(cause!.event_id).toBe((calls[3]!.notice as EventNotice).eventId);
@@ -135,6 +136,7 @@ describe('hooks', () => {
           source: 'api',
           at: new Date(NOW),
           cause: null,
+          stream: null,
         },
       },
       { hook: 'suppressed', notice: expect.objectContaining({ email: 'cat@example.com', source: 'import' }) },
@@ -147,6 +149,7 @@ describe('hooks', () => {
           reason: 'manual',
           suppressedAt: new Date(NOW),
           at: new Date(NOW),
+          stream: null,
         },
       },
     ]);
@@ -182,6 +185,34 @@ describe('hooks', () => {
       ['unsuppressed', 'bob@example.com', null],
     ]);
     expect(calls[2]!.notice).toMatchObject({ reason: 'hard_bounce', source: 'import', at: new Date('2026-01-01T00:00:00Z') });
+  });
+
+  test('notices name the list: a stream, or null for the project-wide one; an unsubscribe is told by its source', async () => {
+    const { calls, on } = recorder();
+    const mailwarden = createMailwarden({ on, now: () => NOW });
+    const { suppression } = await mailwarden.suppressions.add('acme', 'ann@example.com', { stream: 'marketing', source: 'unsubscribe' });
+    // Another list: a new suppression there, and its own notice.
+    await mailwarden.suppressions.add('acme', 'ann@example.com');
+    await mailwarden.suppressions.addMany('acme', [{ email: 'bob@example.com' }], { stream: 'weekly-digest' });
+    await mailwarden.suppressions.remove('acme', suppression.hash, { stream: 'marketing' });
+    await mailwarden.suppressions.removeMany('acme', [{ email: 'bob@example.com' }], { stream: 'weekly-digest' });
+    await mailwarden.hooksSettled();
+    expect(
+      calls.map(({ hook, notice }) => [
+        hook,
+        notice.projectId,
+        'email' in notice ? notice.email : null,
+        (notice as { stream: unknown }).stream,
+      ]),
+    ).toStrictEqual([
+      ['suppressed', 'acme', 'ann@example.com', 'marketing'],
+      ['suppressed', 'acme', 'ann@example.com', null],
+      ['suppressed', 'acme', 'bob@example.com', 'weekly-digest'],
+      ['unsuppressed', 'acme', 'ann@example.com', 'marketing'],
+      ['unsuppressed', 'acme', 'bob@example.com', 'weekly-digest'],
+    ]);
+    expect(calls[0]!.notice).toMatchObject({ reason: 'manual', source: 'unsubscribe', cause: null });
+    expect(calls[1]!.notice).toMatchObject({ reason: 'manual', source: 'api' });
   });
 
   test('the answer never waits: hooks start after it, and one that hangs holds nothing back', async () => {

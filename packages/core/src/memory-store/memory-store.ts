@@ -139,7 +139,10 @@ interface MessageSlot {
 }
 
 class ProjectState {
+  /** The project-wide list. */
   readonly suppressions = new SuppressionTable();
+  /** One list per stream, each independent of the others and of the project-wide one (docs/storage.md, "Lists"). */
+  readonly streams = new Map<string, SuppressionTable>();
   readonly eventKeys: EventKeys;
   /** Each message with its fact times and timeline, by message key: one lookup per event finds all three. */
   readonly messages = new Map<string, MessageSlot>();
@@ -179,9 +182,35 @@ class ProjectState {
     return event.suppression === null ? 'applied' : this.mergeSuppression(event.suppression);
   }
 
-  /** Joins one suppression in (`SuppressionTable.upsert`) and says what that did to its address. */
+  /** The list of `stream` (the project-wide one when absent), made on first write. */
+  list(stream: string | undefined): SuppressionTable {
+    if (stream === undefined) return this.suppressions;
+    let table = this.streams.get(stream);
+    if (table === undefined) {
+      table = new SuppressionTable(stream);
+      this.streams.set(stream, table);
+    }
+    return table;
+  }
+
+  /** The list of `stream` when it exists: reads never make one. */
+  existingList(stream: string | undefined): SuppressionTable | undefined {
+    return stream === undefined ? this.suppressions : this.streams.get(stream);
+  }
+
+  /**
+   * The check rule (`Store.getSuppression`): the project-wide entry, else, for a stream, that stream's.
+   * `streamList` is `existingList(stream)`, looked up once per batch.
+   */
+  check(hash: string, stream: string | undefined, streamList: SuppressionTable | undefined): SuppressionRecord | undefined {
+    const wide = this.suppressions.get(hash);
+    if (wide !== undefined || stream === undefined) return wide;
+    return streamList?.get(hash);
+  }
+
+  /** Joins one suppression into its list (`SuppressionTable.upsert`) and says what that did to its address there. */
   mergeSuppression(record: SuppressionRecord): SuppressionMergeOutcome {
-    const before = this.suppressions.upsert(record);
+    const before = this.list(record.stream).upsert(record);
     if (before === undefined) return 'suppressed';
     return reasonRank(record.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
   }
@@ -357,21 +386,26 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
 
   return {
-    async getSuppression(projectId, hash) {
-      return existing(projectId)?.suppressions.get(hash);
+    async getSuppression(projectId, hash, stream) {
+      const state = existing(projectId);
+      return state?.check(hash, stream, stream === undefined ? undefined : state.existingList(stream));
     },
 
-    async getSuppressions(projectId, hashes) {
-      const table = existing(projectId)?.suppressions;
-      return hashes.map((hash) => table?.get(hash));
+    async getSuppressions(projectId, hashes, stream) {
+      const state = existing(projectId);
+      if (state === undefined) return hashes.map(() => undefined);
+      const streamList = stream === undefined ? undefined : state.existingList(stream);
+      return hashes.map((hash) => state.check(hash, stream, streamList));
     },
 
     async addSuppression(projectId, record) {
-      return project(projectId).suppressions.add({ ...record });
+      return project(projectId)
+        .list(record.stream)
+        .add({ ...record });
     },
 
-    async removeSuppression(projectId, hash) {
-      const table = existing(projectId)?.suppressions;
+    async removeSuppression(projectId, hash, stream) {
+      const table = existing(projectId)?.existingList(stream);
       const record = table?.get(hash);
       if (record !== undefined) table!.remove(hash);
       return record;
@@ -386,8 +420,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return records.map((record) => state!.mergeSuppression({ ...record }));
     },
 
-    async removeSuppressions(projectId, hashes) {
-      const table = existing(projectId)?.suppressions;
+    async removeSuppressions(projectId, hashes, stream) {
+      const table = existing(projectId)?.existingList(stream);
       return hashes.map((hash) => {
         const record = table?.get(hash);
         if (record !== undefined) table!.remove(hash);
@@ -403,7 +437,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         (emailPrefix === undefined || record.email.startsWith(emailPrefix)) &&
         (from === undefined || record.createdAt >= from) &&
         (to === undefined || record.createdAt < to);
-      return existing(projectId)?.suppressions.list(query.limit, query.after, filtered ? filter : undefined) ?? [];
+      return (
+        existing(projectId)
+          ?.existingList(query.stream)
+          ?.list(query.limit, query.after, filtered ? filter : undefined) ?? []
+      );
     },
 
     async applyEvents(projectId, events) {

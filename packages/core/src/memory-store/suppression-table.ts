@@ -19,8 +19,8 @@ const ROW_TIMES = ROW_BYTES / 8;
 const TIME_AT = 32 / 8;
 const REASON_AT = 40;
 const SOURCE_AT = 41;
-/** Byte 41: no provenance (0), the source of one kept in the row (1–3), or `PACKED`: see `provenances`. */
-const SOURCES: readonly (SuppressionSource | undefined)[] = [undefined, 'api', 'webhook', 'import'];
+/** Byte 41: no provenance (0), the source of one kept in the row (1–4), or `PACKED`: see `provenances`. */
+const SOURCES: readonly (SuppressionSource | undefined)[] = [undefined, 'api', 'webhook', 'import', 'unsubscribe'];
 const PACKED = SOURCES.length;
 const EMPTY = 0;
 const DELETED = -1;
@@ -36,8 +36,14 @@ for (let i = 0; i < 6; i++) NIBBLE[0x61 + i] = 10 + i;
  *
  * A removed entry stays in the order (its key still sorts) until enough removals pile up to compact;
  * only then is its slot reused, so the order never points at a slot holding another entry.
+ *
+ * One table is one list (docs/storage.md, "Lists"): the project-wide one, or a stream's, whose name
+ * every record it gives back carries (`SuppressionRecord.stream`) without a byte per row.
  */
 export class SuppressionTable {
+  /** `stream`: the stream whose list this is; absent for the project-wide list. */
+  constructor(private readonly stream?: string) {}
+
   private capacity = 0;
   /** Three views of the same rows. A row's reason is its `reasonRank`, or 0 for a free or removed slot. */
   private rowWords = new Uint32Array(0);
@@ -156,6 +162,7 @@ export class SuppressionTable {
     const kept = this.rowBytes[slot * ROW_BYTES + SOURCE_AT]!;
     if (kept === PACKED) record.provenance = unpackProvenance(this.provenances[slot]!);
     else if (kept !== 0) record.provenance = { source: SOURCES[kept]!, at: record.createdAt };
+    if (this.stream !== undefined) record.stream = this.stream;
     return record;
   }
 

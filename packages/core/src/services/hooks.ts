@@ -17,9 +17,12 @@ export interface MailwardenLogger {
 export interface MailwardenHooks {
   /** A new event was recorded. */
   event?: (notice: EventNotice) => void | PromiseLike<unknown>;
-  /** An address became suppressed (by an event, `suppressions.add` or an import), or an event raised its reason. */
+  /**
+   * An address became suppressed in a list (by an event, `suppressions.add`, an import or an
+   * unsubscribe), or an event raised its reason there; `stream` says which list.
+   */
   suppressed?: (notice: SuppressedNotice) => void | PromiseLike<unknown>;
-  /** A suppression was removed (`suppressions.remove`, the API's DELETE). */
+  /** A suppression was removed from a list (`suppressions.remove`, the API's DELETE); `stream` says which. */
   unsuppressed?: (notice: UnsuppressedNotice) => void | PromiseLike<unknown>;
 }
 
@@ -42,11 +45,14 @@ export interface SuppressedNotice {
   reason: SuppressionReason;
   /** The weaker reason it had when an event raised it; `null` when it was not suppressed. */
   previousReason: SuppressionReason | null;
+  /** `unsubscribe` (reason `manual`) when the recipient asked: tells an unsubscribe from a manual add and a bounce. */
   source: SuppressionSource;
-  /** When the cause happened: the event's time for `webhook`, the add's time otherwise. */
+  /** When the cause happened: the event's time when an event caused it, the add's time otherwise. */
   at: Date;
-  /** The event that caused a `webhook` suppression; `null` otherwise. */
+  /** The event that caused a `webhook` suppression, or an `unsubscribe` one from a provider's event; `null` otherwise. */
   cause: SuppressionCause | null;
+  /** The list it is in: a stream's name, `null` for the project-wide list (which blocks every stream). */
+  stream: string | null;
 }
 
 export interface UnsuppressedNotice {
@@ -58,6 +64,8 @@ export interface UnsuppressedNotice {
   suppressedAt: Date;
   /** When it was removed (the instance's clock). */
   at: Date;
+  /** The list it was removed from: a stream's name, `null` for the project-wide list. */
+  stream: string | null;
 }
 
 /** One call to make: a hook's name and its notice. */
@@ -189,6 +197,7 @@ export function suppressedNotice(projectId: string, record: SuppressionRecord, p
     source: provenance?.source ?? 'api',
     at: new Date(provenance?.at ?? record.createdAt),
     cause: provenance?.event === undefined ? null : { ...provenance.event },
+    stream: record.stream ?? null,
   };
 }
 
@@ -200,6 +209,7 @@ export function unsuppressedNotice(projectId: string, record: SuppressionRecord,
     reason: record.reason,
     suppressedAt: new Date(record.createdAt),
     at: new Date(at),
+    stream: record.stream ?? null,
   };
 }
 
@@ -208,7 +218,7 @@ function identify(call: HookCall): Record<string, unknown> {
   const { projectId } = call.notice;
   if (call.hook === 'event')
     return { projectId, provider: call.notice.event.provider, eventId: call.notice.eventId, messageKey: call.notice.messageKey };
-  return { projectId, hash: call.notice.hash, reason: call.notice.reason };
+  return { projectId, hash: call.notice.hash, reason: call.notice.reason, stream: call.notice.stream };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -2,6 +2,7 @@ import type { MailwardenContext } from './context.js';
 import { tryNormalizeEmail } from '../email/normalize.js';
 import { assertProjectId } from '../input.js';
 import type { SuppressionReason } from '../vocabulary.js';
+import { assertStreamName } from '../stream.js';
 
 /** Store round trips stay bounded however many recipients a send has. */
 const CHUNK = 1000;
@@ -13,6 +14,11 @@ export interface FilterSuppressedOptions {
    * the error.
    */
   onError?: 'open' | 'closed';
+  /**
+   * The stream the mail is sent in: a recipient is blocked when the project-wide list or this stream's
+   * holds it (`invalid_stream` for a name that cannot be one). Absent: the project-wide list only.
+   */
+  stream?: string;
 }
 
 export interface BlockedRecipient {
@@ -32,11 +38,13 @@ export interface FilterSuppressedResult {
 
 /**
  * The send gate: splits recipients into those that may be mailed and those that may not. Invalid
- * addresses are always blocked; on a store failure the outcome follows `onError`.
+ * addresses are always blocked; on a store failure the outcome follows `onError`. With a `stream`, the
+ * project-wide list and that stream's block (one store round trip per chunk either way).
  *
  * @example
  * const { allowed, blocked } = await mailwarden.filterSuppressed('acme', ['a@example.com', 'b@example.com']);
  * await sendNewsletter(allowed);
+ * const digest = await mailwarden.filterSuppressed('acme', subscribers, { stream: 'weekly-digest' });
  */
 export async function filterSuppressed(
   context: MailwardenContext,
@@ -46,6 +54,9 @@ export async function filterSuppressed(
 ): Promise<FilterSuppressedResult> {
   assertProjectId(projectId);
   const onError = options.onError ?? 'open';
+  const stream = options.stream === undefined ? undefined : assertStreamName(options.stream);
+  // Without a stream the store is called exactly as before streams existed.
+  const lists: [] | [string] = stream === undefined ? [] : [stream];
   const blockedAt = new Map<number, BlockedRecipient['reason']>();
   const valid: { index: number; hash: string }[] = [];
   recipients.forEach((email, index) => {
@@ -61,6 +72,7 @@ export async function filterSuppressed(
       const records = await context.store.getSuppressions(
         projectId,
         chunk.map((entry) => entry.hash),
+        ...lists,
       );
       chunk.forEach((entry, i) => {
         const record = records[i];

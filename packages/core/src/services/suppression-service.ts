@@ -27,8 +27,30 @@ import {
   type SuppressionPage,
 } from '../api-schemas.js';
 import type { SuppressionRecord } from '../store/store.js';
+import { assertStreamName } from '../stream.js';
 
 const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/**
+ * The list a call names: a stream's, or the project-wide list when `stream` is absent. Every method takes
+ * it; without it each answers exactly as before streams existed (docs/decisions.md, "Streams").
+ */
+export interface StreamOption {
+  /** A stream name (`isStreamName`); `invalid_stream` otherwise, `''` included. Absent: the project-wide list. */
+  stream?: string;
+}
+
+/** Who asked for a suppression added by hand: recorded as its provenance's `source`. */
+export type AddSource = 'api' | 'import' | 'unsubscribe';
+
+export interface AddOptions extends StreamOption {
+  /**
+   * `api` by default; `import` for bulk imports such as the CLI's; `unsubscribe` when the recipient
+   * asked (a sender's own preference page, an imported unsubscribe list): still reason `manual`, told
+   * apart by this source (docs/decisions.md, "How an unsubscribe is shown").
+   */
+  source?: AddSource;
+}
 
 export interface SuppressionService {
   /**
@@ -39,29 +61,45 @@ export interface SuppressionService {
    * @example
    * const lastWeek = await mailwarden.suppressions.list('acme', { reason: 'complaint', from: '2026-11-16', to: '2026-11-23' });
    * const janes = await mailwarden.suppressions.list('acme', { emailPrefix: 'Jane' });
+   * const marketing = await mailwarden.suppressions.list('acme', { stream: 'marketing' });
+   *
+   * `stream` picks the list: that stream's (its items carry `stream`), else the project-wide one
+   * (`''` too, as an empty filter is none). A listing never mixes lists; a cursor stays with its list.
    */
   list(projectId: string, query?: ListSuppressionsQuery): Promise<SuppressionPage>;
-  /** Whether one address is suppressed; echoes the address as given. */
-  check(projectId: string, email: string): Promise<SuppressionCheck>;
+  /**
+   * Whether one address is suppressed; echoes the address as given. With a `stream`: whether mail of
+   * that stream may not reach it, that is whether the project-wide list or that stream's holds it, and
+   * `stream` says which (`null`: the project-wide list, which answers when both do).
+   *
+   * @example
+   * await mailwarden.suppressions.check('acme', 'jane@example.com', { stream: 'marketing' });
+   * // { email: 'jane@example.com', suppressed: true, reason: 'manual', …, source: 'unsubscribe', cause: null, stream: 'marketing' }
+   */
+  check(projectId: string, email: string, options?: StreamOption): Promise<SuppressionCheck>;
   /**
    * Checks up to 1 000 addresses in one store round trip; one result per input, in input order. (Over
    * HTTP, `POST …/suppressions/check` takes 100, as the spec says, and `…/bulk-check` takes 1 000.)
+   * With a `stream`, each as `check` answers it, a suppressed one with `stream`.
    */
-  checkMany(projectId: string, emails: readonly string[]): Promise<{ results: BatchCheckResult[] }>;
+  checkMany(projectId: string, emails: readonly string[], options?: StreamOption): Promise<{ results: BatchCheckResult[] }>;
   /**
-   * Suppresses an address by hand (`manual`). `created` is false when it was already suppressed (the
-   * existing suppression, provenance and all, is kept). `source` is recorded as its provenance: `api`
-   * by default, `import` for bulk imports such as the CLI's.
+   * Suppresses an address by hand (`manual`), in the project-wide list or in `stream`'s. `created` is
+   * false when that list already held it (the existing suppression, provenance and all, is kept).
+   * `source` is recorded as its provenance (`AddOptions.source`).
    */
-  add(projectId: string, email: string, options?: { source?: 'api' | 'import' }): Promise<{ suppression: Suppression; created: boolean }>;
-  /** Removes a suppression by its hash, or throws `suppression_not_found`. */
-  remove(projectId: string, hash: string): Promise<{ deleted: true; hash: string }>;
+  add(projectId: string, email: string, options?: AddOptions): Promise<{ suppression: Suppression; created: boolean }>;
+  /**
+   * Removes a suppression by its hash from one list (the project-wide one, or `stream`'s, never both),
+   * or throws `suppression_not_found`. With a stream the answer names it.
+   */
+  remove(projectId: string, hash: string, options?: StreamOption): Promise<{ deleted: true; hash: string; stream?: string }>;
   /**
    * Suppresses up to 1 000 addresses in one store round trip, each with its reason (default `manual`)
    * and time (default now), joined as events join: a stronger reason upgrades, the earliest time
    * stays. For moving a list from a provider (`reason: 'hard_bounce'`, the provider's time). One result
    * per item, in order; an invalid item is reported and the others applied. Throws `batch_too_large`
-   * past 1 000 items.
+   * past 1 000 items. Every item goes to the list of `stream` (the project-wide one without it).
    *
    * @example
    * const { results } = await mailwarden.suppressions.addMany('acme', [
@@ -69,9 +107,12 @@ export interface SuppressionService {
    *   { email: 'angry@example.com', reason: 'complaint' },
    * ], { source: 'import' });
    */
-  addMany(projectId: string, items: readonly BulkAddItem[], options?: { source?: 'api' | 'import' }): Promise<{ results: BulkAddResult[] }>;
-  /** Removes up to 1 000 suppressions, each named by its address or its hash, in one store round trip; one result per item, in order. */
-  removeMany(projectId: string, items: readonly BulkRemoveItem[]): Promise<{ results: BulkRemoveResult[] }>;
+  addMany(projectId: string, items: readonly BulkAddItem[], options?: AddOptions): Promise<{ results: BulkAddResult[] }>;
+  /**
+   * Removes up to 1 000 suppressions from one list (the project-wide one, or `stream`'s), each named by
+   * its address or its hash, in one store round trip; one result per item, in order.
+   */
+  removeMany(projectId: string, items: readonly BulkRemoveItem[], options?: StreamOption): Promise<{ results: BulkRemoveResult[] }>;
   /** The hash of an address, as the store and the API use it. Throws `invalid_email`. */
   hashOf(email: string): string;
 }
@@ -83,8 +124,24 @@ export function toSuppression(record: SuppressionRecord): Suppression {
     reason: record.reason,
     created_at: formatTimestamp(record.createdAt),
     ...provenanceView(record),
+    // Last, and only in a stream's list: a project-wide suppression is shown as it always was.
+    ...(record.stream === undefined ? {} : { stream: record.stream }),
   };
 }
+
+/** The stream a call names, checked: `undefined` for the project-wide list, `invalid_stream` for anything but a stream name. */
+export function streamOf(options: StreamOption | undefined): string | undefined {
+  const stream = options?.stream;
+  return stream === undefined ? undefined : assertStreamName(stream);
+}
+
+function sourceOf(options: AddOptions | undefined): AddSource {
+  const source = options?.source;
+  return source === 'import' || source === 'unsubscribe' ? source : 'api';
+}
+
+/** `[stream]` when one is named, else none: a store is called exactly as before streams when none is. */
+const streamArgument = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
 
 /** Provenance as the API shows it, beside the spec's fields: `source: null` for records stored before it. */
 export function provenanceView(record: SuppressionRecord): Pick<Suppression, 'source' | 'cause'> {
@@ -115,17 +172,21 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const parsed = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
       const { reason, limit, cursor } = parsed;
+      // Empty is no filter, as for the other listing filters: the project-wide list.
+      const stream = parsed.stream === '' || parsed.stream === undefined ? undefined : assertStreamName(parsed.stream);
       // Any text is a search (docs/http.md, "Partial search"); empty means no filter.
       const emailPrefix = normalizeAddressPrefix(parsed.emailPrefix, 'emailPrefix');
       const { from, to } = parseTimeRange(parsed);
       const page = await paginate(cursors, {
-        scope: { listing: 'suppressions', projectId, filters: definedFilters({ reason, emailPrefix, from, to }) },
+        // The stream joins the scope only when set: project-wide cursors issued before streams stay valid.
+        scope: { listing: 'suppressions', projectId, filters: definedFilters({ stream, reason, emailPrefix, from, to }) },
         limit,
         cursor,
         position,
         fetch: (size, after) =>
           store.listSuppressions(projectId, {
             limit: size,
+            ...(stream === undefined ? {} : { stream }),
             ...(reason === undefined ? {} : { reason }),
             ...(emailPrefix === undefined ? {} : { emailPrefix }),
             ...(from === undefined ? {} : { from }),
@@ -138,53 +199,73 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       return { items, next_cursor: page.next_cursor, count: items.length };
     },
 
-    async check(projectId, email) {
+    async check(projectId, email, options) {
       assertProjectId(projectId);
-      const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)));
+      const stream = streamOf(options);
+      const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)), ...streamArgument(stream));
       if (record === undefined) return { email, suppressed: false };
       const { source, cause } = provenanceView(record);
-      return { email, suppressed: true, reason: record.reason, created_at: formatTimestamp(record.createdAt), source, cause };
+      const answer = {
+        email,
+        suppressed: true as const,
+        reason: record.reason,
+        created_at: formatTimestamp(record.createdAt),
+        source,
+        cause,
+      };
+      return stream === undefined ? answer : { ...answer, stream: record.stream ?? null };
     },
 
-    async checkMany(projectId, emails) {
+    async checkMany(projectId, emails, options) {
       assertProjectId(projectId);
+      const stream = streamOf(options);
       assertCheckSize(emails, MAX_BULK_SIZE);
       const hashes = hashAll(hashEmail, emails);
-      const records = await store.getSuppressions(projectId, hashes);
+      const records = await store.getSuppressions(projectId, hashes, ...streamArgument(stream));
       const results = emails.map((email, index): BatchCheckResult => {
         const record = records[index];
-        return record === undefined ? { email, suppressed: false } : { email, suppressed: true, reason: record.reason };
+        if (record === undefined) return { email, suppressed: false };
+        return stream === undefined
+          ? { email, suppressed: true, reason: record.reason }
+          : { email, suppressed: true, reason: record.reason, stream: record.stream ?? null };
       });
       return { results };
     },
 
     async add(projectId, email, options) {
       assertProjectId(projectId);
+      const stream = streamOf(options);
       const normalized = normalizeEmail(email);
       // Whole milliseconds, as event times and the wire format have: a clock such as
       // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
       const now = Math.trunc(context.now());
-      const source = options?.source === 'import' ? 'import' : 'api';
       const { record, created } = await store.addSuppression(projectId, {
         hash: hashEmail(normalized),
         email: normalized,
         reason: 'manual',
         createdAt: now,
-        provenance: { source, at: now },
+        provenance: { source: sourceOf(options), at: now },
+        ...(stream === undefined ? {} : { stream }),
       });
       if (created && context.hooks?.wants.suppressed)
         context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
       return { suppression: toSuppression(record), created };
     },
 
-    async remove(projectId, hash) {
+    async remove(projectId, hash, options) {
       assertProjectId(projectId);
+      const stream = streamOf(options);
       const key = typeof hash === 'string' ? hash.toLowerCase() : '';
       if (!isEmailHash(key)) {
         throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
       }
-      const removed = await store.removeSuppression(projectId, key);
+      const removed = await store.removeSuppression(projectId, key, ...streamArgument(stream));
       if (removed === undefined) {
+        if (stream !== undefined) {
+          throw new MailwardenError('suppression_not_found', "No suppression has this hash in this stream's list.", {
+            details: { hash: key, stream },
+          });
+        }
         throw new MailwardenError('suppression_not_found', 'No suppression has this hash in this project.', {
           details: { hash: key },
         });
@@ -192,14 +273,15 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       if (context.hooks?.wants.unsuppressed) {
         context.hooks.notify([{ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, removed, Math.trunc(context.now())) }]);
       }
-      return { deleted: true, hash: key };
+      return stream === undefined ? { deleted: true, hash: key } : { deleted: true, hash: key, stream };
     },
 
     async addMany(projectId, items, options) {
       assertProjectId(projectId);
+      const stream = streamOf(options);
       assertBulk(items);
       const now = Math.trunc(context.now());
-      const source = options?.source === 'import' ? 'import' : 'api';
+      const source = sourceOf(options);
       const results: BulkAddResult[] = [];
       const records: SuppressionRecord[] = [];
       const positions: number[] = [];
@@ -220,6 +302,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
           reason: parsed.data.reason ?? 'manual',
           createdAt,
           provenance: { source, at: createdAt },
+          ...(stream === undefined ? {} : { stream }),
         });
       });
       const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records);
@@ -237,8 +320,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       return { results };
     },
 
-    async removeMany(projectId, items) {
+    async removeMany(projectId, items, options) {
       assertProjectId(projectId);
+      const stream = streamOf(options);
       assertBulk(items);
       const results: BulkRemoveResult[] = [];
       const hashes: string[] = [];
@@ -267,7 +351,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         hashes.push(hash);
         results.push({ hash, deleted: false });
       });
-      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes);
+      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, ...streamArgument(stream));
       const notices: HookCall[] = [];
       removed.forEach((record, i) => {
         if (record === undefined) return;
