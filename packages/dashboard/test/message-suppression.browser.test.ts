@@ -70,6 +70,6 @@ test('a message says whether its recipient is suppressed, and removing it there 
   await page.reload();
   await expect.poll(() => suppression.getByRole('status').textContent()).toBe('gone@example.com is not suppressed.');
   await page.goto(dashboardUrl(app, 'suppressions'));
-  await page.getByText('The suppression list is empty.').waitFor();
+  await page.getByText('The project-wide list is empty.').waitFor();
   await watched.close();
 });

@@ -42,14 +42,14 @@ test('add, check and remove a suppression: each change shows at once and is true
   // Add by hand: the list shows it first, the API agrees.
   await page.getByLabel('Email to suppress').fill('Someone@Example.com');
   await page.getByRole('button', { name: 'Add', exact: true }).click();
-  await page.getByText('Added someone@example.com to the suppression list.').waitFor();
+  await page.getByText('Added someone@example.com to the project-wide list.').waitFor();
   await expect.poll(() => checkResult.textContent()).toMatch(/^someone@example.com is suppressed: Manual, since /);
   await expect.poll(async () => (await columnTexts(page, 'Email'))[0]).toBe('someone@example.com');
   expect(await checkViaApi('someone@example.com')).toMatchObject({ suppressed: true, reason: 'manual' });
   // Adding it again changes nothing, and says so.
   await page.getByLabel('Email to suppress').fill('someone@example.com');
   await page.getByRole('button', { name: 'Add', exact: true }).click();
-  await page.getByText('someone@example.com was already suppressed (Manual); nothing changed.').waitFor();
+  await page.getByText('someone@example.com was already on the project-wide list (Manual); nothing changed.').waitFor();
   // An invalid address gets the API's own message.
   await page.getByLabel('Email to suppress').fill('not an address');
   await page.getByRole('button', { name: 'Add', exact: true }).click();
@@ -80,7 +80,7 @@ test('add, check and remove a suppression: each change shows at once and is true
 
   await page.getByRole('button', { name: 'Remove someone@example.com' }).click();
   await dialog.getByRole('button', { name: 'Remove' }).click();
-  await page.getByText('Removed someone@example.com from the suppression list.').waitFor();
+  await page.getByText('Removed someone@example.com from the project-wide list.').waitFor();
   await expect.poll(() => checkResult.textContent()).toBe('someone@example.com is not suppressed.');
   expect(await page.getByText('someone@example.com is suppressed').count()).toBe(0);
   await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(['angry@example.com', 'bounced@example.com']);
@@ -159,6 +159,6 @@ test('search by the start of an address, kept in the address; paging says where 
   expect(await search.inputValue()).toBe('ANG');
   await search.fill('nobody-starts-so');
   await search.press('Enter');
-  await page.getByText('No suppressed address starts with nobody-starts-so.').waitFor();
+  await page.getByText('No address on the project-wide list starts with nobody-starts-so.').waitFor();
   await watched.close();
 });

@@ -27,6 +27,26 @@ export class ApiError extends Error {
 
 type BulkRemoveResults = { results: BulkRemoveResult[] };
 
+/**
+ * A suppression as the API answers it, with the list holding it: `stream` only when a stream's list holds
+ * it, absent for the project-wide list (docs/http.md).
+ */
+export type ListedSuppression = Suppression & { stream?: string };
+
+/**
+ * A check's answer. Asked with a stream, a suppressed address says which list holds it: `stream` is that
+ * stream's name, or `null` for the project-wide list (which answers when both hold it); asked without,
+ * there is no `stream` (docs/http.md).
+ */
+export type CheckAnswer =
+  | Extract<SuppressionCheck, { suppressed: false }>
+  | (Extract<SuppressionCheck, { suppressed: true }> & { stream?: string | null });
+
+/** Which list a call is about: a stream's, or the project-wide list when `stream` is `undefined`. */
+export interface InList {
+  stream?: string | undefined;
+}
+
 type Query = Record<string, string | number | undefined>;
 
 export interface MessageQuery {
@@ -66,17 +86,22 @@ export interface Api {
   /** Counts per UTC day: of one tracking ID, or of the whole project when `trackingId` is `null`. */
   stats(trackingId: string | null, range: DayRange, signal?: AbortSignal): Promise<Stats>;
   suppressions: {
-    /** `emailPrefix`: suppressions whose address starts with this text. */
+    /** One list (`stream`'s, else the project-wide one); `emailPrefix`: suppressions whose address starts with this text. */
     list(
-      query: { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined },
+      query: InList & { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined },
       signal?: AbortSignal,
-    ): Promise<SuppressionPage>;
-    check(email: string, signal?: AbortSignal): Promise<SuppressionCheck>;
-    /** `created` is false when the address was already suppressed (the API's 200 instead of 201). */
-    add(email: string): Promise<{ suppression: Suppression; created: boolean }>;
-    remove(hash: string): Promise<{ deleted: true; hash: string }>;
-    /** Removes by address (the bulk route, since a hash may be keyed on the server); `false` when it was not suppressed. */
-    removeAddress(email: string): Promise<boolean>;
+    ): Promise<SuppressionPage & { items: ListedSuppression[] }>;
+    /** Whether `email` is held back: from every mail without `stream`, from that stream's mail with one. */
+    check(query: InList & { email: string }, signal?: AbortSignal): Promise<CheckAnswer>;
+    /** Adds to one list. `created` is false when that list already held the address (the API's 200 instead of 201). */
+    add(email: string, list?: InList): Promise<{ suppression: ListedSuppression; created: boolean }>;
+    /** Removes from one list, never from another. */
+    remove(hash: string, list?: InList): Promise<{ deleted: true; hash: string }>;
+    /**
+     * Removes by address from one list (the bulk route, since a hash may be keyed on the server); `false`
+     * when that list did not hold it.
+     */
+    removeAddress(email: string, list?: InList): Promise<boolean>;
   };
 }
 
@@ -132,20 +157,27 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
       }),
     suppressions: {
       list: (query, signal) => call('GET', 'suppressions', { query: { ...query }, signal }),
-      check: (email, signal) => call('GET', 'suppressions/check', { query: { email }, signal }),
-      add: async (email) => {
-        const { status, data } = await request<Suppression>('POST', 'suppressions', { body: { email } });
+      check: ({ email, stream }, signal) => call('GET', 'suppressions/check', { query: { email, stream }, signal }),
+      add: async (email, { stream } = {}) => {
+        const { status, data } = await request<ListedSuppression>('POST', 'suppressions', { body: withStream({ email }, stream) });
         return { suppression: data, created: status === 201 };
       },
-      remove: (hash) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`),
-      removeAddress: async (email) => {
-        const { results } = await call<BulkRemoveResults>('POST', 'suppressions/bulk-delete', { body: { items: [{ email }] } });
+      remove: (hash, { stream } = {}) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`, { query: { stream } }),
+      removeAddress: async (email, { stream } = {}) => {
+        const { results } = await call<BulkRemoveResults>('POST', 'suppressions/bulk-delete', {
+          body: withStream({ items: [{ email }] }, stream),
+        });
         const [result] = results;
         if (result !== undefined && 'error' in result) throw new ApiError(400, result.error.code, result.error.message);
         return result?.deleted === true;
       },
     },
   };
+}
+
+/** A request body with `stream` only when a stream's list is meant, so a project-wide call sends what it always did. */
+function withStream<T extends object>(body: T, stream: string | undefined): T & InList {
+  return stream === undefined ? body : { ...body, stream };
 }
 
 /**

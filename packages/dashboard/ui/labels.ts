@@ -58,7 +58,23 @@ export function sourceLabel(source: SuppressionSource | null | undefined): strin
       return 'Provider event';
     case 'import':
       return 'Imported with the CLI';
+    case 'unsubscribe':
+      return 'The recipient unsubscribed';
     default:
       return 'Not recorded';
   }
 }
+
+/**
+ * What an unsubscribe adds beside its reason: its reason is `manual` and its source `unsubscribe`
+ * (docs/decisions.md, "How an unsubscribe is shown"), which this tells apart from a manual add.
+ */
+export const UNSUBSCRIBED = 'Unsubscribed';
+
+/** The reason as a sentence reads it: "Hard bounce", or "Manual, unsubscribed" for an unsubscribe. */
+export function reasonText(reason: SuppressionReason, source: SuppressionSource | null | undefined): string {
+  return source === 'unsubscribe' ? `${reasonLabels[reason]}, ${UNSUBSCRIBED.toLowerCase()}` : reasonLabels[reason];
+}
+
+/** The name people read for the project-wide list, which holds entries of no stream and blocks every stream. */
+export const PROJECT_WIDE = 'Project-wide';

@@ -2,12 +2,13 @@ import type { MessageDetail, TimelineEntryView } from '@mailwarden/core';
 import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
+import { listPhrase } from '../components/list-name.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { Failure, Loading } from '../components/states.js';
 import { useMessage } from '../data/messages.js';
 import { useSuppressionCheck } from '../data/suppressions.js';
 import { formatTime } from '../format.js';
-import { eventLabels, providerLabels, reasonLabels, statusLabels } from '../labels.js';
+import { eventLabels, providerLabels, reasonText, statusLabels } from '../labels.js';
 import { followLink, pageHref } from '../location.js';
 
 /** The most a timeline keeps: past it, the first 20 and the latest 30 events (docs/decisions.md). */
@@ -47,7 +48,7 @@ export function MessageView({ api, id, back, heading }: { api: Api; id: string; 
       ) : (
         <>
           <MessageFacts message={message.data} />
-          <RecipientSuppression api={api} email={message.data.recipient} />
+          <RecipientSuppression api={api} email={message.data.recipient} stream={message.data.stream} />
           <Timeline timeline={message.data.timeline} />
         </>
       )}
@@ -119,13 +120,15 @@ function MessageFacts({ message }: { message: MessageDetail }) {
 }
 
 /**
- * Whether the message's recipient is suppressed now (the check endpoint), and a way to remove it with
- * the Suppressions page's confirmation. After a removal it says so instead of the stale check.
+ * Whether the message's recipient is suppressed now (the check endpoint; with the message's stream when
+ * it has one, so the answer is for mail like it and says which list holds the address), and a way to
+ * remove it from that list with the Suppressions page's confirmation. After a removal it says so instead
+ * of the stale check; with a stream it checks again, since the other list may still hold the address.
  */
-function RecipientSuppression({ api, email }: { api: Api; email: string }) {
-  const check = useSuppressionCheck(api, email);
+function RecipientSuppression({ api, email, stream }: { api: Api; email: string; stream: string | undefined }) {
+  const check = useSuppressionCheck(api, email, stream);
   const [removing, setRemoving] = useState(false);
-  const [removed, setRemoved] = useState<boolean>();
+  const [removed, setRemoved] = useState<{ done: boolean; list: string | undefined }>();
   const removal = useRef(false);
   // The button that opened the dialog is gone after a removal: the focus goes to what happened.
   const title = useRef<HTMLHeadingElement>(null);
@@ -133,49 +136,84 @@ function RecipientSuppression({ api, email }: { api: Api; email: string }) {
     if (removed !== undefined) title.current?.focus();
   }, [removed]);
   const address = <bdi class="literal">{email}</bdi>;
+  const forStream =
+    stream === undefined ? null : (
+      <>
+        {' '}
+        for stream <bdi class="literal">{stream}</bdi>
+      </>
+    );
+  // The list holding the address: the stream's when the answer names it, else the project-wide one.
+  const holder = check.state === 'done' && check.data.suppressed ? (check.data.stream ?? undefined) : undefined;
+  const showCheck = removed === undefined || stream !== undefined;
   return (
     <section class="recipient-suppression" aria-labelledby="recipient-suppression-title">
       <h2 id="recipient-suppression-title" ref={title} tabIndex={-1}>
         Suppression
       </h2>
       <div role="status">
-        {removed !== undefined ? (
+        {removed === undefined ? null : stream === undefined ? (
           <p>
-            {removed ? (
+            {removed.done ? (
               <>Removed {address} from the suppression list: it is no longer held back from sending.</>
             ) : (
               <>{address} was no longer suppressed; nothing changed.</>
             )}
           </p>
-        ) : check.state === 'loading' ? (
+        ) : (
+          <p>
+            {removed.done ? (
+              <>
+                Removed {address} from {listPhrase(removed.list)}.
+              </>
+            ) : (
+              <>
+                {address} was no longer on {listPhrase(removed.list)}; nothing changed.
+              </>
+            )}
+          </p>
+        )}
+        {!showCheck ? null : check.state === 'loading' ? (
           <p class="note">Checking the suppression list…</p>
         ) : check.state === 'done' ? (
           <p>
             {address}{' '}
-            {check.data.suppressed
-              ? `is suppressed: ${reasonLabels[check.data.reason]}, since ${formatTime(check.data.created_at)}. Sending to it is held back.`
-              : 'is not suppressed.'}
+            {check.data.suppressed ? (
+              stream === undefined ? (
+                `is suppressed: ${reasonText(check.data.reason, check.data.source)}, since ${formatTime(check.data.created_at)}. Sending to it is held back.`
+              ) : (
+                <>
+                  is suppressed{forStream}: {reasonText(check.data.reason, check.data.source)}, since {formatTime(check.data.created_at)},
+                  on {listPhrase(holder)}. Sending it mail of this stream is held back.
+                </>
+              )
+            ) : (
+              <>is not suppressed{forStream}.</>
+            )}
           </p>
         ) : null}
       </div>
-      {removed === undefined && check.state === 'failed' ? (
+      {showCheck && check.state === 'failed' ? (
         <Failure error={check.error} retry={check.reload} doing="check the suppression list" />
       ) : null}
-      {removed === undefined && check.state === 'done' && check.data.suppressed ? (
+      {showCheck && check.state === 'done' && check.data.suppressed ? (
         <>
           <button type="button" onClick={() => setRemoving(true)}>
-            Remove from the suppression list
+            {holder === undefined ? 'Remove from the suppression list' : 'Remove from the stream’s list'}
           </button>
           {removing ? (
             <RemoveSuppressionDialog
               email={check.data.email}
-              reason={check.data.reason}
+              reason={reasonText(check.data.reason, check.data.source)}
+              stream={holder}
               remove={async () => {
-                removal.current = await api.suppressions.removeAddress(email);
+                removal.current = await api.suppressions.removeAddress(email, { stream: holder });
               }}
               onClose={(done) => {
                 setRemoving(false);
-                if (done) setRemoved(removal.current);
+                if (!done) return;
+                setRemoved({ done: removal.current, list: holder });
+                if (stream !== undefined) check.reload();
               }}
             />
           ) : null}

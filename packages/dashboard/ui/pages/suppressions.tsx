@@ -1,26 +1,29 @@
-import type { Suppression, SuppressionCheck } from '@mailwarden/core';
+import type { Suppression } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api } from '../api.js';
+import type { Api, CheckAnswer, ListedSuppression } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
+import { listPhrase, listText } from '../components/list-name.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { useSuppressionPage } from '../data/suppressions.js';
 import { useSubmission } from '../data/submission.js';
 import { formatTime } from '../format.js';
-import { providerLabels, reasonLabels, sourceLabel } from '../labels.js';
+import { PROJECT_WIDE, providerLabels, reasonLabels, reasonText, sourceLabel, UNSUBSCRIBED } from '../labels.js';
 import { followLink, navigate, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
 
 /**
- * The suppression list, newest first by the time each address was suppressed: check an address, add one
- * by hand, search by the start of an address, remove one after a confirmation. Its address keeps the
- * search and the page: `suppressions?email=…&page=…&cursor=…`.
+ * One suppression list at a time, newest first by the time each address was suppressed: the project-wide
+ * list, or a stream's (docs/dashboard.md, "Suppressions"). Check an address (for mail of a stream, too),
+ * add one by hand to a list, search by the start of an address, remove one after a confirmation. Its
+ * address keeps the list, the search and the page: `suppressions?stream=…&email=…&page=…&cursor=…`.
  */
 export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
   const emailPrefix = url.searchParams.get('email') || undefined;
+  const stream = url.searchParams.get('stream') || undefined;
   // Bumped after a change, so the list and the check show it at once.
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState('');
@@ -31,40 +34,62 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
   return (
     <>
       <h1>Suppressions</h1>
-      <p class="lead">Addresses on this list are held back from sending. Hard bounces and complaints are added automatically.</p>
+      <p class="lead">
+        Addresses on the project-wide list are held back from all sending; hard bounces and complaints are added to it automatically. Each
+        stream (a kind of mail, such as a newsletter) has a list of its own, which holds back that stream’s mail only.
+      </p>
       <div class="tools">
-        <CheckForm api={api} version={version} />
-        <AddForm api={api} onAdded={changed} />
+        <CheckForm api={api} version={version} stream={stream} />
+        <AddForm api={api} stream={stream} onAdded={changed} />
       </div>
       <p class="notice" role="status">
         {notice}
       </p>
       <div class="filters">
         <SearchField
+          id="suppression-stream"
+          label="Stream"
+          value={stream}
+          placeholder="The project-wide list"
+          hint="A stream’s whole name shows its list"
+          onChange={(next) => navigate(pageHref('suppressions', { stream: next, email: emailPrefix }))}
+        />
+        <SearchField
           id="suppression-search"
           label="Search addresses"
           value={emailPrefix}
           placeholder="The start of an address"
-          onChange={(email) => navigate(pageHref('suppressions', { email }))}
+          onChange={(email) => navigate(pageHref('suppressions', { stream, email }))}
         />
       </div>
-      <SuppressionList api={api} url={url} emailPrefix={emailPrefix} version={version} onRemoved={changed} />
+      <SuppressionList api={api} url={url} stream={stream} emailPrefix={emailPrefix} version={version} onRemoved={changed} />
     </>
   );
 }
 
-/** A tool of this page: one email field and a button. `run` returns whether to clear the field. */
+/** Text of a field as the API takes it: trimmed, and `undefined` when empty (no stream: the project-wide list). */
+const given = (text: string): string | undefined => text.trim() || undefined;
+
+/**
+ * A tool of this page: an email field, an optional stream field and a button. The stream field starts
+ * at the list shown (`stream`) and follows it when another is chosen. `run` returns whether to clear
+ * the email field.
+ */
 function EmailForm(props: {
   name: string;
   title: string;
   label: string;
+  streamHint: string;
+  stream: string | undefined;
   button: string;
   busy: boolean;
-  run(email: string): Promise<boolean>;
+  run(email: string, stream: string | undefined): Promise<boolean>;
   children: ComponentChildren;
 }) {
-  const { name, title, label, button, busy, run, children } = props;
+  const { name, title, label, streamHint, stream, button, busy, run, children } = props;
   const [email, setEmail] = useState('');
+  const [streamText, setStreamText] = useState(stream ?? '');
+  useEffect(() => setStreamText(stream ?? ''), [stream]);
   return (
     <form
       class="tool"
@@ -72,7 +97,7 @@ function EmailForm(props: {
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void run(email).then((clear) => clear && setEmail(''));
+        void run(email, given(streamText)).then((clear) => clear && setEmail(''));
       }}
     >
       <h2 id={`${name}-title`}>{title}</h2>
@@ -88,6 +113,24 @@ function EmailForm(props: {
           onInput={(event) => setEmail(event.currentTarget.value)}
         />
       </div>
+      <div class="field">
+        <label for={`${name}-stream`}>
+          Stream <span class="note">(optional)</span>
+        </label>
+        <input
+          id={`${name}-stream`}
+          type="text"
+          value={streamText}
+          placeholder={PROJECT_WIDE}
+          spellcheck={false}
+          autoComplete="off"
+          aria-describedby={`${name}-stream-hint`}
+          onInput={(event) => setStreamText(event.currentTarget.value)}
+        />
+        <span class="note" id={`${name}-stream-hint`}>
+          {streamHint}
+        </span>
+      </div>
       <button type="submit" disabled={busy}>
         {button}
       </button>
@@ -96,37 +139,42 @@ function EmailForm(props: {
   );
 }
 
-function CheckForm({ api, version }: { api: Api; version: number }) {
-  const [outcome, submit] = useSubmission<SuppressionCheck>();
+/** What was asked and answered: the stream asked for stays with the answer, which does not echo it when not suppressed. */
+interface Checked {
+  asked: string | undefined;
+  answer: CheckAnswer;
+}
+
+function CheckForm({ api, version, stream }: { api: Api; version: number; stream: string | undefined }) {
+  const [outcome, submit] = useSubmission<Checked>();
+  const check = (email: string, asked: string | undefined) =>
+    submit(async () => ({ asked, answer: await api.suppressions.check({ email, stream: asked }) }));
   // After an add or a removal the shown answer may be stale: ask again, so it never contradicts the notice.
-  const checked = outcome.state === 'done' ? outcome.value.email : undefined;
+  const checked = outcome.state === 'done' ? outcome.value : undefined;
   const seenVersion = useRef(version);
   useEffect(() => {
     if (seenVersion.current === version) return;
     seenVersion.current = version;
-    if (checked !== undefined) void submit(() => api.suppressions.check(checked));
+    if (checked !== undefined) void check(checked.answer.email, checked.asked);
   }, [version]);
   return (
     <EmailForm
       name="check"
       title="Check an address"
       label="Email to check"
+      streamHint="For mail of a stream: its list or the project-wide one. Empty: the project-wide list."
+      stream={stream}
       button="Check"
       busy={outcome.state === 'busy'}
-      run={async (email) => {
-        await submit(() => api.suppressions.check(email));
+      run={async (email, asked) => {
+        await check(email, asked);
         return false;
       }}
     >
       {outcome.state === 'done' ? (
         <div class="result" role="status">
-          <p>
-            <bdi class="literal">{outcome.value.email}</bdi>{' '}
-            {outcome.value.suppressed
-              ? `is suppressed: ${reasonLabels[outcome.value.reason]}, since ${formatTime(outcome.value.created_at)}.`
-              : 'is not suppressed.'}
-          </p>
-          {outcome.value.suppressed ? <Provenance suppression={outcome.value} /> : null}
+          <CheckResult {...outcome.value} />
+          {outcome.value.answer.suppressed ? <Provenance suppression={outcome.value.answer} /> : null}
         </div>
       ) : outcome.state === 'failed' ? (
         <Failure error={outcome.error} doing="check the address" />
@@ -135,22 +183,54 @@ function CheckForm({ api, version }: { api: Api; version: number }) {
   );
 }
 
-function AddForm({ api, onAdded }: { api: Api; onAdded(message: string): void }) {
+/**
+ * A check's answer in words. Asked without a stream, exactly as before streams. Asked with one, which
+ * list holds the address: the project-wide one (`stream: null`, which answers when both do) or the stream's.
+ */
+function CheckResult({ asked, answer }: Checked) {
+  const address = <bdi class="literal">{answer.email}</bdi>;
+  const forStream =
+    asked === undefined ? null : (
+      <>
+        {' '}
+        for stream <bdi class="literal">{asked}</bdi>
+      </>
+    );
+  if (!answer.suppressed) {
+    return (
+      <p>
+        {address} is not suppressed{forStream}.
+      </p>
+    );
+  }
+  const why = `${reasonText(answer.reason, answer.source)}, since ${formatTime(answer.created_at)}`;
+  return (
+    <p>
+      {address} is suppressed{forStream}: {why}
+      {asked === undefined ? '.' : <>, on {listPhrase(answer.stream ?? undefined)}.</>}
+    </p>
+  );
+}
+
+function AddForm({ api, stream, onAdded }: { api: Api; stream: string | undefined; onAdded(message: string): void }) {
   const [outcome, submit] = useSubmission<boolean>();
   return (
     <EmailForm
       name="add"
       title="Add a suppression"
       label="Email to suppress"
+      streamHint="Holds back that stream’s mail only. Empty: the project-wide list, which holds back all of it."
+      stream={stream}
       button="Add"
       busy={outcome.state === 'busy'}
-      run={async (email) => {
+      run={async (email, list) => {
         const added = await submit(async () => {
-          const { suppression, created } = await api.suppressions.add(email);
+          const { suppression, created } = await api.suppressions.add(email, { stream: list });
+          const where = listText(suppression.stream);
           onAdded(
             created
-              ? `Added ${suppression.email} to the suppression list.`
-              : `${suppression.email} was already suppressed (${reasonLabels[suppression.reason]}); nothing changed.`,
+              ? `Added ${suppression.email} to ${where}.`
+              : `${suppression.email} was already on ${where} (${reasonText(suppression.reason, suppression.source)}); nothing changed.`,
           );
           return true;
         });
@@ -165,26 +245,28 @@ function AddForm({ api, onAdded }: { api: Api; onAdded(message: string): void })
 function SuppressionList(props: {
   api: Api;
   url: URL;
+  stream: string | undefined;
   emailPrefix: string | undefined;
   version: number;
   onRemoved(message: string): void;
 }) {
-  const { api, url, emailPrefix, version, onRemoved } = props;
+  const { api, url, stream, emailPrefix, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
-  const [removing, setRemoving] = useState<Suppression>();
-  const listing = useSuppressionPage(api, emailPrefix, PAGE_SIZE, pages.cursor, version);
+  const [removing, setRemoving] = useState<ListedSuppression>();
+  const listing = useSuppressionPage(api, { stream, emailPrefix }, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed')
     return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;
+  const list = listPhrase(stream);
   if (items.length === 0 && pages.number === 1) {
     return (
       <Empty>
         {emailPrefix === undefined ? (
-          'The suppression list is empty.'
+          <>{stream === undefined ? 'The project-wide list is empty.' : <>The list of stream {literal(stream)} is empty.</>}</>
         ) : (
           <>
-            No suppressed address starts with <bdi class="literal">{emailPrefix}</bdi>.
+            No address on {list} starts with {literal(emailPrefix)}.
           </>
         )}
       </Empty>
@@ -194,11 +276,12 @@ function SuppressionList(props: {
     <>
       <div class="table-scroll">
         <table class="suppressions">
-          <caption>Suppressed addresses, newest first by when each was suppressed</caption>
+          <caption>Suppressed addresses on {list}, newest first by when each was suppressed</caption>
           <thead>
             <tr>
               <th scope="col">Email</th>
               <th scope="col">Reason</th>
+              <th scope="col">Stream</th>
               <th scope="col">Suppressed since</th>
               <th scope="col">Source and cause</th>
               <th scope="col">
@@ -213,7 +296,10 @@ function SuppressionList(props: {
                   <bdi>{suppression.email}</bdi>
                 </th>
                 <td data-label="Reason">
-                  <span class={`reason reason-${suppression.reason}`}>{reasonLabels[suppression.reason]}</span>
+                  <Reason suppression={suppression} />
+                </td>
+                <td class="literal" data-label="Stream">
+                  <StreamName stream={suppression.stream} />
                 </td>
                 <td data-label="Suppressed since">
                   <time dateTime={suppression.created_at}>{formatTime(suppression.created_at)}</time>
@@ -235,16 +321,39 @@ function SuppressionList(props: {
       {removing === undefined ? null : (
         <RemoveSuppressionDialog
           email={removing.email}
-          reason={removing.reason}
-          remove={() => api.suppressions.remove(removing.hash)}
+          reason={reasonText(removing.reason, removing.source)}
+          stream={removing.stream}
+          remove={() => api.suppressions.remove(removing.hash, { stream: removing.stream })}
           onClose={(removed) => {
             setRemoving(undefined);
-            if (removed) onRemoved(`Removed ${removing.email} from the suppression list.`);
+            if (removed) onRemoved(`Removed ${removing.email} from ${listText(removing.stream)}.`);
           }}
         />
       )}
     </>
   );
+}
+
+const literal = (text: string) => <bdi class="literal">{text}</bdi>;
+
+/** The reason, and beside it "Unsubscribed" when the recipient asked for it (reason `manual`, source `unsubscribe`). */
+function Reason({ suppression }: { suppression: Pick<Suppression, 'reason' | 'source'> }) {
+  return (
+    <>
+      <span class={`reason reason-${suppression.reason}`}>{reasonLabels[suppression.reason]}</span>
+      {suppression.source === 'unsubscribe' ? (
+        <>
+          {' '}
+          <span class="reason reason-unsubscribe">{UNSUBSCRIBED}</span>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+/** The list holding an entry: its stream's name, or the project-wide list when it has none. */
+function StreamName({ stream }: { stream: string | undefined }) {
+  return stream === undefined ? <span class="none">{PROJECT_WIDE.toLowerCase()}</span> : <bdi>{stream}</bdi>;
 }
 
 /**
