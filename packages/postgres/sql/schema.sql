@@ -29,7 +29,8 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
-  --    rolling deploy, sends one object per event: those are made columns first.
+  --    rolling deploy, sends one object per event: those are made columns first. Its `stream` is the
+  --    message's; its suppression, from before lists per stream, goes to the project-wide list.
   IF jsonb_typeof(p_events) = 'array' THEN
     SELECT jsonb_build_object(
         'key', jsonb_agg(x.event->'key' ORDER BY x.ord),
@@ -44,7 +45,7 @@ BEGIN
         'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
         'last_event_at', jsonb_agg(x.event->'last_event_at' ORDER BY x.ord),
         'timeline', jsonb_agg(x.event->'timeline' ORDER BY x.ord),
-        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord))
+        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event - 'stream' END ORDER BY x.ord))
     INTO p_events
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
   END IF;
@@ -380,8 +381,8 @@ BEGIN
     WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
-  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
-  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  -- 5. Suppressions: the applied events' suppressions, in event order, each joined into the list of its
+  --    stream by mailwarden_merge_suppressions (which also notifies); its codes are theirs.
   SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
   FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
           FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
@@ -421,37 +422,39 @@ CREATE FUNCTION <schema>.mailwarden_merge_suppressions(p_project_id text, p_rows
     AS $$
 DECLARE
   v_hashes text[];
+  -- Keys (hash then stream) of the addresses step 1 created.
   v_suppressed text[];
   v_before jsonb;
   v_chunk integer;
 BEGIN
-  -- 1. In hash order, addresses without a row get one and the others are locked (WHERE false updates
+  -- 1. In key order (stream, hash), addresses without a row in their list get one and the others are locked (WHERE false updates
   --    nothing but still locks), so what each address had before the batch is known and stays so
   --    until commit: the rows' outcomes.
   WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), created AS (
-    INSERT INTO "<schema>".suppressions AS s (project_id, hash, email, reason, created_at,
+    INSERT INTO "<schema>".suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    SELECT p_project_id, hash, email, reason, created_at,
+    SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
-    RETURNING s.hash
+    FROM seen WHERE true ORDER BY stream, hash
+    ON CONFLICT (project_id, stream, hash) DO UPDATE SET reason = s.reason WHERE false
+    RETURNING s.hash || s.stream AS key
   )
-  SELECT array_agg(hash) INTO v_suppressed FROM created;
+  SELECT array_agg(key) INTO v_suppressed FROM created;
 
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
@@ -460,32 +463,34 @@ BEGIN
   --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
   WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), before AS (
-    SELECT e.hash,
-           (SELECT x.reason FROM "<schema>".suppressions x WHERE x.project_id = p_project_id AND x.hash = e.hash) AS reason
+    SELECT e.key,
+           (SELECT x.reason FROM "<schema>".suppressions x
+            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash) AS reason
     FROM seen e
-    LEFT JOIN unnest(v_suppressed) AS c(hash) ON c.hash = e.hash
-    WHERE c.hash IS NULL
+    LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key
+    WHERE c.key IS NULL
   ), written AS (
-    INSERT INTO "<schema>".suppressions AS s (project_id, hash, email, reason, created_at,
+    INSERT INTO "<schema>".suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    SELECT p_project_id, hash, email, reason, created_at,
+    SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true AND hash IN (SELECT hash FROM before) ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET
+    FROM seen WHERE true AND key IN (SELECT key FROM before) ORDER BY stream, hash
+    ON CONFLICT (project_id, stream, hash) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
       created_at = least(s.created_at, excluded.created_at),
       source = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
@@ -532,8 +537,9 @@ BEGIN
                      AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))
     RETURNING s.hash
   )
-  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
-         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
+  -- An invalidation names hashes, whatever their lists: each once.
+  SELECT (SELECT array_agg(DISTINCT hash) FROM (SELECT hash FROM written UNION ALL SELECT left(key, 64) FROM unnest(v_suppressed) AS c(key)) h),
+         (SELECT coalesce(jsonb_object_agg(key, reason), '{}') FROM before)
   INTO v_hashes, v_before;
 
   -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
@@ -547,32 +553,33 @@ BEGIN
   END IF;
 
   -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
-  --    an address that had no suppression created it ('s'); a row whose reason is stronger than all
-  --    the address had before it (the stored row's, the batch's earlier rows') raised it from that
-  --    (the rank it had); any other 'a'.
+  --    an address that had no suppression in its list created it ('s'); a row whose reason is stronger
+  --    than all the address had in that list before it (the stored row's, the batch's earlier rows')
+  --    raised it from that (the rank it had); any other 'a'.
   RETURN (
     WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), ranked AS (
-      SELECT ord, hash, reason,
-             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+      SELECT ord, key, reason,
+             max(reason) OVER (PARTITION BY key ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
       FROM seen_events
     )
     SELECT coalesce(string_agg(CASE
-             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
-             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
-               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
+             WHEN e.prior IS NULL AND NOT v_before ? e.key THEN 's'
+             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.key)::smallint), 0)
+               THEN greatest(e.prior, (v_before->>e.key)::smallint)::text
              ELSE 'a' END, '' ORDER BY e.ord), '')
     FROM ranked e);
 END
@@ -659,6 +666,7 @@ CREATE TABLE <schema>.suppressions (
     cause_message_id text,
     cause_event_id text,
     cause_diagnostic text,
+    stream text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
     CONSTRAINT suppressions_hash_check CHECK (((octet_length(hash) = 64) AND (hash !~ '[^0-9a-f]'::text))),
     CONSTRAINT suppressions_reason_check CHECK (((reason >= 1) AND (reason <= 3)))
 );
@@ -737,7 +745,7 @@ ALTER TABLE ONLY <schema>.stat_buckets
 --
 
 ALTER TABLE ONLY <schema>.suppressions
-    ADD CONSTRAINT suppressions_pkey PRIMARY KEY (project_id, hash);
+    ADD CONSTRAINT suppressions_pkey PRIMARY KEY (project_id, stream, hash);
 
 --
 -- Name: timeline_entries timeline_entries_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
@@ -824,19 +832,19 @@ CREATE INDEX messages_newest_first ON <schema>.messages USING btree (project_id,
 -- Name: suppressions_by_email_prefix; Type: INDEX; Schema: <schema>; Owner: -
 --
 
-CREATE INDEX suppressions_by_email_prefix ON <schema>.suppressions USING btree (project_id, email text_pattern_ops);
+CREATE INDEX suppressions_by_email_prefix ON <schema>.suppressions USING btree (project_id, stream, email text_pattern_ops);
 
 --
 -- Name: suppressions_by_reason; Type: INDEX; Schema: <schema>; Owner: -
 --
 
-CREATE INDEX suppressions_by_reason ON <schema>.suppressions USING btree (project_id, reason, ((- created_at)), hash);
+CREATE INDEX suppressions_by_reason ON <schema>.suppressions USING btree (project_id, stream, reason, ((- created_at)), hash);
 
 --
 -- Name: suppressions_newest_first; Type: INDEX; Schema: <schema>; Owner: -
 --
 
-CREATE INDEX suppressions_newest_first ON <schema>.suppressions USING btree (project_id, ((- created_at)), hash);
+CREATE INDEX suppressions_newest_first ON <schema>.suppressions USING btree (project_id, stream, ((- created_at)), hash);
 
 --
 -- Name: tracking_ids_search; Type: INDEX; Schema: <schema>; Owner: -

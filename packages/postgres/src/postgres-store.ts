@@ -109,49 +109,58 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const invalidationOf = (hash: string) =>
     `pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_build_array(${hash}))::text)`;
 
+  // The list a row is in last: '' for the project-wide one (docs/storage-internals.md, "Suppression lists per stream").
   const suppressionColumns =
-    'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic';
+    'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, stream';
+  // Of a hash's project-wide row and its row in the stream $n, the project-wide one ('' sorts first in "C").
+  const forStream = (n: number) => `stream IN ('', $${n}) ORDER BY stream LIMIT 1`;
   const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8, opened, clicked, unsubscribed';
   const statements = {
-    getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2`,
+    getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND stream = '' AND hash = $2`,
+    // One statement either way: two primary-key probes, the project-wide row first.
+    getSuppressionForStream: `SELECT ${suppressionColumns} FROM ${s}.suppressions
+      WHERE project_id = $1 AND hash = $2 AND ${forStream(3)}`,
     // The hashes travel as one text parameter, so the call needs no array type set up in the client.
     // One primary-key probe per hash (LATERAL … OFFSET 0 keeps the planner from turning it into a join):
     // a prepared statement's generic plan, made while statistics said the table was small, scanned the
     // whole project per call once a bulk import had grown it (44 ms a call at 500 000 rows).
     getSuppressions: `SELECT x.* FROM unnest(string_to_array($2, ',')) AS h(hash)
       CROSS JOIN LATERAL (SELECT ${suppressionColumns} FROM ${s}.suppressions
-                          WHERE project_id = $1 AND hash = h.hash OFFSET 0) x`,
+                          WHERE project_id = $1 AND stream = '' AND hash = h.hash OFFSET 0) x`,
+    getSuppressionsForStream: `SELECT x.* FROM unnest(string_to_array($2, ',')) AS h(hash)
+      CROSS JOIN LATERAL (SELECT ${suppressionColumns} FROM ${s}.suppressions
+                          WHERE project_id = $1 AND hash = h.hash AND ${forStream(3)}) x`,
     // Inserted: one row (true). Present: the stored row (false). No row: the conflicting row was
     // committed after this statement's snapshot, so it cannot be read here; the caller asks again.
     addSuppression: `WITH created AS (
         INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at,
-          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, stream)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
         ON CONFLICT DO NOTHING
         RETURNING hash
       ), notified AS (
         SELECT ${invalidationOf('hash')} FROM created
       )
-      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL FROM notified
+      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL, NULL FROM notified
       UNION ALL
       SELECT false, ${suppressionColumns.slice('hash, '.length)} FROM ${s}.suppressions
-      WHERE project_id = $1 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
+      WHERE project_id = $1 AND stream = $12 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
     removeSuppression: `WITH removed AS (
-        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = $2 RETURNING ${suppressionColumns}
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND stream = $3 AND hash = $2 RETURNING ${suppressionColumns}
       )
       SELECT ${suppressionColumns}, ${invalidationOf('hash')} FROM removed`,
     // Newest first is ascending (-created_at, hash): a row comparison starts an index range.
     firstSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
-      WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`,
+      WHERE project_id = $1 AND stream = $2 ORDER BY -created_at, hash LIMIT $3`,
     nextSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
-      WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`,
+      WHERE project_id = $1 AND stream = $2 AND (-created_at, hash) > ($3::bigint, $4) ORDER BY -created_at, hash LIMIT $5`,
     getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
     mergeSuppressions: `SELECT ${s}.mailwarden_merge_suppressions($1, $2::text::jsonb)`,
     analyzeSuppressions: `ANALYZE ${s}.suppressions`,
     // One NOTIFY per 100 hashes, under its 8000-byte limit; the scalar subquery makes it run once.
     removeSuppressions: `WITH removed AS (
-        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND hash = ANY (string_to_array($2, ','))
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND stream = $3 AND hash = ANY (string_to_array($2, ','))
         RETURNING ${suppressionColumns}
       ), notified AS (
         SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
@@ -205,13 +214,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     probeInvalidations: `SELECT pg_notify('${INVALIDATION_CHANNEL}', $1)`,
   };
 
-  const toSuppression = ([hash, email, reason, createdAt, ...provenance]: any[]): SuppressionRecord => {
+  const toSuppression = ([hash, email, reason, createdAt, ...rest]: any[]): SuppressionRecord => {
     const record: SuppressionRecord = { hash, email, reason: reasonFromRank(reason), createdAt };
-    const [source, at, provider, messageId, eventId, diagnostic] = provenance;
+    const [source, at, provider, messageId, eventId, diagnostic, stream] = rest;
     if (source !== null) {
       record.provenance = { source, at };
       if (eventId !== null) record.provenance.event = { provider, messageId, eventId, diagnostic };
     }
+    if (stream !== '') record.stream = stream;
     return record;
   };
 
@@ -238,14 +248,23 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   });
 
   return {
-    async getSuppression(projectId, hash) {
-      const [row] = await attempt(() => query(statements.getSuppression, [projectId, hash]));
+    async getSuppression(projectId, hash, stream) {
+      const [row] = await attempt(() =>
+        stream === undefined
+          ? query(statements.getSuppression, [projectId, hash])
+          : query(statements.getSuppressionForStream, [projectId, hash, stream]),
+      );
       return row === undefined ? undefined : toSuppression(row);
     },
 
-    async getSuppressions(projectId, hashes) {
+    async getSuppressions(projectId, hashes, stream) {
       if (hashes.length === 0) return [];
-      const rows = await attempt(() => query(statements.getSuppressions, [projectId, [...new Set(hashes)].join(',')]));
+      const joined = [...new Set(hashes)].join(',');
+      const rows = await attempt(() =>
+        stream === undefined
+          ? query(statements.getSuppressions, [projectId, joined])
+          : query(statements.getSuppressionsForStream, [projectId, joined, stream]),
+      );
       const found = new Map(rows.map((row) => [row[0] as string, row]));
       return hashes.map((hash) => {
         const row = found.get(hash);
@@ -254,7 +273,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async addSuppression(projectId, record) {
-      const params = [projectId, record.hash, record.email, reasonRank(record.reason), record.createdAt, ...provenanceColumns(record)];
+      const params = [
+        projectId,
+        record.hash,
+        record.email,
+        reasonRank(record.reason),
+        record.createdAt,
+        ...provenanceColumns(record),
+        record.stream ?? '',
+      ];
       for (;;) {
         const [row] = await attempt(() => query(statements.addSuppression, params));
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
@@ -263,24 +290,25 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     },
 
-    async removeSuppression(projectId, hash) {
-      const [row] = await attempt(() => query(statements.removeSuppression, [projectId, hash]));
+    async removeSuppression(projectId, hash, stream) {
+      const [row] = await attempt(() => query(statements.removeSuppression, [projectId, hash, stream ?? '']));
       return row === undefined ? undefined : toSuppression(row);
     },
 
-    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
+    async listSuppressions(projectId, { stream = '', reason, emailPrefix, from, to, limit, after }) {
       // PostgreSQL text cannot hold NUL, so no stored email starts with text that has one.
       if (emailPrefix?.includes('\0')) return [];
       if (reason === undefined && emailPrefix === undefined && from === undefined && to === undefined) {
         const rows = await attempt(() =>
           after === undefined
-            ? query(statements.firstSuppressions, [projectId, limit])
-            : query(statements.nextSuppressions, [projectId, -after.createdAt, after.hash, limit]),
+            ? query(statements.firstSuppressions, [projectId, stream, limit])
+            : query(statements.nextSuppressions, [projectId, stream, -after.createdAt, after.hash, limit]),
         );
         return rows.map(toSuppression);
       }
-      const params: unknown[] = [projectId];
-      const where = ['project_id = $1'];
+      // Every index of the table leads with (project_id, stream): a list is a range of each.
+      const params: unknown[] = [projectId, stream];
+      const where = ['project_id = $1', 'stream = $2'];
       const param = (value: unknown) => `$${params.push(value)}`;
       // With a reason, suppressions_by_reason; without, suppressions_newest_first. A time range bounds
       // -created_at, the order's leading column in either: the index range starts and stops there.
@@ -316,13 +344,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes) {
+    async removeSuppressions(projectId, hashes, stream) {
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += MERGE_BATCH) {
         const batch = hashes.slice(from, from + MERGE_BATCH);
         // NUL cannot be in a PostgreSQL text, nor in a hash: no such row.
         const rows = await attempt(() =>
-          query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(',')]),
+          query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(','), stream ?? '']),
         );
         const byHash = new Map(rows.map((row) => [row[0] as string, toSuppression(row)]));
         // Each row is deleted once: a hash given twice finds nothing the second time.
@@ -655,11 +683,15 @@ function toEventRow(event: StoredEvent): Record<string, unknown> {
       row.search_key = event.trackingIdSearchKey ?? trackingIdSearchKey(message.trackingId);
     }
   }
-  if (event.suppression !== null) Object.assign(row, toSuppressionRow(event.suppression));
+  if (event.suppression !== null) {
+    // Its `stream` is the message's: a function that old has one suppression list, the project-wide one.
+    const { stream: _, ...suppression } = toSuppressionRow(event.suppression);
+    Object.assign(row, suppression);
+  }
   return row;
 }
 
-/** A suppression as `mailwarden_merge_suppressions` takes it (and an event row carries it). */
+/** A suppression as `mailwarden_merge_suppressions` takes it (and an event row carries it); no stream: the project-wide list. */
 function toSuppressionRow(suppression: SuppressionRecord): Record<string, unknown> {
   const row: Record<string, unknown> = {
     hash: suppression.hash,
@@ -667,6 +699,7 @@ function toSuppressionRow(suppression: SuppressionRecord): Record<string, unknow
     reason: reasonRank(suppression.reason),
     created_at: suppression.createdAt,
   };
+  if (suppression.stream !== undefined) row.stream = suppression.stream;
   const [source, sourceAt, provider, messageId, eventId, diagnostic] = provenanceColumns(suppression);
   if (source !== null) Object.assign(row, { source, source_at: sourceAt, cause_event_id: eventId });
   if (eventId !== null) Object.assign(row, { cause_provider: provider, cause_message_id: messageId, cause_diagnostic: diagnostic });

@@ -32,7 +32,8 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
-  --    rolling deploy, sends one object per event: those are made columns first.
+  --    rolling deploy, sends one object per event: those are made columns first. Its `stream` is the
+  --    message's; its suppression, from before lists per stream, goes to the project-wide list.
   IF jsonb_typeof(p_events) = 'array' THEN
     SELECT jsonb_build_object(
         'key', jsonb_agg(x.event->'key' ORDER BY x.ord),
@@ -47,7 +48,7 @@ BEGIN
         'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
         'last_event_at', jsonb_agg(x.event->'last_event_at' ORDER BY x.ord),
         'timeline', jsonb_agg(x.event->'timeline' ORDER BY x.ord),
-        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord))
+        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event - 'stream' END ORDER BY x.ord))
     INTO p_events
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
   END IF;
@@ -317,8 +318,8 @@ BEGIN
     WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
-  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
-  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  -- 5. Suppressions: the applied events' suppressions, in event order, each joined into the list of its
+  --    stream by mailwarden_merge_suppressions (which also notifies); its codes are theirs.
   SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
   FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
           FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))

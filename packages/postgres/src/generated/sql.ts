@@ -206,6 +206,26 @@ CREATE INDEX IF NOT EXISTS messages_by_stream
   ON {{schema}}.messages (project_id, stream, (-first_event_at), key) WHERE stream IS NOT NULL;
 `,
   },
+  {
+    version: 11,
+    name: 'suppression_streams',
+    sql: `
+ALTER TABLE {{schema}}.suppressions ADD COLUMN IF NOT EXISTS stream text COLLATE "C" NOT NULL DEFAULT '';
+
+CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, stream, hash);
+CREATE INDEX IF NOT EXISTS suppressions_newest_first_000011 ON {{schema}}.suppressions (project_id, stream, (-created_at), hash);
+CREATE INDEX IF NOT EXISTS suppressions_by_reason_000011 ON {{schema}}.suppressions (project_id, stream, reason, (-created_at), hash);
+CREATE INDEX IF NOT EXISTS suppressions_by_email_prefix_000011 ON {{schema}}.suppressions (project_id, stream, email text_pattern_ops);
+
+ALTER TABLE {{schema}}.suppressions
+  DROP CONSTRAINT suppressions_pkey,
+  ADD CONSTRAINT suppressions_pkey PRIMARY KEY USING INDEX suppressions_pkey_000011;
+DROP INDEX {{schema}}.suppressions_newest_first, {{schema}}.suppressions_by_reason, {{schema}}.suppressions_by_email_prefix;
+ALTER INDEX {{schema}}.suppressions_newest_first_000011 RENAME TO suppressions_newest_first;
+ALTER INDEX {{schema}}.suppressions_by_reason_000011 RENAME TO suppressions_by_reason;
+ALTER INDEX {{schema}}.suppressions_by_email_prefix_000011 RENAME TO suppressions_by_email_prefix;
+`,
+  },
 ];
 
 /** sql/functions/, in file order: the order migrate() defines them in. */
@@ -218,37 +238,39 @@ export const functionSources: readonly { name: string; arguments: string; return
     body: `
 DECLARE
   v_hashes text[];
+  -- Keys (hash then stream) of the addresses step 1 created.
   v_suppressed text[];
   v_before jsonb;
   v_chunk integer;
 BEGIN
-  -- 1. In hash order, addresses without a row get one and the others are locked (WHERE false updates
+  -- 1. In key order (stream, hash), addresses without a row in their list get one and the others are locked (WHERE false updates
   --    nothing but still locks), so what each address had before the batch is known and stays so
   --    until commit: the rows' outcomes.
   WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), created AS (
-    INSERT INTO {{schema}}.suppressions AS s (project_id, hash, email, reason, created_at,
+    INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    SELECT p_project_id, hash, email, reason, created_at,
+    SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET reason = s.reason WHERE false
-    RETURNING s.hash
+    FROM seen WHERE true ORDER BY stream, hash
+    ON CONFLICT (project_id, stream, hash) DO UPDATE SET reason = s.reason WHERE false
+    RETURNING s.hash || s.stream AS key
   )
-  SELECT array_agg(hash) INTO v_suppressed FROM created;
+  SELECT array_agg(key) INTO v_suppressed FROM created;
 
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
@@ -257,32 +279,34 @@ BEGIN
   --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
   WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), before AS (
-    SELECT e.hash,
-           (SELECT x.reason FROM {{schema}}.suppressions x WHERE x.project_id = p_project_id AND x.hash = e.hash) AS reason
+    SELECT e.key,
+           (SELECT x.reason FROM {{schema}}.suppressions x
+            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash) AS reason
     FROM seen e
-    LEFT JOIN unnest(v_suppressed) AS c(hash) ON c.hash = e.hash
-    WHERE c.hash IS NULL
+    LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key
+    WHERE c.key IS NULL
   ), written AS (
-    INSERT INTO {{schema}}.suppressions AS s (project_id, hash, email, reason, created_at,
+    INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    SELECT p_project_id, hash, email, reason, created_at,
+    SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true AND hash IN (SELECT hash FROM before) ORDER BY hash
-    ON CONFLICT (project_id, hash) DO UPDATE SET
+    FROM seen WHERE true AND key IN (SELECT key FROM before) ORDER BY stream, hash
+    ON CONFLICT (project_id, stream, hash) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
       created_at = least(s.created_at, excluded.created_at),
       source = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
@@ -329,8 +353,9 @@ BEGIN
                      AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))
     RETURNING s.hash
   )
-  SELECT (SELECT array_agg(hash) FROM written) || v_suppressed,
-         (SELECT coalesce(jsonb_object_agg(hash, reason), '{}') FROM before)
+  -- An invalidation names hashes, whatever their lists: each once.
+  SELECT (SELECT array_agg(DISTINCT hash) FROM (SELECT hash FROM written UNION ALL SELECT left(key, 64) FROM unnest(v_suppressed) AS c(key)) h),
+         (SELECT coalesce(jsonb_object_agg(key, reason), '{}') FROM before)
   INTO v_hashes, v_before;
 
   -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
@@ -344,32 +369,33 @@ BEGIN
   END IF;
 
   -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
-  --    an address that had no suppression created it ('s'); a row whose reason is stronger than all
-  --    the address had before it (the stored row's, the batch's earlier rows') raised it from that
-  --    (the rank it had); any other 'a'.
+  --    an address that had no suppression in its list created it ('s'); a row whose reason is stronger
+  --    than all the address had in that list before it (the stored row's, the batch's earlier rows')
+  --    raised it from that (the rank it had); any other 'a'.
   RETURN (
     WITH seen_events AS (
-    SELECT (x.event->>'hash') COLLATE "C" AS hash, x.event, x.ord,
+    SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
+           ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
   ), seen AS (
-    SELECT hash,
+    SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
            max(reason) AS reason,
            min(created_at) AS created_at,
            (array_agg(event ORDER BY reason DESC, coalesce((event->>'source_at')::bigint, 9223372036854775807),
                       coalesce(event->>'cause_event_id', '') COLLATE "C", coalesce(event->>'source', '~') COLLATE "C"))[1] AS cause
     FROM seen_events
-    GROUP BY 1
+    GROUP BY 1, 2, 3
   ), ranked AS (
-      SELECT ord, hash, reason,
-             max(reason) OVER (PARTITION BY hash ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+      SELECT ord, key, reason,
+             max(reason) OVER (PARTITION BY key ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
       FROM seen_events
     )
     SELECT coalesce(string_agg(CASE
-             WHEN e.prior IS NULL AND NOT v_before ? e.hash THEN 's'
-             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.hash)::smallint), 0)
-               THEN greatest(e.prior, (v_before->>e.hash)::smallint)::text
+             WHEN e.prior IS NULL AND NOT v_before ? e.key THEN 's'
+             WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.key)::smallint), 0)
+               THEN greatest(e.prior, (v_before->>e.key)::smallint)::text
              ELSE 'a' END, '' ORDER BY e.ord), '')
     FROM ranked e);
 END
@@ -395,7 +421,8 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
-  --    rolling deploy, sends one object per event: those are made columns first.
+  --    rolling deploy, sends one object per event: those are made columns first. Its \`stream\` is the
+  --    message's; its suppression, from before lists per stream, goes to the project-wide list.
   IF jsonb_typeof(p_events) = 'array' THEN
     SELECT jsonb_build_object(
         'key', jsonb_agg(x.event->'key' ORDER BY x.ord),
@@ -410,7 +437,7 @@ BEGIN
         'first_event_at', jsonb_agg(x.event->'first_event_at' ORDER BY x.ord),
         'last_event_at', jsonb_agg(x.event->'last_event_at' ORDER BY x.ord),
         'timeline', jsonb_agg(x.event->'timeline' ORDER BY x.ord),
-        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event END ORDER BY x.ord))
+        'suppression', jsonb_agg(CASE WHEN x.event ? 'hash' THEN x.event - 'stream' END ORDER BY x.ord))
     INTO p_events
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(event, ord);
   END IF;
@@ -746,8 +773,8 @@ BEGIN
     WHERE t.project_id = p_project_id AND t.message_key = d.message_key AND t.occurred_at = d.occurred_at AND t.id = d.id;
   END IF;
 
-  -- 5. Suppressions: the applied events' suppressions, in event order, joined by
-  --    mailwarden_merge_suppressions (which also notifies); its codes are theirs.
+  -- 5. Suppressions: the applied events' suppressions, in event order, each joined into the list of its
+  --    stream by mailwarden_merge_suppressions (which also notifies); its codes are theirs.
   SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
   FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
           FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
