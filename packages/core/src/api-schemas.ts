@@ -133,8 +133,32 @@ export const listSuppressionsResponseSchema = z
   .object({ items: z.array(suppressionSchema), next_cursor: nextCursor, count: z.int().min(0) })
   .meta({ id: 'SuppressionPage' });
 
+/** What a stream named in a suppression request must be (`assertStreamName`). */
+const STREAM_RULE = '1 to 64 lower-case letters, digits, `-` and `_`, starting with a letter or digit (`invalid_stream` otherwise)';
+/**
+ * The list a suppression request names (docs/http.md, "Streams"). As a query parameter, empty means none,
+ * as for the listing filters; as a body field, `null` does.
+ */
+const streamParameter = (what: string) =>
+  z
+    .string()
+    .optional()
+    .meta({ description: `${what}: ${STREAM_RULE}; absent or empty for the project-wide list.`, examples: ['marketing'] });
+const streamBodyField = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .optional()
+    .meta({ description: `${what}: ${STREAM_RULE}; absent or null for the project-wide list.`, examples: ['marketing'] });
+/** The sources a request may record (`webhook` is the service's own); `unsubscribe` for a sender's own preference page. */
+export const requestSourceSchema = z.enum(['api', 'import', 'unsubscribe']);
+
 export const checkSuppressionQuerySchema = z.object({
   email: z.string().meta({ description: 'The address to check; echoed as sent. Encode `+` as `%2B`.' }),
+  stream: streamParameter("Check for mail of this stream: the project-wide list, then this stream's"),
+});
+export const removeSuppressionQuerySchema = z.object({
+  stream: streamParameter("Remove it from this stream's list only"),
 });
 /** Which list holds an address checked for a stream; absent when the check named none (answers as the spec's). */
 const checkedStream = z.string().nullable().optional().meta({
@@ -160,12 +184,14 @@ export const batchCheckRequestSchema = z.object({
     .array(z.string())
     .max(MAX_BATCH_SIZE)
     .meta({ description: `0 to ${MAX_BATCH_SIZE} addresses.` }),
+  stream: streamBodyField("Check for mail of this stream: the project-wide list, then this stream's"),
 });
 export const bulkCheckRequestSchema = z.object({
   emails: z
     .array(z.string())
     .max(MAX_BULK_SIZE)
     .meta({ description: `0 to ${MAX_BULK_SIZE} addresses.` }),
+  stream: streamBodyField("Check for mail of this stream: the project-wide list, then this stream's"),
 });
 export const batchCheckResultSchema = z.union([
   z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, stream: checkedStream }),
@@ -173,7 +199,13 @@ export const batchCheckResultSchema = z.union([
 ]);
 export const batchCheckResponseSchema = z.object({ results: z.array(batchCheckResultSchema) }).meta({ id: 'SuppressionBatchCheck' });
 
-export const addSuppressionRequestSchema = z.object({ email: z.string() });
+export const addSuppressionRequestSchema = z.object({
+  email: z.string(),
+  stream: streamBodyField("Add it to this stream's list"),
+  source: requestSourceSchema.optional().meta({
+    description: "Recorded as its `source`. Default `api`; `unsubscribe` when the recipient asked (a sender's own preference page).",
+  }),
+});
 export const addSuppressionResponseSchema = suppressionSchema;
 
 const bulkItemError = z
@@ -195,10 +227,11 @@ export const bulkAddRequestSchema = z
       .array(bulkAddItemSchema)
       .max(MAX_BULK_SIZE)
       .meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
-    source: z
-      .enum(['api', 'import'])
-      .optional()
-      .meta({ description: "Recorded as each new suppression's `source`. Default `api`; the CLI sends `import`." }),
+    source: requestSourceSchema.optional().meta({
+      description:
+        "Recorded as each new suppression's `source`. Default `api`; the CLI sends `import`; `unsubscribe` when the recipients asked.",
+    }),
+    stream: streamBodyField("Every item goes to this stream's list"),
   })
   .meta({ id: 'BulkSuppressionRequest' });
 export const bulkAddResultSchema = z
@@ -230,6 +263,7 @@ export const bulkRemoveRequestSchema = z
       .array(bulkRemoveItemSchema)
       .max(MAX_BULK_SIZE)
       .meta({ description: `0 to ${MAX_BULK_SIZE} items.` }),
+    stream: streamBodyField("Every item is removed from this stream's list only"),
   })
   .meta({ id: 'BulkRemoveRequest' });
 export const bulkRemoveResultSchema = z

@@ -159,6 +159,7 @@ describe('createOpenApiDocument', () => {
         required: true,
         schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
       }),
+      expect.objectContaining({ name: 'stream', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'reason', in: 'query', required: false, schema: { $ref: '#/components/schemas/SuppressionReason' } }),
       expect.objectContaining({ name: 'emailPrefix', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'from', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
@@ -227,6 +228,54 @@ describe('createOpenApiDocument', () => {
   });
 });
 
+describe('streams (docs/http.md, "Streams")', () => {
+  const suppressionRoutes = routes.filter((route) => route.path.startsWith('/projects/{projectId}/suppressions'));
+
+  it('every suppression endpoint takes an optional stream: a query parameter without a body, a body field with one', () => {
+    const doc = document();
+    expect(suppressionRoutes.map((route) => route.operationId).sort()).toEqual([
+      'addSuppression',
+      'addSuppressions',
+      'checkSuppression',
+      'checkSuppressions',
+      'checkSuppressionsInBulk',
+      'listSuppressions',
+      'removeSuppression',
+      'removeSuppressions',
+    ]);
+    for (const route of suppressionRoutes) {
+      const operation = operationOf(doc, route);
+      if (route.requestBody === undefined) {
+        const parameter = operation.parameters?.find((candidate) => candidate.name === 'stream');
+        expect(parameter, route.operationId).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+        expect(parameter?.description, route.operationId).toMatch(/1 to 64 lower-case letters.*`invalid_stream`.*absent or empty/);
+      } else {
+        const body = (operation.requestBody as { content: { 'application/json': { schema: Record<string, unknown> } } }).content[
+          'application/json'
+        ].schema;
+        const resolved = ('$ref' in body ? doc.components.schemas[String(body.$ref).slice('#/components/schemas/'.length)] : body) as {
+          properties: Record<string, { description?: string }>;
+          required?: string[];
+        };
+        expect(resolved.properties.stream, route.operationId).toMatchObject({ description: expect.stringMatching(/absent or null/) });
+        expect(resolved.required ?? [], route.operationId).not.toContain('stream');
+      }
+      expect(route.errors, route.operationId).toContain('invalid_stream');
+      expect(operation.responses['400']?.description, route.operationId).toContain('`invalid_stream`');
+    }
+  });
+
+  it('add and bulk add take source api, import or unsubscribe', () => {
+    const doc = document();
+    const add = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/suppressions' }).requestBody as {
+      content: { 'application/json': { schema: { properties: Record<string, unknown> } } };
+    };
+    expect(add.content['application/json'].schema.properties.source).toMatchObject({ enum: ['api', 'import', 'unsubscribe'] });
+    const bulk = doc.components.schemas.BulkSuppressionRequest as { properties: Record<string, unknown> };
+    expect(bulk.properties.source).toMatchObject({ enum: ['api', 'import', 'unsubscribe'] });
+  });
+});
+
 describe('response schemas stay open for additions', () => {
   it('no schema of the document closes its objects with additionalProperties: false', () => {
     expect(JSON.stringify(document())).not.toContain('"additionalProperties":false');
@@ -234,8 +283,8 @@ describe('response schemas stay open for additions', () => {
 
   it('a response schema still lists its fields and which are required', () => {
     const suppression = document().components.schemas.Suppression as { properties: Record<string, unknown>; required: string[] };
-    // Provenance (source, cause) is added beside the spec's fields, which stay the only required ones.
-    expect(Object.keys(suppression.properties).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source']);
+    // Provenance (source, cause) and a stream's name are added beside the spec's fields, which stay the only required ones.
+    expect(Object.keys(suppression.properties).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source', 'stream']);
     expect([...suppression.required].sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
   });
 });

@@ -8,6 +8,7 @@ import { describeMessageTests } from './messages.js';
 import { describeRequestTests } from './requests.js';
 import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
+import { describeStreamTests } from './streams.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeWebhookTests } from './webhooks.js';
 
@@ -30,6 +31,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
   describe(`${options.name} conforms to the HTTP API`, () => {
     describeAuthTests(open);
     describeSuppressionTests(open);
+    describeStreamTests(open);
     describeMessageTests(open);
     describeMessageTimelineTests(open);
     describeListingFilterTests(open);

@@ -25,14 +25,17 @@ import {
   listTrackingIdsQuerySchema,
   listTrackingIdsResponseSchema,
   messageDetailSchema,
+  removeSuppressionQuerySchema,
   removeSuppressionResponseSchema,
+  requestSourceSchema,
   statsQuerySchema,
   statsResponseSchema,
   type StatsRangeQuery,
 } from '../api-schemas.js';
 import { assertCheckSize } from '../services/suppression-service.js';
+import { assertStreamName } from '../stream.js';
 import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
-import type { HttpRequest } from './request.js';
+import type { HttpRequest, HttpResponse } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
 
@@ -59,6 +62,8 @@ export interface RouteInput {
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** An answer that is not JSON (the unsubscribe page), sent as it is instead of `body`. */
+  response?: HttpResponse;
 }
 
 /**
@@ -85,9 +90,27 @@ export interface Route {
 
 // A batch is checked for size before its entries, so 101 addresses answer `batch_too_large`, and an
 // entry that is no string answers `invalid_email` with its index, like an invalid address.
-const batchCheckBody = z.object({ emails: z.array(z.unknown()) });
+const batchCheckBody = z.object({ emails: z.array(z.unknown()), stream: z.string().nullable().optional() });
 // Likewise a bulk body: its size first (batch_too_large), then each item in its own result.
-const bulkBody = z.object({ items: z.array(z.unknown()), source: z.enum(['api', 'import']).optional() });
+const bulkBody = z.object({
+  items: z.array(z.unknown()),
+  source: requestSourceSchema.optional(),
+  stream: z.string().nullable().optional(),
+});
+
+/**
+ * The list a suppression request names, as the service takes it (docs/http.md, "Streams"): none (the
+ * project-wide list) for an absent or empty query parameter, as for the listing filters, and for an
+ * absent or null body field; any other text must be a stream name (`""` in a body too). Checked
+ * before a batch's size and entries, so a request naming an invalid stream is refused whole
+ * (`invalid_stream`) and nothing is written.
+ */
+function queryStream(stream: string | undefined): { stream?: string } {
+  return stream === undefined || stream === '' ? {} : { stream: assertStreamName(stream) };
+}
+function bodyStream(stream: string | null | undefined): { stream?: string } {
+  return stream === undefined || stream === null ? {} : { stream: assertStreamName(stream) };
+}
 
 export const routes: readonly Route[] = [
   {
@@ -95,10 +118,11 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/suppressions',
     auth: 'api_key',
     operationId: 'listSuppressions',
-    summary: 'List suppressions, newest first, optionally by reason, the start of the address and creation time',
+    summary: "List the project-wide list or a stream's, newest first, optionally by reason, the start of the address and creation time",
     query: listSuppressionsQuerySchema,
     responses: { 200: { description: 'A page of suppressions.', schema: listSuppressionsResponseSchema } },
-    errors: ['invalid_request', 'invalid_cursor'],
+    errors: ['invalid_request', 'invalid_cursor', 'invalid_stream'],
+    // The service reads `stream` as it reads the other filters (empty: none, the project-wide list).
     run: async (mailwarden, { params, query }) => ({
       status: 200,
       body: await mailwarden.suppressions.list(params.projectId!, query),
@@ -109,17 +133,21 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/suppressions',
     auth: 'api_key',
     operationId: 'addSuppression',
-    summary: 'Suppress an address by hand (reason manual)',
-    description: 'Answers 201 when the address was added, 200 with the stored record unchanged when it was already suppressed.',
+    summary: "Suppress an address by hand (reason manual), in the project-wide list or a stream's",
+    description:
+      'Answers 201 when the address was added, 200 with the stored record unchanged when that list already held it. `source: unsubscribe` records that the recipient asked (reason `manual` still).',
     requestBody: addSuppressionRequestSchema,
     responses: {
       201: { description: 'Added.', schema: addSuppressionResponseSchema },
       200: { description: 'Already suppressed; the stored record, unchanged.', schema: addSuppressionResponseSchema },
     },
-    errors: ['invalid_request', 'invalid_email'],
+    errors: ['invalid_request', 'invalid_email', 'invalid_stream'],
     run: async (mailwarden, { params, json }) => {
-      const { email } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
-      const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email);
+      const { email, source, stream } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
+      const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email, {
+        ...(source === undefined ? {} : { source }),
+        ...bodyStream(stream),
+      });
       return { status: created ? 201 : 200, body: suppression };
     },
   },
@@ -128,13 +156,15 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/suppressions/check',
     auth: 'api_key',
     operationId: 'checkSuppression',
-    summary: 'Check one address',
+    summary: 'Check one address, for any mail or for mail of one stream',
+    description:
+      'With a `stream`, the address is suppressed when the project-wide list or that stream holds it; `stream` in the answer says which (`null`: the project-wide list, which answers when both do).',
     query: checkSuppressionQuerySchema,
     responses: { 200: { description: 'Whether the address is suppressed.', schema: checkSuppressionResponseSchema } },
-    errors: ['invalid_request', 'invalid_email'],
+    errors: ['invalid_request', 'invalid_email', 'invalid_stream'],
     run: async (mailwarden, { params, query }) => {
-      const { email } = parseInput(checkSuppressionQuerySchema, query, 'query');
-      return { status: 200, body: await mailwarden.suppressions.check(params.projectId!, email) };
+      const { email, stream } = parseInput(checkSuppressionQuerySchema, query, 'query');
+      return { status: 200, body: await mailwarden.suppressions.check(params.projectId!, email, queryStream(stream)) };
     },
   },
   {
@@ -143,14 +173,16 @@ export const routes: readonly Route[] = [
     auth: 'api_key',
     operationId: 'checkSuppressions',
     summary: 'Check up to 100 addresses',
-    description: 'One result per input entry, in input order, each echoing the address as sent.',
+    description:
+      'One result per input entry, in input order, each echoing the address as sent. With a `stream`, each result is checked as the single check does for it.',
     requestBody: batchCheckRequestSchema,
     responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
-    errors: ['invalid_request', 'invalid_email', 'batch_too_large'],
+    errors: ['invalid_request', 'invalid_email', 'batch_too_large', 'invalid_stream'],
     run: async (mailwarden, { params, json }) => {
-      const { emails } = parseInput(batchCheckBody, await json(), 'request body');
+      const { emails, stream } = parseInput(batchCheckBody, await json(), 'request body');
+      const options = bodyStream(stream);
       assertCheckSize(emails, MAX_BATCH_SIZE);
-      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[]) };
+      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[], options) };
     },
   },
   {
@@ -163,10 +195,10 @@ export const routes: readonly Route[] = [
       'The batch check, bulk-sized: for gating a large send, or for an import that records what it is about to change. One result per input entry, in input order, each echoing the address as sent.',
     requestBody: bulkCheckRequestSchema,
     responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
-    errors: ['invalid_request', 'invalid_email', 'batch_too_large'],
+    errors: ['invalid_request', 'invalid_email', 'batch_too_large', 'invalid_stream'],
     run: async (mailwarden, { params, json }) => {
-      const { emails } = parseInput(batchCheckBody, await json(), 'request body');
-      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[]) };
+      const { emails, stream } = parseInput(batchCheckBody, await json(), 'request body');
+      return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[], bodyStream(stream)) };
     },
   },
   {
@@ -179,12 +211,15 @@ export const routes: readonly Route[] = [
       'For moving a list from a provider or another tool: each item joins as provider events do (a stronger reason upgrades an existing suppression, the earliest time stays; nothing is ever downgraded). One result per item, in request order; an invalid item is reported in its result and the others are applied. Any key of the project may set `hard_bounce` or `complaint` (docs/http.md explains why).',
     requestBody: bulkAddRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkAddResponseSchema } },
-    errors: ['invalid_request', 'batch_too_large'],
+    errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
     run: async (mailwarden, { params, json }) => {
-      const { items, source } = parseInput(bulkBody, await json(), 'request body');
+      const { items, source, stream } = parseInput(bulkBody, await json(), 'request body');
       return {
         status: 200,
-        body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], source === undefined ? {} : { source }),
+        body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], {
+          ...(source === undefined ? {} : { source }),
+          ...bodyStream(stream),
+        }),
       };
     },
   },
@@ -198,10 +233,13 @@ export const routes: readonly Route[] = [
       'One result per item, in request order: `deleted: false` when no suppression had it; an invalid item is reported and the others removed.',
     requestBody: bulkRemoveRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkRemoveResponseSchema } },
-    errors: ['invalid_request', 'batch_too_large'],
+    errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
     run: async (mailwarden, { params, json }) => {
-      const { items } = parseInput(bulkBody, await json(), 'request body');
-      return { status: 200, body: await mailwarden.suppressions.removeMany(params.projectId!, items as BulkRemoveItem[]) };
+      const { items, stream } = parseInput(bulkBody, await json(), 'request body');
+      return {
+        status: 200,
+        body: await mailwarden.suppressions.removeMany(params.projectId!, items as BulkRemoveItem[], bodyStream(stream)),
+      };
     },
   },
   {
@@ -209,13 +247,14 @@ export const routes: readonly Route[] = [
     path: '/projects/{projectId}/suppressions/{hash}',
     auth: 'api_key',
     operationId: 'removeSuppression',
-    summary: 'Remove a suppression by its hash',
+    summary: "Remove a suppression by its hash, from the project-wide list or a stream's",
+    query: removeSuppressionQuerySchema,
     responses: { 200: { description: 'Removed.', schema: removeSuppressionResponseSchema } },
-    errors: ['invalid_request', 'suppression_not_found'],
-    run: async (mailwarden, { params }) => ({
-      status: 200,
-      body: await mailwarden.suppressions.remove(params.projectId!, params.hash!),
-    }),
+    errors: ['invalid_request', 'suppression_not_found', 'invalid_stream'],
+    run: async (mailwarden, { params, query }) => {
+      const { stream } = parseInput(removeSuppressionQuerySchema, query, 'query');
+      return { status: 200, body: await mailwarden.suppressions.remove(params.projectId!, params.hash!, queryStream(stream)) };
+    },
   },
   {
     method: 'GET',
