@@ -3,8 +3,8 @@
 -- (mergeMessage), the tracking-ID rows (trackingIdDeltas) and the suppression upsert.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] messageOrder,
 -- KEYS[5] trackingIds, KEYS[6] trackingIdOrder, KEYS[7] searchBlockHeads, KEYS[8] searchBuildCursor,
--- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders),
--- referred to by index
+-- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders, the
+-- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
 -- ARGV[4] invalidation channel, ARGV[5] projectId
 -- Returns one character per event: 'a' applied, 'd' duplicate.
@@ -296,7 +296,7 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = mergeSuppression(K, e.s, changed) else outcomes[i] = 'a' end
+    if e.s then outcomes[i] = mergeSuppression(listOf(K, e.s), e.s, changed) else outcomes[i] = 'a' end
   else
     outcomes[i] = 'd'
   end

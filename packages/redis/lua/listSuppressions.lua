@@ -1,10 +1,11 @@
 #!lua flags=no-writes
--- listSuppressions: a page of suppressions in order, newest first.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- listSuppressions: a page of one list's suppressions in order, newest first.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
+-- its HASH and heads, no KEYS[3])
 -- ARGV[1], ARGV[2] ZRANGE BYLEX start and stop of the order members (binary: a time range is a range
 -- of the order), ARGV[3] limit, ARGV[4] the reason rank to keep ('' for any), ARGV[5] the most entries
 -- to read in this call, ARGV[6] the start of the email to keep ('' for any; never holds NUL, which
--- would reach into the packed provenance)
+-- would reach into the packed provenance), ARGV[7] the stream (absent for the project-wide list)
 -- Returns a resume member ('' when done), then member, value, member, value… (binary: the caller
 -- reads the reply as buffers).
 -- Flags: no-writes (EVALSHA_RO).
@@ -16,7 +17,7 @@
 --@include "orderBytes"
 --@include "hex"
 --@include "before"
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[7])
 local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local filtered = rank ~= '' or emailPrefix ~= ''
 -- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.

@@ -75,6 +75,25 @@ export const SEARCH_BLOCK_MAX = 256;
 /** IDs per block when blocks are built from stored IDs: room for new ones before a split. */
 export const SEARCH_BLOCK_FILL = 192;
 
+/**
+ * The keys of one stream's suppression list (docs/storage-internals.md, "Lists per stream"), beside
+ * the project-wide list's `suppressions` and `suppressionHeads` and laid out as they are: a HASH
+ * `s.<stream>`, the heads `sk.<stream>` and the blocks `sb.<stream>:<head>`, all under the project's
+ * prefix, so in its slot. A stream name holds no `.` or `:` (`isStreamName`), so no name of one list
+ * is a name of another. No legacy order: stream lists came after the order blocks. The scripts name
+ * the blocks the same way (lua/include/suppressionLayout.lua).
+ */
+export interface StreamSuppressionKeys {
+  /** HASH, as `ProjectKeys.suppressions`. */
+  suppressions: string;
+  /** ZSET, as `ProjectKeys.suppressionHeads`. */
+  suppressionHeads: string;
+}
+
+export function streamSuppressionKeys(prefix: string, stream: string): StreamSuppressionKeys {
+  return { suppressions: `${prefix}s.${stream}`, suppressionHeads: `${prefix}sk.${stream}` };
+}
+
 export function projectPrefix(keyPrefix: string, projectId: string): string {
   // A brace in the ID would end the hash tag early and scatter the project over slots.
   if (projectId.includes('{') || projectId.includes('}')) throw new TypeError(`project ID contains a brace: ${JSON.stringify(projectId)}`);
@@ -174,10 +193,11 @@ export const hashOfSuppressionMember = (member: Buffer): string => member.toStri
 
 /**
  * ZSET, all scores 0, one order block: the `suppressionMember`s from its head (a member of
- * `suppressionHeads`) to the next head, at most `SUPPRESSION_BLOCK_MAX`. The scripts name it the same way.
+ * `suppressionHeads`) to the next head, at most `SUPPRESSION_BLOCK_MAX`; of the project-wide list, or
+ * of `stream`'s (`sb.<stream>:<head>`). The scripts name it the same way.
  */
-export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer): Buffer =>
-  Buffer.concat([Buffer.from(`${prefix}sb:`), Buffer.from(head)]);
+export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer, stream?: string): Buffer =>
+  Buffer.concat([Buffer.from(stream === undefined ? `${prefix}sb:` : `${prefix}sb.${stream}:`), Buffer.from(head)]);
 
 // --- records ---------------------------------------------------------------------------------------
 
@@ -191,7 +211,8 @@ export function packSuppression(record: SuppressionRecord): string {
   return record.provenance === undefined ? value : `${value}\0${packProvenance(record.provenance)}`;
 }
 
-export function unpackSuppression(hash: string, value: string): SuppressionRecord {
+/** A stored value as a record of the list it was read from: `stream`'s, or the project-wide one (no `stream`). */
+export function unpackSuppression(hash: string, value: string, stream?: string): SuppressionRecord {
   const colon = value.indexOf(':', 1);
   const nul = value.indexOf('\0', colon + 1);
   const record: SuppressionRecord = {
@@ -201,6 +222,7 @@ export function unpackSuppression(hash: string, value: string): SuppressionRecor
     createdAt: Number(value.slice(1, colon)),
   };
   if (nul >= 0) record.provenance = unpackProvenance(value.slice(nul + 1));
+  if (stream !== undefined) record.stream = stream;
   return record;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MailwardenError, messageStatuses, type MessageStatus, type Store } from '@mailwarden/core';
+import { MailwardenError, isStreamName, messageStatuses, type MessageStatus, type Store } from '@mailwarden/core';
 import {
   eventOutcomeOfCode,
   statFacts,
@@ -38,6 +38,7 @@ import {
   projectKeys,
   projectPrefix,
   statsKeyOf,
+  streamSuppressionKeys,
   trackingIdMessagesKeyOf,
   unpackSuppression,
   webhookTokenKeyOf,
@@ -173,8 +174,11 @@ function assertTime(time: number, what: string): void {
   if (!Number.isSafeInteger(time)) throw new RangeError(`${what} is not an integer number of milliseconds: ${time}`);
 }
 
-/** A suppression as the scripts take it (`mergeSuppression` in lua/include/mergeSuppression.lua), checked first. */
-function scriptSuppression(suppression: SuppressionRecord): ScriptSuppression {
+/**
+ * A suppression as the scripts take it (`mergeSuppression` in lua/include/mergeSuppression.lua), checked
+ * first. `listIndex` gives the index in KEYS of a stream list's HASH, its heads right after it.
+ */
+function scriptSuppression(suppression: SuppressionRecord, listIndex: (stream: string) => number): ScriptSuppression {
   assertSuppression(suppression);
   const encoded: ScriptSuppression = {
     h: suppression.hash,
@@ -183,13 +187,36 @@ function scriptSuppression(suppression: SuppressionRecord): ScriptSuppression {
     e: suppression.email,
   };
   if (suppression.provenance !== undefined) encoded.p = packProvenance(suppression.provenance);
+  if (suppression.stream !== undefined) {
+    encoded.t = suppression.stream;
+    encoded.k = listIndex(suppression.stream);
+  }
   return encoded;
 }
 
 function assertSuppression(record: SuppressionRecord): void {
   if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
   assertTime(record.createdAt, 'createdAt');
+  if (record.stream !== undefined) assertStream(record.stream);
 }
+
+/** A list's stream names keys: anything but a stream name (`isStreamName`) could name another list's. */
+function assertStream(stream: string): void {
+  if (!isStreamName(stream)) throw new TypeError(`not a stream name: ${JSON.stringify(stream)}`);
+}
+
+/**
+ * The index in KEYS of each stream list's HASH, its heads key pushed right after it: `keyIndex` gives a
+ * key's index, adding it when new.
+ */
+const streamListIndex =
+  (prefix: string, keyIndex: (key: string) => number) =>
+  (stream: string): number => {
+    const list = streamSuppressionKeys(prefix, stream);
+    const index = keyIndex(list.suppressions);
+    keyIndex(list.suppressionHeads);
+    return index;
+  };
 
 /** An event as the applyEvents script reads it: short names, key arguments by their index in KEYS. */
 interface ScriptEvent {
@@ -218,13 +245,18 @@ interface ScriptEvent {
   s?: ScriptSuppression;
 }
 
-/** A suppression as the scripts take it: hash, reason rank, createdAt, email, packed provenance. */
+/**
+ * A suppression as the scripts take it: hash, reason rank, createdAt, email, packed provenance, and for
+ * a stream's list the stream and the index in KEYS of its HASH (its heads the next key).
+ */
 interface ScriptSuppression {
   h: string;
   r: number;
   c: number;
   e: string;
   p?: string;
+  t?: string;
+  k?: number;
 }
 
 /**
@@ -297,10 +329,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   };
 
-  /** The keys every suppression script takes, in this order. */
-  const suppressionKeys = (projectId: string): string[] => {
+  /**
+   * The keys every suppression script takes, in this order: of the project-wide list, or of `stream`'s
+   * (its HASH and heads; no old layout).
+   */
+  const suppressionKeys = (projectId: string, stream?: string): string[] => {
     const keys = projectKeys(keyPrefix, projectId);
-    return [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder];
+    if (stream === undefined) return [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder];
+    assertStream(stream);
+    const list = streamSuppressionKeys(keys.prefix, stream);
+    return [list.suppressions, list.suppressionHeads];
   };
   /** Projects this store saw without suppressions of the old layout: their checks are plain HGET/HMGET. */
   const upgraded = new Set<string>();
@@ -352,12 +390,68 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       number,
       ...(string | null)[],
     ];
+    noteLegacy(projectId, legacy);
+    return values;
+  };
+  /** What a check's read of the old layout found (`legacy`: 1 while it remains): it starts the upgrade. */
+  const noteLegacy = (projectId: string, legacy: number): void => {
     if (legacy === 0) upgraded.add(projectId);
     else if (!closed && !(Date.now() < (upgradeRetryAt.get(projectId) ?? 0))) {
       // A refused upgrade (a read-only replica, out of memory) is tried again at a check a while later.
       upgradeSuppressions(projectId).catch(() => upgradeRetryAt.set(projectId, Date.now() + UPGRADE_RETRY_MS));
     }
-    return values;
+  };
+
+  /**
+   * The checks of some hashes in a stream: per hash the project-wide record when there is one, else the
+   * stream's (`stream` set), else undefined. One round trip: the two HMGETs in one pipeline (their keys
+   * share the project's slot), or, while the project may hold the old layout, one script.
+   */
+  const checksInStream = async (
+    projectId: string,
+    hashes: readonly string[],
+    stream: string,
+  ): Promise<(SuppressionRecord | undefined)[]> => {
+    assertStream(stream);
+    const keys = projectKeys(keyPrefix, projectId);
+    const fields = suppressionFields(hashes);
+    if (fields === undefined) {
+      // Anything but 64 lower-case hex is stored under no field, as in storedValues.
+      const valid = hashes.filter(isEmailHash);
+      const records = valid.length === 0 ? [] : await checksInStream(projectId, valid, stream);
+      let at = 0;
+      return hashes.map((hash) => (isEmailHash(hash) ? records[at++] : undefined));
+    }
+    const streamList = streamSuppressionKeys(keys.prefix, stream).suppressions;
+    let values: (string | null)[];
+    if (upgraded.has(projectId)) {
+      const replies =
+        (await client
+          .pipeline()
+          .hmget(keys.suppressions, ...fields)
+          .hmget(streamList, ...fields)
+          .exec()
+          .catch(fail)) ?? [];
+      values = [];
+      for (const [error, reply] of replies) {
+        if (error) fail(error);
+        values.push(...(reply as (string | null)[]));
+      }
+    } else {
+      const [legacy, ...reply] = (await run(
+        scripts.getLegacySuppressions,
+        [keys.suppressions, keys.legacySuppressionOrder, streamList],
+        hashes,
+      )) as [number, ...(string | null)[]];
+      values = reply;
+      noteLegacy(projectId, legacy);
+    }
+    return hashes.map((hash, i) => {
+      const projectWide = values[i];
+      if (projectWide != null) return unpackSuppression(hash, projectWide);
+      const inStream = values[hashes.length + i];
+      return inStream == null ? undefined : unpackSuppression(hash, inStream, stream);
+    });
   };
 
   /** One applyEvents script call's KEYS and ARGV. Throws on a malformed event, before anything is sent. */
@@ -383,6 +477,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
       return index;
     };
+    const listIndex = streamListIndex(keys.prefix, keyIndex);
     // Built whole before the call: a malformed event throws here, before anything is written.
     const encoded = events.map((event): ScriptEvent => {
       const encodedEvent: ScriptEvent = { d: keyIndex(eventKeyOf(keys.prefix, event.key)) };
@@ -420,19 +515,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           encodedEvent.m.e = timelineMember(entry);
         }
       }
-      if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression);
+      if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression, listIndex);
       return encodedEvent;
     });
     return { keys: keyList, args: [JSON.stringify(encoded), keys.prefix, retentionMs ?? '', channel, projectId] };
   }
 
   return {
-    async getSuppression(projectId, hash) {
+    async getSuppression(projectId, hash, stream) {
+      if (stream !== undefined) return (await checksInStream(projectId, [hash], stream))[0];
       const [value] = await storedValues(projectId, [hash]);
       return value == null ? undefined : unpackSuppression(hash, value);
     },
 
-    async getSuppressions(projectId, hashes) {
+    async getSuppressions(projectId, hashes, stream) {
+      if (stream !== undefined) return hashes.length === 0 ? (assertStream(stream), []) : checksInStream(projectId, hashes, stream);
       if (hashes.length === 0) return [];
       const values = await storedValues(projectId, hashes);
       return values.map((value, index) => (value == null ? undefined : unpackSuppression(hashes[index]!, value)));
@@ -440,56 +537,76 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async addSuppression(projectId, record) {
       assertSuppression(record);
-      const existing = (await run(scripts.addSuppression, suppressionKeys(projectId), [
-        record.hash,
-        packSuppression(record),
-        record.createdAt,
-        channel,
-        projectId,
-      ])) as string | null;
-      if (existing !== null) return { record: unpackSuppression(record.hash, existing), created: false };
-      const { hash, email, reason, createdAt, provenance } = record;
-      return { record: { hash, email, reason, createdAt, ...(provenance && { provenance: structuredClone(provenance) }) }, created: true };
+      const { hash, email, reason, createdAt, provenance, stream } = record;
+      const args = [hash, packSuppression(record), createdAt, channel, projectId];
+      const existing = (await run(
+        scripts.addSuppression,
+        suppressionKeys(projectId, stream),
+        stream === undefined ? args : [...args, stream],
+      )) as string | null;
+      if (existing !== null) return { record: unpackSuppression(hash, existing, stream), created: false };
+      return {
+        record: {
+          hash,
+          email,
+          reason,
+          createdAt,
+          ...(provenance && { provenance: structuredClone(provenance) }),
+          ...(stream !== undefined && { stream }),
+        },
+        created: true,
+      };
     },
 
-    async removeSuppression(projectId, hash) {
+    async removeSuppression(projectId, hash, stream) {
+      const keys = suppressionKeys(projectId, stream);
       if (!isEmailHash(hash)) return undefined;
-      const removed = (await run(scripts.removeSuppression, suppressionKeys(projectId), [hash, channel, projectId])) as string | null;
-      return removed === null ? undefined : unpackSuppression(hash, removed);
+      const args = [hash, channel, projectId];
+      const removed = (await run(scripts.removeSuppression, keys, stream === undefined ? args : [...args, stream])) as string | null;
+      return removed === null ? undefined : unpackSuppression(hash, removed, stream);
     },
 
     async mergeSuppressions(projectId, records) {
-      const keys = suppressionKeys(projectId);
       const outcomes: SuppressionMergeOutcome[] = [];
       for (let from = 0; from < records.length; from += RECORDS_PER_CALL) {
+        // The project-wide list's keys, then those of each stream's list the batch names.
+        const keys = suppressionKeys(projectId);
+        const indexes = new Map<string, number>();
+        const keyIndex = (key: string): number => {
+          let index = indexes.get(key);
+          if (index === undefined) indexes.set(key, (index = keys.push(key)));
+          return index;
+        };
+        const listIndex = streamListIndex(projectPrefix(keyPrefix, projectId), keyIndex);
         // Encoded whole before the call: a malformed record throws here, before anything is written.
-        const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map(scriptSuppression));
+        const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map((record) => scriptSuppression(record, listIndex)));
         const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId])) as string;
         for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes) {
-      const keys = suppressionKeys(projectId);
+    async removeSuppressions(projectId, hashes, stream) {
+      const keys = suppressionKeys(projectId, stream);
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += RECORDS_PER_CALL) {
         const batch = hashes.slice(from, from + RECORDS_PER_CALL);
         // Only well-formed hashes reach the script: any other is stored under no field.
-        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, ...batch.filter(isEmailHash)])) as (
+        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, stream ?? '', ...batch.filter(isEmailHash)])) as (
           | string
           | null
         )[];
         let at = 0;
         for (const hash of batch) {
           const value = isEmailHash(hash) ? values[at++] : null;
-          removed.push(value == null ? undefined : unpackSuppression(hash, value));
+          removed.push(value == null ? undefined : unpackSuppression(hash, value, stream));
         }
       }
       return removed;
     },
 
-    async listSuppressions(projectId, { reason, emailPrefix = '', from, to, limit, after }) {
+    async listSuppressions(projectId, { stream, reason, emailPrefix = '', from, to, limit, after }) {
+      const keys = suppressionKeys(projectId, stream);
       // An email holds no control character: a prefix with NUL finds none (and the script needs none).
       if (limit < 1 || emailPrefix.includes('\0')) return [];
       // A time range of createdAt is a range of the order itself: createdAt < to starts at the order of
@@ -501,9 +618,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // One call, unless a filter skips more than the scan budget: then the next call resumes there.
       for (;;) {
         const args = [start, stop, limit - page.length, rank, scanBudget, emailPrefix];
-        const reply = (await run(scripts.listSuppressions, suppressionKeys(projectId), args, true)) as Buffer[];
+        if (stream !== undefined) args.push(stream);
+        const reply = (await run(scripts.listSuppressions, keys, args, true)) as Buffer[];
         for (let at = 1; at < reply.length; at += 2)
-          page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString()));
+          page.push(unpackSuppression(hashOfSuppressionMember(reply[at]!), reply[at + 1]!.toString(), stream));
         if (reply[0]!.length === 0 || page.length >= limit) return page;
         start = Buffer.concat([EXCLUSIVE, reply[0]!]);
       }

@@ -2,14 +2,34 @@
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]

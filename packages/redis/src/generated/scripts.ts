@@ -28,29 +28,30 @@ export const addSuppression = loadScript(
     name: 'addSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/addSuppression.lua', 1, 8],
-      [9, 'lua/include/suppressionLayout.lua', 1, 5],
-      [14, 'lua/include/before.lua', 1, 8],
-      [22, 'lua/include/suppressionLayout.lua', 6, 49],
-      [71, 'lua/addSuppression.lua', 9, 1],
-      [72, 'lua/include/storedSuppression.lua', 1, 3],
-      [75, 'lua/include/suppressionValue.lua', 1, 14],
-      [89, 'lua/include/storedSuppression.lua', 4, 1],
-      [90, 'lua/include/order.lua', 1, 13],
-      [103, 'lua/include/storedSuppression.lua', 5, 1],
-      [104, 'lua/include/orderBytes.lua', 1, 17],
-      [121, 'lua/include/storedSuppression.lua', 6, 1],
-      [122, 'lua/include/hex.lua', 1, 14],
-      [136, 'lua/include/storedSuppression.lua', 7, 38],
-      [174, 'lua/addSuppression.lua', 10, 2],
-      [176, 'lua/include/publish.lua', 1, 4],
-      [180, 'lua/addSuppression.lua', 12, 7],
+      [1, 'lua/addSuppression.lua', 1, 9],
+      [10, 'lua/include/suppressionLayout.lua', 1, 7],
+      [17, 'lua/include/before.lua', 1, 8],
+      [25, 'lua/include/suppressionLayout.lua', 8, 67],
+      [92, 'lua/addSuppression.lua', 10, 1],
+      [93, 'lua/include/storedSuppression.lua', 1, 3],
+      [96, 'lua/include/suppressionValue.lua', 1, 14],
+      [110, 'lua/include/storedSuppression.lua', 4, 1],
+      [111, 'lua/include/order.lua', 1, 13],
+      [124, 'lua/include/storedSuppression.lua', 5, 1],
+      [125, 'lua/include/orderBytes.lua', 1, 17],
+      [142, 'lua/include/storedSuppression.lua', 6, 1],
+      [143, 'lua/include/hex.lua', 1, 14],
+      [157, 'lua/include/storedSuppression.lua', 7, 38],
+      [195, 'lua/addSuppression.lua', 11, 2],
+      [197, 'lua/include/publish.lua', 1, 4],
+      [201, 'lua/addSuppression.lua', 13, 7],
     ],
     source: `#!lua
--- addSuppression: stores one suppression unless its hash has one already.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- addSuppression: stores one suppression in a list unless its hash has one there already.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
+-- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
--- ARGV[4] invalidation channel, ARGV[5] projectId
+-- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] the stream (absent for the project-wide list)
 -- Returns the existing value, or nil once created.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -58,6 +59,8 @@ export const addSuppression = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -68,12 +71,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -225,7 +246,7 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[6])
 local existing, field, hash = storedSuppression(K, ARGV[1])
 if existing then return existing end
 redis.call('HSET', K.s, field, ARGV[2])
@@ -243,36 +264,36 @@ export const applyEvents = loadScript(
     readOnly: false,
     lines: [
       [1, 'lua/applyEvents.lua', 1, 16],
-      [17, 'lua/include/suppressionLayout.lua', 1, 5],
-      [22, 'lua/include/before.lua', 1, 8],
-      [30, 'lua/include/suppressionLayout.lua', 6, 49],
-      [79, 'lua/applyEvents.lua', 17, 1],
-      [80, 'lua/include/mergeSuppression.lua', 1, 3],
-      [83, 'lua/include/storedSuppression.lua', 1, 3],
-      [86, 'lua/include/suppressionValue.lua', 1, 14],
-      [100, 'lua/include/storedSuppression.lua', 4, 1],
-      [101, 'lua/include/order.lua', 1, 13],
-      [114, 'lua/include/storedSuppression.lua', 5, 1],
-      [115, 'lua/include/orderBytes.lua', 1, 17],
-      [132, 'lua/include/storedSuppression.lua', 6, 1],
-      [133, 'lua/include/hex.lua', 1, 14],
-      [147, 'lua/include/storedSuppression.lua', 7, 38],
-      [185, 'lua/include/mergeSuppression.lua', 4, 51],
-      [236, 'lua/applyEvents.lua', 18, 1],
-      [237, 'lua/include/publish.lua', 1, 4],
-      [241, 'lua/applyEvents.lua', 19, 3],
-      [244, 'lua/include/trackingIdMember.lua', 1, 18],
-      [262, 'lua/applyEvents.lua', 22, 1],
-      [263, 'lua/include/searchBlocks.lua', 1, 16],
-      [279, 'lua/applyEvents.lua', 23, 283],
+      [17, 'lua/include/suppressionLayout.lua', 1, 7],
+      [24, 'lua/include/before.lua', 1, 8],
+      [32, 'lua/include/suppressionLayout.lua', 8, 67],
+      [99, 'lua/applyEvents.lua', 17, 1],
+      [100, 'lua/include/mergeSuppression.lua', 1, 3],
+      [103, 'lua/include/storedSuppression.lua', 1, 3],
+      [106, 'lua/include/suppressionValue.lua', 1, 14],
+      [120, 'lua/include/storedSuppression.lua', 4, 1],
+      [121, 'lua/include/order.lua', 1, 13],
+      [134, 'lua/include/storedSuppression.lua', 5, 1],
+      [135, 'lua/include/orderBytes.lua', 1, 17],
+      [152, 'lua/include/storedSuppression.lua', 6, 1],
+      [153, 'lua/include/hex.lua', 1, 14],
+      [167, 'lua/include/storedSuppression.lua', 7, 38],
+      [205, 'lua/include/mergeSuppression.lua', 4, 51],
+      [256, 'lua/applyEvents.lua', 18, 1],
+      [257, 'lua/include/publish.lua', 1, 4],
+      [261, 'lua/applyEvents.lua', 19, 3],
+      [264, 'lua/include/trackingIdMember.lua', 1, 18],
+      [282, 'lua/applyEvents.lua', 22, 1],
+      [283, 'lua/include/searchBlocks.lua', 1, 16],
+      [299, 'lua/applyEvents.lua', 23, 283],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
 -- (mergeMessage), the tracking-ID rows (trackingIdDeltas) and the suppression upsert.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] messageOrder,
 -- KEYS[5] trackingIds, KEYS[6] trackingIdOrder, KEYS[7] searchBlockHeads, KEYS[8] searchBuildCursor,
--- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders),
--- referred to by index
+-- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders, the
+-- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
 -- ARGV[4] invalidation channel, ARGV[5] projectId
 -- Returns one character per event: 'a' applied, 'd' duplicate.
@@ -286,6 +307,8 @@ export const applyEvents = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -296,12 +319,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -820,7 +861,7 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = mergeSuppression(K, e.s, changed) else outcomes[i] = 'a' end
+    if e.s then outcomes[i] = mergeSuppression(listOf(K, e.s), e.s, changed) else outcomes[i] = 'a' end
   else
     outcomes[i] = 'd'
   end
@@ -957,26 +998,30 @@ export const getLegacySuppressions = loadScript(
     name: 'getLegacySuppressions',
     readOnly: true,
     lines: [
-      [1, 'lua/getLegacySuppressions.lua', 1, 8],
-      [9, 'lua/include/suppressionLayout.lua', 1, 5],
-      [14, 'lua/include/before.lua', 1, 8],
-      [22, 'lua/include/suppressionLayout.lua', 6, 49],
-      [71, 'lua/getLegacySuppressions.lua', 9, 1],
-      [72, 'lua/include/hex.lua', 1, 14],
-      [86, 'lua/getLegacySuppressions.lua', 10, 6],
+      [1, 'lua/getLegacySuppressions.lua', 1, 10],
+      [11, 'lua/include/suppressionLayout.lua', 1, 7],
+      [18, 'lua/include/before.lua', 1, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 67],
+      [93, 'lua/getLegacySuppressions.lua', 11, 1],
+      [94, 'lua/include/hex.lua', 1, 14],
+      [108, 'lua/getLegacySuppressions.lua', 12, 8],
     ],
     source: `#!lua flags=no-writes
 -- getLegacySuppressions: the checks of a project that may hold suppressions of the old layout: each
 -- hash's value under its binary field, else under the hex one, in one atomic read.
--- KEYS[1] suppressions, KEYS[2] legacySuppressionOrder
+-- KEYS[1] suppressions, KEYS[2] legacySuppressionOrder, KEYS[3] (for a check in a stream) that stream's
+-- HASH
 -- ARGV[1..] the hashes (64 hex)
--- Returns 1 while the old layout's order exists (0 once upgraded), then the values (false for none).
+-- Returns 1 while the old layout's order exists (0 once upgraded), then the values (false for none),
+-- then, with KEYS[3], each hash's value in the stream's list (no old layout there).
 -- Flags: no-writes (EVALSHA_RO).
 --@include "suppressionLayout"
 -- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -987,12 +1032,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -1052,8 +1115,10 @@ local function hex(b)
 end
 local reply = { redis.call('EXISTS', KEYS[2]) }
 for i, h in ipairs(ARGV) do
-  local values = redis.call('HMGET', KEYS[1], fieldOf(unhex(h)), h)
+  local field = fieldOf(unhex(h))
+  local values = redis.call('HMGET', KEYS[1], field, h)
   reply[i + 1] = values[1] or values[2]
+  if KEYS[3] then reply[#ARGV + i + 1] = redis.call('HGET', KEYS[3], field) end
 end
 return reply
 `,
@@ -1194,25 +1259,26 @@ export const listSuppressions = loadScript(
     name: 'listSuppressions',
     readOnly: true,
     lines: [
-      [1, 'lua/listSuppressions.lua', 1, 14],
-      [15, 'lua/include/suppressionLayout.lua', 1, 5],
-      [20, 'lua/include/before.lua', 1, 8],
-      [28, 'lua/include/suppressionLayout.lua', 6, 49],
-      [77, 'lua/listSuppressions.lua', 15, 1],
-      [78, 'lua/include/order.lua', 1, 13],
-      [91, 'lua/listSuppressions.lua', 16, 1],
-      [92, 'lua/include/orderBytes.lua', 1, 17],
-      [109, 'lua/listSuppressions.lua', 17, 1],
-      [110, 'lua/include/hex.lua', 1, 14],
-      [124, 'lua/listSuppressions.lua', 18, 72],
+      [1, 'lua/listSuppressions.lua', 1, 15],
+      [16, 'lua/include/suppressionLayout.lua', 1, 7],
+      [23, 'lua/include/before.lua', 1, 8],
+      [31, 'lua/include/suppressionLayout.lua', 8, 67],
+      [98, 'lua/listSuppressions.lua', 16, 1],
+      [99, 'lua/include/order.lua', 1, 13],
+      [112, 'lua/listSuppressions.lua', 17, 1],
+      [113, 'lua/include/orderBytes.lua', 1, 17],
+      [130, 'lua/listSuppressions.lua', 18, 1],
+      [131, 'lua/include/hex.lua', 1, 14],
+      [145, 'lua/listSuppressions.lua', 19, 72],
     ],
     source: `#!lua flags=no-writes
--- listSuppressions: a page of suppressions in order, newest first.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- listSuppressions: a page of one list's suppressions in order, newest first.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
+-- its HASH and heads, no KEYS[3])
 -- ARGV[1], ARGV[2] ZRANGE BYLEX start and stop of the order members (binary: a time range is a range
 -- of the order), ARGV[3] limit, ARGV[4] the reason rank to keep ('' for any), ARGV[5] the most entries
 -- to read in this call, ARGV[6] the start of the email to keep ('' for any; never holds NUL, which
--- would reach into the packed provenance)
+-- would reach into the packed provenance), ARGV[7] the stream (absent for the project-wide list)
 -- Returns a resume member ('' when done), then member, value, member, value… (binary: the caller
 -- reads the reply as buffers).
 -- Flags: no-writes (EVALSHA_RO).
@@ -1224,6 +1290,8 @@ export const listSuppressions = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -1234,12 +1302,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -1330,7 +1416,7 @@ local function hex(b)
   return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
 --@include "before"
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[7])
 local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local filtered = rank ~= '' or emailPrefix ~= ''
 -- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.
@@ -1566,30 +1652,31 @@ export const mergeSuppressions = loadScript(
     name: 'mergeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/mergeSuppressions.lua', 1, 8],
-      [9, 'lua/include/suppressionLayout.lua', 1, 5],
-      [14, 'lua/include/before.lua', 1, 8],
-      [22, 'lua/include/suppressionLayout.lua', 6, 49],
-      [71, 'lua/mergeSuppressions.lua', 9, 1],
-      [72, 'lua/include/mergeSuppression.lua', 1, 3],
-      [75, 'lua/include/storedSuppression.lua', 1, 3],
-      [78, 'lua/include/suppressionValue.lua', 1, 14],
-      [92, 'lua/include/storedSuppression.lua', 4, 1],
-      [93, 'lua/include/order.lua', 1, 13],
-      [106, 'lua/include/storedSuppression.lua', 5, 1],
-      [107, 'lua/include/orderBytes.lua', 1, 17],
-      [124, 'lua/include/storedSuppression.lua', 6, 1],
-      [125, 'lua/include/hex.lua', 1, 14],
-      [139, 'lua/include/storedSuppression.lua', 7, 38],
-      [177, 'lua/include/mergeSuppression.lua', 4, 51],
-      [228, 'lua/mergeSuppressions.lua', 10, 1],
-      [229, 'lua/include/publish.lua', 1, 4],
-      [233, 'lua/mergeSuppressions.lua', 11, 6],
+      [1, 'lua/mergeSuppressions.lua', 1, 9],
+      [10, 'lua/include/suppressionLayout.lua', 1, 7],
+      [17, 'lua/include/before.lua', 1, 8],
+      [25, 'lua/include/suppressionLayout.lua', 8, 67],
+      [92, 'lua/mergeSuppressions.lua', 10, 1],
+      [93, 'lua/include/mergeSuppression.lua', 1, 3],
+      [96, 'lua/include/storedSuppression.lua', 1, 3],
+      [99, 'lua/include/suppressionValue.lua', 1, 14],
+      [113, 'lua/include/storedSuppression.lua', 4, 1],
+      [114, 'lua/include/order.lua', 1, 13],
+      [127, 'lua/include/storedSuppression.lua', 5, 1],
+      [128, 'lua/include/orderBytes.lua', 1, 17],
+      [145, 'lua/include/storedSuppression.lua', 6, 1],
+      [146, 'lua/include/hex.lua', 1, 14],
+      [160, 'lua/include/storedSuppression.lua', 7, 38],
+      [198, 'lua/include/mergeSuppression.lua', 4, 51],
+      [249, 'lua/mergeSuppressions.lua', 11, 1],
+      [250, 'lua/include/publish.lua', 1, 4],
+      [254, 'lua/mergeSuppressions.lua', 12, 6],
     ],
     source: `#!lua
 -- mergeSuppressions: joins each record in order (mergeSuppression); one PUBLISH names every hash it
 -- changed.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4..] the HASH
+-- and heads of each stream's list the records name (a record's \`k\`, listOf)
 -- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId
 -- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
 -- Flags: writes.
@@ -1598,6 +1685,8 @@ export const mergeSuppressions = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -1608,12 +1697,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -1821,7 +1928,7 @@ end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
 local changed, outcomes = { list = {} }, {}
-for i, s in ipairs(records) do outcomes[i] = mergeSuppression(K, s, changed) end
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed) end
 publish(ARGV[2], ARGV[3], changed.list)
 return table.concat(outcomes)
 `,
@@ -1834,28 +1941,30 @@ export const removeSuppression = loadScript(
     name: 'removeSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppression.lua', 1, 7],
-      [8, 'lua/include/suppressionLayout.lua', 1, 5],
-      [13, 'lua/include/before.lua', 1, 8],
-      [21, 'lua/include/suppressionLayout.lua', 6, 49],
-      [70, 'lua/removeSuppression.lua', 8, 1],
-      [71, 'lua/include/storedSuppression.lua', 1, 3],
-      [74, 'lua/include/suppressionValue.lua', 1, 14],
-      [88, 'lua/include/storedSuppression.lua', 4, 1],
-      [89, 'lua/include/order.lua', 1, 13],
-      [102, 'lua/include/storedSuppression.lua', 5, 1],
-      [103, 'lua/include/orderBytes.lua', 1, 17],
-      [120, 'lua/include/storedSuppression.lua', 6, 1],
-      [121, 'lua/include/hex.lua', 1, 14],
-      [135, 'lua/include/storedSuppression.lua', 7, 38],
-      [173, 'lua/removeSuppression.lua', 9, 1],
-      [174, 'lua/include/publish.lua', 1, 4],
-      [178, 'lua/removeSuppression.lua', 10, 3],
+      [1, 'lua/removeSuppression.lua', 1, 9],
+      [10, 'lua/include/suppressionLayout.lua', 1, 7],
+      [17, 'lua/include/before.lua', 1, 8],
+      [25, 'lua/include/suppressionLayout.lua', 8, 67],
+      [92, 'lua/removeSuppression.lua', 10, 1],
+      [93, 'lua/include/storedSuppression.lua', 1, 3],
+      [96, 'lua/include/suppressionValue.lua', 1, 14],
+      [110, 'lua/include/storedSuppression.lua', 4, 1],
+      [111, 'lua/include/order.lua', 1, 13],
+      [124, 'lua/include/storedSuppression.lua', 5, 1],
+      [125, 'lua/include/orderBytes.lua', 1, 17],
+      [142, 'lua/include/storedSuppression.lua', 6, 1],
+      [143, 'lua/include/hex.lua', 1, 14],
+      [157, 'lua/include/storedSuppression.lua', 7, 38],
+      [195, 'lua/removeSuppression.lua', 11, 1],
+      [196, 'lua/include/publish.lua', 1, 4],
+      [200, 'lua/removeSuppression.lua', 12, 3],
     ],
     source: `#!lua
--- removeSuppression: deletes one suppression.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
--- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId
+-- removeSuppression: deletes one suppression from a list.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
+-- its HASH and heads, no KEYS[3])
+-- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (absent
+-- for the project-wide list)
 -- Returns the value it deleted, or nil.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -1863,6 +1972,8 @@ export const removeSuppression = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -1873,12 +1984,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -2029,7 +2158,7 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
-local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3]), ARGV[1])
+local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4]), ARGV[1])
 if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
 return existing
 `,
@@ -2042,28 +2171,30 @@ export const removeSuppressions = loadScript(
     name: 'removeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppressions.lua', 1, 7],
-      [8, 'lua/include/suppressionLayout.lua', 1, 5],
-      [13, 'lua/include/before.lua', 1, 8],
-      [21, 'lua/include/suppressionLayout.lua', 6, 49],
-      [70, 'lua/removeSuppressions.lua', 8, 1],
-      [71, 'lua/include/storedSuppression.lua', 1, 3],
-      [74, 'lua/include/suppressionValue.lua', 1, 14],
-      [88, 'lua/include/storedSuppression.lua', 4, 1],
-      [89, 'lua/include/order.lua', 1, 13],
-      [102, 'lua/include/storedSuppression.lua', 5, 1],
-      [103, 'lua/include/orderBytes.lua', 1, 17],
-      [120, 'lua/include/storedSuppression.lua', 6, 1],
-      [121, 'lua/include/hex.lua', 1, 14],
-      [135, 'lua/include/storedSuppression.lua', 7, 38],
-      [173, 'lua/removeSuppressions.lua', 9, 1],
-      [174, 'lua/include/publish.lua', 1, 4],
-      [178, 'lua/removeSuppressions.lua', 10, 9],
+      [1, 'lua/removeSuppressions.lua', 1, 9],
+      [10, 'lua/include/suppressionLayout.lua', 1, 7],
+      [17, 'lua/include/before.lua', 1, 8],
+      [25, 'lua/include/suppressionLayout.lua', 8, 67],
+      [92, 'lua/removeSuppressions.lua', 10, 1],
+      [93, 'lua/include/storedSuppression.lua', 1, 3],
+      [96, 'lua/include/suppressionValue.lua', 1, 14],
+      [110, 'lua/include/storedSuppression.lua', 4, 1],
+      [111, 'lua/include/order.lua', 1, 13],
+      [124, 'lua/include/storedSuppression.lua', 5, 1],
+      [125, 'lua/include/orderBytes.lua', 1, 17],
+      [142, 'lua/include/storedSuppression.lua', 6, 1],
+      [143, 'lua/include/hex.lua', 1, 14],
+      [157, 'lua/include/storedSuppression.lua', 7, 38],
+      [195, 'lua/removeSuppressions.lua', 11, 1],
+      [196, 'lua/include/publish.lua', 1, 4],
+      [200, 'lua/removeSuppressions.lua', 12, 9],
     ],
     source: `#!lua
--- removeSuppressions: deletes each hash; one PUBLISH names those deleted.
--- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder
--- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3..] the hashes (64 hex)
+-- removeSuppressions: deletes each hash from a list; one PUBLISH names those deleted.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
+-- its HASH and heads, no KEYS[3])
+-- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3] the stream ('' for the project-wide list),
+-- ARGV[4..] the hashes (64 hex)
 -- Returns per hash the value it deleted, or false.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2071,6 +2202,8 @@ export const removeSuppressions = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -2081,12 +2214,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
@@ -2237,12 +2388,12 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[3])
 local removed, deleted = {}, {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local existing = deleteSuppression(K, ARGV[i])
   if existing then deleted[#deleted + 1] = ARGV[i] end
-  removed[i - 2] = existing
+  removed[i - 3] = existing
 end
 publish(ARGV[1], ARGV[2], deleted)
 return removed
@@ -2257,20 +2408,20 @@ export const upgradeSuppressions = loadScript(
     readOnly: false,
     lines: [
       [1, 'lua/upgradeSuppressions.lua', 1, 8],
-      [9, 'lua/include/suppressionLayout.lua', 1, 5],
-      [14, 'lua/include/before.lua', 1, 8],
-      [22, 'lua/include/suppressionLayout.lua', 6, 49],
-      [71, 'lua/upgradeSuppressions.lua', 9, 1],
-      [72, 'lua/include/storedSuppression.lua', 1, 3],
-      [75, 'lua/include/suppressionValue.lua', 1, 14],
-      [89, 'lua/include/storedSuppression.lua', 4, 1],
-      [90, 'lua/include/order.lua', 1, 13],
-      [103, 'lua/include/storedSuppression.lua', 5, 1],
-      [104, 'lua/include/orderBytes.lua', 1, 17],
-      [121, 'lua/include/storedSuppression.lua', 6, 1],
-      [122, 'lua/include/hex.lua', 1, 14],
-      [136, 'lua/include/storedSuppression.lua', 7, 38],
-      [174, 'lua/upgradeSuppressions.lua', 10, 3],
+      [9, 'lua/include/suppressionLayout.lua', 1, 7],
+      [16, 'lua/include/before.lua', 1, 8],
+      [24, 'lua/include/suppressionLayout.lua', 8, 67],
+      [91, 'lua/upgradeSuppressions.lua', 9, 1],
+      [92, 'lua/include/storedSuppression.lua', 1, 3],
+      [95, 'lua/include/suppressionValue.lua', 1, 14],
+      [109, 'lua/include/storedSuppression.lua', 4, 1],
+      [110, 'lua/include/order.lua', 1, 13],
+      [123, 'lua/include/storedSuppression.lua', 5, 1],
+      [124, 'lua/include/orderBytes.lua', 1, 17],
+      [141, 'lua/include/storedSuppression.lua', 6, 1],
+      [142, 'lua/include/hex.lua', 1, 14],
+      [156, 'lua/include/storedSuppression.lua', 7, 38],
+      [194, 'lua/upgradeSuppressions.lua', 10, 3],
     ],
     source: `#!lua
 -- upgradeSuppressions: moves suppressions of the old layout (in its order) to the new one. Each call
@@ -2284,6 +2435,8 @@ export const upgradeSuppressions = loadScript(
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
 -- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
 -- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
 --@include "before"
 -- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
 local function before(a, b)
@@ -2294,12 +2447,30 @@ local function before(a, b)
   return #a < #b
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
--- K.legacy: whether suppressions of the old layout remain (none can appear during a script).
-local function suppressionKeys(s, sk, so) return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1 } end
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script).
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+  end
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
 -- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
 local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
 local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
-local function orderBlockKey(K, head) return string.sub(K.sk, 1, -3) .. 'sb:' .. head end
+local function orderBlockKey(K, head) return K.b .. head end
 -- The head of the block that holds a member (or would), nil when there is no block yet.
 local function orderHead(K, member)
   return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
