@@ -77,6 +77,43 @@ const scenario: [string, Partial<HttpRequest>][] = [
   ],
   ['/projects/{projectId}/suppressions/check', { method: 'POST', headers: api, body: json({ emails: Array(101).fill('a@example.com') }) }],
   ['/projects/{projectId}/suppressions/check', { method: 'POST', headers: api, body: json({ emails: ['bad'] }) }],
+  // Streams: answers with `stream` (a name, null), and invalid_stream.
+  ['/projects/{projectId}/suppressions', { method: 'POST', headers: api, body: json({ email: 'a@example.com', stream: 'marketing' }) }],
+  [
+    '/projects/{projectId}/suppressions',
+    { method: 'POST', headers: api, body: json({ email: 'c@example.com', stream: 'marketing', source: 'unsubscribe' }) },
+  ],
+  ['/projects/{projectId}/suppressions', { method: 'POST', headers: api, body: json({ email: 'a@example.com', stream: 'Bad' }) }],
+  ['/projects/{projectId}/suppressions', { method: 'GET', query: 'stream=marketing' }],
+  ['/projects/{projectId}/suppressions', { method: 'GET', query: 'stream=Bad' }],
+  ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=a@example.com&stream=marketing' }],
+  ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=c@example.com&stream=marketing' }],
+  ['/projects/{projectId}/suppressions/check', { method: 'GET', query: 'email=a@example.com&stream=-x' }],
+  [
+    '/projects/{projectId}/suppressions/check',
+    { method: 'POST', headers: api, body: json({ emails: ['a@example.com', 'b@example.com', 'c@example.com'], stream: 'marketing' }) },
+  ],
+  [
+    '/projects/{projectId}/suppressions/bulk-check',
+    { method: 'POST', headers: api, body: json({ emails: ['a@example.com', 'c@example.com'], stream: 'marketing' }) },
+  ],
+  [
+    '/projects/{projectId}/suppressions/bulk',
+    { method: 'POST', headers: api, body: json({ items: [{ email: 'd@example.com' }, { email: 'nope' }], stream: 'marketing' }) },
+  ],
+  ['/projects/{projectId}/suppressions/bulk', { method: 'POST', headers: api, body: json({ items: [], stream: '' }) }],
+  [
+    '/projects/{projectId}/suppressions/bulk-delete',
+    { method: 'POST', headers: api, body: json({ items: [{ email: 'd@example.com' }, { hash: 'xyz' }], stream: 'marketing' }) },
+  ],
+  [
+    '/projects/{projectId}/suppressions/{hash}',
+    { method: 'DELETE', path: `/projects/acme/suppressions/${'0'.repeat(64)}`, query: 'stream=marketing' },
+  ],
+  [
+    '/projects/{projectId}/suppressions/{hash}',
+    { method: 'DELETE', path: `/projects/acme/suppressions/${'0'.repeat(64)}`, query: 'stream=Bad' },
+  ],
   ['/projects/{projectId}/webhooks/{provider}', { ...delivery, method: 'POST', body: delivery.rawBody }],
   [
     '/projects/{projectId}/webhooks/{provider}',
@@ -96,15 +133,21 @@ const scenario: [string, Partial<HttpRequest>][] = [
 async function play(store: Store): Promise<{ operation: string; status: number }[]> {
   const handler = handlerOn(store);
   const seen: { operation: string; status: number }[] = [];
-  // Then remove what the scenario suppressed, for the 200 of DELETE.
+  // Then remove what the scenario suppressed, for the 200 of DELETE (the project-wide list's, then a stream's).
   const remove = async () => {
-    const page = JSON.parse(
-      String((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query: '', headers: api })).body),
-    ) as { items: { hash: string }[] };
-    return page.items.map(
-      (item) =>
-        ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${item.hash}` }] as const,
-    );
+    const removals: [string, Partial<HttpRequest>][] = [];
+    for (const query of ['', 'stream=marketing']) {
+      const page = JSON.parse(
+        String((await handler.handle({ method: 'GET', path: '/projects/acme/suppressions', query, headers: api })).body),
+      ) as { items: { hash: string }[] };
+      for (const item of page.items) {
+        removals.push([
+          '/projects/{projectId}/suppressions/{hash}',
+          { method: 'DELETE', path: `/projects/acme/suppressions/${item.hash}`, query },
+        ]);
+      }
+    }
+    return removals;
   };
   for (const [template, overrides] of [...scenario, ...(await remove())]) {
     const method = overrides.method!;

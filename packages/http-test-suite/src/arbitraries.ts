@@ -34,6 +34,9 @@ function segment(projects: Projects): fc.Arbitrary<string> {
         projects.globex,
         'suppressions',
         'check',
+        'bulk',
+        'bulk-check',
+        'bulk-delete',
         'messages',
         'tracking-ids',
         'webhooks',
@@ -68,6 +71,8 @@ function queryValue(projects: Projects): fc.Arbitrary<string> {
     ),
     // Partial searches: the start of an address, a domain, pattern characters, NUL, one over the longest.
     fc.constantFrom('ANA', 'ana@', '@example.com', 'Bücher.example', '%', '_', 'a\u0000', 'x'.repeat(255)),
+    // Streams: names, and what no name is (case, a leading `-`, 65 characters).
+    fc.constantFrom('marketing', 'weekly-digest', 'Marketing', '-x', 'a'.repeat(65)),
     fc.integer().map(String),
     anyText,
   );
@@ -75,7 +80,18 @@ function queryValue(projects: Projects): fc.Arbitrary<string> {
 
 function query(projects: Projects): fc.Arbitrary<string> {
   const name = fc.oneof(
-    fc.constantFrom('limit', 'cursor', 'email', 'trackingId', 'status', 'search', 'recipientPrefix', 'recipientDomain', 'emailPrefix'),
+    fc.constantFrom(
+      'limit',
+      'cursor',
+      'email',
+      'trackingId',
+      'status',
+      'search',
+      'recipientPrefix',
+      'recipientDomain',
+      'emailPrefix',
+      'stream',
+    ),
     anyText,
   );
   const pair = fc.tuple(name, queryValue(projects)).map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`);
@@ -109,12 +125,16 @@ const contentType = fc.oneof(
 
 function body(): fc.Arbitrary<string | Uint8Array> {
   const email = fc.oneof(fc.emailAddress(), anyText, fc.constant('ana@example.com'));
+  const stream = fc.option(fc.oneof(fc.constantFrom('marketing', '', 'Marketing'), anyText, fc.integer()), { nil: undefined });
   return fc.oneof(
     fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value) ?? 'null'),
-    fc.record({ email }).map((value) => JSON.stringify(value)),
     fc
-      .record({ emails: fc.array(fc.oneof(email, fc.integer(), fc.constant(null)), { maxLength: 105 }) })
+      .record({ email, stream, source: fc.option(fc.constantFrom('api', 'unsubscribe', 'webhook'), { nil: undefined }) })
       .map((value) => JSON.stringify(value)),
+    fc
+      .record({ emails: fc.array(fc.oneof(email, fc.integer(), fc.constant(null)), { maxLength: 105 }), stream })
+      .map((value) => JSON.stringify(value)),
+    fc.record({ items: fc.array(fc.record({ email }), { maxLength: 3 }), stream }).map((value) => JSON.stringify(value)),
     anyText,
     fc.uint8Array({ maxLength: 64 }),
     fc.constantFrom('', '{', '[]', '{"emails":[]}', 'mandrill_events=%5B%5D', '\ufeff{}'),
