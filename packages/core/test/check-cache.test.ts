@@ -1,5 +1,6 @@
 import { createMemoryStore, type Store } from '@mailwarden/core';
 import { createCheckCache, createEmailHasher, type SuppressionInvalidation } from '@mailwarden/core/store';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 const hashOf = createEmailHasher();
@@ -18,15 +19,15 @@ function observedStore() {
   const store: Store = {
     ...inner,
     // Reads first, then waits: the answer may be stale by the time it arrives, as over a network.
-    async getSuppression(projectId, hash) {
+    async getSuppression(projectId, hash, stream) {
       reads++;
-      const answer = await inner.getSuppression(projectId, hash);
+      const answer = await inner.getSuppression(projectId, hash, stream);
       await pause;
       return answer;
     },
-    async getSuppressions(projectId, hashes) {
+    async getSuppressions(projectId, hashes, stream) {
       reads++;
-      const answer = await inner.getSuppressions(projectId, hashes);
+      const answer = await inner.getSuppressions(projectId, hashes, stream);
       await pause;
       return answer;
     },
@@ -141,5 +142,118 @@ describe('createCheckCache', () => {
     expect(observed.listeners.size).toBe(1);
     await cache.close();
     expect(observed.listeners.size).toBe(0);
+  });
+
+  describe('with streams', () => {
+    const inStream = (email: string, stream: string, createdAt = 1_000) => ({ ...record(email, createdAt), stream });
+
+    it("a project-wide hit answers a check for every stream; a stream's answer is kept per stream", async () => {
+      const observed = observedStore();
+      const cache = await createCheckCache({ store: observed.store, negativeTtlMs: 60_000 });
+      const hash = hashOf('a@example.com');
+      await observed.inner.addSuppression(project, inStream('a@example.com', 'marketing'));
+      expect(await cache.getSuppression(project, hash, 'marketing')).toEqual(inStream('a@example.com', 'marketing'));
+      expect(await cache.getSuppression(project, hash, 'marketing')).toEqual(inStream('a@example.com', 'marketing'));
+      expect(observed.reads()).toBe(1);
+      // The stream's answer said the project-wide list held none: a check without a stream is cached too.
+      expect(await cache.getSuppression(project, hash)).toBeUndefined();
+      expect(observed.reads()).toBe(1);
+      // Another stream is asked once.
+      expect(await cache.getSuppressions(project, [hash, hash], 'weekly-digest')).toEqual([undefined, undefined]);
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toBeUndefined();
+      expect(observed.reads()).toBe(2);
+
+      // Project-wide now: the write drops every answer about the address, and the project-wide one answers every stream.
+      await cache.addSuppression(project, record('a@example.com'));
+      expect(await cache.getSuppression(project, hash)).toEqual(record('a@example.com'));
+      expect(observed.reads()).toBe(3);
+      for (const stream of ['marketing', 'weekly-digest', 'x-1']) {
+        expect(await cache.getSuppression(project, hash, stream)).toEqual(record('a@example.com'));
+      }
+      expect(await cache.getSuppressions(project, [hash], 'a')).toEqual([record('a@example.com')]);
+      expect(observed.reads()).toBe(3);
+    });
+
+    it('an invalidation of a hash drops its answers for every stream, whichever list changed', async () => {
+      const observed = observedStore();
+      const cache = await createCheckCache({ store: observed.store, negativeTtlMs: 60_000 });
+      const hash = hashOf('a@example.com');
+      expect(await cache.getSuppression(project, hash, 'marketing')).toBeUndefined();
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toBeUndefined();
+      // Another instance adds it to one stream and announces the hash alone.
+      await observed.inner.addSuppression(project, inStream('a@example.com', 'weekly-digest'));
+      observed.publish({ projectId: project, hashes: [hash] });
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toEqual(inStream('a@example.com', 'weekly-digest'));
+      expect(await cache.getSuppression(project, hash, 'marketing')).toBeUndefined();
+      // This instance's own removal from a stream's list drops them too.
+      await cache.removeSuppression(project, hash, 'weekly-digest');
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toBeUndefined();
+      // And a merge into a stream's list.
+      await cache.mergeSuppressions(project, [{ ...inStream('a@example.com', 'marketing'), reason: 'complaint' }]);
+      expect((await cache.getSuppression(project, hash, 'marketing'))?.reason).toBe('complaint');
+      await cache.removeSuppressions(project, [hash], 'marketing');
+      expect(await cache.getSuppression(project, hash, 'marketing')).toBeUndefined();
+    });
+
+    it('never serves a "not suppressed" of the project-wide list past negativeTtlMs, whichever check cached it', async () => {
+      const observed = observedStore();
+      let clock = 10_000;
+      const cache = await createCheckCache({ store: observed.store, negativeTtlMs: 500, now: () => clock });
+      const hash = hashOf('a@example.com');
+      await observed.inner.addSuppression(project, inStream('a@example.com', 'marketing'));
+      expect(await cache.getSuppression(project, hash, 'marketing')).toEqual(inStream('a@example.com', 'marketing'));
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toBeUndefined();
+      await observed.inner.addSuppression(project, record('a@example.com')); // elsewhere, announcement lost
+      clock = 10_499;
+      expect(await cache.getSuppression(project, hash)).toBeUndefined();
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toBeUndefined();
+      clock = 10_501;
+      expect(await cache.getSuppression(project, hash)).toEqual(record('a@example.com'));
+      expect(await cache.getSuppression(project, hash, 'weekly-digest')).toEqual(record('a@example.com'));
+      // A stream's "suppressed" is a positive answer: it was served until the project-wide one replaced it.
+      expect(await cache.getSuppression(project, hash, 'marketing')).toEqual(record('a@example.com'));
+    });
+
+    it('answers as the store does, after any writes of any list, through its own writes or announced ones', async () => {
+      const emails = ['a@example.com', 'b@example.com', 'c@example.com'];
+      const lists = [undefined, 'marketing', 'weekly-digest'];
+      const write = fc.record({
+        kind: fc.constantFrom('add', 'remove'),
+        email: fc.constantFrom(...emails),
+        stream: fc.constantFrom(...lists),
+        elsewhere: fc.boolean(),
+        at: fc.integer({ min: 1, max: 5 }),
+      });
+      const check = fc.record({
+        kind: fc.constant('check' as const),
+        emails: fc.subarray(emails, { minLength: 1 }),
+        stream: fc.constantFrom(...lists),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.oneof(write, check), { maxLength: 30 }), async (steps) => {
+          const observed = observedStore();
+          const cache = await createCheckCache({ store: observed.store, negativeTtlMs: 3_600_000 });
+          for (const step of steps) {
+            if (step.kind === 'check') {
+              const hashes = step.emails.map(hashOf);
+              expect(await cache.getSuppressions(project, hashes, step.stream)).toEqual(
+                await observed.inner.getSuppressions(project, hashes, step.stream),
+              );
+              expect(await cache.getSuppression(project, hashes[0]!, step.stream)).toEqual(
+                await observed.inner.getSuppression(project, hashes[0]!, step.stream),
+              );
+              continue;
+            }
+            const target = step.elsewhere ? observed.inner : cache;
+            const hash = hashOf(step.email);
+            if (step.kind === 'add') {
+              const added = { ...record(step.email, step.at), ...(step.stream === undefined ? {} : { stream: step.stream }) };
+              await target.addSuppression(project, added);
+            } else await target.removeSuppression(project, hash, step.stream);
+            if (step.elsewhere) observed.publish({ projectId: project, hashes: [hash] });
+          }
+        }),
+      );
+    });
   });
 });

@@ -4,7 +4,7 @@ import type { Store, SuppressionRecord } from './store.js';
 export interface CheckCacheOptions {
   /** The store to put the cache in front of. */
   store: Store;
-  /** Entries kept at most. Default 100 000. */
+  /** Addresses (per project) kept at most, each with its answers for the project-wide list and the streams checked. Default 100 000. */
   max?: number;
   /**
    * How long a "suppressed" answer may be served without asking the store. Invalidations drop it
@@ -20,17 +20,31 @@ export interface CheckCacheOptions {
   now?: () => number;
 }
 
-/** Caches "not suppressed" (lru-cache stores no undefined or null). */
+/** A cached "not suppressed" (a slot's answers are `undefined` when unknown). */
 const NOT_SUPPRESSED = Symbol('not suppressed');
 type Entry = SuppressionRecord | typeof NOT_SUPPRESSED;
 const recordOf = (entry: Entry) => (entry === NOT_SUPPRESSED ? undefined : entry);
 
 /**
+ * What the cache knows of one address of one project: the project-wide list's answer, and per stream
+ * the answer of a check for that stream made while the project-wide list held none (that stream's
+ * entry, or not suppressed). Each answer has its own expiry (`until`, of the `now` clock). Any
+ * invalidation of the hash drops the whole slot, whatever stream it was for (docs/storage.md, "Lists").
+ */
+interface Slot {
+  wide: Entry | undefined;
+  wideUntil: number;
+  streams: Map<string, { entry: Entry; until: number }> | undefined;
+}
+
+/**
  * Puts an in-process LRU cache in front of a store for `getSuppression` / `getSuppressions` (the check
- * and send-gate path). Entries are dropped on this instance's writes and on invalidations published by
- * every other instance through the store (`subscribeInvalidations`: Redis pub/sub, Postgres
- * LISTEN/NOTIFY). A "not suppressed" answer is never served longer than `negativeTtlMs`, even if
- * invalidations are lost; a read that raced with a write is not cached at all.
+ * and send-gate path), with or without a stream. Entries are dropped on this instance's writes and on
+ * invalidations published by every other instance through the store (`subscribeInvalidations`: Redis
+ * pub/sub, Postgres LISTEN/NOTIFY). A "not suppressed" answer is never served longer than
+ * `negativeTtlMs`, even if invalidations are lost; a read that raced with a write is not cached at all.
+ * A project-wide "suppressed" answers a check for every stream; a stream's answers are kept beside it,
+ * per address, so dropping an address drops them all.
  *
  * @example
  * const store = await createCheckCache({ store: createRedisStore({ client, keyPrefix: 'mw:' }), negativeTtlMs: 500 });
@@ -40,13 +54,10 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
   const { store } = options;
   const ttl = options.ttlMs ?? 60_000;
   const negativeTtl = options.negativeTtlMs ?? 1_000;
-  const cache = new LRUCache<string, Entry>({
-    max: options.max ?? 100_000,
-    ttl,
-    // Read the clock on every lookup: the TTL is a staleness bound, not a hint.
-    ttlResolution: 0,
-    ...(options.now === undefined ? {} : { perf: { now: options.now } }),
-  });
+  // Read on every lookup: the TTLs are staleness bounds, not hints. Each answer keeps its own expiry,
+  // so the LRU only bounds the number of addresses.
+  const clock = options.now ?? (() => performance.now());
+  const cache = new LRUCache<string, Slot>({ max: options.max ?? 100_000 });
   // Bumped by every invalidation: a store read that started before one may hold an older answer, so
   // its result is returned but not cached.
   let generation = 0;
@@ -55,29 +66,63 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     generation++;
     for (const hash of hashes) cache.delete(keyOf(projectId, hash));
   };
-  const remember = (key: string, record: SuppressionRecord | undefined) => {
-    if (record !== undefined) cache.set(key, record);
-    else if (negativeTtl > 0) cache.set(key, NOT_SUPPRESSED, { ttl: negativeTtl });
+  /** The cached answer of a check for `stream` (the project-wide list's without one); `undefined` when unknown. */
+  const lookup = (key: string, stream: string | undefined): Entry | undefined => {
+    const slot = cache.get(key);
+    if (slot === undefined) return undefined;
+    const time = clock();
+    const wide = slot.wideUntil > time ? slot.wide : undefined;
+    // The project-wide entry answers for every stream.
+    if (stream === undefined || (wide !== undefined && wide !== NOT_SUPPRESSED)) return wide;
+    const answer = slot.streams?.get(stream);
+    return answer !== undefined && answer.until > time ? answer.entry : undefined;
   };
+  /** Keeps what a store's check for `stream` answered, and what it implies about the project-wide list. */
+  const remember = (key: string, stream: string | undefined, record: SuppressionRecord | undefined) => {
+    const wideHeld = record !== undefined && record.stream === undefined;
+    // Nothing to keep: a "not suppressed" when negative answers are not cached.
+    if (!wideHeld && record === undefined && negativeTtl <= 0) return;
+    const time = clock();
+    let slot = cache.get(key);
+    if (slot === undefined) {
+      slot = { wide: undefined, wideUntil: -Infinity, streams: undefined };
+      cache.set(key, slot);
+    }
+    if (wideHeld) {
+      slot.wide = record;
+      slot.wideUntil = time + ttl;
+      return;
+    }
+    // The project-wide list held none: with a stream, the store answered with that stream's entry or none.
+    if (negativeTtl > 0) {
+      slot.wide = NOT_SUPPRESSED;
+      slot.wideUntil = time + negativeTtl;
+    }
+    if (stream === undefined) return;
+    if (record !== undefined) (slot.streams ??= new Map()).set(stream, { entry: record, until: time + ttl });
+    else if (negativeTtl > 0) (slot.streams ??= new Map()).set(stream, { entry: NOT_SUPPRESSED, until: time + negativeTtl });
+  };
+  /** `[stream]` when one is named: without one the store is called exactly as before streams. */
+  const lists = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
 
   const unsubscribe = await store.subscribeInvalidations?.(({ projectId, hashes }) => invalidate(projectId, hashes));
 
   const cached: Store = {
-    async getSuppression(projectId, hash) {
+    async getSuppression(projectId, hash, stream) {
       const key = keyOf(projectId, hash);
-      const hit = cache.get(key);
+      const hit = lookup(key, stream);
       if (hit !== undefined) return recordOf(hit);
       const started = generation;
-      const record = await store.getSuppression(projectId, hash);
-      if (generation === started) remember(key, record);
+      const record = await store.getSuppression(projectId, hash, ...lists(stream));
+      if (generation === started) remember(key, stream, record);
       return record;
     },
 
-    async getSuppressions(projectId, hashes) {
+    async getSuppressions(projectId, hashes, stream) {
       const results: (SuppressionRecord | undefined)[] = new Array(hashes.length);
       const missing: number[] = [];
       hashes.forEach((hash, index) => {
-        const hit = cache.get(keyOf(projectId, hash));
+        const hit = lookup(keyOf(projectId, hash), stream);
         if (hit === undefined) missing.push(index);
         else results[index] = recordOf(hit);
       });
@@ -86,10 +131,11 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       const records = await store.getSuppressions(
         projectId,
         missing.map((index) => hashes[index]!),
+        ...lists(stream),
       );
       missing.forEach((index, i) => {
         results[index] = records[i];
-        if (generation === started) remember(keyOf(projectId, hashes[index]!), records[i]);
+        if (generation === started) remember(keyOf(projectId, hashes[index]!), stream, records[i]);
       });
       return results;
     },
@@ -102,9 +148,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async removeSuppression(projectId, hash) {
+    async removeSuppression(projectId, hash, stream) {
       try {
-        return await store.removeSuppression(projectId, hash);
+        return await store.removeSuppression(projectId, hash, ...lists(stream));
       } finally {
         invalidate(projectId, [hash]);
       }
@@ -122,9 +168,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async removeSuppressions(projectId, hashes) {
+    async removeSuppressions(projectId, hashes, stream) {
       try {
-        return await store.removeSuppressions(projectId, hashes);
+        return await store.removeSuppressions(projectId, hashes, ...lists(stream));
       } finally {
         if (hashes.length > 0) invalidate(projectId, hashes);
       }
