@@ -18,6 +18,8 @@ export {
 export { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService } from './services/suppression-service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';
+export type { UnsubscribeLink, UnsubscribeLinks, UnsubscribeLinksOptions, UnsubscribeTarget } from './unsubscribe/links.js';
+export { MIN_UNSUBSCRIBE_SECRET_LENGTH } from './unsubscribe/token.js';
 
 export { MAX_STREAM_LENGTH, assertStreamName, isStreamName } from './stream.js';
 export { MAX_TRACKING_ID_CODE_POINTS, checkTrackingId, assertTrackingId, type TrackingIdCheck } from './tracking-id.js';

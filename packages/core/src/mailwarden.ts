@@ -13,6 +13,7 @@ import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions
 import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './services/send-gate.js';
 import { createSuppressionService, type SuppressionService } from './services/suppression-service.js';
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
+import { createUnsubscribeLinks, type UnsubscribeLinks, type UnsubscribeLinksOptions } from './unsubscribe/links.js';
 import type { WebhookRequest } from './webhooks/request.js';
 import type { Provider } from './events/delivery-event.js';
 
@@ -56,12 +57,25 @@ export interface MailwardenOptions {
   maxPendingHookCalls?: number;
   /** Where failing hooks are reported. Default: `console.error`. */
   logger?: MailwardenLogger;
+  /**
+   * One-click unsubscribe links (RFC 8058): the public URL where the HTTP API is mounted and the secrets
+   * that seal their tokens (docs/unsubscribe.md). Without it, `unsubscribeLinks` throws
+   * `unsubscribe_links_not_configured`.
+   *
+   * @example
+   * const mailwarden = createMailwarden({
+   *   unsubscribeLinks: { baseUrl: 'https://mail.example.com/mailwarden', secrets: [process.env.UNSUBSCRIBE_SECRET!] },
+   * });
+   */
+  unsubscribeLinks?: UnsubscribeLinksOptions;
 }
 
 export interface Mailwarden {
   suppressions: SuppressionService;
   messages: MessageService;
   trackingIds: TrackingIdService;
+  /** One-click unsubscribe links: made for a message's headers, then used by the recipient (docs/unsubscribe.md). */
+  unsubscribeLinks: UnsubscribeLinks;
   /**
    * Counts over time of the whole project, as `trackingIds.stats` gives them for one tracking ID.
    *
@@ -122,10 +136,12 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     options.webhooks ?? { auth: {} },
     store.claimWebhookToken === undefined ? undefined : (...claim) => store.claimWebhookToken!(...claim),
   );
+  const suppressions = createSuppressionService(context);
   return {
-    suppressions: createSuppressionService(context),
+    suppressions,
     messages: createMessageService(context),
     trackingIds: createTrackingIdService(context),
+    unsubscribeLinks: createUnsubscribeLinks(options.unsubscribeLinks, suppressions),
     stats: (projectId, query) => readStats(context, projectId, null, query),
     applyEvents: applyEventsOfProject,
     ingestWebhook,

@@ -22,6 +22,8 @@ const documentedStatus: Record<ErrorCode, number> = {
   invalid_tracking_id: 400,
   invalid_stream: 400,
   invalid_payload: 400,
+  // One-click unsubscribe (docs/unsubscribe.md): a link that is not ours; links not configured here.
+  invalid_unsubscribe_token: 400,
   tracking_id_not_carriable: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
@@ -29,6 +31,7 @@ const documentedStatus: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   suppression_not_found: 404,
+  unsubscribe_links_not_configured: 404,
   method_not_allowed: 405,
   // Beyond the API's own: what Node's HTTP server refuses before a framework sees the request (answerClientError).
   request_timeout: 408,

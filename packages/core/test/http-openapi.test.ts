@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { errorCodes, errorStatus, type ErrorCode } from '../src/errors.js';
 import { providers } from '../src/events/delivery-event.js';
 import { createOpenApiDocument } from '../src/http/openapi.js';
-import { routes, type Route, type RouteAuth } from '../src/http/routes.js';
+import { routes as apiRoutes, type Route, type RouteAuth } from '../src/http/routes.js';
+import { unsubscribeRoutes } from '../src/http/unsubscribe-routes.js';
+
+/** Every route the handler answers: the API's and one-click unsubscribe's. */
+const routes: readonly Route[] = [...apiRoutes, ...unsubscribeRoutes];
 
 interface Response {
   description: string;

@@ -21,8 +21,8 @@ const layers = {
   webhooks: { files: ['webhooks/'], mayImport: ['carriers', 'domain', 'leaves'] },
   /** Attaching and reading tracking IDs on each provider's send request: leaves only. */
   carriers: { files: ['carriers/'], mayImport: ['leaves'] },
-  /** The services of a mailwarden instance, over a context: messages, stats, suppressions, the send gate, recording events, hooks. */
-  services: { files: ['services/'], mayImport: ['domain', 'leaves'] },
+  /** The services of a mailwarden instance, over a context: messages, stats, suppressions, the send gate, recording events, hooks, one-click unsubscribe links. */
+  services: { files: ['services/', 'unsubscribe/'], mayImport: ['domain', 'leaves'] },
   /** The memory store: one implementation of the Store interface, which only the composition picks. */
   memoryStore: { files: ['memory-store/'], mayImport: ['domain', 'leaves'] },
   /** Records and rules, the wire schemas, the Store interface and what stores share. */

@@ -7,6 +7,7 @@ import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.js';
 import { firstHeader, type HttpHeaders, type HttpRequest, type HttpResponse } from './request.js';
 import { routes, type Route, type RouteInput } from './routes.js';
+import { unsubscribeRoutes } from './unsubscribe-routes.js';
 
 /** Where the handler reports what callers cannot be told: unexpected errors, an unreachable store. Pino-shaped. */
 export type HttpLogger = MailwardenLogger;
@@ -63,7 +64,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   const apiLimit = options.bodyLimits?.api ?? MiB;
   const webhookLimit = options.bodyLimits?.webhook ?? 10 * MiB;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
-  const compiled: CompiledRoute[] = routes.map(compileRoute);
+  const compiled: CompiledRoute[] = [...routes, ...unsubscribeRoutes].map(compileRoute);
   let openApiText: string | undefined;
 
   async function dispatch(request: HttpRequest): Promise<HttpResponse> {
@@ -112,6 +113,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       request,
     };
     const result = await route.run(mailwarden, input);
+    if (result.response !== undefined) return method === 'HEAD' ? { ...result.response, body: '' } : result.response;
     return json(result.status, result.body === undefined ? '' : JSON.stringify(result.body), method === 'HEAD');
   }
 

@@ -4,6 +4,7 @@ import { providers } from '../events/delivery-event.js';
 import { PROJECT_ID } from '../input.js';
 import { errorBodySchema } from '../api-schemas.js';
 import { routes, type Route, type RouteAuth } from './routes.js';
+import { unsubscribeRoutes } from './unsubscribe-routes.js';
 
 export interface OpenApiOptions {
   /** Document title; default 'mailwarden API'. */
@@ -141,7 +142,7 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
 
   jsonSchema(errorBodySchema, 'output'); // puts `Error`, which every error response references, in the components
   const paths: Record<string, JsonObject> = {};
-  for (const route of [...routes, openApiOperation]) {
+  for (const route of [...routes, ...unsubscribeRoutes, openApiOperation]) {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
   }
   // A deep copy, so a caller editing its document cannot reach the next one through shared constants.
