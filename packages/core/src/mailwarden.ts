@@ -1,6 +1,7 @@
 import type { MailwardenContext } from './services/context.js';
 import { createCursorCodec } from './cursor.js';
 import { createEmailHasher } from './email/hash.js';
+import { assertStreamName } from './stream.js';
 import { applyEvents } from './services/apply-events.js';
 import { createHookDispatcher, type MailwardenHooks, type MailwardenLogger } from './services/hooks.js';
 import type { DeliveryEvent } from './events/delivery-event.js';
@@ -26,6 +27,17 @@ export interface MailwardenOptions {
   cursorSecret?: string | Uint8Array;
   /** Which events suppress their recipient. Default: `defaultSuppressionPolicy`. */
   policy?: SuppressionPolicy;
+  /**
+   * Each project's default stream: where a provider's unsubscribe event for a message sent without a
+   * stream is recorded. A map by project id, or a lookup. Without one, such an unsubscribe is recorded
+   * project-wide (reason `manual`, source `unsubscribe`), as the provider itself stops mailing the
+   * address (docs/decisions.md, "Who suppresses on an unsubscribe"). A name that is not a stream name
+   * throws `invalid_stream` (at creation for a map, when used for a lookup).
+   *
+   * @example
+   * const mailwarden = createMailwarden({ defaultStream: { acme: 'marketing' } });
+   */
+  defaultStream?: Readonly<Record<string, string>> | ((projectId: string) => string | undefined);
   /** Clock for manual suppressions, in epoch milliseconds. Default: `Date.now`. */
   now?: () => number;
   /** Webhook intake: each project's provider authentication. Without it, `ingestWebhook` refuses every request. */
@@ -126,6 +138,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     now: options.now ?? Date.now,
     timelinePersonalData: options.timeline?.personalData === true,
   };
+  if (options.defaultStream !== undefined) context.defaultStream = defaultStreamOf(options.defaultStream);
   const logger = options.logger ?? { error: (details, message) => console.error(message, details) };
   if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls);
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
@@ -150,4 +163,16 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     hooksSettled: () => context.hooks?.settled() ?? Promise.resolve(),
     close: () => context.store.close(),
   };
+}
+
+/** `MailwardenOptions.defaultStream` as one lookup: a map's names checked now, a function's when it answers. */
+function defaultStreamOf(option: NonNullable<MailwardenOptions['defaultStream']>): (projectId: string) => string | undefined {
+  if (typeof option === 'function') {
+    return (projectId) => {
+      const stream = option(projectId);
+      return stream === undefined ? undefined : assertStreamName(stream);
+    };
+  }
+  const streams = new Map(Object.entries(option).map(([projectId, stream]) => [projectId, assertStreamName(stream)]));
+  return (projectId) => streams.get(projectId);
 }

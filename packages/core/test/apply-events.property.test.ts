@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createMailwarden,
   defaultSuppressionPolicy,
+  isStreamName,
   messageStatuses,
   tryNormalizeEmail,
   type DeliveryEvent,
@@ -154,16 +155,27 @@ describe('applyEvents laws', () => {
         // The model: the default policy over the valid events (the first of each key), strongest reason,
         // earliest time; the cause is the strongest reason's earliest event, then the smaller event ID.
         type Cause = { provider: string; message_id: string | null; message: string | null; event_id: string; event_at: string };
-        type Row = { hash: string; email: string; reason: SuppressionReason; created_at: string; source: 'webhook'; cause: Cause };
+        // An unsubscribe is `manual` from source `unsubscribe`, on this list only when its event has no stream.
+        type Row = {
+          hash: string;
+          email: string;
+          reason: SuppressionReason;
+          created_at: string;
+          source: 'webhook' | 'unsubscribe';
+          cause: Cause;
+        };
         const model = new Map<string, Row>();
         const keys = new Set<string>();
         for (const event of events) {
           const normalized = tryNormalizeEmail(event.recipient);
-          const reason = defaultSuppressionPolicy(event);
-          if (!normalized.ok || reason === null) continue;
+          const decision = defaultSuppressionPolicy(event);
+          if (!normalized.ok || decision === null) continue;
           const key = `${event.provider}:${event.eventKey}`;
           if (keys.has(key)) continue;
           keys.add(key);
+          if (decision === 'unsubscribe' && isStreamName(event.stream)) continue;
+          const reason = decision === 'unsubscribe' ? 'manual' : decision;
+          const source = decision === 'unsubscribe' ? 'unsubscribe' : 'webhook';
           const hash = mailwarden.suppressions.hashOf(normalized.email);
           const at = event.occurredAt.toISOString();
           // The message it opens is the one the event merged into.
@@ -180,7 +192,7 @@ describe('applyEvents laws', () => {
             email: normalized.email,
             reason: known === undefined || reasonRank(reason) > reasonRank(known.reason) ? reason : known.reason,
             created_at: known === undefined || at < known.created_at ? at : known.created_at,
-            source: 'webhook',
+            source: wins ? source : known.source,
             cause: wins ? cause : known.cause,
           });
         }

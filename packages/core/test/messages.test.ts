@@ -381,6 +381,7 @@ describe('tracking ID counters', () => {
   });
 });
 
+// An unsubscribe suppresses too, in its stream and from source `unsubscribe`: unsubscribe-events.test.ts.
 describe('automatic suppression by the default policy', () => {
   it.each<[string, Partial<DeliveryEvent>, string | null]>([
     ['a hard bounce', { type: 'bounced', bounceClass: 'hard' }, 'hard_bounce'],
@@ -392,7 +393,6 @@ describe('automatic suppression by the default policy', () => {
     ['a soft bounce', { type: 'bounced', bounceClass: 'soft' }, null],
     ['an undetermined bounce', { type: 'bounced', bounceClass: 'undetermined' }, null],
     ['a deferral', { type: 'deferred' }, null],
-    ['an unsubscribe', { type: 'unsubscribed' }, null],
     ['a delivery', { type: 'delivered' }, null],
     ['an SES not-spam complaint, recorded as unknown', { type: 'unknown', provider: 'ses' }, null],
   ])('%s → %s', async (_, overrides, reason) => {

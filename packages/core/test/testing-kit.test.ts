@@ -61,6 +61,8 @@ function reported(event: DeliveryEvent): ReportedEvent {
     recipient: event.recipient,
     messageId: event.messageId!,
     trackingId: event.trackingId,
+    // A Postmark unsubscribe reports its message stream: the kit says so too.
+    ...(event.stream == null ? {} : { stream: event.stream }),
     occurredAt: event.occurredAt,
   };
 }

@@ -6,7 +6,8 @@ import { factsOf } from '../messages/facts.js';
 import { messageKey } from '../messages/message.js';
 import { timelineEntryId, type TimelineEntry } from '../messages/timeline.js';
 import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../api-schemas.js';
-import type { StoredEvent } from '../store/store.js';
+import type { StoredEvent, SuppressionRecord } from '../store/store.js';
+import type { SuppressionDecision } from '../suppressions/policy.js';
 import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { plainDeliveryEvent } from '../events/plain-delivery-event.js';
@@ -28,7 +29,7 @@ export async function applyEvents(
   // The events as recorded, for the hooks: built only when the app has hooks.
   const recorded: DeliveryEvent[] | undefined = context.hooks === undefined ? undefined : [];
   events.forEach((event, index) => {
-    const prepared = prepareEvent(context, event, index, warnings, recorded);
+    const prepared = prepareEvent(context, projectId, event, index, warnings, recorded);
     if (prepared !== undefined) stored.push(prepared);
   });
   const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored);
@@ -39,6 +40,7 @@ export async function applyEvents(
 
 function prepareEvent(
   context: MailwardenContext,
+  projectId: string,
   input: DeliveryEvent,
   index: number,
   warnings: EventWarning[],
@@ -75,10 +77,11 @@ function prepareEvent(
   }
 
   // As recorded: the stream only when the event had one, and then as kept (`null` once dropped).
-  recorded?.push({ ...event, recipient: recipient.email, trackingId, ...(event.stream == null ? {} : { stream }) });
+  const kept: DeliveryEvent = { ...event, recipient: recipient.email, trackingId, ...(event.stream == null ? {} : { stream }) };
+  recorded?.push(kept);
   const at = event.occurredAt.getTime();
   const facts = factsOf(event);
-  const reason = context.policy({ ...event, recipient: recipient.email, trackingId });
+  const decision = context.policy(kept);
   const key = `${event.provider}:${event.eventKey}`;
   return {
     key,
@@ -97,26 +100,44 @@ function prepareEvent(
             lastEventAt: at,
           },
     trackingIdSearchKey: trackingId === null ? null : trackingIdSearchKey(trackingId),
-    suppression:
-      reason === null
-        ? null
-        : {
-            hash: context.hashEmail(recipient.email),
-            email: recipient.email,
-            reason,
-            createdAt: at,
-            provenance: {
-              source: 'webhook',
-              at,
-              event: {
-                provider: event.provider,
-                messageId: event.messageId,
-                eventId: timelineEntryId(key),
-                diagnostic: causeDiagnostic(event),
-              },
-            },
-          },
+    suppression: decision === null ? null : suppressionOf(context, projectId, event, kept, decision, key),
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
+  };
+}
+
+/**
+ * The suppression an event's decision stores: a reason on the project-wide list, source `webhook`; or
+ * the recipient's unsubscribe, reason `manual` and source `unsubscribe`, in the list of the event's kept
+ * stream, else the project's default stream, else project-wide (docs/decisions.md, "Who suppresses on
+ * an unsubscribe"). Either way the event is its cause.
+ */
+function suppressionOf(
+  context: MailwardenContext,
+  projectId: string,
+  event: DeliveryEvent,
+  kept: DeliveryEvent,
+  decision: NonNullable<SuppressionDecision>,
+  key: string,
+): SuppressionRecord {
+  const at = event.occurredAt.getTime();
+  const unsubscribe = decision === 'unsubscribe';
+  const stream = unsubscribe ? (kept.stream ?? context.defaultStream?.(projectId)) : undefined;
+  return {
+    hash: context.hashEmail(kept.recipient),
+    email: kept.recipient,
+    reason: unsubscribe ? 'manual' : decision,
+    createdAt: at,
+    provenance: {
+      source: unsubscribe ? 'unsubscribe' : 'webhook',
+      at,
+      event: {
+        provider: event.provider,
+        messageId: event.messageId,
+        eventId: timelineEntryId(key),
+        diagnostic: causeDiagnostic(event),
+      },
+    },
+    ...(stream == null ? {} : { stream }),
   };
 }
 

@@ -14,6 +14,11 @@ export interface MailwardenContext {
   now: () => number;
   /** Whether timelines keep personal details (`url`, `userAgent`); `MailwardenOptions.timeline`. */
   timelinePersonalData?: boolean;
+  /**
+   * A project's default stream (`MailwardenOptions.defaultStream`, already checked): where an unsubscribe
+   * event without a stream is recorded; `undefined` for project-wide.
+   */
+  defaultStream?: (projectId: string) => string | undefined;
   /** The app's hooks (`MailwardenOptions.on`); absent when it gave none, so nothing is built for them. */
   hooks?: HookDispatcher;
 }

@@ -1,5 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { attachPostmarkTrackingId } from '../carriers/postmark.js';
+import { isStreamName } from '../stream.js';
 import {
   encoder,
   invalid,
@@ -65,7 +66,14 @@ export function postmarkWebhook(options: TestPayload & PostmarkWebhookOptions): 
   if (events.length !== 1) throw invalid(`Postmark posts one record per request, not ${events.length}: build one request per event.`);
   const event = events[0]!;
   if (event.type === 'sent') throw invalid('Postmark has no webhook for a message merely sent.');
-  return postmarkRequest(recordText(event), events, options.auth);
+  const given = options.events[0]!.messageStream;
+  const messageStream = given === undefined ? 'outbound' : given;
+  // An unsubscribe of a message without a stream is recorded in Postmark's message stream, when a stream name.
+  const reported =
+    event.type === 'unsubscribed' && event.stream === undefined && isStreamName(messageStream)
+      ? { ...event, stream: messageStream }
+      : event;
+  return postmarkRequest(recordText(event, messageStream), [reported], options.auth);
 }
 
 /** Postmark's times: ISO 8601 with seven fraction digits. */
@@ -73,13 +81,19 @@ function postmarkTime(date: Date): string {
   return date.toISOString().replace('Z', '0000Z');
 }
 
-function recordText(event: ReportedEvent): string {
+function recordText(event: ReportedEvent, messageStream: string | null): string {
   const metadata = {
     ...(event.trackingId === null ? {} : attachPostmarkTrackingId({}, event.trackingId).Metadata),
     ...streamMetadata(event),
   };
   const at = postmarkTime(event.occurredAt);
-  const common = { MessageID: event.messageId, ServerID: 23, MessageStream: 'outbound', Tag: '', Metadata: metadata };
+  const common = {
+    MessageID: event.messageId,
+    ServerID: 23,
+    ...(messageStream === null ? {} : { MessageStream: messageStream }),
+    Tag: '',
+    Metadata: metadata,
+  };
   const bounce = (type: string, typeCode: number, name: string, description: string, details: string) => ({
     RecordType: 'Bounce',
     ID: '__ID__',

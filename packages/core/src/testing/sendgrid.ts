@@ -35,6 +35,8 @@ export interface SendGridWebhookOptions {
   signedAt?: Date | undefined;
   /** SendGrid's OAuth option: sent as `Authorization: Bearer <token>`. */
   oauthToken?: string | undefined;
+  /** The project's `unsubscribeGroups`: what an unsubscribe of a mapped group reports as its stream. */
+  unsubscribeGroups?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -56,7 +58,16 @@ export function sendGridWebhook(options: TestPayload & SendGridWebhookOptions): 
     // SendGrid's sg_message_id is the send API's X-Message-Id followed by `.filter…`: the id has no dot.
     if (event.messageId.includes('.')) throw invalid(`A SendGrid message id (X-Message-Id) has no dot: ${event.messageId}.`);
   }
-  return signedSendGridRequest(sendGridBody(events.map(sendGridEvent)), events, options, now);
+  const groups = options.events.map((event) => event.unsubscribeGroup);
+  const items = events.map((event, index) => sendGridEvent(event, groups[index]));
+  // An unsubscribe of a mapped group is recorded in the group's stream, whatever the message carried.
+  const reported = events.map((event, index) => {
+    const group = groups[index];
+    const stream =
+      group === undefined || options.unsubscribeGroups === undefined ? undefined : mappedStream(options.unsubscribeGroups, group);
+    return stream === undefined ? event : { ...event, stream };
+  });
+  return signedSendGridRequest(sendGridBody(items), reported, options, now);
 }
 
 /**
@@ -91,8 +102,12 @@ function signedSendGridRequest(rawBody: Uint8Array, events: ReportedEvent[], opt
   };
 }
 
+function mappedStream(unsubscribeGroups: Readonly<Record<string, string>>, group: number): string | undefined {
+  return Object.hasOwn(unsubscribeGroups, String(group)) ? unsubscribeGroups[String(group)] : undefined;
+}
+
 /** One event object: the message's custom args, then SendGrid's own fields (which win a clash). */
-function sendGridEvent(event: ReportedEvent): Record<string, unknown> {
+function sendGridEvent(event: ReportedEvent, unsubscribeGroup: number | undefined): Record<string, unknown> {
   const customArgs =
     event.trackingId === null ? {} : (attachSendGridTrackingId<SendGridMailRequest>({}, event.trackingId).custom_args ?? {});
   const item: Record<string, unknown> = { ...customArgs, ...streamMetadata(event) };
@@ -100,11 +115,12 @@ function sendGridEvent(event: ReportedEvent): Record<string, unknown> {
     email: event.recipient,
     timestamp: unixSeconds(event.occurredAt),
     'smtp-id': `<${event.messageId}@geopod-ismtpd-1>`,
-    event: sendGridEventName(event),
+    event: unsubscribeGroup === undefined ? sendGridEventName(event) : 'group_unsubscribe',
     category: [],
     sg_event_id: randomBytes(16).toString('base64url'),
     sg_message_id: `${event.messageId}.recvd-7f8c6b5d4-x2w9q-1-${randomBytes(4).toString('hex').toUpperCase()}-1.0`,
     ...detailsOf(event),
+    ...(unsubscribeGroup === undefined ? {} : { asm_group_id: unsubscribeGroup }),
   });
   return item;
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { encodeServiceIdHeader, SERVICE_ID_HEADER } from '../carriers/ses-header.js';
 import { SERVICE_STREAM_HEADER } from '../carriers/stream-carrier.js';
+import { isStreamName } from '../stream.js';
 import { sesTrackingTags } from '../carriers/ses-tags.js';
 import type { WebhookRequest } from '../webhooks/request.js';
 import { testSnsSigner } from './sns-test-signer.js';
@@ -53,6 +54,8 @@ export interface SesNotificationOptions {
   recipients?: readonly string[];
   /** Bounce only: default `Permanent`. */
   bounceType?: 'Permanent' | 'Transient';
+  /** Subscription only: the topic opted out of; default none, an opt-out of the whole contact list. */
+  topic?: string | undefined;
 }
 
 /**
@@ -157,8 +160,21 @@ export function sesNotification(sent: SentMessage, eventType: SesEventType, opti
         contactList: 'newsletter',
         timestamp,
         source: 'UnsubscribeHeader',
-        newTopicPreferences: { unsubscribeAll: true, topicSubscriptionStatus: [] },
-        oldTopicPreferences: { unsubscribeAll: false, topicSubscriptionStatus: [] },
+        ...(options.topic === undefined
+          ? {
+              newTopicPreferences: { unsubscribeAll: true, topicSubscriptionStatus: [] },
+              oldTopicPreferences: { unsubscribeAll: false, topicSubscriptionStatus: [] },
+            }
+          : {
+              newTopicPreferences: {
+                unsubscribeAll: false,
+                topicSubscriptionStatus: [{ topicName: options.topic, subscriptionStatus: 'OptOut' }],
+              },
+              oldTopicPreferences: {
+                unsubscribeAll: false,
+                topicSubscriptionStatus: [{ topicName: options.topic, subscriptionStatus: 'OptIn' }],
+              },
+            }),
       };
       break;
   }
@@ -315,16 +331,18 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
   const events = reportEvents('ses', options.events, { now, seconds: false, messageId: () => (generated ??= sesMessageId()) });
   const [first] = events;
   if (first === undefined) throw invalid('An SES notification reports at least one event.');
-  for (const event of events.slice(1)) {
+  const topic = options.events[0]!.topic;
+  for (const [index, event] of events.entries()) {
     const same = event.type === first.type && event.bounceClass === first.bounceClass && event.messageId === first.messageId;
     if (
       !same ||
       event.trackingId !== first.trackingId ||
       event.stream !== first.stream ||
+      options.events[index]!.topic !== topic ||
       event.occurredAt.getTime() !== first.occurredAt.getTime()
     ) {
       throw invalid(
-        'One SES notification is about one message and one event: give its events the same type, messageId, trackingId, stream and occurredAt.',
+        'One SES notification is about one message and one event: give its events the same type, messageId, trackingId, stream, topic and occurredAt.',
       );
     }
   }
@@ -359,10 +377,13 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
     occurredAt: first.occurredAt,
     recipients,
     bounceType: first.bounceClass === 'soft' ? 'Transient' : 'Permanent',
+    topic,
   });
   // Identity feedback notifications never carry tags: a tracking ID sent only as a tag is lost there.
-  const reported =
+  const carried =
     family === 'feedback' && carrier === 'tags' ? events.map(({ stream: _lost, ...event }) => ({ ...event, trackingId: null })) : events;
+  // An unsubscribe from a topic that is a stream name is recorded in that stream.
+  const reported = isStreamName(topic) ? carried.map((event) => ({ ...event, stream: topic })) : carried;
   return snsTestWebhook(JSON.stringify(notification), reported, options, now);
 }
 

@@ -35,6 +35,22 @@ export interface TestEvent {
   stream?: string | null | undefined;
   /** When it happened; default the request's time. Providers that date events in unix seconds drop the milliseconds. */
   occurredAt?: Date | undefined;
+  /**
+   * SendGrid, `unsubscribed` only: the unsubscribe group (`asm_group_id`) the recipient left, posted as a
+   * `group_unsubscribe`; absent for a global `unsubscribe`. A group the project maps
+   * (`unsubscribeGroups`) names the unsubscribe's stream.
+   */
+  unsubscribeGroup?: number | undefined;
+  /**
+   * SES, `unsubscribed` only: the contact-list topic the recipient opted out of; absent for an opt-out of
+   * the whole list. A topic that is a stream name is the unsubscribe's stream.
+   */
+  topic?: string | undefined;
+  /**
+   * Postmark: the record's `MessageStream`; default `outbound`, `null` for none. For an unsubscribe of a
+   * message that carried no stream, a stream name here is the unsubscribe's stream.
+   */
+  messageStream?: string | null | undefined;
 }
 
 /**
@@ -116,6 +132,9 @@ export function reportEvents(
     }
     const at = event.occurredAt ?? options.now;
     if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw invalid(`events[${index}].occurredAt must be a valid Date.`);
+    if ((event.unsubscribeGroup !== undefined || event.topic !== undefined) && event.type !== 'unsubscribed') {
+      throw invalid(`events[${index}].unsubscribeGroup and topic are for unsubscribed events only.`);
+    }
     if (event.messageId !== undefined && (typeof event.messageId !== 'string' || event.messageId === '')) {
       throw invalid(`events[${index}].messageId must be a non-empty string.`);
     }

@@ -55,8 +55,8 @@ export function webhooksFor<P extends Provider>(
           'SendGrid signs with a private key its receiver never sees: pass sendGridPrivateKey, the private half of the configured publicKey.',
         );
       }
-      const oauthToken = (auth as NonNullable<ProviderAuth['sendgrid']>).oauthTokens?.[0];
-      return [sendGridWebhook({ events, privateKey, oauthToken, signedAt })];
+      const { oauthTokens, unsubscribeGroups } = auth as NonNullable<ProviderAuth['sendgrid']>;
+      return [sendGridWebhook({ events, privateKey, oauthToken: oauthTokens?.[0], unsubscribeGroups, signedAt })];
     }
     case 'mailgun':
       return each((event) =>
@@ -99,6 +99,7 @@ function groupByMessage(events: readonly TestEvent[]): TestEvent[][] {
             event.bounceClass ?? null,
             event.trackingId ?? null,
             event.stream ?? null,
+            event.topic ?? null,
             event.occurredAt?.getTime() ?? null,
           ]);
     groups.set(key, [...(groups.get(key) ?? []), event]);

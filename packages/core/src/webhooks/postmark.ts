@@ -1,5 +1,6 @@
 import { readPostmarkStream, readPostmarkTrackingId } from '../carriers/postmark.js';
 import { streamField } from './stream-field.js';
+import { isStreamName } from '../stream.js';
 import { MailwardenError } from '../errors.js';
 import { eventDetails, smtpStatusIn, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { checkSharedSecret, type SharedSecretAuth } from './auth.js';
@@ -94,7 +95,7 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
     messageId,
     recipient,
     trackingId: readPostmarkTrackingId(record),
-    ...streamField(readPostmarkStream(record)),
+    ...streamField(readPostmarkStream(record) ?? (classified.type === 'unsubscribed' ? messageStreamOf(record) : null)),
     occurredAt: timeOf(timeField) ?? receivedAt,
     // Bounce and SpamComplaint records have a unique ID; the others are keyed by a SHA-256 of RecordType,
     // MessageID, recipient, the record's own time field, and what tells records of one message apart
@@ -114,6 +115,16 @@ function parseRecord(record: Record<string, unknown>, id: string | undefined, re
           ]),
     ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * An unsubscribe's scope when the message carried no stream: Postmark's own `MessageStream` (Postmark
+ * suppresses per message stream), when its ID is a stream name; `null` otherwise
+ * (docs/providers/postmark.md#unsubscribes).
+ */
+function messageStreamOf(record: Record<string, unknown>): string | null {
+  const stream = record['MessageStream'];
+  return isStreamName(stream) ? stream : null;
 }
 
 /**
@@ -216,8 +227,9 @@ function classifyBounceType(typeValue: unknown, codeValue: unknown): Classified 
 
 /**
  * Postmark's suppression list changed. A suppression for a hard bounce or complaint is that bounce or
- * complaint of the message (broadcast streams report bounces only this way); a reactivation
- * (`SuppressSending: false`) does not lift a mailwarden suppression, so it is `unknown`.
+ * complaint of the message (broadcast streams report bounces only this way), a `ManualSuppression` the
+ * recipient's unsubscribe; a reactivation (`SuppressSending: false`) does not lift a mailwarden
+ * suppression, so it is `unknown` (docs/providers/postmark.md#unsubscribes).
  */
 function classifySubscriptionChange(record: Record<string, unknown>): Classified {
   if (record['SuppressSending'] === false) return { type: 'unknown' };

@@ -32,6 +32,18 @@ export interface SendGridWebhookAuth {
    * one of these tokens (a list, for rotation).
    */
   oauthTokens?: readonly string[];
+  /**
+   * SendGrid unsubscribe groups (`asm_group_id`) by the stream each stands for: `{ "<groupId>": "<stream>" }`.
+   * An `unsubscribe` or `group_unsubscribe` event of a mapped group is recorded in that stream, whatever
+   * stream the message carried (docs/providers/sendgrid.md#unsubscribes).
+   */
+  unsubscribeGroups?: Readonly<Record<string, string>>;
+}
+
+/** What the SendGrid parser needs from the project's configuration. */
+export interface ParseSendGridWebhookOptions {
+  /** `SendGridWebhookAuth.unsubscribeGroups`. */
+  unsubscribeGroups?: Readonly<Record<string, string>> | undefined;
 }
 
 type Classified = Pick<DeliveryEvent, 'type' | 'bounceClass' | 'providerSuppression'>;
@@ -60,12 +72,12 @@ const testPostRecipient = 'example@test.com';
  * @example
  * const receipt = parseSendGridWebhook(JSON.parse(body));
  */
-export function parseSendGridWebhook(payload: unknown): WebhookReceipt {
+export function parseSendGridWebhook(payload: unknown, options: ParseSendGridWebhookOptions = {}): WebhookReceipt {
   if (!Array.isArray(payload)) {
     throw new MailwardenError('invalid_payload', 'A SendGrid Event Webhook body is a JSON array of events.');
   }
   if (payload.every((item: unknown) => isRecord(item) && item['email'] === testPostRecipient)) return noticeReceipt('ping');
-  return receiptOf(payload.map(parseItem));
+  return receiptOf(payload.map((item) => parseItem(item, options.unsubscribeGroups)));
 }
 
 /**
@@ -95,7 +107,7 @@ export function createSendGridWebhook(env: WebhookEnvironment): ProviderWebhook<
       if (auth.oauthTokens !== undefined && auth.oauthTokens.length > 0) {
         checkSharedSecret(request, { bearer: auth.oauthTokens });
       }
-      return parseSendGridWebhook(bodyJson(request.rawBody));
+      return parseSendGridWebhook(bodyJson(request.rawBody), { unsubscribeGroups: auth.unsubscribeGroups });
     },
   };
 }
@@ -148,7 +160,7 @@ function parsePublicKey(text: string): KeyObject {
 }
 
 /** One batch item: an event, or the reason it was skipped. */
-function parseItem(item: unknown): DeliveryEvent | string {
+function parseItem(item: unknown, unsubscribeGroups: Readonly<Record<string, string>> | undefined): DeliveryEvent | string {
   if (!isRecord(item)) return 'the item is not an object';
   const event = stringField(item, 'event');
   if (event === undefined) return 'the item has no event';
@@ -162,17 +174,34 @@ function parseItem(item: unknown): DeliveryEvent | string {
   const messageId = sgMessageId?.split('.', 1)[0] || null;
   if (messageId !== null && messageId.length > 1024) return `the ${event} event has an over-long sg_message_id`;
   const details = detailsOf(event, item);
+  const classified = classify(event, item);
+  const groupStream = classified.type === 'unsubscribed' ? unsubscribeGroupStream(item, unsubscribeGroups) : undefined;
   return {
     provider: 'sendgrid',
-    ...classify(event, item),
+    ...classified,
     messageId,
     recipient,
     trackingId: readSendGridTrackingId(item),
-    ...streamField(readSendGridStream(item)),
+    ...(groupStream === undefined ? streamField(readSendGridStream(item)) : { stream: groupStream }),
     occurredAt,
     eventKey: eventKeyOf(event, item, recipient, timestamp as number),
     ...(details === undefined ? {} : { details }),
   };
+}
+
+/**
+ * The stream an unsubscribe's group stands for (`unsubscribeGroups`), or `undefined` when the event names
+ * no group or an unmapped one. A mapped name that is no stream name is passed on as it is: the event then
+ * records it as an invalid stream, with a warning, rather than guess.
+ */
+function unsubscribeGroupStream(
+  item: Record<string, unknown>,
+  unsubscribeGroups: Readonly<Record<string, string>> | undefined,
+): string | undefined {
+  const group = item['asm_group_id'];
+  if (unsubscribeGroups === undefined || (typeof group !== 'number' && typeof group !== 'string')) return undefined;
+  const id = String(group);
+  return Object.hasOwn(unsubscribeGroups, id) ? unsubscribeGroups[id] : undefined;
 }
 
 /**

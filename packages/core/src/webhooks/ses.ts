@@ -1,6 +1,7 @@
 import { readSesHeaderStream, readSesHeaderTrackingId } from '../carriers/ses-header.js';
 import { readSesTagsStream, readSesTagsTrackingId } from '../carriers/ses-tags.js';
 import { streamField } from './stream-field.js';
+import { isStreamName } from '../stream.js';
 import {
   eventDetails,
   smtpStatusIn,
@@ -89,13 +90,20 @@ function notificationOutcomes(notification: Record<string, unknown>, options: Pa
       messageId,
       recipient: outcome.recipient,
       trackingId,
-      ...streamField(stream),
+      ...streamField(outcome.topic ?? stream),
       occurredAt: new Date(timestamp),
       // SNS keeps MessageId on retries; raw delivery has none, so hash (messageId, type, timestamp, recipient).
+      // The topic, only when one notification opts out of several, tells its events apart.
       eventKey:
         snsMessageId !== null
-          ? `${snsMessageId}:${outcome.recipient}`
-          : hashedEventKey([messageId, eventType, timestamp, outcome.recipient]),
+          ? `${snsMessageId}:${outcome.recipient}${outcome.topicKey ?? ''}`
+          : hashedEventKey([
+              messageId,
+              eventType,
+              timestamp,
+              outcome.recipient,
+              ...(outcome.topicKey === undefined ? [] : [outcome.topic!]),
+            ]),
     };
     if (outcome.details !== undefined) event.details = outcome.details;
     return event;
@@ -197,6 +205,10 @@ interface Outcome {
   bounceClass?: BounceClass;
   providerSuppression?: ProviderSuppression;
   details?: EventDetails | undefined;
+  /** A subscription event's topic, when it is a stream name: the unsubscribe's stream, beside the carrier's. */
+  topic?: string;
+  /** `:<topic>`, when one notification opts out of several topics: what keeps their events apart. */
+  topicKey?: string;
 }
 
 function receiptForMessage(text: string, snsMessageId: string | null): WebhookReceipt {
@@ -290,9 +302,19 @@ function outcomesOf(
     case 'Rendering Failure':
       // The template did not render, so SES sent nothing: the message was refused, not lost.
       return withDetails(destination(), 'rejected', { rejectReason: stringField(detail, 'errorMessage') ?? detail.templateName });
-    default:
-      // Subscription (SES list management).
-      return withDetails(destination(), unsubscribes(detail) ? 'unsubscribed' : 'unknown', {});
+    default: {
+      // Subscription (SES list management): one unsubscribe per topic newly opted out of that is a stream
+      // name (docs/providers/ses.md#unsubscribes); else one in the message's stream.
+      if (!unsubscribes(detail)) return withDetails(destination(), 'unknown', {});
+      const recipients = destination();
+      const topics = streamTopics(detail);
+      if (topics.length === 0) return withDetails(recipients, 'unsubscribed', {});
+      return recipients.flatMap((recipient) =>
+        topics.map(
+          (topic): Outcome => ({ recipient, type: 'unsubscribed', topic, ...(topics.length > 1 ? { topicKey: `:${topic}` } : {}) }),
+        ),
+      );
+    }
   }
 }
 
@@ -309,16 +331,30 @@ function bounceKind(bounceType: string, subType: string): Pick<Outcome, 'type' |
 /** A subscription event unsubscribes when it opts out of everything, or newly opts out of a topic. */
 function unsubscribes(subscription: Record<string, unknown>): boolean {
   const next = isRecord(subscription.newTopicPreferences) ? subscription.newTopicPreferences : {};
+  return next.unsubscribeAll === true || newlyOptedOut(subscription).length > 0;
+}
+
+/** The topics a subscription event newly opts out of, in the order of its new preferences. */
+function newlyOptedOut(subscription: Record<string, unknown>): unknown[] {
+  const next = isRecord(subscription.newTopicPreferences) ? subscription.newTopicPreferences : {};
   const previous = isRecord(subscription.oldTopicPreferences) ? subscription.oldTopicPreferences : {};
-  if (next.unsubscribeAll === true) return true;
-  const optedOut = (preferences: Record<string, unknown>): Set<unknown> =>
-    new Set(
-      (Array.isArray(preferences.topicSubscriptionStatus) ? preferences.topicSubscriptionStatus : [])
-        .filter((topic) => isRecord(topic) && topic.subscriptionStatus === 'OptOut')
-        .map((topic) => (topic as Record<string, unknown>).topicName),
-    );
-  const before = optedOut(previous);
-  return [...optedOut(next)].some((topic) => !before.has(topic));
+  const optedOut = (preferences: Record<string, unknown>): unknown[] =>
+    (Array.isArray(preferences.topicSubscriptionStatus) ? preferences.topicSubscriptionStatus : [])
+      .filter((topic) => isRecord(topic) && topic.subscriptionStatus === 'OptOut')
+      .map((topic) => (topic as Record<string, unknown>).topicName);
+  const before = new Set(optedOut(previous));
+  return [...new Set(optedOut(next))].filter((topic) => !before.has(topic));
+}
+
+/**
+ * The streams an unsubscribe names: the topics it newly opts out of that are stream names. None for an
+ * opt-out of the whole contact list (`unsubscribeAll`) or of topics named otherwise: the message's stream
+ * holds it then.
+ */
+function streamTopics(subscription: Record<string, unknown>): string[] {
+  const next = isRecord(subscription.newTopicPreferences) ? subscription.newTopicPreferences : {};
+  if (next.unsubscribeAll === true) return [];
+  return newlyOptedOut(subscription).filter(isStreamName);
 }
 
 function withDetails(recipients: string[], type: DeliveryEventType, raw: Parameters<typeof eventDetails>[0]): Outcome[] {

@@ -237,6 +237,8 @@ describe('parsePostmarkWebhook', () => {
         messageId: 'c7f1f3b2-6e7d-4b1f-8c1a-9b3c2d4e5f60',
         recipient: 'leaver@example.com',
         trackingId: null,
+        // No stream carried: the unsubscribe is Postmark's MessageStream's (docs/providers/postmark.md#unsubscribes).
+        stream: 'broadcast',
         occurredAt: new Date('2020-02-02T08:00:00Z'),
       },
     ],

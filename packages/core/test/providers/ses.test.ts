@@ -553,7 +553,32 @@ describe('parseSesWebhook', () => {
     expect(parseSesWebhook(notification).events[0]!.type).toBe('unknown');
     notification.subscription.newTopicPreferences.topicSubscriptionStatus.push({ topicName: 'News', subscriptionStatus: 'OptOut' });
     expect(parseSesWebhook(notification).events[0]!.type).toBe('unsubscribed');
-    expect(defaultSuppressionPolicy(parseSesWebhook(notification).events[0]!)).toBeNull();
+    // An unsubscribe suppresses (docs/decisions.md, "Who suppresses on an unsubscribe"); `News` is no
+    // stream name, so the message's stream (here none) holds it.
+    expect(defaultSuppressionPolicy(parseSesWebhook(notification).events[0]!)).toBe('unsubscribe');
+    expect(parseSesWebhook(notification).events[0]!.stream).toBeUndefined();
+  });
+
+  it('subscription: each topic newly opted out of that is a stream name is an unsubscribe in that stream', () => {
+    const notification = JSON.parse(fixture('subscription'));
+    const preferences = notification.subscription.newTopicPreferences;
+    preferences.unsubscribeAll = false;
+    preferences.topicSubscriptionStatus.push({ topicName: 'weekly-digest', subscriptionStatus: 'OptOut' });
+    const [one, ...none] = parseSesWebhook(notification, { snsMessageId: 'sns-1' }).events;
+    expect(none).toEqual([]);
+    expect(one).toMatchObject({ type: 'unsubscribed', stream: 'weekly-digest', eventKey: 'sns-1:vic@example.org' });
+    // Two at once: one event each, told apart by the topic; a topic opted out of before is no news.
+    preferences.topicSubscriptionStatus.push({ topicName: 'marketing', subscriptionStatus: 'OptOut' });
+    notification.subscription.oldTopicPreferences.topicSubscriptionStatus = [{ topicName: 'News', subscriptionStatus: 'OptOut' }];
+    preferences.topicSubscriptionStatus.push({ topicName: 'News', subscriptionStatus: 'OptOut' });
+    const events = parseSesWebhook(notification, { snsMessageId: 'sns-1' }).events;
+    expect(events.map(({ stream, eventKey }) => [stream, eventKey])).toEqual([
+      ['weekly-digest', 'sns-1:vic@example.org:weekly-digest'],
+      ['marketing', 'sns-1:vic@example.org:marketing'],
+    ]);
+    // Raw delivery: the hashed keys differ too.
+    const raw = parseSesWebhook(notification).events;
+    expect(new Set(raw.map((event) => event.eventKey)).size).toBe(2);
   });
 
   it('without an SNS MessageId (raw delivery) keys events by a hash of their identifying fields', () => {
