@@ -27,21 +27,6 @@ export class ApiError extends Error {
 
 type BulkRemoveResults = { results: BulkRemoveResult[] };
 
-/**
- * A suppression as the API answers it, with the list holding it: `stream` only when a stream's list holds
- * it, absent for the project-wide list (docs/http.md).
- */
-export type ListedSuppression = Suppression & { stream?: string };
-
-/**
- * A check's answer. Asked with a stream, a suppressed address says which list holds it: `stream` is that
- * stream's name, or `null` for the project-wide list (which answers when both hold it); asked without,
- * there is no `stream` (docs/http.md).
- */
-export type CheckAnswer =
-  | Extract<SuppressionCheck, { suppressed: false }>
-  | (Extract<SuppressionCheck, { suppressed: true }> & { stream?: string | null });
-
 /** Which list a call is about: a stream's, or the project-wide list when `stream` is `undefined`. */
 export interface InList {
   stream?: string | undefined;
@@ -90,11 +75,11 @@ export interface Api {
     list(
       query: InList & { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined },
       signal?: AbortSignal,
-    ): Promise<SuppressionPage & { items: ListedSuppression[] }>;
+    ): Promise<SuppressionPage>;
     /** Whether `email` is held back: from every mail without `stream`, from that stream's mail with one. */
-    check(query: InList & { email: string }, signal?: AbortSignal): Promise<CheckAnswer>;
+    check(query: InList & { email: string }, signal?: AbortSignal): Promise<SuppressionCheck>;
     /** Adds to one list. `created` is false when that list already held the address (the API's 200 instead of 201). */
-    add(email: string, list?: InList): Promise<{ suppression: ListedSuppression; created: boolean }>;
+    add(email: string, list?: InList): Promise<{ suppression: Suppression; created: boolean }>;
     /** Removes from one list, never from another. */
     remove(hash: string, list?: InList): Promise<{ deleted: true; hash: string }>;
     /**
@@ -159,7 +144,7 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
       list: (query, signal) => call('GET', 'suppressions', { query: { ...query }, signal }),
       check: ({ email, stream }, signal) => call('GET', 'suppressions/check', { query: { email, stream }, signal }),
       add: async (email, { stream } = {}) => {
-        const { status, data } = await request<ListedSuppression>('POST', 'suppressions', { body: withStream({ email }, stream) });
+        const { status, data } = await request<Suppression>('POST', 'suppressions', { body: withStream({ email }, stream) });
         return { suppression: data, created: status === 201 };
       },
       remove: (hash, { stream } = {}) => call('DELETE', `suppressions/${encodeURIComponent(hash)}`, { query: { stream } }),

@@ -1,7 +1,7 @@
-import type { Suppression } from '@mailwarden/core';
+import type { Suppression, SuppressionCheck } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api, CheckAnswer, ListedSuppression } from '../api.js';
+import type { Api } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { listPhrase, listText } from '../components/list-name.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
@@ -142,7 +142,7 @@ function EmailForm(props: {
 /** What was asked and answered: the stream asked for stays with the answer, which does not echo it when not suppressed. */
 interface Checked {
   asked: string | undefined;
-  answer: CheckAnswer;
+  answer: SuppressionCheck;
 }
 
 function CheckForm({ api, version, stream }: { api: Api; version: number; stream: string | undefined }) {
@@ -252,7 +252,7 @@ function SuppressionList(props: {
 }) {
   const { api, url, stream, emailPrefix, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
-  const [removing, setRemoving] = useState<ListedSuppression>();
+  const [removing, setRemoving] = useState<Suppression>();
   const listing = useSuppressionPage(api, { stream, emailPrefix }, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed')
@@ -263,7 +263,11 @@ function SuppressionList(props: {
     return (
       <Empty>
         {emailPrefix === undefined ? (
-          <>{stream === undefined ? 'The project-wide list is empty.' : <>The list of stream {literal(stream)} is empty.</>}</>
+          stream === undefined ? (
+            'The project-wide list is empty.'
+          ) : (
+            <>The list of stream {literal(stream)} is empty.</>
+          )
         ) : (
           <>
             No address on {list} starts with {literal(emailPrefix)}.
