@@ -140,6 +140,31 @@ describe('the service', () => {
     expect(openapi.servers).toStrictEqual([{ url: '/mailwarden' }]);
   });
 
+  test('serves the suppression lists of streams: add, check, list and remove with a stream; answers without one unchanged', async () => {
+    const service = await start(config({ basePath: '/mailwarden' }), memory());
+    const api = `${service.url}/projects/acme/suppressions`;
+    const added = await fetch(api, {
+      method: 'POST',
+      headers: asAcme,
+      body: '{"email":"a@example.com","stream":"marketing","source":"unsubscribe"}',
+    });
+    expect(added.status).toBe(201);
+    const suppression = (await added.json()) as { hash: string };
+    expect(suppression).toMatchObject({ reason: 'manual', source: 'unsubscribe', stream: 'marketing' });
+    const check = (query: string) =>
+      fetch(`${api}/check?email=a%40example.com${query}`, { headers: asAcme }).then((answer) => answer.text());
+    expect(JSON.parse(await check('&stream=marketing'))).toMatchObject({ suppressed: true, stream: 'marketing' });
+    expect(await check('')).toBe('{"email":"a@example.com","suppressed":false}');
+    expect(await check('&stream=')).toBe('{"email":"a@example.com","suppressed":false}');
+    const listed = (await (await fetch(`${api}?stream=marketing`, { headers: asAcme })).json()) as { count: number };
+    expect(listed.count).toBe(1);
+    const invalid = await fetch(`${api}?stream=Marketing`, { headers: asAcme });
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: { code: string } }).error.code).toBe('invalid_stream');
+    const removed = await fetch(`${api}/${suppression.hash}?stream=marketing`, { method: 'DELETE', headers: asAcme });
+    expect(await removed.json()).toStrictEqual({ deleted: true, hash: suppression.hash, stream: 'marketing' });
+  });
+
   test('/ready answers 503 store_unavailable when the store does not', async () => {
     const store = createMemoryStore();
     const down: Store = {
