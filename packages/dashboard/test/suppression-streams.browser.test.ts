@@ -1,4 +1,3 @@
-import type { SuppressionRecord } from '@mailwarden/core';
 import { jsonOf, type TestApp } from '@mailwarden/http-test-suite';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -6,6 +5,9 @@ import { columnTexts, connectBrowser, dashboardUrl, event, listingTable, openPag
 
 let browser: Browser;
 let app: TestApp;
+
+/** A record as a store keeps it. */
+type SuppressionRecord = Parameters<TestApp['store']['addSuppression']>[1];
 
 const at = (day: number) => Date.parse(`2026-03-${String(day).padStart(2, '0')}T08:00:00.000Z`);
 
