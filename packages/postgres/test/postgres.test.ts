@@ -299,6 +299,14 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
        FROM generate_series(1, $3::int) AS i`,
       [project, T + SUPPRESSIONS, SUPPRESSIONS],
     );
+    // A stream's list, a tenth as long: half of it addresses the project-wide list holds too (a check
+    // of those finds the project-wide row), half only its own, all added after the project-wide ones.
+    await sql.unsafe(
+      `INSERT INTO ${s}.suppressions (project_id, stream, hash, email, reason, created_at)
+       SELECT $1, 'marketing', lpad(to_hex(i), 64, '0'), 'user' || i || '@example.com', CASE WHEN i % 1000 = 0 THEN 3 ELSE 1 END, $2::bigint - i / 3
+       FROM generate_series($3::int, $4::int) AS i`,
+      [project, T + 2 * SUPPRESSIONS, SUPPRESSIONS - 49_999, SUPPRESSIONS + 50_000],
+    );
     // Other projects, so that the planner sees project_id as selective, as in a shared database.
     await sql.unsafe(
       `INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at)
@@ -388,7 +396,32 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
           Array.from({ length: 100 }, (_, i) => hashOf(1 + i * 9_973)),
         ),
     ],
+    ['check in a stream, found in it', (store) => store.getSuppression(project, hashOf(1_000_500), 'marketing')],
+    ['check in a stream, found project-wide', (store) => store.getSuppression(project, hashOf(960_000), 'marketing')],
+    [
+      'checkMany of 100 in a stream',
+      (store) =>
+        store.getSuppressions(
+          project,
+          Array.from({ length: 100 }, (_, i) => hashOf(1 + i * 9_973)),
+          'marketing',
+        ),
+    ],
     ['first page of suppressions', (store) => store.listSuppressions(project, { limit: 100 })],
+    ["first page of a stream's suppressions", (store) => store.listSuppressions(project, { limit: 100, stream: 'marketing' })],
+    [
+      "deep page of a stream's suppressions",
+      (store) =>
+        store.listSuppressions(project, { limit: 100, stream: 'marketing', after: { createdAt: T + 1_670_000, hash: hashOf(990_000) } }),
+    ],
+    [
+      "a stream's suppressions by reason",
+      (store) => store.listSuppressions(project, { limit: 100, stream: 'marketing', reason: 'complaint' }),
+    ],
+    [
+      "a stream's suppressions by email prefix, rare",
+      (store) => store.listSuppressions(project, { limit: 100, stream: 'marketing', emailPrefix: 'user4242' }),
+    ],
     [
       'deep page of suppressions',
       (store) => store.listSuppressions(project, { limit: 100, after: { createdAt: T + 400, hash: hashOf(999_000) } }),
@@ -550,6 +583,61 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     const commonSuppressions = await planOf((store) => store.listSuppressions(project, { limit: 100, emailPrefix: 'user' }));
     expect(commonSuppressions).toMatch(/Index Scan using suppressions_newest_first/);
     for (const plan of [commonMessages, rareDomain, commonSuppressions]) expect(plan).not.toMatch(/Sort|Seq Scan/);
+  });
+
+  test('a check is primary-key probes: of the project-wide list without a stream; of it and the stream with one', async () => {
+    const projectWide = await planOf((store) => store.getSuppression(project, hashOf(123_456)));
+    expect(projectWide).toMatch(/Index Scan using suppressions_pkey/);
+    expect(projectWide).toMatch(/Index Cond: .*stream = ''::text/);
+    let found: unknown;
+    const inStream = await planOf(async (store) => {
+      found = await store.getSuppression(project, hashOf(1_000_500), 'marketing');
+    });
+    expect(found).toMatchObject({ hash: hashOf(1_000_500), stream: 'marketing' });
+    expect(inStream).toMatch(/Index Scan using suppressions_pkey/);
+    expect(inStream).toMatch(/Index Cond: .*stream = ANY/);
+    expect(inStream).not.toMatch(/Seq Scan|Bitmap/);
+    // Two probes of the same index: a handful of pages.
+    expect(buffers(inStream)).toBeLessThanOrEqual(2 * buffers(projectWide) + 2);
+    let many: unknown[] = [];
+    const batch = await planOf(async (store) => {
+      many = await store.getSuppressions(project, [hashOf(960_000), hashOf(1_000_500), hashOf(1_234_567)], 'marketing');
+    });
+    expect(many).toStrictEqual([
+      expect.not.objectContaining({ stream: expect.anything() }),
+      expect.objectContaining({ stream: 'marketing' }),
+      undefined,
+    ]);
+    expect(batch).toMatch(/Index Scan using suppressions_pkey/);
+    expect(batch).not.toMatch(/Seq Scan|Hash Join|Merge Join/);
+  });
+
+  test("a stream's pages are ranges of the same indexes as the project-wide list's, reading as much", async () => {
+    const first = await planOf((store) => store.listSuppressions(project, { limit: 100, stream: 'marketing' }));
+    const [position] = await sql.unsafe(
+      `SELECT created_at::float8, hash FROM "${schema}".suppressions WHERE project_id = $1 AND stream = 'marketing'
+       ORDER BY -created_at, hash OFFSET 99899 LIMIT 1`,
+      [project],
+    );
+    let page: { stream?: string }[] = [];
+    const deep = await planOf(async (store) => {
+      page = await store.listSuppressions(project, {
+        limit: 100,
+        stream: 'marketing',
+        after: { createdAt: position!.created_at, hash: position!.hash },
+      });
+    });
+    expect(page).toHaveLength(100);
+    expect(page.every((record) => record.stream === 'marketing')).toBe(true);
+    for (const plan of [first, deep]) {
+      expect(plan).toMatch(/Index Scan using suppressions_newest_first/);
+      expect(plan).toMatch(/Index Cond: .*stream = /);
+      expect(plan).not.toMatch(/Sort|Seq Scan/);
+    }
+    expect(buffers(deep)).toBeLessThanOrEqual(buffers(first) + 4);
+    const byReason = await planOf((store) => store.listSuppressions(project, { limit: 100, stream: 'marketing', reason: 'complaint' }));
+    expect(byReason).toMatch(/Index Scan using suppressions_by_reason/);
+    expect(byReason).not.toMatch(/Sort|Seq Scan/);
   });
 
   test('a page a million rows deep is an index range scan, with no sort, reading as much as the first page', async () => {
