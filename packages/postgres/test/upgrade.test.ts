@@ -236,6 +236,91 @@ describe('functions are defined on every migrate', () => {
   });
 });
 
+describe('migration 11, suppression lists per stream, on a schema at version 10', () => {
+  /** A schema as migrate() left it at version 10: the migrations table and versions 1 to 10, with suppressions. */
+  async function versionTenSchema(): Promise<string> {
+    const schema = randomSchema();
+    const names = { identifier: `"${schema}"`, literal: `'${schema}'` };
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`CREATE SCHEMA "${schema}"`);
+      await tx.unsafe(`CREATE TABLE "${schema}".mailwarden_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const migration of migrations.filter(({ version }) => version <= 10)) {
+        await tx.unsafe(migration.sql(names));
+        await tx.unsafe(`INSERT INTO "${schema}".mailwarden_migrations (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
+      }
+      await tx.unsafe(
+        `INSERT INTO "${schema}".suppressions (project_id, hash, email, reason, created_at, source, source_at)
+         SELECT 'acme', lpad(to_hex(i), 64, '0'), 'user' || i || '@example.com', 1 + i % 3, $1::bigint + i, 'api', $1::bigint + i
+         FROM generate_series(1, 50) AS i`,
+        [T0],
+      );
+    });
+    return schema;
+  }
+  const hashOf = (i: number) => i.toString(16).padStart(64, '0');
+
+  test('every row becomes project-wide and is found as before; a stream list starts empty', async () => {
+    const schema = await versionTenSchema();
+    try {
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11]);
+      const [counts] = await sql.unsafe(`SELECT count(*)::int AS rows, count(*) FILTER (WHERE stream = '')::int AS project_wide
+        FROM "${schema}".suppressions`);
+      expect(counts).toStrictEqual({ rows: 50, project_wide: 50 });
+      const store = createPostgresStore({ sql, schema });
+      const listed = await store.listSuppressions('acme', { limit: 100 });
+      expect(listed).toHaveLength(50);
+      expect(listed.every((record) => !('stream' in record))).toBe(true);
+      expect(await store.getSuppression('acme', hashOf(7))).toStrictEqual({
+        hash: hashOf(7),
+        email: 'user7@example.com',
+        reason: 'hard_bounce',
+        createdAt: T0 + 7,
+        provenance: { source: 'api', at: T0 + 7 },
+      });
+      expect(await store.getSuppression('acme', hashOf(7), 'marketing')).toStrictEqual(await store.getSuppression('acme', hashOf(7)));
+      expect(await store.listSuppressions('acme', { limit: 100, stream: 'marketing' })).toStrictEqual([]);
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  test("indexes an operator built first, concurrently, are swapped in, not rebuilt: a fresh schema's catalog", async () => {
+    const schema = await versionTenSchema();
+    const fresh = randomSchema();
+    try {
+      // What docs/storage.md tells an operator of a large table to run before migrate(), each statement on its own.
+      const s = `"${schema}".suppressions`;
+      await sql.unsafe(`ALTER TABLE ${s} ADD COLUMN IF NOT EXISTS stream text COLLATE "C" NOT NULL DEFAULT ''`);
+      await sql.unsafe(`CREATE UNIQUE INDEX CONCURRENTLY suppressions_pkey_000011 ON ${s} (project_id, stream, hash)`);
+      await sql.unsafe(`CREATE INDEX CONCURRENTLY suppressions_newest_first_000011 ON ${s} (project_id, stream, (-created_at), hash)`);
+      await sql.unsafe(`CREATE INDEX CONCURRENTLY suppressions_by_reason_000011 ON ${s} (project_id, stream, reason, (-created_at), hash)`);
+      await sql.unsafe(
+        `CREATE INDEX CONCURRENTLY suppressions_by_email_prefix_000011 ON ${s} (project_id, stream, email text_pattern_ops)`,
+      );
+      const indexes = `SELECT array_agg(c.oid ORDER BY c.oid) AS oids FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind = 'i' AND c.relname LIKE 'suppressions%'`;
+      const [built] = await sql.unsafe(
+        `SELECT array_agg(c.oid ORDER BY c.oid) AS oids FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND right(c.relname, 7) = '_000011'`,
+        [schema],
+      );
+
+      expect(built!.oids).toHaveLength(4);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11]);
+      expect((await sql.unsafe(indexes, [schema]))[0]!.oids).toStrictEqual(built!.oids);
+      await migrate(sql, { schema: fresh });
+      expect(await catalogOf(schema)).toStrictEqual(await catalogOf(fresh));
+      expect(await createPostgresStore({ sql, schema }).listSuppressions('acme', { limit: 100 })).toHaveLength(50);
+    } finally {
+      await Promise.all([dropSchema(schema), dropSchema(fresh)]);
+    }
+  });
+});
+
 // The whole contract on upgraded schemas: every test gets one the previous version migrated, then today's migrate().
 runStoreConformanceSuite({
   name: 'postgres store on a schema upgraded from the version before the definitions step',
