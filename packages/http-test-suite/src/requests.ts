@@ -215,6 +215,8 @@ export function describeRequestTests(open: OpenApp): void {
         '/projects/{projectId}/suppressions/{hash}',
         '/projects/{projectId}/tracking-ids',
         '/projects/{projectId}/tracking-ids/{trackingId}/stats',
+        '/projects/{projectId}/unsubscribe-links',
+        '/projects/{projectId}/unsubscribe/{token}',
         '/projects/{projectId}/webhooks/{provider}',
       ]);
       expect(Object.keys(document.paths['/projects/{projectId}/suppressions']!).sort()).toEqual(expect.arrayContaining(['get', 'post']));
