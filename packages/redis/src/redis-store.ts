@@ -404,8 +404,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   /**
    * The checks of some hashes in a stream: per hash the project-wide record when there is one, else the
-   * stream's (`stream` set), else undefined. One round trip: the two HMGETs in one pipeline (their keys
-   * share the project's slot), or, while the project may hold the old layout, one script.
+   * stream's (`stream` set), else undefined. One read-only script call that reads both lists (their
+   * keys share the project's slot); while the project may hold the old layout, one that reads the old
+   * fields too. A script, not a pipeline of two HMGETs: the second command cost the client as much as
+   * the first (measured: 19 µs against 28 a check, 14 without a stream).
    */
   const checksInStream = async (
     projectId: string,
@@ -425,18 +427,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     const streamList = streamSuppressionKeys(keys.prefix, stream).suppressions;
     let values: (string | null)[];
     if (upgraded.has(projectId)) {
-      const replies =
-        (await client
-          .pipeline()
-          .hmget(keys.suppressions, ...fields)
-          .hmget(streamList, ...fields)
-          .exec()
-          .catch(fail)) ?? [];
-      values = [];
-      for (const [error, reply] of replies) {
-        if (error) fail(error);
-        values.push(...(reply as (string | null)[]));
-      }
+      values = (await run(scripts.getStreamSuppressions, [keys.suppressions, streamList], fields)) as (string | null)[];
     } else {
       const [legacy, ...reply] = (await run(
         scripts.getLegacySuppressions,

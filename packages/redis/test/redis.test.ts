@@ -337,6 +337,8 @@ describe('scripts', () => {
     // A store's first check of a project reads the old layout too; its upgrade runs a step.
     await store.getSuppression(projectId, a.hash);
     await (store as RedisStore).upgradeSuppressions(projectId);
+    // Upgraded, a check in a stream reads both lists with a script of its own.
+    await store.getSuppression(projectId, a.hash, 'news');
     await store.applyEvents(projectId, [event({ message: message('promo', Fact.sent, at(1)) })]);
     await store.listMessages(projectId, { limit: 10 });
     await store.getMessage(projectId, 'f'.repeat(32));

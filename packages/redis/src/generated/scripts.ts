@@ -1168,6 +1168,35 @@ return reply
   values,
 );
 
+export const getStreamSuppressions = loadScript(
+  {
+    name: 'getStreamSuppressions',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getStreamSuppressions.lua', 1, 17],
+    ],
+    source: `#!lua flags=no-writes
+-- getStreamSuppressions: the checks of some hashes in a stream, once the project holds no old layout:
+-- each hash's value in the project-wide list, else in the stream's (the project-wide one wins), in one
+-- call: cheaper than two HMGETs in a pipeline, whose second command costs the client as much again.
+-- KEYS[1] suppressions, KEYS[2] the stream's suppressions (layout.ts streamSuppressionKeys)
+-- ARGV[1..] the HASH fields (binary, layout.ts suppressionFields)
+-- Returns per hash its project-wide value (false for none), then per hash its value in the stream's
+-- list when the project-wide list has none (else false).
+-- Flags: no-writes (EVALSHA_RO).
+local projectWide = redis.call('HMGET', KEYS[1], unpack(ARGV))
+local inStream = redis.call('HMGET', KEYS[2], unpack(ARGV))
+local reply = {}
+for i = 1, #ARGV do
+  reply[i] = projectWide[i]
+  reply[#ARGV + i] = not projectWide[i] and inStream[i]
+end
+return reply
+`,
+  },
+  values,
+);
+
 export const listMessages = loadScript(
   {
     name: 'listMessages',
