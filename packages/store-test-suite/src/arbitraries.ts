@@ -45,13 +45,31 @@ export const hash = fc.oneof(
   { weight: 1, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex')) },
 );
 
-/** An added suppression: by the API or an import, or (one time in three) without provenance, as records stored before it read. */
-export const suppression: fc.Arbitrary<SuppressionRecord> = fc
+/**
+ * The streams of suppression lists: few, so random commands keep meeting the same lists. Names of
+ * every shape a stream may have (a one-letter one, digits and `-`).
+ */
+export const suppressionStreamPool = ['marketing', 'weekly-digest', 'a', 'x-1'];
+
+/** A suppression list: the project-wide one (`undefined`) half the time, else a stream's. */
+export const suppressionList: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constantFrom(...suppressionStreamPool) },
+);
+
+/** Every list a project of the suite may have: the project-wide one first. */
+export const everySuppressionList: readonly (string | undefined)[] = [undefined, ...suppressionStreamPool];
+
+/**
+ * An added suppression of the project-wide list: by the API, an import or an unsubscribe recorded as
+ * such, or (one time in four) without provenance, as records stored before it read.
+ */
+export const projectWideSuppression: fc.Arbitrary<SuppressionRecord> = fc
   .record({
     address,
     reason: fc.constantFrom(...suppressionReasons),
     createdAt: time,
-    source: fc.constantFrom('api' as const, 'import' as const, undefined),
+    source: fc.constantFrom('api' as const, 'import' as const, 'unsubscribe' as const, undefined),
   })
   .map(({ address, reason, createdAt, source }) => ({
     hash: address.hash,
@@ -60,6 +78,11 @@ export const suppression: fc.Arbitrary<SuppressionRecord> = fc
     createdAt,
     ...(source === undefined ? {} : { provenance: { source, at: createdAt } }),
   }));
+
+/** An added suppression in any list (`suppressionList`). */
+export const suppression: fc.Arbitrary<SuppressionRecord> = fc
+  .tuple(projectWideSuppression, suppressionList)
+  .map(([record, stream]) => (stream === undefined ? record : { ...record, stream }));
 
 /** What a cause's diagnostic may say: nothing, an SMTP reply, a feedback type, text with the packing's separators. */
 export const diagnosticPool = [null, '550 5.1.1 <ana@example.com>: no such user', 'abuse', 'a,b:"c"\\ fé ✓ 😀'];
@@ -166,56 +189,96 @@ const message: fc.Arbitrary<MessageRecord> = fc
   }));
 
 /**
- * An event as the service prepares it. Keys come from a small pool, so duplicates happen within and
- * across batches; a duplicate's content may differ from the first (the key alone decides).
+ * What an event's suppression is: a bounce or a complaint (any reason, the project-wide list), or, one
+ * time in four, an unsubscribe (`manual`, source `unsubscribe`) in the list `unsubscribe` names.
  */
-export const storedEvent: fc.Arbitrary<StoredEvent> = fc
-  .record({
-    key: fc.integer({ min: 0, max: 39 }).map((index) => `ses:event-${index}`),
-    message: fc.option(message, { nil: null, freq: 5 }),
-    suppression: fc.option(fc.record({ address, reason: fc.constantFrom(...suppressionReasons), time, diagnostic }), { freq: 2 }),
-  })
-  .map(({ key, message, suppression }) => ({
-    key,
-    message,
-    // As the service does: an entry for every event that names a message, its id from the key.
-    ...(message === null
-      ? {}
-      : {
-          timelineEntry: {
-            id: timelineEntryId(key),
-            eventKey: key,
-            type: 'delivered' as const,
-            provider: message.provider,
-            occurredAt: message.firstEventAt,
-          },
-        }),
-    trackingIdSearchKey: message?.trackingId == null ? null : trackingIdSearchKey(message.trackingId),
-    // As the service does: the suppressed address is the message's recipient, at the event's time.
-    suppression:
-      suppression === null
-        ? null
-        : message === null
-          ? {
-              hash: suppression.address.hash,
-              email: suppression.address.email,
-              reason: suppression.reason,
-              createdAt: suppression.time,
-              provenance: causeOf(key, null, suppression.time, suppression.diagnostic),
-            }
-          : {
-              hash: hashEmail(message.recipient),
-              email: message.recipient,
-              reason: suppression.reason,
-              createdAt: message.firstEventAt,
-              provenance: causeOf(key, message, message.firstEventAt, suppression.diagnostic),
-            },
-  }));
+const eventSuppression = (lists: fc.Arbitrary<string | undefined>) =>
+  fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.record({ address, reason: fc.constantFrom(...suppressionReasons), time, diagnostic, unsubscribe: fc.constant(null) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        address,
+        reason: fc.constant('manual' as const),
+        time,
+        diagnostic: fc.constant(null),
+        unsubscribe: lists.map((stream) => ({ stream })),
+      }),
+    },
+  );
 
-/** As the service does: a webhook suppression's provenance names its event. */
-function causeOf(key: string, message: MessageRecord | null, at: number, diagnostic: string | null): SuppressionProvenance {
+/**
+ * An event as the service prepares it. Keys come from a small pool, so duplicates happen within and
+ * across batches; a duplicate's content may differ from the first (the key alone decides). `lists`:
+ * the lists an unsubscribe goes to (any, by default).
+ */
+export const storedEventIn = (lists: fc.Arbitrary<string | undefined>, keyPrefix = 'ses:event-'): fc.Arbitrary<StoredEvent> =>
+  fc
+    .record({
+      key: fc.integer({ min: 0, max: 39 }).map((index) => `${keyPrefix}${index}`),
+      message: fc.option(message, { nil: null, freq: 5 }),
+      suppression: fc.option(eventSuppression(lists), { freq: 2 }),
+    })
+    .map(({ key, message, suppression }) => ({
+      key,
+      message,
+      // As the service does: an entry for every event that names a message, its id from the key.
+      ...(message === null
+        ? {}
+        : {
+            timelineEntry: {
+              id: timelineEntryId(key),
+              eventKey: key,
+              type: 'delivered' as const,
+              provider: message.provider,
+              occurredAt: message.firstEventAt,
+            },
+          }),
+      trackingIdSearchKey: message?.trackingId == null ? null : trackingIdSearchKey(message.trackingId),
+      // As the service does: the suppressed address is the message's recipient, at the event's time.
+      suppression:
+        suppression === null
+          ? null
+          : message === null
+            ? {
+                hash: suppression.address.hash,
+                email: suppression.address.email,
+                reason: suppression.reason,
+                createdAt: suppression.time,
+                provenance: causeOf(key, null, suppression.time, suppression.diagnostic, suppression.unsubscribe !== null),
+                ...streamOf(suppression.unsubscribe),
+              }
+            : {
+                hash: hashEmail(message.recipient),
+                email: message.recipient,
+                reason: suppression.reason,
+                createdAt: message.firstEventAt,
+                provenance: causeOf(key, message, message.firstEventAt, suppression.diagnostic, suppression.unsubscribe !== null),
+                ...streamOf(suppression.unsubscribe),
+              },
+    }));
+
+export const storedEvent: fc.Arbitrary<StoredEvent> = storedEventIn(suppressionList);
+
+/** An event whose suppression, if any, is in the project-wide list (an unsubscribe without a stream included). */
+export const projectWideEvent: fc.Arbitrary<StoredEvent> = storedEventIn(fc.constant(undefined));
+
+const streamOf = (unsubscribe: { stream: string | undefined } | null) =>
+  unsubscribe?.stream === undefined ? {} : { stream: unsubscribe.stream };
+
+/** As the service does: a webhook suppression's provenance names its event; so does a provider unsubscribe's. */
+function causeOf(
+  key: string,
+  message: MessageRecord | null,
+  at: number,
+  diagnostic: string | null,
+  unsubscribe = false,
+): SuppressionProvenance {
   return {
-    source: 'webhook',
+    source: unsubscribe ? 'unsubscribe' : 'webhook',
     at,
     event: { provider: message?.provider ?? 'ses', messageId: message?.messageId ?? null, eventId: timelineEntryId(key), diagnostic },
   };
@@ -317,6 +380,7 @@ export const messageFilters: fc.Arbitrary<Omit<MessageQuery, 'after'>> = fc
 
 export const suppressionQuery: fc.Arbitrary<SuppressionQuery> = fc
   .record({
+    stream: suppressionList,
     limit,
     reason: sometimes(fc.constantFrom(...suppressionReasons)),
     emailPrefix: sometimes(addressPrefix),

@@ -5,6 +5,7 @@ import { addressPool, storedEvent, suppression as addedSuppression } from './arb
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { createStoreModel } from './model.js';
 import { walkPages } from './pages.js';
+import { everyList } from './lists.js';
 import { addresses, at, suppression } from './records.js';
 
 /** A record a bulk import may bring: added by hand or imported, or one an event caused (with its cause). */
@@ -112,6 +113,8 @@ export function describeBulkTests(options: StoreConformanceOptions): void {
             expect(outcomes).toStrictEqual(expected);
             const hashes = addressPool.map((entry) => entry.hash);
             expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(await model.getSuppressions(projectId, hashes));
+            // Per list: records of several lists in one batch each join their own.
+            expect(await everyList(store, projectId)).toStrictEqual(await everyList(model, projectId));
 
             const pending = [...records];
             const shuffled: SuppressionRecord[] = [];
@@ -119,6 +122,7 @@ export function describeBulkTests(options: StoreConformanceOptions): void {
             const reordered = randomProjectId();
             await store.mergeSuppressions(reordered, shuffled);
             expect(await store.getSuppressions(reordered, hashes)).toStrictEqual(await model.getSuppressions(projectId, hashes));
+            expect(await everyList(store, reordered)).toStrictEqual(await everyList(model, projectId));
           },
         ),
         { numRuns: options.numRuns ?? 50 },

@@ -14,6 +14,9 @@ interface System {
 
 type Operation = (store: Store, projectId: string) => Promise<unknown>;
 
+/** A list as a store's optional argument: none for the project-wide list, so a store is also called as before streams. */
+const lists = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
+
 export function describeModelBasedTests(options: StoreConformanceOptions): void {
   const { describe, expect, test } = options;
 
@@ -42,10 +45,10 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
         (store, projectId) => store.addSuppression(projectId, record),
       ),
     ),
-    arbitrary.hash.map((hash) =>
+    fc.tuple(arbitrary.hash, arbitrary.suppressionList).map(([hash, stream]) =>
       command(
-        () => `removeSuppression(${hash})`,
-        (store, projectId) => store.removeSuppression(projectId, hash),
+        () => `removeSuppression(${hash}, ${fc.stringify(stream)})`,
+        (store, projectId) => store.removeSuppression(projectId, hash, ...lists(stream)),
       ),
     ),
     fc.array(arbitrary.suppression, { maxLength: 5 }).map((records) =>
@@ -54,22 +57,38 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
         (store, projectId) => store.mergeSuppressions(projectId, records),
       ),
     ),
-    fc.array(arbitrary.hash, { maxLength: 4 }).map((hashes) =>
+    fc.tuple(fc.array(arbitrary.hash, { maxLength: 4 }), arbitrary.suppressionList).map(([hashes, stream]) =>
       command(
-        () => `removeSuppressions(${fc.stringify(hashes)})`,
-        (store, projectId) => store.removeSuppressions(projectId, hashes),
+        () => `removeSuppressions(${fc.stringify(hashes)}, ${fc.stringify(stream)})`,
+        (store, projectId) => store.removeSuppressions(projectId, hashes, ...lists(stream)),
       ),
     ),
-    arbitrary.hash.map((hash) =>
+    // The check rule, for one list or every list at once (a stream: the project-wide entry, else the stream's).
+    fc.tuple(arbitrary.hash, arbitrary.suppressionList).map(([hash, stream]) =>
       command(
-        () => `getSuppression(${hash})`,
-        (store, projectId) => store.getSuppression(projectId, hash),
+        () => `getSuppression(${hash}, ${fc.stringify(stream)})`,
+        (store, projectId) => store.getSuppression(projectId, hash, ...lists(stream)),
       ),
     ),
-    fc.array(arbitrary.hash, { maxLength: 5 }).map((hashes) =>
+    fc.tuple(fc.array(arbitrary.hash, { maxLength: 5 }), arbitrary.suppressionList).map(([hashes, stream]) =>
       command(
-        () => `getSuppressions(${fc.stringify(hashes)})`,
-        (store, projectId) => store.getSuppressions(projectId, hashes),
+        () => `getSuppressions(${fc.stringify(hashes)}, ${fc.stringify(stream)})`,
+        (store, projectId) => store.getSuppressions(projectId, hashes, ...lists(stream)),
+      ),
+    ),
+    fc.constant(
+      command(
+        () => 'getSuppressions of the whole address pool, for every list',
+        (store, projectId) =>
+          Promise.all(
+            arbitrary.everySuppressionList.map((stream) =>
+              store.getSuppressions(
+                projectId,
+                arbitrary.addressPool.map((entry) => entry.hash),
+                ...lists(stream),
+              ),
+            ),
+          ),
       ),
     ),
     arbitrary.suppressionQuery.map(({ after: start, ...filters }) =>

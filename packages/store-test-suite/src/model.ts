@@ -23,7 +23,7 @@ import {
   type TrackingIdRecord,
 } from '@mailwarden/core/store';
 
-/** The suppression join, written plainly: strongest reason, earliest time, the provenance `provenanceWins` keeps. */
+/** The suppression join, written plainly: strongest reason, earliest time, the provenance `provenanceWins` keeps; in the known one's list. */
 function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): SuppressionRecord {
   const provenance = provenanceWins(seen, known) ? seen.provenance : known.provenance;
   return {
@@ -32,19 +32,42 @@ function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): Sup
     reason: strongerReason(known.reason, seen.reason),
     createdAt: Math.min(known.createdAt, seen.createdAt),
     ...(provenance === undefined ? {} : { provenance: structuredClone(provenance) }),
+    ...(known.stream === undefined ? {} : { stream: known.stream }),
   };
 }
 
-/** Joins `seen` into the project's suppressions and says what that did to its address. */
+/** Joins `seen` into the list of its stream and says what that did to its address there. */
 function merge(state: ProjectModel, seen: SuppressionRecord): SuppressionMergeOutcome {
-  const known = state.suppressions.get(seen.hash);
-  state.suppressions.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
+  const list = listOf(state, seen.stream);
+  const known = list.get(seen.hash);
+  list.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
   if (known === undefined) return 'suppressed';
   return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
 }
 
+/** The list of `stream` (the project-wide one when absent): each independent of the others. */
+function listOf(state: ProjectModel, stream: string | undefined): Map<string, SuppressionRecord> {
+  if (stream === undefined) return state.suppressions;
+  let list = state.streams.get(stream);
+  if (list === undefined) {
+    list = new Map();
+    state.streams.set(stream, list);
+  }
+  return list;
+}
+
+/** The check rule, plainly: the project-wide entry; else, for a stream, that stream's entry. */
+function check(state: ProjectModel, hash: string, stream: string | undefined): SuppressionRecord | undefined {
+  const wide = state.suppressions.get(hash);
+  if (wide !== undefined || stream === undefined) return wide;
+  return state.streams.get(stream)?.get(hash);
+}
+
 interface ProjectModel {
+  /** The project-wide list, by hash. */
   suppressions: Map<string, SuppressionRecord>;
+  /** One list per stream, by hash; its records carry `stream`. */
+  streams: Map<string, Map<string, SuppressionRecord>>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
   /** Every timeline entry ever applied, by message key, unordered and never capped: `timelineOf` derives the timeline. */
@@ -119,6 +142,7 @@ export function createStoreModel(): Store {
   const project = (projectId: string): ProjectModel => {
     const state = projects.get(projectId) ?? {
       suppressions: new Map(),
+      streams: new Map(),
       eventKeys: new Set(),
       messages: new Map(),
       entries: new Map(),
@@ -131,24 +155,24 @@ export function createStoreModel(): Store {
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
 
   return {
-    async getSuppression(projectId, hash) {
-      return copy(project(projectId).suppressions.get(hash));
+    async getSuppression(projectId, hash, stream) {
+      return copy(check(project(projectId), hash, stream));
     },
 
-    async getSuppressions(projectId, hashes) {
-      return hashes.map((hash) => copy(project(projectId).suppressions.get(hash)));
+    async getSuppressions(projectId, hashes, stream) {
+      return hashes.map((hash) => copy(check(project(projectId), hash, stream)));
     },
 
     async addSuppression(projectId, record) {
-      const { suppressions } = project(projectId);
+      const suppressions = listOf(project(projectId), record.stream);
       const existing = suppressions.get(record.hash);
       if (existing !== undefined) return { record: { ...existing }, created: false };
       suppressions.set(record.hash, { ...record });
       return { record: { ...record }, created: true };
     },
 
-    async removeSuppression(projectId, hash) {
-      const { suppressions } = project(projectId);
+    async removeSuppression(projectId, hash, stream) {
+      const suppressions = listOf(project(projectId), stream);
       const record = suppressions.get(hash);
       suppressions.delete(hash);
       return copy(record);
@@ -159,8 +183,8 @@ export function createStoreModel(): Store {
       return records.map((record) => merge(state, record));
     },
 
-    async removeSuppressions(projectId, hashes) {
-      const { suppressions } = project(projectId);
+    async removeSuppressions(projectId, hashes, stream) {
+      const suppressions = listOf(project(projectId), stream);
       return hashes.map((hash) => {
         const record = suppressions.get(hash);
         suppressions.delete(hash);
@@ -168,8 +192,8 @@ export function createStoreModel(): Store {
       });
     },
 
-    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
-      return [...project(projectId).suppressions.values()]
+    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, limit, after }) {
+      return [...listOf(project(projectId), stream).values()]
         .sort(compareSuppressions)
         .filter((record) => reason === undefined || record.reason === reason)
         .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { addressPool, diagnosticPool, storedEvent as anyStoredEvent } from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { createStoreModel } from './model.js';
+import { everyList, listKey } from './lists.js';
 import { addresses, at, storedEvent, suppression, type Address } from './records.js';
 
 /** A webhook suppression of `address`, caused by the event of `key`, as the service prepares it. */
@@ -125,6 +126,10 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
             const expected = await model.getSuppressions(projectId, hashes);
             expect(await store.getSuppressions(projectId, hashes)).toStrictEqual(expected);
             expect(await store.getSuppressions(inOrder, hashes)).toStrictEqual(expected);
+            // Per list: an unsubscribe's provenance joins in its stream's list as a bounce's does in the project's.
+            const lists = await everyList(model, projectId);
+            expect(await everyList(store, projectId)).toStrictEqual(lists);
+            expect(await everyList(store, inOrder)).toStrictEqual(lists);
           },
         ),
         { numRuns: options.numRuns ?? 50 },
@@ -163,7 +168,7 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
     });
 
     // The law: batching does not change what events did. Replaying the outcomes in order rebuilds every
-    // address's reason: one 'suppressed' each, then each upgrade from the reason it had.
+    // address's reason in every list: one 'suppressed' each per list, then each upgrade from the reason it had there.
     test('any batching of events reports the changes of applying them one by one, and the outcomes rebuild the reasons', async ({
       store,
     }) => {
@@ -188,12 +193,12 @@ export function describeProvenanceTests(options: StoreConformanceOptions): void 
             events.forEach((event, index) => {
               const outcome = outcomes[index]!;
               if (outcome === 'duplicate' || outcome === 'applied') return;
-              const hash = event.suppression!.hash;
-              expect(outcome === 'suppressed' ? undefined : outcome.slice('upgraded_from_'.length)).toBe(rebuilt.get(hash));
-              rebuilt.set(hash, event.suppression!.reason);
+              const key = listKey(event.suppression!);
+              expect(outcome === 'suppressed' ? undefined : outcome.slice('upgraded_from_'.length)).toBe(rebuilt.get(key));
+              rebuilt.set(key, event.suppression!.reason);
             });
-            const stored = await store.getSuppressions(projectId, [...rebuilt.keys()]);
-            expect(stored.map((record) => record?.reason)).toStrictEqual([...rebuilt.values()]);
+            const stored = new Map((await everyList(store, projectId)).flat().map((record) => [listKey(record), record.reason]));
+            expect(stored).toStrictEqual(rebuilt);
           },
         ),
         { numRuns: options.numRuns ?? 50 },
