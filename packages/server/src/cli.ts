@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createMailwarden, isMailwardenError } from '@mailwarden/core';
+import { createMailwarden, isMailwardenError, isStreamName } from '@mailwarden/core';
 import { loadConfig, type ServerConfig } from './config.js';
 import { openStore } from './store.js';
 import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
@@ -15,9 +15,9 @@ import type { SuppressionTarget } from './suppressions-file/target.js';
 
 const USAGE = `Usage:
   mailwarden serve [--config <file>] [--demo]
-  mailwarden suppressions import <file> --project <id> [--format <format>] [--rejects <file>] [--restart]
-      [--url <service URL> [--api-key <key>]] [--config <file>]
-  mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--manual-as BOUNCE|COMPLAINT]
+  mailwarden suppressions import <file> --project <id> [--format <format>] [--stream <name>]
+      [--group-stream <group>=<stream>]… [--rejects <file>] [--restart] [--url <service URL> [--api-key <key>]] [--config <file>]
+  mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--stream <name>] [--manual-as BOUNCE|COMPLAINT]
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
@@ -26,6 +26,8 @@ const USAGE = `Usage:
   mailwarden --version
 
 Import formats: ${importFormats.join(', ')} (default: decided from the file).
+--stream names the stream's list to import into or export (default: the project-wide list); --group-stream
+maps a SendGrid unsubscribe group ID or a Mailgun tag to a stream.
 The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others; with
 --url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
 webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, user:password for Postmark and
@@ -84,11 +86,17 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError('--url needs an API key of the project: --api-key <key> or MAILWARDEN_API_KEY.');
     }
     const remote = values.url === undefined ? undefined : { url: values.url, apiKey: apiKey! };
+    const stream = values.stream;
+    if (stream !== undefined && !isStreamName(stream))
+      throw new UsageError(`--stream ${JSON.stringify(stream)} is not a stream name: ${STREAM_NAMES}.`);
 
     if (subcommand === 'import') {
       if (file === undefined) throw new UsageError('Name the file to import.');
       if (format !== undefined && !isImportFormat(format)) throw new UsageError(`--format is one of ${importFormats.join(', ')}.`);
       if (values['manual-as'] !== undefined) throw new UsageError('--manual-as goes with export --format ses-import.');
+      const groupStreams = parseGroupStreams(values['group-stream'] ?? []);
+      if (stream !== undefined && groupStreams !== undefined)
+        throw new UsageError('--stream puts every row in one stream: give it or --group-stream, not both.');
       return withTarget(values.config, remote, async (target, targetName) => {
         const progress = createProgressBar(process.stderr);
         // Ctrl-C lets the batches in flight finish and writes an exact checkpoint; run again to resume.
@@ -103,6 +111,8 @@ async function main(argv: string[]): Promise<number> {
           // The CLI's own memory store is gone when it ends: there is nothing to resume into.
           ...(targetName === 'memory' ? { checkpoint: false as const } : {}),
           ...(format === undefined ? {} : { format }),
+          ...(stream === undefined ? {} : { stream }),
+          ...(groupStreams === undefined ? {} : { groupStreams }),
           ...(values.rejects === undefined ? {} : { rejects: values.rejects }),
           ...(values.restart ? { restart: true } : {}),
           onStart: ({ format: chosen, detectedBy, resumedFromLine }) =>
@@ -125,6 +135,10 @@ async function main(argv: string[]): Promise<number> {
     if (manualAs !== undefined && manualAs !== 'BOUNCE' && manualAs !== 'COMPLAINT')
       throw new UsageError('--manual-as is BOUNCE or COMPLAINT.');
     if (manualAs !== undefined && exportFormat !== 'ses-import') throw new UsageError('--manual-as goes with --format ses-import.');
+    if (values['group-stream'] !== undefined) throw new UsageError('--group-stream goes with import.');
+    if (stream !== undefined && exportFormat === 'ses-import') {
+      throw new UsageError("An SES suppression list is the account's, for every mail: export a stream with --format csv or jsonl.");
+    }
     const outputFile = values.output;
     return withTarget(values.config, remote, async (target) => {
       // Ctrl-C stops between pages: the temporary file is removed and --output is left as it was.
@@ -139,10 +153,11 @@ async function main(argv: string[]): Promise<number> {
           output,
           signal: interrupted.signal,
           ...(manualAs === undefined ? {} : { manualAs }),
+          ...(stream === undefined ? {} : { stream }),
         });
       // A failed export leaves a previous --output file byte for byte: it is replaced only once complete.
       const { exported, skipped } = await (outputFile === undefined ? exportTo(process.stdout) : replaceFile(outputFile, exportTo));
-      console.error(`Exported ${exported} suppressions of ${projectId}.`);
+      console.error(`Exported ${exported} suppressions of ${projectId}${stream === undefined ? '' : `, stream ${stream}`}.`);
       if (skipped > 0) {
         console.error(
           `Left out ${skipped} manual suppressions: SES has no reason for them. To keep them suppressed at SES, export again with --manual-as BOUNCE (or COMPLAINT).`,
@@ -174,6 +189,7 @@ function parseCommandLine(argv: string[]) {
         to: { type: 'string', multiple: true },
         'tracking-id': { type: 'string' },
         stream: { type: 'string' },
+        'group-stream': { type: 'string', multiple: true },
         count: { type: 'string' },
         'private-key': { type: 'string' },
         secret: { type: 'string' },
@@ -186,6 +202,28 @@ function parseCommandLine(argv: string[]) {
     // parseArgs says what is wrong (an unknown option, a missing value); the rest is the usage.
     throw new UsageError((error as Error).message);
   }
+}
+
+const STREAM_NAMES = '1 to 64 of a-z, 0-9, _ and -, not starting with _ or -';
+
+/**
+ * `--group-stream 123=marketing`, repeatable: the stream of each provider group (a SendGrid unsubscribe
+ * group ID, a Mailgun tag). Undefined when none is given.
+ */
+function parseGroupStreams(pairs: readonly string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  const map: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.lastIndexOf('=');
+    const group = pair.slice(0, at).trim();
+    const stream = pair.slice(at + 1);
+    if (at <= 0 || group === '') throw new UsageError(`--group-stream ${JSON.stringify(pair)} is not <group>=<stream>.`);
+    if (!isStreamName(stream))
+      throw new UsageError(`--group-stream ${JSON.stringify(pair)}: ${JSON.stringify(stream)} is not a stream name: ${STREAM_NAMES}.`);
+    if (Object.hasOwn(map, group) && map[group] !== stream) throw new UsageError(`--group-stream maps ${group} twice.`);
+    map[group] = stream;
+  }
+  return map;
 }
 
 /** The package's version, read from its package.json (one level up from src/ and from dist/). */

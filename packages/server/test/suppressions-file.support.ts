@@ -4,12 +4,13 @@ import { MailwardenError, suppressionReasons, type Mailwarden } from '@mailwarde
 import fc from 'fast-check';
 import type { SuppressionTarget } from '../src/suppressions-file/target.js';
 
-/** What a project holds, in a form to compare: sorted by address. */
-export async function stored(mailwarden: Pick<Mailwarden, 'suppressions'>, project: string) {
+/** What a project's list (the project-wide one, or `stream`'s) holds, in a form to compare: sorted by address. */
+export async function stored(mailwarden: Pick<Mailwarden, 'suppressions'>, project: string, stream?: string) {
   const rows: { email: string; reason: string; created_at: string; source: string | null | undefined }[] = [];
   let cursor: string | null = null;
   do {
-    const page = await mailwarden.suppressions.list(project, cursor === null ? { limit: 100 } : { limit: 100, cursor });
+    const query = stream === undefined ? { limit: 100 } : { limit: 100, stream };
+    const page = await mailwarden.suppressions.list(project, cursor === null ? query : { ...query, cursor });
     rows.push(...page.items.map(({ email, reason, created_at, source }) => ({ email, reason, created_at, source })));
     cursor = page.next_cursor;
   } while (cursor !== null);
@@ -99,16 +100,26 @@ export const pastTime = fc
   .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2026-01-01T00:00:00Z'), noInvalidDate: true })
   .map((date) => date.toISOString());
 
-/** One row of our CSV: an address (or something that is not one), a reason or none, a time or none. */
-export const csvRow = fc.record({
-  email: fc.oneof({ weight: 6, arbitrary: address }, { weight: 1, arbitrary: fc.constantFrom('not-an-address', '', 'x@') }),
-  reason: fc.constantFrom(...suppressionReasons, '', 'unsubscribe', 'BOUNCE'),
-  created_at: fc.option(pastTime, { nil: '' }),
-});
+/** The streams the rows of the property tests name (empty: the project-wide list). */
+export const rowStreams = ['digest', 'marketing'] as const;
+
+/**
+ * One row of our CSV: an address (or something that is not one), a reason or none, a time or none, and
+ * the list: a stream, or none (the project-wide list), mostly.
+ */
+export const csvRow = fc.record(
+  {
+    email: fc.oneof({ weight: 6, arbitrary: address }, { weight: 1, arbitrary: fc.constantFrom('not-an-address', '', 'x@') }),
+    reason: fc.constantFrom(...suppressionReasons, '', 'unsubscribe', 'BOUNCE'),
+    created_at: fc.option(pastTime, { nil: '' }),
+    stream: fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(...rowStreams) }),
+  },
+  { requiredKeys: ['email', 'reason', 'created_at'] },
+);
 export type CsvRow = typeof csvRow extends fc.Arbitrary<infer T> ? T : never;
 
 export function csvOf(rows: readonly CsvRow[]): string {
-  return `email,reason,created_at\n${rows.map(({ email, reason, created_at }) => `${email},${reason},${created_at}\n`).join('')}`;
+  return `email,reason,created_at,stream\n${rows.map(({ email, reason, created_at, stream = '' }) => `${email},${reason},${created_at},${stream}\n`).join('')}`;
 }
 
 /** Addresses, valid ones and strings a CSV writer must quote: commas, quotes, white space, line breaks, no @. */

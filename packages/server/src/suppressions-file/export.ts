@@ -1,4 +1,4 @@
-import type { Suppression } from '@mailwarden/core';
+import { MailwardenError, type Suppression } from '@mailwarden/core';
 import type { SuppressionTarget } from './target.js';
 
 /** `csv` and `jsonl` are ours; `ses-import` is the CSV an SES suppression list import job takes. */
@@ -8,6 +8,11 @@ export type ExportFormat = (typeof exportFormats)[number];
 export interface ExportOptions {
   projectId: string;
   format: ExportFormat;
+  /**
+   * The stream whose list to write (`csv` and `jsonl`): every row then says it, in a `stream` column or
+   * key. Default: the project-wide list, in the columns it always had.
+   */
+  stream?: string;
   /**
    * `ses-import` only: SES has no reason for a suppression made by hand, so `manual` ones are left out
    * (and counted as `skipped`) unless they are to be written with this reason.
@@ -22,9 +27,10 @@ export interface ExportOptions {
 
 const PAGE_SIZE = 100;
 const CSV_HEADER = 'email,reason,created_at,hash\n';
+const CSV_STREAM_HEADER = 'email,reason,created_at,hash,stream\n';
 
 /**
- * Writes a project's suppressions, newest first, as CSV (`email,reason,created_at,hash`, with a
+ * Writes a project's suppressions (or a stream's: `stream`), newest first, as CSV (`email,reason,created_at,hash`, with a
  * header), JSON Lines, or the headerless `address,BOUNCE|COMPLAINT` CSV of an SES suppression list
  * import job (`hard_bounce` is BOUNCE, `complaint` COMPLAINT, `manual` see `manualAs`), one page at a
  * time and waiting for `output` to drain, so memory stays constant. `importSuppressions` reads each
@@ -41,17 +47,32 @@ export async function exportSuppressions(
   service: { suppressions: Pick<SuppressionTarget, 'list'> },
   options: ExportOptions,
 ): Promise<{ exported: number; skipped: number }> {
-  const { projectId, format, output, onProgress, signal, manualAs } = options;
+  const { projectId, format, output, onProgress, signal, manualAs, stream } = options;
+  if (stream !== undefined && format === 'ses-import') {
+    throw new MailwardenError(
+      'invalid_request',
+      "An SES suppression list is the account's, for every mail: export a stream as csv or jsonl (SES's own unsubscribes are per topic).",
+    );
+  }
   const line =
-    format === 'csv' ? csvLine : format === 'jsonl' ? jsonLine : (suppression: Suppression) => sesImportLine(suppression, manualAs);
+    format === 'csv'
+      ? stream === undefined
+        ? csvLine
+        : (suppression: Suppression) => csvStreamLine(suppression, stream)
+      : format === 'jsonl'
+        ? stream === undefined
+          ? jsonLine
+          : (suppression: Suppression) => jsonStreamLine(suppression, stream)
+        : (suppression: Suppression) => sesImportLine(suppression, manualAs);
   signal?.throwIfAborted();
-  if (format === 'csv') await write(output, CSV_HEADER, signal);
+  if (format === 'csv') await write(output, stream === undefined ? CSV_HEADER : CSV_STREAM_HEADER, signal);
   let exported = 0;
   let skipped = 0;
   let cursor: string | null = null;
   do {
     signal?.throwIfAborted();
-    const page = await service.suppressions.list(projectId, cursor === null ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, cursor });
+    const query = stream === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, stream };
+    const page = await service.suppressions.list(projectId, cursor === null ? query : { ...query, cursor });
     const lines = page.items.map(line);
     const written = lines.filter((text) => text !== '');
     if (written.length > 0) await write(output, written.join(''), signal);
@@ -83,8 +104,18 @@ export function csvField(value: string): string {
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
+/** A row of a stream's list: our CSV row with the stream last. */
+function csvStreamLine(suppression: Suppression, stream: string): string {
+  const { email, reason, created_at, hash } = suppression;
+  return `${[email, reason, created_at, hash, stream].map(csvField).join(',')}\n`;
+}
+
 function jsonLine({ email, reason, created_at, hash }: Suppression): string {
   return `${JSON.stringify({ email, reason, created_at, hash })}\n`;
+}
+
+function jsonStreamLine({ email, reason, created_at, hash }: Suppression, stream: string): string {
+  return `${JSON.stringify({ email, reason, created_at, hash, stream })}\n`;
 }
 
 /** Writes, and when the stream's buffer is full waits for 'drain' (or fails on 'error', 'close' or abort). */

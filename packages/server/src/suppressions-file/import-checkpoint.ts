@@ -12,6 +12,10 @@ export interface ImportIdentity {
   /** Where the import goes: `postgres`, `redis`, `memory`, or a service's URL. */
   target: string;
   format: ImportFormat;
+  /** `--stream`, when given. */
+  stream?: string;
+  /** `--group-stream`, when given: the sorted pairs as JSON. */
+  groupStreams?: string;
 }
 
 export interface InvalidEntry {
@@ -29,7 +33,7 @@ export interface ImportCounts {
   alreadyPresent: number;
   /** Rows that could not be imported: no valid address, an unknown reason, an unreadable time. */
   invalid: number;
-  /** Rows read but not imported on purpose: unsubscribes. */
+  /** Rows read but not imported on purpose (none since unsubscribes import; kept for the summary's shape). */
   skipped: number;
 }
 
@@ -89,6 +93,8 @@ export async function readCheckpoint(path: string, identity: ImportIdentity): Pr
     value.projectId === identity.projectId &&
     value.target === identity.target &&
     value.format === identity.format &&
+    value.stream === identity.stream &&
+    value.groupStreams === identity.groupStreams &&
     end <= identity.size;
   return same ? value : undefined;
 }

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import type { SuppressionReason } from '@mailwarden/core';
+import { isStreamName, type SuppressionReason } from '@mailwarden/core';
 import { ImportFileError, type SourceRecord } from './import-records.js';
 
 /**
@@ -17,6 +17,7 @@ export const importFormats = [
   'sendgrid-spam-reports',
   'sendgrid-invalid-emails',
   'sendgrid-unsubscribes',
+  'sendgrid-group-unsubscribes',
   'postmark',
   'mailgun-bounces',
   'mailgun-complaints',
@@ -34,6 +35,26 @@ export function isImportFormat(value: string): value is ImportFormat {
   return (importFormats as readonly string[]).includes(value);
 }
 
+/**
+ * The formats that list only bounces and complaints: they say an address takes no mail at all, so they
+ * import into the project-wide list only, as a bounce event suppresses project-wide (`--stream` is refused).
+ */
+export const projectWideFormats: readonly ImportFormat[] = [
+  'ses',
+  'ses-import',
+  'sendgrid-bounces',
+  'sendgrid-spam-reports',
+  'sendgrid-invalid-emails',
+  'mailgun-bounces',
+  'mailgun-complaints',
+];
+
+/**
+ * The formats whose unsubscribes are scoped by the provider to a group of mail: a SendGrid unsubscribe
+ * group (`group_id`), a Mailgun tag other than `*`. Each group is mapped to a stream (`--group-stream`).
+ */
+export const groupedFormats: readonly ImportFormat[] = ['sendgrid-group-unsubscribes', 'mailgun-unsubscribes'];
+
 /** How a file is split into records. */
 export type Container = 'csv' | 'jsonl' | 'json';
 
@@ -41,8 +62,19 @@ export type Container = 'csv' | 'jsonl' | 'json';
 export type ImportRow =
   /** A header or a blank row: nothing to do. */
   | { kind: 'none' }
-  | { kind: 'add'; email: string; reason: SuppressionReason; createdAt?: string }
-  /** Readable, but not something mailwarden suppresses (an unsubscribe). */
+  | {
+      kind: 'add';
+      email: string;
+      reason: SuppressionReason;
+      createdAt?: string;
+      /** The recipient unsubscribed: reason `manual`, recorded with `source: unsubscribe`. */
+      unsubscribe?: true;
+      /** The stream the file names for the row (our export's `stream` column); absent: none named. */
+      stream?: string;
+      /** The provider's group the unsubscribe is scoped to (a SendGrid group ID, a Mailgun tag), to map to a stream. */
+      group?: string;
+    }
+  /** Readable, but not something mailwarden imports. */
   | { kind: 'skip'; value: string; why: string }
   | { kind: 'invalid'; value: string; why: string };
 
@@ -108,6 +140,7 @@ function detectFormat(file: string, head: string): { format: ImportFormat; how: 
   const columns = new Set(first.map(columnName));
   const has = (...names: string[]) => names.every((name) => columns.has(name));
   const header = first.join(',');
+  if (has('email', 'groupid')) return { format: 'sendgrid-group-unsubscribes', how: `the header ${header}` };
   if (has('email', 'created', 'status')) return { format: 'sendgrid-bounces', how: `the header ${header}` };
   if (has('email', 'created', 'ip')) return { format: 'sendgrid-spam-reports', how: `the header ${header}` };
   // Our own reasons in a reason column make it a list of ours that happens to call its time `created`.
@@ -184,7 +217,11 @@ interface CsvLayout {
   email: number;
   reason?: number;
   time?: number;
-  /** A fixed reason, or the skip of an unsubscribe list; else the reason column decides. */
+  /** Our export of a stream: the `stream` column. */
+  stream?: number;
+  /** The column of the provider's group an unsubscribe is scoped to: SendGrid's `group_id`, Mailgun's `tags`. */
+  group?: number;
+  /** A fixed reason, or an unsubscribe list; else the reason column decides. */
   fixed?: SuppressionReason | 'unsubscribe';
   /** The reason column holds SES's BOUNCE or COMPLAINT only. */
   sesReasons?: boolean;
@@ -208,12 +245,26 @@ function csvLayout(format: ImportFormat, first: string[]): CsvLayout {
       return withTime({ header: true, email: required(['email'], 'an email column'), fixed: 'complaint' });
     case 'sendgrid-unsubscribes':
       return withTime({ header: true, email: required(['email'], 'an email column'), fixed: 'unsubscribe' });
+    case 'sendgrid-group-unsubscribes':
+      return withTime({
+        header: true,
+        email: required(['email'], 'an email column'),
+        group: required(['groupid'], 'a group_id column'),
+        fixed: 'unsubscribe',
+      });
     case 'mailgun-bounces':
       return withTime({ header: true, email: required(['address'], 'an address column'), fixed: 'hard_bounce' });
     case 'mailgun-complaints':
       return withTime({ header: true, email: required(['address'], 'an address column'), fixed: 'complaint' });
-    case 'mailgun-unsubscribes':
-      return withTime({ header: true, email: required(['address'], 'an address column'), fixed: 'unsubscribe' });
+    case 'mailgun-unsubscribes': {
+      const tags = columnOf(first, ['tags', 'tag']);
+      return withTime({
+        header: true,
+        email: required(['address'], 'an address column'),
+        ...(tags === undefined ? {} : { group: tags }),
+        fixed: 'unsubscribe',
+      });
+    }
     case 'ses-import': {
       const header = columnName(first[0] ?? '') === 'emailaddress';
       return { header, email: 0, reason: header ? (columnOf(first, ['reason']) ?? 1) : 1, sesReasons: true };
@@ -224,7 +275,12 @@ function csvLayout(format: ImportFormat, first: string[]): CsvLayout {
       const email = columnOf(first, EMAIL_COLUMNS);
       if (email === undefined) return { header: first.length > 0 && !(first[0] ?? '').includes('@'), email: 0 };
       const reason = columnOf(first, REASON_COLUMNS);
-      return { ...withTime({ header: true, email }), ...(reason === undefined ? {} : { reason }) };
+      const stream = columnOf(first, ['stream']);
+      return {
+        ...withTime({ header: true, email }),
+        ...(reason === undefined ? {} : { reason }),
+        ...(stream === undefined ? {} : { stream }),
+      };
     }
   }
 }
@@ -251,7 +307,10 @@ function csvInterpreter(format: ImportFormat, first: string[]): ImportPlan['inte
       if (mapped === undefined) return { kind: 'invalid', value: record.text, why: `unknown reason ${JSON.stringify(reasonText)}` };
       reason = mapped;
     }
-    return rowOf(email, reason, layout.time === undefined ? undefined : fields[layout.time], record.text);
+    const scope: RowScope = {};
+    if (layout.stream !== undefined) scope.stream = fields[layout.stream] ?? '';
+    if (layout.group !== undefined) scope.group = fields[layout.group] ?? '';
+    return rowOf(email, reason, layout.time === undefined ? undefined : fields[layout.time], record.text, scope);
   };
 }
 
@@ -308,7 +367,16 @@ const readGenericObject: ObjectReader = (object, text) => {
   }
   const reason = reasonValue === undefined || reasonValue === null ? 'manual' : reasonOf(reasonValue);
   if (reason === undefined) return { kind: 'invalid', value: text, why: `unknown reason ${JSON.stringify(reasonValue)}` };
-  return rowOf(email, reason, firstOf(object, ['created_at', 'createdAt', 'CreatedAt', 'LastUpdateTime', 'created', 'timestamp']), text);
+  const stream = object.stream;
+  if (stream !== undefined && stream !== null && typeof stream !== 'string')
+    return { kind: 'invalid', value: text, why: '"stream" is not a string' };
+  return rowOf(
+    email,
+    reason,
+    firstOf(object, ['created_at', 'createdAt', 'CreatedAt', 'LastUpdateTime', 'created', 'timestamp']),
+    text,
+    typeof stream === 'string' ? { stream } : {},
+  );
 };
 
 /** An element of `SuppressedDestinationSummaries`: `EmailAddress`, `Reason`, `LastUpdateTime`. */
@@ -355,11 +423,35 @@ function firstOf(object: Record<string, unknown>, keys: readonly string[]): unkn
 // ---------------------------------------------------------------------------------------------------
 // Reasons and times
 
-function rowOf(email: string, reason: SuppressionReason | 'unsubscribe', time: unknown, text: string): ImportRow {
-  if (reason === 'unsubscribe') return { kind: 'skip', value: text, why: 'an unsubscribe: mailwarden does not suppress unsubscribes' };
+/** What a row says about the list it goes to, as written: a stream column, a provider's group. */
+interface RowScope {
+  stream?: string;
+  group?: string;
+}
+
+/** Mailgun's tag for an unsubscribe from every mail of the domain. */
+const MAILGUN_ALL_TAGS = '*';
+
+/**
+ * A row to add. An unsubscribe is `manual` with `unsubscribe: true` (docs/decisions.md, "How an
+ * unsubscribe is shown"). An empty stream cell names none; another that is no stream name is an invalid
+ * row. An empty group, or Mailgun's `*`, is no group: the recipient left every mail.
+ */
+function rowOf(email: string, reason: SuppressionReason | 'unsubscribe', time: unknown, text: string, scope: RowScope = {}): ImportRow {
   const createdAt = parseTime(time);
   if (createdAt === null) return { kind: 'invalid', value: text, why: `unreadable time ${JSON.stringify(time)}` };
-  return { kind: 'add', email, reason, createdAt };
+  const stream = scope.stream?.trim() ?? '';
+  if (stream !== '' && !isStreamName(stream))
+    return { kind: 'invalid', value: text, why: `stream ${JSON.stringify(stream)} is not a stream name` };
+  const group = scope.group?.trim() ?? '';
+  return {
+    kind: 'add',
+    email,
+    ...(reason === 'unsubscribe' ? { reason: 'manual', unsubscribe: true } : { reason }),
+    ...(createdAt === undefined ? {} : { createdAt }),
+    ...(stream === '' ? {} : { stream }),
+    ...(reason !== 'unsubscribe' || group === '' || group === MAILGUN_ALL_TAGS ? {} : { group }),
+  };
 }
 
 function sesReason(value: string | undefined): SuppressionReason | undefined {
@@ -372,7 +464,7 @@ function sesReason(value: string | undefined): SuppressionReason | undefined {
  *
  * @example
  * reasonOf('SpamComplaint') // 'complaint'
- * reasonOf('unsubscribed') // 'unsubscribe', which is not imported
+ * reasonOf('unsubscribed') // 'unsubscribe': imported as `manual`, with `source: unsubscribe`
  * reasonOf('soft_bounce') // undefined: an invalid row
  */
 export function reasonOf(value: string): SuppressionReason | 'unsubscribe' | undefined {

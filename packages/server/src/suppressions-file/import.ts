@@ -1,6 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { MAX_BULK_SIZE, tryNormalizeEmail, type BulkAddItem, type BulkAddResult, type SuppressionReason } from '@mailwarden/core';
+import {
+  assertStreamName,
+  MAX_BULK_SIZE,
+  tryNormalizeEmail,
+  type BulkAddItem,
+  type BulkAddResult,
+  type SuppressionReason,
+} from '@mailwarden/core';
 import {
   deleteCheckpoint,
   readCheckpoint,
@@ -11,7 +18,7 @@ import {
   type InvalidEntry,
 } from './import-checkpoint.js';
 import { readCsvRecords } from './import-csv.js';
-import { planImport, type ImportFormat, type ImportPlan } from './import-formats.js';
+import { groupedFormats, planImport, projectWideFormats, type ImportFormat, type ImportPlan, type ImportRow } from './import-formats.js';
 import { readJsonArrayRecords } from './import-json.js';
 import { readJsonLineRecords } from './import-lines.js';
 import { ImportFileError, type SourceRecord } from './import-records.js';
@@ -34,6 +41,18 @@ export interface ImportOptions {
   file: string;
   /** Default: decided from the file (see `planImport`). */
   format?: ImportFormat;
+  /**
+   * The stream every row goes to. Default: the stream the file names for a row (our export of a stream,
+   * a provider's group through `groupStreams`), else the project-wide list. Refused for the formats that
+   * list only bounces and complaints (`projectWideFormats`).
+   */
+  stream?: string;
+  /**
+   * The stream of each provider group an unsubscribe is scoped to (SendGrid's `group_id`, a Mailgun tag
+   * other than `*`), when `stream` is not given. A group the file has and this does not map stops the
+   * import before anything is written.
+   */
+  groupStreams?: Readonly<Record<string, string>>;
   /** Where the import goes, for the checkpoint: a checkpoint of another store is not resumed. Default `store`. */
   targetName?: string;
   /** Where to keep the resume checkpoint, or false for none. Default `${file}.mailwarden-import.json`. */
@@ -74,10 +93,21 @@ const MAX_INVALID_ENTRIES = 100;
 const MAX_VALUE_LENGTH = 200;
 const RANKS: Record<SuppressionReason, number> = { manual: 1, hard_bounce: 2, complaint: 3 };
 
+type ImportSource = 'import' | 'unsubscribe';
+
+/** The list an add row goes to: the stream it names, else none (project-wide). */
+type ListOf = (row: Extract<ImportRow, { kind: 'add' }>) => string | undefined;
+
 /** One address to send, and where it came from. */
 interface BatchItem {
   item: BulkAddItem;
-  /** The normalized address: what the store keys it by. */
+  /** The list it goes to: a stream, or undefined for the project-wide list. */
+  stream: string | undefined;
+  /** `unsubscribe` for a recipient's unsubscribe, `import` otherwise. */
+  source: ImportSource;
+  /** The normalized address. */
+  email: string;
+  /** The list and the normalized address: what the store keys it by. */
   key: string;
   rank: number;
   line: number;
@@ -152,7 +182,26 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
   const file = resolve(options.file);
   const { size, mtimeMs } = await stat(file);
   const plan = await planImport(file, options.format);
-  const identity = { file, size, mtimeMs, projectId, target: options.targetName ?? 'store', format: plan.format };
+  const stream = options.stream === undefined ? undefined : assertStreamName(options.stream);
+  const groupStreams = new Map(Object.entries(options.groupStreams ?? {}).map(([group, name]) => [group, assertStreamName(name)]));
+  if (stream !== undefined && projectWideFormats.includes(plan.format)) {
+    throw new ImportFileError(
+      `A ${plan.format} file lists bounces and complaints: they say an address takes no mail at all, so they are project-wide (as a bounce event is). Import it without --stream.`,
+    );
+  }
+  if (stream === undefined && groupedFormats.includes(plan.format)) await checkGroupsMapped(plan, file, groupStreams);
+  const listOf: ListOf = (row) => stream ?? (row.group === undefined ? row.stream : groupStreams.get(row.group));
+  const identity = {
+    file,
+    size,
+    mtimeMs,
+    projectId,
+    target: options.targetName ?? 'store',
+    format: plan.format,
+    // Another list is another import: a checkpoint of one is not resumed into the other.
+    ...(stream === undefined ? {} : { stream }),
+    ...(groupStreams.size === 0 ? {} : { groupStreams: JSON.stringify([...groupStreams].sort()) }),
+  };
   const checkpointPath = options.checkpoint === false ? undefined : (options.checkpoint ?? `${options.file}.mailwarden-import.json`);
   const resumed = checkpointPath === undefined || options.restart === true ? undefined : await readCheckpoint(checkpointPath, identity);
   const resumedFromLine = resumed?.done.nextLine;
@@ -174,7 +223,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
 
   // A resumed run first sends the batches that were in flight again, with what their addresses were before them.
   const resent = (resumed?.inFlight ?? []).map(({ before }) => [...before].map(Number));
-  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? []);
+  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? [], listOf);
   /** Sent and not yet counted, in file order. */
   const inFlight: Flight[] = [];
   /** The checkpoint now, with a batch about to be sent. */
@@ -203,7 +252,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     } else if (checkpointPath !== undefined && batch.items.length > 0) {
       // What the check may miss: the adds not answered yet when it is sent (and those sent after it).
       ahead.missed = inFlight.filter((flight) => flight.results === undefined);
-      ahead.checking = checkStates(target, projectId, ahead.keys);
+      ahead.checking = checkStates(target, projectId, batch.items);
       ahead.checking.catch(() => {});
     }
     return ahead;
@@ -218,14 +267,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf(sending));
     const flight: Flight = {
       ...sending,
-      sent:
-        batch.items.length === 0
-          ? Promise.resolve({ results: [] })
-          : target.addMany(
-              projectId,
-              batch.items.map(({ item }) => item),
-              { source: 'import' },
-            ),
+      sent: addBatch(target, projectId, batch.items),
     };
     inFlight.push(flight);
     flight.sent.then(
@@ -320,14 +362,9 @@ async function* readBatches(
   done: ImportPosition,
   batchSize: number,
   cuts: number[],
+  listOf: ListOf,
 ): AsyncGenerator<Batch> {
-  const from = { start: done.byteOffset, firstLine: done.nextLine };
-  const source: AsyncGenerator<SourceRecord[]> =
-    plan.container === 'csv'
-      ? readCsvRecords(file, { ...from, delimiter: plan.delimiter })
-      : plan.container === 'jsonl'
-        ? readJsonLineRecords(file, from)
-        : readJsonArrayRecords(file, { ...from, arrayKey: plan.arrayKey });
+  const source = readRecords(plan, file, { start: done.byteOffset, firstLine: done.nextLine });
   let first = done.byteOffset === 0;
   const ends = [...cuts];
   let batch: Batch = { end: done.byteOffset, nextLine: done.nextLine, rows: 0, items: [], local: [] };
@@ -347,7 +384,18 @@ async function* readBatches(
         if (normalized.ok) {
           const { email, reason, createdAt } = row;
           const item: BulkAddItem = createdAt === undefined ? { email, reason } : { email, reason, created_at: createdAt };
-          batch.items.push({ item, key: normalized.email, rank: RANKS[row.reason], line: record.line, value: record.text, order });
+          const stream = listOf(row);
+          batch.items.push({
+            item,
+            stream,
+            source: row.unsubscribe === true ? 'unsubscribe' : 'import',
+            email: normalized.email,
+            key: listKey(stream, normalized.email),
+            rank: RANKS[row.reason],
+            line: record.line,
+            value: record.text,
+            order,
+          });
         } else batch.local.push({ kind: 'invalid', line: record.line, value: row.email, reason: normalized.reason, order });
       } else if (row.kind === 'invalid' || row.kind === 'skip') {
         batch.rows++;
@@ -372,12 +420,160 @@ async function* readBatches(
   if (batch.end > batchStart) yield batch;
 }
 
-/** How strongly each address of a batch is suppressed now (0: not at all), in one bulk check. */
-async function checkStates(target: SuppressionTarget, projectId: string, keys: ReadonlySet<string>): Promise<Map<string, number>> {
-  const addresses = [...keys];
-  const { results } = await target.checkMany(projectId, addresses);
+/** The records of the file from `from` on, as its container holds them. */
+function readRecords(plan: ImportPlan, file: string, from: { start: number; firstLine: number }): AsyncGenerator<SourceRecord[]> {
+  return plan.container === 'csv'
+    ? readCsvRecords(file, { ...from, delimiter: plan.delimiter })
+    : plan.container === 'jsonl'
+      ? readJsonLineRecords(file, from)
+      : readJsonArrayRecords(file, { ...from, arrayKey: plan.arrayKey });
+}
+
+/**
+ * Reads the whole file once and stops the import, before anything is written, when it has unsubscribes
+ * scoped to a provider group that `groupStreams` does not map: dropping them, or widening them to the
+ * project-wide list, would each be wrong without a word.
+ */
+async function checkGroupsMapped(plan: ImportPlan, file: string, groupStreams: ReadonlyMap<string, string>): Promise<void> {
+  const unmapped = new Set<string>();
+  let first = true;
+  for await (const chunk of readRecords(plan, file, { start: 0, firstLine: 1 })) {
+    for (const record of chunk) {
+      const row = plan.interpret(record, first);
+      first = false;
+      if (row.kind === 'add' && row.group !== undefined && !groupStreams.has(row.group)) unmapped.add(row.group);
+    }
+  }
+  if (unmapped.size === 0) return;
+  const groups = [...unmapped].sort();
+  const what = plan.format === 'mailgun-unsubscribes' ? 'tag' : 'unsubscribe group';
+  throw new ImportFileError(
+    `The file has unsubscribes from the ${what}${groups.length === 1 ? '' : 's'} ${groups.slice(0, 20).join(', ')}${groups.length > 20 ? ', …' : ''}, ` +
+      `which no stream is given for: map each with --group-stream <${what === 'tag' ? 'tag' : 'group ID'}>=<stream>, or import them all into one stream with --stream. Nothing was imported.`,
+  );
+}
+
+/** An address in a list: the stream (empty for the project-wide list) and the normalized address. */
+function listKey(stream: string | undefined, email: string): string {
+  return `${stream ?? ''} ${email}`;
+}
+
+/**
+ * The items of a batch in one bulk add per list and source (one, usually: a file's rows mostly go to
+ * one list from one source), the results put back in the items' order. An address must meet the store
+ * in file order, as the counts assume: where it comes again from the other source, the items from it on
+ * wait for the adds before them (a wave each).
+ */
+async function addBatch(target: SuppressionTarget, projectId: string, items: readonly BatchItem[]): Promise<{ results: BulkAddResult[] }> {
+  const results: BulkAddResult[] = new Array(items.length);
+  const waves: BatchItem[][] = [[]];
+  const sources = new Map<string, ImportSource>();
+  for (const item of items) {
+    const seen = sources.get(item.key);
+    if (seen !== undefined && seen !== item.source) {
+      waves.push([]);
+      sources.clear();
+    }
+    sources.set(item.key, item.source);
+    waves.at(-1)!.push(item);
+  }
+  const indexOf = new Map(items.map((item, i) => [item, i]));
+  for (const wave of waves) {
+    await Promise.all(
+      [...groupBy(wave, (item) => `${item.source} ${item.stream ?? ''}`).values()].map(async (indexes) => {
+        const { stream, source } = wave[indexes[0]!]!;
+        const answer = await target.addMany(
+          projectId,
+          indexes.map((i) => wave[i]!.item),
+          stream === undefined ? { source } : { source, stream },
+        );
+        if (answer.results.length !== indexes.length) {
+          throw new Error(`The store answered ${answer.results.length} results for ${indexes.length} items.`);
+        }
+        answer.results.forEach((result, j) => (results[indexOf.get(wave[indexes[j]!]!)!] = result));
+      }),
+    );
+  }
+  return { results };
+}
+
+/** The indexes of `items`, by a key, in order. */
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [i]);
+    else group.push(i);
+  });
+  return groups;
+}
+
+/**
+ * How strongly each address of a batch is suppressed now in the list it goes to (0: not at all), keyed
+ * by `listKey`: one bulk check per list. A check with a stream answers with the project-wide entry when
+ * there is one (docs/storage.md, the check rule), which says nothing of the stream's own: each such
+ * address is then looked up in the stream's list (`streamStates`).
+ */
+async function checkStates(target: SuppressionTarget, projectId: string, items: readonly BatchItem[]): Promise<Map<string, number>> {
   const states = new Map<string, number>();
-  results.forEach((result, i) => states.set(addresses[i]!, result.suppressed ? RANKS[result.reason] : 0));
+  const unique = [...new Map(items.map((item) => [item.key, item])).values()];
+  await Promise.all(
+    [...groupBy(unique, (item) => item.stream ?? '').values()].map(async (indexes) => {
+      const stream = unique[indexes[0]!]!.stream;
+      const emails = indexes.map((i) => unique[i]!.email);
+      const { results } = await (stream === undefined
+        ? target.checkMany(projectId, emails)
+        : target.checkMany(projectId, emails, { stream }));
+      const hidden: string[] = [];
+      results.forEach((result, j) => {
+        const key = unique[indexes[j]!]!.key;
+        if (!result.suppressed) states.set(key, 0);
+        else if (stream === undefined || result.stream === stream) states.set(key, RANKS[result.reason]);
+        else hidden.push(emails[j]!);
+      });
+      if (stream !== undefined && hidden.length > 0) {
+        for (const [email, rank] of await streamStates(target, projectId, stream, hidden)) states.set(listKey(stream, email), rank);
+      }
+    }),
+  );
+  return states;
+}
+
+const LOOKUPS_AT_ONCE = 8;
+
+/**
+ * How strongly a stream's list holds each of these addresses: a listing of the stream filtered to the
+ * address as a prefix (an index range on every store), paged until the address or the end. Only for
+ * addresses the project-wide list holds too, so an import into a stream pays for it only where the
+ * lists overlap.
+ */
+async function streamStates(
+  target: SuppressionTarget,
+  projectId: string,
+  stream: string,
+  emails: readonly string[],
+): Promise<Map<string, number>> {
+  const states = new Map<string, number>();
+  for (let from = 0; from < emails.length; from += LOOKUPS_AT_ONCE) {
+    await Promise.all(
+      emails.slice(from, from + LOOKUPS_AT_ONCE).map(async (email) => {
+        let cursor: string | null = null;
+        let rank = 0;
+        do {
+          const query = { stream, emailPrefix: email, limit: 100 };
+          const page = await target.list(projectId, cursor === null ? query : { ...query, cursor });
+          const found = page.items.find((item) => item.email === email);
+          if (found !== undefined) {
+            rank = RANKS[found.reason];
+            break;
+          }
+          cursor = page.next_cursor;
+        } while (cursor !== null);
+        states.set(email, rank);
+      }),
+    );
+  }
   return states;
 }
 

@@ -76,8 +76,13 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
         call('POST', `${suppressions(projectId)}/bulk`, {
           items,
           ...(addOptions?.source === undefined ? {} : { source: addOptions.source }),
+          ...(addOptions?.stream === undefined ? {} : { stream: addOptions.stream }),
         }),
-      checkMany: (projectId, emails) => call('POST', `${suppressions(projectId)}/bulk-check`, { emails }),
+      checkMany: (projectId, emails, checkOptions) =>
+        call('POST', `${suppressions(projectId)}/bulk-check`, {
+          emails,
+          ...(checkOptions?.stream === undefined ? {} : { stream: checkOptions.stream }),
+        }),
       list: (projectId, query: ListSuppressionsQuery = {}) => {
         const search = new URLSearchParams();
         for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, String(value));
