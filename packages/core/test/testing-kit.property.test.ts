@@ -83,7 +83,12 @@ describe('testing kit round trip (property)', () => {
               recipient: provider === 'sparkpost' ? event.recipient.toLowerCase() : event.recipient,
               messageId: reported[index]!.messageId,
               trackingId: event.trackingId ?? null,
-              ...(event.stream == null ? {} : { stream: event.stream }),
+              // A Postmark unsubscribe of a message without a stream is in its MessageStream (`outbound` by default).
+              ...(event.stream != null
+                ? { stream: event.stream }
+                : provider === 'postmark' && event.type === 'unsubscribed'
+                  ? { stream: 'outbound' }
+                  : {}),
               occurredAt: new Date(secondsProviders.has(provider) ? Math.floor(ms / 1000) * 1000 : ms),
             };
           }),

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { MailwardenError, type ProviderAuth } from '@mailwarden/core';
+import { isStreamName } from '@mailwarden/core';
 import { z } from 'zod';
 
 // The service's configuration: a JSON file (`--config` or MAILWARDEN_CONFIG) and environment variables,
@@ -14,6 +15,10 @@ const sharedSecret = z
   })
   .strict();
 
+const streamName = z
+  .string()
+  .refine(isStreamName, 'a stream name: 1-64 lower-case letters, digits, "-" and "_", starting with a letter or digit');
+
 const providerAuth = z
   .object({
     ses: z
@@ -25,7 +30,13 @@ const providerAuth = z
       .strict()
       .optional(),
     sendgrid: z
-      .object({ publicKey: z.string().min(1), toleranceSeconds: z.number().positive().optional(), oauthTokens: secrets.optional() })
+      .object({
+        publicKey: z.string().min(1),
+        toleranceSeconds: z.number().positive().optional(),
+        oauthTokens: secrets.optional(),
+        /** SendGrid unsubscribe groups (`asm_group_id`) by the stream each stands for (docs/providers/sendgrid.md#unsubscribes). */
+        unsubscribeGroups: z.record(z.string().regex(/^[0-9]+$/, 'an unsubscribe group id (asm_group_id)'), streamName).optional(),
+      })
       .strict()
       .optional(),
     mailgun: z
@@ -47,6 +58,11 @@ const project = z
     apiKeys: secrets.optional(),
     /** The project's webhook authentication, per provider (docs/providers/README.md). */
     webhooks: providerAuth.optional(),
+    /**
+     * Where a provider's unsubscribe of a message sent without a stream is recorded; without it, on the
+     * project-wide list (docs/decisions.md, "Who suppresses on an unsubscribe").
+     */
+    defaultStream: streamName.optional(),
   })
   .strict();
 
@@ -219,6 +235,13 @@ export function apiKeyScopes(config: ServerConfig): Record<string, string[] | '*
   }
   for (const key of config.adminApiKeys ?? []) scopes.set(key, '*');
   return Object.fromEntries(scopes);
+}
+
+/** Each project's default stream, as `createMailwarden({ defaultStream })` takes it: only the projects that have one. */
+export function defaultStreams(config: ServerConfig): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config.projects).flatMap(([id, { defaultStream }]) => (defaultStream === undefined ? [] : [[id, defaultStream]])),
+  );
 }
 
 /** Each project's webhook authentication, as `createMailwarden({ webhooks: { auth } })` takes it. */

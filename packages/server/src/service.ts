@@ -2,7 +2,7 @@ import { answerClientError, answerConnect, createMailwarden, isMailwardenError, 
 import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import { apiKeyScopes, webhookAuth, type ServerConfig } from './config.js';
+import { apiKeyScopes, defaultStreams, webhookAuth, type ServerConfig } from './config.js';
 import type { OpenedStore } from './store-settings.js';
 
 export interface Service {
@@ -33,6 +33,7 @@ export async function startService(
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
     ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
     timeline: { personalData: config.timelinePersonalData },
+    defaultStream: defaultStreams(config),
     webhooks: {
       auth: webhookAuth(config),
       // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.
