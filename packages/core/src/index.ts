@@ -145,6 +145,7 @@ export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth }
 export { createHttpHandler, type DashboardFiles, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';
 export type { HttpRequest, HttpResponse, HttpHeaders } from './http/request.js';
 export { answerClientError, answerConnect } from './http/client-errors.js';
+export { unsubscribePageContentSecurityPolicy } from './http/unsubscribe-page.js';
 export type { ApiKeys, ApiKeyScope } from './http/api-keys.js';
 export { routes, type Route, type RouteAuth, type RouteMethod } from './http/routes.js';
 export { createOpenApiDocument, type OpenApiOptions } from './http/openapi.js';

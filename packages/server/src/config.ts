@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { MailwardenError, type ProviderAuth } from '@mailwarden/core';
+import { MIN_UNSUBSCRIBE_SECRET_LENGTH, MailwardenError, type ProviderAuth, type UnsubscribeLinksOptions } from '@mailwarden/core';
 import { isStreamName } from '@mailwarden/core';
 import { z } from 'zod';
 
@@ -97,6 +97,16 @@ export const configSchema = z
      * every project. Off by default: they are personal data (docs/decisions.md, "Message timelines").
      */
     timelinePersonalData: z.boolean().default(false),
+    /**
+     * The service's public base URL, as recipients and providers reach it (`https://mail.example.com`):
+     * one-click unsubscribe links start with it, then `basePath` (docs/unsubscribe.md).
+     */
+    publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /**
+     * Secrets that seal one-click unsubscribe tokens, each at least 32 characters: the first seals, every
+     * one opens, so rotate by putting a new one first. With `publicUrl`, links can be made.
+     */
+    unsubscribeSecrets: z.array(z.string().min(MIN_UNSUBSCRIBE_SECRET_LENGTH)).min(1).optional(),
     /** Serve the dashboard at `{basePath}/dashboard/`; it reads only through the API, with the key a person enters. */
     dashboard: z.boolean().default(true),
     /** A request's headers must all arrive within this; else 408 and the connection is closed. */
@@ -112,7 +122,11 @@ export const configSchema = z
      */
     unsafeTrustTestSnsCertificate: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .refine((config) => config.unsubscribeSecrets === undefined || config.publicUrl !== undefined, {
+    message: 'unsubscribeSecrets needs publicUrl: unsubscribe links start with it',
+    path: ['publicUrl'],
+  });
 
 export type ServerConfig = z.output<typeof configSchema>;
 export type ServerConfigInput = z.input<typeof configSchema>;
@@ -133,6 +147,8 @@ const ENVIRONMENT = {
   MAILWARDEN_IDLE_TIMEOUT_MS: 'idleTimeoutMs',
   MAILWARDEN_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
   MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'unsafeTrustTestSnsCertificate',
+  MAILWARDEN_PUBLIC_URL: 'publicUrl',
+  MAILWARDEN_UNSUBSCRIBE_SECRETS: 'unsubscribeSecrets',
 } as const;
 
 /**
@@ -152,7 +168,9 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
         : (key === 'trustProxy' || key === 'dashboard' || key === 'unsafeTrustTestSnsCertificate' || key === 'timelinePersonalData') &&
             (value === 'true' || value === 'false')
           ? value === 'true'
-          : value;
+          : key === 'unsubscribeSecrets'
+            ? value.split(',').map((secret) => secret.trim())
+            : value;
   }
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
@@ -247,4 +265,15 @@ export function defaultStreams(config: ServerConfig): Record<string, string> {
 /** Each project's webhook authentication, as `createMailwarden({ webhooks: { auth } })` takes it. */
 export function webhookAuth(config: ServerConfig): Record<string, ProviderAuth> {
   return Object.fromEntries(Object.entries(config.projects).map(([id, { webhooks = {} }]) => [id, webhooks as ProviderAuth]));
+}
+
+/**
+ * One-click unsubscribe links as `createMailwarden({ unsubscribeLinks })` takes them, sealed with
+ * `unsubscribeSecrets` (none without): at `publicUrl` plus `basePath`; without a `publicUrl` (only the demo
+ * has secrets without one: `loadConfig` refuses it), at the address the service listens on.
+ */
+export function unsubscribeLinksOf(config: ServerConfig, listeningUrl: () => string): UnsubscribeLinksOptions | undefined {
+  if (config.unsubscribeSecrets === undefined) return undefined;
+  const baseUrl = config.publicUrl === undefined ? listeningUrl : `${config.publicUrl.replace(/\/+$/, '')}${config.basePath}`;
+  return { baseUrl, secrets: config.unsubscribeSecrets };
 }

@@ -40,7 +40,10 @@ H8jc8eNLt/7TVLl4vMxJdGoLSH6hRANCAAQGFmxcjsVtxr/XDPXHVJsA4bJswRAE
 
 /**
  * The configuration with a `demo` project: a fresh random API key, the demo webhook secrets (unless the
- * configuration gives the project its own), and the testing kit's SNS certificate trusted.
+ * configuration gives the project its own), the testing kit's SNS certificate trusted, and one-click
+ * unsubscribe links that work at once: a fresh random secret unless configured, and without a
+ * `publicUrl`, links at the address the service listens on, the one the banner prints
+ * (docs/unsubscribe.md#the-demo).
  */
 export function withDemoProject(config: ServerConfig): { config: ServerConfig; apiKey: string } {
   const apiKey = `mw_demo_${randomBytes(12).toString('hex')}`;
@@ -48,7 +51,12 @@ export function withDemoProject(config: ServerConfig): { config: ServerConfig; a
   const demo = { ...existing, apiKeys: [...(existing?.apiKeys ?? []), apiKey], webhooks: existing?.webhooks ?? demoWebhookAuth };
   return {
     apiKey,
-    config: { ...config, unsafeTrustTestSnsCertificate: true, projects: { ...config.projects, [DEMO_PROJECT]: demo } },
+    config: {
+      ...config,
+      unsafeTrustTestSnsCertificate: true,
+      projects: { ...config.projects, [DEMO_PROJECT]: demo },
+      unsubscribeSecrets: config.unsubscribeSecrets ?? [randomBytes(32).toString('base64url')],
+    },
   };
 }
 
@@ -430,6 +438,8 @@ export function demoBanner(url: string, apiKey: string, store: string, dashboard
     `  curl -s '${base}/suppressions/check?email=bounced@example.com' -H 'X-API-Key: ${apiKey}'`,
     `  curl -s -X POST '${base}/suppressions' -H 'X-API-Key: ${apiKey}' -H 'Content-Type: application/json' -d '{"email":"someone@example.com"}'`,
     `  curl -s '${base}/messages?trackingId=welcome-2026-11' -H 'X-API-Key: ${apiKey}'`,
+    `  curl -s -X POST '${base}/unsubscribe-links' -H 'X-API-Key: ${apiKey}' -H 'Content-Type: application/json' -d '{"email":"someone@example.com","stream":"marketing"}'`,
+    '    (open its url in a browser: a one-click unsubscribe page)',
     `  curl -s '${url}/openapi.json'`,
     '',
     'Post a signed test webhook as a provider would (ses, sendgrid, mailgun, sparkpost, postmark or mandrill):',

@@ -1,4 +1,12 @@
-export { loadConfig, configSchema, apiKeyScopes, webhookAuth, type ServerConfig, type ServerConfigInput } from './config.js';
+export {
+  loadConfig,
+  configSchema,
+  apiKeyScopes,
+  webhookAuth,
+  unsubscribeLinksOf,
+  type ServerConfig,
+  type ServerConfigInput,
+} from './config.js';
 export { openStore, storeKind } from './store.js';
 export type { OpenedStore, StoreKind, StoreEnvironment } from './store-settings.js';
 export { startService, type Service } from './service.js';

@@ -2,7 +2,7 @@ import { answerClientError, answerConnect, createMailwarden, isMailwardenError, 
 import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import { apiKeyScopes, defaultStreams, webhookAuth, type ServerConfig } from './config.js';
+import { apiKeyScopes, defaultStreams, unsubscribeLinksOf, webhookAuth, type ServerConfig } from './config.js';
 import type { OpenedStore } from './store-settings.js';
 
 export interface Service {
@@ -28,8 +28,12 @@ export async function startService(
   opened: OpenedStore,
   options: { logStream?: { write(line: string): void } } = {},
 ): Promise<Service> {
+  // The address it listens on (with basePath), once it does: where the demo's unsubscribe links point.
+  let listeningUrl = '';
+  const unsubscribeLinks = unsubscribeLinksOf(config, () => listeningUrl);
   const mailwarden = createMailwarden({
     store: opened.store,
+    ...(unsubscribeLinks === undefined ? {} : { unsubscribeLinks }),
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
     ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
     timeline: { personalData: config.timelinePersonalData },
@@ -135,6 +139,7 @@ export async function startService(
 
   const address = await app.listen({ host: config.host, port: config.port });
   const url = `${address.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}${config.basePath}`;
+  listeningUrl = url;
   let closing: Promise<void> | undefined;
   return {
     app,

@@ -338,14 +338,19 @@ describe('mailwarden serve --demo, as a process', () => {
       // Nothing but the banner: no deprecation or other process warning from a dependency's options.
       expect(output).not.toMatch(/Warning|Deprecation|FSTDEP/);
       const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
-      expect(commands).toHaveLength(4);
-      const [check, add, messages, openapi] = await Promise.all(
+      expect(commands).toHaveLength(5);
+      const [check, add, messages, link, openapi] = await Promise.all(
         commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)),
       );
       expect(check).toMatchObject({ email: 'bounced@example.com', suppressed: true, reason: 'hard_bounce' });
       expect(add).toMatchObject({ email: 'someone@example.com', reason: 'manual' });
       expect(messages.items.length).toBeGreaterThan(0);
       expect(openapi.openapi).toBe('3.1.0');
+      // The printed key makes a one-click unsubscribe link that works at once: a page, then the unsubscribe.
+      expect(link.url.startsWith(`${demo.url}/projects/demo/unsubscribe/`), link.url).toBe(true);
+      expect((await fetch(link.url)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const unsubscribed = await fetch(link.url, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) });
+      expect([unsubscribed.status, await unsubscribed.text()]).toStrictEqual([200, expect.stringContaining('You are unsubscribed')]);
 
       const dashboard = /^Dashboard: (\S+)$/m.exec(output)?.[1];
       expect(dashboard).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard\/$/);

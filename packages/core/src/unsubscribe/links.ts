@@ -9,9 +9,10 @@ import { createUnsubscribeTokenCodec, type UnsubscribeTokenCodec } from './token
 export interface UnsubscribeLinksOptions {
   /**
    * The public URL where the HTTP API is mounted, as a recipient's mail client reaches it (the service's
-   * `publicUrl` plus its `basePath`), e.g. `https://mail.example.com/mailwarden`.
+   * `publicUrl` plus its `basePath`), e.g. `https://mail.example.com/mailwarden`. Or a function read for
+   * each link, for a host that learns its address only once it listens (the service's demo on port 0).
    */
-  baseUrl: string;
+  baseUrl: string | (() => string);
   /**
    * Secrets of at least 32 characters. The first seals new tokens; every one opens them, so a new secret
    * goes first and an old one stays listed as long as links made with it may still be clicked.
@@ -70,10 +71,14 @@ export function createUnsubscribeLinks(
   options: UnsubscribeLinksOptions | undefined,
   suppressions: Pick<SuppressionService, 'add'>,
 ): UnsubscribeLinks {
-  let configured: { baseUrl: string; codec: UnsubscribeTokenCodec } | undefined;
+  let configured: { baseUrl: () => string; codec: UnsubscribeTokenCodec } | undefined;
   if (options !== undefined) {
-    const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
-    configured = { baseUrl, codec: createUnsubscribeTokenCodec(options.secrets) };
+    const { baseUrl } = options;
+    const fixed = typeof baseUrl === 'string' ? linkBase(baseUrl) : undefined;
+    configured = {
+      baseUrl: fixed === undefined ? () => linkBase((baseUrl as () => string)()) : () => fixed,
+      codec: createUnsubscribeTokenCodec(options.secrets),
+    };
   }
   const configuration = () => {
     if (configured !== undefined) return configured;
@@ -103,7 +108,7 @@ export function createUnsubscribeLinks(
       if (stream !== undefined) assertStreamName(stream);
       const { baseUrl, codec } = configuration();
       const token = codec.seal({ projectId, stream: stream ?? null, email: normalized });
-      const url = `${baseUrl}${unsubscribePath(projectId, token)}`;
+      const url = `${baseUrl()}${unsubscribePath(projectId, token)}`;
       return { url, headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } };
     },
 
@@ -118,4 +123,9 @@ export function createUnsubscribeLinks(
       return { ...target, created };
     },
   };
+}
+
+/** A base URL as links start with it: parsed (a `TypeError` if it is none), without a trailing slash. */
+function linkBase(baseUrl: string): string {
+  return new URL(baseUrl).href.replace(/\/+$/, '');
 }
