@@ -520,7 +520,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async getSuppressions(projectId, hashes, stream) {
-      if (stream !== undefined) return hashes.length === 0 ? (assertStream(stream), []) : checksInStream(projectId, hashes, stream);
+      if (stream !== undefined) {
+        assertStream(stream);
+        return hashes.length === 0 ? [] : checksInStream(projectId, hashes, stream);
+      }
       if (hashes.length === 0) return [];
       const values = await storedValues(projectId, hashes);
       return values.map((value, index) => (value == null ? undefined : unpackSuppression(hashes[index]!, value)));

@@ -207,6 +207,20 @@ describe('stream lists: keys', () => {
   });
 });
 
+test('a batch check in a stream longer than a script reads in one slice (1 000) answers every hash in order', async () => {
+  const { keyPrefix, projectId } = fresh();
+  const store = createRedisStore({ client, keyPrefix });
+  const count = 2500;
+  const records = Array.from({ length: count }, (_, i) => record(i, 'manual', T0 + i, i % 3 === 0 ? undefined : 'news'));
+  await store.mergeSuppressions(projectId, records.concat([record(1, 'complaint', T0)]));
+  const hashes = records.map((r) => r.hash).concat(record(count, 'manual', 0).hash);
+  for (let i = 0; i < 2; i++) {
+    // The first call reads through the old-layout script, the second through the stream's.
+    const expected = records.map((r) => (r.hash === record(1, 'manual', 0).hash ? record(1, 'complaint', T0) : r));
+    expect(await store.getSuppressions(projectId, hashes, 'news')).toStrictEqual([...expected, undefined]);
+  }
+});
+
 describe('stream lists: the check rule on a project of the old layout', () => {
   test.each(servers)('%s: the old project-wide record wins, else the stream’s; the check starts the upgrade', async (_, redis) => {
     const { keyPrefix, projectId, tag } = fresh();

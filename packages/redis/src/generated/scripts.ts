@@ -1173,7 +1173,7 @@ export const getStreamSuppressions = loadScript(
     name: 'getStreamSuppressions',
     readOnly: true,
     lines: [
-      [1, 'lua/getStreamSuppressions.lua', 1, 17],
+      [1, 'lua/getStreamSuppressions.lua', 1, 21],
     ],
     source: `#!lua flags=no-writes
 -- getStreamSuppressions: the checks of some hashes in a stream, once the project holds no old layout:
@@ -1184,12 +1184,16 @@ export const getStreamSuppressions = loadScript(
 -- Returns per hash its project-wide value (false for none), then per hash its value in the stream's
 -- list when the project-wide list has none (else false).
 -- Flags: no-writes (EVALSHA_RO).
-local projectWide = redis.call('HMGET', KEYS[1], unpack(ARGV))
-local inStream = redis.call('HMGET', KEYS[2], unpack(ARGV))
-local reply = {}
-for i = 1, #ARGV do
-  reply[i] = projectWide[i]
-  reply[#ARGV + i] = not projectWide[i] and inStream[i]
+local n, reply = #ARGV, {}
+-- HMGET in slices: unpack() of a whole long batch would overflow Lua's stack.
+for from = 1, n, 1000 do
+  local to = math.min(from + 999, n)
+  local projectWide = redis.call('HMGET', KEYS[1], unpack(ARGV, from, to))
+  local inStream = redis.call('HMGET', KEYS[2], unpack(ARGV, from, to))
+  for i = 1, to - from + 1 do
+    reply[from + i - 1] = projectWide[i]
+    reply[n + from + i - 1] = not projectWide[i] and inStream[i]
+  end
 end
 return reply
 `,
