@@ -128,6 +128,7 @@ export function conformanceScript({ projects, secrets }: ScriptFixture): ScriptS
     },
     { method: 'DELETE', path: `${list}/${anaHash}?stream=marketing`, headers: key('acme') },
     { method: 'DELETE', path: `${list}/${anaHash}?stream=marketing`, headers: key('acme') },
+    { method: 'POST', path: `${list}/check?stream=marketing`, headers: jsonHeaders(), body: '{"emails":["ana@example.com"]}' },
     { method: 'GET', path: `${list}?limit=1`, headers: key('acme') },
     { method: 'GET', path: `${list}?limit=0`, headers: key('acme') },
     { method: 'GET', path: `${list}?cursor=garbage`, headers: key('acme') },

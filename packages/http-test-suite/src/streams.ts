@@ -408,6 +408,27 @@ export function describeStreamTests(open: OpenApp): void {
       ]).toEqual(before);
     });
 
+    test('a request with a body takes its stream there: a stream in its query is 400 invalid_request, not ignored', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      await add(app, 'ana@example.com', { stream: 'marketing' });
+      const requests: [string, unknown][] = [
+        [p.list(), { email: 'bo@example.com' }],
+        [p.batch, { emails: ['ana@example.com'] }],
+        [p.bulkCheck, { emails: ['ana@example.com'] }],
+        [p.bulk, { items: [{ email: 'bo@example.com' }] }],
+        [p.bulkDelete, { items: [{ email: 'ana@example.com' }] }],
+      ];
+      for (const [path, json] of requests) {
+        for (const stream of ['marketing', '']) {
+          const error = expectError(await app.api('POST', `${path}?${new URLSearchParams({ stream })}`, { json }), 400, 'invalid_request');
+          expect(error.message, path).toMatch(/JSON body/);
+        }
+      }
+      expect((await app.api('GET', p.list())).text).toBe('{"items":[],"next_cursor":null,"count":0}');
+      expect(expectSuccess(await app.api('GET', p.list({ stream: 'marketing' })), 200, listSuppressionsResponseSchema).count).toBe(1);
+    });
+
     test('add and bulk add take source unsubscribe (reason manual, told apart by its source); other sources are invalid_request', async () => {
       const app = await open();
       const p = paths(app.projects.acme);

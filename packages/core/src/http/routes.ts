@@ -112,6 +112,18 @@ function bodyStream(stream: string | null | undefined): { stream?: string } {
   return stream === undefined || stream === null ? {} : { stream: assertStreamName(stream) };
 }
 
+/**
+ * The body of a request that has one names its stream; a `?stream=` there is refused rather than ignored
+ * as unknown parameters are, since ignoring it would check or write the project-wide list in its place.
+ */
+function refuseQueryStream(query: Readonly<Record<string, string>>): void {
+  if (query.stream !== undefined) {
+    throw new MailwardenError('invalid_request', 'This request takes its stream in the JSON body ("stream": "…"), not in the query.', {
+      details: [{ path: 'stream', message: 'goes in the request body' }],
+    });
+  }
+}
+
 export const routes: readonly Route[] = [
   {
     method: 'GET',
@@ -142,7 +154,8 @@ export const routes: readonly Route[] = [
       200: { description: 'Already suppressed; the stored record, unchanged.', schema: addSuppressionResponseSchema },
     },
     errors: ['invalid_request', 'invalid_email', 'invalid_stream'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, query, json }) => {
+      refuseQueryStream(query);
       const { email, source, stream } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
       const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email, {
         ...(source === undefined ? {} : { source }),
@@ -178,7 +191,8 @@ export const routes: readonly Route[] = [
     requestBody: batchCheckRequestSchema,
     responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
     errors: ['invalid_request', 'invalid_email', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, query, json }) => {
+      refuseQueryStream(query);
       const { emails, stream } = parseInput(batchCheckBody, await json(), 'request body');
       const options = bodyStream(stream);
       assertCheckSize(emails, MAX_BATCH_SIZE);
@@ -196,7 +210,8 @@ export const routes: readonly Route[] = [
     requestBody: bulkCheckRequestSchema,
     responses: { 200: { description: 'One result per address.', schema: batchCheckResponseSchema } },
     errors: ['invalid_request', 'invalid_email', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, query, json }) => {
+      refuseQueryStream(query);
       const { emails, stream } = parseInput(batchCheckBody, await json(), 'request body');
       return { status: 200, body: await mailwarden.suppressions.checkMany(params.projectId!, emails as string[], bodyStream(stream)) };
     },
@@ -212,7 +227,8 @@ export const routes: readonly Route[] = [
     requestBody: bulkAddRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkAddResponseSchema } },
     errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, query, json }) => {
+      refuseQueryStream(query);
       const { items, source, stream } = parseInput(bulkBody, await json(), 'request body');
       return {
         status: 200,
@@ -234,7 +250,8 @@ export const routes: readonly Route[] = [
     requestBody: bulkRemoveRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkRemoveResponseSchema } },
     errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, query, json }) => {
+      refuseQueryStream(query);
       const { items, stream } = parseInput(bulkBody, await json(), 'request body');
       return {
         status: 200,
