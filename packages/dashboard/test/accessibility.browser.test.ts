@@ -31,6 +31,7 @@ beforeAll(async () => {
     event({ recipient: 'angry@example.com', type: 'complained', trackingId: 'welcome' }),
     event({ recipient: 'late@example.com', type: 'deferred', trackingId: '\u202Ertl-🎉' }),
   ]);
+  await app.mailwarden.suppressions.add(app.projects.acme, 'unsubscribed@example.com', { stream: 'weekly-digest', source: 'unsubscribe' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -53,7 +54,7 @@ test.each([
   ['light', 'phone'],
   ['dark', 'phone'],
 ] as const)('no axe violations on any page or state (%s colour scheme, %s)', async (colorScheme, viewport) => {
-  const watched = await openPage(browser, app, { expectedProblems: [/401|404|503/], viewport });
+  const watched = await openPage(browser, app, { expectedProblems: [/400|401|404|503/], viewport });
   const { page } = watched;
   await page.emulateMedia({ colorScheme });
   // The checker finds what it should: a nameless button and grey-on-grey text.
@@ -125,6 +126,18 @@ test.each([
   await page.getByRole('dialog').waitFor();
   states['suppressions, remove dialog'] = await violations(page);
   await page.keyboard.press('Escape');
+
+  await page.getByLabel('Stream', { exact: true }).fill('weekly-digest');
+  await page.getByLabel('Stream', { exact: true }).press('Enter');
+  await page.getByRole('row', { name: /unsubscribed@example\.com/ }).waitFor();
+  await page.getByLabel('Email to check').fill('bounced@example.com');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('is suppressed for stream').waitFor();
+  states["a stream's suppressions, checked for the stream"] = await violations(page);
+  await page.getByLabel('Stream', { exact: true }).fill('Not A Stream');
+  await page.getByLabel('Stream', { exact: true }).press('Enter');
+  await page.getByText('Could not load the suppressions.').waitFor();
+  states['suppressions, an invalid stream name'] = await violations(page);
 
   app.store.failWith(() => new MailwardenError('store_unavailable', 'The store did not answer in time.'));
   try {

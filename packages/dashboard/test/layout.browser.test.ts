@@ -20,6 +20,8 @@ let app: TestApp;
 
 /** An address as long as real ones get, so a card or a row must wrap it rather than widen the page. */
 const longAddress = 'first.middle.last-name+newsletter-2026@subdomain.mail.example-company.com';
+/** The longest stream name, unbroken: it must wrap in its cell, never widen the page. */
+const longStream = 'weekly-digest-'.padEnd(64, 'x');
 
 beforeAll(async () => {
   browser = await connectBrowser();
@@ -38,8 +40,7 @@ beforeAll(async () => {
       messageId: 'sg-long-1',
       type: 'sent',
       trackingId: 'newsletter-2026-11',
-      // The longest stream name, unbroken: it must wrap in its cell, never widen the page.
-      stream: 'weekly-digest-'.padEnd(64, 'x'),
+      stream: longStream,
       occurredAt: new Date('2026-11-21T09:00:00.000Z'),
     }),
     event({
@@ -52,6 +53,8 @@ beforeAll(async () => {
       details: { smtpStatus: '5.1.1', diagnostic: '550 5.1.1 The email account that you tried to reach does not exist' },
     }),
   ]);
+  // The long address unsubscribed from the long stream too: its list, and a check for it.
+  await app.mailwarden.suppressions.add(acme, longAddress, { stream: longStream, source: 'unsubscribe' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -76,7 +79,8 @@ async function everyPage(page: Page): Promise<Record<string, string[]>> {
   states['messages filtered'] = await layoutProblems(page);
 
   await page.getByRole('link', { name: longAddress }).click();
-  await page.getByText('is suppressed: Hard bounce').waitFor();
+  // Its message is of the long stream: checked for it, the project-wide bounce answers.
+  await page.getByText(/is suppressed for stream .*: Hard bounce/).waitFor();
   states['one message'] = await layoutProblems(page);
   await page.getByRole('button', { name: 'Remove from the suppression list' }).click();
   await page.getByRole('dialog').waitFor();
@@ -93,6 +97,17 @@ async function everyPage(page: Page): Promise<Record<string, string[]>> {
   await page.getByRole('button', { name: `Remove ${longAddress}` }).click();
   await page.getByRole('dialog').waitFor();
   states['suppressions, remove dialog'] = await layoutProblems(page);
+  await page.keyboard.press('Escape');
+
+  await page.goto(`${dashboardUrl(app, 'suppressions')}?stream=${longStream}`);
+  await listingTable(page).waitFor();
+  await page.getByLabel('Email to check').fill(longAddress);
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('is suppressed for stream').waitFor();
+  states["a stream's suppressions, checked for the stream"] = await layoutProblems(page);
+  await page.getByRole('button', { name: `Remove ${longAddress}` }).click();
+  await page.getByRole('dialog').waitFor();
+  states["a stream's suppressions, remove dialog"] = await layoutProblems(page);
   await page.keyboard.press('Escape');
   return states;
 }
