@@ -9,6 +9,7 @@ import {
   removeSuppressionResponseSchema,
   suppressionSchema,
 } from '@mailwarden/core/schemas';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { CLOCK_START } from './clock.js';
 import { expectError, expectSuccess } from './expect-answer.js';
@@ -484,6 +485,47 @@ export function describeStreamTests(open: OpenApp): void {
       expect(removed.text).toBe(JSON.stringify({ deleted: true, hash: sha256('ana@example.com') }));
       expect(expectSuccess(await app.api('GET', p.check('ana@example.com', 'marketing')), 200)).toMatchObject({ stream: 'marketing' });
       expect((await app.api('GET', p.check('ana@example.com'))).text).toBe('{"email":"ana@example.com","suppressed":false}');
+    });
+
+    test('property: writes of any kind to any streams leave every answer without a stream as it was', async () => {
+      const app = await open();
+      const p = paths(app.projects.acme);
+      const pool = ['ana@example.com', 'bo@example.com', 'cy@example.com'];
+      await add(app, 'ana@example.com');
+      await app.api('POST', p.bulk, {
+        json: { items: [{ email: 'bo@example.com', reason: 'complaint', created_at: '2025-06-01T10:00:00Z' }], source: 'import' },
+      });
+      const before = await projectWideAnswers(app, pool);
+      const email = fc.constantFrom(...pool);
+      const stream = fc.constantFrom('marketing', 'weekly-digest', 'a', 'x-1');
+      const write = fc.oneof(
+        fc.record({ kind: fc.constant('add' as const), email, stream, source: fc.constantFrom('api', 'import', 'unsubscribe') }),
+        fc.record({
+          kind: fc.constant('bulk' as const),
+          items: fc.array(fc.record({ email, reason: fc.constantFrom('manual', 'hard_bounce', 'complaint') }), { maxLength: 3 }),
+          stream,
+        }),
+        fc.record({ kind: fc.constant('remove' as const), email, stream }),
+        fc.record({ kind: fc.constant('bulk-delete' as const), emails: fc.subarray(pool), stream }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 4 }), async (writes) => {
+          for (const w of writes) {
+            app.clock.advance(1000);
+            const answer =
+              w.kind === 'add'
+                ? await app.api('POST', p.list(), { json: { email: w.email, stream: w.stream, source: w.source } })
+                : w.kind === 'bulk'
+                  ? await app.api('POST', p.bulk, { json: { items: w.items, stream: w.stream } })
+                  : w.kind === 'remove'
+                    ? await app.api('DELETE', p.one(sha256(w.email), w.stream))
+                    : await app.api('POST', p.bulkDelete, { json: { items: w.emails.map((e) => ({ email: e })), stream: w.stream } });
+            expect([200, 201, 404], answer.text).toContain(answer.status);
+          }
+          expect(await projectWideAnswers(app, pool)).toEqual(before);
+        }),
+        { numRuns: 10 },
+      );
     });
   });
 }
