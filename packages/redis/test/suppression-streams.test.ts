@@ -221,6 +221,36 @@ test('a batch check in a stream longer than a script reads in one slice (1 000) 
   }
 });
 
+test('concurrent writers from several clients: exactly one `suppressed` per address in each list', async () => {
+  const { keyPrefix, projectId } = fresh();
+  const clients = Array.from({ length: 4 }, () => new Redis(inject('redisUrl')));
+  try {
+    const stores = clients.map((redis) => createRedisStore({ client: redis, keyPrefix }));
+    const lists = [undefined, 'news', 'marketing'];
+    // Every store sends every (address, list) pair, as events and as merges, interleaved.
+    const pairs = Array.from({ length: 30 }, (_, i) => lists.map((stream, j) => record(i, reasons[(i + j) % 3]!, T0 + j, stream))).flat();
+    const outcomes = await Promise.all(
+      stores.map(async (store, k) => {
+        const mine = k % 2 === 0 ? pairs : [...pairs].reverse();
+        const [applied, merged] = await Promise.all([
+          store.applyEvents(projectId, mine.map(suppressionEvent)),
+          store.mergeSuppressions(projectId, mine),
+        ]);
+        return [...mine.map((r, i) => [r, applied[i]] as const), ...mine.map((r, i) => [r, merged[i]] as const)];
+      }),
+    );
+    const created = new Map<string, number>();
+    for (const [r, outcome] of outcomes.flat()) {
+      if (outcome === 'suppressed') created.set(`${r.stream}\n${r.hash}`, (created.get(`${r.stream}\n${r.hash}`) ?? 0) + 1);
+    }
+    expect(created.size).toBe(pairs.length);
+    expect([...created.values()].every((n) => n === 1)).toBe(true);
+    for (const stream of lists) expect(await walk(stores[0]!, projectId, stream, 1000)).toHaveLength(30);
+  } finally {
+    await Promise.all(clients.map((redis) => redis.quit()));
+  }
+});
+
 describe('stream lists: the check rule on a project of the old layout', () => {
   test.each(servers)('%s: the old project-wide record wins, else the stream’s; the check starts the upgrade', async (_, redis) => {
     const { keyPrefix, projectId, tag } = fresh();
