@@ -35,6 +35,14 @@ beforeAll(async () => {
     event({ recipient: 'both@example.com', messageId: 'sg-both-1', stream: 'marketing', occurredAt: new Date(at(9)) }),
     event({ recipient: 'unsub@example.com', messageId: 'sg-unsub-1', stream: 'marketing', occurredAt: new Date(at(9)) }),
     event({ recipient: 'pair@example.com', messageId: 'sg-pair-1', stream: 'marketing', occurredAt: new Date(at(9)) }),
+    // A provider's unsubscribe event of a message in the marketing stream: an entry of that list, its cause the event.
+    event({
+      recipient: 'away@example.com',
+      messageId: 'sg-away-1',
+      type: 'unsubscribed',
+      stream: 'marketing',
+      occurredAt: new Date(at(8)),
+    }),
   ]);
   for (const suppression of [
     record('both@example.com', 2),
@@ -99,12 +107,14 @@ test('one list at a time: the project-wide one, or a stream’s chosen by name a
   await expect
     .poll(() => rows(page))
     .toStrictEqual([
+      'away@example.com | Manual Unsubscribed | marketing | The recipient unsubscribedSendGrid, 2026-03-08 08:00:00 UTCMessage sg-away-1 · Open the message to away@example.com',
       'pair@example.com | Manual | marketing | Added through the API or the dashboard',
       'hand@example.com | Manual | marketing | Added through the API or the dashboard',
       'unsub@example.com | Manual Unsubscribed | marketing | The recipient unsubscribed',
       'both@example.com | Manual | marketing | Imported with the CLI',
     ]);
   expect(await columnTexts(page, 'Suppressed since')).toStrictEqual([
+    '2026-03-08 08:00:00 UTC',
     '2026-03-07 08:00:00 UTC',
     '2026-03-05 08:00:00 UTC',
     '2026-03-04 08:00:00 UTC',
@@ -242,7 +252,9 @@ test('add to a stream’s list and remove from the list shown, never from anothe
   await page.getByRole('button', { name: 'Remove both@example.com' }).click();
   await dialog.getByRole('button', { name: 'Remove' }).click();
   await page.getByText('Removed both@example.com from the list of stream marketing.').waitFor();
-  await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(['pair@example.com', 'hand@example.com', 'unsub@example.com']);
+  await expect
+    .poll(() => columnTexts(page, 'Email'))
+    .toStrictEqual(['away@example.com', 'pair@example.com', 'hand@example.com', 'unsub@example.com']);
   expect(await apiCheck('both@example.com')).toMatchObject({ suppressed: true, reason: 'manual' });
   await watched.close();
 });
