@@ -27,6 +27,11 @@ export interface MailwardenHost {
   close(): Promise<void>;
 }
 
+/** Where the host's one-click unsubscribe links point: a public URL in front of the app, whose paths are the app's. */
+export const UNSUBSCRIBE_LINK_BASE = 'https://mail.mailwarden.test/base';
+/** The host's unsubscribe secrets: a new one that seals, and an old one that still opens. */
+export const UNSUBSCRIBE_SECRETS = ['conformance-unsubscribe-secret-new-0001', 'conformance-unsubscribe-secret-old-0001'] as const;
+
 export function createMailwardenHost(store: Store): MailwardenHost {
   const failing = createFailingStore(store);
   const auth = new Map<string, ProviderAuth>();
@@ -35,6 +40,7 @@ export function createMailwardenHost(store: Store): MailwardenHost {
   const mailwarden = createMailwarden({
     store: failing,
     now: () => clock.now(),
+    unsubscribeLinks: { baseUrl: UNSUBSCRIBE_LINK_BASE, secrets: UNSUBSCRIBE_SECRETS },
     webhooks: {
       auth: (projectId) => auth.get(projectId),
       // Read once when the mailwarden is made: every call goes to the running test's environment.

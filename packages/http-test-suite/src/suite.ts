@@ -10,6 +10,7 @@ import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
 import { describeStreamTests } from './streams.js';
 import { describeSuppressionTests } from './suppressions.js';
+import { describeUnsubscribeTests } from './unsubscribe.js';
 import { describeWebhookTests } from './webhooks.js';
 
 export type { HttpConformanceOptions } from './harness.js';
@@ -38,6 +39,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeStatsTests(open);
     describeRequestTests(open);
     describeWebhookTests(open);
+    describeUnsubscribeTests(open);
     describeStoreFailureTests(open);
     describeAnyInputTests(open, options.numRuns ?? 100);
   });
