@@ -8,6 +8,7 @@ import { describeModelBasedTests } from './model-based.js';
 import { describeProvenanceTests } from './provenance.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeStatsTests } from './stats.js';
+import { describeStreamTests } from './streams.js';
 import { describeTimelineTests } from './timelines.js';
 import { describeWebhookTokenTests } from './webhook-tokens.js';
 
@@ -39,6 +40,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('suppressions')) {
       describeSuppressionTests(suite);
       describeBulkTests(suite);
+      describeStreamTests(suite);
     }
     if (runs('events')) {
       describeEventTests(suite);
