@@ -144,6 +144,18 @@ describe('the command line', () => {
     [['suppressions', 'export', '--project', 'acme', '--url', 'http://127.0.0.1:9'], '--url needs an API key of the project'],
     [['suppressions', 'import', '--project', 'acme', '--format'], "Option '--format <value>' argument missing"],
     [['frobnicate'], 'Unknown command "frobnicate".'],
+    [['suppressions', 'import', 'x.csv', '--project', 'acme', '--stream', 'Marketing'], '--stream "Marketing" is not a stream name'],
+    [['suppressions', 'import', 'x.csv', '--project', 'acme', '--group-stream', '101'], '--group-stream "101" is not <group>=<stream>.'],
+    [['suppressions', 'import', 'x.csv', '--project', 'acme', '--group-stream', '101=-x'], '"-x" is not a stream name'],
+    [
+      ['suppressions', 'import', 'x.csv', '--project', 'acme', '--stream', 'a', '--group-stream', '1=b'],
+      'give it or --group-stream, not both',
+    ],
+    [['suppressions', 'export', '--project', 'acme', '--group-stream', '1=b'], '--group-stream goes with import.'],
+    [
+      ['suppressions', 'export', '--project', 'acme', '--stream', 'a', '--format', 'ses-import'],
+      'export a stream with --format csv or jsonl',
+    ],
   ])('%j is a usage error: the reason and the usage, exit 2, no stack', async (args, reason) => {
     const { code, stdout, stderr } = await cli(args);
     expect(code).toBe(2);
@@ -226,6 +238,85 @@ describe('into the memory store of a running service, over HTTP', () => {
         created_at: '2024-02-12T01:02:44.120Z',
         source: 'import',
       });
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
+  });
+});
+
+describe('streams, through a running service', () => {
+  test('unsubscribes import into --stream and mapped groups; export --stream says its stream; an unmapped group writes nothing', async () => {
+    const demo = await startDemoProcess();
+    try {
+      const remote = remoteSuppressions({ url: demo.url, apiKey: demo.key });
+      const env = { MAILWARDEN_API_KEY: demo.key };
+      const domain = `${randomUUID().slice(0, 8)}.example`;
+      const unsubscribes = join(directory, 'stream-unsubscribes.csv');
+      writeFileSync(unsubscribes, `created,email\n1709630127,one@${domain}\n1707670964,two@${domain}\n`);
+      const intoStream = await cli(
+        ['suppressions', 'import', unsubscribes, '--project', 'demo', '--url', demo.url, '--stream', 'weekly-digest'],
+        env,
+      );
+      expect(intoStream.code).toBe(0);
+      expect(JSON.parse(intoStream.stdout)).toMatchObject({ format: 'sendgrid-unsubscribes', added: 2, skipped: 0 });
+
+      const groups = join(directory, 'stream-groups.csv');
+      writeFileSync(groups, `email,group_id,group_name,created_at\none@${domain},7,News,1709630127\nthree@${domain},8,Tips,1709630127\n`);
+      const unmapped = await cli(
+        ['suppressions', 'import', groups, '--project', 'demo', '--url', demo.url, '--group-stream', '7=weekly-digest'],
+        env,
+      );
+      expect(unmapped.code).toBe(1);
+      expect(unmapped.stderr).toContain('unsubscribe group 8, which no stream is given for');
+      expect(existsSync(`${groups}.mailwarden-import.json`)).toBe(false);
+      const mapped = await cli(
+        [
+          'suppressions',
+          'import',
+          groups,
+          '--project',
+          'demo',
+          '--url',
+          demo.url,
+          '--group-stream',
+          '7=weekly-digest',
+          '--group-stream',
+          '8=tips',
+        ],
+        env,
+      );
+      expect(mapped.code).toBe(0);
+      // one@ was in weekly-digest already (the first import), as strongly.
+      expect(JSON.parse(mapped.stdout)).toMatchObject({ format: 'sendgrid-group-unsubscribes', added: 1, alreadyPresent: 1 });
+
+      // Checked for the stream, suppressed by the stream's list; for mail of no stream, not at all.
+      const { results } = await remote.suppressions.checkMany('demo', [`one@${domain}`, `three@${domain}`], { stream: 'weekly-digest' });
+      expect(results).toEqual([
+        { email: `one@${domain}`, suppressed: true, reason: 'manual', stream: 'weekly-digest' },
+        { email: `three@${domain}`, suppressed: false },
+      ]);
+      expect((await remote.suppressions.checkMany('demo', [`one@${domain}`])).results).toEqual([
+        { email: `one@${domain}`, suppressed: false },
+      ]);
+
+      const exported = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--stream', 'weekly-digest'], env);
+      expect(exported.code).toBe(0);
+      expect(exported.stderr).toContain('Exported 2 suppressions of demo, stream weekly-digest.');
+      const lines = exported.stdout.trimEnd().split('\n');
+      expect(lines[0]).toBe('email,reason,created_at,hash,stream');
+      expect(
+        lines
+          .slice(1)
+          .map((line) => line.split(','))
+          .map(([email, reason, , , stream]) => [email, reason, stream]),
+      ).toEqual([
+        [`one@${domain}`, 'manual', 'weekly-digest'],
+        [`two@${domain}`, 'manual', 'weekly-digest'],
+      ]);
+      const projectWide = await cli(['suppressions', 'export', '--project', 'demo', '--url', demo.url, '--format', 'jsonl'], env);
+      expect(projectWide.stdout).not.toContain(domain);
+      const tips = await stored(remote as never, 'demo', 'tips');
+      expect(tips).toEqual([{ email: `three@${domain}`, reason: 'manual', created_at: '2024-03-05T09:15:27.000Z', source: 'unsubscribe' }]);
     } finally {
       expect(await demo.stop()).toBe(0);
     }
