@@ -62,7 +62,8 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
 export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
   return {
     ses: { topicArns: [secrets.topicArn] },
-    sendgrid: { publicKey: secrets.sendgridPublicKey },
+    // Group 42 stands for a stream: unsubscribe-events.ts posts its unsubscribes.
+    sendgrid: { publicKey: secrets.sendgridPublicKey, unsubscribeGroups: { '42': 'product-updates' } },
     mailgun: { signingKey: secrets.mailgunSigningKey },
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },

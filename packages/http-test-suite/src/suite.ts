@@ -10,6 +10,7 @@ import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
 import { describeStreamTests } from './streams.js';
 import { describeSuppressionTests } from './suppressions.js';
+import { describeUnsubscribeEventTests } from './unsubscribe-events.js';
 import { describeUnsubscribeTests } from './unsubscribe.js';
 import { describeWebhookTests } from './webhooks.js';
 
@@ -39,6 +40,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeStatsTests(open);
     describeRequestTests(open);
     describeWebhookTests(open);
+    describeUnsubscribeEventTests(open);
     describeUnsubscribeTests(open);
     describeStoreFailureTests(open);
     describeAnyInputTests(open, options.numRuns ?? 100);
