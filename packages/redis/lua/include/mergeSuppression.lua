@@ -6,7 +6,7 @@
 --@include "orderBytes"
 --@include "before"
 -- What the provenance join compares after the reason: the cause's time, event ID and source letter
--- (a, i, w: the sources' byte order; core provenanceWins); a record without provenance compares as
+-- (a, i, u, w: the sources' byte order; core provenanceWins); a record without provenance compares as
 -- the latest, with no ID and the last source.
 local function causeKey(provenance)
   if not provenance then return math.huge, '', '~' end
