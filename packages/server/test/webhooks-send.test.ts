@@ -149,6 +149,55 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     expect(missing.output).toMatch(/Project "acme" has no mandrill webhook settings/);
   });
 
+  test('--type unsubscribe --stream marketing suppresses for marketing; without a stream, in the project’s defaultStream', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-send-'));
+    const project = { defaultStream: 'newsletter', webhooks: { mailgun: { signingKey: 'acme-mailgun-key' } } };
+    const file = join(directory, 'mailwarden.json');
+    writeFileSync(file, JSON.stringify({ port: 0, logLevel: 'silent', projects: { acme: project } }));
+    const service = await startService(loadConfig({ file, env: {} }), {
+      kind: 'memory',
+      store: createMemoryStore(),
+      close: async () => {},
+    });
+    services.push(service);
+    const send = (...args: string[]) =>
+      mailwarden(['webhooks', 'send', 'mailgun', '--config', file, '--project', 'acme', '--url', service.url, ...args]);
+
+    const marketing = await send('--type', 'unsubscribe', '--to', 'e@example.com', '--stream', 'marketing');
+    expect(marketing.code, marketing.output).toBe(0);
+    const unsubscribed = { suppressed: true, reason: 'manual', source: 'unsubscribe' };
+    const { suppressions } = service.mailwarden;
+    expect(await suppressions.check('acme', 'e@example.com', { stream: 'marketing' })).toMatchObject({
+      ...unsubscribed,
+      stream: 'marketing',
+    });
+    expect(await suppressions.check('acme', 'e@example.com')).toEqual({ email: 'e@example.com', suppressed: false });
+
+    const unstreamed = await send('--type', 'unsubscribe', '--to', 'f@example.com');
+    expect(unstreamed.code, unstreamed.output).toBe(0);
+    expect(await suppressions.check('acme', 'f@example.com', { stream: 'newsletter' })).toMatchObject({
+      ...unsubscribed,
+      stream: 'newsletter',
+    });
+    expect(await suppressions.check('acme', 'f@example.com')).toEqual({ email: 'f@example.com', suppressed: false });
+  });
+
+  test('defaultStream and unsubscribeGroups take stream names only', () => {
+    const load = (project: object) => {
+      const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
+      const file = join(directory, 'mailwarden.json');
+      writeFileSync(file, JSON.stringify({ projects: { acme: project } }));
+      return () => loadConfig({ file, env: {} });
+    };
+    const sendgrid = (unsubscribeGroups: object) => ({ webhooks: { sendgrid: { publicKey: 'key', unsubscribeGroups } } });
+    expect(load({ defaultStream: 'newsletter', ...sendgrid({ '42': 'product-updates' }) })().projects['acme']).toMatchObject({
+      defaultStream: 'newsletter',
+    });
+    expect(load({ defaultStream: 'Newsletter' })).toThrow(/defaultStream/);
+    expect(load(sendgrid({ '42': 'Product Updates' }))).toThrow(/unsubscribeGroups/);
+    expect(load(sendgrid({ marketing: 'product-updates' }))).toThrow(/unsubscribeGroups/);
+  });
+
   test('unsafeTrustTestSnsCertificate is off unless set; the environment variable takes true or false only', () => {
     expect(loadConfig({ env: {} }).unsafeTrustTestSnsCertificate).toBe(false);
     expect(loadConfig({ env: { MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE: 'true' } }).unsafeTrustTestSnsCertificate).toBe(true);
