@@ -212,6 +212,20 @@ CREATE INDEX IF NOT EXISTS messages_by_stream
     sql: `
 ALTER TABLE {{schema}}.suppressions ADD COLUMN IF NOT EXISTS stream text COLLATE "C" NOT NULL DEFAULT '';
 
+-- A CREATE INDEX CONCURRENTLY that failed leaves its index invalid under its name: built again here.
+DO $$
+DECLARE
+  v_index text;
+BEGIN
+  FOR v_index IN
+    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = {{schema_literal}} AND right(c.relname, 7) = '_000011' AND NOT i.indisvalid
+  LOOP
+    EXECUTE format('DROP INDEX %I.%I', {{schema_literal}}, v_index);
+  END LOOP;
+END
+$$;
+
 CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, stream, hash);
 CREATE INDEX IF NOT EXISTS suppressions_newest_first_000011 ON {{schema}}.suppressions (project_id, stream, (-created_at), hash);
 CREATE INDEX IF NOT EXISTS suppressions_by_reason_000011 ON {{schema}}.suppressions (project_id, stream, reason, (-created_at), hash);
