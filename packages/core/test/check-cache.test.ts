@@ -1,7 +1,8 @@
 import { createMemoryStore, type Store } from '@mailwarden/core';
 import { createCheckCache, createEmailHasher, type SuppressionInvalidation } from '@mailwarden/core/store';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
+import { runCheckCacheSuite } from '@mailwarden/store-test-suite';
 
 const hashOf = createEmailHasher();
 const project = 'acme';
@@ -257,3 +258,57 @@ describe('createCheckCache', () => {
     });
   });
 });
+
+/**
+ * Two instances' stores over one memory store, whose writes announce their hashes to both at once, as
+ * Redis pub/sub and LISTEN/NOTIFY do: runs the suite's check-cache scenarios without a server.
+ */
+function sharedStores(): [Store, Store] {
+  const inner = createMemoryStore();
+  const listeners = new Set<(invalidation: SuppressionInvalidation) => void>();
+  const announce = (projectId: string, hashes: string[]) => {
+    if (hashes.length > 0) for (const listener of listeners) listener({ projectId, hashes });
+  };
+  const instance = (): Store => ({
+    ...inner,
+    async addSuppression(projectId, record) {
+      const result = await inner.addSuppression(projectId, record);
+      announce(projectId, [record.hash]);
+      return result;
+    },
+    async removeSuppression(projectId, hash, stream) {
+      const result = await inner.removeSuppression(projectId, hash, stream);
+      announce(projectId, [hash]);
+      return result;
+    },
+    async mergeSuppressions(projectId, records) {
+      const result = await inner.mergeSuppressions(projectId, records);
+      announce(
+        projectId,
+        records.map((record) => record.hash),
+      );
+      return result;
+    },
+    async removeSuppressions(projectId, hashes, stream) {
+      const result = await inner.removeSuppressions(projectId, hashes, stream);
+      announce(projectId, [...hashes]);
+      return result;
+    },
+    async applyEvents(projectId, events) {
+      const result = await inner.applyEvents(projectId, events);
+      announce(
+        projectId,
+        events.flatMap((event) => (event.suppression === null ? [] : [event.suppression.hash])),
+      );
+      return result;
+    },
+    async subscribeInvalidations(listener) {
+      listeners.add(listener);
+      return async () => void listeners.delete(listener);
+    },
+    async close() {},
+  });
+  return [instance(), instance()];
+}
+
+runCheckCacheSuite({ name: 'memory store with announced writes', test, expect, createStores: async () => sharedStores() });

@@ -93,4 +93,34 @@ export function runCheckCacheSuite(options: CheckCacheSuiteOptions): void {
       await b.close();
     }
   });
+
+  test(`${options.name}: writes to a stream's list reach the other instance's checks for that stream`, async () => {
+    const [storeA, storeB] = await options.createStores();
+    const a = createMailwarden({ store: await createCheckCache({ store: storeA, negativeTtlMs: 3_600_000 }) });
+    const b = createMailwarden({ store: await createCheckCache({ store: storeB, negativeTtlMs: 3_600_000 }) });
+    const project = randomProjectId();
+    const stream = { stream: 'marketing' };
+    const checked = async (options?: { stream: string }) => (await a.suppressions.check(project, 'jane@example.com', options)).suppressed;
+    try {
+      expect(await checked(stream)).toBe(false); // cached, with the project-wide "not suppressed"
+      expect(await checked()).toBe(false);
+      await b.suppressions.add(project, 'jane@example.com', { stream: 'marketing', source: 'unsubscribe' });
+      expect(await eventually(() => checked(stream))).toBe(true);
+      expect(await checked()).toBe(false);
+
+      // A project-wide add reaches a check for another stream, cached as "not suppressed".
+      expect(await checked({ stream: 'weekly-digest' })).toBe(false);
+      await b.suppressions.addMany(project, [{ email: 'jane@example.com', reason: 'hard_bounce' }]);
+      expect(await eventually(() => checked({ stream: 'weekly-digest' }))).toBe(true);
+
+      // Removing from the stream's list alone leaves the project-wide entry answering.
+      const hash = b.suppressions.hashOf('jane@example.com');
+      await b.suppressions.remove(project, hash, stream);
+      await b.suppressions.remove(project, hash);
+      expect(await eventually(async () => !(await checked(stream)) && !(await checked({ stream: 'weekly-digest' })))).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 }
