@@ -15,6 +15,12 @@ const { config, apiKey } = withDemoProject(loadConfig({ env: { PORT: '0', MAILWA
 const opened = await openStore({});
 const service = await startService(config, opened);
 await seedDemo(service.mailwarden);
+// The demo sends in no stream, so its unsubscribes are project-wide: for the pictures of a stream's list,
+// recipients who left the newsletter stream (through its one-click link) and one added to it by hand.
+for (const email of ['ana.lima@example.com', 'bo.chen@example.net', 'noor.haddad@example.org']) {
+  await service.mailwarden.suppressions.add(DEMO_PROJECT, email, { stream: 'newsletter', source: 'unsubscribe' });
+}
+await service.mailwarden.suppressions.add(DEMO_PROJECT, 'press@example.com', { stream: 'newsletter' });
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -98,6 +104,15 @@ try {
   await page.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
   await page.getByRole('dialog').waitFor();
   await shoot('suppressions-remove');
+  await page.keyboard.press('Escape');
+
+  // One stream's list, and a check for mail of that stream saying which list holds the address.
+  await page.goto(`${service.url}/dashboard/suppressions?stream=newsletter`);
+  await page.getByRole('table').waitFor();
+  await page.getByLabel('Email to check').fill('bo.chen@example.net');
+  await page.getByRole('button', { name: 'Check' }).click();
+  await page.getByText('is suppressed for stream').waitFor();
+  await shoot('suppressions-stream');
 
   // The same pages on a phone: listings as stacked rows, nothing wider than the screen.
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
@@ -136,6 +151,12 @@ try {
   await phone.getByRole('button', { name: 'Remove opted-out@example.com' }).click();
   await phone.getByRole('dialog').waitFor();
   await shoot('suppressions-remove-phone', phone);
+  await phone.keyboard.press('Escape');
+
+  await phone.goto(`${service.url}/dashboard/suppressions?stream=newsletter`);
+  await phone.getByRole('table').waitFor();
+  await phone.getByRole('table').evaluate((table) => table.scrollIntoView({ block: 'start' }));
+  await shoot('suppressions-stream-phone', phone);
 } finally {
   await browser.close();
   await service.close();

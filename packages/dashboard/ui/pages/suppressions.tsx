@@ -302,7 +302,7 @@ function SuppressionList(props: {
                 <td data-label="Reason">
                   <Reason suppression={suppression} />
                 </td>
-                <td class="literal" data-label="Stream">
+                <td class="literal stream" data-label="Stream">
                   <StreamName stream={suppression.stream} />
                 </td>
                 <td data-label="Suppressed since">
@@ -342,8 +342,9 @@ const literal = (text: string) => <bdi class="literal">{text}</bdi>;
 
 /** The reason, and beside it "Unsubscribed" when the recipient asked for it (reason `manual`, source `unsubscribe`). */
 function Reason({ suppression }: { suppression: Pick<Suppression, 'reason' | 'source'> }) {
+  // One element, so a phone's card keeps both beside the column's name.
   return (
-    <>
+    <span class="reasons">
       <span class={`reason reason-${suppression.reason}`}>{reasonLabels[suppression.reason]}</span>
       {suppression.source === 'unsubscribe' ? (
         <>
@@ -351,7 +352,7 @@ function Reason({ suppression }: { suppression: Pick<Suppression, 'reason' | 'so
           <span class="reason reason-unsubscribe">{UNSUBSCRIBED}</span>
         </>
       ) : null}
-    </>
+    </span>
   );
 }
 
