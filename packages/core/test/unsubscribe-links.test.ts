@@ -180,6 +180,20 @@ describe('the link over HTTP (core handler)', () => {
     ]);
   });
 
+  test("POST works when the host app's form parser read the body first", async () => {
+    const { http, mailwarden, store } = setup();
+    const { url } = mailwarden.unsubscribeLinks.create('acme', { email: 'ana@example.com' });
+    const done = await http.handle({
+      method: 'POST',
+      path: url.slice(BASE_URL.length),
+      query: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '26' },
+      parsedBody: { 'List-Unsubscribe': 'One-Click' },
+    });
+    expect(done.status).toBe(200);
+    expect((await store.listSuppressions('acme', { limit: 10 })).length).toBe(1);
+  });
+
   test('a tampered token, or a token of another project: 400 with the error body, nothing written', async () => {
     const { http, mailwarden, store } = setup();
     const { url } = mailwarden.unsubscribeLinks.create('acme', { email: 'ana@example.com' });

@@ -69,10 +69,11 @@ export const unsubscribeRoutes: readonly Route[] = [
       'Idempotent: a second POST changes nothing and answers the same. Needs no API key; the body is not required.',
     responses: { 200: { description: 'Unsubscribed (now or before): an HTML page saying so.' } },
     errors: ['invalid_request', 'payload_too_large', 'invalid_unsubscribe_token', 'unsubscribe_links_not_configured', 'store_unavailable'],
-    run: async (mailwarden, { params, bytes }) => {
+    run: async (mailwarden, { params, bytes, request }) => {
       // Read within the size cap, not parsed: RFC 8058's body (`List-Unsubscribe=One-Click`) carries nothing
-      // the token does not, and some clients send it as multipart or not at all.
-      await bytes();
+      // the token does not, and some clients send it as multipart or not at all. A form parser of the host
+      // app (`express.urlencoded()`) may have read it already: then there is nothing left to read.
+      if (request.parsedBody === undefined) await bytes();
       const target = await mailwarden.unsubscribeLinks.unsubscribe(params.projectId!, params.token!);
       return { status: 200, response: unsubscribedPage(target) };
     },
