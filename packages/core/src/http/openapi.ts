@@ -40,6 +40,11 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
     schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
   },
   provider: { description: 'The email provider posting the events.', schema: { type: 'string', enum: [...providers] } },
+  token: {
+    description:
+      'The sealed token of a one-click unsubscribe link, as the link made by `createUnsubscribeLink` has it (docs/unsubscribe.md).',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
+  },
 };
 
 /** `/openapi.json` is answered by the handler itself, not by a route, but belongs in the document. */
