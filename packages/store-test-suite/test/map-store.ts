@@ -27,6 +27,7 @@ import {
 
 /** One project's tables. A real store keeps them in its database, keyed by project first. */
 interface Tables {
+  /** Every list's suppressions (the project-wide one and one per stream), by `slot(stream, hash)`. */
   suppressions: Map<string, SuppressionRecord>;
   eventKeys: Set<string>;
   messages: Map<string, MessageRecord>;
@@ -42,6 +43,13 @@ interface Tables {
 const newestSuppressionFirst = (a: SuppressionPosition, b: SuppressionPosition) =>
   b.createdAt - a.createdAt || compareCodePoints(a.hash, b.hash);
 const newestMessageFirst = (a: MessagePosition, b: MessagePosition) => b.firstEventAt - a.firstEventAt || compareCodePoints(a.key, b.key);
+
+/** Where a suppression lives: its list (a stream's, or '' for the project-wide one, which no stream is named) and its hash. */
+const slot = (stream: string | undefined, hash: string) => `${stream ?? ''}/${hash}`;
+
+/** The check rule: the project-wide entry; else, for a stream, that stream's. */
+const check = (t: Tables, hash: string, stream: string | undefined) =>
+  t.suppressions.get(slot(undefined, hash)) ?? (stream === undefined ? undefined : t.suppressions.get(slot(stream, hash)));
 
 /** A `Store` over Maps: core's functions decide every merge, the store only keeps and orders. */
 export function createMapStore(): Store {
@@ -126,16 +134,17 @@ export function createMapStore(): Store {
     return event.suppression === null ? 'applied' : merge(t, event.suppression);
   }
 
-  // One suppression joined in, wholly: what an event's suppression and a bulk import both do.
+  // One suppression joined into its list, wholly: what an event's suppression and a bulk import both do.
   function merge(t: Tables, seen: SuppressionRecord): SuppressionMergeOutcome {
-    const known = t.suppressions.get(seen.hash);
+    const at = slot(seen.stream, seen.hash);
+    const known = t.suppressions.get(at);
     if (known === undefined) {
-      t.suppressions.set(seen.hash, { ...seen });
+      t.suppressions.set(at, { ...seen });
       return 'suppressed';
     }
     // The provenance is the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
     const reason = strongerReason(known.reason, seen.reason);
-    t.suppressions.set(seen.hash, {
+    t.suppressions.set(at, {
       ...(provenanceWins(seen, known) ? seen : known),
       email: known.email,
       reason,
@@ -146,38 +155,39 @@ export function createMapStore(): Store {
   }
 
   return {
-    async getSuppression(projectId, hash) {
-      return copy(tables(projectId).suppressions.get(hash));
+    async getSuppression(projectId, hash, stream) {
+      return copy(check(tables(projectId), hash, stream));
     },
-    async getSuppressions(projectId, hashes) {
-      return hashes.map((hash) => copy(tables(projectId).suppressions.get(hash)));
+    async getSuppressions(projectId, hashes, stream) {
+      return hashes.map((hash) => copy(check(tables(projectId), hash, stream)));
     },
     async addSuppression(projectId, record) {
       const { suppressions } = tables(projectId);
-      const existing = suppressions.get(record.hash);
+      const existing = suppressions.get(slot(record.stream, record.hash));
       if (existing !== undefined) return { record: { ...existing }, created: false };
-      suppressions.set(record.hash, { ...record });
+      suppressions.set(slot(record.stream, record.hash), { ...record });
       return { record: { ...record }, created: true };
     },
-    async removeSuppression(projectId, hash) {
+    async removeSuppression(projectId, hash, stream) {
       const { suppressions } = tables(projectId);
-      const record = suppressions.get(hash);
-      suppressions.delete(hash);
+      const record = suppressions.get(slot(stream, hash));
+      suppressions.delete(slot(stream, hash));
       return record;
     },
     async mergeSuppressions(projectId, records) {
       return records.map((record) => merge(tables(projectId), record));
     },
-    async removeSuppressions(projectId, hashes) {
+    async removeSuppressions(projectId, hashes, stream) {
       const { suppressions } = tables(projectId);
       return hashes.map((hash) => {
-        const record = suppressions.get(hash);
-        suppressions.delete(hash);
+        const record = suppressions.get(slot(stream, hash));
+        suppressions.delete(slot(stream, hash));
         return record;
       });
     },
-    async listSuppressions(projectId, { reason, emailPrefix, from, to, limit, after }) {
+    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, limit, after }) {
       return [...tables(projectId).suppressions.values()]
+        .filter((record) => record.stream === stream)
         .filter((record) => reason === undefined || record.reason === reason)
         .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))
         .filter((record) => (from === undefined || record.createdAt >= from) && (to === undefined || record.createdAt < to))
