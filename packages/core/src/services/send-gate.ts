@@ -55,8 +55,6 @@ export async function filterSuppressed(
   assertProjectId(projectId);
   const onError = options.onError ?? 'open';
   const stream = options.stream === undefined ? undefined : assertStreamName(options.stream);
-  // Without a stream the store is called exactly as before streams existed.
-  const lists: [] | [string] = stream === undefined ? [] : [stream];
   const blockedAt = new Map<number, BlockedRecipient['reason']>();
   const valid: { index: number; hash: string }[] = [];
   recipients.forEach((email, index) => {
@@ -69,11 +67,11 @@ export async function filterSuppressed(
   try {
     for (let start = 0; start < valid.length; start += CHUNK) {
       const chunk = valid.slice(start, start + CHUNK);
-      const records = await context.store.getSuppressions(
-        projectId,
-        chunk.map((entry) => entry.hash),
-        ...lists,
-      );
+      const hashes = chunk.map((entry) => entry.hash);
+      // Without a stream the store is called exactly as before streams existed.
+      const records = await (stream === undefined
+        ? context.store.getSuppressions(projectId, hashes)
+        : context.store.getSuppressions(projectId, hashes, stream));
       chunk.forEach((entry, i) => {
         const record = records[i];
         if (record !== undefined) blockedAt.set(entry.index, record.reason);

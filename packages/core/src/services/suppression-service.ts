@@ -202,7 +202,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async check(projectId, email, options) {
       assertProjectId(projectId);
       const stream = streamOf(options);
-      const record = await store.getSuppression(projectId, hashEmail(normalizeEmail(email)), ...streamArgument(stream));
+      const hash = hashEmail(normalizeEmail(email));
+      // Without a stream, the store is called exactly as before streams (and on the check path, without a spread).
+      const record = await (stream === undefined ? store.getSuppression(projectId, hash) : store.getSuppression(projectId, hash, stream));
       if (record === undefined) return { email, suppressed: false };
       const { source, cause } = provenanceView(record);
       const answer = {
@@ -221,7 +223,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       const stream = streamOf(options);
       assertCheckSize(emails, MAX_BULK_SIZE);
       const hashes = hashAll(hashEmail, emails);
-      const records = await store.getSuppressions(projectId, hashes, ...streamArgument(stream));
+      const records = await (stream === undefined
+        ? store.getSuppressions(projectId, hashes)
+        : store.getSuppressions(projectId, hashes, stream));
       const results = emails.map((email, index): BatchCheckResult => {
         const record = records[index];
         if (record === undefined) return { email, suppressed: false };

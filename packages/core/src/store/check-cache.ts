@@ -113,7 +113,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       const hit = lookup(key, stream);
       if (hit !== undefined) return recordOf(hit);
       const started = generation;
-      const record = await store.getSuppression(projectId, hash, ...lists(stream));
+      const record = await (stream === undefined ? store.getSuppression(projectId, hash) : store.getSuppression(projectId, hash, stream));
       if (generation === started) remember(key, stream, record);
       return record;
     },
