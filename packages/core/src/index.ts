@@ -135,7 +135,12 @@ export type { BasicAuthCredentials, SharedSecretAuth } from './webhooks/auth.js'
 export { createWebhookIngest, type IngestResult, type IngestWebhook, type ProviderAuth, type WebhookOptions } from './webhooks/ingest.js';
 export { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from './webhooks/ses.js';
 export { createSnsVerifier, type SnsVerifier } from './webhooks/sns.js';
-export { createSendGridWebhook, parseSendGridWebhook, type ParseSendGridWebhookOptions, type SendGridWebhookAuth } from './webhooks/sendgrid.js';
+export {
+  createSendGridWebhook,
+  parseSendGridWebhook,
+  type ParseSendGridWebhookOptions,
+  type SendGridWebhookAuth,
+} from './webhooks/sendgrid.js';
 export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, type MailgunWebhookAuth } from './webhooks/mailgun.js';
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
