@@ -11,6 +11,11 @@ import {
 import type { ServerConfig } from './config.js';
 
 export const DEMO_PROJECT = 'demo';
+/**
+ * The demo project's default stream: its messages carry no stream, so their recipients' unsubscribes are
+ * recorded here rather than project-wide (docs/decisions.md, "Who suppresses on an unsubscribe").
+ */
+export const DEMO_DEFAULT_STREAM = 'marketing';
 
 /**
  * The demo project's webhook secrets, for all six providers. They are public (they are in this file), so
@@ -48,7 +53,12 @@ H8jc8eNLt/7TVLl4vMxJdGoLSH6hRANCAAQGFmxcjsVtxr/XDPXHVJsA4bJswRAE
 export function withDemoProject(config: ServerConfig): { config: ServerConfig; apiKey: string } {
   const apiKey = `mw_demo_${randomBytes(12).toString('hex')}`;
   const existing = config.projects[DEMO_PROJECT];
-  const demo = { ...existing, apiKeys: [...(existing?.apiKeys ?? []), apiKey], webhooks: existing?.webhooks ?? demoWebhookAuth };
+  const demo = {
+    ...existing,
+    apiKeys: [...(existing?.apiKeys ?? []), apiKey],
+    webhooks: existing?.webhooks ?? demoWebhookAuth,
+    defaultStream: existing?.defaultStream ?? DEMO_DEFAULT_STREAM,
+  };
   return {
     apiKey,
     config: {

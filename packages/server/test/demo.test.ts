@@ -2,7 +2,7 @@
 // histories as providers report them, and campaigns that last days, the same on every start.
 import { createMailwarden, type Mailwarden, type Message, type MessageDetail } from '@mailwarden/core';
 import { describe, expect, test, vi } from 'vitest';
-import { DEMO_PROJECT, seedDemo } from '../src/demo.js';
+import { DEMO_DEFAULT_STREAM, DEMO_PROJECT, seedDemo } from '../src/demo.js';
 
 const now = Date.parse('2026-11-24T10:00:00.000Z');
 const trackingIds = [
@@ -37,7 +37,7 @@ async function allDetails(mailwarden: Mailwarden): Promise<MessageDetail[]> {
 
 describe('seedDemo', () => {
   test('records the size docs/server.md states, every event accepted: 1 164 messages in six tracking IDs, 48 suppressions', async () => {
-    const mailwarden = createMailwarden();
+    const mailwarden = createMailwarden({ defaultStream: { [DEMO_PROJECT]: DEMO_DEFAULT_STREAM } });
     const applyEvents = vi.spyOn(mailwarden, 'applyEvents');
     await seedDemo(mailwarden, now);
     for (const result of applyEvents.mock.results)
@@ -54,6 +54,9 @@ describe('seedDemo', () => {
       'webhook hard_bounce': 32,
       'webhook complaint': 10,
     });
+    // The recipients' unsubscribes, in the demo's default stream.
+    const { items: unsubscribes } = await mailwarden.suppressions.list(DEMO_PROJECT, { stream: DEMO_DEFAULT_STREAM, limit: 100 });
+    expect(unsubscribes.map(({ source, reason }) => `${source} ${reason}`)).toStrictEqual(Array(27).fill('unsubscribe manual'));
   });
 
   test('the same data on every start, relative to its start', async () => {
