@@ -109,7 +109,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const invalidationOf = (hash: string) =>
     `pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_build_array(${hash}))::text)`;
 
-  // The list a row is in last: '' for the project-wide one (docs/storage-internals.md, "Suppression lists per stream").
+  // Last, the list a row is in: '' for the project-wide one (docs/storage-internals.md, "Suppression lists per stream").
   const suppressionColumns =
     'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, stream';
   // Of a hash's project-wide row and its row in the stream $n, the project-wide one ('' sorts first in "C").
