@@ -23,7 +23,10 @@ const AT = new Date('2026-11-20T10:00:00.000Z');
 const EMAIL = 'ana@example.org';
 
 function mailwardenWith(options: MailwardenOptions = {}): Mailwarden {
-  return createMailwarden({ webhooks: { auth: { acme: auth }, environment: { fetchCertificate: fetchTestSnsCertificate, now: () => AT.getTime() + 60_000 } }, ...options });
+  return createMailwarden({
+    webhooks: { auth: { acme: auth }, environment: { fetchCertificate: fetchTestSnsCertificate, now: () => AT.getTime() + 60_000 } },
+    ...options,
+  });
 }
 
 /** Posts `event` as `provider` posts it, signed for project `acme`; every event must be accepted. */
