@@ -128,5 +128,20 @@ export function describeBulkTests(options: StoreConformanceOptions): void {
         { numRuns: options.numRuns ?? 50 },
       );
     });
+
+    // The law of retries: merging is idempotent in every list, so an import that failed part-way may send
+    // everything again. A second merge of the same records changes no list and reports only 'applied'.
+    test('merging the same records again changes no list and reports only applied', async ({ store }) => {
+      await fc.assert(
+        fc.asyncProperty(mergeRecords, async (records) => {
+          const projectId = randomProjectId();
+          await store.mergeSuppressions(projectId, records);
+          const once = await everyList(store, projectId);
+          expect(await store.mergeSuppressions(projectId, records)).toStrictEqual(records.map(() => 'applied'));
+          expect(await everyList(store, projectId)).toStrictEqual(once);
+        }),
+        { numRuns: options.numRuns ?? 50 },
+      );
+    });
   });
 }
