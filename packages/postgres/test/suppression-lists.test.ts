@@ -158,7 +158,7 @@ describe('a list per stream', () => {
 
       // During a rolling deploy an instance of the previous release sends one object per event, whose
       // `stream` is its message's: the suppression it carries is the project-wide one it always was.
-      const [[codes]] = await sql
+      const [row] = await sql
         .unsafe(`SELECT "${schema}".mailwarden_apply_events('acme', $1::text::jsonb)`, [
           JSON.stringify([
             {
@@ -179,7 +179,7 @@ describe('a list per stream', () => {
           ]),
         ])
         .values();
-      expect(codes).toBe('s');
+      expect(row?.[0]).toBe('s');
       expect(await rowsOf(schema)).toStrictEqual([
         { project_id: 'acme', stream: '', hash, reason: 2, created_at: T + 1 },
         { project_id: 'acme', stream: 'marketing', hash, reason: 1, created_at: T },
