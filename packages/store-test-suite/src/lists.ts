@@ -3,7 +3,7 @@ import type { SuppressionRecord } from '@mailwarden/core/store';
 import { everySuppressionList } from './arbitraries.js';
 
 /**
- * Every list of a project as a store holds it (docs/storage.md, "Lists"): the project-wide one, then
+ * Every list of a project as a store holds it (docs/storage.md, "Suppression lists"): the project-wide one, then
  * each stream of the suite's pool, each newest first. For comparing whole states, since a check
  * (`getSuppression` with a stream) answers the project-wide entry before the stream's.
  */

@@ -7,7 +7,7 @@ import { everyList } from './lists.js';
 import { walkPages } from './pages.js';
 import { addresses, at, storedEvent, suppression, type Address } from './records.js';
 
-// Lists per stream (docs/storage.md, "Lists"): each list independent, a check for a stream answered by
+// Lists per stream (docs/storage.md, "Suppression lists"): each list independent, a check for a stream answered by
 // the project-wide entry, else the stream's.
 
 const positionOf = (record: SuppressionRecord): SuppressionPosition => ({ createdAt: record.createdAt, hash: record.hash });

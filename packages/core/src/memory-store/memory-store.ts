@@ -141,7 +141,7 @@ interface MessageSlot {
 class ProjectState {
   /** The project-wide list. */
   readonly suppressions = new SuppressionTable();
-  /** One list per stream, each independent of the others and of the project-wide one (docs/storage.md, "Lists"). */
+  /** One list per stream, each independent of the others and of the project-wide one (docs/storage.md, "Suppression lists"). */
   readonly streams = new Map<string, SuppressionTable>();
   readonly eventKeys: EventKeys;
   /** Each message with its fact times and timeline, by message key: one lookup per event finds all three. */

@@ -37,7 +37,7 @@ for (let i = 0; i < 6; i++) NIBBLE[0x61 + i] = 10 + i;
  * A removed entry stays in the order (its key still sorts) until enough removals pile up to compact;
  * only then is its slot reused, so the order never points at a slot holding another entry.
  *
- * One table is one list (docs/storage.md, "Lists"): the project-wide one, or a stream's, whose name
+ * One table is one list (docs/storage.md, "Suppression lists"): the project-wide one, or a stream's, whose name
  * every record it gives back carries (`SuppressionRecord.stream`) without a byte per row.
  */
 export class SuppressionTable {

@@ -29,7 +29,7 @@ const recordOf = (entry: Entry) => (entry === NOT_SUPPRESSED ? undefined : entry
  * What the cache knows of one address of one project: the project-wide list's answer, and per stream
  * the answer of a check for that stream made while the project-wide list held none (that stream's
  * entry, or not suppressed). Each answer has its own expiry (`until`, of the `now` clock). Any
- * invalidation of the hash drops the whole slot, whatever stream it was for (docs/storage.md, "Lists").
+ * invalidation of the hash drops the whole slot, whatever stream it was for (docs/storage.md, "Suppression lists").
  */
 interface Slot {
   wide: Entry | undefined;
