@@ -72,7 +72,7 @@ async function deadlocks(): Promise<number> {
 }
 
 async function noDuplicateRows(projectId: string) {
-  const keys = { suppressions: 'hash', messages: 'key', tracking_ids: 'tracking_id', event_keys: 'key' };
+  const keys = { suppressions: '(stream, hash)', messages: 'key', tracking_ids: 'tracking_id', event_keys: 'key' };
   for (const [table, key] of Object.entries(keys)) {
     const [row] = await sql.unsafe(
       `SELECT count(*)::int AS rows, count(DISTINCT ${key})::int AS keys FROM "${schema}".${table} WHERE project_id = $1`,
@@ -308,6 +308,78 @@ describe('concurrent instances', () => {
         reason: contributions.map((record) => record.reason).sort((a, b) => rank(b) - rank(a))[0],
         createdAt: Math.min(...contributions.map((record) => record.createdAt)),
       });
+    }
+    await noDuplicateRows(projectId);
+  });
+
+  test('merges and events into several lists at once: one suppressed per address and list, each list its own join', async () => {
+    const projectId = 'lists-at-once';
+    const rng = random(23);
+    const lists = [undefined, 'marketing', 'news'] as const;
+    const record = () => {
+      const email = rng.pick(addresses);
+      const stream = rng.pick(lists);
+      return {
+        hash: hashEmail(email),
+        email,
+        reason: rng.pick(reasons),
+        createdAt: T + rng.int(1000),
+        ...(stream === undefined ? {} : { stream }),
+      };
+    };
+    type Written = { records: ReturnType<typeof record>[]; outcomes: string[] };
+    let eventNumber = 0;
+    const work = stores.map(() =>
+      Array.from({ length: 50 }, () => {
+        const records = Array.from({ length: 1 + rng.int(6) }, record);
+        if (rng.chance(0.5)) {
+          return async (store: (typeof stores)[number]): Promise<Written> => ({
+            records,
+            outcomes: await store.mergeSuppressions(projectId, records),
+          });
+        }
+        const events: StoredEvent[] = records.map((suppression) => ({
+          key: `event-${eventNumber++}`,
+          message: null,
+          trackingIdSearchKey: null,
+          suppression,
+        }));
+        return async (store: (typeof stores)[number]): Promise<Written> => ({
+          records,
+          outcomes: await store.applyEvents(projectId, events),
+        });
+      }),
+    );
+
+    const deadlocksBefore = await deadlocks();
+    const results = (await everyInstanceAtOnce(work, 3)).flat();
+    expect(await deadlocks()).toBe(deadlocksBefore);
+
+    const rank = (reason: SuppressionReason) => reasons.indexOf(reason);
+    for (const stream of lists) {
+      const listed = await stores[2]!.listSuppressions(projectId, { limit: 100, ...(stream === undefined ? {} : { stream }) });
+      for (const email of addresses) {
+        const hash = hashEmail(email);
+        const mine = results.flatMap(({ records, outcomes }) =>
+          records.flatMap((written, i) => (written.hash === hash && written.stream === stream ? [{ written, outcome: outcomes[i] }] : [])),
+        );
+        const stored = listed.find((entry) => entry.hash === hash);
+        if (mine.length === 0) {
+          expect(stored, `${email} in ${stream}`).toBeUndefined();
+          continue;
+        }
+        expect(
+          mine.filter(({ outcome }) => outcome === 'suppressed'),
+          `${email} in ${stream}`,
+        ).toHaveLength(1);
+        expect(stored).toStrictEqual({
+          hash,
+          email,
+          reason: mine.map(({ written }) => written.reason).sort((a, b) => rank(b) - rank(a))[0],
+          createdAt: Math.min(...mine.map(({ written }) => written.createdAt)),
+          ...(stream === undefined ? {} : { stream }),
+        });
+      }
     }
     await noDuplicateRows(projectId);
   });
