@@ -12,6 +12,7 @@ export const errorStatus = {
   invalid_payload: 400,
   invalid_unsubscribe_token: 400,
   tracking_id_not_carriable: 400,
+  unsubscribe_not_carriable: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   webhook_unauthorized: 401,

@@ -56,6 +56,13 @@ export {
   type StreamCarrierOptions,
 } from './carriers/stream-carrier.js';
 export {
+  LIST_UNSUBSCRIBE,
+  LIST_UNSUBSCRIBE_POST,
+  type UnsubscribeCarrierOptions,
+  type UnsubscribeLinkHeaders,
+  type UnsubscribeLinkOf,
+} from './carriers/unsubscribe-headers.js';
+export {
   SERVICE_ID_HEADER,
   attachSesHeaderTrackingId,
   readSesHeaderTrackingId,
@@ -65,6 +72,8 @@ export {
   type SesMessageHeader,
   type SesV2HeadersRequest,
   type SesBulkEntryHeaders,
+  type SesDestination,
+  type SesHeaderCarrierOptions,
 } from './carriers/ses-header.js';
 export {
   SERVICE_ID_TAG,
@@ -84,6 +93,7 @@ export {
   attachSendGridTrackingId,
   readSendGridTrackingId,
   readSendGridStream,
+  type SendGridCarrierOptions,
   type SendGridMailRequest,
   type SendGridPersonalization,
 } from './carriers/sendgrid.js';
@@ -117,6 +127,7 @@ export {
   readPostmarkTrackingId,
   readPostmarkStream,
   splitPostmarkTrackingId,
+  type PostmarkCarrierOptions,
   type PostmarkWithTrackingId,
 } from './carriers/postmark.js';
 export {
@@ -124,6 +135,7 @@ export {
   attachMandrillTrackingId,
   readMandrillStream,
   readMandrillTrackingId,
+  type MandrillCarrierOptions,
   type MandrillWithTrackingId,
 } from './carriers/mandrill.js';
 

@@ -25,6 +25,8 @@ const documentedStatus: Record<ErrorCode, number> = {
   // One-click unsubscribe (docs/unsubscribe.md): a link that is not ours; links not configured here.
   invalid_unsubscribe_token: 400,
   tracking_id_not_carriable: 400,
+  // The send side: a request whose messages cannot each carry their recipient's own unsubscribe link.
+  unsubscribe_not_carriable: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   webhook_unauthorized: 401,

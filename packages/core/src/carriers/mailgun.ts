@@ -4,6 +4,14 @@ import { jsonObjectMembers, type JsonMemberText } from '../json/members.js';
 import { isRecord } from '../json/record.js';
 import { BASE64URL_ID_ENCODING, decodeBase64urlId, encodeBase64urlId } from './base64url-id.js';
 import { metadataTrackingId } from './metadata-value.js';
+import {
+  isUnsubscribeHeaderName,
+  LIST_UNSUBSCRIBE,
+  LIST_UNSUBSCRIBE_POST,
+  recipientAddresses,
+  unsubscribeHeadersOf,
+  type UnsubscribeCarrierOptions,
+} from './unsubscribe-headers.js';
 import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
 
 /** "Sending options (those prefixed by o:, h:, or v:) are limited to 16 kB in total" (Mailgun sending API). */
@@ -28,7 +36,7 @@ const headerField = `h:${MAILGUN_VARIABLES_HEADER}`;
  */
 export type MailgunMessageFields = object | URLSearchParams | FormData;
 
-export interface MailgunCarrierOptions extends StreamCarrierOptions {
+export interface MailgunCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {
   /**
    * `variable` (default): the `v:service_id` field. `header`: merged into the `h:X-Mailgun-Variables` JSON
    * field. Either way the other carrier's `service_id` is removed, so the two can never disagree.
@@ -74,6 +82,12 @@ export type MailgunSmtpHeaders<T> = {
  * With `options.stream`, the stream travels the same way, as `v:service_stream` (or the `service_stream`
  * member of the header), beside `service_id`.
  *
+ * With `options.unsubscribe`, the message gets `h:List-Unsubscribe` and `h:List-Unsubscribe-Post` with
+ * the link of its `to` recipient; with several `to` recipients, `h:List-Unsubscribe` is
+ * `%recipient.h:List-Unsubscribe%` and each recipient's link goes in `recipient-variables` (merged into
+ * any the message has), which makes Mailgun send each recipient a copy of its own (batch sending). Then
+ * every recipient needs a link, or it throws `unsubscribe_not_carriable`.
+ *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` when an `X-Mailgun-Variables` field is
  * not text, and `tracking_id_not_carriable` when the `o:`/`h:`/`v:` options would exceed Mailgun's 16 kB,
  * or (header variant) when the existing header is not a JSON object to merge into.
@@ -97,8 +111,13 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
   const via = options.via ?? 'variable';
   const pairs = fieldPairs(fields);
   const isHeader = (name: string) => name.toLowerCase() === headerField.toLowerCase();
+  const unsubscribe = unsubscribeFields(pairs, options);
   const touched = (name: string) =>
-    name === variableField || name === encodingVariableField || (stream !== undefined && name === streamVariableField) || isHeader(name);
+    name === variableField ||
+    name === encodingVariableField ||
+    (stream !== undefined && name === streamVariableField) ||
+    isHeader(name) ||
+    unsubscribe.replaces(name);
   const headerName = pairs.find(([name]) => isHeader(name))?.[0] ?? headerField;
   const texts = pairs.filter(([name]) => isHeader(name)).map(([, value]) => headerText(value));
   const headers =
@@ -107,7 +126,7 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
       : texts.map((text) => withoutTrackingId(text, headerName, own));
   const variables: [string, string][] =
     via === 'variable' ? [...variableFields(id), ...(stream === undefined ? [] : [[streamVariableField, stream] as [string, string]])] : [];
-  const added: [string, string][] = [...variables, ...headers.map((text): [string, string] => [headerName, text])];
+  const added: [string, string][] = [...variables, ...headers.map((text): [string, string] => [headerName, text]), ...unsubscribe.fields];
   checkOptionsSize([...pairs.filter(([name]) => !touched(name)), ...added]);
 
   if (fields instanceof URLSearchParams || fields instanceof FormData) {
@@ -119,7 +138,78 @@ export function attachMailgunTrackingId<T extends MailgunMessageFields>(
   const next: Record<string, unknown> = Object.fromEntries(Object.entries(fields).filter(([name]) => !touched(name)));
   for (const [name, value] of variables) next[name] = value;
   if (headers.length > 0) next[headerName] = headers.length === 1 ? headers[0] : headers;
+  for (const [name, value] of unsubscribe.fields) next[name] = value;
   return next as T;
+}
+
+const UNSUBSCRIBE_FIELD = `h:${LIST_UNSUBSCRIBE}`;
+const UNSUBSCRIBE_POST_FIELD = `h:${LIST_UNSUBSCRIBE_POST}`;
+const RECIPIENT_VARIABLES = 'recipient-variables';
+
+/**
+ * The fields that carry the unsubscribe link of each `to` recipient, and which of the message's fields
+ * they replace: `h:List-Unsubscribe` and `h:List-Unsubscribe-Post` (any case), and `recipient-variables`
+ * when there are several recipients, since Mailgun substitutes `%recipient.…%` in headers too.
+ */
+function unsubscribeFields(
+  pairs: readonly [string, unknown][],
+  options: UnsubscribeCarrierOptions,
+): { fields: [string, string][]; replaces: (name: string) => boolean } {
+  const none = { fields: [], replaces: () => false };
+  if (options.unsubscribe === undefined) return none;
+  const recipients = recipientAddresses(pairs.filter(([name]) => name === 'to').map(([, value]) => value));
+  const isOurHeader = (name: string) => /^h:/i.test(name) && isUnsubscribeHeaderName(name.slice(2));
+  if (recipients.length <= 1) {
+    const headers = unsubscribeHeadersOf(options, recipients, 'The Mailgun message');
+    if (headers === undefined) return none;
+    return {
+      fields: [
+        [UNSUBSCRIBE_FIELD, headers[LIST_UNSUBSCRIBE]],
+        [UNSUBSCRIBE_POST_FIELD, headers[LIST_UNSUBSCRIBE_POST]],
+      ],
+      replaces: isOurHeader,
+    };
+  }
+  const variables = recipientVariables(pairs.filter(([name]) => name === RECIPIENT_VARIABLES).map(([, value]) => value));
+  let post: string | undefined;
+  for (const recipient of recipients) {
+    const headers = unsubscribeHeadersOf(options, [recipient], `Mailgun recipient ${recipient}`);
+    if (headers === undefined) {
+      throw new MailwardenError(
+        'unsubscribe_not_carriable',
+        `The Mailgun message goes to several recipients and ${recipient} has no unsubscribe link; each copy carries one, so give every recipient a link or send it apart.`,
+      );
+    }
+    const own = variables[recipient];
+    variables[recipient] = { ...(isRecord(own) ? own : {}), [UNSUBSCRIBE_FIELD]: headers[LIST_UNSUBSCRIBE] };
+    post = headers[LIST_UNSUBSCRIBE_POST];
+  }
+  return {
+    fields: [
+      [UNSUBSCRIBE_FIELD, `%recipient.${UNSUBSCRIBE_FIELD}%`],
+      [UNSUBSCRIBE_POST_FIELD, post!],
+      [RECIPIENT_VARIABLES, JSON.stringify(variables)],
+    ],
+    replaces: (name) => isOurHeader(name) || name === RECIPIENT_VARIABLES,
+  };
+}
+
+/** The message's `recipient-variables` (JSON text, or an object), as one object to add to. */
+function recipientVariables(values: readonly unknown[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const value of values) {
+    let parsed: unknown = value;
+    if (typeof value === 'string') {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!isRecord(parsed)) throw new MailwardenError('invalid_request', 'Mailgun recipient-variables must be a JSON object of recipients.');
+    Object.assign(merged, parsed);
+  }
+  return merged;
 }
 
 /**

@@ -3,6 +3,15 @@ import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
 import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
+import {
+  isUnsubscribeHeaderName,
+  recipientAddresses,
+  unsubscribeHeadersOf,
+  type UnsubscribeCarrierOptions,
+} from './unsubscribe-headers.js';
+
+/** What `attachMandrillTrackingId` takes beside the tracking ID. */
+export interface MandrillCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}
 
 /**
  * Mandrill limits a message's metadata to 200 bytes of JSON (the newer Mailchimp Transactional article
@@ -18,6 +27,11 @@ export const MANDRILL_METADATA_MAX_BYTES = 200;
  *
  * With `options.stream`, the stream travels the same way as `metadata.service_stream`.
  *
+ * With `options.unsubscribe`, `message.headers` gets `List-Unsubscribe` and `List-Unsubscribe-Post` with
+ * the link of the message's one `to` recipient (type `to` or none; replacing those it had). Mandrill has
+ * no headers per recipient (`preserve_recipients: false` sends each a copy with the same headers), so a
+ * message to several throws `unsubscribe_not_carriable`: send one request per recipient.
+ *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream; `tracking_id_not_carriable` when the metadata, the
  * caller's plus ours, is over 200 bytes of JSON for some recipient (measured as `JSON.stringify` writes
  * it, in UTF-8); `invalid_request` when `metadata` is not an object.
@@ -30,7 +44,7 @@ export const MANDRILL_METADATA_MAX_BYTES = 200;
 export function attachMandrillTrackingId<R extends { message: object }>(
   request: R,
   trackingId: string,
-  options?: StreamCarrierOptions,
+  options?: MandrillCarrierOptions,
 ): MandrillWithTrackingId<R> {
   const id = assertTrackingId(trackingId);
   const stream = streamToCarry(options);
@@ -52,6 +66,18 @@ export function attachMandrillTrackingId<R extends { message: object }>(
       checkSize({ ...metadata, ...nextValues });
       return { ...entry, values: nextValues };
     });
+  }
+  const to = Array.isArray(message['to'])
+    ? message['to'].filter((entry: unknown) => !isRecord(entry) || (entry['type'] ?? 'to') === 'to')
+    : [];
+  const unsubscribe = unsubscribeHeadersOf(options, recipientAddresses(to), 'The Mandrill message');
+  if (unsubscribe !== undefined) {
+    const existing = message['headers'];
+    if (existing !== undefined && existing !== null && !isRecord(existing)) {
+      throw new MailwardenError('invalid_request', 'Mandrill message.headers must be an object.');
+    }
+    const kept = Object.entries(existing ?? {}).filter(([name]) => !isUnsubscribeHeaderName(name));
+    next['headers'] = { ...Object.fromEntries(kept), ...unsubscribe };
   }
   return { ...request, message: next } as MandrillWithTrackingId<R>;
 }

@@ -2,6 +2,15 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
+import {
+  isUnsubscribeHeaderName,
+  recipientAddresses,
+  unsubscribeHeadersOf,
+  type UnsubscribeCarrierOptions,
+} from './unsubscribe-headers.js';
+
+/** What `attachPostmarkTrackingId` takes beside the tracking ID. */
+export interface PostmarkCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}
 
 /** Postmark refuses `Metadata` with more fields than this, counting the caller's own. */
 export const POSTMARK_METADATA_MAX_FIELDS = 10;
@@ -48,6 +57,11 @@ export function splitPostmarkTrackingId(trackingId: string): string[] {
  * value). Not in Postmark's own `MessageStream` field: that one must name a message stream that exists in
  * the Postmark account, and the request's `MessageStream`, if any, is left as it is.
  *
+ * With `options.unsubscribe`, each message gets `Headers` `List-Unsubscribe` and `List-Unsubscribe-Post`
+ * with the link of its one `To` recipient (replacing those it had). A batch is one message per
+ * recipient, so each carries its own; a message with several `To` recipients throws
+ * `unsubscribe_not_carriable`.
+ *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream; `tracking_id_not_carriable` when the caller's fields plus
  * ours exceed Postmark's 10 fields, or a caller key equals one of ours but for case (Postmark refuses
  * keys differing only by case); `invalid_request` when `Metadata` is not an object.
@@ -60,22 +74,26 @@ export function splitPostmarkTrackingId(trackingId: string): string[] {
 export function attachPostmarkTrackingId<M extends object>(
   messages: readonly M[],
   trackingId: string,
-  options?: StreamCarrierOptions,
+  options?: PostmarkCarrierOptions,
 ): PostmarkWithTrackingId<M>[];
 export function attachPostmarkTrackingId<M extends object>(
   message: M,
   trackingId: string,
-  options?: StreamCarrierOptions,
+  options?: PostmarkCarrierOptions,
 ): PostmarkWithTrackingId<M>;
 export function attachPostmarkTrackingId<M extends object>(
   message: M | readonly M[],
   trackingId: string,
-  options?: StreamCarrierOptions,
+  options?: PostmarkCarrierOptions,
 ): PostmarkWithTrackingId<M> | PostmarkWithTrackingId<M>[] {
   const chunks = splitPostmarkTrackingId(assertTrackingId(trackingId));
   const stream = streamToCarry(options);
-  if (Array.isArray(message)) return message.map((one: M) => attachOne(one, chunks, stream));
-  return attachOne(message as M, chunks, stream);
+  if (Array.isArray(message)) {
+    return message.map((one: M, index) =>
+      withUnsubscribe(attachOne(one, chunks, stream), options, `Postmark message [${index}] of the batch`),
+    );
+  }
+  return withUnsubscribe(attachOne(message as M, chunks, stream), options, 'The Postmark message');
 }
 
 /**
@@ -108,6 +126,19 @@ export function readPostmarkTrackingId(record: unknown): string | null {
 
 /** A Postmark message that now has `Metadata`. */
 export type PostmarkWithTrackingId<M> = M & { Metadata: Record<string, string> };
+
+/** A message with the unsubscribe headers of its one `To` recipient in `Headers`, if it has a link. */
+function withUnsubscribe<T extends object>(message: T, options: UnsubscribeCarrierOptions | undefined, where: string): T {
+  const source = message as Record<string, unknown>;
+  const headers = unsubscribeHeadersOf(options, recipientAddresses(source['To']), where);
+  if (headers === undefined) return message;
+  const existing = source['Headers'];
+  if (existing !== undefined && existing !== null && !Array.isArray(existing)) {
+    throw new MailwardenError('invalid_request', `Postmark Headers of ${where.toLowerCase()} must be an array of { Name, Value }.`);
+  }
+  const kept = ((existing ?? []) as unknown[]).filter((header) => !(isRecord(header) && isUnsubscribeHeaderName(header['Name'])));
+  return { ...source, Headers: [...kept, ...Object.entries(headers).map(([Name, Value]) => ({ Name, Value }))] } as T;
+}
 
 function attachOne<M extends object>(message: M, chunks: string[], stream: string | undefined): PostmarkWithTrackingId<M> {
   const source = message as Record<string, unknown>;

@@ -3,6 +3,15 @@ import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { metadataTrackingId } from './metadata-value.js';
 import { carriedStream, SERVICE_STREAM_KEY, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
+import {
+  isUnsubscribeHeaderName,
+  recipientAddresses,
+  unsubscribeHeadersOf,
+  type UnsubscribeCarrierOptions,
+} from './unsubscribe-headers.js';
+
+/** What `attachSendGridTrackingId` takes beside the tracking ID. */
+export interface SendGridCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}
 
 /** "Total custom_args size may not exceed 10,000 bytes" (SendGrid v3 mail send reference). */
 export const SENDGRID_CUSTOM_ARGS_MAX_BYTES = 10_000;
@@ -38,6 +47,12 @@ export type SendGridMailRequest = {
  *
  * With `options.stream`, the stream travels the same way as `custom_args.service_stream`.
  *
+ * With `options.unsubscribe`, each personalization gets `headers` `List-Unsubscribe` and
+ * `List-Unsubscribe-Post` with the link of its one `to` recipient (replacing those it had); a message
+ * without personalizations (`@sendgrid/mail` with a top-level `to`) gets them in its `headers`. A
+ * personalization (or message) with several `to` recipients throws `unsubscribe_not_carriable`: give
+ * each recipient a personalization of its own.
+ *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` when a `custom_args` is not an object,
  * and `tracking_id_not_carriable` when the custom args a recipient ends up with exceed 10,000 bytes (keys
  * plus values in UTF-8).
@@ -50,7 +65,11 @@ export type SendGridMailRequest = {
  *   text: 'Hi',
  * }, 'welcome-2026', { stream: 'weekly-digest' }));
  */
-export function attachSendGridTrackingId<T extends SendGridMailRequest>(request: T, trackingId: string, options?: StreamCarrierOptions): T {
+export function attachSendGridTrackingId<T extends SendGridMailRequest>(
+  request: T,
+  trackingId: string,
+  options?: SendGridCarrierOptions,
+): T {
   const id = assertTrackingId(trackingId);
   const stream = streamToCarry(options);
   const ours = stream === undefined ? { service_id: id } : { service_id: id, [SERVICE_STREAM_KEY]: stream };
@@ -62,8 +81,12 @@ export function attachSendGridTrackingId<T extends SendGridMailRequest>(request:
       if (!isRecord(personalization)) return personalization;
       const own = { ...customArgsOf(personalization, `personalizations[${index}]`), ...ours };
       checkSize({ ...messageArgs, ...own });
-      return withCustomArgs(personalization, own);
+      const where = `SendGrid personalizations[${index}]`;
+      return withUnsubscribe(withCustomArgs(personalization, own), options, recipientAddresses(personalization['to']), where);
     });
+  } else if (options?.unsubscribe !== undefined) {
+    const where = 'The SendGrid message (no personalizations)';
+    return withUnsubscribe(next, options, recipientAddresses((request as Record<string, unknown>)['to']), where) as T;
   }
   return next as T;
 }
@@ -91,6 +114,23 @@ export function readSendGridTrackingId(event: unknown): string | null {
  */
 export function readSendGridStream(event: unknown): string | null {
   return isRecord(event) ? carriedStream(event[SERVICE_STREAM_KEY]) : null;
+}
+
+/** A personalization (or message) with the unsubscribe headers of its one recipient in its `headers`, if it has a link. */
+function withUnsubscribe(
+  owner: Record<string, unknown>,
+  options: UnsubscribeCarrierOptions | undefined,
+  recipients: string[],
+  where: string,
+): Record<string, unknown> {
+  const headers = unsubscribeHeadersOf(options, recipients, where);
+  if (headers === undefined) return owner;
+  const existing = owner['headers'];
+  if (existing !== undefined && existing !== null && !isRecord(existing)) {
+    throw new MailwardenError('invalid_request', `SendGrid headers of ${where} must be an object.`);
+  }
+  const kept = Object.entries(existing ?? {}).filter(([name]) => !isUnsubscribeHeaderName(name));
+  return { ...owner, headers: { ...Object.fromEntries(kept), ...headers } };
 }
 
 function customArgsOf(owner: object, where: string): Record<string, unknown> {

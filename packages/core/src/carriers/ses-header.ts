@@ -2,6 +2,20 @@ import { MailwardenError } from '../errors.js';
 import { assertTrackingId } from '../tracking-id.js';
 import { isRecord } from '../json/record.js';
 import { carriedStream, SERVICE_STREAM_HEADER, streamToCarry, type StreamCarrierOptions } from './stream-carrier.js';
+import {
+  isUnsubscribeHeaderName,
+  recipientAddresses,
+  unsubscribeHeadersOf,
+  type UnsubscribeCarrierOptions,
+} from './unsubscribe-headers.js';
+
+/** What `attachSesHeaderTrackingId` takes beside the tracking ID. */
+export interface SesHeaderCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}
+
+/** `Destination` of an SES v2 request or bulk entry, as far as the unsubscribe headers go. */
+export interface SesDestination {
+  ToAddresses?: readonly string[] | undefined;
+}
 
 /** The header that carries the tracking ID (docs/providers/ses.md#the-header-with-the-helper). Header names match case-insensitively. */
 export const SERVICE_ID_HEADER = 'X-Service-Id';
@@ -23,7 +37,10 @@ export interface SesMessageHeader {
 export type SesHeadersPart = object & { Headers?: readonly SesMessageHeader[] | undefined };
 
 /** An entry of SES v2 `SendBulkEmail` (`BulkEmailEntry`), as far as headers go. */
-export type SesBulkEntryHeaders = object & { ReplacementHeaders?: readonly SesMessageHeader[] | undefined };
+export type SesBulkEntryHeaders = object & {
+  ReplacementHeaders?: readonly SesMessageHeader[] | undefined;
+  Destination?: SesDestination | undefined;
+};
 
 /**
  * The parts of an SES v2 `SendEmail` request (`SendEmailCommandInput`) or `SendBulkEmail` request
@@ -33,6 +50,7 @@ export interface SesV2HeadersRequest {
   Content?: { Simple?: SesHeadersPart | undefined; Template?: SesHeadersPart | undefined } | undefined;
   DefaultContent?: { Template?: SesHeadersPart | undefined } | undefined;
   BulkEmailEntries?: readonly SesBulkEntryHeaders[] | undefined;
+  Destination?: SesDestination | undefined;
 }
 
 /**
@@ -76,6 +94,12 @@ export function encodeServiceIdHeader(trackingId: string, firstWordMax = MAX_ENC
  *
  * With `options.stream`, an `X-Service-Stream` header goes the same way (replacing any already there).
  *
+ * With `options.unsubscribe`, `List-Unsubscribe` and `List-Unsubscribe-Post` with the link of the one
+ * `Destination.ToAddresses` recipient: of the request (`SendEmail`, beside `X-Service-Id`), or of each
+ * bulk entry, in its `ReplacementHeaders` (one link per entry, so per recipient). Several `ToAddresses`
+ * in one message, or a raw MIME message (write `link.headers` into the MIME text), throw
+ * `unsubscribe_not_carriable`.
+ *
  * Throws `invalid_tracking_id` for an invalid ID, `invalid_stream` for an invalid stream, `invalid_request` for a v2 request without
  * `Content.Simple` or `Content.Template` (bulk: `DefaultContent.Template`), or with both `Content` and
  * the bulk fields.
@@ -91,17 +115,32 @@ export function encodeServiceIdHeader(trackingId: string, firstWordMax = MAX_ENC
  *   Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
  * }, 'spring-sale')));
  */
-export function attachSesHeaderTrackingId(rawMessage: string, trackingId: string, options?: StreamCarrierOptions): string;
-export function attachSesHeaderTrackingId<R extends SesV2HeadersRequest>(request: R, trackingId: string, options?: StreamCarrierOptions): R;
+export function attachSesHeaderTrackingId(rawMessage: string, trackingId: string, options?: SesHeaderCarrierOptions): string;
+export function attachSesHeaderTrackingId<R extends SesV2HeadersRequest>(
+  request: R,
+  trackingId: string,
+  options?: SesHeaderCarrierOptions,
+): R;
 export function attachSesHeaderTrackingId(
   request: string | SesV2HeadersRequest,
   trackingId: string,
-  options?: StreamCarrierOptions,
+  options?: SesHeaderCarrierOptions,
 ): string | SesV2HeadersRequest {
   const id: Carried = { id: assertTrackingId(trackingId), stream: streamToCarry(options) };
-  if (typeof request === 'string') return insertRawHeader(request, id);
+  if (typeof request === 'string') {
+    if (options?.unsubscribe !== undefined) {
+      throw new MailwardenError(
+        'unsubscribe_not_carriable',
+        "A raw MIME message names its recipients in its own text: write the link's headers into it (List-Unsubscribe, List-Unsubscribe-Post) before attaching the tracking ID.",
+      );
+    }
+    return insertRawHeader(request, id);
+  }
 
-  if (request.DefaultContent !== undefined || request.BulkEmailEntries !== undefined) return attachBulkHeader(request, id);
+  if (request.DefaultContent !== undefined || request.BulkEmailEntries !== undefined) {
+    return attachBulkHeader(withBulkUnsubscribe(request, options), id);
+  }
+  const unsubscribe = unsubscribeHeadersOf(options, recipientAddresses(request.Destination?.ToAddresses), 'The SES message');
   const content = request.Content;
   const part = content?.Simple !== undefined ? 'Simple' : content?.Template !== undefined ? 'Template' : undefined;
   if (content === undefined || part === undefined) {
@@ -110,7 +149,33 @@ export function attachSesHeaderTrackingId(
       'The SES v2 request has no Content.Simple or Content.Template; for Content.Raw, attach the header to the MIME text before encoding it.',
     );
   }
-  return { ...request, Content: { ...content, [part]: { ...content[part], Headers: withServiceIdHeader(content[part]?.Headers, id) } } };
+  const headers = withUnsubscribe(content[part]?.Headers, unsubscribe);
+  return { ...request, Content: { ...content, [part]: { ...content[part], Headers: withServiceIdHeader(headers, id) } } };
+}
+
+/** Headers with the two unsubscribe headers replaced by `unsubscribe`'s, when there are any. */
+function withUnsubscribe(
+  headers: readonly SesMessageHeader[] | undefined,
+  unsubscribe: Readonly<Record<string, string>> | undefined,
+): readonly SesMessageHeader[] | undefined {
+  if (unsubscribe === undefined) return headers;
+  return [
+    ...(headers ?? []).filter((header) => !isUnsubscribeHeaderName(header.Name)),
+    ...Object.entries(unsubscribe).map(([Name, Value]) => ({ Name, Value })),
+  ];
+}
+
+/** SES v2 `SendBulkEmail`: each entry with the link of its one recipient in its `ReplacementHeaders`. */
+function withBulkUnsubscribe(request: SesV2HeadersRequest, options: UnsubscribeCarrierOptions | undefined): SesV2HeadersRequest {
+  if (options?.unsubscribe === undefined || request.BulkEmailEntries === undefined) return request;
+  return {
+    ...request,
+    BulkEmailEntries: request.BulkEmailEntries.map((entry, index) => {
+      const where = `SES BulkEmailEntries[${index}]`;
+      const unsubscribe = unsubscribeHeadersOf(options, recipientAddresses(entry.Destination?.ToAddresses), where);
+      return unsubscribe === undefined ? entry : { ...entry, ReplacementHeaders: withUnsubscribe(entry.ReplacementHeaders, unsubscribe) };
+    }),
+  };
 }
 
 /** SES v2 `SendBulkEmail`: the header in the shared template, and in every entry that sets headers of its own. */
