@@ -305,3 +305,36 @@ test('a message of a stream checks its recipient for that stream, and removes fr
     .toBe('Removed pair@example.com from the list of stream marketing.pair@example.com is not suppressed for stream marketing.');
   await watched.close();
 });
+
+test('a stream’s list pages as the project-wide one does: every entry once, and the page survives a reload', async () => {
+  await app.mailwarden.suppressions.addMany(
+    app.projects.acme,
+    Array.from({ length: 55 }, (_, i) => ({ email: `paged${String(i).padStart(2, '0')}@example.com` })),
+    { stream: 'paged' },
+  );
+  const watched = await openPage(browser, app);
+  const { page } = watched;
+  await openSuppressions(page);
+  await page.goto(`${dashboardUrl(app, 'suppressions')}?stream=paged`);
+  await listingTable(page).waitFor();
+  const pager = page.getByRole('navigation', { name: 'Pages of suppressions' });
+  expect(await pager.locator('.position').textContent()).toBe('Showing 1–50');
+  const firstPage = await columnTexts(page, 'Email');
+  await pager.getByRole('button', { name: 'Next page' }).click();
+  await expect.poll(() => pager.locator('.position').textContent()).toBe('Showing 51–55');
+  const secondPage = await columnTexts(page, 'Email');
+  expect(new Set([...firstPage, ...secondPage]).size).toBe(55);
+  expect(new Set(await columnTexts(page, 'Stream'))).toStrictEqual(new Set(['paged']));
+  expect(new URL(page.url()).searchParams.get('stream')).toBe('paged');
+  await page.reload();
+  await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(secondPage);
+  await pager.getByRole('button', { name: 'Previous page' }).click();
+  await expect.poll(() => columnTexts(page, 'Email')).toStrictEqual(firstPage);
+  // Another list starts on its first page.
+  const filter = page.getByLabel('Stream', { exact: true });
+  await filter.fill('marketing');
+  await filter.press('Enter');
+  await expect.poll(() => new URL(page.url()).search).toBe('?stream=marketing');
+  expect(await pager.count()).toBe(0);
+  await watched.close();
+});
