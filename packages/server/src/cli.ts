@@ -22,6 +22,7 @@ const USAGE = `Usage:
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill> [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
       [--tracking-id <id>] [--stream <name>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem>] [--topic-arn <arn>]
+      [--unsubscribe-group <SendGrid asm_group_id>] [--topic <SES topic>]
       [--config <file>]
   mailwarden --version
 
@@ -32,6 +33,7 @@ The store comes from the environment: memory by default, REDIS_URL or DATABASE_U
 --url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
 webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, user:password for Postmark and
 SparkPost), --private-key (SendGrid) or --topic-arn (SES), else the secrets of --config, else the demo's.
+With --type unsubscribe, --unsubscribe-group (SendGrid) and --topic (SES) name the provider's own scope.
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
 
 /** How long in-flight requests may take to finish after SIGTERM before the process exits anyway. */
@@ -71,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
         privateKeyFile: values['private-key'],
         secret: values.secret,
         topicArn: values['topic-arn'],
+        unsubscribeGroup: values['unsubscribe-group'],
+        topic: values.topic,
       },
       (line) => console.log(line),
     );
@@ -194,6 +198,8 @@ function parseCommandLine(argv: string[]) {
         'private-key': { type: 'string' },
         secret: { type: 'string' },
         'topic-arn': { type: 'string' },
+        'unsubscribe-group': { type: 'string' },
+        topic: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', default: false },
       },

@@ -60,6 +60,10 @@ export interface SendTestWebhooksOptions {
   secret?: string | undefined;
   /** SES: the SNS topic the receiver allowlists (`ses.topicArns`), in place of the configuration's. */
   topicArn?: string | undefined;
+  /** SendGrid, unsubscribes only: the unsubscribe group (`asm_group_id`) left, posted as a `group_unsubscribe`. */
+  unsubscribeGroup?: string | undefined;
+  /** SES, unsubscribes only: the contact-list topic opted out of (default: the whole list). */
+  topic?: string | undefined;
 }
 
 /**
@@ -81,6 +85,7 @@ export async function sendTestWebhooks(
   if (kind === undefined) throw usage(`--type is one of ${Object.keys(eventTypes).join(', ')}.`);
   const count = Number(options.count ?? '1');
   if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) throw usage(`--count is a whole number from 1 to ${MAX_COUNT}.`);
+  const scope = unsubscribeScopeOf(provider, kind.type, options);
   const trackingId = options.trackingId ?? WEBHOOK_TEST_TRACKING_ID;
   const recipients = options.to?.length ? options.to : ['test@example.com'];
 
@@ -94,6 +99,7 @@ export async function sendTestWebhooks(
         recipient,
         trackingId: trackingId === '' ? null : trackingId,
         ...(options.stream === undefined ? {} : { stream: options.stream }),
+        ...scope,
       });
     }
   }
@@ -115,6 +121,29 @@ export async function sendTestWebhooks(
 }
 
 type SendGridAuth = NonNullable<ProviderAuth['sendgrid']>;
+
+/** `--unsubscribe-group` (SendGrid) and `--topic` (SES): the provider's own scope of an unsubscribe (docs/providers/). */
+function unsubscribeScopeOf(
+  provider: Provider,
+  type: TestEventType,
+  options: Pick<SendTestWebhooksOptions, 'unsubscribeGroup' | 'topic'>,
+): Pick<TestEvent, 'unsubscribeGroup' | 'topic'> {
+  const { unsubscribeGroup, topic } = options;
+  if ((unsubscribeGroup !== undefined || topic !== undefined) && type !== 'unsubscribed') {
+    throw usage('--unsubscribe-group and --topic go with --type unsubscribe.');
+  }
+  if (unsubscribeGroup !== undefined) {
+    if (provider !== 'sendgrid') throw usage('--unsubscribe-group goes with sendgrid.');
+    if (!/^[0-9]{1,15}$/.test(unsubscribeGroup)) throw usage("--unsubscribe-group is SendGrid's group id, a number.");
+    return { unsubscribeGroup: Number(unsubscribeGroup) };
+  }
+  if (topic !== undefined) {
+    if (provider !== 'ses') throw usage('--topic goes with ses.');
+    if (topic === '') throw usage('--topic is empty.');
+    return { topic };
+  }
+  return {};
+}
 
 /**
  * What signs the requests. Each secret given on the command line takes the place of the configuration's
@@ -150,8 +179,15 @@ function signingOf<P extends Provider>(
         return { topicArns, ...(basic === undefined ? {} : { basic }) };
       }
       case 'sendgrid': {
-        const oauthTokens = secret === undefined ? (base as SendGridAuth | undefined)?.oauthTokens : [secret];
-        return { publicKey: (base as SendGridAuth | undefined)?.publicKey ?? '', ...(oauthTokens === undefined ? {} : { oauthTokens }) };
+        const sendgrid = base as SendGridAuth | undefined;
+        const oauthTokens = secret === undefined ? sendgrid?.oauthTokens : [secret];
+        // The groups the service maps, so the command shows the stream an unsubscribe lands in.
+        const unsubscribeGroups = sendgrid?.unsubscribeGroups;
+        return {
+          publicKey: sendgrid?.publicKey ?? '',
+          ...(oauthTokens === undefined ? {} : { oauthTokens }),
+          ...(unsubscribeGroups === undefined ? {} : { unsubscribeGroups }),
+        };
       }
       case 'mailgun': {
         const signingKey = secret ?? (base as ProviderAuth['mailgun'])?.signingKey;

@@ -182,6 +182,62 @@ describe('mailwarden webhooks send, with the service’s own configuration', () 
     expect(await suppressions.check('acme', 'f@example.com')).toEqual({ email: 'f@example.com', suppressed: false });
   });
 
+  test('--unsubscribe-group (SendGrid) and --topic (SES) name the stream of an unsubscribe', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mailwarden-send-'));
+    const sendgrid = createSendGridKeyPair();
+    writeFileSync(join(directory, 'sendgrid.pem'), sendgrid.privateKey);
+    const topicArn = 'arn:aws:sns:us-east-1:123456789012:acme-ses';
+    const project = {
+      webhooks: {
+        sendgrid: { publicKey: sendgrid.publicKey, unsubscribeGroups: { '4521': 'product-updates' } },
+        ses: { topicArns: [topicArn] },
+      },
+    };
+    const file = join(directory, 'mailwarden.json');
+    writeFileSync(file, JSON.stringify({ port: 0, logLevel: 'silent', unsafeTrustTestSnsCertificate: true, projects: { acme: project } }));
+    const service = await startService(loadConfig({ file, env: {} }), {
+      kind: 'memory',
+      store: createMemoryStore(),
+      close: async () => {},
+    });
+    services.push(service);
+    const send = (...args: string[]) =>
+      mailwarden(['webhooks', 'send', ...args, '--config', file, '--project', 'acme', '--url', service.url, '--type', 'unsubscribe']);
+
+    const group = await send(
+      'sendgrid',
+      '--private-key',
+      join(directory, 'sendgrid.pem'),
+      '--to',
+      'g@example.com',
+      '--unsubscribe-group',
+      '4521',
+    );
+    expect(group.code, group.output).toBe(0);
+    // The command shows where the service records it: the group's stream.
+    expect(group.output).toContain('stream product-updates');
+    const topic = await send('ses', '--to', 'h@example.com', '--stream', 'marketing', '--topic', 'weekly-digest');
+    expect(topic.code, topic.output).toBe(0);
+    expect(topic.output).toContain('stream weekly-digest');
+
+    const { suppressions } = service.mailwarden;
+    expect(await suppressions.check('acme', 'g@example.com', { stream: 'product-updates' })).toMatchObject({
+      suppressed: true,
+      source: 'unsubscribe',
+    });
+    expect(await suppressions.check('acme', 'h@example.com', { stream: 'weekly-digest' })).toMatchObject({
+      suppressed: true,
+      source: 'unsubscribe',
+    });
+    expect(await suppressions.check('acme', 'h@example.com', { stream: 'marketing' })).toEqual({
+      email: 'h@example.com',
+      suppressed: false,
+    });
+
+    const misplaced = await send('mailgun', '--unsubscribe-group', '4521');
+    expect([misplaced.code, misplaced.output]).toEqual([1, expect.stringContaining('--unsubscribe-group goes with sendgrid')]);
+  });
+
   test('defaultStream and unsubscribeGroups take stream names only', () => {
     const load = (project: object) => {
       const directory = mkdtempSync(join(tmpdir(), 'mailwarden-config-'));
