@@ -117,7 +117,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8, opened, clicked, unsubscribed';
   const statements = {
     getSuppression: `SELECT ${suppressionColumns} FROM ${s}.suppressions WHERE project_id = $1 AND stream = '' AND hash = $2`,
-    // One statement either way: two primary-key probes, the project-wide row first.
+    // One statement either way: the hash's rows are one range of the primary key (project_id, hash,
+    // stream), of which the project-wide row comes first.
     getSuppressionForStream: `SELECT ${suppressionColumns} FROM ${s}.suppressions
       WHERE project_id = $1 AND hash = $2 AND ${forStream(3)}`,
     // The hashes travel as one text parameter, so the call needs no array type set up in the client.

@@ -295,7 +295,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       // What docs/storage.md tells an operator of a large table to run before migrate(), each statement on its own.
       const s = `"${schema}".suppressions`;
       await sql.unsafe(`ALTER TABLE ${s} ADD COLUMN IF NOT EXISTS stream text COLLATE "C" NOT NULL DEFAULT ''`);
-      await sql.unsafe(`CREATE UNIQUE INDEX CONCURRENTLY suppressions_pkey_000011 ON ${s} (project_id, stream, hash)`);
+      await sql.unsafe(`CREATE UNIQUE INDEX CONCURRENTLY suppressions_pkey_000011 ON ${s} (project_id, hash, stream)`);
       // A build that failed (here, a unique index on values that repeat) leaves an invalid index under its name.
       await expect(
         sql.unsafe(`CREATE UNIQUE INDEX CONCURRENTLY suppressions_newest_first_000011 ON ${s} (project_id, stream, reason)`),

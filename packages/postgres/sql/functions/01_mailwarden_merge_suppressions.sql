@@ -17,14 +17,14 @@ DECLARE
   v_before jsonb;
   v_chunk integer;
 BEGIN
-  -- 1. In key order (stream, hash), addresses without a row in their list get one and the others are locked (WHERE false updates
-  --    nothing but still locks), so what each address had before the batch is known and stays so
-  --    until commit: the rows' outcomes.
+  -- 1. In key order (hash, stream), addresses without a row in their list get one and the others are
+  --    locked (WHERE false updates nothing but still locks), so what each address had before the batch
+  --    is known and stays so until commit: the rows' outcomes.
   WITH {{> suppression_events}}, created AS (
     INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    {{> suppression_rows}} ORDER BY stream, hash
-    ON CONFLICT (project_id, stream, hash) DO UPDATE SET reason = s.reason WHERE false
+    {{> suppression_rows}} ORDER BY hash, stream
+    ON CONFLICT (project_id, hash, stream) DO UPDATE SET reason = s.reason WHERE false
     RETURNING s.hash || s.stream AS key
   )
   SELECT array_agg(key) INTO v_suppressed FROM created;
@@ -45,8 +45,8 @@ BEGIN
   ), written AS (
     INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
                                         source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
-    {{> suppression_rows}} AND key IN (SELECT key FROM before) ORDER BY stream, hash
-    ON CONFLICT (project_id, stream, hash) DO UPDATE SET
+    {{> suppression_rows}} AND key IN (SELECT key FROM before) ORDER BY hash, stream
+    ON CONFLICT (project_id, hash, stream) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
       created_at = least(s.created_at, excluded.created_at),
       source = CASE WHEN {{> cause_wins}} THEN excluded.source ELSE s.source END,

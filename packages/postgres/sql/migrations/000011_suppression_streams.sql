@@ -1,11 +1,13 @@
 -- A suppression list per stream (docs/storage-internals.md, "Suppression lists per stream"): each row is
 -- in the list of its `stream`, '' for the project-wide one ('' never leaves SQL: a record of that list
 -- has no stream). Adding the column with a constant default rewrites nothing, and every existing row
--- becomes project-wide. The primary key and the three listing indexes are rebuilt with `stream` right
--- after project_id, so a list is a range of each, as a project was. Each new index is built under a
--- name of its own, then swapped in: IF NOT EXISTS lets an operator of a large table build them first
--- with CREATE INDEX CONCURRENTLY under these names, without blocking writes, and this step then only
--- swaps them (docs/storage.md, "Upgrading to suppression lists per stream").
+-- becomes project-wide. The three listing indexes are rebuilt with `stream` right after project_id, so
+-- a list is a range of each, as a project was; the primary key gets `stream` last, so a hash's rows of
+-- every list are one range of it (a check in a stream reads them in one descent) and the previous
+-- release's lookups by (project_id, hash) keep an index during a rolling deploy. Each new index is built
+-- under a name of its own, then swapped in: IF NOT EXISTS lets an operator of a large table build them
+-- first with CREATE INDEX CONCURRENTLY under these names, without blocking writes, and this step then
+-- only swaps them (docs/storage.md, "Upgrading to suppression lists per stream").
 
 ALTER TABLE {{schema}}.suppressions ADD COLUMN IF NOT EXISTS stream text COLLATE "C" NOT NULL DEFAULT '';
 
@@ -23,7 +25,7 @@ BEGIN
 END
 $$;
 
-CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, stream, hash);
+CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, hash, stream);
 CREATE INDEX IF NOT EXISTS suppressions_newest_first_000011 ON {{schema}}.suppressions (project_id, stream, (-created_at), hash);
 CREATE INDEX IF NOT EXISTS suppressions_by_reason_000011 ON {{schema}}.suppressions (project_id, stream, reason, (-created_at), hash);
 CREATE INDEX IF NOT EXISTS suppressions_by_email_prefix_000011 ON {{schema}}.suppressions (project_id, stream, email text_pattern_ops);

@@ -226,7 +226,7 @@ BEGIN
 END
 $$;
 
-CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, stream, hash);
+CREATE UNIQUE INDEX IF NOT EXISTS suppressions_pkey_000011 ON {{schema}}.suppressions (project_id, hash, stream);
 CREATE INDEX IF NOT EXISTS suppressions_newest_first_000011 ON {{schema}}.suppressions (project_id, stream, (-created_at), hash);
 CREATE INDEX IF NOT EXISTS suppressions_by_reason_000011 ON {{schema}}.suppressions (project_id, stream, reason, (-created_at), hash);
 CREATE INDEX IF NOT EXISTS suppressions_by_email_prefix_000011 ON {{schema}}.suppressions (project_id, stream, email text_pattern_ops);
@@ -257,9 +257,9 @@ DECLARE
   v_before jsonb;
   v_chunk integer;
 BEGIN
-  -- 1. In key order (stream, hash), addresses without a row in their list get one and the others are locked (WHERE false updates
-  --    nothing but still locks), so what each address had before the batch is known and stays so
-  --    until commit: the rows' outcomes.
+  -- 1. In key order (hash, stream), addresses without a row in their list get one and the others are
+  --    locked (WHERE false updates nothing but still locks), so what each address had before the batch
+  --    is known and stays so until commit: the rows' outcomes.
   WITH seen_events AS (
     SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
            ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
@@ -280,8 +280,8 @@ BEGIN
     SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true ORDER BY stream, hash
-    ON CONFLICT (project_id, stream, hash) DO UPDATE SET reason = s.reason WHERE false
+    FROM seen WHERE true ORDER BY hash, stream
+    ON CONFLICT (project_id, hash, stream) DO UPDATE SET reason = s.reason WHERE false
     RETURNING s.hash || s.stream AS key
   )
   SELECT array_agg(key) INTO v_suppressed FROM created;
@@ -319,8 +319,8 @@ BEGIN
     SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
            cause->>'cause_event_id', cause->>'cause_diagnostic'
-    FROM seen WHERE true AND key IN (SELECT key FROM before) ORDER BY stream, hash
-    ON CONFLICT (project_id, stream, hash) DO UPDATE SET
+    FROM seen WHERE true AND key IN (SELECT key FROM before) ORDER BY hash, stream
+    ON CONFLICT (project_id, hash, stream) DO UPDATE SET
       reason = greatest(s.reason, excluded.reason),
       created_at = least(s.created_at, excluded.created_at),
       source = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
