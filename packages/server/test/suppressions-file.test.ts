@@ -587,16 +587,7 @@ describe('resuming', () => {
 });
 
 describe('streams', () => {
-  const groupFile = () =>
-    fileWith(
-      'sendgrid-group-unsubscribes.csv',
-      [
-        'email,group_id,group_name,created_at',
-        'jane@example.com,101,Weekly News,1709630127',
-        'bob@example.com,202,Product Updates,1707670964',
-        'jane@example.com,202,Product Updates,1707670964',
-      ].join('\n'),
-    );
+  const groupFile = () => fixture('sendgrid-group-unsubscribes.csv');
 
   test('--stream puts an unsubscribe list into that stream: checked for it, not for mail of no stream', async () => {
     const mailwarden = fixedClock();
@@ -1125,6 +1116,45 @@ describe('real stores', () => {
       created_at: '2024-02-12T01:02:44.000Z',
       source: 'import',
     });
+
+    // Streams: an unsubscribe list into one stream's list, beside the project-wide one.
+    const unsubscribes = await importSuppressions(mailwarden, {
+      projectId: project,
+      file: fixture('sendgrid-unsubscribes.csv'),
+      stream: 'marketing',
+    });
+    expect(unsubscribes).toMatchObject({ added: 2 });
+    expect((await stored(mailwarden, project, 'marketing')).map((row) => [row.email, row.source])).toEqual([
+      ['newsletter-only@example.org', 'unsubscribe'],
+      ['opted-out@example.com', 'unsubscribe'],
+    ]);
+    expect((await stored(mailwarden, project)).map((row) => row.email)).not.toContain('opted-out@example.com');
+    // Rows of three lists, some held project-wide already (looked up in the stream's list on resume),
+    // with a crash: the rerun counts as an uninterrupted import.
+    const lists = `email,reason,stream\n${Array.from({ length: 900 }, (_, i) => `user${i % 300}@example.com,${i % 4 === 0 ? 'unsubscribe' : ''},${['', 'digest', 'marketing'][i % 3]}`).join('\n')}\n`;
+    const listsWhole = projectId();
+    const listsResumed = projectId();
+    for (const target of [listsWhole, listsResumed]) {
+      await mailwarden.suppressions.addMany(
+        target,
+        addresses(40, 0).map((email) => ({ email, reason: 'complaint' as const })),
+      );
+    }
+    const listsExpected = await importSuppressions(mailwarden, {
+      projectId: listsWhole,
+      file: fileWith('lists-real.csv', lists),
+      batchSize: 100,
+    });
+    const listsFile = fileWith('lists-real-resume.csv', lists);
+    await expect(
+      importSuppressions(storeGoingAway(mailwarden, 4, true).target, { projectId: listsResumed, file: listsFile, batchSize: 100 }),
+    ).rejects.toMatchObject({ code: 'store_unavailable' });
+    expect(withoutResume(await importSuppressions(mailwarden, { projectId: listsResumed, file: listsFile, batchSize: 100 }))).toEqual(
+      withoutResume(listsExpected),
+    );
+    for (const stream of [undefined, 'digest', 'marketing']) {
+      expect(await stored(mailwarden, listsResumed, stream)).toEqual(await stored(mailwarden, listsWhole, stream));
+    }
 
     // A crash after the store took a batch, then a rerun: exact counts on this store too.
     const content = `email,reason\n${Array.from({ length: 2400 }, (_, i) => `user${i % 1700}@example.com,${i % 2 === 0 ? 'hard_bounce' : 'complaint'}`).join('\n')}\n`;
