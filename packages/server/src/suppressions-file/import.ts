@@ -154,7 +154,9 @@ type LocalReject = RejectedRow & { kind: 'invalid' | 'skipped'; order: number };
 
 /**
  * Imports a suppression list from a file: our CSV and JSON Lines, or a provider's export (SES,
- * SendGrid, Postmark, Mailgun), keeping each row's reason and time and recording `source: import`.
+ * SendGrid, Postmark, Mailgun), keeping each row's reason and time and recording `source: import`
+ * (an unsubscribe: `manual` with `source: unsubscribe`), each row into its list: `stream`, else the
+ * stream the file names for it, else the project-wide list (docs/server.md, "Streams and unsubscribes").
  * Streams the file in constant memory and sends up to 1 000 addresses per bulk add, two batches in
  * flight while the next is read and checked. Rows that cannot be imported are counted and listed in a
  * rejects file; any other error (such as `store_unavailable`) stops the import and is rethrown.
