@@ -98,7 +98,9 @@ async function main(argv: string[]): Promise<number> {
       if (file === undefined) throw new UsageError('Name the file to import.');
       if (format !== undefined && !isImportFormat(format)) throw new UsageError(`--format is one of ${importFormats.join(', ')}.`);
       if (values['manual-as'] !== undefined) throw new UsageError('--manual-as goes with export --format ses-import.');
-      const groupStreams = parseGroupStreams(values['group-stream'] ?? []);
+      // Without --group-stream, the groups the project's SendGrid webhook maps (the same streams its events land in).
+      const groupStreams =
+        parseGroupStreams(values['group-stream'] ?? []) ?? (stream === undefined ? configuredGroups(values.config, projectId) : undefined);
       if (stream !== undefined && groupStreams !== undefined)
         throw new UsageError('--stream puts every row in one stream: give it or --group-stream, not both.');
       return withTarget(values.config, remote, async (target, targetName) => {
@@ -208,6 +210,16 @@ function parseCommandLine(argv: string[]) {
     // parseArgs says what is wrong (an unknown option, a missing value); the rest is the usage.
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * `projects.<id>.webhooks.sendgrid.unsubscribeGroups` of the configuration, when one is given (`--config`
+ * or `MAILWARDEN_CONFIG`): the streams the service puts each group's unsubscribe events in.
+ */
+function configuredGroups(configFile: string | undefined, projectId: string): Record<string, string> | undefined {
+  if (configFile === undefined && process.env.MAILWARDEN_CONFIG === undefined) return undefined;
+  const groups = loadConfig({ file: configFile }).projects[projectId]?.webhooks?.sendgrid?.unsubscribeGroups;
+  return groups === undefined ? undefined : { ...groups };
 }
 
 const STREAM_NAMES = '1 to 64 of a-z, 0-9, _ and -, not starting with _ or -';

@@ -182,6 +182,27 @@ describe('the command line', () => {
     expect(existsSync(`${bounces}.rejects.csv`)).toBe(false);
   });
 
+  test("without --group-stream, SendGrid groups map as the project's webhook config maps them", async () => {
+    const config = join(directory, 'groups-config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        projects: {
+          acme: { webhooks: { sendgrid: { publicKey: 'x', unsubscribeGroups: { '101': 'weekly-news', '202': 'product-updates' } } } },
+        },
+      }),
+    );
+    const groups = join(directory, 'configured-groups.csv');
+    copyFileSync(join(fixtures, 'sendgrid-group-unsubscribes.csv'), groups);
+    const mapped = await cli(['suppressions', 'import', groups, '--project', 'acme', '--config', config]);
+    expect(mapped.code).toBe(0);
+    expect(JSON.parse(mapped.stdout)).toMatchObject({ format: 'sendgrid-group-unsubscribes', added: 3 });
+    // Another project has no map: the groups are named, nothing is imported.
+    const unmapped = await cli(['suppressions', 'import', groups, '--project', 'other', '--config', config]);
+    expect(unmapped.code).toBe(1);
+    expect(unmapped.stderr).toContain('unsubscribe groups 101, 202, which no stream is given for');
+  });
+
   test('a service that is not there is one line and exit 1', async () => {
     const port = await closedPort();
     const { code, stderr } = await cli([
