@@ -558,8 +558,10 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
       ...Array.from({ length: 10 }, (_, i) => `user4242${9 - i}@example.com`),
       'user4242@example.com',
     ]);
-    expect(rareMessages).toMatch(/Index Scan using messages_by_recipient_prefix|Bitmap Index Scan on messages_by_recipient_prefix/);
-    expect(rareMessages).toMatch(/recipient ~>=~ 'user4242'.*recipient ~<~ 'user4243'/);
+    // In a database whose collation is "C" (the test server's), messages_by_recipient holds addresses in the
+    // same order, and the planner, by its statistics' sample, sometimes takes the same range of it instead.
+    expect(rareMessages).toMatch(/Index Scan using messages_by_recipient(_prefix)? |Bitmap Index Scan on messages_by_recipient_prefix/);
+    expect(rareMessages).toMatch(/recipient ~>=~ 'user4242'.*recipient ~<~ 'user4243'|recipient >= 'user4242'.*recipient < 'user4243'/);
     expect(buffers(rareMessages)).toBeLessThan(100);
     const commonMessages = await planOf((store) => store.listMessages(project, { limit: 50, recipientPrefix: 'user' }));
     expect(commonMessages).toMatch(/Index Scan using messages_newest_first/);
