@@ -32,14 +32,14 @@ for (let from = 0; from < SUPPRESSIONS; from += 1_000) {
 // Whether this tree keeps stream lists: an older one ignores the option and suppresses project-wide.
 const STREAM = 'marketing';
 const probeAddress = 'stream-probe@example.com';
-await mailwarden.suppressions.add(project, probeAddress, { stream: STREAM } as object);
+await mailwarden.suppressions.add(project, probeAddress, { stream: STREAM });
 const hasStreams = !(await mailwarden.suppressions.check(project, probeAddress)).suppressed;
 if (!hasStreams) await mailwarden.suppressions.remove(project, mailwarden.suppressions.hashOf(probeAddress));
 const inStream = (n: number) => `in-stream-${n}@example.com`;
 if (hasStreams) {
   for (let from = 0; from < SUPPRESSIONS; from += 1_000) {
     const items = Array.from({ length: 1_000 }, (_, i) => ({ email: inStream(from + i) }));
-    await mailwarden.suppressions.addMany(project, items, { source: 'import', stream: STREAM } as object);
+    await mailwarden.suppressions.addMany(project, items, { source: 'import', stream: STREAM });
   }
 }
 const pick = (n: number) => (Math.imul(n + 1, 0x9e3779b1) >>> 0) % SUPPRESSIONS;
@@ -71,7 +71,7 @@ const perBatch = await perCall(batches, (b) => mailwarden.suppressions.checkMany
 const streamSingle = (n: number) => (n % 4 === 0 ? suppressed(pick(n)) : n % 4 === 2 ? inStream(pick(n)) : `missing-${n}@example.com`);
 let perStreamCheck = Number.NaN;
 if (hasStreams) {
-  const check = mailwarden.suppressions.check as (projectId: string, email: string, options: object) => Promise<{ suppressed: boolean }>;
+  const { check } = mailwarden.suppressions;
   if (!(await check(project, inStream(7), { stream: STREAM })).suppressed)
     throw new Error('the probe’s stream suppressions were not stored');
   for (let n = 0; n < singles / 10; n++) await check(project, streamSingle(n), { stream: STREAM });

@@ -135,9 +135,9 @@ async function suppressionSections(
   // The raw calls: the statement any implementation sends, as a postgres.js tagged template (prepared).
   const s = raw(SCHEMA);
   const rawGet = (hash: string) =>
-    raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ${hash}`;
+    raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ${hash} AND stream = ''`;
   const rawGetMany = (list: string[]) =>
-    raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ANY(${raw.array(list)}::text[])`;
+    raw`SELECT hash, email, reason, created_at FROM ${s}.suppressions WHERE project_id = ${project} AND hash = ANY(${raw.array(list)}::text[]) AND stream = ''`;
 
   let n = 0;
   const group = (cases: BenchCase<void>[]) => measureGroup(cases, options);
@@ -165,16 +165,16 @@ async function suppressionSections(
 
   context.log('list pages at depth 0 and 1 000 000…');
   const [deepRow] = await raw.unsafe(
-    `SELECT created_at::float8 AS created_at, hash FROM ${table} WHERE project_id = $1 ORDER BY -created_at, hash OFFSET $2 LIMIT 1`,
+    `SELECT created_at::float8 AS created_at, hash FROM ${table} WHERE project_id = $1 AND stream = '' ORDER BY -created_at, hash OFFSET $2 LIMIT 1`,
     [project, total - PAGE - 1],
   );
   const deep = { createdAt: deepRow!.created_at as number, hash: deepRow!.hash as string };
   if ((await store.listSuppressions(project, { limit: PAGE, after: deep })).length !== PAGE)
     throw new Error('bench: the deep page is short');
-  const firstSql = `SELECT hash, email, reason, created_at FROM ${table} WHERE project_id = $1 ORDER BY -created_at, hash LIMIT $2`;
+  const firstSql = `SELECT hash, email, reason, created_at FROM ${table} WHERE project_id = $1 AND stream = '' ORDER BY -created_at, hash LIMIT $2`;
   const deepSql = `SELECT hash, email, reason, created_at FROM ${table}
-    WHERE project_id = $1 AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`;
-  const offsetSql = `SELECT hash, email, reason, created_at FROM ${table} WHERE project_id = $1 ORDER BY -created_at, hash OFFSET $2 LIMIT $3`;
+    WHERE project_id = $1 AND stream = '' AND (-created_at, hash) > ($2::bigint, $3) ORDER BY -created_at, hash LIMIT $4`;
+  const offsetSql = `SELECT hash, email, reason, created_at FROM ${table} WHERE project_id = $1 AND stream = '' ORDER BY -created_at, hash OFFSET $2 LIMIT $3`;
   const [first, deepPage, rawFirst, rawDeep] = await group([
     { name: 'page at depth 0', run: () => store.listSuppressions(project, { limit: PAGE }) },
     { name: `page at depth ${total - PAGE}`, run: () => store.listSuppressions(project, { limit: PAGE, after: deep }) },
