@@ -146,6 +146,12 @@ export type { ProviderWebhook, WebhookEnvironment } from './webhooks/provider.js
 export type { BasicAuthCredentials, SharedSecretAuth } from './webhooks/auth.js';
 export { createWebhookIngest, type IngestResult, type IngestWebhook, type ProviderAuth, type WebhookOptions } from './webhooks/ingest.js';
 export { createSesWebhook, parseSesWebhook, type SesWebhookAuth } from './webhooks/ses.js';
+export {
+  createSesEventBridgeWebhook,
+  parseSesEventBridgeWebhook,
+  type SesEventBridgeWebhookAuth,
+} from './webhooks/ses-eventbridge.js';
+export { routeProvider, webhookRoutes, type WebhookRoute } from './webhooks/routes.js';
 export { createSnsVerifier, type SnsVerifier } from './webhooks/sns.js';
 export {
   createSendGridWebhook,

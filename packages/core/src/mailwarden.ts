@@ -16,7 +16,7 @@ import { createSuppressionService, type SuppressionService } from './services/su
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
 import { createUnsubscribeLinks, type UnsubscribeLinks, type UnsubscribeLinksOptions } from './unsubscribe/links.js';
 import type { WebhookRequest } from './webhooks/request.js';
-import type { Provider } from './events/delivery-event.js';
+import type { WebhookRoute } from './webhooks/routes.js';
 
 export interface MailwardenOptions {
   /** Where state lives. Default: a new memory store, without retention (`createMemoryStore()`). */
@@ -98,10 +98,11 @@ export interface Mailwarden {
   /** Records normalized delivery events; see `applyEvents`. */
   applyEvents(projectId: string, events: readonly DeliveryEvent[]): Promise<ApplyEventsResult>;
   /**
-   * Verifies, parses and stores one provider webhook request. Resolves once every event is stored, so
-   * acknowledge the provider only then; throws `webhook_unauthorized`, `invalid_payload`, or a store error.
+   * Verifies, parses and stores one provider webhook request posted to `route` (a provider's name, or
+   * `ses-eventbridge`). Resolves once every event is stored, so acknowledge the provider only then;
+   * throws `webhook_unauthorized`, `invalid_payload`, or a store error.
    */
-  ingestWebhook(provider: Provider, projectId: string, request: WebhookRequest): Promise<IngestResult>;
+  ingestWebhook(route: WebhookRoute, projectId: string, request: WebhookRequest): Promise<IngestResult>;
   /** The send gate; see `filterSuppressed`. */
   filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
   /** The store, for lifecycle and for bindings. */

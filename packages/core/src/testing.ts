@@ -14,6 +14,7 @@ export {
 } from './testing/test-event.js';
 
 export { sesWebhook, snsSubscriptionConfirmation, type SesWebhookOptions, type SnsSigningOptions } from './testing/ses.js';
+export { sesEventBridgeWebhook, type SesEventBridgeWebhookOptions } from './testing/ses-eventbridge.js';
 export { testSnsSigner, fetchTestSnsCertificate, fetchSnsCertificateTrustingTestSigner } from './testing/sns-test-signer.js';
 export { sendGridWebhook, createSendGridKeyPair, type SendGridWebhookOptions } from './testing/sendgrid.js';
 export { mailgunWebhook, type MailgunWebhookOptions } from './testing/mailgun.js';

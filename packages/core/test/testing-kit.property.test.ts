@@ -16,6 +16,7 @@ const auth = {
   sparkpost: { bearer: ['sparkpost-token'] },
   postmark: { basic: [{ username: 'postmark', password: 'pässwörd' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/hooks/mandrill?project=acme' },
+  'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
 /** Events a provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */

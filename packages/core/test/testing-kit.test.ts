@@ -33,6 +33,7 @@ const auth = {
   sparkpost: { basic: [{ username: 'sparkpost', password: 'sparkpost-secret' }] },
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
+  'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
 /** createWebhookIngest for project `acme`, storing into a list instead of a store: what it would store. */

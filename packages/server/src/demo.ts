@@ -18,7 +18,7 @@ export const DEMO_PROJECT = 'demo';
 export const DEMO_DEFAULT_STREAM = 'marketing';
 
 /**
- * The demo project's webhook secrets, for all six providers. They are public (they are in this file), so
+ * The demo project's webhook secrets, for every webhook route. They are public (they are in this file), so
  * `mailwarden webhooks send <provider>` can sign for the demo with no flags: never give them to a real
  * project. SES is signed with the testing kit's SNS key, which the demo service trusts.
  */
@@ -33,6 +33,8 @@ export const demoWebhookAuth = {
   postmark: { basic: [{ username: 'postmark', password: 'mailwarden-demo' }] },
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
+  // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
+  'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'mailwarden-demo-eventbridge' }] },
 } satisfies Required<ProviderAuth>;
 
 /** The private half of the demo's SendGrid key (SendGrid keeps it in real life; the demo is its own SendGrid). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCodes, errorStatus, type ErrorCode } from '../errors.js';
-import { providers } from '../events/delivery-event.js';
+import { webhookRoutes } from '../webhooks/routes.js';
 import { PROJECT_ID } from '../input.js';
 import { errorBodySchema } from '../api-schemas.js';
 import { routes, type Route, type RouteAuth } from './routes.js';
@@ -39,7 +39,10 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
     description: 'The message, by the `id` the message listing gives it: 32 lower-case hex characters.',
     schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
   },
-  provider: { description: 'The email provider posting the events.', schema: { type: 'string', enum: [...providers] } },
+  provider: {
+    description: 'The webhook route: the email provider posting the events, or `ses-eventbridge` (SES through EventBridge).',
+    schema: { type: 'string', enum: [...webhookRoutes] },
+  },
   token: {
     description:
       'The sealed token of a one-click unsubscribe link, as the link made by `createUnsubscribeLink` has it (docs/unsubscribe.md).',

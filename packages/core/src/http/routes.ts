@@ -34,7 +34,7 @@ import {
 } from '../api-schemas.js';
 import { assertCheckSize } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
-import { webhookChallenge, webhookProvider } from '../webhooks/providers.js';
+import { webhookChallenge, webhookRoute } from '../webhooks/providers.js';
 import type { HttpRequest, HttpResponse } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
@@ -365,7 +365,7 @@ export const routes: readonly Route[] = [
     errors: ['invalid_request', 'invalid_payload', 'webhook_unauthorized', 'not_found', 'verification_unavailable'],
     challenge: (params) => webhookChallenge(params.provider!),
     run: async (mailwarden, { params, bytes, request }) => {
-      const result = await mailwarden.ingestWebhook(webhookProvider(params.provider!), params.projectId!, {
+      const result = await mailwarden.ingestWebhook(webhookRoute(params.provider!), params.projectId!, {
         method: request.method,
         headers: request.headers,
         rawBody: await bytes(),
@@ -382,7 +382,7 @@ export const routes: readonly Route[] = [
     responses: { 200: { description: 'The webhook URL exists.' } },
     errors: ['not_found'],
     run: async (_mailwarden, { params }) => {
-      webhookProvider(params.provider!);
+      webhookRoute(params.provider!);
       return { status: 200 };
     },
   },

@@ -1,16 +1,16 @@
-import type { Provider } from '../events/delivery-event.js';
+import type { WebhookRoute } from '../webhooks/routes.js';
 import type { TestWebhook } from './test-event.js';
 
 /**
- * The intake URL of a provider for a project, under a service's base URL (where the API is mounted):
- * `{base}/projects/{projectId}/webhooks/{provider}`.
+ * The intake URL of a webhook route (a provider, or `ses-eventbridge`) for a project, under a service's
+ * base URL (where the API is mounted): `{base}/projects/{projectId}/webhooks/{route}`.
  *
  * @example
  * webhookUrl('http://127.0.0.1:3000/mailwarden', 'acme', 'sendgrid');
  * // 'http://127.0.0.1:3000/mailwarden/projects/acme/webhooks/sendgrid'
  */
-export function webhookUrl(baseUrl: string, projectId: string, provider: Provider): string {
-  return `${baseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/webhooks/${provider}`;
+export function webhookUrl(baseUrl: string, projectId: string, route: WebhookRoute): string {
+  return `${baseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/webhooks/${route}`;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   requestTime,
   sharedSecretHeaders,
   type ReportedEvent,
+  type TestEvent,
   type TestEventType,
   type TestPayload,
   type TestWebhook,
@@ -327,18 +328,34 @@ const sesEventTypes: Record<TestEventType, SesEventType> = {
 export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhook {
   const now = requestTime(options.signedAt);
   if (options.events === undefined) return snsTestWebhook(payloadText(options.payload), [], options, now);
+  const { notification, reported } = sesTestNotification(options.events, options, now);
+  return snsTestWebhook(JSON.stringify(notification), reported, options, now);
+}
+
+/** How SES reported a message: the notification family and where the message carried its tracking ID. */
+export type SesReportOptions = Pick<SesWebhookOptions, 'family' | 'carrier'>;
+
+/**
+ * The SES notification reporting `input` (one message, one event type: see `sesWebhook`), and the events
+ * a receiver must make of it: what SNS carries in its `Message` and EventBridge in its `detail`.
+ */
+export function sesTestNotification(
+  input: readonly TestEvent[],
+  options: SesReportOptions,
+  now: Date,
+): { notification: Record<string, unknown>; reported: ReportedEvent[] } {
   let generated: string | undefined;
-  const events = reportEvents('ses', options.events, { now, seconds: false, messageId: () => (generated ??= sesMessageId()) });
+  const events = reportEvents('ses', input, { now, seconds: false, messageId: () => (generated ??= sesMessageId()) });
   const [first] = events;
   if (first === undefined) throw invalid('An SES notification reports at least one event.');
-  const topic = options.events[0]!.topic;
+  const topic = input[0]!.topic;
   for (const [index, event] of events.entries()) {
     const same = event.type === first.type && event.bounceClass === first.bounceClass && event.messageId === first.messageId;
     if (
       !same ||
       event.trackingId !== first.trackingId ||
       event.stream !== first.stream ||
-      options.events[index]!.topic !== topic ||
+      input[index]!.topic !== topic ||
       event.occurredAt.getTime() !== first.occurredAt.getTime()
     ) {
       throw invalid(
@@ -384,7 +401,7 @@ export function sesWebhook(options: TestPayload & SesWebhookOptions): TestWebhoo
     family === 'feedback' && carrier === 'tags' ? events.map(({ stream: _lost, ...event }) => ({ ...event, trackingId: null })) : events;
   // An unsubscribe from a topic that is a stream name is recorded in that stream.
   const reported = isStreamName(topic) ? carried.map((event) => ({ ...event, stream: topic })) : carried;
-  return snsTestWebhook(JSON.stringify(notification), reported, options, now);
+  return { notification, reported };
 }
 
 /**

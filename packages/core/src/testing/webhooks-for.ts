@@ -1,11 +1,12 @@
 import type { KeyObject } from 'node:crypto';
-import type { Provider } from '../events/delivery-event.js';
+import type { WebhookRoute } from '../webhooks/routes.js';
 // The public types, wherever the webhooks module keeps them.
 import type { ProviderAuth, SharedSecretAuth } from '../index.js';
 import { mailgunWebhook } from './mailgun.js';
 import { mandrillWebhook } from './mandrill.js';
 import { postmarkWebhook } from './postmark.js';
 import { sendGridWebhook } from './sendgrid.js';
+import { sesEventBridgeWebhook } from './ses-eventbridge.js';
 import { sesWebhook } from './ses.js';
 import { sparkPostWebhook } from './sparkpost.js';
 import { invalid, type SharedSecretCredentials, type TestEvent, type TestWebhook } from './test-event.js';
@@ -22,9 +23,9 @@ export interface WebhooksForOptions {
 
 /**
  * The requests a provider would post to report `events` to a project configured with `auth` (its
- * `ProviderAuth` entry for that provider), signed or authenticated with the secrets `auth` names: as many
+ * `ProviderAuth` entry for that route: a provider, or `ses-eventbridge`), signed or authenticated with the secrets `auth` names: as many
  * requests as the provider makes (Mailgun and Postmark post each event alone, SES one notification per
- * message and event type, the others one batch). SES requests are signed with `testSnsSigner`, whose
+ * message and event type, through SNS or EventBridge, the others one batch). SES requests are signed with `testSnsSigner`, whose
  * certificate the receiver must trust (`fetchTestSnsCertificate`). `mailwarden webhooks send` uses it.
  *
  * @example
@@ -33,9 +34,9 @@ export interface WebhooksForOptions {
  *   await mailwarden.ingestWebhook('mailgun', 'acme', request);
  * }
  */
-export function webhooksFor<P extends Provider>(
-  provider: P,
-  auth: NonNullable<ProviderAuth[P]>,
+export function webhooksFor<R extends WebhookRoute>(
+  provider: R,
+  auth: NonNullable<ProviderAuth[R]>,
   events: readonly TestEvent[],
   options: WebhooksForOptions = {},
 ): TestWebhook[] {
@@ -70,6 +71,10 @@ export function webhooksFor<P extends Provider>(
       const { webhookKey, url } = auth as NonNullable<ProviderAuth['mandrill']>;
       return [mandrillWebhook({ events, webhookKey, url, signedAt })];
     }
+    case 'ses-eventbridge':
+      return groupByMessage(events).map((group) =>
+        sesEventBridgeWebhook({ events: group, auth: credentialsOf(auth as SharedSecretAuth, 'SES EventBridge'), signedAt }),
+      );
   }
   throw invalid(`Unknown provider "${String(provider)}".`);
 }

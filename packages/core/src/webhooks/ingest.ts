@@ -1,19 +1,20 @@
 import { hash } from 'node:crypto';
-import { providers, type DeliveryEvent, type Provider } from '../events/delivery-event.js';
+import type { DeliveryEvent } from '../events/delivery-event.js';
 import { MailwardenError } from '../errors.js';
 import type { ApplyEventsResult } from '../api-schemas.js';
 import { unauthorized } from './auth.js';
 import { createProcessTokenClaims, type ClaimWebhookToken } from './one-time-tokens.js';
 import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
-import { providerWebhooks, webhookProvider, type ProviderAuth } from './providers.js';
+import { providerWebhooks, webhookRoute, type ProviderAuth } from './providers.js';
 import type { WebhookReceipt } from './receipt.js';
 import type { WebhookRequest } from './request.js';
+import { webhookRoutes, type WebhookRoute } from './routes.js';
 
-// Intake is configured per provider: the options name the auth each provider's definition takes.
+// Intake is configured per route: the options name the auth each route's definition takes.
 export type { ProviderAuth };
 
 export interface WebhookOptions {
-  /** Each project's provider authentication: a map by project id, or a (possibly async) lookup. */
+  /** Each project's webhook authentication by route: a map by project id, or a (possibly async) lookup. */
   auth: Readonly<Record<string, ProviderAuth>> | ((projectId: string) => ProviderAuth | undefined | Promise<ProviderAuth | undefined>);
   /** Clock and network access of the receivers; tests inject these. */
   environment?: Partial<WebhookEnvironment>;
@@ -24,9 +25,10 @@ export interface IngestResult extends ApplyEventsResult {
   notice?: WebhookReceipt['notice'];
 }
 
-export type IngestWebhook = (provider: Provider, projectId: string, request: WebhookRequest) => Promise<IngestResult>;
+/** Takes the request posted to a webhook route: a provider's name, or a second intake (`ses-eventbridge`). */
+export type IngestWebhook = (route: WebhookRoute, projectId: string, request: WebhookRequest) => Promise<IngestResult>;
 
-type Receivers = { [P in Provider]: ProviderWebhook<NonNullable<ProviderAuth[P]>> };
+type Receivers = { [R in WebhookRoute]: ProviderWebhook<NonNullable<ProviderAuth[R]>> };
 
 /**
  * Webhook intake: verify, parse and normalize a provider request, then store its events. The result
@@ -48,7 +50,7 @@ export function createWebhookIngest(
     ...options.environment,
   };
   const receivers = Object.fromEntries(
-    providers.map((provider) => [provider, providerWebhooks[provider].createReceiver(environment)]),
+    webhookRoutes.map((route) => [route, providerWebhooks[route].createReceiver(environment)]),
   ) as Receivers;
   const claimOneTimeToken = claimToken ?? createProcessTokenClaims(environment.now);
   const authOf = async (projectId: string): Promise<ProviderAuth | undefined> =>
@@ -59,18 +61,18 @@ export function createWebhookIngest(
         : undefined;
 
   return async (name, projectId, request) => {
-    const provider = webhookProvider(name);
-    const auth = (await authOf(projectId))?.[provider];
+    const route = webhookRoute(name);
+    const auth = (await authOf(projectId))?.[route];
     if (auth === undefined) {
-      throw new MailwardenError('webhook_unauthorized', `No ${provider} webhook authentication is configured for this project.`);
+      throw new MailwardenError('webhook_unauthorized', `No ${route} webhook authentication is configured for this project.`);
     }
-    const receiver = receivers[provider] as ProviderWebhook<typeof auth>;
+    const receiver = receivers[route] as ProviderWebhook<typeof auth>;
     const receipt = await receiver.receive(request, auth);
     if (receipt.oneTimeToken !== undefined) {
       const { token, expiresAt } = receipt.oneTimeToken;
       const digest = hash('sha256', request.rawBody, 'hex');
       if ((await claimOneTimeToken(projectId, token, digest, expiresAt)) === 'conflict') {
-        throw unauthorized(`This ${provider} token was already used by a different request.`);
+        throw unauthorized(`This ${route} token was already used by a different request.`);
       }
     }
     const applied = await applyEvents(projectId, receipt.events);

@@ -1,14 +1,18 @@
 import { MailwardenError } from '../errors.js';
-import { providers, type Provider } from '../events/delivery-event.js';
 import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js';
 import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
 import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
 import type { ProviderWebhookDefinition } from './provider.js';
 import { sendGridWebhookDefinition, type SendGridWebhookAuth } from './sendgrid.js';
+import { sesEventBridgeWebhookDefinition, type SesEventBridgeWebhookAuth } from './ses-eventbridge.js';
 import { sesWebhookDefinition, type SesWebhookAuth } from './ses.js';
 import { sparkPostWebhookDefinition, type SparkPostWebhookAuth } from './sparkpost.js';
+import { webhookRoutes, type WebhookRoute } from './routes.js';
 
-/** One project's webhook authentication, per provider. A provider without an entry is refused. */
+/**
+ * One project's webhook authentication, per webhook route (a provider's name, or a second intake such as
+ * `ses-eventbridge`). A route without an entry is refused.
+ */
 export interface ProviderAuth {
   ses?: SesWebhookAuth;
   sendgrid?: SendGridWebhookAuth;
@@ -16,36 +20,38 @@ export interface ProviderAuth {
   sparkpost?: SparkPostWebhookAuth;
   postmark?: PostmarkWebhookAuth;
   mandrill?: MandrillWebhookAuth;
+  'ses-eventbridge'?: SesEventBridgeWebhookAuth;
 }
 
-/** Every provider's webhook definition: the one table of the providers mailwarden takes webhooks from. */
-export const providerWebhooks: { readonly [P in Provider]: ProviderWebhookDefinition<NonNullable<ProviderAuth[P]>> } = {
+/** Every webhook route's definition: the one table of the routes mailwarden takes webhooks on. */
+export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDefinition<NonNullable<ProviderAuth[R]>> } = {
   ses: sesWebhookDefinition,
   sendgrid: sendGridWebhookDefinition,
   mailgun: mailgunWebhookDefinition,
   sparkpost: sparkPostWebhookDefinition,
   postmark: postmarkWebhookDefinition,
   mandrill: mandrillWebhookDefinition,
+  'ses-eventbridge': sesEventBridgeWebhookDefinition,
 };
 
 /**
- * The provider a webhook is for, from its name (the URL's `{provider}`, or a caller's argument), or
- * `not_found` naming the providers there are. The one check of a provider name, for HTTP and intake alike.
+ * The route a webhook is for, from its name (the URL's `{provider}`, or a caller's argument), or
+ * `not_found` naming the routes there are. The one check of a route name, for HTTP and intake alike.
  */
-export function webhookProvider(name: unknown): Provider {
+export function webhookRoute(name: unknown): WebhookRoute {
   if (typeof name !== 'string' || !Object.hasOwn(providerWebhooks, name)) {
-    throw new MailwardenError('not_found', `Unknown provider "${String(name)}"; use one of ${providers.join(', ')}.`);
+    throw new MailwardenError('not_found', `Unknown provider "${String(name)}"; use one of ${webhookRoutes.join(', ')}.`);
   }
-  return name as Provider;
+  return name as WebhookRoute;
 }
 
 /** The challenge a 401 of a basic-auth provider carries; the charset is RFC 7617's, as credentials are decoded. */
 const BASIC_CHALLENGE = 'Basic realm="mailwarden webhooks", charset="UTF-8"';
 
 /**
- * The `WWW-Authenticate` of a refused webhook request for the provider named `name`, or `undefined`:
+ * The `WWW-Authenticate` of a refused webhook request on the route named `name`, or `undefined`:
  * what the provider's definition says (`basicChallenge`).
  */
 export function webhookChallenge(name: string): string | undefined {
-  return Object.hasOwn(providerWebhooks, name) && providerWebhooks[name as Provider].basicChallenge ? BASIC_CHALLENGE : undefined;
+  return Object.hasOwn(providerWebhooks, name) && providerWebhooks[name as WebhookRoute].basicChallenge ? BASIC_CHALLENGE : undefined;
 }
