@@ -49,6 +49,8 @@ const providerAuth = z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
       .strict()
       .optional(),
+    /** SES events through EventBridge: the API destination connection's Basic, API-key header or OAuth bearer (docs/providers/ses-eventbridge.md). */
+    'ses-eventbridge': sharedSecret.optional(),
   })
   .strict() satisfies z.ZodType<ProviderAuth>;
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { MailwardenError, providers, type Provider, type ProviderAuth } from '@mailwarden/core';
+import { MailwardenError, webhookRoutes, type ProviderAuth, type WebhookRoute } from '@mailwarden/core';
 import {
   postWebhook,
   testSnsSigner,
@@ -78,8 +78,8 @@ export async function sendTestWebhooks(
   options: SendTestWebhooksOptions,
   write: (line: string) => void,
 ): Promise<boolean> {
-  const provider = options.provider as Provider;
-  if (!(providers as readonly string[]).includes(provider)) throw usage(`The provider is one of ${providers.join(', ')}.`);
+  const provider = options.provider as WebhookRoute;
+  if (!(webhookRoutes as readonly string[]).includes(provider)) throw usage(`The provider is one of ${webhookRoutes.join(', ')}.`);
   const projectId = options.projectId ?? DEMO_PROJECT;
   const kind = eventTypes[options.type ?? 'delivered'];
   if (kind === undefined) throw usage(`--type is one of ${Object.keys(eventTypes).join(', ')}.`);
@@ -124,7 +124,7 @@ type SendGridAuth = NonNullable<ProviderAuth['sendgrid']>;
 
 /** `--unsubscribe-group` (SendGrid) and `--topic` (SES): the provider's own scope of an unsubscribe (docs/providers/). */
 function unsubscribeScopeOf(
-  provider: Provider,
+  provider: WebhookRoute,
   type: TestEventType,
   options: Pick<SendTestWebhooksOptions, 'unsubscribeGroup' | 'topic'>,
 ): Pick<TestEvent, 'unsubscribeGroup' | 'topic'> {
@@ -138,7 +138,7 @@ function unsubscribeScopeOf(
     return { unsubscribeGroup: Number(unsubscribeGroup) };
   }
   if (topic !== undefined) {
-    if (provider !== 'ses') throw usage('--topic goes with ses.');
+    if (provider !== 'ses' && provider !== 'ses-eventbridge') throw usage('--topic goes with ses and ses-eventbridge.');
     if (topic === '') throw usage('--topic is empty.');
     return { topic };
   }
@@ -150,7 +150,7 @@ function unsubscribeScopeOf(
  * (`projects.<id>.webhooks.<provider>`); the demo's secrets stand in only when neither gives any, so
  * `--secret` alone reaches an app that has no service configuration (docs/server.md).
  */
-function signingOf<P extends Provider>(
+function signingOf<P extends WebhookRoute>(
   provider: P,
   config: ServerConfig,
   projectId: string,
@@ -163,13 +163,13 @@ function signingOf<P extends Provider>(
   const configured = (config.projects[projectId]?.webhooks as ProviderAuth | undefined)?.[provider];
   const givesAny = given.secret !== undefined || given.privateKeyFile !== undefined || given.topicArn !== undefined;
   const demoFallback = projectId === DEMO_PROJECT && config.projects[projectId]?.webhooks === undefined && !givesAny;
-  const base = (configured ?? (demoFallback ? (demoWebhookAuth as ProviderAuth)[provider] : undefined)) as ProviderAuth[Provider];
+  const base = (configured ?? (demoFallback ? (demoWebhookAuth as ProviderAuth)[provider] : undefined)) as ProviderAuth[WebhookRoute];
   const missing = (flag: string): MailwardenError =>
     usage(
       `Project "${projectId}" has no ${provider} webhook settings (projects.${projectId}.webhooks.${provider}): pass ${flag}, or give the service's configuration with --config or MAILWARDEN_CONFIG.`,
     );
   const secret = given.secret;
-  const auth = ((): ProviderAuth[Provider] => {
+  const auth = ((): ProviderAuth[WebhookRoute] => {
     switch (provider) {
       case 'ses': {
         const ses = base as ProviderAuth['ses'];
@@ -200,6 +200,12 @@ function signingOf<P extends Provider>(
         if (base === undefined) throw missing('--secret <user:password>');
         return base;
       }
+      case 'ses-eventbridge': {
+        // The connection's Basic credentials; a configured API-key header or bearer token serves as it is.
+        if (secret !== undefined) return { basic: [basicCredentials(secret, provider)] };
+        if (base === undefined) throw missing('--secret <user:password>');
+        return base;
+      }
       case 'mandrill': {
         const mandrill = base as ProviderAuth['mandrill'];
         const webhookKey = secret ?? mandrill?.webhookKey;
@@ -217,7 +223,7 @@ function signingOf<P extends Provider>(
 }
 
 /** `user:password`, as Basic auth takes it: the user ends at the first colon (RFC 7617). */
-function basicCredentials(secret: string, provider: Provider): { username: string; password: string } {
+function basicCredentials(secret: string, provider: WebhookRoute): { username: string; password: string } {
   const colon = secret.indexOf(':');
   if (colon === -1) throw usage(`--secret for ${provider} is the webhook's Basic auth credentials, user:password.`);
   return { username: secret.slice(0, colon), password: secret.slice(colon + 1) };
@@ -239,7 +245,7 @@ function sendGridPrivateKey(auth: SendGridAuth | undefined, file: string | undef
 }
 
 /** `--url` as a full webhook URL when it names one, else the base URL the API is mounted under. */
-function targetUrl(config: ServerConfig, url: string | undefined, projectId: string, provider: Provider): string {
+function targetUrl(config: ServerConfig, url: string | undefined, projectId: string, provider: WebhookRoute): string {
   const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const base = url ?? `http://${host}:${config.port}${config.basePath}`;
   let parsed: URL;
@@ -268,7 +274,7 @@ function describeEvent(event: TestWebhook['events'][number]): string {
   return `${type} ${event.recipient}  message ${event.messageId}  tracking ID ${event.trackingId === null ? 'none' : JSON.stringify(event.trackingId)}${stream}`;
 }
 
-function hintFor(provider: Provider, status: number): string | undefined {
+function hintFor(provider: WebhookRoute, status: number): string | undefined {
   if (provider === 'ses' && (status === 401 || status === 503)) {
     return `SES requests are signed with the testing kit's SNS key (certificate ${testSnsSigner.certificateUrl}): the service must trust it, with MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE=true (serve --demo does), or an app of yours with webhooks.environment.fetchCertificate: fetchSnsCertificateTrustingTestSigner (@mailwarden/core/testing). Test only: see docs/testing.md.`;
   }
