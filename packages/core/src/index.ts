@@ -138,6 +138,7 @@ export {
   type MandrillCarrierOptions,
   type MandrillWithTrackingId,
 } from './carriers/mandrill.js';
+export { attachMailjetTrackingId, readMailjetStream, readMailjetTrackingId, type MailjetCarrierOptions } from './carriers/mailjet.js';
 
 // Webhook side: verify, parse and normalize each provider's delivery events.
 export type { WebhookRequest } from './webhooks/request.js';
@@ -163,6 +164,7 @@ export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, t
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
+export { createMailjetWebhook, parseMailjetWebhook, type MailjetWebhookAuth } from './webhooks/mailjet.js';
 
 // HTTP: the framework-free handler the Express and Fastify bindings translate to.
 export { createHttpHandler, type DashboardFiles, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';

@@ -3,6 +3,7 @@ import type { WebhookRoute } from '../webhooks/routes.js';
 // The public types, wherever the webhooks module keeps them.
 import type { ProviderAuth, SharedSecretAuth } from '../index.js';
 import { mailgunWebhook } from './mailgun.js';
+import { mailjetWebhook } from './mailjet.js';
 import { mandrillWebhook } from './mandrill.js';
 import { postmarkWebhook } from './postmark.js';
 import { sendGridWebhook } from './sendgrid.js';
@@ -71,6 +72,8 @@ export function webhooksFor<R extends WebhookRoute>(
       const { webhookKey, url } = auth as NonNullable<ProviderAuth['mandrill']>;
       return [mandrillWebhook({ events, webhookKey, url, signedAt })];
     }
+    case 'mailjet':
+      return [mailjetWebhook({ events, auth: credentialsOf(auth as SharedSecretAuth, 'Mailjet'), signedAt })];
     case 'ses-eventbridge':
       return groupByMessage(events).map((group) =>
         sesEventBridgeWebhook({ events: group, auth: credentialsOf(auth as SharedSecretAuth, 'SES EventBridge'), signedAt }),

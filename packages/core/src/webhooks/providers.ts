@@ -1,5 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js';
+import { mailjetWebhookDefinition, type MailjetWebhookAuth } from './mailjet.js';
 import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
 import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
 import type { ProviderWebhookDefinition } from './provider.js';
@@ -20,6 +21,7 @@ export interface ProviderAuth {
   sparkpost?: SparkPostWebhookAuth;
   postmark?: PostmarkWebhookAuth;
   mandrill?: MandrillWebhookAuth;
+  mailjet?: MailjetWebhookAuth;
   'ses-eventbridge'?: SesEventBridgeWebhookAuth;
 }
 
@@ -31,6 +33,7 @@ export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDe
   sparkpost: sparkPostWebhookDefinition,
   postmark: postmarkWebhookDefinition,
   mandrill: mandrillWebhookDefinition,
+  mailjet: mailjetWebhookDefinition,
   'ses-eventbridge': sesEventBridgeWebhookDefinition,
 };
 
