@@ -138,6 +138,14 @@ export {
   type MandrillCarrierOptions,
   type MandrillWithTrackingId,
 } from './carriers/mandrill.js';
+export {
+  attachResendTrackingId,
+  readResendStream,
+  readResendTrackingId,
+  RESEND_MAX_TAGS,
+  type ResendCarrierOptions,
+  type ResendTag,
+} from './carriers/resend.js';
 export { attachMailjetTrackingId, readMailjetStream, readMailjetTrackingId, type MailjetCarrierOptions } from './carriers/mailjet.js';
 
 // Webhook side: verify, parse and normalize each provider's delivery events.
@@ -164,6 +172,7 @@ export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, t
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
+export { createResendWebhook, parseResendWebhook, type ResendWebhookAuth } from './webhooks/resend.js';
 export { createMailjetWebhook, parseMailjetWebhook, type MailjetWebhookAuth } from './webhooks/mailjet.js';
 
 // HTTP: the framework-free handler the Express and Fastify bindings translate to.

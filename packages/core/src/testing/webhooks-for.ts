@@ -6,6 +6,7 @@ import { mailgunWebhook } from './mailgun.js';
 import { mailjetWebhook } from './mailjet.js';
 import { mandrillWebhook } from './mandrill.js';
 import { postmarkWebhook } from './postmark.js';
+import { resendWebhook } from './resend.js';
 import { sendGridWebhook } from './sendgrid.js';
 import { sesEventBridgeWebhook } from './ses-eventbridge.js';
 import { sesWebhook } from './ses.js';
@@ -71,6 +72,10 @@ export function webhooksFor<R extends WebhookRoute>(
     case 'mandrill': {
       const { webhookKey, url } = auth as NonNullable<ProviderAuth['mandrill']>;
       return [mandrillWebhook({ events, webhookKey, url, signedAt })];
+    }
+    case 'resend': {
+      const { signingSecret } = auth as NonNullable<ProviderAuth['resend']>;
+      return each((event) => resendWebhook({ events: [event], signingSecret, signedAt }));
     }
     case 'mailjet':
       return [mailjetWebhook({ events, auth: credentialsOf(auth as SharedSecretAuth, 'Mailjet'), signedAt })];

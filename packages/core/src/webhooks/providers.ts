@@ -3,6 +3,7 @@ import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js'
 import { mailjetWebhookDefinition, type MailjetWebhookAuth } from './mailjet.js';
 import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
 import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
+import { resendWebhookDefinition, type ResendWebhookAuth } from './resend.js';
 import type { ProviderWebhookDefinition } from './provider.js';
 import { sendGridWebhookDefinition, type SendGridWebhookAuth } from './sendgrid.js';
 import { sesEventBridgeWebhookDefinition, type SesEventBridgeWebhookAuth } from './ses-eventbridge.js';
@@ -21,6 +22,7 @@ export interface ProviderAuth {
   sparkpost?: SparkPostWebhookAuth;
   postmark?: PostmarkWebhookAuth;
   mandrill?: MandrillWebhookAuth;
+  resend?: ResendWebhookAuth;
   mailjet?: MailjetWebhookAuth;
   'ses-eventbridge'?: SesEventBridgeWebhookAuth;
 }
@@ -33,6 +35,7 @@ export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDe
   sparkpost: sparkPostWebhookDefinition,
   postmark: postmarkWebhookDefinition,
   mandrill: mandrillWebhookDefinition,
+  resend: resendWebhookDefinition,
   mailjet: mailjetWebhookDefinition,
   'ses-eventbridge': sesEventBridgeWebhookDefinition,
 };
