@@ -147,6 +147,14 @@ export {
   type ResendTag,
 } from './carriers/resend.js';
 export { attachMailjetTrackingId, readMailjetStream, readMailjetTrackingId, type MailjetCarrierOptions } from './carriers/mailjet.js';
+export {
+  attachMailerSendTrackingId,
+  mailerSendTrackingTags,
+  readMailerSendStream,
+  readMailerSendTrackingId,
+  MAILERSEND_MAX_TAGS,
+  type MailerSendCarrierOptions,
+} from './carriers/mailersend.js';
 
 // Webhook side: verify, parse and normalize each provider's delivery events.
 export type { WebhookRequest } from './webhooks/request.js';
@@ -174,6 +182,12 @@ export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth }
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
 export { createResendWebhook, parseResendWebhook, type ResendWebhookAuth } from './webhooks/resend.js';
 export { createMailjetWebhook, parseMailjetWebhook, type MailjetWebhookAuth } from './webhooks/mailjet.js';
+export {
+  createMailerSendWebhook,
+  parseMailerSendWebhook,
+  MAILERSEND_TEST_SECRET,
+  type MailerSendWebhookAuth,
+} from './webhooks/mailersend.js';
 
 // HTTP: the framework-free handler the Express and Fastify bindings translate to.
 export { createHttpHandler, type DashboardFiles, type HttpHandler, type HttpHandlerOptions, type HttpLogger } from './http/handler.js';

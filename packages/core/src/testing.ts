@@ -23,6 +23,7 @@ export { postmarkWebhook, type PostmarkWebhookOptions } from './testing/postmark
 export { mandrillWebhook, type MandrillWebhookOptions } from './testing/mandrill.js';
 export { resendWebhook, type ResendWebhookOptions } from './testing/resend.js';
 export { mailjetWebhook, type MailjetWebhookOptions } from './testing/mailjet.js';
+export { mailerSendWebhook, mailerSendPing, type MailerSendWebhookOptions } from './testing/mailersend.js';
 
 export { webhooksFor, type WebhooksForOptions } from './testing/webhooks-for.js';
 export { webhookUrl, postWebhook } from './testing/post-webhook.js';

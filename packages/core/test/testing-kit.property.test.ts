@@ -16,6 +16,7 @@ const auth = {
   sparkpost: { bearer: ['sparkpost-token'] },
   postmark: { basic: [{ username: 'postmark', password: 'pässwörd' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/hooks/mandrill?project=acme' },
+  mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -37,7 +38,7 @@ function eventArbitrary(provider: Provider): fc.Arbitrary<TestEvent> {
     .filter((event) => !(provider === 'postmark' && event.type === 'sent') && !(provider === 'mailgun' && event.bounceClass === 'soft'));
 }
 
-const secondsProviders = new Set<Provider>(['sendgrid', 'mailgun', 'sparkpost', 'mandrill']);
+const secondsProviders = new Set<Provider>(['sendgrid', 'mailgun', 'sparkpost', 'mandrill', 'mailersend']);
 
 describe('testing kit round trip (property)', () => {
   it.each(providers)('%s: events in, the same events stored', async (provider) => {

@@ -9,6 +9,7 @@ import {
   fetchSnsCertificateTrustingTestSigner,
   fetchTestSnsCertificate,
   mailgunWebhook,
+  mailerSendWebhook,
   mandrillWebhook,
   postmarkWebhook,
   sendGridWebhook,
@@ -33,6 +34,7 @@ const auth = {
   sparkpost: { basic: [{ username: 'sparkpost', password: 'sparkpost-secret' }] },
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
+  mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -83,8 +85,9 @@ const builders: { [P in Provider]: (events: readonly TestEvent[]) => TestWebhook
   sparkpost: (events) => sparkPostWebhook({ events, auth: { basic: auth.sparkpost.basic[0] } }),
   postmark: (events) => postmarkWebhook({ events, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
   mandrill: (events) => mandrillWebhook({ events, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
+  mailersend: (events) => mailerSendWebhook({ events, signingSecret: auth.mailersend.signingSecret }),
 };
-const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark']);
+const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'mailersend']);
 
 /** What each provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
@@ -144,6 +147,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       sparkpost: { basic: [{ username: 'sparkpost', password: 'another' }] },
       postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'another' }] },
       mandrill: { ...auth.mandrill, webhookKey: 'another-key' },
+      mailersend: { signingSecret: 'another-secret' },
     };
     // Postmark and SparkPost sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
     if (!['postmark', 'sparkpost'].includes(provider))
@@ -186,6 +190,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       sparkpost: () => sparkPostWebhook({ payload, auth: { basic: auth.sparkpost.basic[0] } }),
       postmark: () => postmarkWebhook({ payload, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
       mandrill: () => mandrillWebhook({ payload, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
+      mailersend: () => mailerSendWebhook({ payload, signingSecret: auth.mailersend.signingSecret }),
     }[provider]();
     expect(resigned.events).toStrictEqual([]);
     await ingest(provider, 'acme', resigned);

@@ -13,6 +13,7 @@ const auth = {
   sparkpost: { basic: [{ username: 'sparkpost', password: 'sparkpost-secret' }] },
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
+  mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -24,6 +25,7 @@ const classification: Record<Provider, string> = {
   sparkpost: '10',
   postmark: 'HardBounce',
   mandrill: 'bad_mailbox',
+  mailersend: 'hard',
 };
 
 const AT = new Date('2026-03-02T10:00:00Z');

@@ -3,6 +3,7 @@ import type { WebhookRoute } from '../webhooks/routes.js';
 // The public types, wherever the webhooks module keeps them.
 import type { ProviderAuth, SharedSecretAuth } from '../index.js';
 import { mailgunWebhook } from './mailgun.js';
+import { mailerSendWebhook } from './mailersend.js';
 import { mailjetWebhook } from './mailjet.js';
 import { mandrillWebhook } from './mandrill.js';
 import { postmarkWebhook } from './postmark.js';
@@ -79,6 +80,12 @@ export function webhooksFor<R extends WebhookRoute>(
     }
     case 'mailjet':
       return [mailjetWebhook({ events, auth: credentialsOf(auth as SharedSecretAuth, 'Mailjet'), signedAt })];
+    case 'mailersend': {
+      const { signingSecret } = auth as NonNullable<ProviderAuth['mailersend']>;
+      const secret = typeof signingSecret === 'string' ? signingSecret : signingSecret[0];
+      if (secret === undefined) throw invalid('The MailerSend configuration names no signing secret.');
+      return each((event) => mailerSendWebhook({ events: [event], signingSecret: secret, signedAt }));
+    }
     case 'ses-eventbridge':
       return groupByMessage(events).map((group) =>
         sesEventBridgeWebhook({ events: group, auth: credentialsOf(auth as SharedSecretAuth, 'SES EventBridge'), signedAt }),

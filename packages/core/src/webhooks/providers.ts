@@ -1,5 +1,6 @@
 import { MailwardenError } from '../errors.js';
 import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js';
+import { mailerSendWebhookDefinition, type MailerSendWebhookAuth } from './mailersend.js';
 import { mailjetWebhookDefinition, type MailjetWebhookAuth } from './mailjet.js';
 import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
 import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
@@ -24,6 +25,7 @@ export interface ProviderAuth {
   mandrill?: MandrillWebhookAuth;
   resend?: ResendWebhookAuth;
   mailjet?: MailjetWebhookAuth;
+  mailersend?: MailerSendWebhookAuth;
   'ses-eventbridge'?: SesEventBridgeWebhookAuth;
 }
 
@@ -37,6 +39,7 @@ export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDe
   mandrill: mandrillWebhookDefinition,
   resend: resendWebhookDefinition,
   mailjet: mailjetWebhookDefinition,
+  mailersend: mailerSendWebhookDefinition,
   'ses-eventbridge': sesEventBridgeWebhookDefinition,
 };
 
