@@ -8,6 +8,7 @@ import {
   parseMandrillWebhook,
   parsePostmarkWebhook,
   parseSendGridWebhook,
+  parseSesEventBridgeWebhook,
   parseSesWebhook,
   parseSparkPostWebhook,
   type DeliveryEvent,
@@ -58,6 +59,12 @@ const eventsOf = {
     ).events,
   ],
   mandrill: () => parseMandrillWebhook(json('mandrill/events.json')).events,
+  // SES through EventBridge: keyed by the SES event itself, as SNS raw deliveries are, so the same SES
+  // event is stored under the same key whichever of these routes brought it.
+  'ses-eventbridge': () => [
+    ...parseSesEventBridgeWebhook({ source: 'aws.ses', 'detail-type': 'Email Delivered', detail: json('ses/delivery.json') }).events,
+    ...parseSesEventBridgeWebhook({ source: 'aws.ses', 'detail-type': 'Email Opened', detail: json('ses/open.json') }).events,
+  ],
 } satisfies Record<string, () => DeliveryEvent[]>;
 
 /** The stored keys of `eventsOf`, as first stored (the receivers' event keys behind `<provider>:`). */
@@ -108,6 +115,13 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
   ses: [
     'ses:0b4a4ad5-3d4f-5c3c-9f2e-6e7b3c2d1a00:ana@example.org',
     'ses:0b4a4ad5-3d4f-5c3c-9f2e-6e7b3c2d1a00:Bo@Example.org',
+    'ses:dce0f39cb28da52bb55ca42b67ec8032be464b9b57b1bdf327b0815c88639d28',
+    'ses:e734cd638b138b469e3cabec6a22501fa3f6ca29f1aed855d43a9fced6b0a871',
+    'ses:7d9656131c633a4e452970a896ad61b0f153e6e5c35e9c7e2d6841cb8f922d26',
+    'ses:d2386dffea22eb3bb6a9e2ccd7388031fc14c9af958acc0eed3f93397b692468',
+    'ses:69151e1b0efb75b9f8caf27fc4cf3f42dad0df9631a2b6e7cdce87e53dae780f',
+  ],
+  'ses-eventbridge': [
     'ses:dce0f39cb28da52bb55ca42b67ec8032be464b9b57b1bdf327b0815c88639d28',
     'ses:e734cd638b138b469e3cabec6a22501fa3f6ca29f1aed855d43a9fced6b0a871',
     'ses:7d9656131c633a4e452970a896ad61b0f153e6e5c35e9c7e2d6841cb8f922d26',
