@@ -158,9 +158,12 @@ function timeOf(value: unknown): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-/** `MessageID` as its exact decimal digits: a string as parsed from the text, or a safe integer. */
+/**
+ * `MessageID` as its exact decimal digits: a safe integer, or the string `parseJsonWithExactIntegers`
+ * made of a larger one; a string Mailjet never sends is taken as is.
+ */
 function messageIdOf(value: unknown): string | null {
-  if (typeof value === 'string' && /^\d{1,1024}$/.test(value)) return value;
+  if (typeof value === 'string' && value !== '' && value.length <= 1024) return value;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
   return null;
 }
