@@ -131,6 +131,13 @@ export {
   type PostmarkWithTrackingId,
 } from './carriers/postmark.js';
 export {
+  attachPostalTrackingId,
+  readPostalTrackingId,
+  POSTAL_TAG_MAX_CHARACTERS,
+  type PostalCarrierOptions,
+  type PostalWithTrackingId,
+} from './carriers/postal.js';
+export {
   MANDRILL_METADATA_MAX_BYTES,
   attachMandrillTrackingId,
   readMandrillStream,
@@ -179,6 +186,7 @@ export {
 export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, type MailgunWebhookAuth } from './webhooks/mailgun.js';
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
+export { createPostalWebhook, parsePostalWebhook, type PostalWebhookAuth } from './webhooks/postal.js';
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';
 export { createResendWebhook, parseResendWebhook, type ResendWebhookAuth } from './webhooks/resend.js';
 export { createMailjetWebhook, parseMailjetWebhook, type MailjetWebhookAuth } from './webhooks/mailjet.js';

@@ -24,6 +24,7 @@ export { mandrillWebhook, type MandrillWebhookOptions } from './testing/mandrill
 export { resendWebhook, type ResendWebhookOptions } from './testing/resend.js';
 export { mailjetWebhook, type MailjetWebhookOptions } from './testing/mailjet.js';
 export { mailerSendWebhook, mailerSendPing, type MailerSendWebhookOptions } from './testing/mailersend.js';
+export { postalWebhook, createPostalKeyPair, signPostalBody, type PostalWebhookOptions } from './testing/postal.js';
 
 export { webhooksFor, type WebhooksForOptions } from './testing/webhooks-for.js';
 export { webhookUrl, postWebhook } from './testing/post-webhook.js';

@@ -6,6 +6,7 @@ import { mailgunWebhook } from './mailgun.js';
 import { mailerSendWebhook } from './mailersend.js';
 import { mailjetWebhook } from './mailjet.js';
 import { mandrillWebhook } from './mandrill.js';
+import { postalWebhook } from './postal.js';
 import { postmarkWebhook } from './postmark.js';
 import { resendWebhook } from './resend.js';
 import { sendGridWebhook } from './sendgrid.js';
@@ -20,6 +21,8 @@ export interface WebhooksForOptions {
    * must come from whoever made the pair (`createSendGridKeyPair`).
    */
   sendGridPrivateKey?: string | KeyObject | undefined;
+  /** Postal's private key, likewise: the private half of the configured `postal.publicKey` (`createPostalKeyPair`). */
+  postalPrivateKey?: string | KeyObject | undefined;
   /** When the provider posts; default now. */
   signedAt?: Date | undefined;
 }
@@ -90,6 +93,13 @@ export function webhooksFor<R extends WebhookRoute>(
       return groupByMessage(events).map((group) =>
         sesEventBridgeWebhook({ events: group, auth: credentialsOf(auth as SharedSecretAuth, 'SES EventBridge'), signedAt }),
       );
+    case 'postal': {
+      const privateKey = options.postalPrivateKey;
+      if (privateKey === undefined) {
+        throw invalid('Postal signs with a private key its receiver never sees: pass postalPrivateKey, the private half of the configured publicKey.');
+      }
+      return each((event) => postalWebhook({ events: [event], privateKey, signedAt }));
+    }
   }
   throw invalid(`Unknown provider "${String(provider)}".`);
 }

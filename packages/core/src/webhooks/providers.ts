@@ -3,6 +3,7 @@ import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js'
 import { mailerSendWebhookDefinition, type MailerSendWebhookAuth } from './mailersend.js';
 import { mailjetWebhookDefinition, type MailjetWebhookAuth } from './mailjet.js';
 import { mandrillWebhookDefinition, type MandrillWebhookAuth } from './mandrill.js';
+import { postalWebhookDefinition, type PostalWebhookAuth } from './postal.js';
 import { postmarkWebhookDefinition, type PostmarkWebhookAuth } from './postmark.js';
 import { resendWebhookDefinition, type ResendWebhookAuth } from './resend.js';
 import type { ProviderWebhookDefinition } from './provider.js';
@@ -26,6 +27,7 @@ export interface ProviderAuth {
   resend?: ResendWebhookAuth;
   mailjet?: MailjetWebhookAuth;
   mailersend?: MailerSendWebhookAuth;
+  postal?: PostalWebhookAuth;
   'ses-eventbridge'?: SesEventBridgeWebhookAuth;
 }
 
@@ -40,6 +42,7 @@ export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDe
   resend: resendWebhookDefinition,
   mailjet: mailjetWebhookDefinition,
   mailersend: mailerSendWebhookDefinition,
+  postal: postalWebhookDefinition,
   'ses-eventbridge': sesEventBridgeWebhookDefinition,
 };
 
