@@ -4,7 +4,11 @@ import { attachSesHeaderTrackingId } from '../../src/carriers/ses-header.js';
 import { attachSesTagsTrackingId } from '../../src/carriers/ses-tags.js';
 import { deliveryEventSchema } from '../../src/api-schemas.js';
 import { isMailwardenError } from '../../src/errors.js';
+import type { DeliveryEvent } from '../../src/events/delivery-event.js';
 import { sesEventBridgeEvent } from '../../src/testing/ses-eventbridge.js';
+import { testEventTypes, type TestEvent } from '../../src/testing/test-event.js';
+import { webhooksFor } from '../../src/testing/webhooks-for.js';
+import { createWebhookIngest } from '../../src/webhooks/ingest.js';
 import { sesNotification, type SentMessage } from '../../src/testing/ses.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
@@ -186,6 +190,55 @@ describe('the receiver never throws anything but MailwardenError', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('testing kit round trip (property): webhooksFor ses-eventbridge → intake stores the events reported', () => {
+  it('events in, the same events stored, grouped one SES event per request', async () => {
+    const event = fc
+      .record({
+        type: fc.constantFrom(...testEventTypes),
+        bounceClass: fc.constantFrom('hard' as const, 'soft' as const, undefined),
+        recipient: fc.emailAddress(),
+        trackingId: fc.option(trackingIdArbitrary, { nil: null }),
+        stream: optionalStreamArbitrary,
+        occurredAt: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }),
+      })
+      .map(({ bounceClass, stream, ...rest }): TestEvent => {
+        const base = stream === undefined ? rest : { ...rest, stream };
+        return base.type === 'bounced' ? { ...base, bounceClass } : base;
+      });
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 5 }), async (events) => {
+        const requests = webhooksFor('ses-eventbridge', auth, events);
+        const stored: DeliveryEvent[] = [];
+        const ingest = createWebhookIngest(
+          async (_projectId, applied) => {
+            stored.push(...applied);
+            return { accepted: applied.length, duplicates: 0, skipped: 0, warnings: [] };
+          },
+          { auth: { acme: { 'ses-eventbridge': auth } }, environment: env },
+        );
+        for (const request of requests) await ingest('ses-eventbridge', 'acme', request);
+        const reported = requests.flatMap((request) => request.events);
+        expect(
+          stored.map((stored) => ({
+            provider: stored.provider,
+            type: stored.type,
+            bounceClass: stored.bounceClass ?? null,
+            recipient: stored.recipient,
+            messageId: stored.messageId,
+            trackingId: stored.trackingId,
+            ...(stored.stream == null ? {} : { stream: stored.stream }),
+            occurredAt: stored.occurredAt,
+          })),
+        ).toStrictEqual(reported);
+        expect(reported.map(({ provider, type, recipient, trackingId }) => ({ provider, type, recipient, trackingId }))).toStrictEqual(
+          events.map((given) => ({ provider: 'ses', type: given.type, recipient: given.recipient, trackingId: given.trackingId ?? null })),
+        );
+      }),
+      { numRuns: 100 },
     );
   });
 });

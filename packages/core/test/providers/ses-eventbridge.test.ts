@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createMailwarden, createMemoryStore, type DeliveryEvent } from '@mailwarden/core';
 import { sesEventBridgeWebhook } from '../../src/testing/ses-eventbridge.js';
+import { webhooksFor } from '../../src/testing/webhooks-for.js';
 import { snsRawRequest } from '../../src/testing/ses.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
@@ -251,5 +252,45 @@ describe('through intake', () => {
       events: [{ type: 'bounced', recipient: 'bob@example.com', trackingId: 'spring-sale' }],
     });
     expect(await mailwarden.ingestWebhook('ses-eventbridge', 'acme', request)).toMatchObject({ accepted: 1 });
+  });
+});
+
+describe('unsubscribes through EventBridge suppress in the stream, as through SNS', () => {
+  const AT = new Date('2026-11-20T10:00:00.000Z');
+  const auth = { 'ses-eventbridge': { bearer: ['eventbridge-token'] } };
+  const unsubscribe = async (event: { stream?: string; topic?: string }, defaultStream?: string) => {
+    const mailwarden = createMailwarden({
+      webhooks: { auth: { acme: auth }, environment: env },
+      ...(defaultStream === undefined ? {} : { defaultStream: { acme: defaultStream } }),
+    });
+    const requests = webhooksFor('ses-eventbridge', auth['ses-eventbridge'], [
+      { type: 'unsubscribed', recipient: 'ana@example.org', occurredAt: AT, ...event },
+    ]);
+    for (const request of requests) {
+      expect(await mailwarden.ingestWebhook('ses-eventbridge', 'acme', request)).toMatchObject({ accepted: 1, skipped: 0 });
+    }
+    return mailwarden;
+  };
+
+  it('in the stream the message carried, and there only', async () => {
+    const mailwarden = await unsubscribe({ stream: 'marketing' });
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org', { stream: 'marketing' })).toMatchObject({
+      suppressed: true,
+      source: 'unsubscribe',
+      cause: expect.objectContaining({ provider: 'ses' }),
+    });
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org')).toMatchObject({ suppressed: false });
+  });
+
+  it('the topic opted out of, when a stream name, wins over the carried stream', async () => {
+    const mailwarden = await unsubscribe({ stream: 'marketing', topic: 'weekly-digest' });
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org', { stream: 'weekly-digest' })).toMatchObject({ suppressed: true });
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org', { stream: 'marketing' })).toMatchObject({ suppressed: false });
+  });
+
+  it("without a stream, in the project's default stream", async () => {
+    const mailwarden = await unsubscribe({}, 'newsletter');
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org', { stream: 'newsletter' })).toMatchObject({ suppressed: true });
+    expect(await mailwarden.suppressions.check('acme', 'ana@example.org')).toMatchObject({ suppressed: false });
   });
 });
