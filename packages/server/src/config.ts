@@ -44,6 +44,11 @@ const providerAuth = z
       .strict()
       .optional(),
     sparkpost: sharedSecret.optional(),
+    /** Mailjet's basic credentials of the webhook URL, the one authentication it offers (docs/providers/mailjet.md). */
+    mailjet: z
+      .object({ basic: z.array(z.object({ username: z.string(), password: z.string().min(1) })).min(1) })
+      .strict()
+      .optional(),
     postmark: sharedSecret.optional(),
     mandrill: z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })

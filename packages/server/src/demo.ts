@@ -31,6 +31,7 @@ export const demoWebhookAuth = {
   mailgun: { signingKey: 'mailwarden-demo-mailgun-signing-key' },
   sparkpost: { basic: [{ username: 'sparkpost', password: 'mailwarden-demo' }] },
   postmark: { basic: [{ username: 'postmark', password: 'mailwarden-demo' }] },
+  mailjet: { basic: [{ username: 'mailjet', password: 'mailwarden-demo' }] },
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
@@ -245,6 +246,15 @@ const providerProfiles: Record<
     hardBounce: 'HardBounce',
     softBounce: 'SoftBounce',
     deferral: 'Transient',
+  },
+  // Mailjet's sent is the delivery; it classifies by error_related_to and error, and names a complaint's feedback loop.
+  mailjet: {
+    reportsSend: false,
+    delivered: { smtpStatus: '2.0.0', diagnostic: 'sent (250 2.0.0 OK)' },
+    hardBounce: 'recipient: user unknown',
+    softBounce: 'recipient: quota exceeded',
+    deferral: 'domain: greylisted',
+    feedbackType: 'JMRPP',
   },
 };
 

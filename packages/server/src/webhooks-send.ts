@@ -195,7 +195,8 @@ function signingOf<P extends WebhookRoute>(
         return { signingKey };
       }
       case 'sparkpost':
-      case 'postmark': {
+      case 'postmark':
+      case 'mailjet': {
         if (secret !== undefined) return { basic: [basicCredentials(secret, provider)] };
         if (base === undefined) throw missing('--secret <user:password>');
         return base;
