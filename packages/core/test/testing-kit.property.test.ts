@@ -16,6 +16,7 @@ const auth = {
   sparkpost: { bearer: ['sparkpost-token'] },
   postmark: { basic: [{ username: 'postmark', password: 'pässwörd' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/hooks/mandrill?project=acme' },
+  resend: { signingSecret: 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0' },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
@@ -37,6 +38,8 @@ function eventArbitrary(provider: Provider): fc.Arbitrary<TestEvent> {
       return event.type === 'bounced' ? { ...event, bounceClass } : event;
     })
     .filter((event) => !(provider === 'postmark' && event.type === 'sent') && !(provider === 'mailgun' && event.bounceClass === 'soft'))
+    // Resend reports no unsubscribe.
+    .filter((event) => !(provider === 'resend' && event.type === 'unsubscribed'))
     // Mailjet's `sent` is a delivery: nothing is posted for a message merely sent.
     .filter((event) => !(provider === 'mailjet' && event.type === 'sent'));
 }

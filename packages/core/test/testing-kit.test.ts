@@ -13,6 +13,7 @@ import {
   mailerSendWebhook,
   mandrillWebhook,
   postmarkWebhook,
+  resendWebhook,
   sendGridWebhook,
   sesWebhook,
   snsSubscriptionConfirmation,
@@ -35,6 +36,7 @@ const auth = {
   sparkpost: { basic: [{ username: 'sparkpost', password: 'sparkpost-secret' }] },
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
+  resend: { signingSecret: ['whsec_cmVzZW5kLW9sZC1zZWNyZXQ=', 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0'] },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
@@ -87,10 +89,11 @@ const builders: { [P in Provider]: (events: readonly TestEvent[]) => TestWebhook
   sparkpost: (events) => sparkPostWebhook({ events, auth: { basic: auth.sparkpost.basic[0] } }),
   postmark: (events) => postmarkWebhook({ events, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
   mandrill: (events) => mandrillWebhook({ events, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
+  resend: (events) => resendWebhook({ events, signingSecret: auth.resend.signingSecret[1]! }),
   mailjet: (events) => mailjetWebhook({ events, auth: { basic: auth.mailjet.basic[0] } }),
   mailersend: (events) => mailerSendWebhook({ events, signingSecret: auth.mailersend.signingSecret }),
 };
-const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'mailersend']);
+const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend']);
 
 /** What each provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
@@ -108,7 +111,8 @@ const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
 const unsupported = (provider: Provider, type: TestEvent['type'], bounceClass?: string): boolean =>
   (provider === 'postmark' && type === 'sent') ||
   (provider === 'mailjet' && type === 'sent') ||
-  (provider === 'mailgun' && bounceClass === 'soft');
+  (provider === 'mailgun' && bounceClass === 'soft') ||
+  (provider === 'resend' && type === 'unsubscribed');
 
 describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests round-trip through createWebhookIngest', (provider) => {
   it.each(cases)('$type $bounceClass: the events stored are the events reported', async ({ type, bounceClass }) => {
@@ -116,7 +120,9 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const batch = oneEventPerRequest.has(provider) ? [events.slice(0, 1)] : [events];
     if (unsupported(provider, type, bounceClass)) {
       expect(() => builders[provider](events.slice(0, 1))).toThrow(
-        provider === 'postmark' || provider === 'mailjet' ? /no webhook for a message merely sent/ : /no soft bounces/,
+        provider === 'postmark' || provider === 'mailjet' ? /no webhook for a message merely sent/ : provider === 'resend'
+          ? /no unsubscribe/
+          : /no soft bounces/,
       );
       return;
     }
@@ -131,8 +137,8 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     expect(sentReported).toHaveLength(batch.flat().length);
     for (const event of sentReported) {
       expect(event).toMatchObject({ provider, type, trackingId: spring, bounceClass: type === 'bounced' ? bounceClass : null });
-      // Unix-second providers drop the milliseconds; SES and Postmark keep them.
-      expect(event.occurredAt.getTime()).toBe(['ses', 'postmark'].includes(provider) ? at.getTime() : at.getTime() - 250);
+      // Unix-second providers drop the milliseconds; SES, Postmark and Resend keep them.
+      expect(event.occurredAt.getTime()).toBe(['ses', 'postmark', 'resend'].includes(provider) ? at.getTime() : at.getTime() - 250);
     }
   });
 
@@ -152,6 +158,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       sparkpost: { basic: [{ username: 'sparkpost', password: 'another' }] },
       postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'another' }] },
       mandrill: { ...auth.mandrill, webhookKey: 'another-key' },
+      resend: { signingSecret: 'whsec_YW5vdGhlci1zZWNyZXQ=' },
       mailjet: { basic: [{ username: 'mailjet', password: 'another' }] },
       mailersend: { signingSecret: 'another-secret' },
     };
@@ -199,6 +206,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       sparkpost: () => sparkPostWebhook({ payload, auth: { basic: auth.sparkpost.basic[0] } }),
       postmark: () => postmarkWebhook({ payload, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
       mandrill: () => mandrillWebhook({ payload, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
+      resend: () => resendWebhook({ payload, signingSecret: auth.resend.signingSecret }),
       mailjet: () => mailjetWebhook({ payload, auth: { basic: auth.mailjet.basic[0] } }),
       mailersend: () => mailerSendWebhook({ payload, signingSecret: auth.mailersend.signingSecret }),
     }[provider]();

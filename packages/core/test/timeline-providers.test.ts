@@ -13,6 +13,7 @@ const auth = {
   sparkpost: { basic: [{ username: 'sparkpost', password: 'sparkpost-secret' }] },
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
+  resend: { signingSecret: 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0' },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
@@ -26,6 +27,7 @@ const classification: Record<Provider, string> = {
   sparkpost: '10',
   postmark: 'HardBounce',
   mandrill: 'bad_mailbox',
+  resend: 'Permanent/General',
   mailjet: 'recipient: user unknown',
   mailersend: 'hard',
 };
