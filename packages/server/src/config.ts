@@ -54,6 +54,11 @@ const providerAuth = z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
       .strict()
       .optional(),
+    /** MailerSend's webhook signing secret, or several while rotating (docs/providers/mailersend.md). */
+    mailersend: z
+      .object({ signingSecret: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) })
+      .strict()
+      .optional(),
     /** SES events through EventBridge: the API destination connection's Basic, API-key header or OAuth bearer (docs/providers/ses-eventbridge.md). */
     'ses-eventbridge': sharedSecret.optional(),
   })

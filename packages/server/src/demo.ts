@@ -34,6 +34,7 @@ export const demoWebhookAuth = {
   mailjet: { basic: [{ username: 'mailjet', password: 'mailwarden-demo' }] },
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
+  mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'mailwarden-demo-eventbridge' }] },
 } satisfies Required<ProviderAuth>;
@@ -239,6 +240,8 @@ const providerProfiles: Record<
     deferral: 'temporary/generic',
   },
   sparkpost: { reportsSend: true, hardBounce: '10', softBounce: '22', feedbackType: 'abuse' },
+  // MailerSend's bounce_type is its classification; it says nothing of a complaint's kind.
+  mailersend: { reportsSend: true, hardBounce: 'hard', softBounce: 'soft' },
   // Postmark reports no send, and no feedback type with a complaint.
   postmark: {
     reportsSend: false,

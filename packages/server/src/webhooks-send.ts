@@ -207,6 +207,11 @@ function signingOf<P extends WebhookRoute>(
         if (base === undefined) throw missing('--secret <user:password>');
         return base;
       }
+      case 'mailersend': {
+        const signingSecret = secret ?? (base as ProviderAuth['mailersend'])?.signingSecret;
+        if (signingSecret === undefined) throw missing("--secret <MailerSend's webhook signing secret>");
+        return { signingSecret };
+      }
       case 'mandrill': {
         const mandrill = base as ProviderAuth['mandrill'];
         const webhookKey = secret ?? mandrill?.webhookKey;

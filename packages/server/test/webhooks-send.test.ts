@@ -288,6 +288,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
       mailjet: { basic: [{ username: 'mailjet', password: 'shop-mailjet-password' }] },
       // Mandrill signs the URL as entered at Mandrill: here, the one the command posts to.
       mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
+      mailersend: { signingSecret: 'shop-mailersend-secret' },
     });
     const embedded = createMailwarden({
       webhooks: {
@@ -307,6 +308,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         postmark: ['--secret', 'postmark:shop-postmark-password'],
         mailjet: ['--secret', 'mailjet:shop-mailjet-password'],
         mandrill: ['--secret', 'shop-mandrill-key'],
+        mailersend: ['--secret', 'shop-mailersend-secret'],
       };
       const wrong: Record<Provider, string[]> = {
         ses: ['--topic-arn', 'arn:aws:sns:eu-west-1:123456789012:someone-else'],
@@ -316,6 +318,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         postmark: ['--secret', 'postmark:not-the-password'],
         mailjet: ['--secret', 'mailjet:not-the-password'],
         mandrill: ['--secret', 'not-the-key'],
+        mailersend: ['--secret', 'not-the-secret'],
       };
       const send = (provider: Provider, secrets: string[]) =>
         mailwarden([
