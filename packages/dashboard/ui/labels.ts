@@ -24,6 +24,7 @@ export const providerLabels: Record<Provider, string> = {
   sparkpost: 'SparkPost',
   postmark: 'Postmark',
   mandrill: 'Mandrill',
+  resend: 'Resend',
 };
 
 export function isProvider(value: string): value is Provider {

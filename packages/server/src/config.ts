@@ -19,6 +19,9 @@ const streamName = z
   .string()
   .refine(isStreamName, 'a stream name: 1-64 lower-case letters, digits, "-" and "_", starting with a letter or digit');
 
+/** A Resend (Svix) signing secret: `whsec_` and base64 of the key. */
+const resendSecret = z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'a Resend signing secret, whsec_…');
+
 const providerAuth = z
   .object({
     ses: z
@@ -52,6 +55,11 @@ const providerAuth = z
     postmark: sharedSecret.optional(),
     mandrill: z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
+      .strict()
+      .optional(),
+    /** Resend's signing secret (`whsec_…`), or several while rotating (docs/providers/resend.md). */
+    resend: z
+      .object({ signingSecret: z.union([resendSecret, z.array(resendSecret).min(1)]) })
       .strict()
       .optional(),
     /** MailerSend's webhook signing secret, or several while rotating (docs/providers/mailersend.md). */

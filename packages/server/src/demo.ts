@@ -34,6 +34,7 @@ export const demoWebhookAuth = {
   mailjet: { basic: [{ username: 'mailjet', password: 'mailwarden-demo' }] },
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
+  resend: { signingSecret: 'whsec_bWFpbHdhcmRlbi1kZW1vLXJlc2VuZC1zaWduaW5nLWtleQ==' },
   mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'mailwarden-demo-eventbridge' }] },
@@ -249,6 +250,13 @@ const providerProfiles: Record<
     hardBounce: 'HardBounce',
     softBounce: 'SoftBounce',
     deferral: 'Transient',
+  },
+  // Resend passes on no reply with a delivery, nor a feedback type with a complaint.
+  resend: {
+    reportsSend: true,
+    hardBounce: 'Permanent/General',
+    softBounce: 'Transient/MailboxFull',
+    ownListBounce: { rejectReason: 'OnAccountSuppressionList' },
   },
   // Mailjet's sent is the delivery; it classifies by error_related_to and error, and names a complaint's feedback loop.
   mailjet: {

@@ -54,7 +54,7 @@ export interface SendTestWebhooksOptions {
   privateKeyFile?: string | undefined;
   /**
    * The provider's shared secret, in place of the configuration's: Mailgun's signing key, Mandrill's
-   * webhook key, `user:password` for Postmark's, SparkPost's and (optionally) SES's basic auth, SendGrid's
+   * webhook key, Resend's signing secret (`whsec_…`), `user:password` for Postmark's, SparkPost's and (optionally) SES's basic auth, SendGrid's
    * OAuth token (optional).
    */
   secret?: string | undefined;
@@ -218,6 +218,11 @@ function signingOf<P extends WebhookRoute>(
         if (webhookKey === undefined) throw missing("--secret <Mandrill's webhook key>");
         // Mandrill signs the URL as entered at Mandrill: the configured one, else the one posted to.
         return { webhookKey, url: mandrill?.url ?? url };
+      }
+      case 'resend': {
+        const signingSecret = secret ?? (base as ProviderAuth['resend'])?.signingSecret;
+        if (signingSecret === undefined) throw missing("--secret <Resend's signing secret, whsec_…>");
+        return { signingSecret };
       }
     }
     throw usage(`Unknown provider "${String(provider)}".`);

@@ -288,6 +288,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
       mailjet: { basic: [{ username: 'mailjet', password: 'shop-mailjet-password' }] },
       // Mandrill signs the URL as entered at Mandrill: here, the one the command posts to.
       mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
+      resend: { signingSecret: 'whsec_c2hvcC1yZXNlbmQtc2VjcmV0' },
       mailersend: { signingSecret: 'shop-mailersend-secret' },
     });
     const embedded = createMailwarden({
@@ -308,6 +309,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         postmark: ['--secret', 'postmark:shop-postmark-password'],
         mailjet: ['--secret', 'mailjet:shop-mailjet-password'],
         mandrill: ['--secret', 'shop-mandrill-key'],
+        resend: ['--secret', 'whsec_c2hvcC1yZXNlbmQtc2VjcmV0'],
         mailersend: ['--secret', 'shop-mailersend-secret'],
       };
       const wrong: Record<Provider, string[]> = {
@@ -318,6 +320,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         postmark: ['--secret', 'postmark:not-the-password'],
         mailjet: ['--secret', 'mailjet:not-the-password'],
         mandrill: ['--secret', 'not-the-key'],
+        resend: ['--secret', 'whsec_bm90LXRoZS1zZWNyZXQ='],
         mailersend: ['--secret', 'not-the-secret'],
       };
       const send = (provider: Provider, secrets: string[]) =>
