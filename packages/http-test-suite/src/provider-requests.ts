@@ -1,4 +1,4 @@
-import type { Provider, ProviderAuth, SuppressionReason, WebhookEnvironment, WebhookRequest } from '@mailwarden/core';
+import type { ProviderAuth, SuppressionReason, WebhookEnvironment, WebhookRequest, WebhookRoute } from '@mailwarden/core';
 // The testing kit users test with: each provider's real payload, signed or authenticated as the
 // provider does, so requests built here are the ones a real provider would post.
 import {
@@ -7,6 +7,7 @@ import {
   mailgunWebhook,
   mandrillWebhook,
   postmarkWebhook,
+  sesEventBridgeWebhook,
   sendGridWebhook,
   sesWebhook,
   snsSubscriptionConfirmation,
@@ -41,6 +42,8 @@ export interface ProviderSecrets {
   postmark: Credentials;
   mandrillKey: string;
   mandrillUrl: string;
+  /** The secret header of the EventBridge connection (an API-key connection) posting SES events. */
+  eventBridgeKey: string;
 }
 
 export function createProviderSecrets(projectId: string): ProviderSecrets {
@@ -55,6 +58,7 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://hooks.example.com/mw/projects/${projectId}/webhooks/mandrill`,
+    eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
 
@@ -68,6 +72,7 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },
     mandrill: { webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl },
+    'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: secrets.eventBridgeKey }] },
   };
 }
 
@@ -177,12 +182,24 @@ export function mandrillEvents(
   return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
 }
 
+/** A hard bounce of one message to `recipients`: one SES event, posted by an EventBridge API destination. */
+export function sesEventBridgeBounce(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  trackingId: string,
+  key = secrets.eventBridgeKey,
+): WebhookRequest {
+  const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(3) }));
+  return sesEventBridgeWebhook({ events, auth: { headers: { 'X-Webhook-Secret': key } }, signedAt });
+}
+
 const notJsonText = 'this body is not JSON {';
 
 // --- The per-provider cases of the suite. ------------------------------------------------------
 
 export interface WebhookCase {
-  provider: Provider;
+  /** The webhook route; its events carry `routeProvider(provider)`. */
+  provider: WebhookRoute;
   /** A signed request about one message sent with `TRACKING_ID` attached. */
   request(secrets: ProviderSecrets): WebhookRequest;
   /** The same kind of request, signed with a key or credentials that are not the project's. */
@@ -267,6 +284,17 @@ export const webhookCases: readonly WebhookCase[] = [
     recipients: ['yan@example.net', 'zoe@example.net'],
     basicAuth: false,
   },
+  {
+    provider: 'ses-eventbridge',
+    request: (secrets) => sesEventBridgeBounce(secrets, ['cal@example.org', 'Dot@Example.org'], TRACKING_ID),
+    forged: (secrets) => sesEventBridgeBounce(secrets, ['cal@example.org'], TRACKING_ID, `${secrets.eventBridgeKey}-wrong`),
+    notJson: (secrets) =>
+      sesEventBridgeWebhook({ payload: notJsonText, auth: { headers: { 'X-Webhook-Secret': secrets.eventBridgeKey } }, signedAt }),
+    messages: ['cal@example.org bounced', 'dot@example.org bounced'],
+    suppressions: { 'cal@example.org': 'hard_bounce', 'dot@example.org': 'hard_bounce' },
+    recipients: ['cal@example.org', 'Dot@Example.org'],
+    basicAuth: true,
+  },
 ];
 
 /** A webhook request's headers as fetch takes them. */
@@ -287,7 +315,7 @@ export function headersOf(request: WebhookRequest): Record<string, string> {
  * the store.
  */
 export interface WebhookFuzzCase {
-  provider: Provider;
+  provider: WebhookRoute;
   /** The JSON document the provider sends (SES: the notification inside the SNS message). */
   document(secrets: ProviderSecrets): unknown;
   request(secrets: ProviderSecrets, document: unknown): WebhookRequest;
@@ -331,5 +359,16 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       ),
     request: (secrets, document) =>
       mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
+  },
+  {
+    provider: 'ses-eventbridge',
+    // The whole EventBridge event: its envelope and the SES record in `detail`.
+    document: (secrets) => jsonOfBody(sesEventBridgeBounce(secrets, ['a@example.com'], 'x')),
+    request: (secrets, document) =>
+      sesEventBridgeWebhook({
+        payload: JSON.stringify(document),
+        auth: { headers: { 'X-Webhook-Secret': secrets.eventBridgeKey } },
+        signedAt,
+      }),
   },
 ];

@@ -37,7 +37,7 @@ export const demoWebhookAuth = {
   resend: { signingSecret: 'whsec_bWFpbHdhcmRlbi1kZW1vLXJlc2VuZC1zaWduaW5nLWtleQ==' },
   mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
-  'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'mailwarden-demo-eventbridge' }] },
+  'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'mailwarden-demo-eventbridge' }] },
 } satisfies Required<ProviderAuth>;
 
 /** The private half of the demo's SendGrid key (SendGrid keeps it in real life; the demo is its own SendGrid). */
