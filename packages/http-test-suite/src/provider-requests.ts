@@ -5,6 +5,7 @@ import {
   createSendGridKeyPair,
   fetchTestSnsCertificate,
   mailgunWebhook,
+  mailerSendWebhook,
   mandrillWebhook,
   postmarkWebhook,
   sesEventBridgeWebhook,
@@ -42,6 +43,8 @@ export interface ProviderSecrets {
   postmark: Credentials;
   mandrillKey: string;
   mandrillUrl: string;
+  /** MailerSend's webhook signing secret. */
+  mailersendSecret: string;
   /** The secret header of the EventBridge connection (an API-key connection) posting SES events. */
   eventBridgeKey: string;
 }
@@ -58,6 +61,7 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://hooks.example.com/mw/projects/${projectId}/webhooks/mandrill`,
+    mailersendSecret: randomBytes(16).toString('base64url'),
     eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
@@ -72,6 +76,7 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },
     mandrill: { webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl },
+    mailersend: { signingSecret: secrets.mailersendSecret },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: secrets.eventBridgeKey }] },
   };
 }
@@ -193,6 +198,17 @@ export function sesEventBridgeBounce(
   return sesEventBridgeWebhook({ events, auth: { headers: { 'X-Webhook-Secret': key } }, signedAt });
 }
 
+/** A hard bounce of one message to `recipient`: MailerSend posts one activity per recipient, signed over its raw bytes. */
+export function mailersendBounce(
+  secrets: ProviderSecrets,
+  recipient: string,
+  trackingId: string,
+  secret = secrets.mailersendSecret,
+): WebhookRequest {
+  const events = [{ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(2) }];
+  return mailerSendWebhook({ events, signingSecret: secret, signedAt });
+}
+
 const notJsonText = 'this body is not JSON {';
 
 // --- The per-provider cases of the suite. ------------------------------------------------------
@@ -285,6 +301,16 @@ export const webhookCases: readonly WebhookCase[] = [
     basicAuth: false,
   },
   {
+    provider: 'mailersend',
+    request: (secrets) => mailersendBounce(secrets, 'Kim@Example.com', TRACKING_ID),
+    forged: (secrets) => mailersendBounce(secrets, 'kim@example.com', TRACKING_ID, `${secrets.mailersendSecret}-wrong`),
+    notJson: (secrets) => mailerSendWebhook({ payload: notJsonText, signingSecret: secrets.mailersendSecret, signedAt }),
+    messages: ['kim@example.com bounced'],
+    suppressions: { 'kim@example.com': 'hard_bounce' },
+    recipients: ['Kim@Example.com'],
+    basicAuth: false,
+  },
+  {
     provider: 'ses-eventbridge',
     request: (secrets) => sesEventBridgeBounce(secrets, ['cal@example.org', 'Dot@Example.org'], TRACKING_ID),
     forged: (secrets) => sesEventBridgeBounce(secrets, ['cal@example.org'], TRACKING_ID, `${secrets.eventBridgeKey}-wrong`),
@@ -359,6 +385,12 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       ),
     request: (secrets, document) =>
       mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
+  },
+  {
+    provider: 'mailersend',
+    document: (secrets) => jsonOfBody(mailersendBounce(secrets, 'a@example.com', 'x')),
+    request: (secrets, document) =>
+      mailerSendWebhook({ payload: JSON.stringify(document), signingSecret: secrets.mailersendSecret, signedAt }),
   },
   {
     provider: 'ses-eventbridge',

@@ -1,5 +1,6 @@
-import { routeProvider, webhookRoutes, type Message } from '@mailwarden/core';
+import { MAILERSEND_TEST_SECRET, routeProvider, webhookRoutes, type Message } from '@mailwarden/core';
 import { applyEventsResultSchema, listMessagesResponseSchema } from '@mailwarden/core/schemas';
+import { mailerSendPing, mailerSendWebhook } from '@mailwarden/core/testing';
 import { describe, expect, test } from 'vitest';
 import { TIMESTAMP, expectEmpty, expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';
@@ -161,6 +162,22 @@ export function describeWebhookTests(open: OpenApp): void {
       // Another project does not allowlist acme's topic.
       expectError(await app.webhook('ses', app.projects.globex, request), 401, 'webhook_unauthorized');
       expect(app.environment.confirmedSubscriptions).toHaveLength(1);
+    });
+
+    test('MailerSend’s webhook.test ping, signed with its public test secret, is 200 and stores nothing; another body so signed is 401', async () => {
+      const app = await open();
+      const answer = await app.webhook('mailersend', app.projects.acme, mailerSendPing());
+      expect(expectSuccess(answer, 200, applyEventsResultSchema)).toEqual({
+        accepted: 0,
+        duplicates: 0,
+        skipped: 0,
+        warnings: [],
+        notice: 'ping',
+      });
+      const events = [{ type: 'bounced' as const, recipient: 'eve@example.com' }];
+      const forged = mailerSendWebhook({ events, signingSecret: MAILERSEND_TEST_SECRET });
+      expectError(await app.webhook('mailersend', app.projects.acme, forged), 401, 'webhook_unauthorized');
+      expect(await storedMessages(app, app.projects.acme)).toEqual([]);
     });
 
     test('a hard bounce suppresses its recipient: the check and the list show it', async () => {
