@@ -5,6 +5,7 @@ import {
   createSendGridKeyPair,
   fetchTestSnsCertificate,
   mailgunWebhook,
+  mailjetWebhook,
   mailerSendWebhook,
   mandrillWebhook,
   postmarkWebhook,
@@ -43,6 +44,7 @@ export interface ProviderSecrets {
   postmark: Credentials;
   mandrillKey: string;
   mandrillUrl: string;
+  mailjet: Credentials;
   /** MailerSend's webhook signing secret. */
   mailersendSecret: string;
   /** The secret header of the EventBridge connection (an API-key connection) posting SES events. */
@@ -61,6 +63,7 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://hooks.example.com/mw/projects/${projectId}/webhooks/mandrill`,
+    mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     mailersendSecret: randomBytes(16).toString('base64url'),
     eventBridgeKey: randomBytes(16).toString('base64url'),
   };
@@ -76,6 +79,7 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },
     mandrill: { webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl },
+    mailjet: { basic: [secrets.mailjet] },
     mailersend: { signingSecret: secrets.mailersendSecret },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: secrets.eventBridgeKey }] },
   };
@@ -209,6 +213,17 @@ export function mailersendBounce(
   return mailerSendWebhook({ events, signingSecret: secret, signedAt });
 }
 
+/** Hard bounces of messages to `recipients`, in one grouped Mailjet POST with the URL's basic credentials. */
+export function mailjetBounces(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  trackingId: string,
+  credentials = secrets.mailjet,
+): WebhookRequest {
+  const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(20) }));
+  return mailjetWebhook({ events, auth: { basic: credentials }, signedAt });
+}
+
 const notJsonText = 'this body is not JSON {';
 
 // --- The per-provider cases of the suite. ------------------------------------------------------
@@ -301,6 +316,16 @@ export const webhookCases: readonly WebhookCase[] = [
     basicAuth: false,
   },
   {
+    provider: 'mailjet',
+    request: (secrets) => mailjetBounces(secrets, ['ivy@example.org', 'Jo@Example.org'], TRACKING_ID),
+    forged: (secrets) => mailjetBounces(secrets, ['ivy@example.org'], TRACKING_ID, wrong(secrets.mailjet)),
+    notJson: (secrets) => mailjetWebhook({ payload: notJsonText, auth: { basic: secrets.mailjet }, signedAt }),
+    messages: ['ivy@example.org bounced', 'jo@example.org bounced'],
+    suppressions: { 'ivy@example.org': 'hard_bounce', 'jo@example.org': 'hard_bounce' },
+    recipients: ['ivy@example.org', 'Jo@Example.org'],
+    basicAuth: true,
+  },
+  {
     provider: 'mailersend',
     request: (secrets) => mailersendBounce(secrets, 'Kim@Example.com', TRACKING_ID),
     forged: (secrets) => mailersendBounce(secrets, 'kim@example.com', TRACKING_ID, `${secrets.mailersendSecret}-wrong`),
@@ -385,6 +410,11 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       ),
     request: (secrets, document) =>
       mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
+  },
+  {
+    provider: 'mailjet',
+    document: (secrets) => jsonOfBody(mailjetBounces(secrets, ['a@example.com'], 'x')),
+    request: (secrets, document) => mailjetWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.mailjet }, signedAt }),
   },
   {
     provider: 'mailersend',
