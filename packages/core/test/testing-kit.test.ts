@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createWebhookIngest, type DeliveryEvent, type Provider, type ProviderAuth } from '@mailwarden/core';
 import {
+  createPostalKeyPair,
   createSendGridKeyPair,
   fetchSnsCertificateTrustingTestSigner,
   fetchTestSnsCertificate,
@@ -12,6 +13,7 @@ import {
   mailjetWebhook,
   mailerSendWebhook,
   mandrillWebhook,
+  postalWebhook,
   postmarkWebhook,
   resendWebhook,
   sendGridWebhook,
@@ -28,6 +30,7 @@ import { describe, expect, it } from 'vitest';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const sendGridKeys = createSendGridKeyPair();
+const postalKeys = createPostalKeyPair();
 const topicArn = 'arn:aws:sns:eu-west-1:123456789012:ses-events';
 const auth = {
   ses: { topicArns: [topicArn] },
@@ -39,6 +42,7 @@ const auth = {
   resend: { signingSecret: ['whsec_cmVzZW5kLW9sZC1zZWNyZXQ=', 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0'] },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
+  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -92,8 +96,9 @@ const builders: { [P in Provider]: (events: readonly TestEvent[]) => TestWebhook
   resend: (events) => resendWebhook({ events, signingSecret: auth.resend.signingSecret[1]! }),
   mailjet: (events) => mailjetWebhook({ events, auth: { basic: auth.mailjet.basic[0] } }),
   mailersend: (events) => mailerSendWebhook({ events, signingSecret: auth.mailersend.signingSecret }),
+  postal: (events) => postalWebhook({ events, privateKey: postalKeys.privateKey }),
 };
-const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend']);
+const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend', 'postal']);
 
 /** What each provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
@@ -112,7 +117,8 @@ const unsupported = (provider: Provider, type: TestEvent['type'], bounceClass?: 
   (provider === 'postmark' && type === 'sent') ||
   (provider === 'mailjet' && type === 'sent') ||
   (provider === 'mailgun' && bounceClass === 'soft') ||
-  (provider === 'resend' && type === 'unsubscribed');
+  (provider === 'resend' && type === 'unsubscribed') ||
+  (provider === 'postal' && ['sent', 'complained', 'unsubscribed'].includes(type));
 
 describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests round-trip through createWebhookIngest', (provider) => {
   it.each(cases)('$type $bounceClass: the events stored are the events reported', async ({ type, bounceClass }) => {
@@ -120,9 +126,13 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const batch = oneEventPerRequest.has(provider) ? [events.slice(0, 1)] : [events];
     if (unsupported(provider, type, bounceClass)) {
       expect(() => builders[provider](events.slice(0, 1))).toThrow(
-        provider === 'postmark' || provider === 'mailjet' ? /no webhook for a message merely sent/ : provider === 'resend'
-          ? /no unsubscribe/
-          : /no soft bounces/,
+        provider === 'postal'
+          ? /Postal has no/
+          : provider === 'postmark' || provider === 'mailjet'
+            ? /no webhook for a message merely sent/
+            : provider === 'resend'
+              ? /no unsubscribe/
+              : /no soft bounces/,
       );
       return;
     }
@@ -138,7 +148,9 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     for (const event of sentReported) {
       expect(event).toMatchObject({ provider, type, trackingId: spring, bounceClass: type === 'bounced' ? bounceClass : null });
       // Unix-second providers drop the milliseconds; SES, Postmark and Resend keep them.
-      expect(event.occurredAt.getTime()).toBe(['ses', 'postmark', 'resend'].includes(provider) ? at.getTime() : at.getTime() - 250);
+      expect(event.occurredAt.getTime()).toBe(
+        ['ses', 'postmark', 'resend', 'postal'].includes(provider) ? at.getTime() : at.getTime() - 250,
+      );
     }
   });
 
@@ -161,6 +173,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       resend: { signingSecret: 'whsec_YW5vdGhlci1zZWNyZXQ=' },
       mailjet: { basic: [{ username: 'mailjet', password: 'another' }] },
       mailersend: { signingSecret: 'another-secret' },
+      postal: { publicKey: createPostalKeyPair().publicKey },
     };
     // Postmark and SparkPost sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
     if (!['postmark', 'sparkpost', 'mailjet'].includes(provider))
@@ -173,14 +186,18 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const { ingest, stored } = intake();
     const events: TestEvent[] = [
       { type: 'delivered', recipient: 'ana@example.org', trackingId: 'welcome' },
-      { type: 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
+      // Postal has no complaint event.
+      { type: provider === 'postal' ? 'opened' : 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
     ];
-    const requests = webhooksFor(provider, auth[provider], events, { sendGridPrivateKey: sendGridKeys.privateKey });
+    const requests = webhooksFor(provider, auth[provider], events, {
+      sendGridPrivateKey: sendGridKeys.privateKey,
+      postalPrivateKey: postalKeys.privateKey,
+    });
     expect(requests).toHaveLength(['sendgrid', 'sparkpost', 'mandrill', 'mailjet'].includes(provider) ? 1 : 2);
     for (const request of requests) await ingest(provider, 'acme', request);
     expect(stored.map((event) => [event.type, event.recipient, event.trackingId])).toStrictEqual([
       ['delivered', 'ana@example.org', 'welcome'],
-      ['complained', 'bo@example.org', 'welcome'],
+      [provider === 'postal' ? 'opened' : 'complained', 'bo@example.org', 'welcome'],
     ]);
   });
 
@@ -193,12 +210,12 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       provider === 'mailjet'
         ? text
         : provider === 'ses'
-        ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
-        : provider === 'mailgun'
-          ? (JSON.parse(text) as Record<string, unknown>)['event-data']
-          : provider === 'mandrill'
-            ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
-            : JSON.parse(text);
+          ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
+          : provider === 'mailgun'
+            ? (JSON.parse(text) as Record<string, unknown>)['event-data']
+            : provider === 'mandrill'
+              ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
+              : JSON.parse(text);
     const resigned = {
       ses: () => sesWebhook({ payload, topicArn }),
       sendgrid: () => sendGridWebhook({ payload, privateKey: sendGridKeys.privateKey }),
@@ -209,6 +226,7 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       resend: () => resendWebhook({ payload, signingSecret: auth.resend.signingSecret }),
       mailjet: () => mailjetWebhook({ payload, auth: { basic: auth.mailjet.basic[0] } }),
       mailersend: () => mailerSendWebhook({ payload, signingSecret: auth.mailersend.signingSecret }),
+      postal: () => postalWebhook({ payload, privateKey: postalKeys.privateKey }),
     }[provider]();
     expect(resigned.events).toStrictEqual([]);
     await ingest(provider, 'acme', resigned);

@@ -9,7 +9,6 @@ import {
   mailerSendWebhook,
   mandrillWebhook,
   postmarkWebhook,
-  resendWebhook,
   sesEventBridgeWebhook,
   sendGridWebhook,
   sesWebhook,
@@ -45,8 +44,6 @@ export interface ProviderSecrets {
   postmark: Credentials;
   mandrillKey: string;
   mandrillUrl: string;
-  /** Resend's signing secret (`whsec_…`). */
-  resendSecret: string;
   mailjet: Credentials;
   /** MailerSend's webhook signing secret. */
   mailersendSecret: string;
@@ -66,7 +63,6 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://hooks.example.com/mw/projects/${projectId}/webhooks/mandrill`,
-    resendSecret: `whsec_${randomBytes(24).toString('base64')}`,
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     mailersendSecret: randomBytes(16).toString('base64url'),
     eventBridgeKey: randomBytes(16).toString('base64url'),
@@ -83,7 +79,6 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },
     mandrill: { webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl },
-    resend: { signingSecret: secrets.resendSecret },
     mailjet: { basic: [secrets.mailjet] },
     mailersend: { signingSecret: secrets.mailersendSecret },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: secrets.eventBridgeKey }] },
@@ -194,17 +189,6 @@ export function mandrillEvents(
   const type = mandrillTypes[event]!;
   const events = recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) }));
   return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
-}
-
-/** A hard bounce of one message to `recipient`: Resend posts one event per request, signed as Svix signs. */
-export function resendBounce(
-  secrets: ProviderSecrets,
-  recipient: string,
-  trackingId: string,
-  secret = secrets.resendSecret,
-): WebhookRequest {
-  const events = [{ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(1) }];
-  return resendWebhook({ events, signingSecret: secret, signedAt });
 }
 
 /** A hard bounce of one message to `recipients`: one SES event, posted by an EventBridge API destination. */
@@ -332,16 +316,6 @@ export const webhookCases: readonly WebhookCase[] = [
     basicAuth: false,
   },
   {
-    provider: 'resend',
-    request: (secrets) => resendBounce(secrets, 'Lea@Example.com', TRACKING_ID),
-    forged: (secrets) => resendBounce(secrets, 'lea@example.com', TRACKING_ID, `whsec_${randomBytes(24).toString('base64')}`),
-    notJson: (secrets) => resendWebhook({ payload: notJsonText, signingSecret: secrets.resendSecret, signedAt }),
-    messages: ['lea@example.com bounced'],
-    suppressions: { 'lea@example.com': 'hard_bounce' },
-    recipients: ['Lea@Example.com'],
-    basicAuth: false,
-  },
-  {
     provider: 'mailjet',
     request: (secrets) => mailjetBounces(secrets, ['ivy@example.org', 'Jo@Example.org'], TRACKING_ID),
     forged: (secrets) => mailjetBounces(secrets, ['ivy@example.org'], TRACKING_ID, wrong(secrets.mailjet)),
@@ -436,11 +410,6 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       ),
     request: (secrets, document) =>
       mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
-  },
-  {
-    provider: 'resend',
-    document: (secrets) => jsonOfBody(resendBounce(secrets, 'a@example.com', 'x')),
-    request: (secrets, document) => resendWebhook({ payload: JSON.stringify(document), signingSecret: secrets.resendSecret, signedAt }),
   },
   {
     provider: 'mailjet',

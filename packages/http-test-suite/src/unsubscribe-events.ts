@@ -70,8 +70,7 @@ const notSuppressed = { email: EMAIL, suppressed: false };
 
 export function describeUnsubscribeEventTests(open: OpenApp): void {
   describe('provider unsubscribes', () => {
-    // Resend reports no unsubscribes (docs/providers/resend.md#unsubscribes).
-    describe.each(providers.filter((provider) => provider !== 'resend'))('%s', (provider) => {
+    describe.each(providers)('%s', (provider) => {
       test('for a message sent in marketing: suppressed for marketing, not without a stream', async () => {
         const app = await open();
         await postUnsubscribe(app, provider, { stream: 'marketing' });
