@@ -114,6 +114,13 @@ export {
   type MailgunSmtpHeaderValue,
 } from './carriers/mailgun.js';
 export {
+  BREVO_CUSTOM_HEADER,
+  attachBrevoTrackingId,
+  readBrevoTrackingId,
+  readBrevoStream,
+  type BrevoCarrierOptions,
+} from './carriers/brevo.js';
+export {
   SPARKPOST_METADATA_MAX_BYTES,
   attachSparkPostTrackingId,
   readSparkPostTrackingId,
@@ -185,6 +192,7 @@ export {
 } from './webhooks/sendgrid.js';
 export { createMailgunWebhook, parseMailgunWebhook, parseMailgunLegacyWebhook, type MailgunWebhookAuth } from './webhooks/mailgun.js';
 export { createSparkPostWebhook, parseSparkPostWebhook, type SparkPostWebhookAuth } from './webhooks/sparkpost.js';
+export { createBrevoWebhook, parseBrevoWebhook, type BrevoWebhookAuth } from './webhooks/brevo.js';
 export { createPostmarkWebhook, parsePostmarkWebhook, type PostmarkWebhookAuth } from './webhooks/postmark.js';
 export { createPostalWebhook, parsePostalWebhook, type PostalWebhookAuth } from './webhooks/postal.js';
 export { createMandrillWebhook, parseMandrillWebhook, type MandrillWebhookAuth } from './webhooks/mandrill.js';

@@ -21,6 +21,7 @@ export { mailgunWebhook, type MailgunWebhookOptions } from './testing/mailgun.js
 export { sparkPostWebhook, type SparkPostWebhookOptions } from './testing/sparkpost.js';
 export { postmarkWebhook, type PostmarkWebhookOptions } from './testing/postmark.js';
 export { mandrillWebhook, type MandrillWebhookOptions } from './testing/mandrill.js';
+export { brevoWebhook, type BrevoWebhookOptions } from './testing/brevo.js';
 export { resendWebhook, type ResendWebhookOptions } from './testing/resend.js';
 export { mailjetWebhook, type MailjetWebhookOptions } from './testing/mailjet.js';
 export { mailerSendWebhook, mailerSendPing, type MailerSendWebhookOptions } from './testing/mailersend.js';

@@ -5,7 +5,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createWebhookIngest, type DeliveryEvent, type Provider, type ProviderAuth } from '@mailwarden/core';
 import {
-  createPostalKeyPair,
   createSendGridKeyPair,
   fetchSnsCertificateTrustingTestSigner,
   fetchTestSnsCertificate,
@@ -13,8 +12,8 @@ import {
   mailjetWebhook,
   mailerSendWebhook,
   mandrillWebhook,
-  postalWebhook,
   postmarkWebhook,
+  brevoWebhook,
   resendWebhook,
   sendGridWebhook,
   sesWebhook,
@@ -30,7 +29,6 @@ import { describe, expect, it } from 'vitest';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const sendGridKeys = createSendGridKeyPair();
-const postalKeys = createPostalKeyPair();
 const topicArn = 'arn:aws:sns:eu-west-1:123456789012:ses-events';
 const auth = {
   ses: { topicArns: [topicArn] },
@@ -42,8 +40,8 @@ const auth = {
   resend: { signingSecret: ['whsec_cmVzZW5kLW9sZC1zZWNyZXQ=', 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0'] },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
-  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
+  brevo: { bearer: ['brevo-token'] },
 } satisfies Required<ProviderAuth>;
 
 /** createWebhookIngest for project `acme`, storing into a list instead of a store: what it would store. */
@@ -96,9 +94,9 @@ const builders: { [P in Provider]: (events: readonly TestEvent[]) => TestWebhook
   resend: (events) => resendWebhook({ events, signingSecret: auth.resend.signingSecret[1]! }),
   mailjet: (events) => mailjetWebhook({ events, auth: { basic: auth.mailjet.basic[0] } }),
   mailersend: (events) => mailerSendWebhook({ events, signingSecret: auth.mailersend.signingSecret }),
-  postal: (events) => postalWebhook({ events, privateKey: postalKeys.privateKey }),
 };
-const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend', 'postal']);
+const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend']);
+  brevo: (events) => brevoWebhook({ events, auth: { bearer: 'brevo-token' } }),
 
 /** What each provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
@@ -117,8 +115,7 @@ const unsupported = (provider: Provider, type: TestEvent['type'], bounceClass?: 
   (provider === 'postmark' && type === 'sent') ||
   (provider === 'mailjet' && type === 'sent') ||
   (provider === 'mailgun' && bounceClass === 'soft') ||
-  (provider === 'resend' && type === 'unsubscribed') ||
-  (provider === 'postal' && ['sent', 'complained', 'unsubscribed'].includes(type));
+  (provider === 'resend' && type === 'unsubscribed');
 
 describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests round-trip through createWebhookIngest', (provider) => {
   it.each(cases)('$type $bounceClass: the events stored are the events reported', async ({ type, bounceClass }) => {
@@ -126,13 +123,9 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const batch = oneEventPerRequest.has(provider) ? [events.slice(0, 1)] : [events];
     if (unsupported(provider, type, bounceClass)) {
       expect(() => builders[provider](events.slice(0, 1))).toThrow(
-        provider === 'postal'
-          ? /Postal has no/
-          : provider === 'postmark' || provider === 'mailjet'
-            ? /no webhook for a message merely sent/
-            : provider === 'resend'
-              ? /no unsubscribe/
-              : /no soft bounces/,
+        provider === 'postmark' || provider === 'mailjet' ? /no webhook for a message merely sent/ : provider === 'resend'
+          ? /no unsubscribe/
+          : /no soft bounces/,
       );
       return;
     }
@@ -147,10 +140,8 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     expect(sentReported).toHaveLength(batch.flat().length);
     for (const event of sentReported) {
       expect(event).toMatchObject({ provider, type, trackingId: spring, bounceClass: type === 'bounced' ? bounceClass : null });
-      // Unix-second providers drop the milliseconds; SES, Postmark and Resend keep them.
-      expect(event.occurredAt.getTime()).toBe(
-        ['ses', 'postmark', 'resend', 'postal'].includes(provider) ? at.getTime() : at.getTime() - 250,
-      );
+      // Unix-second providers drop the milliseconds; SES, Postmark, Resend and Brevo keep them.
+      expect(event.occurredAt.getTime()).toBe(['ses', 'postmark', 'resend', 'brevo'].includes(provider) ? at.getTime() : at.getTime() - 250);
     }
   });
 
@@ -173,31 +164,27 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       resend: { signingSecret: 'whsec_YW5vdGhlci1zZWNyZXQ=' },
       mailjet: { basic: [{ username: 'mailjet', password: 'another' }] },
       mailersend: { signingSecret: 'another-secret' },
-      postal: { publicKey: createPostalKeyPair().publicKey },
     };
-    // Postmark and SparkPost sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
-    if (!['postmark', 'sparkpost', 'mailjet'].includes(provider))
+    // Postmark, SparkPost and Brevo sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
+    if (!['postmark', 'sparkpost', 'mailjet', 'brevo'].includes(provider))
       await expectMailwardenError(() => ingest(provider, 'acme', tampered), 'webhook_unauthorized');
     await expectMailwardenError(() => intake(wrongSecrets).ingest(provider, 'acme', request), 'webhook_unauthorized');
     expect(stored).toStrictEqual([]);
   });
 
   it('webhooksFor signs with what the project is configured with, one request per provider post', async () => {
+      brevo: { bearer: ['another'] },
     const { ingest, stored } = intake();
     const events: TestEvent[] = [
       { type: 'delivered', recipient: 'ana@example.org', trackingId: 'welcome' },
-      // Postal has no complaint event.
-      { type: provider === 'postal' ? 'opened' : 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
+      { type: 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
     ];
-    const requests = webhooksFor(provider, auth[provider], events, {
-      sendGridPrivateKey: sendGridKeys.privateKey,
-      postalPrivateKey: postalKeys.privateKey,
-    });
-    expect(requests).toHaveLength(['sendgrid', 'sparkpost', 'mandrill', 'mailjet'].includes(provider) ? 1 : 2);
+    const requests = webhooksFor(provider, auth[provider], events, { sendGridPrivateKey: sendGridKeys.privateKey });
+    expect(requests).toHaveLength(['sendgrid', 'sparkpost', 'mandrill', 'mailjet', 'brevo'].includes(provider) ? 1 : 2);
     for (const request of requests) await ingest(provider, 'acme', request);
     expect(stored.map((event) => [event.type, event.recipient, event.trackingId])).toStrictEqual([
       ['delivered', 'ana@example.org', 'welcome'],
-      [provider === 'postal' ? 'opened' : 'complained', 'bo@example.org', 'welcome'],
+      ['complained', 'bo@example.org', 'welcome'],
     ]);
   });
 
@@ -210,12 +197,12 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       provider === 'mailjet'
         ? text
         : provider === 'ses'
-          ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
-          : provider === 'mailgun'
-            ? (JSON.parse(text) as Record<string, unknown>)['event-data']
-            : provider === 'mandrill'
-              ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
-              : JSON.parse(text);
+        ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
+        : provider === 'mailgun'
+          ? (JSON.parse(text) as Record<string, unknown>)['event-data']
+          : provider === 'mandrill'
+            ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
+            : JSON.parse(text);
     const resigned = {
       ses: () => sesWebhook({ payload, topicArn }),
       sendgrid: () => sendGridWebhook({ payload, privateKey: sendGridKeys.privateKey }),
@@ -226,7 +213,6 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       resend: () => resendWebhook({ payload, signingSecret: auth.resend.signingSecret }),
       mailjet: () => mailjetWebhook({ payload, auth: { basic: auth.mailjet.basic[0] } }),
       mailersend: () => mailerSendWebhook({ payload, signingSecret: auth.mailersend.signingSecret }),
-      postal: () => postalWebhook({ payload, privateKey: postalKeys.privateKey }),
     }[provider]();
     expect(resigned.events).toStrictEqual([]);
     await ingest(provider, 'acme', resigned);
@@ -242,6 +228,7 @@ describe('the kit’s rules', () => {
     await ingest('ses', 'acme', request);
     expect(stored.map((event) => event.recipient)).toStrictEqual(['Ana@Example.org', 'bo@example.org']);
     expect(() =>
+      brevo: () => brevoWebhook({ payload, auth: { bearer: 'brevo-token' } }),
       sesWebhook({
         topicArn,
         events: [

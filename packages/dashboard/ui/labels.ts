@@ -25,6 +25,7 @@ export const providerLabels: Record<Provider, string> = {
   postmark: 'Postmark',
   mandrill: 'Mandrill',
   resend: 'Resend',
+  brevo: 'Brevo',
 };
 
 export function isProvider(value: string): value is Provider {

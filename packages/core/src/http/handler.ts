@@ -85,8 +85,11 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     if (match === undefined) throw methodNotAllowed(allowedMethods(matches.map((candidate) => candidate.route.method)));
     const { route } = match;
     const params = paramsOf(match, segments);
-    // Once a route is known, its failures are its own: a 401 carries the route's challenge.
-    return runRoute(request, method, route, params).catch((error: unknown) => failure(error, request, route.challenge?.(params)));
+    // Once a route is known, its failures are its own: a 401 carries the route's challenge, and a store
+    // outage the status its provider retries (docs/providers/brevo.md#retries).
+    return runRoute(request, method, route, params).catch((error: unknown) =>
+      failure(error, request, route.challenge?.(params), route.storeUnavailableStatus?.(params)),
+    );
   }
 
   async function runRoute(request: HttpRequest, method: string, route: Route, params: Record<string, string>): Promise<HttpResponse> {
@@ -128,7 +131,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     return answer;
   }
 
-  function failure(error: unknown, request: HttpRequest, challenge?: string): HttpResponse {
+  function failure(error: unknown, request: HttpRequest, challenge?: string, unavailableStatus?: number): HttpResponse {
     const known = isMailwardenError(error) && error.code !== 'internal_error' ? error : undefined;
     if (known === undefined || known.status >= 500) {
       logger.error(
@@ -137,7 +140,8 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       );
     }
     const answer = known ?? new MailwardenError('internal_error', 'Something went wrong on our side; the error is logged.');
-    const response = json(answer.status, errorText(answer), request.method.toUpperCase() === 'HEAD');
+    const status = answer.code === 'store_unavailable' && unavailableStatus !== undefined ? unavailableStatus : answer.status;
+    const response = json(status, errorText(answer), request.method.toUpperCase() === 'HEAD');
     if (answer.status === 503) response.headers['retry-after'] = retryAfter;
     if (answer.code === 'method_not_allowed') response.headers.allow = (answer.details as { allow: string[] }).allow.join(', ');
     if (answer.status === 401 && challenge !== undefined) response.headers['www-authenticate'] = challenge;

@@ -34,7 +34,7 @@ import {
 } from '../api-schemas.js';
 import { assertCheckSize } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
-import { webhookChallenge, webhookRoute } from '../webhooks/providers.js';
+import { webhookChallenge, webhookRoute, webhookUnavailableStatus } from '../webhooks/providers.js';
 import type { HttpRequest, HttpResponse } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
@@ -85,6 +85,8 @@ export interface Route {
   errors: readonly ErrorCode[];
   /** The `WWW-Authenticate` challenge its 401 answers carry, for these path parameters, if any. */
   challenge?(params: Readonly<Record<string, string>>): string | undefined;
+  /** The status of a `store_unavailable` answer for these path parameters, when not 503 (a provider that retries only 429). */
+  storeUnavailableStatus?(params: Readonly<Record<string, string>>): number | undefined;
   run(mailwarden: Mailwarden, input: RouteInput): Promise<RouteResult>;
 }
 
@@ -364,6 +366,7 @@ export const routes: readonly Route[] = [
     responses: { 200: { description: 'Stored (or a ping / subscription handshake).', schema: applyEventsResultSchema } },
     errors: ['invalid_request', 'invalid_payload', 'webhook_unauthorized', 'not_found', 'verification_unavailable'],
     challenge: (params) => webhookChallenge(params.provider!),
+    storeUnavailableStatus: (params) => webhookUnavailableStatus(params.provider!),
     run: async (mailwarden, { params, bytes, request }) => {
       const result = await mailwarden.ingestWebhook(webhookRoute(params.provider!), params.projectId!, {
         method: request.method,

@@ -5,6 +5,7 @@ import type { ProviderAuth, SharedSecretAuth } from '../index.js';
 import { mailgunWebhook } from './mailgun.js';
 import { mailerSendWebhook } from './mailersend.js';
 import { mailjetWebhook } from './mailjet.js';
+import { brevoWebhook } from './brevo.js';
 import { mandrillWebhook } from './mandrill.js';
 import { postalWebhook } from './postal.js';
 import { postmarkWebhook } from './postmark.js';
@@ -77,6 +78,8 @@ export function webhooksFor<R extends WebhookRoute>(
       const { webhookKey, url } = auth as NonNullable<ProviderAuth['mandrill']>;
       return [mandrillWebhook({ events, webhookKey, url, signedAt })];
     }
+    case 'brevo':
+      return [brevoWebhook({ events, auth: credentialsOf(auth as SharedSecretAuth, 'Brevo'), signedAt })];
     case 'resend': {
       const { signingSecret } = auth as NonNullable<ProviderAuth['resend']>;
       return each((event) => resendWebhook({ events: [event], signingSecret, signedAt }));

@@ -39,5 +39,10 @@ export interface ProviderWebhookDefinition<Auth> {
    * credentials. SNS sends those of an `https://user:pass@…` endpoint only after that challenge.
    */
   readonly basicChallenge: boolean;
+  /**
+   * The status a request is answered when the store is unavailable, for a provider that retries only
+   * that one (Brevo: 429); absent means `store_unavailable`'s 503. Either way with `Retry-After`.
+   */
+  readonly storeUnavailableStatus?: 429;
   readonly createReceiver: (env: WebhookEnvironment) => ProviderWebhook<Auth>;
 }

@@ -1,4 +1,5 @@
 import { MailwardenError } from '../errors.js';
+import { brevoWebhookDefinition, type BrevoWebhookAuth } from './brevo.js';
 import { mailgunWebhookDefinition, type MailgunWebhookAuth } from './mailgun.js';
 import { mailerSendWebhookDefinition, type MailerSendWebhookAuth } from './mailersend.js';
 import { mailjetWebhookDefinition, type MailjetWebhookAuth } from './mailjet.js';
@@ -25,6 +26,7 @@ export interface ProviderAuth {
   postmark?: PostmarkWebhookAuth;
   mandrill?: MandrillWebhookAuth;
   resend?: ResendWebhookAuth;
+  brevo?: BrevoWebhookAuth;
   mailjet?: MailjetWebhookAuth;
   mailersend?: MailerSendWebhookAuth;
   postal?: PostalWebhookAuth;
@@ -40,6 +42,7 @@ export const providerWebhooks: { readonly [R in WebhookRoute]: ProviderWebhookDe
   postmark: postmarkWebhookDefinition,
   mandrill: mandrillWebhookDefinition,
   resend: resendWebhookDefinition,
+  brevo: brevoWebhookDefinition,
   mailjet: mailjetWebhookDefinition,
   mailersend: mailerSendWebhookDefinition,
   postal: postalWebhookDefinition,
@@ -55,6 +58,14 @@ export function webhookRoute(name: unknown): WebhookRoute {
     throw new MailwardenError('not_found', `Unknown provider "${String(name)}"; use one of ${webhookRoutes.join(', ')}.`);
   }
   return name as WebhookRoute;
+}
+
+/**
+ * The status of a webhook request on the route named `name` when the store is unavailable: what the
+ * provider's definition says (`storeUnavailableStatus`, Brevo's 429), else `undefined` for the usual 503.
+ */
+export function webhookUnavailableStatus(name: string): number | undefined {
+  return Object.hasOwn(providerWebhooks, name) ? providerWebhooks[name as keyof typeof providerWebhooks].storeUnavailableStatus : undefined;
 }
 
 /** The challenge a 401 of a basic-auth provider carries; the charset is RFC 7617's, as credentials are decoded. */
