@@ -76,6 +76,14 @@ const definitions = {
     format: times,
     before: undefined,
   },
+  'ingest ses-eventbridge': {
+    what: '`ingestWebhook`, SES via EventBridge, one event per request',
+    floor: '`JSON.parse` of each',
+    direction: 'at least',
+    target: 0.3,
+    format: times,
+    before: undefined,
+  },
   'applyEvents memory new': {
     what: '`applyEvents`, memory, new events (slowest project size)',
     floor: '—',

@@ -26,6 +26,7 @@ const auth = {
   postmark: sharedSecret,
   mailgun: { signingKey: MAILGUN_KEY },
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:bench-ses-events'] },
+  'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'bench-eventbridge-secret' }] },
 };
 
 function createBenchMailwarden(): Mailwarden {
@@ -163,7 +164,7 @@ function mailgunFloor(rawBody: Uint8Array): unknown {
 const parseJson = (rawBody: Uint8Array): unknown => JSON.parse(Buffer.from(rawBody).toString('utf8'));
 
 interface IngestCase {
-  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'postmark' | 'mailgun' | 'ses';
+  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
   label: string;
   floorLabel: string;
   /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
@@ -219,6 +220,19 @@ const cases: IngestCase[] = [
         testEvents(batch, PER_REQUEST).map((event, i) => ({ ...event, messageId: `s${batch}x${i}` })),
       ),
     floor: sesFloor,
+  },
+  {
+    provider: 'ses-eventbridge',
+    label: `SES via EventBridge: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` of each',
+    // One SES event per message, as for SNS; the connection's secret header is the only check.
+    requests: (batch) =>
+      webhooksFor(
+        'ses-eventbridge',
+        auth['ses-eventbridge'],
+        testEvents(batch, PER_REQUEST).map((event, i) => ({ ...event, messageId: `e${batch}x${i}` })),
+      ),
+    floor: parseJson,
   },
 ];
 
@@ -284,7 +298,8 @@ export const ingestSuite: BenchSuite = {
           `Postmark, Mailgun and SES post one event per request, so an operation is ${PER_REQUEST} requests. The floor does only ` +
           `what no receiver can skip with the same bytes: parse them, and for Mailgun and SES check the signature. Building ` +
           `and signing requests is not timed. SparkPost, Postmark, Mailgun and SES requests come from the testing kit ` +
-          `(\`webhooksFor\`).`,
+          `(\`webhooksFor\`). SES via EventBridge (a second route for SES events: the whole EventBridge event per request, ` +
+          `authenticated by the connection's secret header) posts one event per request too.`,
       ],
       tables: [
         {
