@@ -53,6 +53,8 @@ const providerAuth = z
       .strict()
       .optional(),
     postmark: sharedSecret.optional(),
+    /** Brevo's webhook credentials: Basic in the URL, a bearer token or a custom header (docs/providers/brevo.md). */
+    brevo: sharedSecret.optional(),
     mandrill: z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
       .strict()

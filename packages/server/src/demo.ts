@@ -31,6 +31,7 @@ export const demoWebhookAuth = {
   mailgun: { signingKey: 'mailwarden-demo-mailgun-signing-key' },
   sparkpost: { basic: [{ username: 'sparkpost', password: 'mailwarden-demo' }] },
   postmark: { basic: [{ username: 'postmark', password: 'mailwarden-demo' }] },
+  brevo: { basic: [{ username: 'brevo', password: 'mailwarden-demo' }] },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailwarden-demo' }] },
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
@@ -251,6 +252,8 @@ const providerProfiles: Record<
     softBounce: 'SoftBounce',
     deferral: 'Transient',
   },
+  // Brevo classifies a bounce by its event name only, and says nothing of a complaint's kind.
+  brevo: { reportsSend: true, hardBounce: 'hard_bounce', softBounce: 'soft_bounce' },
   // Resend passes on no reply with a delivery, nor a feedback type with a complaint.
   resend: {
     reportsSend: true,

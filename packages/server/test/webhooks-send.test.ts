@@ -285,6 +285,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
       mailgun: { signingKey: 'shop-mailgun-key' },
       sparkpost: { basic: [{ username: 'sparkpost', password: 'shop-sparkpost-password' }] },
       postmark: { basic: [{ username: 'postmark', password: 'shop-postmark-password' }] },
+      brevo: { basic: [{ username: 'brevo', password: 'shop-brevo-password' }] },
       mailjet: { basic: [{ username: 'mailjet', password: 'shop-mailjet-password' }] },
       // Mandrill signs the URL as entered at Mandrill: here, the one the command posts to.
       mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
@@ -307,6 +308,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         mailgun: ['--secret', 'shop-mailgun-key'],
         sparkpost: ['--secret', 'sparkpost:shop-sparkpost-password'],
         postmark: ['--secret', 'postmark:shop-postmark-password'],
+        brevo: ['--secret', 'brevo:shop-brevo-password'],
         mailjet: ['--secret', 'mailjet:shop-mailjet-password'],
         mandrill: ['--secret', 'shop-mandrill-key'],
         resend: ['--secret', 'whsec_c2hvcC1yZXNlbmQtc2VjcmV0'],
@@ -318,6 +320,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         mailgun: ['--secret', 'not-the-key'],
         sparkpost: ['--secret', 'sparkpost:not-the-password'],
         postmark: ['--secret', 'postmark:not-the-password'],
+        brevo: ['--secret', 'brevo:not-the-password'],
         mailjet: ['--secret', 'mailjet:not-the-password'],
         mandrill: ['--secret', 'not-the-key'],
         resend: ['--secret', 'whsec_bm90LXRoZS1zZWNyZXQ='],
