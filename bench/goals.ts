@@ -52,6 +52,14 @@ const definitions = {
     format: times,
     before: { text: '0.20×', source: BEFORE_RUN },
   },
+  'ingest mailjet': {
+    what: '`ingestWebhook`, Mailjet 1 000-event grouped batch',
+    floor: '`JSON.parse`',
+    direction: 'at least',
+    target: 0.3,
+    format: times,
+    before: undefined,
+  },
   'ingest postmark': {
     what: '`ingestWebhook`, Postmark, one event per request',
     floor: '`JSON.parse` of each',

@@ -24,6 +24,7 @@ const auth = {
   mandrill: { webhookKey: MANDRILL_KEY, url: MANDRILL_URL },
   sparkpost: sharedSecret,
   postmark: sharedSecret,
+  mailjet: sharedSecret,
   mailgun: { signingKey: MAILGUN_KEY },
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:bench-ses-events'] },
   'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'bench-eventbridge-secret' }] },
@@ -164,7 +165,7 @@ function mailgunFloor(rawBody: Uint8Array): unknown {
 const parseJson = (rawBody: Uint8Array): unknown => JSON.parse(Buffer.from(rawBody).toString('utf8'));
 
 interface IngestCase {
-  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
+  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'mailjet' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
   label: string;
   floorLabel: string;
   /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
@@ -193,6 +194,22 @@ const cases: IngestCase[] = [
     floorLabel: 'form decode + `JSON.parse`',
     requests: (batch) => [mandrillRequest(batch).request],
     floor: (rawBody) => JSON.parse(new URLSearchParams(Buffer.from(rawBody).toString('utf8')).get('mandrill_events')!),
+  },
+  {
+    provider: 'mailjet',
+    label: 'Mailjet: 1 000-event grouped JSON array',
+    floorLabel: '`JSON.parse`',
+    // Mailjet's MessageIDs are 17-digit integers, past 2^53: the receiver reads their digits from the text.
+    requests: (batch) =>
+      webhooksFor(
+        'mailjet',
+        auth.mailjet,
+        testEvents(batch, BATCH).map((event, i) => ({
+          ...event,
+          messageId: `1${String(batch).padStart(8, '0')}${String(Math.floor(i / 3)).padStart(8, '0')}`,
+        })),
+      ),
+    floor: parseJson,
   },
   {
     provider: 'postmark',
@@ -300,6 +317,8 @@ export const ingestSuite: BenchSuite = {
           `and signing requests is not timed. SparkPost, Postmark, Mailgun and SES requests come from the testing kit ` +
           `(\`webhooksFor\`). SES via EventBridge (a second route for SES events: the whole EventBridge event per request, ` +
           `authenticated by the connection's secret header) posts one event per request too.`,
+        `Mailjet posts grouped batches of ${formatCount(BATCH)} with basic auth; its MessageIDs, past 2^53, are read as ` +
+          `their digits from the text (a scan the \`JSON.parse\` floor does not do).`,
       ],
       tables: [
         {

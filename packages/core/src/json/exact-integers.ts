@@ -55,12 +55,13 @@ function isDigit(char: number): boolean {
 
 /** The index just past the string that opens at `start` (or the end of the text, for an unterminated one). */
 function stringEnd(text: string, start: number): number {
-  let index = start + 1;
-  while (index < text.length) {
-    const char = text.charCodeAt(index);
-    if (char === BACKSLASH) index += 2;
-    else if (char === QUOTE) return index + 1;
-    else index++;
+  let quote = text.indexOf('"', start + 1);
+  while (quote !== -1) {
+    // A quote ends the string unless an odd run of backslashes escapes it.
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    quote = text.indexOf('"', quote + 1);
   }
   return text.length;
 }
