@@ -52,6 +52,14 @@ const definitions = {
     format: times,
     before: { text: '0.20×', source: BEFORE_RUN },
   },
+  'ingest resend': {
+    what: '`ingestWebhook`, Resend, one event per request',
+    floor: '`JSON.parse` + HMAC-SHA256 (Svix)',
+    direction: 'at least',
+    target: 0.5,
+    format: times,
+    before: undefined,
+  },
   'ingest mailjet': {
     what: '`ingestWebhook`, Mailjet 1 000-event grouped batch',
     floor: '`JSON.parse`',

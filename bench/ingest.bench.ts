@@ -12,6 +12,7 @@ const PROJECT = 'bench';
 const BATCH = 1000;
 const MANDRILL_URL = 'https://hooks.example.com/projects/bench/webhooks/mandrill';
 const MANDRILL_KEY = 'bench-mandrill-key';
+const RESEND_SECRET = `whsec_${Buffer.from('bench-resend-signing-secret').toString('base64')}`;
 const encoder = new TextEncoder();
 
 const sendgridKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
@@ -22,6 +23,7 @@ const sharedSecret = { basic: [{ username: 'bench', password: 'bench-secret' }] 
 const auth = {
   sendgrid: { publicKey: sendgridPublicKey },
   mandrill: { webhookKey: MANDRILL_KEY, url: MANDRILL_URL },
+  resend: { signingSecret: RESEND_SECRET },
   sparkpost: sharedSecret,
   postmark: sharedSecret,
   mailjet: sharedSecret,
@@ -164,8 +166,16 @@ function mailgunFloor(rawBody: Uint8Array): unknown {
 
 const parseJson = (rawBody: Uint8Array): unknown => JSON.parse(Buffer.from(rawBody).toString('utf8'));
 
+const resendKey = Buffer.from(RESEND_SECRET.slice('whsec_'.length), 'base64');
+
+/** Resend's floor: the parse, and the HMAC-SHA256 over `svix-id.svix-timestamp.body` that a Svix signature check computes. */
+function resendFloor(rawBody: Uint8Array): unknown {
+  createHmac('sha256', resendKey).update('msg_bench.1775034000.').update(rawBody).digest();
+  return parseJson(rawBody);
+}
+
 interface IngestCase {
-  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'mailjet' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
+  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'resend' | 'mailjet' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
   label: string;
   floorLabel: string;
   /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
@@ -194,6 +204,13 @@ const cases: IngestCase[] = [
     floorLabel: 'form decode + `JSON.parse`',
     requests: (batch) => [mandrillRequest(batch).request],
     floor: (rawBody) => JSON.parse(new URLSearchParams(Buffer.from(rawBody).toString('utf8')).get('mandrill_events')!),
+  },
+  {
+    provider: 'resend',
+    label: `Resend: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` + HMAC-SHA256 of each',
+    requests: (batch) => webhooksFor('resend', auth.resend, testEvents(batch, PER_REQUEST)),
+    floor: resendFloor,
   },
   {
     provider: 'mailjet',
@@ -316,7 +333,8 @@ export const ingestSuite: BenchSuite = {
           `what no receiver can skip with the same bytes: parse them, and for Mailgun and SES check the signature. Building ` +
           `and signing requests is not timed. SparkPost, Postmark, Mailgun and SES requests come from the testing kit ` +
           `(\`webhooksFor\`). SES via EventBridge (a second route for SES events: the whole EventBridge event per request, ` +
-          `authenticated by the connection's secret header) posts one event per request too.`,
+          `authenticated by the connection's secret header) posts one event per request too. Resend posts one event per request, ` +
+          `signed as Svix signs (HMAC-SHA256 over id, timestamp and body); its floor parses and computes that HMAC.`,
         `Mailjet posts grouped batches of ${formatCount(BATCH)} with basic auth; its MessageIDs, past 2^53, are read as ` +
           `their digits from the text (a scan the \`JSON.parse\` floor does not do).`,
       ],
