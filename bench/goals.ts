@@ -68,6 +68,14 @@ const definitions = {
     format: times,
     before: undefined,
   },
+  'ingest mailersend': {
+    what: '`ingestWebhook`, MailerSend, one event per request',
+    floor: '`JSON.parse` + HMAC-SHA256 of the body',
+    direction: 'at least',
+    target: 0.5,
+    format: times,
+    before: undefined,
+  },
   'ingest postmark': {
     what: '`ingestWebhook`, Postmark, one event per request',
     floor: '`JSON.parse` of each',

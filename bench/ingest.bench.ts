@@ -12,6 +12,7 @@ const PROJECT = 'bench';
 const BATCH = 1000;
 const MANDRILL_URL = 'https://hooks.example.com/projects/bench/webhooks/mandrill';
 const MANDRILL_KEY = 'bench-mandrill-key';
+const MAILERSEND_SECRET = 'bench-mailersend-signing-secret';
 const RESEND_SECRET = `whsec_${Buffer.from('bench-resend-signing-secret').toString('base64')}`;
 const encoder = new TextEncoder();
 
@@ -27,6 +28,7 @@ const auth = {
   sparkpost: sharedSecret,
   postmark: sharedSecret,
   mailjet: sharedSecret,
+  mailersend: { signingSecret: MAILERSEND_SECRET },
   mailgun: { signingKey: MAILGUN_KEY },
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:bench-ses-events'] },
   'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'bench-eventbridge-secret' }] },
@@ -166,6 +168,12 @@ function mailgunFloor(rawBody: Uint8Array): unknown {
 
 const parseJson = (rawBody: Uint8Array): unknown => JSON.parse(Buffer.from(rawBody).toString('utf8'));
 
+/** MailerSend's floor: the parse, and the hex HMAC-SHA256 of the raw body that its `Signature` check computes. */
+function mailerSendFloor(rawBody: Uint8Array): unknown {
+  createHmac('sha256', MAILERSEND_SECRET).update(rawBody).digest('hex');
+  return parseJson(rawBody);
+}
+
 const resendKey = Buffer.from(RESEND_SECRET.slice('whsec_'.length), 'base64');
 
 /** Resend's floor: the parse, and the HMAC-SHA256 over `svix-id.svix-timestamp.body` that a Svix signature check computes. */
@@ -175,7 +183,17 @@ function resendFloor(rawBody: Uint8Array): unknown {
 }
 
 interface IngestCase {
-  provider: 'sendgrid' | 'sparkpost' | 'mandrill' | 'resend' | 'mailjet' | 'postmark' | 'mailgun' | 'ses' | 'ses-eventbridge';
+  provider:
+    | 'sendgrid'
+    | 'sparkpost'
+    | 'mandrill'
+    | 'resend'
+    | 'mailjet'
+    | 'mailersend'
+    | 'postmark'
+    | 'mailgun'
+    | 'ses'
+    | 'ses-eventbridge';
   label: string;
   floorLabel: string;
   /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
@@ -227,6 +245,13 @@ const cases: IngestCase[] = [
         })),
       ),
     floor: parseJson,
+  },
+  {
+    provider: 'mailersend',
+    label: `MailerSend: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` + HMAC-SHA256 of each',
+    requests: (batch) => webhooksFor('mailersend', auth.mailersend, testEvents(batch, PER_REQUEST)),
+    floor: mailerSendFloor,
   },
   {
     provider: 'postmark',
@@ -337,6 +362,7 @@ export const ingestSuite: BenchSuite = {
           `signed as Svix signs (HMAC-SHA256 over id, timestamp and body); its floor parses and computes that HMAC.`,
         `Mailjet posts grouped batches of ${formatCount(BATCH)} with basic auth; its MessageIDs, past 2^53, are read as ` +
           `their digits from the text (a scan the \`JSON.parse\` floor does not do).`,
+        `MailerSend posts one event per request, signed with the hex HMAC-SHA256 of its raw body; its floor parses and computes that HMAC.`,
       ],
       tables: [
         {

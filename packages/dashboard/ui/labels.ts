@@ -26,6 +26,7 @@ export const providerLabels: Record<Provider, string> = {
   mandrill: 'Mandrill',
   resend: 'Resend',
   brevo: 'Brevo',
+  mailersend: 'MailerSend',
 };
 
 export function isProvider(value: string): value is Provider {
