@@ -42,7 +42,7 @@ beforeEach(() => {
 });
 
 const mailjet = () =>
-  Mailjet.apiConnect('api-key', 'api-secret', { options: { proxy: { protocol: 'http', host: '127.0.0.1', port }, timeout: 5000 } });
+  Mailjet.Client.apiConnect('api-key', 'api-secret', { options: { proxy: { protocol: 'http', host: '127.0.0.1', port }, timeout: 5000 } });
 const credentials = { username: 'mailjet', password: 'mailjet-webhook-secret' };
 
 /** The event Mailjet posts for a message: its EventPayload and CustomID echoed as `Payload` and `CustomID`. */
