@@ -27,6 +27,7 @@ export const providerLabels: Record<Provider, string> = {
   resend: 'Resend',
   brevo: 'Brevo',
   mailersend: 'MailerSend',
+  postal: 'Postal',
 };
 
 export function isProvider(value: string): value is Provider {

@@ -69,6 +69,11 @@ const providerAuth = z
       .object({ signingSecret: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) })
       .strict()
       .optional(),
+    /** The Postal server's RSA public key: a PEM, or the base64 key Postal shows (docs/providers/postal.md). */
+    postal: z
+      .object({ publicKey: z.string().trim().min(1) })
+      .strict()
+      .optional(),
     /** SES events through EventBridge: the API destination connection's Basic, API-key header or OAuth bearer (docs/providers/ses-eventbridge.md). */
     'ses-eventbridge': sharedSecret.optional(),
   })

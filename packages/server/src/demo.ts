@@ -37,6 +37,11 @@ export const demoWebhookAuth = {
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
   resend: { signingSecret: 'whsec_bWFpbHdhcmRlbi1kZW1vLXJlc2VuZC1zaWduaW5nLWtleQ==' },
   mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
+  // Postal signs with its server's RSA key: the base64 public key, as Postal shows it.
+  postal: {
+    publicKey:
+      'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA5btb7UI9+nZAJN5ntqXCqSOsVUK2E1s5FRvxwdanVNp2WNjesv3J3xeDrEziDAiFp/MIDkkFDjNUyhy7QQFuitIWSaI4gIoeD0c3L76U7wFhgNALuY+vS4FQX4A7uOBJ8hO8TkcHJiQQ5xEh1EQp1oLu7mR976GUqLk7tt8I2M+liegUNp5hcIW+/9HosoqzWp5Fz5TBxJPzbXrP/szf7ut+3KY/9aup411RUjldIBPodlsJzVKLiPwYmuGYXbM4kA9iLEtetEvwRG+T0txSScPQNYBb6NpiYuZW7XSv5wTBW0Md6V84Cudj35Lpv8NxmiARhnBvHB6YWDBik4fgWwIDAQAB',
+  },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
   'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'mailwarden-demo-eventbridge' }] },
 } satisfies Required<ProviderAuth>;
@@ -46,6 +51,37 @@ export const demoSendGridPrivateKey = `-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgL4fKtNQmOsxXS6Oe
 H8jc8eNLt/7TVLl4vMxJdGoLSH6hRANCAAQGFmxcjsVtxr/XDPXHVJsA4bJswRAE
 3OpqGg0At+UdKrJlpKz1juL85PttzCI1xBh3NKGpWBsDMCYYP70/DRm/
+-----END PRIVATE KEY-----
+`;
+
+/** The private half of the demo's Postal key (the Postal server keeps it in real life; the demo is its own Postal). */
+export const demoPostalPrivateKey = `-----BEGIN PRIVATE KEY-----
+MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQDlu1vtQj36dkAk
+3me2pcKpI6xVQrYTWzkVG/HB1qdU2nZY2N6y/cnfF4OsTOIMCIWn8wgOSQUOM1TK
+HLtBAW6K0hZJojiAih4PRzcvvpTvAWGA0Au5j69LgVBfgDu44EnyE7xORwcmJBDn
+ESHURCnWgu7uZH3voZSouTu23wjYz6WJ6BQ2nmFwhb7/0eiyirNankXPlMHEk/Nt
+es/+zN/u637cpj/1q6njXVFSOV0gE+h2WwnNUouI/Bia4ZhdsziQD2IsS160S/BE
+b5PS3FJJw9A1gFvo2mJi5lbtdK/nBMFbQx3pXzgK52Pfkum/w3GaIBGGcG8cHphY
+MGKTh+BbAgMBAAECggEAIJH5HQCsv9M/EdsUUjFbEVbU6nucS889nxAIrQYtUBru
+93a70B2qHr57NRTrYXBd3qtWo4vXsyU06ri7FaLJ1NWnQkZFA3hRfbIHkXXQMLh9
+5eDZILRN0oMhbYDFNtdZtH/2zRRF37LyUIg9xxXo5phGnrbRogVDCc7FOA6T9wTo
+rpECaW2oGLr84kI56f/aAw+3AGlITw0GRGVuWCQC9jkOQNgEKugHWenLHdi8nfZ7
+ofsNg1SXfv0zjOPkY+xOv9zHxGfpYbJjd1ZqbxE3nQQwxSUFUSf7gAOoM3oEzWP/
+bsGhWijaejCi5/rBPp9FUHnJhEb0x9GannZldur/ZQKBgQD8LDliyfjE2rSe2Gg6
+RVBO/IV1vD2JP4veGFRZ4abjLadstZojYpBG3eV+dlT5xCSxHmnWal9mVjqs8cbt
+xTOqsXtMLzHm5DKZNGiWS1UEapdNvlknhC1FPEoei4q5Ji5Fxel0w+iDIWzfpson
+grWJlkjI07VElyQ8okRzHmQBXwKBgQDpN/HPfERdr91ztms0qvqNucGi5oT6i76+
+p/BQoJboGSSJyU7JjHKfkZD6VlLi/RHmz1H2uFgygPFfs1BUgCaK4BfPCXcmoLO1
+tiRW77Lfb8lJaN+HbijfmX99xMdILA/rfi1eJ8lDPqqbIM86MJYqsq79QkOr09XM
+Ygn4GasWhQKBgQC8kJ1Av+Kj4R7bANu/ZwFMbwulJGOnc7s1EmBQ7amLiyH86jce
+ap+UPm1TiUy1j/QX9bQSv2wi7CvoEss8FRAzfY/DQi9AhjdH1Ka4bBBgwwvs+H9W
+S0JG2XRbLuFG3cQQLJQL2krNc3skKmZT8SuqfJRkh9quNY7FQFmK85i4ZQKBgQDN
+oedTM9Wv6ZXQJiLmoG8lMYk7khfkNf1sa/UnkkEcyrZ9ywLuESkr6xSythSFUfBL
+27cAXFBfz3OEFz4YE5poTuiPQ2BMrdtmt//Yq6bC/fS0BoU5C3d8mAJiqXOw/jDX
+SjzETT5XTVTuTQKK4zY01bIXWisCwVg8yqDRoghJZQKBgQDH+2Xp9WjM1Dhpbqfu
+7KSa/RhkrHQGGTgsnH8/huvMQtHWS2t8Y7GFIEkud1x5tSKRhasge39KnLrZr3/Q
+7Imk+FZz5TEVm5ZeQbuW4f4jI9M5f/0p/MflYsZw30b+2SP5zzP6KBoQuD/DOzer
+xRPnNZA2rCJOm3iE3aLTej7HFw==
 -----END PRIVATE KEY-----
 `;
 
@@ -269,6 +305,14 @@ const providerProfiles: Record<
     softBounce: 'recipient: quota exceeded',
     deferral: 'domain: greylisted',
     feedbackType: 'JMRPP',
+  },
+  // Postal reports no send (MessageSent is the delivery) and no complaint; its status is its classification.
+  postal: {
+    reportsSend: false,
+    delivered: { smtpStatus: '2.0.0', diagnostic: '250 2.0.0 OK' },
+    hardBounce: 'HardFail',
+    softBounce: 'HardFail',
+    deferral: 'SoftFail',
   },
 };
 

@@ -10,7 +10,7 @@ import {
   type TestWebhook,
 } from '@mailwarden/core/testing';
 import type { ServerConfig } from './config.js';
-import { DEMO_PROJECT, demoSendGridPrivateKey, demoWebhookAuth } from './demo.js';
+import { DEMO_PROJECT, demoPostalPrivateKey, demoSendGridPrivateKey, demoWebhookAuth } from './demo.js';
 
 /** `--type` values: mailwarden's event types, `soft-bounced`, and the provider words people type. */
 const eventTypes: Record<string, { type: TestEventType; bounceClass?: 'hard' | 'soft' }> = {
@@ -50,7 +50,7 @@ export interface SendTestWebhooksOptions {
   /** The stream the messages were sent in (`service_stream`); absent for none. */
   stream?: string | undefined;
   count?: string | undefined;
-  /** A PEM file with SendGrid's private key, for a project whose SendGrid public key is not the demo's. */
+  /** A PEM file with SendGrid's or Postal's private key, for a project whose public key is not the demo's. */
   privateKeyFile?: string | undefined;
   /**
    * The provider's shared secret, in place of the configuration's: Mailgun's signing key, Mandrill's
@@ -90,7 +90,7 @@ export async function sendTestWebhooks(
   const recipients = options.to?.length ? options.to : ['test@example.com'];
 
   const url = targetUrl(config, options.url, projectId, provider);
-  const { auth, sendGridPrivateKey } = signingOf(provider, config, projectId, options, url);
+  const { auth, sendGridPrivateKey, postalPrivateKey } = signingOf(provider, config, projectId, options, url);
   const events: TestEvent[] = [];
   for (let i = 0; i < count; i++) {
     for (const recipient of recipients) {
@@ -103,7 +103,7 @@ export async function sendTestWebhooks(
       });
     }
   }
-  const requests = webhooksFor(provider, auth, events, { sendGridPrivateKey });
+  const requests = webhooksFor(provider, auth, events, { sendGridPrivateKey, postalPrivateKey });
 
   let allAccepted = true;
   for (const request of requests) {
@@ -156,9 +156,11 @@ function signingOf<P extends WebhookRoute>(
   projectId: string,
   given: Pick<SendTestWebhooksOptions, 'secret' | 'privateKeyFile' | 'topicArn'>,
   url: string,
-): { auth: NonNullable<ProviderAuth[P]>; sendGridPrivateKey?: string } {
+): { auth: NonNullable<ProviderAuth[P]>; sendGridPrivateKey?: string; postalPrivateKey?: string } {
   if (given.topicArn !== undefined && provider !== 'ses') throw usage('--topic-arn goes with ses.');
-  if (given.privateKeyFile !== undefined && provider !== 'sendgrid') throw usage('--private-key goes with sendgrid.');
+  if (given.privateKeyFile !== undefined && provider !== 'sendgrid' && provider !== 'postal') {
+    throw usage('--private-key goes with sendgrid and postal.');
+  }
   if (given.secret === '') throw usage('--secret is empty.');
   const configured = (config.projects[projectId]?.webhooks as ProviderAuth | undefined)?.[provider];
   const givesAny = given.secret !== undefined || given.privateKeyFile !== undefined || given.topicArn !== undefined;
@@ -225,12 +227,16 @@ function signingOf<P extends WebhookRoute>(
         if (signingSecret === undefined) throw missing("--secret <Resend's signing secret, whsec_…>");
         return { signingSecret };
       }
+      case 'postal':
+        // Postal signs with its server's private key: the public half only says which key to ask for.
+        return { publicKey: (base as ProviderAuth['postal'])?.publicKey ?? '' };
     }
     throw usage(`Unknown provider "${String(provider)}".`);
   })();
   return {
     auth: auth as NonNullable<ProviderAuth[P]>,
     ...(provider === 'sendgrid' ? { sendGridPrivateKey: sendGridPrivateKey(base as SendGridAuth | undefined, given.privateKeyFile) } : {}),
+    ...(provider === 'postal' ? { postalPrivateKey: postalPrivateKey(base as ProviderAuth['postal'], given.privateKeyFile) } : {}),
   };
 }
 
@@ -253,6 +259,21 @@ function sendGridPrivateKey(auth: SendGridAuth | undefined, file: string | undef
   if (auth !== undefined && auth.publicKey.replace(/\s+/g, '') === demoWebhookAuth.sendgrid.publicKey) return demoSendGridPrivateKey;
   throw usage(
     'SendGrid signs with the private half of the publicKey the app is configured with, which the app never sees: pass it with --private-key <file.pem>.',
+  );
+}
+
+/** Postal signs with its server's private key, which the service never sees: the demo's, or one from a file. */
+function postalPrivateKey(auth: ProviderAuth['postal'], file: string | undefined): string {
+  if (file !== undefined) {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw usage(`Cannot read the Postal private key ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (auth !== undefined && auth.publicKey.replace(/\s+/g, '') === demoWebhookAuth.postal.publicKey) return demoPostalPrivateKey;
+  throw usage(
+    "Postal signs with the private half of the publicKey the app is configured with, which the app never sees: pass the Postal server's signing key with --private-key <file.pem>.",
   );
 }
 
@@ -291,7 +312,7 @@ function hintFor(provider: WebhookRoute, status: number): string | undefined {
     return `SES requests are signed with the testing kit's SNS key (certificate ${testSnsSigner.certificateUrl}): the service must trust it, with MAILWARDEN_UNSAFE_TRUST_TEST_SNS_CERTIFICATE=true (serve --demo does), or an app of yours with webhooks.environment.fetchCertificate: fetchSnsCertificateTrustingTestSigner (@mailwarden/core/testing). Test only: see docs/testing.md.`;
   }
   if (status === 401) {
-    return "The service refused the authentication: pass the app's secret (--secret, or --private-key for SendGrid), or run the command with the service's own configuration (--config or MAILWARDEN_CONFIG) and --project.";
+    return "The service refused the authentication: pass the app's secret (--secret, or --private-key for SendGrid and Postal), or run the command with the service's own configuration (--config or MAILWARDEN_CONFIG) and --project.";
   }
   return undefined;
 }

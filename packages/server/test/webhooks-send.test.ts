@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createMailwarden, createMemoryStore, providers, type Provider, type ProviderAuth } from '@mailwarden/core';
-import { createSendGridKeyPair, fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
+import { createPostalKeyPair, createSendGridKeyPair, fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -275,6 +275,12 @@ describe('mailwarden webhooks send, against an app with no service configuration
     ]);
     const otherPem = join(directory, 'other.pem');
     writeFileSync(otherPem, createSendGridKeyPair().privateKey);
+    // Postal's server key: the private half stays with Postal (here a file for the command), the public half is the app's.
+    const postalKeys = createPostalKeyPair();
+    const postalPem = join(directory, 'postal.pem');
+    writeFileSync(postalPem, postalKeys.privateKey);
+    const otherPostalPem = join(directory, 'other-postal.pem');
+    writeFileSync(otherPostalPem, createPostalKeyPair().privateKey);
     const topicArn = 'arn:aws:sns:eu-west-1:123456789012:shop-ses-events';
 
     const app = Fastify();
@@ -291,6 +297,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
       mandrill: { webhookKey: 'shop-mandrill-key', url: `${baseUrl}/projects/shop/webhooks/mandrill` },
       resend: { signingSecret: 'whsec_c2hvcC1yZXNlbmQtc2VjcmV0' },
       mailersend: { signingSecret: 'shop-mailersend-secret' },
+      postal: { publicKey: postalKeys.publicKey },
     });
     const embedded = createMailwarden({
       webhooks: {
@@ -313,6 +320,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         mandrill: ['--secret', 'shop-mandrill-key'],
         resend: ['--secret', 'whsec_c2hvcC1yZXNlbmQtc2VjcmV0'],
         mailersend: ['--secret', 'shop-mailersend-secret'],
+        postal: ['--private-key', postalPem],
       };
       const wrong: Record<Provider, string[]> = {
         ses: ['--topic-arn', 'arn:aws:sns:eu-west-1:123456789012:someone-else'],
@@ -325,6 +333,7 @@ describe('mailwarden webhooks send, against an app with no service configuration
         mandrill: ['--secret', 'not-the-key'],
         resend: ['--secret', 'whsec_bm90LXRoZS1zZWNyZXQ='],
         mailersend: ['--secret', 'not-the-secret'],
+        postal: ['--private-key', otherPostalPem],
       };
       const send = (provider: Provider, secrets: string[]) =>
         mailwarden([
