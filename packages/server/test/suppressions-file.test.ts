@@ -135,6 +135,16 @@ describe('provider exports', () => {
       ],
     },
     {
+      file: 'resend-suppressions.json',
+      format: 'resend',
+      counts: { rows: 3, added: 3, invalid: 0, skipped: 0 },
+      rows: [
+        ['blocked-by-support@example.org', 'manual', '2023-11-30T23:59:59.000Z'],
+        ['bounced@example.com', 'hard_bounce', '2024-03-05T09:15:27.123Z'],
+        ['complained@example.com', 'complaint', '2024-02-12T01:02:44.000Z'],
+      ],
+    },
+    {
       file: 'mailgun-bounces.csv',
       format: 'mailgun-bounces',
       counts: { rows: 2, added: 2, invalid: 0, skipped: 0 },

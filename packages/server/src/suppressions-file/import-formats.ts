@@ -22,6 +22,7 @@ export const importFormats = [
   'mailgun-bounces',
   'mailgun-complaints',
   'mailgun-unsubscribes',
+  'resend',
 ] as const;
 export type ImportFormat = (typeof importFormats)[number];
 
@@ -47,6 +48,7 @@ export const projectWideFormats: readonly ImportFormat[] = [
   'sendgrid-invalid-emails',
   'mailgun-bounces',
   'mailgun-complaints',
+  'resend',
 ];
 
 /**
@@ -129,6 +131,10 @@ function detectFormat(file: string, head: string): { format: ImportFormat; how: 
     const key = /^\{\s*"([^"\\]*)"\s*:\s*\[/.exec(start)?.[1];
     if (key === 'SuppressedDestinationSummaries') return { format: 'ses', how: 'the key SuppressedDestinationSummaries' };
     if (key === 'Suppressions') return { format: 'postmark', how: 'the key Suppressions' };
+    // Resend's GET /suppressions answer: `{ "object": "list", "has_more": …, "data": [{ email, origin, … }] }`.
+    if (/^\{\s*"object"\s*:\s*"list"/.test(start) && /"origin"\s*:/.test(start)) {
+      return { format: 'resend', how: 'a Resend list ("object": "list") of suppressions with an origin' };
+    }
     if (start.startsWith('{') && extension !== '.json') return { format: 'jsonl', how: 'a first line starting with {' };
     throw new ImportFileError(
       'This JSON is neither JSON Lines nor an export this command knows (aws sesv2 list-suppressed-destinations, a Postmark suppression dump). Name the format with --format.',
@@ -181,6 +187,8 @@ function planFor(format: ImportFormat, detectedBy: string, head: string): Import
       };
     case 'postmark':
       return { ...base, container: 'json', arrayKey: 'Suppressions', interpret: (record) => jsonRow(record, readPostmarkObject) };
+    case 'resend':
+      return { ...base, container: 'json', arrayKey: 'data', interpret: (record) => jsonRow(record, readResendObject) };
     default: {
       const delimiter = sniffDelimiter(head.trimStart());
       const [first] = firstRecords(head.trimStart(), delimiter);
@@ -414,6 +422,23 @@ const readPostmarkObject: ObjectReader = (object, text) => {
   }
   return rowOf(email, reason, object.CreatedAt, text);
 };
+
+/** An element of Resend's `GET /suppressions` `data`: `email`, `origin` (bounce, complaint or manual), `created_at`. */
+const readResendObject: ObjectReader = (object, text) => {
+  const email = object.email;
+  if (typeof email !== 'string') return { kind: 'invalid', value: text, why: '"email" is missing or not a string' };
+  const reason = resendOrigins.get(object.origin);
+  if (reason === undefined) {
+    return { kind: 'invalid', value: text, why: `"origin" ${JSON.stringify(object.origin)} is not bounce, complaint or manual` };
+  }
+  return rowOf(email, reason, object.created_at, text);
+};
+
+const resendOrigins = new Map<unknown, SuppressionReason>([
+  ['bounce', 'hard_bounce'],
+  ['complaint', 'complaint'],
+  ['manual', 'manual'],
+]);
 
 function firstOf(object: Record<string, unknown>, keys: readonly string[]): unknown {
   for (const key of keys) if (object[key] !== undefined) return object[key];
