@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { errorCodes, errorStatus, type ErrorCode } from '../src/errors.js';
 import { providers } from '../src/events/delivery-event.js';
+import { webhookRoutes } from '../src/webhooks/routes.js';
 import { createOpenApiDocument } from '../src/http/openapi.js';
 import { routes as apiRoutes, type Route, type RouteAuth } from '../src/http/routes.js';
 import { unsubscribeRoutes } from '../src/http/unsubscribe-routes.js';
@@ -211,8 +212,10 @@ describe('createOpenApiDocument', () => {
     expect(check.parameters).toContainEqual(expect.objectContaining({ name: 'email', in: 'query', required: true }));
     const webhook = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/webhooks/{provider}' });
     expect(webhook.parameters).toContainEqual(
-      expect.objectContaining({ name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...providers] } }),
+      expect.objectContaining({ name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...webhookRoutes] } }),
     );
+    // A webhook route: every provider, then ses-eventbridge (SES's second intake); the listings filter by provider.
+    expect(webhookRoutes).toEqual([...providers, 'ses-eventbridge']);
   });
 
   it('takes title, version and servers from the options', () => {
