@@ -2,6 +2,7 @@ import type { ProviderAuth, SuppressionReason, WebhookEnvironment, WebhookReques
 // The testing kit users test with: each provider's real payload, signed or authenticated as the
 // provider does, so requests built here are the ones a real provider would post.
 import {
+  brevoWebhook,
   createSendGridKeyPair,
   fetchTestSnsCertificate,
   mailgunWebhook,
@@ -47,6 +48,7 @@ export interface ProviderSecrets {
   mailjet: Credentials;
   /** MailerSend's webhook signing secret. */
   mailersendSecret: string;
+  brevo: Credentials;
   /** The secret header of the EventBridge connection (an API-key connection) posting SES events. */
   eventBridgeKey: string;
 }
@@ -86,6 +88,7 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
 }
 
 /** The receivers' environment: a fixed clock, the kit's SNS certificate, and SNS confirmations recorded, not fetched. */
+    brevo: { username: 'brevo', password: randomBytes(12).toString('base64url') },
 export interface TestWebhookEnvironment extends WebhookEnvironment {
   confirmedSubscriptions: string[];
 }
@@ -105,6 +108,7 @@ const wrong = (credentials: Credentials): Credentials => ({ ...credentials, pass
 
 // --- One builder per provider: a signed request about one message, as the provider posts it. ----
 
+    brevo: { basic: [secrets.brevo] },
 /** A hard bounce of one message to `recipients`: one SES notification naming them all. */
 export function sesBounce(secrets: ProviderSecrets, recipients: string[], trackingId: string): WebhookRequest {
   const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(3) }));
@@ -188,6 +192,24 @@ export function mandrillEvents(
 ): WebhookRequest {
   const type = mandrillTypes[event]!;
   const events = recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) }));
+/** Hard bounces of one Brevo message: one event alone, several as a batched webhook's array. */
+export function brevoBounces(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  trackingId: string,
+  credentials = secrets.brevo,
+): WebhookRequest {
+  const messageId = `${Date.parse('2026-04-01')}.${recipients.length}@smtp-relay.mailin.fr`;
+  const events = recipients.map((recipient) => ({
+    type: 'bounced' as const,
+    recipient,
+    trackingId,
+    messageId,
+    occurredAt: secondsAgo(45),
+  }));
+  return brevoWebhook({ events, auth: { basic: credentials }, signedAt });
+}
+
   return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
 }
 
@@ -365,6 +387,16 @@ export function headersOf(request: WebhookRequest): Record<string, string> {
  * mutates the document's fields and posts it, so what it sends gets past authentication to parsing and
  * the store.
  */
+  {
+    provider: 'brevo',
+    request: (secrets) => brevoBounces(secrets, ['eli@example.org', 'Fay@Example.org'], TRACKING_ID),
+    forged: (secrets) => brevoBounces(secrets, ['eli@example.org'], TRACKING_ID, wrong(secrets.brevo)),
+    notJson: (secrets) => brevoWebhook({ payload: notJsonText, auth: { basic: secrets.brevo }, signedAt }),
+    messages: ['eli@example.org bounced', 'fay@example.org bounced'],
+    suppressions: { 'eli@example.org': 'hard_bounce', 'fay@example.org': 'hard_bounce' },
+    recipients: ['eli@example.org', 'Fay@Example.org'],
+    basicAuth: true,
+  },
 export interface WebhookFuzzCase {
   provider: WebhookRoute;
   /** The JSON document the provider sends (SES: the notification inside the SNS message). */
@@ -434,3 +466,8 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       }),
   },
 ];
+  {
+    provider: 'brevo',
+    document: (secrets) => jsonOfBody(brevoBounces(secrets, ['a@example.com'], 'x')),
+    request: (secrets, document) => brevoWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.brevo }, signedAt }),
+  },

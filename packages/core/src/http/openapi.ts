@@ -118,6 +118,14 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
         content: content(ERROR_REF),
       };
     }
+    // A route whose provider retries only 429 answers a store outage so (docs/providers/brevo.md#retries).
+    if (route.storeUnavailableStatus !== undefined && codes.has('store_unavailable')) {
+      responses[429] = {
+        description: 'Error code `store_unavailable`, on the route of a provider that retries only a 429 (Brevo).',
+        headers: { 'Retry-After': retryAfterHeader },
+        content: content(ERROR_REF),
+      };
+    }
     return responses;
   };
 
