@@ -24,6 +24,7 @@ export const providerLabels: Record<Provider, string> = {
   sparkpost: 'SparkPost',
   postmark: 'Postmark',
   mandrill: 'Mandrill',
+  mailjet: 'Mailjet',
   resend: 'Resend',
   brevo: 'Brevo',
   mailersend: 'MailerSend',
