@@ -3,13 +3,16 @@ import type { ProviderAuth, SuppressionReason, WebhookEnvironment, WebhookReques
 // provider does, so requests built here are the ones a real provider would post.
 import {
   brevoWebhook,
+  createPostalKeyPair,
   createSendGridKeyPair,
   fetchTestSnsCertificate,
   mailgunWebhook,
   mailjetWebhook,
   mailerSendWebhook,
   mandrillWebhook,
+  postalWebhook,
   postmarkWebhook,
+  resendWebhook,
   sesEventBridgeWebhook,
   sendGridWebhook,
   sesWebhook,
@@ -45,16 +48,36 @@ export interface ProviderSecrets {
   postmark: Credentials;
   mandrillKey: string;
   mandrillUrl: string;
+  /** Resend's signing secret (`whsec_…`). */
+  resendSecret: string;
+  brevo: Credentials;
   mailjet: Credentials;
   /** MailerSend's webhook signing secret. */
   mailersendSecret: string;
-  brevo: Credentials;
+  /** The Postal server's signing key (PEM), which signs; the project is configured with its public half. */
+  postalKey: string;
+  postalPublicKey: string;
   /** The secret header of the EventBridge connection (an API-key connection) posting SES events. */
   eventBridgeKey: string;
 }
 
+/**
+ * RSA key pairs take tens of milliseconds to make: a few, made once, serve every project in turn, so two
+ * projects of one app still hold different keys.
+ */
+const postalKeyPairs: { publicKey: string; privateKey: string }[] = [];
+let postalKeyTurn = 0;
+function nextPostalKeyPair(): { publicKey: string; privateKey: string } {
+  const index = postalKeyTurn++ % 3;
+  postalKeyPairs[index] ??= createPostalKeyPair();
+  return postalKeyPairs[index];
+}
+/** A Postal key no project is configured with, for forged requests. */
+let strangerPostalKey: string | undefined;
+
 export function createProviderSecrets(projectId: string): ProviderSecrets {
   const sendgrid = createSendGridKeyPair();
+  const postal = nextPostalKeyPair();
   return {
     projectId,
     topicArn: `arn:aws:sns:us-east-1:123456789012:ses-events-${projectId}`,
@@ -65,8 +88,12 @@ export function createProviderSecrets(projectId: string): ProviderSecrets {
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://hooks.example.com/mw/projects/${projectId}/webhooks/mandrill`,
+    resendSecret: `whsec_${randomBytes(24).toString('base64')}`,
+    brevo: { username: 'brevo', password: randomBytes(12).toString('base64url') },
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     mailersendSecret: randomBytes(16).toString('base64url'),
+    postalKey: postal.privateKey,
+    postalPublicKey: postal.publicKey,
     eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
@@ -81,14 +108,16 @@ export function providerAuthOf(secrets: ProviderSecrets): ProviderAuth {
     sparkpost: { basic: [secrets.sparkpost] },
     postmark: { basic: [secrets.postmark] },
     mandrill: { webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl },
+    resend: { signingSecret: secrets.resendSecret },
+    brevo: { basic: [secrets.brevo] },
     mailjet: { basic: [secrets.mailjet] },
     mailersend: { signingSecret: secrets.mailersendSecret },
+    postal: { publicKey: secrets.postalPublicKey },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: secrets.eventBridgeKey }] },
   };
 }
 
 /** The receivers' environment: a fixed clock, the kit's SNS certificate, and SNS confirmations recorded, not fetched. */
-    brevo: { username: 'brevo', password: randomBytes(12).toString('base64url') },
 export interface TestWebhookEnvironment extends WebhookEnvironment {
   confirmedSubscriptions: string[];
 }
@@ -108,7 +137,6 @@ const wrong = (credentials: Credentials): Credentials => ({ ...credentials, pass
 
 // --- One builder per provider: a signed request about one message, as the provider posts it. ----
 
-    brevo: { basic: [secrets.brevo] },
 /** A hard bounce of one message to `recipients`: one SES notification naming them all. */
 export function sesBounce(secrets: ProviderSecrets, recipients: string[], trackingId: string): WebhookRequest {
   const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(3) }));
@@ -164,6 +192,24 @@ export function sparkpostDeliveries(
   return sparkPostWebhook({ events, auth: { basic: credentials }, signedAt });
 }
 
+/** Hard bounces of one Brevo message: one event alone, several as a batched webhook's array. */
+export function brevoBounces(
+  secrets: ProviderSecrets,
+  recipients: string[],
+  trackingId: string,
+  credentials = secrets.brevo,
+): WebhookRequest {
+  const messageId = `${Date.parse('2026-04-01')}.${recipients.length}@smtp-relay.mailin.fr`;
+  const events = recipients.map((recipient) => ({
+    type: 'bounced' as const,
+    recipient,
+    trackingId,
+    messageId,
+    occurredAt: secondsAgo(45),
+  }));
+  return brevoWebhook({ events, auth: { basic: credentials }, signedAt });
+}
+
 /** A Postmark record; without a tracking ID when `trackingId` is `null`. */
 export function postmarkRecord(
   secrets: ProviderSecrets,
@@ -192,25 +238,18 @@ export function mandrillEvents(
 ): WebhookRequest {
   const type = mandrillTypes[event]!;
   const events = recipients.map((recipient) => ({ type, recipient, trackingId, occurredAt: secondsAgo(60) }));
-/** Hard bounces of one Brevo message: one event alone, several as a batched webhook's array. */
-export function brevoBounces(
-  secrets: ProviderSecrets,
-  recipients: string[],
-  trackingId: string,
-  credentials = secrets.brevo,
-): WebhookRequest {
-  const messageId = `${Date.parse('2026-04-01')}.${recipients.length}@smtp-relay.mailin.fr`;
-  const events = recipients.map((recipient) => ({
-    type: 'bounced' as const,
-    recipient,
-    trackingId,
-    messageId,
-    occurredAt: secondsAgo(45),
-  }));
-  return brevoWebhook({ events, auth: { basic: credentials }, signedAt });
+  return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
 }
 
-  return mandrillWebhook({ events, webhookKey, url: secrets.mandrillUrl, signedAt });
+/** A hard bounce of one message to `recipient`: Resend posts one event per request, signed as Svix signs. */
+export function resendBounce(
+  secrets: ProviderSecrets,
+  recipient: string,
+  trackingId: string,
+  secret = secrets.resendSecret,
+): WebhookRequest {
+  const events = [{ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(1) }];
+  return resendWebhook({ events, signingSecret: secret, signedAt });
 }
 
 /** A hard bounce of one message to `recipients`: one SES event, posted by an EventBridge API destination. */
@@ -244,6 +283,17 @@ export function mailjetBounces(
 ): WebhookRequest {
   const events = recipients.map((recipient) => ({ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(20) }));
   return mailjetWebhook({ events, auth: { basic: credentials }, signedAt });
+}
+
+/** A hard bounce of one message to `recipient`: Postal posts one event per request, RSA-signed over its raw bytes. */
+export function postalBounce(secrets: ProviderSecrets, recipient: string, trackingId: string, key = secrets.postalKey): WebhookRequest {
+  const events = [{ type: 'bounced' as const, recipient, trackingId, occurredAt: secondsAgo(4) }];
+  return postalWebhook({ events, privateKey: key, signedAt });
+}
+
+function strangerPostal(): string {
+  strangerPostalKey ??= createPostalKeyPair().privateKey;
+  return strangerPostalKey;
 }
 
 const notJsonText = 'this body is not JSON {';
@@ -338,6 +388,26 @@ export const webhookCases: readonly WebhookCase[] = [
     basicAuth: false,
   },
   {
+    provider: 'resend',
+    request: (secrets) => resendBounce(secrets, 'Lea@Example.com', TRACKING_ID),
+    forged: (secrets) => resendBounce(secrets, 'lea@example.com', TRACKING_ID, `whsec_${randomBytes(24).toString('base64')}`),
+    notJson: (secrets) => resendWebhook({ payload: notJsonText, signingSecret: secrets.resendSecret, signedAt }),
+    messages: ['lea@example.com bounced'],
+    suppressions: { 'lea@example.com': 'hard_bounce' },
+    recipients: ['Lea@Example.com'],
+    basicAuth: false,
+  },
+  {
+    provider: 'brevo',
+    request: (secrets) => brevoBounces(secrets, ['eli@example.org', 'Fay@Example.org'], TRACKING_ID),
+    forged: (secrets) => brevoBounces(secrets, ['eli@example.org'], TRACKING_ID, wrong(secrets.brevo)),
+    notJson: (secrets) => brevoWebhook({ payload: notJsonText, auth: { basic: secrets.brevo }, signedAt }),
+    messages: ['eli@example.org bounced', 'fay@example.org bounced'],
+    suppressions: { 'eli@example.org': 'hard_bounce', 'fay@example.org': 'hard_bounce' },
+    recipients: ['eli@example.org', 'Fay@Example.org'],
+    basicAuth: true,
+  },
+  {
     provider: 'mailjet',
     request: (secrets) => mailjetBounces(secrets, ['ivy@example.org', 'Jo@Example.org'], TRACKING_ID),
     forged: (secrets) => mailjetBounces(secrets, ['ivy@example.org'], TRACKING_ID, wrong(secrets.mailjet)),
@@ -355,6 +425,16 @@ export const webhookCases: readonly WebhookCase[] = [
     messages: ['kim@example.com bounced'],
     suppressions: { 'kim@example.com': 'hard_bounce' },
     recipients: ['Kim@Example.com'],
+    basicAuth: false,
+  },
+  {
+    provider: 'postal',
+    request: (secrets) => postalBounce(secrets, 'Nia@Example.com', TRACKING_ID),
+    forged: (secrets) => postalBounce(secrets, 'nia@example.com', TRACKING_ID, strangerPostal()),
+    notJson: (secrets) => postalWebhook({ payload: notJsonText, privateKey: secrets.postalKey, signedAt }),
+    messages: ['nia@example.com bounced'],
+    suppressions: { 'nia@example.com': 'hard_bounce' },
+    recipients: ['Nia@Example.com'],
     basicAuth: false,
   },
   {
@@ -387,16 +467,6 @@ export function headersOf(request: WebhookRequest): Record<string, string> {
  * mutates the document's fields and posts it, so what it sends gets past authentication to parsing and
  * the store.
  */
-  {
-    provider: 'brevo',
-    request: (secrets) => brevoBounces(secrets, ['eli@example.org', 'Fay@Example.org'], TRACKING_ID),
-    forged: (secrets) => brevoBounces(secrets, ['eli@example.org'], TRACKING_ID, wrong(secrets.brevo)),
-    notJson: (secrets) => brevoWebhook({ payload: notJsonText, auth: { basic: secrets.brevo }, signedAt }),
-    messages: ['eli@example.org bounced', 'fay@example.org bounced'],
-    suppressions: { 'eli@example.org': 'hard_bounce', 'fay@example.org': 'hard_bounce' },
-    recipients: ['eli@example.org', 'Fay@Example.org'],
-    basicAuth: true,
-  },
 export interface WebhookFuzzCase {
   provider: WebhookRoute;
   /** The JSON document the provider sends (SES: the notification inside the SNS message). */
@@ -444,6 +514,16 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       mandrillWebhook({ payload: JSON.stringify(document), webhookKey: secrets.mandrillKey, url: secrets.mandrillUrl, signedAt }),
   },
   {
+    provider: 'resend',
+    document: (secrets) => jsonOfBody(resendBounce(secrets, 'a@example.com', 'x')),
+    request: (secrets, document) => resendWebhook({ payload: JSON.stringify(document), signingSecret: secrets.resendSecret, signedAt }),
+  },
+  {
+    provider: 'brevo',
+    document: (secrets) => jsonOfBody(brevoBounces(secrets, ['a@example.com'], 'x')),
+    request: (secrets, document) => brevoWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.brevo }, signedAt }),
+  },
+  {
     provider: 'mailjet',
     document: (secrets) => jsonOfBody(mailjetBounces(secrets, ['a@example.com'], 'x')),
     request: (secrets, document) => mailjetWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.mailjet }, signedAt }),
@@ -453,6 +533,12 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
     document: (secrets) => jsonOfBody(mailersendBounce(secrets, 'a@example.com', 'x')),
     request: (secrets, document) =>
       mailerSendWebhook({ payload: JSON.stringify(document), signingSecret: secrets.mailersendSecret, signedAt }),
+  },
+  {
+    provider: 'postal',
+    document: (secrets) => jsonOfBody(postalBounce(secrets, 'a@example.com', 'x')),
+    // Written as Rails writes JSON, and signed anew over those bytes.
+    request: (secrets, document) => postalWebhook({ payload: document, privateKey: secrets.postalKey, signedAt }),
   },
   {
     provider: 'ses-eventbridge',
@@ -466,8 +552,3 @@ export const webhookFuzzCases: readonly WebhookFuzzCase[] = [
       }),
   },
 ];
-  {
-    provider: 'brevo',
-    document: (secrets) => jsonOfBody(brevoBounces(secrets, ['a@example.com'], 'x')),
-    request: (secrets, document) => brevoWebhook({ payload: JSON.stringify(document), auth: { basic: secrets.brevo }, signedAt }),
-  },
