@@ -6,19 +6,20 @@ import {
   attachMandrillTrackingId,
   attachPostmarkTrackingId,
   attachSendGridTrackingId,
+  attachSesHeaderTrackingId,
   attachSesTagsTrackingId,
   attachSparkPostTrackingId,
   createMailwarden,
   createMemoryStore,
-  providers,
+  webhookRoutes,
   type Mailwarden,
-  type Provider,
   type ProviderAuth,
   type Store,
   type SuppressionReason,
   type WebhookEnvironment,
   type WebhookOptions,
   type WebhookRequest,
+  type WebhookRoute,
 } from '@mailwarden/core';
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
@@ -28,6 +29,7 @@ import { deliverPostmarkMessages } from './postmark.simulator.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
 import { sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn } from '../../src/testing/ses.js';
+import { sesEventBridgeEvent } from '../../src/testing/ses-eventbridge.js';
 import { sesV2SendEmail } from './ses.simulator.js';
 import { deliverSparkPostTransmission } from './sparkpost.simulator.js';
 
@@ -50,6 +52,8 @@ interface ProjectSecrets {
   postmark: { username: string; password: string };
   mandrillKey: string;
   mandrillUrl: string;
+  /** The secret header of the EventBridge connection that posts SES events. */
+  eventBridgeKey: string;
 }
 
 function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecrets {
@@ -63,6 +67,7 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
+    eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
 
@@ -80,6 +85,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     sparkpost: { basic: [s.sparkpost] },
     postmark: { basic: [s.postmark] },
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
+    'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: s.eventBridgeKey }] },
   };
 }
 
@@ -152,7 +158,8 @@ function mandrillForm(fields: Record<string, string>, project: ProjectName): Web
 }
 
 interface ProviderCase {
-  provider: Provider;
+  /** The webhook route the request is posted to. */
+  provider: WebhookRoute;
   /** A request the provider posts for `project`, about a message sent with the tracking ID attached. */
   request(project?: ProjectName): WebhookRequest;
   /** Authenticated for `project`, but a body that can never be parsed. */
@@ -287,6 +294,31 @@ const cases: ProviderCase[] = [
     counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
     suppressions: { 'yan@example.net': 'hard_bounce', 'zoe@example.net': 'hard_bounce' },
     recipients: ['yan@example.net', 'zoe@example.net'],
+  },
+  {
+    provider: 'ses-eventbridge',
+    // SES's record, as event publishing to EventBridge carries it, posted by an API destination whose
+    // connection sends a secret header; its events are SES's.
+    request: (project = 'acme') => {
+      const send = attachSesHeaderTrackingId(
+        {
+          FromEmailAddress: 'shop@example.com',
+          Destination: { ToAddresses: ['cal@example.org', 'Dot@Example.org'] },
+          Content: { Simple: { Subject: { Data: 'Hi' }, Body: { Text: { Data: 'Hello' } } } },
+          ConfigurationSetName: 'tracking',
+        },
+        trackingId,
+      );
+      const notification = sesNotification(sesV2SendEmail(send), 'Bounce', { includeHeaders: true });
+      return jsonRequest(JSON.stringify(sesEventBridgeEvent(notification, new Date(now))), {
+        'x-webhook-secret': secrets[project].eventBridgeKey,
+      });
+    },
+    unparseable: (project = 'acme') => jsonRequest('this event is not JSON', { 'x-webhook-secret': secrets[project].eventBridgeKey }),
+    messages: ['cal@example.org bounced', 'dot@example.org bounced'],
+    counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
+    suppressions: { 'cal@example.org': 'hard_bounce', 'dot@example.org': 'hard_bounce' },
+    recipients: ['cal@example.org', 'Dot@Example.org'],
   },
 ];
 
@@ -434,9 +466,9 @@ describe('ingestWebhook, across providers', () => {
     const mailwarden = mailwardenWith();
     const request = cases[0]!.request();
     for (const name of ['smtp2go', 'SES', '', 'constructor', '__proto__', 'toString']) {
-      await expectMailwardenError(() => mailwarden.ingestWebhook(name as Provider, 'acme', request), 'not_found');
+      await expectMailwardenError(() => mailwarden.ingestWebhook(name as WebhookRoute, 'acme', request), 'not_found');
     }
-    expect(providers).toEqual(cases.map((c) => c.provider));
+    expect(webhookRoutes).toEqual(cases.map((c) => c.provider));
   });
 
   it('applies the rest of a partly stored batch on retry, counting nothing twice', async () => {
