@@ -40,7 +40,7 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
     schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
   },
   provider: {
-    description: 'The webhook route: the email provider posting the events, or `ses-eventbridge` (SES through EventBridge).',
+    description: "The webhook route: the email provider posting the events, or a second intake of a provider's events (docs/providers/).",
     schema: { type: 'string', enum: [...webhookRoutes] },
   },
   token: {
