@@ -19,7 +19,8 @@ const USAGE = `Usage:
       [--group-stream <group>=<stream>]… [--rejects <file>] [--restart] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--stream <name>] [--manual-as BOUNCE|COMPLAINT]
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
-  mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill|resend|brevo|mailjet|postal> [--url <base or webhook URL>]
+  mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill|resend|brevo|mailjet|postal|ses-eventbridge>
+      [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
       [--tracking-id <id>] [--stream <name>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem|postal signing.key>] [--topic-arn <arn>]
       [--unsubscribe-group <SendGrid asm_group_id>] [--topic <SES topic>]
@@ -32,8 +33,8 @@ maps a SendGrid unsubscribe group ID or a Mailgun tag to a stream.
 The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others; with
 --url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
 webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, Resend's whsec_ secret, user:password for
-Postmark, SparkPost, Brevo and Mailjet), --private-key (SendGrid, Postal) or --topic-arn (SES), else the secrets of --config, else the demo's.
-With --type unsubscribe, --unsubscribe-group (SendGrid) and --topic (SES) name the provider's own scope.
+Postmark, SparkPost, Brevo, Mailjet and an EventBridge Basic connection), --private-key (SendGrid, Postal) or --topic-arn (SES), else the secrets of --config, else the demo's.
+With --type unsubscribe, --unsubscribe-group (SendGrid) and --topic (SES, either route) name the provider's own scope.
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
 
 /** How long in-flight requests may take to finish after SIGTERM before the process exits anyway. */
@@ -58,7 +59,9 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'serve') return serve(loadConfig({ file: values.config }), values.demo);
   if (command === 'webhooks' && subcommand === 'send') {
     if (file === undefined)
-      throw new UsageError('Name the provider: ses, sendgrid, mailgun, sparkpost, postmark, mandrill, resend, brevo, mailjet or postal.');
+      throw new UsageError(
+        'Name the provider: ses, sendgrid, mailgun, sparkpost, postmark, mandrill, resend, brevo, mailjet, postal or ses-eventbridge.',
+      );
     const { sendTestWebhooks } = await import('./webhooks-send.js');
     const accepted = await sendTestWebhooks(
       loadConfig({ file: values.config }),
