@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type { Provider } from '@mailwarden/core';
 import {
   mailgunWebhook,
+  mailjetWebhook,
   mandrillWebhook,
   postmarkWebhook,
   postWebhook,
@@ -49,6 +50,7 @@ const sections: Record<Provider, string> = {
   sparkpost: 'SparkPost',
   postmark: 'Postmark',
   mandrill: 'Mandrill',
+  mailjet: 'Mailjet',
 };
 
 interface SendRequest {
@@ -109,6 +111,13 @@ const providerApis: Record<Provider, ProviderApi> = {
     recipients: (request) => json(request)['message'].to.map((to: { email: string }) => to.email),
     trackingIds: (request) => [json(request)['message'].metadata.service_id],
   },
+  mailjet: {
+    // Mailjet's MessageID is an integer past 2^53, written as such in its answer.
+    answer: (id) => ({ status: 200, body: `{"Messages":[{"Status":"success","To":[{"Email":"you@example.com","MessageID":${id}}]}]}` }),
+    recipients: (request) => json(request)['Messages'].flatMap((message: { To: { Email: string }[] }) => message.To.map((to) => to.Email)),
+    trackingIds: (request) =>
+      json(request)['Messages'].map((message: { EventPayload: string }) => JSON.parse(message.EventPayload).service_id),
+  },
 };
 
 /** A message id in the form the provider's send API returns it. */
@@ -118,6 +127,7 @@ function newMessageId(provider: Provider): string {
   if (provider === 'mailgun') return `20261126.${hex}@mg.example.com`;
   if (provider === 'sparkpost') return String(BigInt(`0x${hex.slice(0, 12)}`));
   if (provider === 'postmark') return randomUUID();
+  if (provider === 'mailjet') return String(10n ** 16n + BigInt(`0x${hex.slice(0, 12)}`));
   return hex;
 }
 
@@ -137,6 +147,8 @@ function deliveryWebhook(provider: Provider, env: Record<string, string>, dir: s
       return postmarkWebhook({ auth: { basic: { username: 'postmark', password: env['POSTMARK_WEBHOOK_PASSWORD']! } }, events });
     case 'mandrill':
       return mandrillWebhook({ webhookKey: env['MANDRILL_WEBHOOK_KEY']!, url: env['MANDRILL_WEBHOOK_URL']!, events });
+    case 'mailjet':
+      return mailjetWebhook({ auth: { basic: { username: 'mailjet', password: env['MAILJET_WEBHOOK_PASSWORD']! } }, events });
   }
 }
 
@@ -192,6 +204,7 @@ const providerHosts: Record<string, Provider> = {
   'api.sparkpost.com': 'sparkpost',
   'api.postmarkapp.com': 'postmark',
   'mandrillapp.com': 'mandrill',
+  'api.mailjet.com': 'mailjet',
 };
 const sent: { provider: Provider; request: SendRequest; messageId: string }[] = [];
 const realFetch = globalThis.fetch;
