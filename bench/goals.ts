@@ -76,6 +76,14 @@ const definitions = {
     format: times,
     before: undefined,
   },
+  'ingest postal': {
+    what: '`ingestWebhook`, Postal, one event per request',
+    floor: '`JSON.parse` + RSA-SHA256 check of the body',
+    direction: 'at least',
+    target: 0.3,
+    format: times,
+    before: undefined,
+  },
   'ingest postmark': {
     what: '`ingestWebhook`, Postmark, one event per request',
     floor: '`JSON.parse` of each',

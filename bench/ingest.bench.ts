@@ -19,6 +19,10 @@ const encoder = new TextEncoder();
 const sendgridKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const sendgridPublicKey = sendgridKeys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 
+// Postal signs with its server's RSA key: the project holds the public half, as Postal shows it.
+const postalKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const postalPublicKey = postalKeys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+
 const MAILGUN_KEY = 'bench-mailgun-signing-key';
 const sharedSecret = { basic: [{ username: 'bench', password: 'bench-secret' }] };
 const auth = {
@@ -29,6 +33,7 @@ const auth = {
   postmark: sharedSecret,
   mailjet: sharedSecret,
   mailersend: { signingSecret: MAILERSEND_SECRET },
+  postal: { publicKey: postalPublicKey },
   mailgun: { signingKey: MAILGUN_KEY },
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:bench-ses-events'] },
   'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'bench-eventbridge-secret' }] },
@@ -182,6 +187,21 @@ function resendFloor(rawBody: Uint8Array): unknown {
   return parseJson(rawBody);
 }
 
+/** Postal's signatures travel in a header, beside the body the floor is given: each body's, recorded as its request is built. */
+const postalSignatures = new WeakMap<Uint8Array, Buffer>();
+
+function postalRequests(batch: number): WebhookRequest[] {
+  const requests = webhooksFor('postal', auth.postal, testEvents(batch, PER_REQUEST), { postalPrivateKey: postalKeys.privateKey });
+  for (const request of requests) postalSignatures.set(request.rawBody, Buffer.from(request.headers['x-postal-signature-256']!, 'base64'));
+  return requests;
+}
+
+/** Postal's floor: the parse, and the RSA-SHA256 verification of the raw body that its `X-Postal-Signature-256` check does. */
+function postalFloor(rawBody: Uint8Array): unknown {
+  if (!verify('sha256', rawBody, postalKeys.publicKey, postalSignatures.get(rawBody)!)) throw new Error('bench: bad Postal signature');
+  return parseJson(rawBody);
+}
+
 interface IngestCase {
   provider:
     | 'sendgrid'
@@ -190,6 +210,7 @@ interface IngestCase {
     | 'resend'
     | 'mailjet'
     | 'mailersend'
+    | 'postal'
     | 'postmark'
     | 'mailgun'
     | 'ses'
@@ -252,6 +273,13 @@ const cases: IngestCase[] = [
     floorLabel: '`JSON.parse` + HMAC-SHA256 of each',
     requests: (batch) => webhooksFor('mailersend', auth.mailersend, testEvents(batch, PER_REQUEST)),
     floor: mailerSendFloor,
+  },
+  {
+    provider: 'postal',
+    label: `Postal: ${PER_REQUEST} requests of one event`,
+    floorLabel: '`JSON.parse` + RSA-SHA256 check of each',
+    requests: postalRequests,
+    floor: postalFloor,
   },
   {
     provider: 'postmark',
@@ -363,6 +391,8 @@ export const ingestSuite: BenchSuite = {
         `Mailjet posts grouped batches of ${formatCount(BATCH)} with basic auth; its MessageIDs, past 2^53, are read as ` +
           `their digits from the text (a scan the \`JSON.parse\` floor does not do).`,
         `MailerSend posts one event per request, signed with the hex HMAC-SHA256 of its raw body; its floor parses and computes that HMAC.`,
+        `Postal posts one event per request, signed with its server's RSA key (SHA-256, and SHA-1 for older receivers) over the ` +
+          `raw body; the receiver verifies the SHA-256 one, and so does its floor, after parsing.`,
       ],
       tables: [
         {
