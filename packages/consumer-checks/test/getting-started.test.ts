@@ -13,6 +13,7 @@ import {
   mandrillWebhook,
   postmarkWebhook,
   postWebhook,
+  resendWebhook,
   sendGridWebhook,
   sesWebhook,
   sparkPostWebhook,
@@ -50,6 +51,7 @@ const sections: Record<Provider, string> = {
   sparkpost: 'SparkPost',
   postmark: 'Postmark',
   mandrill: 'Mandrill',
+  resend: 'Resend',
   mailjet: 'Mailjet',
 };
 
@@ -111,6 +113,15 @@ const providerApis: Record<Provider, ProviderApi> = {
     recipients: (request) => json(request)['message'].to.map((to: { email: string }) => to.email),
     trackingIds: (request) => [json(request)['message'].metadata.service_id],
   },
+  resend: {
+    // batch.send: one email per recipient; Resend answers each one's id.
+    answer: (id) => ({ status: 200, body: { data: [{ id }] } }),
+    recipients: (request) => (JSON.parse(request.body) as { to: string }[]).map((email) => email.to),
+    trackingIds: (request) =>
+      (JSON.parse(request.body) as { tags: { name: string; value: string }[] }[]).flatMap((email) =>
+        email.tags.filter((tag) => tag.name === 'service_id').map((tag) => tag.value),
+      ),
+  },
   mailjet: {
     // Mailjet's MessageID is an integer past 2^53, written as such in its answer.
     answer: (id) => ({ status: 200, body: `{"Messages":[{"Status":"success","To":[{"Email":"you@example.com","MessageID":${id}}]}]}` }),
@@ -126,7 +137,7 @@ function newMessageId(provider: Provider): string {
   if (provider === 'ses') return `0100018c${hex}-000000`;
   if (provider === 'mailgun') return `20261126.${hex}@mg.example.com`;
   if (provider === 'sparkpost') return String(BigInt(`0x${hex.slice(0, 12)}`));
-  if (provider === 'postmark') return randomUUID();
+  if (provider === 'postmark' || provider === 'resend') return randomUUID();
   if (provider === 'mailjet') return String(10n ** 16n + BigInt(`0x${hex.slice(0, 12)}`));
   return hex;
 }
@@ -147,6 +158,8 @@ function deliveryWebhook(provider: Provider, env: Record<string, string>, dir: s
       return postmarkWebhook({ auth: { basic: { username: 'postmark', password: env['POSTMARK_WEBHOOK_PASSWORD']! } }, events });
     case 'mandrill':
       return mandrillWebhook({ webhookKey: env['MANDRILL_WEBHOOK_KEY']!, url: env['MANDRILL_WEBHOOK_URL']!, events });
+    case 'resend':
+      return resendWebhook({ signingSecret: env['RESEND_WEBHOOK_SECRET']!, events });
     case 'mailjet':
       return mailjetWebhook({ auth: { basic: { username: 'mailjet', password: env['MAILJET_WEBHOOK_PASSWORD']! } }, events });
   }
@@ -204,6 +217,7 @@ const providerHosts: Record<string, Provider> = {
   'api.sparkpost.com': 'sparkpost',
   'api.postmarkapp.com': 'postmark',
   'mandrillapp.com': 'mandrill',
+  'api.resend.com': 'resend',
   'api.mailjet.com': 'mailjet',
 };
 const sent: { provider: Provider; request: SendRequest; messageId: string }[] = [];
