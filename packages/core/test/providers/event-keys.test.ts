@@ -5,6 +5,7 @@ import {
   createMemoryStore,
   parseMailgunLegacyWebhook,
   parseMailgunWebhook,
+  parseMailjetWebhook,
   parseMandrillWebhook,
   parsePostmarkWebhook,
   parseSendGridWebhook,
@@ -59,6 +60,11 @@ const eventsOf = {
     ).events,
   ],
   mandrill: () => parseMandrillWebhook(json('mandrill/events.json')).events,
+  // No event id: keyed by a hash of [event, MessageID (its exact digits), email, time, url].
+  mailjet: () => [
+    ...parseMailjetWebhook(fixture('mailjet/grouped.json')).events,
+    ...parseMailjetWebhook(fixture('mailjet/unsub-single.json')).events,
+  ],
   // SES through EventBridge: keyed by the SES event itself, as SNS raw deliveries are, so the same SES
   // event is stored under the same key whichever of these routes brought it.
   'ses-eventbridge': () => [
@@ -74,6 +80,13 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
     'mailgun:8128ceaf842e0f48dd424756ba7cd4aad403380705710c3aed4d9a789d3e4ffd',
     'mailgun:71b846b1684d2f241df9c209f85c6dee388d74b101451c38ffbee996d464a92e',
     'mailgun:1f80d693df95617bc4e9690f5d938b9d4ef6972cd242b533c481c30c31a047dc',
+  ],
+  mailjet: [
+    'mailjet:f535924c67685fc8d2839c2606dadfec83d8255c00c6a1033f572cfdde9931dc',
+    'mailjet:a6449cb83626f5e4c44244a4f62eedda6e00df8b683ef290bc214c7bcba54aeb',
+    'mailjet:9245ee66fa2b94c02aaa87fe6514fea2dd4c6c9c793947bf545e3e252707b72f',
+    'mailjet:6c55cb6ddca3cdc943fda650f011d3b6e7ae5aab1eca5a11e307b1e47f4ccbea',
+    'mailjet:2b4f2660af646d36ac036b9487370ce6d6834d9b074ad7ac669b5a9c212a988b',
   ],
   mandrill: [
     'mandrill:66377766f69597611372e50bba23dd7ae6f84ec346f72d4053cc741ced64a4b6',
