@@ -119,6 +119,7 @@ export {
   readBrevoTrackingId,
   readBrevoStream,
   type BrevoCarrierOptions,
+  type BrevoWithTrackingId,
 } from './carriers/brevo.js';
 export {
   SPARKPOST_METADATA_MAX_BYTES,

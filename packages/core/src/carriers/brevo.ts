@@ -16,6 +16,9 @@ export const BREVO_CUSTOM_HEADER = 'X-Mailin-custom';
 
 export interface BrevoCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}
 
+/** The email an attach helper returns: the caller's, with `headers` that hold `X-Mailin-custom`. */
+export type BrevoWithTrackingId<T> = T & { headers: Record<string, unknown> };
+
 const isCustomHeader = (name: string) => name.toLowerCase() === BREVO_CUSTOM_HEADER.toLowerCase();
 
 /**
@@ -45,7 +48,11 @@ const isCustomHeader = (name: string) => name.toLowerCase() === BREVO_CUSTOM_HEA
  *   textContent: 'Hi',
  * }, 'welcome-2026'));
  */
-export function attachBrevoTrackingId<T extends object>(email: T, trackingId: string, options: BrevoCarrierOptions = {}): T {
+export function attachBrevoTrackingId<T extends object>(
+  email: T,
+  trackingId: string,
+  options: BrevoCarrierOptions = {},
+): BrevoWithTrackingId<T> {
   const id = assertTrackingId(trackingId);
   const stream = streamToCarry(options);
   const source = email as Record<string, unknown>;
@@ -70,7 +77,7 @@ export function attachBrevoTrackingId<T extends object>(email: T, trackingId: st
   }
   next[BREVO_CUSTOM_HEADER] = custom;
   if (unsubscribe !== undefined) Object.assign(next, unsubscribe);
-  return { ...source, headers: next } as T;
+  return { ...source, headers: next } as BrevoWithTrackingId<T>;
 }
 
 /**
