@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   MailwardenError,
   attachMailgunTrackingId,
+  attachMailjetTrackingId,
   attachMandrillTrackingId,
   attachPostmarkTrackingId,
   attachSendGridTrackingId,
@@ -24,6 +25,7 @@ import {
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
 import { mailgunApiUserVariables } from './mailgun.simulator.js';
+import { deliverMailjetMessages } from './mailjet.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
@@ -52,6 +54,7 @@ interface ProjectSecrets {
   postmark: { username: string; password: string };
   mandrillKey: string;
   mandrillUrl: string;
+  mailjet: { username: string; password: string };
   /** The secret header of the EventBridge connection that posts SES events. */
   eventBridgeKey: string;
 }
@@ -67,6 +70,7 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
+    mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
@@ -85,6 +89,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     sparkpost: { basic: [s.sparkpost] },
     postmark: { basic: [s.postmark] },
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
+    mailjet: { basic: [s.mailjet] },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: s.eventBridgeKey }] },
   };
 }
@@ -294,6 +299,29 @@ const cases: ProviderCase[] = [
     counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
     suppressions: { 'yan@example.net': 'hard_bounce', 'zoe@example.net': 'hard_bounce' },
     recipients: ['yan@example.net', 'zoe@example.net'],
+  },
+  {
+    provider: 'mailjet',
+    request: (project = 'acme') => {
+      const send = attachMailjetTrackingId(
+        {
+          Messages: ['ivy@example.org', 'Jo@Example.org'].map((Email) => ({
+            From: { Email: 'news@example.com' },
+            To: [{ Email }],
+            Subject: 'Hello',
+            TextPart: 'Hi',
+          })),
+        },
+        trackingId,
+      );
+      return deliverMailjetMessages(send, { event: 'bounce', grouped: true, escapeNonAscii: true, credentials: secrets[project].mailjet })[0]!
+        .request;
+    },
+    unparseable: (project = 'acme') => jsonRequest('"bounce"', { authorization: basicHeader(secrets[project].mailjet) }),
+    messages: ['ivy@example.org bounced', 'jo@example.org bounced'],
+    counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
+    suppressions: { 'ivy@example.org': 'hard_bounce', 'jo@example.org': 'hard_bounce' },
+    recipients: ['ivy@example.org', 'Jo@Example.org'],
   },
   {
     provider: 'ses-eventbridge',
