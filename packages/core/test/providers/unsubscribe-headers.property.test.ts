@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
+import { attachMailjetTrackingId } from '../../src/carriers/mailjet.js';
 import { attachMandrillTrackingId } from '../../src/carriers/mandrill.js';
 import { attachPostmarkTrackingId } from '../../src/carriers/postmark.js';
 import { attachSendGridTrackingId } from '../../src/carriers/sendgrid.js';
@@ -82,6 +83,28 @@ describe('each recipient gets its own link, which unsubscribes it from the strea
           const headers = (message as unknown as { Headers: { Name: string; Value: string }[] }).Headers;
           expect(headers.map((header) => header.Name)).toEqual(['X-A', 'List-Unsubscribe', 'List-Unsubscribe-Post']);
           expect(unsubscribes(headers[1]!.Value)).toEqual({ email: emails[i], stream: name ?? null });
+        });
+      }),
+    );
+  });
+
+  it('Mailjet: a v3.1 message per recipient, each with its own Headers, beside its EventPayload', () => {
+    fc.assert(
+      fc.property(recipients, stream, (emails, name) => {
+        const request = {
+          Messages: emails.map((email) => ({
+            From: { Email: 'news@example.com' },
+            To: [{ Email: email, Name: 'Reader, A.' }],
+            Headers: { 'X-A': '1', 'List-Unsubscribe': '<old>' },
+          })),
+        };
+        const next = attachMailjetTrackingId(request, 'spring-sale', { stream: name, unsubscribe: linksFor(name) });
+        next.Messages.forEach((message, i) => {
+          const headers = message.Headers as Record<string, string>;
+          expect(Object.keys(headers)).toEqual(['X-A', 'List-Unsubscribe', 'List-Unsubscribe-Post']);
+          expect(headers['List-Unsubscribe-Post']).toBe(POST);
+          expect(unsubscribes(headers['List-Unsubscribe'])).toEqual({ email: emails[i], stream: name ?? null });
+          expect(JSON.parse((message as { EventPayload?: string }).EventPayload!)).toMatchObject({ service_id: 'spring-sale' });
         });
       }),
     );
