@@ -7,6 +7,7 @@ import {
   parseMailgunWebhook,
   parseMailjetWebhook,
   parseMandrillWebhook,
+  parsePostalWebhook,
   parsePostmarkWebhook,
   parseSendGridWebhook,
   parseSesEventBridgeWebhook,
@@ -65,6 +66,12 @@ const eventsOf = {
     ...parseMailjetWebhook(fixture('mailjet/grouped.json')).events,
     ...parseMailjetWebhook(fixture('mailjet/unsub-single.json')).events,
   ],
+  // Postal: the envelope uuid, the same on every attempt; without one, a hash of what a retry repeats.
+  postal: () => [
+    ...parsePostalWebhook(fixture('postal/message-delivery-failed.json')).events,
+    ...parsePostalWebhook(fixture('postal/message-link-clicked.json')).events,
+    ...parsePostalWebhook(fixture('postal/message-sent.json').replace(/"uuid":"[^"]*",/, '')).events,
+  ],
   // SES through EventBridge: keyed by the SES event itself, as SNS raw deliveries are, so the same SES
   // event is stored under the same key whichever of these routes brought it.
   'ses-eventbridge': () => [
@@ -100,6 +107,11 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
     'mandrill:890851d6a0d699d15747aac1f397783206c80e539f8d71e95e557eade1b7d122',
     'mandrill:cb60d91e231d3c8236d9a5188285ebc4a8cbe6ba4049205b292a93a105799c4f',
     'mandrill:a52df35dd257e9f540b451c04e19bf9cd2b552f009bd6dfcff41488ae544a788',
+  ],
+  postal: [
+    'postal:8c1d5a3e-4f7b-4c2a-9a51-6f3e2d1b0c9a',
+    'postal:7e8f9001-1223-4d4e-a5f6-0718293a4b5c',
+    'postal:f766ffd1a176edda2ee8b94aed0579e8ad3fb90d94d68da9d11546de5cbf8432',
   ],
   postmark: [
     'postmark:Bounce:4323372036854775807',
