@@ -160,6 +160,7 @@ export {
   RESEND_MAX_TAGS,
   type ResendCarrierOptions,
   type ResendTag,
+  type ResendWithTrackingId,
 } from './carriers/resend.js';
 export { attachMailjetTrackingId, readMailjetStream, readMailjetTrackingId, type MailjetCarrierOptions } from './carriers/mailjet.js';
 export {

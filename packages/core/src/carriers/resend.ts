@@ -56,13 +56,21 @@ export type ResendEmailCarrierFields = object & {
  *   from: 'shop@example.com', to: 'ana@example.org', subject: 'Hi', text: 'Hello',
  * }, 'spring-sale', { stream: 'weekly-digest' }));
  */
-export function attachResendTrackingId<E extends object>(emails: readonly E[], trackingId: string, options?: ResendCarrierOptions): E[];
-export function attachResendTrackingId<E extends object>(email: E, trackingId: string, options?: ResendCarrierOptions): E;
+export function attachResendTrackingId<E extends object>(
+  emails: readonly E[],
+  trackingId: string,
+  options?: ResendCarrierOptions,
+): ResendWithTrackingId<E>[];
+export function attachResendTrackingId<E extends object>(
+  email: E,
+  trackingId: string,
+  options?: ResendCarrierOptions,
+): ResendWithTrackingId<E>;
 export function attachResendTrackingId<E extends object>(
   email: E | readonly E[],
   trackingId: string,
   options?: ResendCarrierOptions,
-): E | E[] {
+): ResendWithTrackingId<E> | ResendWithTrackingId<E>[] {
   const id = assertTrackingId(trackingId);
   const stream = streamToCarry(options);
   if (Array.isArray(email)) {
@@ -82,13 +90,19 @@ function idTags(id: string): ResendTag[] | undefined {
   ];
 }
 
+/**
+ * A Resend email that now carries the tracking ID: in `tags`, or in `headers` when no tag can hold it
+ * (each is present when it has an entry, or was present before).
+ */
+export type ResendWithTrackingId<E> = E & { tags?: ResendTag[]; headers?: Record<string, string> };
+
 function attachOne<E extends object>(
   email: E,
   id: string,
   stream: string | undefined,
   options: UnsubscribeCarrierOptions | undefined,
   where: string,
-): E {
+): ResendWithTrackingId<E> {
   const source = email as Record<string, unknown>;
   const existingTags = source['tags'] ?? [];
   if (!Array.isArray(existingTags))
@@ -123,7 +137,7 @@ function attachOne<E extends object>(
   const tags = inTags ? [...keptTags, ...ourTags] : keptTags;
   if (tags.length > 0 || source['tags'] !== undefined) next['tags'] = tags;
   if (Object.keys(headers).length > 0 || source['headers'] !== undefined) next['headers'] = headers;
-  return next as E;
+  return next as ResendWithTrackingId<E>;
 }
 
 function isServiceHeader(name: string, header: string): boolean {
