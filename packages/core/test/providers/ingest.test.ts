@@ -314,8 +314,12 @@ const cases: ProviderCase[] = [
         },
         trackingId,
       );
-      return deliverMailjetMessages(send, { event: 'bounce', grouped: true, escapeNonAscii: true, credentials: secrets[project].mailjet })[0]!
-        .request;
+      return deliverMailjetMessages(send, {
+        event: 'bounce',
+        grouped: true,
+        escapeNonAscii: true,
+        credentials: secrets[project].mailjet,
+      })[0]!.request;
     },
     unparseable: (project = 'acme') => jsonRequest('"bounce"', { authorization: basicHeader(secrets[project].mailjet) }),
     messages: ['ivy@example.org bounced', 'jo@example.org bounced'],
