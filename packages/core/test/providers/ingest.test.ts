@@ -5,6 +5,7 @@ import {
   attachMailgunTrackingId,
   attachMailjetTrackingId,
   attachMandrillTrackingId,
+  attachPostalTrackingId,
   attachPostmarkTrackingId,
   attachSendGridTrackingId,
   attachSesHeaderTrackingId,
@@ -27,7 +28,9 @@ import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
 import { mailgunApiUserVariables } from './mailgun.simulator.js';
 import { deliverMailjetMessages } from './mailjet.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
+import { deliverPostalMessage } from './postal.simulator.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
+import { signPostalBody } from '../../src/testing/postal.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
 import { sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn } from '../../src/testing/ses.js';
@@ -55,12 +58,16 @@ interface ProjectSecrets {
   mandrillKey: string;
   mandrillUrl: string;
   mailjet: { username: string; password: string };
+  /** The Postal server's signing key, and its public half the project is configured with. */
+  postalKey: KeyObject;
+  postalPublicKey: string;
   /** The secret header of the EventBridge connection that posts SES events. */
   eventBridgeKey: string;
 }
 
 function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecrets {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const postal = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     topicArn: snsTopicArn,
     sendgridKey: privateKey,
@@ -71,6 +78,8 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
+    postalKey: postal.privateKey,
+    postalPublicKey: postal.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
     eventBridgeKey: randomBytes(16).toString('base64url'),
   };
 }
@@ -90,6 +99,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     postmark: { basic: [s.postmark] },
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
     mailjet: { basic: [s.mailjet] },
+    postal: { publicKey: s.postalPublicKey },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: s.eventBridgeKey }] },
   };
 }
@@ -326,6 +336,27 @@ const cases: ProviderCase[] = [
     counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
     suppressions: { 'ivy@example.org': 'hard_bounce', 'jo@example.org': 'hard_bounce' },
     recipients: ['ivy@example.org', 'Jo@Example.org'],
+  },
+  {
+    provider: 'postal',
+    // Postal posts one event per recipient and request, signed with the server's RSA key.
+    request: (project = 'acme') => {
+      const send = attachPostalTrackingId({ to: ['Nia@Example.com'], from: 'news@example.com', subject: 'Hello' }, trackingId);
+      return deliverPostalMessage(send, {
+        event: 'MessageDeliveryFailed',
+        privateKey: secrets[project].postalKey,
+        legacy: false,
+        escapeNonAscii: false,
+      })[0]!.request;
+    },
+    unparseable: (project = 'acme') => {
+      const rawBody = new TextEncoder().encode('"MessageDeliveryFailed"');
+      return { method: 'POST', headers: signPostalBody(secrets[project].postalKey, rawBody), rawBody };
+    },
+    messages: ['nia@example.com bounced'],
+    counters: { messages: 1, delivered: 0, bounced: 1, complained: 0 },
+    suppressions: { 'nia@example.com': 'hard_bounce' },
+    recipients: ['Nia@Example.com'],
   },
   {
     provider: 'ses-eventbridge',
