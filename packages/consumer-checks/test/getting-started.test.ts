@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type { Provider } from '@mailwarden/core';
 import {
   mailgunWebhook,
+  mailerSendWebhook,
   mailjetWebhook,
   mandrillWebhook,
   postmarkWebhook,
@@ -53,6 +54,7 @@ const sections: Record<Provider, string> = {
   mandrill: 'Mandrill',
   resend: 'Resend',
   mailjet: 'Mailjet',
+  mailersend: 'MailerSend',
 };
 
 interface SendRequest {
@@ -129,6 +131,15 @@ const providerApis: Record<Provider, ProviderApi> = {
     trackingIds: (request) =>
       json(request)['Messages'].map((message: { EventPayload: string }) => JSON.parse(message.EventPayload).service_id),
   },
+  mailersend: {
+    // POST /v1/email: 202 with no body; the message id is the X-Message-Id header.
+    answer: (id) => ({ status: 202, headers: { 'x-message-id': id }, body: '' }),
+    recipients: (request) => json(request)['to'].map((to: { email: string }) => to.email),
+    trackingIds: (request) =>
+      json(request)
+        ['tags'].filter((tag: string) => tag.startsWith('service_id:'))
+        .map((tag: string) => tag.slice('service_id:'.length)),
+  },
 };
 
 /** A message id in the form the provider's send API returns it. */
@@ -162,6 +173,8 @@ function deliveryWebhook(provider: Provider, env: Record<string, string>, dir: s
       return resendWebhook({ signingSecret: env['RESEND_WEBHOOK_SECRET']!, events });
     case 'mailjet':
       return mailjetWebhook({ auth: { basic: { username: 'mailjet', password: env['MAILJET_WEBHOOK_PASSWORD']! } }, events });
+    case 'mailersend':
+      return mailerSendWebhook({ signingSecret: env['MAILERSEND_WEBHOOK_SECRET']!, events });
   }
 }
 
@@ -219,6 +232,7 @@ const providerHosts: Record<string, Provider> = {
   'mandrillapp.com': 'mandrill',
   'api.resend.com': 'resend',
   'api.mailjet.com': 'mailjet',
+  'api.mailersend.com': 'mailersend',
 };
 const sent: { provider: Provider; request: SendRequest; messageId: string }[] = [];
 const realFetch = globalThis.fetch;

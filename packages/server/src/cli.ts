@@ -19,7 +19,7 @@ const USAGE = `Usage:
       [--group-stream <group>=<stream>]… [--rejects <file>] [--restart] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--stream <name>] [--manual-as BOUNCE|COMPLAINT]
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
-  mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill|resend|brevo|mailjet|postal|ses-eventbridge>
+  mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill|resend|brevo|mailjet|mailersend|postal|ses-eventbridge>
       [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
       [--tracking-id <id>] [--stream <name>] [--count <n>] [--secret <secret>] [--private-key <sendgrid.pem|postal signing.key>] [--topic-arn <arn>]
@@ -32,8 +32,8 @@ Import formats: ${importFormats.join(', ')} (default: decided from the file).
 maps a SendGrid unsubscribe group ID or a Mailgun tag to a stream.
 The store comes from the environment: memory by default, REDIS_URL or DATABASE_URL for the others; with
 --url, import and export go through a running service instead (key: --api-key or MAILWARDEN_API_KEY).
-webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, Resend's whsec_ secret, user:password for
-Postmark, SparkPost, Brevo, Mailjet and an EventBridge Basic connection), --private-key (SendGrid, Postal) or --topic-arn (SES), else the secrets of --config, else the demo's.
+webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, Resend's whsec_ secret, MailerSend's signing secret,
+user:password for Postmark, SparkPost, Brevo, Mailjet and an EventBridge Basic connection), --private-key (SendGrid, Postal) or --topic-arn (SES), else the secrets of --config, else the demo's.
 With --type unsubscribe, --unsubscribe-group (SendGrid) and --topic (SES, either route) name the provider's own scope.
 Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
 
@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'webhooks' && subcommand === 'send') {
     if (file === undefined)
       throw new UsageError(
-        'Name the provider: ses, sendgrid, mailgun, sparkpost, postmark, mandrill, resend, brevo, mailjet, postal or ses-eventbridge.',
+        'Name the provider: ses, sendgrid, mailgun, sparkpost, postmark, mandrill, resend, brevo, mailjet, mailersend, postal or ses-eventbridge.',
       );
     const { sendTestWebhooks } = await import('./webhooks-send.js');
     const accepted = await sendTestWebhooks(

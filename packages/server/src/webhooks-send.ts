@@ -54,7 +54,7 @@ export interface SendTestWebhooksOptions {
   privateKeyFile?: string | undefined;
   /**
    * The provider's shared secret, in place of the configuration's: Mailgun's signing key, Mandrill's
-   * webhook key, Resend's signing secret (`whsec_…`), `user:password` for Postmark's, SparkPost's, Brevo's and (optionally) SES's basic auth, SendGrid's
+   * webhook key, Resend's signing secret (`whsec_…`), MailerSend's signing secret, `user:password` for Postmark's, SparkPost's, Brevo's and (optionally) SES's basic auth, SendGrid's
    * OAuth token (optional).
    */
   secret?: string | undefined;
