@@ -60,6 +60,14 @@ const definitions = {
     format: times,
     before: undefined,
   },
+  'ingest brevo': {
+    what: '`ingestWebhook`, Brevo 1 000 events in batched arrays of 500',
+    floor: '`JSON.parse`',
+    direction: 'at least',
+    target: 0.3,
+    format: times,
+    before: undefined,
+  },
   'ingest mailjet': {
     what: '`ingestWebhook`, Mailjet 1 000-event grouped batch',
     floor: '`JSON.parse`',

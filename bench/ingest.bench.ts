@@ -29,6 +29,7 @@ const auth = {
   sendgrid: { publicKey: sendgridPublicKey },
   mandrill: { webhookKey: MANDRILL_KEY, url: MANDRILL_URL },
   resend: { signingSecret: RESEND_SECRET },
+  brevo: sharedSecret,
   sparkpost: sharedSecret,
   postmark: sharedSecret,
   mailjet: sharedSecret,
@@ -208,6 +209,7 @@ interface IngestCase {
     | 'sparkpost'
     | 'mandrill'
     | 'resend'
+    | 'brevo'
     | 'mailjet'
     | 'mailersend'
     | 'postal'
@@ -220,6 +222,8 @@ interface IngestCase {
   /** The requests of one operation (one batch, or PER_REQUEST single-event requests), all new. */
   requests: (batch: number) => WebhookRequest[];
   floor: (rawBody: Uint8Array) => unknown;
+  /** Events per operation, where neither one batch of BATCH nor one event per request (Brevo: two arrays of 500). */
+  eventsPerOperation?: number;
 }
 
 const cases: IngestCase[] = [
@@ -250,6 +254,18 @@ const cases: IngestCase[] = [
     floorLabel: '`JSON.parse` + HMAC-SHA256 of each',
     requests: (batch) => webhooksFor('resend', auth.resend, testEvents(batch, PER_REQUEST)),
     floor: resendFloor,
+  },
+  {
+    provider: 'brevo',
+    label: 'Brevo: 1 000 events, batched arrays of 500',
+    floorLabel: '`JSON.parse` of each',
+    // A batched Brevo webhook posts at most 500 events per request.
+    requests: (batch) => {
+      const events = testEvents(batch, BATCH);
+      return [events.slice(0, 500), events.slice(500)].flatMap((part) => webhooksFor('brevo', auth.brevo, part));
+    },
+    floor: parseJson,
+    eventsPerOperation: BATCH,
   },
   {
     provider: 'mailjet',
@@ -336,9 +352,9 @@ export const ingestSuite: BenchSuite = {
     };
 
     const rows: string[][] = [];
-    for (const { provider, label, floorLabel, requests, floor } of cases) {
+    for (const { provider, label, floorLabel, requests, floor, eventsPerOperation } of cases) {
       const sample = requests(batch++);
-      const events = sample.length === 1 ? BATCH : sample.length;
+      const events = eventsPerOperation ?? (sample.length === 1 ? BATCH : sample.length);
       const accepted = await ingestAll(provider, sample);
       if (accepted !== events) throw new Error(`bench: ${accepted} of ${events} ${provider} events accepted`);
       context.log(`${label}…`);
@@ -388,6 +404,8 @@ export const ingestSuite: BenchSuite = {
           `(\`webhooksFor\`). SES via EventBridge (a second route for SES events: the whole EventBridge event per request, ` +
           `authenticated by the connection's secret header) posts one event per request too. Resend posts one event per request, ` +
           `signed as Svix signs (HMAC-SHA256 over id, timestamp and body); its floor parses and computes that HMAC.`,
+        `Brevo posts batched arrays of at most 500 events, authenticated with basic auth (or a bearer token or header); ` +
+          `an operation is two of them. Its floor parses each.`,
         `Mailjet posts grouped batches of ${formatCount(BATCH)} with basic auth; its MessageIDs, past 2^53, are read as ` +
           `their digits from the text (a scan the \`JSON.parse\` floor does not do).`,
         `MailerSend posts one event per request, signed with the hex HMAC-SHA256 of its raw body; its floor parses and computes that HMAC.`,
