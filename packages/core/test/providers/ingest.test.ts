@@ -7,6 +7,7 @@ import {
   attachMandrillTrackingId,
   attachPostalTrackingId,
   attachPostmarkTrackingId,
+  attachResendTrackingId,
   attachSendGridTrackingId,
   attachSesHeaderTrackingId,
   attachSesTagsTrackingId,
@@ -30,7 +31,9 @@ import { deliverMailjetMessages } from './mailjet.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
 import { deliverPostalMessage } from './postal.simulator.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
+import { deliverResendEmails } from './resend.simulator.js';
 import { signPostalBody } from '../../src/testing/postal.js';
+import { resendRequest } from '../../src/testing/resend.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
 import { sesNotification, snsEnvelope, snsRequest, snsSigningCertificate, topicArn } from '../../src/testing/ses.js';
@@ -57,6 +60,8 @@ interface ProjectSecrets {
   postmark: { username: string; password: string };
   mandrillKey: string;
   mandrillUrl: string;
+  /** Resend's signing secret (`whsec_…`). */
+  resendSecret: string;
   mailjet: { username: string; password: string };
   /** The Postal server's signing key, and its public half the project is configured with. */
   postalKey: KeyObject;
@@ -77,6 +82,7 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     postmark: { username: 'postmark', password: randomBytes(12).toString('base64url') },
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
+    resendSecret: `whsec_${randomBytes(24).toString('base64')}`,
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     postalKey: postal.privateKey,
     postalPublicKey: postal.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
@@ -98,6 +104,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     sparkpost: { basic: [s.sparkpost] },
     postmark: { basic: [s.postmark] },
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
+    resend: { signingSecret: s.resendSecret },
     mailjet: { basic: [s.mailjet] },
     postal: { publicKey: s.postalPublicKey },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: s.eventBridgeKey }] },
@@ -309,6 +316,24 @@ const cases: ProviderCase[] = [
     counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
     suppressions: { 'yan@example.net': 'hard_bounce', 'zoe@example.net': 'hard_bounce' },
     recipients: ['yan@example.net', 'zoe@example.net'],
+  },
+  {
+    provider: 'resend',
+    // Resend posts one event per request and recipient, signed as Svix signs.
+    request: (project = 'acme') => {
+      const send = attachResendTrackingId({ from: 'news@example.com', to: 'Lea@Example.com', subject: 'Hello', text: 'Hi' }, trackingId);
+      return deliverResendEmails(send, {
+        type: 'email.bounced',
+        tagsAs: 'object',
+        signingSecret: secrets[project].resendSecret,
+        signedAt: new Date(now),
+      })[0]!.request;
+    },
+    unparseable: (project = 'acme') => resendRequest('"email.bounced"', [], secrets[project].resendSecret, new Date(now)),
+    messages: ['lea@example.com bounced'],
+    counters: { messages: 1, delivered: 0, bounced: 1, complained: 0 },
+    suppressions: { 'lea@example.com': 'hard_bounce' },
+    recipients: ['Lea@Example.com'],
   },
   {
     provider: 'mailjet',
