@@ -170,6 +170,7 @@ export {
   readMailerSendTrackingId,
   MAILERSEND_MAX_TAGS,
   type MailerSendCarrierOptions,
+  type MailerSendWithTrackingId,
 } from './carriers/mailersend.js';
 
 // Webhook side: verify, parse and normalize each provider's delivery events.

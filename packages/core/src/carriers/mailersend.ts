@@ -11,7 +11,7 @@ export interface MailerSendCarrierOptions extends StreamCarrierOptions, Unsubscr
 /**
  * The most tags one MailerSend email takes, the caller's and ours together: the limit MailerSend's API
  * reference is quoted with ("max 5 tags"), not confirmed in a source here (UNVERIFIED,
- * docs/providers/mailersend.md#where-the-tracking-id-travels). No length limit per tag is assumed.
+ * docs/providers/mailersend.md#carrier-limits-and-encodings). No length limit per tag is assumed.
  */
 export const MAILERSEND_MAX_TAGS = 5;
 
@@ -72,8 +72,12 @@ export function attachMailerSendTrackingId<E extends object>(
   emails: readonly E[],
   trackingId: string,
   options?: MailerSendCarrierOptions,
-): E[];
-export function attachMailerSendTrackingId<E extends object>(email: E, trackingId: string, options?: MailerSendCarrierOptions): E;
+): MailerSendWithTrackingId<E>[];
+export function attachMailerSendTrackingId<E extends object>(
+  email: E,
+  trackingId: string,
+  options?: MailerSendCarrierOptions,
+): MailerSendWithTrackingId<E>;
 export function attachMailerSendTrackingId(
   input: object | readonly object[],
   trackingId: string,
@@ -83,6 +87,9 @@ export function attachMailerSendTrackingId(
   if (Array.isArray(input)) return input.map((email: unknown, index) => attachOne(email, tags, options, `MailerSend email ${index}`));
   return attachOne(input, tags, options, 'The MailerSend email');
 }
+
+/** A MailerSend email that now has `tags`. */
+export type MailerSendWithTrackingId<E> = E & { tags: string[] };
 
 function attachOne(email: unknown, ours: readonly string[], options: MailerSendCarrierOptions, where: string): object {
   if (!isRecord(email)) throw new MailwardenError('invalid_request', `${where} must be an object.`);
