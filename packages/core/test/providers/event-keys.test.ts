@@ -9,6 +9,7 @@ import {
   parseMandrillWebhook,
   parsePostalWebhook,
   parsePostmarkWebhook,
+  parseResendWebhook,
   parseSendGridWebhook,
   parseSesEventBridgeWebhook,
   parseSesWebhook,
@@ -61,6 +62,11 @@ const eventsOf = {
     ).events,
   ],
   mandrill: () => parseMandrillWebhook(json('mandrill/events.json')).events,
+  // Resend: svix-id and the recipient; without svix-id, a hash of [type, email_id, created_at, recipient, link].
+  resend: () => [
+    ...parseResendWebhook(json('resend/email-bounced.json'), { svixId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' }).events,
+    ...parseResendWebhook(json('resend/email-clicked.json')).events,
+  ],
   // No event id: keyed by a hash of [event, MessageID (its exact digits), email, time, url].
   mailjet: () => [
     ...parseMailjetWebhook(fixture('mailjet/grouped.json')).events,
@@ -107,6 +113,10 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
     'mandrill:890851d6a0d699d15747aac1f397783206c80e539f8d71e95e557eade1b7d122',
     'mandrill:cb60d91e231d3c8236d9a5188285ebc4a8cbe6ba4049205b292a93a105799c4f',
     'mandrill:a52df35dd257e9f540b451c04e19bf9cd2b552f009bd6dfcff41488ae544a788',
+  ],
+  resend: [
+    'resend:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W:x@example.org',
+    'resend:e6f58e891cd7825ee55bd66984fc38fc75b209d62f3e196158e0d6e363d54517',
   ],
   postal: [
     'postal:8c1d5a3e-4f7b-4c2a-9a51-6f3e2d1b0c9a',

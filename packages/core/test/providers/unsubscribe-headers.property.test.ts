@@ -8,6 +8,7 @@ import { attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
 import { attachMailjetTrackingId } from '../../src/carriers/mailjet.js';
 import { attachMandrillTrackingId } from '../../src/carriers/mandrill.js';
 import { attachPostmarkTrackingId } from '../../src/carriers/postmark.js';
+import { attachResendTrackingId } from '../../src/carriers/resend.js';
 import { attachSendGridTrackingId } from '../../src/carriers/sendgrid.js';
 import { attachSesHeaderTrackingId } from '../../src/carriers/ses-header.js';
 import { recipientAddress, recipientAddresses, type UnsubscribeLinkOf } from '../../src/carriers/unsubscribe-headers.js';
@@ -105,6 +106,26 @@ describe('each recipient gets its own link, which unsubscribes it from the strea
           expect(headers['List-Unsubscribe-Post']).toBe(POST);
           expect(unsubscribes(headers['List-Unsubscribe'])).toEqual({ email: emails[i], stream: name ?? null });
           expect(JSON.parse((message as { EventPayload?: string }).EventPayload!)).toMatchObject({ service_id: 'spring-sale' });
+        });
+      }),
+    );
+  });
+
+  it('Resend: a batch is one email per recipient, each with its own headers, beside its service_id tag', () => {
+    fc.assert(
+      fc.property(recipients, stream, (emails, name) => {
+        const batch = emails.map((email) => ({
+          from: 'news@example.com',
+          to: [`Reader <${email}>`],
+          headers: { 'X-A': '1', 'list-unsubscribe': '<old>' },
+        }));
+        const next = attachResendTrackingId(batch, 'spring-sale', { stream: name, unsubscribe: linksFor(name) });
+        next.forEach((email, i) => {
+          const headers = email.headers!;
+          expect(Object.keys(headers)).toEqual(['X-A', 'List-Unsubscribe', 'List-Unsubscribe-Post']);
+          expect(headers['List-Unsubscribe-Post']).toBe(POST);
+          expect(unsubscribes(headers['List-Unsubscribe'])).toEqual({ email: emails[i], stream: name ?? null });
+          expect(email.tags).toContainEqual({ name: 'service_id', value: 'spring-sale' });
         });
       }),
     );
