@@ -156,6 +156,7 @@ export function arbitraryRequest(projects: Projects): fc.Arbitrary<ArbitraryRequ
           fc.constantFrom(
             'authorization',
             'x-mandrill-signature',
+            'svix-signature',
             'x-amz-sns-message-type',
             'x-twilio-email-event-webhook-timestamp',
             'accept',
