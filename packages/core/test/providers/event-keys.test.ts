@@ -6,6 +6,7 @@ import {
   parseMailgunLegacyWebhook,
   parseMailgunWebhook,
   parseMailjetWebhook,
+  parseMailerSendWebhook,
   parseMandrillWebhook,
   parsePostalWebhook,
   parsePostmarkWebhook,
@@ -72,6 +73,16 @@ const eventsOf = {
     ...parseMailjetWebhook(fixture('mailjet/grouped.json')).events,
     ...parseMailjetWebhook(fixture('mailjet/unsub-single.json')).events,
   ],
+  // MailerSend: data.id, the activity id, kept on retries; without one, a hash of what a retry repeats.
+  mailersend: () => [
+    ...parseMailerSendWebhook(json('mailersend/v2-sent.json')).events,
+    ...parseMailerSendWebhook(json('mailersend/v1-hard-bounced.json')).events,
+    ...parseMailerSendWebhook({
+      type: 'activity.delivered',
+      created_at: '2026-01-01T12:00:00.000000Z',
+      data: { type: 'delivered', recipient: 'ana@example.com', message_id: '6aa59d2fbf35297925087058', meta: [] },
+    }).events,
+  ],
   // Postal: the envelope uuid, the same on every attempt; without one, a hash of what a retry repeats.
   postal: () => [
     ...parsePostalWebhook(fixture('postal/message-delivery-failed.json')).events,
@@ -117,6 +128,11 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
   resend: [
     'resend:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W:x@example.org',
     'resend:e6f58e891cd7825ee55bd66984fc38fc75b209d62f3e196158e0d6e363d54517',
+  ],
+  mailersend: [
+    'mailersend:6aa59d304ab3f14ef03ccf50',
+    'mailersend:63fd251d5c00f8e52001fce6',
+    'mailersend:5dfbe99fcbec3ff22d69ab13707bad6d27b5217609b93415217dd59c8bf611af',
   ],
   postal: [
     'postal:8c1d5a3e-4f7b-4c2a-9a51-6f3e2d1b0c9a',

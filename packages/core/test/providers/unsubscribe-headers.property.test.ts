@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
+import { attachMailerSendTrackingId } from '../../src/carriers/mailersend.js';
 import { attachMailjetTrackingId } from '../../src/carriers/mailjet.js';
 import { attachMandrillTrackingId } from '../../src/carriers/mandrill.js';
 import { attachPostmarkTrackingId } from '../../src/carriers/postmark.js';
@@ -126,6 +127,23 @@ describe('each recipient gets its own link, which unsubscribes it from the strea
           expect(headers['List-Unsubscribe-Post']).toBe(POST);
           expect(unsubscribes(headers['List-Unsubscribe'])).toEqual({ email: emails[i], stream: name ?? null });
           expect(email.tags).toContainEqual({ name: 'service_id', value: 'spring-sale' });
+        });
+      }),
+    );
+  });
+
+  it('MailerSend: a bulk send is one email per recipient, each with its own list_unsubscribe, beside its service_id tag', () => {
+    fc.assert(
+      fc.property(recipients, stream, (emails, name) => {
+        const bulk = emails.map((email) => ({
+          from: { email: 'news@example.com' },
+          to: [{ email, name: 'Reader, A.' }],
+          list_unsubscribe: '<old>',
+        }));
+        const next = attachMailerSendTrackingId(bulk, 'spring-sale', { stream: name, unsubscribe: linksFor(name) });
+        next.forEach((email, i) => {
+          expect(unsubscribes(email.list_unsubscribe)).toEqual({ email: emails[i], stream: name ?? null });
+          expect(email.tags).toContain('service_id:spring-sale');
         });
       }),
     );
