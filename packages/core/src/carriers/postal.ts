@@ -101,5 +101,5 @@ export function readPostalTrackingId(payload: unknown): string | null {
   return typeof tag === 'string' && tag !== '' ? tag : null;
 }
 
-/** A Postal message that now has `tag`. */
-export type PostalWithTrackingId<M> = M & { tag: string };
+/** A Postal message that now has `tag` (whatever type the caller's own `tag` had: `null`, empty). */
+export type PostalWithTrackingId<M> = Omit<M, 'tag'> & { tag: string };
