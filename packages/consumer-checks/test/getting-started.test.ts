@@ -11,6 +11,7 @@ import {
   mailgunWebhook,
   mailerSendWebhook,
   mailjetWebhook,
+  brevoWebhook,
   mandrillWebhook,
   postmarkWebhook,
   postWebhook,
@@ -53,6 +54,7 @@ const sections: Record<Provider, string> = {
   postmark: 'Postmark',
   mandrill: 'Mandrill',
   resend: 'Resend',
+  brevo: 'Brevo',
   mailjet: 'Mailjet',
   mailersend: 'MailerSend',
 };
@@ -124,6 +126,12 @@ const providerApis: Record<Provider, ProviderApi> = {
         email.tags.filter((tag) => tag.name === 'service_id').map((tag) => tag.value),
       ),
   },
+  brevo: {
+    // Brevo answers the message id in angle brackets; its events carry it so too, and mailwarden keeps it without them.
+    answer: (id) => ({ status: 201, body: { messageId: `<${id}>` } }),
+    recipients: (request) => json(request)['to'].map((to: { email: string }) => to.email),
+    trackingIds: (request) => [JSON.parse(json(request)['headers']['X-Mailin-custom']).service_id],
+  },
   mailjet: {
     // Mailjet's MessageID is an integer past 2^53, written as such in its answer.
     answer: (id) => ({ status: 200, body: `{"Messages":[{"Status":"success","To":[{"Email":"you@example.com","MessageID":${id}}]}]}` }),
@@ -149,6 +157,7 @@ function newMessageId(provider: Provider): string {
   if (provider === 'mailgun') return `20261126.${hex}@mg.example.com`;
   if (provider === 'sparkpost') return String(BigInt(`0x${hex.slice(0, 12)}`));
   if (provider === 'postmark' || provider === 'resend') return randomUUID();
+  if (provider === 'brevo') return `${Date.now()}.${hex.slice(0, 11)}@smtp-relay.mailin.fr`;
   if (provider === 'mailjet') return String(10n ** 16n + BigInt(`0x${hex.slice(0, 12)}`));
   return hex;
 }
@@ -171,6 +180,8 @@ function deliveryWebhook(provider: Provider, env: Record<string, string>, dir: s
       return mandrillWebhook({ webhookKey: env['MANDRILL_WEBHOOK_KEY']!, url: env['MANDRILL_WEBHOOK_URL']!, events });
     case 'resend':
       return resendWebhook({ signingSecret: env['RESEND_WEBHOOK_SECRET']!, events });
+    case 'brevo':
+      return brevoWebhook({ auth: { basic: { username: 'brevo', password: env['BREVO_WEBHOOK_PASSWORD']! } }, events });
     case 'mailjet':
       return mailjetWebhook({ auth: { basic: { username: 'mailjet', password: env['MAILJET_WEBHOOK_PASSWORD']! } }, events });
     case 'mailersend':
@@ -231,6 +242,7 @@ const providerHosts: Record<string, Provider> = {
   'api.postmarkapp.com': 'postmark',
   'mandrillapp.com': 'mandrill',
   'api.resend.com': 'resend',
+  'api.brevo.com': 'brevo',
   'api.mailjet.com': 'mailjet',
   'api.mailersend.com': 'mailersend',
 };
