@@ -1,4 +1,16 @@
-export const providers = ['ses', 'sendgrid', 'mailgun', 'sparkpost', 'postmark', 'mandrill', 'resend', 'brevo', 'mailjet', 'mailersend', 'postal'] as const;
+export const providers = [
+  'ses',
+  'sendgrid',
+  'mailgun',
+  'sparkpost',
+  'postmark',
+  'mandrill',
+  'resend',
+  'brevo',
+  'mailjet',
+  'mailersend',
+  'postal',
+] as const;
 export type Provider = (typeof providers)[number];
 
 export const deliveryEventTypes = [
