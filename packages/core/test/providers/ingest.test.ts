@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   MailwardenError,
   attachMailgunTrackingId,
+  attachMailerSendTrackingId,
   attachMailjetTrackingId,
   attachMandrillTrackingId,
   attachPostalTrackingId,
@@ -27,12 +28,14 @@ import {
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
 import { mailgunApiUserVariables } from './mailgun.simulator.js';
+import { deliverMailerSendEmail } from './mailersend.simulator.js';
 import { deliverMailjetMessages } from './mailjet.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
 import { deliverPostalMessage } from './postal.simulator.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
 import { deliverResendEmails } from './resend.simulator.js';
 import { signPostalBody } from '../../src/testing/postal.js';
+import { mailerSendRequest } from '../../src/testing/mailersend.js';
 import { resendRequest } from '../../src/testing/resend.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
@@ -63,6 +66,8 @@ interface ProjectSecrets {
   /** Resend's signing secret (`whsec_…`). */
   resendSecret: string;
   mailjet: { username: string; password: string };
+  /** MailerSend's webhook signing secret. */
+  mailersendSecret: string;
   /** The Postal server's signing key, and its public half the project is configured with. */
   postalKey: KeyObject;
   postalPublicKey: string;
@@ -84,6 +89,7 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
     resendSecret: `whsec_${randomBytes(24).toString('base64')}`,
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
+    mailersendSecret: randomBytes(16).toString('hex'),
     postalKey: postal.privateKey,
     postalPublicKey: postal.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
     eventBridgeKey: randomBytes(16).toString('base64url'),
@@ -106,6 +112,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
     resend: { signingSecret: s.resendSecret },
     mailjet: { basic: [s.mailjet] },
+    mailersend: { signingSecret: s.mailersendSecret },
     postal: { publicKey: s.postalPublicKey },
     'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: s.eventBridgeKey }] },
   };
@@ -361,6 +368,22 @@ const cases: ProviderCase[] = [
     counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
     suppressions: { 'ivy@example.org': 'hard_bounce', 'jo@example.org': 'hard_bounce' },
     recipients: ['ivy@example.org', 'Jo@Example.org'],
+  },
+  {
+    provider: 'mailersend',
+    // MailerSend posts one activity per recipient and request, signed over its raw bytes.
+    request: (project = 'acme') => {
+      const send = attachMailerSendTrackingId(
+        { from: { email: 'news@example.com' }, to: [{ email: 'Kai@Example.com' }], subject: 'Hello', text: 'Hi' },
+        trackingId,
+      );
+      return deliverMailerSendEmail(send, secrets[project].mailersendSecret, 'hard_bounced').requests[0]!;
+    },
+    unparseable: (project = 'acme') => mailerSendRequest('"activity.hard_bounced"', [], secrets[project].mailersendSecret),
+    messages: ['kai@example.com bounced'],
+    counters: { messages: 1, delivered: 0, bounced: 1, complained: 0 },
+    suppressions: { 'kai@example.com': 'hard_bounce' },
+    recipients: ['Kai@Example.com'],
   },
   {
     provider: 'postal',

@@ -9,7 +9,7 @@ export class MailerSendRefusal extends Error {}
 const MAX_TAGS = 5;
 
 export interface MailerSendDelivery {
-  /** The webhook requests MailerSend would POST: one `activity.delivered` per `to` recipient. */
+  /** The webhook requests MailerSend would POST: one activity of the given type per `to` recipient. */
   requests: WebhookRequest[];
   messageId: string;
 }
@@ -17,10 +17,14 @@ export interface MailerSendDelivery {
 /**
  * Plays MailerSend: accepts an email the way `POST /v1/email` validates it (a Laravel application: every
  * request string trimmed by its default middleware, `tags` an array of at most 5 strings), and produces
- * the version 2 webhook of each recipient's delivery with the tags as stored, slashes escaped, signed
- * with `secret`.
+ * the version 2 webhook of each recipient's activity (a delivery by default) with the tags as stored,
+ * slashes escaped, signed with `secret`.
  */
-export function deliverMailerSendEmail(email: unknown, secret: string): MailerSendDelivery {
+export function deliverMailerSendEmail(
+  email: unknown,
+  secret: string,
+  type: 'delivered' | 'hard_bounced' = 'delivered',
+): MailerSendDelivery {
   if (!isPlainObject(email)) throw new MailerSendRefusal('the email is not a JSON object');
   // What the API receives is JSON: a class instance arrives as its own fields.
   const sent = JSON.parse(JSON.stringify(email)) as Record<string, unknown>;
@@ -36,16 +40,16 @@ export function deliverMailerSendEmail(email: unknown, secret: string): MailerSe
     const address = isPlainObject(recipient) ? recipient['email'] : undefined;
     if (typeof address !== 'string' || !address.includes('@')) throw new MailerSendRefusal(`to.${index}.email is invalid`);
     const body = {
-      type: 'activity.delivered',
+      type: `activity.${type}`,
       created_at: '2026-09-12T18:43:00.000000Z',
       data: {
         id: randomBytes(12).toString('hex'),
         message_id: messageId,
         email_id: randomBytes(12).toString('hex'),
-        type: 'delivered',
+        type,
         recipient: address.trim(),
         tags: stored,
-        meta: [],
+        meta: type === 'hard_bounced' ? { bounce_reason: '550 5.1.1 User unknown', bounce_code: 550, bounce_type: 'hard' } : [],
       },
     };
     return mailerSendRequest(JSON.stringify(body), [], secret);
