@@ -13,6 +13,7 @@ import {
   mailjetWebhook,
   brevoWebhook,
   mandrillWebhook,
+  postalWebhook,
   postmarkWebhook,
   postWebhook,
   resendWebhook,
@@ -57,6 +58,7 @@ const sections: Record<Provider, string> = {
   brevo: 'Brevo',
   mailjet: 'Mailjet',
   mailersend: 'MailerSend',
+  postal: 'Postal',
 };
 
 interface SendRequest {
@@ -148,6 +150,20 @@ const providerApis: Record<Provider, ProviderApi> = {
         ['tags'].filter((tag: string) => tag.startsWith('service_id:'))
         .map((tag: string) => tag.slice('service_id:'.length)),
   },
+  postal: {
+    // Postal answers 200 with a status; the send's Message-ID, and an id and token per recipient.
+    answer: (id) => ({
+      status: 200,
+      body: {
+        status: 'success',
+        time: 0.05,
+        flags: {},
+        data: { message_id: id, messages: { 'you@example.com': { id: 1042, token: 'Ab3dE5' } } },
+      },
+    }),
+    recipients: (request) => json(request)['to'],
+    trackingIds: (request) => [json(request)['tag']],
+  },
 };
 
 /** A message id in the form the provider's send API returns it. */
@@ -157,6 +173,7 @@ function newMessageId(provider: Provider): string {
   if (provider === 'mailgun') return `20261126.${hex}@mg.example.com`;
   if (provider === 'sparkpost') return String(BigInt(`0x${hex.slice(0, 12)}`));
   if (provider === 'postmark' || provider === 'resend') return randomUUID();
+  if (provider === 'postal') return `${randomUUID()}@rp.postal.example.com`;
   if (provider === 'brevo') return `${Date.now()}.${hex.slice(0, 11)}@smtp-relay.mailin.fr`;
   if (provider === 'mailjet') return String(10n ** 16n + BigInt(`0x${hex.slice(0, 12)}`));
   return hex;
@@ -186,6 +203,8 @@ function deliveryWebhook(provider: Provider, env: Record<string, string>, dir: s
       return mailjetWebhook({ auth: { basic: { username: 'mailjet', password: env['MAILJET_WEBHOOK_PASSWORD']! } }, events });
     case 'mailersend':
       return mailerSendWebhook({ signingSecret: env['MAILERSEND_WEBHOOK_SECRET']!, events });
+    case 'postal':
+      return postalWebhook({ privateKey: readFileSync(join(dir, 'postal-signing.key'), 'utf8'), events });
   }
 }
 
@@ -245,6 +264,7 @@ const providerHosts: Record<string, Provider> = {
   'api.brevo.com': 'brevo',
   'api.mailjet.com': 'mailjet',
   'api.mailersend.com': 'mailersend',
+  'postal.example.com': 'postal',
 };
 const sent: { provider: Provider; request: SendRequest; messageId: string }[] = [];
 const realFetch = globalThis.fetch;
