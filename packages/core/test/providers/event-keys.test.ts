@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   createMailwarden,
+  parseBrevoWebhook,
   createMemoryStore,
   parseMailgunLegacyWebhook,
   parseMailgunWebhook,
@@ -69,6 +70,8 @@ const eventsOf = {
     ...parseResendWebhook(json('resend/email-clicked.json')).events,
   ],
   // No event id: keyed by a hash of [event, MessageID (its exact digits), email, time, url].
+  // Brevo: no event id; a hash of what a retry repeats, ts_epoch as sent (milliseconds or seconds).
+  brevo: () => [...parseBrevoWebhook(json('brevo/hard-bounce.json')).events, ...parseBrevoWebhook(json('brevo/batch.json')).events],
   mailjet: () => [
     ...parseMailjetWebhook(fixture('mailjet/grouped.json')).events,
     ...parseMailjetWebhook(fixture('mailjet/unsub-single.json')).events,
@@ -104,6 +107,13 @@ const storedKeys: Record<keyof typeof eventsOf, string[]> = {
     'mailgun:8128ceaf842e0f48dd424756ba7cd4aad403380705710c3aed4d9a789d3e4ffd',
     'mailgun:71b846b1684d2f241df9c209f85c6dee388d74b101451c38ffbee996d464a92e',
     'mailgun:1f80d693df95617bc4e9690f5d938b9d4ef6972cd242b533c481c30c31a047dc',
+  ],
+  brevo: [
+    'brevo:c57344f37e895a3dae3d3782be4df77ea663f73c5882042f406813e3f5a84ec7',
+    'brevo:43ef35d9a03fa7c1489df92c2c411d6d621a32d8090f55e1ffa7890ebaa5c9e9',
+    'brevo:b51d96dc2f3f9ebee382b5404b86548c32377d5d9615896bc8b6637fc3e4b9c8',
+    'brevo:122ba86ee30821a1a9ee840bff6cdbb13f9c42c4a46bdbfc8b0b42624369cc02',
+    'brevo:1ad369503f3c6ff486353a9294c72cc4e0996728912b4f0b34a15467b31829d5',
   ],
   mailjet: [
     'mailjet:f535924c67685fc8d2839c2606dadfec83d8255c00c6a1033f572cfdde9931dc',

@@ -4,6 +4,7 @@
 // link read back from the headers names the recipient and the stream it was made for.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { attachBrevoTrackingId } from '../../src/carriers/brevo.js';
 import { attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
 import { attachMailerSendTrackingId } from '../../src/carriers/mailersend.js';
 import { attachMailjetTrackingId } from '../../src/carriers/mailjet.js';
@@ -87,6 +88,31 @@ describe('each recipient gets its own link, which unsubscribes it from the strea
           expect(unsubscribes(headers[1]!.Value)).toEqual({ email: emails[i], stream: name ?? null });
         });
       }),
+    );
+  });
+
+  it('Brevo: one request per recipient, its headers beside X-Mailin-custom; a request to several is refused', async () => {
+    fc.assert(
+      fc.property(recipients, stream, (emails, name) => {
+        emails.forEach((email) => {
+          const request = {
+            sender: { email: 'news@example.com' },
+            to: [{ email, name: 'Reader' }],
+            headers: { 'X-A': '1', 'list-unsubscribe': '<old>' },
+          };
+          const next = attachBrevoTrackingId(request, 'spring-sale', { stream: name, unsubscribe: linksFor(name) });
+          const headers = next.headers as Record<string, string>;
+          expect(Object.keys(headers)).toEqual(['X-A', 'X-Mailin-custom', 'List-Unsubscribe', 'List-Unsubscribe-Post']);
+          expect(headers['List-Unsubscribe-Post']).toBe(POST);
+          expect(unsubscribes(headers['List-Unsubscribe'])).toEqual({ email, stream: name ?? null });
+          expect(JSON.parse(headers['X-Mailin-custom']!)).toMatchObject({ service_id: 'spring-sale' });
+        });
+      }),
+    );
+    const versions = { messageVersions: [{ to: [{ email: 'a@example.com' }] }, { to: [{ email: 'b@example.com' }] }] };
+    await expectMailwardenError(
+      () => attachBrevoTrackingId(versions, 'x', { unsubscribe: linksFor(undefined) }),
+      'unsubscribe_not_carriable',
     );
   });
 
