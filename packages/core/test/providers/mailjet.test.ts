@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { attachMailjetTrackingId, readMailjetStream, readMailjetTrackingId } from '../../src/carriers/mailjet.js';
 import { parseJsonWithExactIntegers } from '../../src/json/exact-integers.js';
+import { mailjetWebhook } from '../../src/testing/mailjet.js';
 import { createMailjetWebhook, parseMailjetWebhook } from '../../src/webhooks/mailjet.js';
 import type { WebhookEnvironment } from '../../src/webhooks/provider.js';
 import type { WebhookRequest } from '../../src/webhooks/request.js';
@@ -226,5 +227,41 @@ describe('createMailjetWebhook', () => {
     await expect(webhook.receive({ ...post(''), headers, rawBody: new Uint8Array([0xff]) }, auth)).rejects.toMatchObject({
       code: 'invalid_payload',
     });
+  });
+});
+
+describe('mailjetWebhook (testing kit)', () => {
+  const credentials = { username: 'mailjet', password: 'kit-secret' };
+  const webhook = createMailjetWebhook(env);
+
+  it('posts a grouped array, MessageID a bare 17-digit integer that comes back exact', async () => {
+    const request = mailjetWebhook({
+      auth: { basic: credentials },
+      events: [{ type: 'opened', recipient: 'a@example.org', trackingId: 'x' }],
+    });
+    const text = new TextDecoder().decode(request.rawBody);
+    const messageId = request.events[0]!.messageId;
+    expect(messageId).toMatch(/^1\d{16}$/);
+    expect(text.startsWith('[')).toBe(true);
+    expect(text).toContain(`"MessageID":${messageId},`);
+    const receipt = await webhook.receive(request, { basic: [credentials] });
+    expect(receipt.events.map((event) => [event.type, event.messageId, event.trackingId])).toEqual([['opened', messageId, 'x']]);
+  });
+
+  it('posts one bare event with grouped: false, and refuses several, a sent event, or events it cannot name', async () => {
+    const single = mailjetWebhook({
+      auth: { basic: credentials },
+      grouped: false,
+      events: [{ type: 'unsubscribed', recipient: 'a@example.org', stream: 'news' }],
+    });
+    expect(new TextDecoder().decode(single.rawBody).startsWith('{')).toBe(true);
+    const receipt = await webhook.receive(single, { basic: [credentials] });
+    expect(receipt.events).toMatchObject([{ type: 'unsubscribed', trackingId: null, stream: 'news' }]);
+    const two = [
+      { type: 'opened' as const, recipient: 'a@example.org' },
+      { type: 'opened' as const, recipient: 'b@example.org' },
+    ];
+    expectMailwardenError(() => mailjetWebhook({ grouped: false, events: two }), 'invalid_request');
+    expectMailwardenError(() => mailjetWebhook({ events: [{ type: 'sent', recipient: 'a@example.org' }] }), 'invalid_request');
   });
 });
