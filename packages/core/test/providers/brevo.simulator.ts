@@ -14,7 +14,7 @@ export interface BrevoDelivery {
 /**
  * Plays Brevo: takes the JSON text of a transactional email as the API receives it, refuses what it
  * cannot send right (headers that are not an object of strings; a header with non-ASCII, which Brevo
- * mangles: docs/providers/brevo.md#carrier), and produces the webhook reporting one `delivered` per
+ * mangles: docs/providers/brevo.md#carrier), and produces the webhook reporting one `event` (default `delivered`) per
  * recipient (`to`, or every message version's), echoing `X-Mailin-custom` verbatim and `tags`. One
  * recipient is posted as an object, several as the array of a batched webhook; `ts_epoch` is in
  * milliseconds or, as one documented example has it, seconds.
@@ -23,6 +23,7 @@ export function deliverBrevoEmail(
   bodyText: string,
   credentials: { username: string; password: string },
   epochSeconds = false,
+  event: 'delivered' | 'hard_bounce' = 'delivered',
 ): BrevoDelivery {
   const email: unknown = JSON.parse(bodyText);
   if (!isPlainObject(email)) throw new BrevoRefusal('the email is not a JSON object');
@@ -40,7 +41,8 @@ export function deliverBrevoEmail(
   const messageId = `${Date.now()}.${randomInt(1, 2 ** 40)}@smtp-relay.mailin.fr`;
   const at = 1_764_000_000_000 + randomInt(0, 1000);
   const items = recipients.map((address) => ({
-    event: 'delivered',
+    event,
+    ...(event === 'hard_bounce' ? { reason: 'RecipientError: 550 5.1.1 user unknown' } : {}),
     email: address,
     id: 98_765,
     date: '2026-11-24 17:00:00',

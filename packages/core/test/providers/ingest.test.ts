@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   MailwardenError,
   attachMailgunTrackingId,
+  attachBrevoTrackingId,
   attachMailerSendTrackingId,
   attachMailjetTrackingId,
   attachMandrillTrackingId,
@@ -28,6 +29,7 @@ import {
 import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunJsonWebhook } from '../../src/testing/mailgun.js';
 import { mailgunApiUserVariables } from './mailgun.simulator.js';
+import { deliverBrevoEmail } from './brevo.simulator.js';
 import { deliverMailerSendEmail } from './mailersend.simulator.js';
 import { deliverMailjetMessages } from './mailjet.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
@@ -65,6 +67,7 @@ interface ProjectSecrets {
   mandrillUrl: string;
   /** Resend's signing secret (`whsec_…`). */
   resendSecret: string;
+  brevo: { username: string; password: string };
   mailjet: { username: string; password: string };
   /** MailerSend's webhook signing secret. */
   mailersendSecret: string;
@@ -88,6 +91,7 @@ function projectSecrets(project: ProjectName, snsTopicArn: string): ProjectSecre
     mandrillKey: randomBytes(16).toString('base64url'),
     mandrillUrl: `https://mail.example.com/projects/${project}/webhooks/mandrill`,
     resendSecret: `whsec_${randomBytes(24).toString('base64')}`,
+    brevo: { username: 'brevo', password: randomBytes(12).toString('base64url') },
     mailjet: { username: 'mailjet', password: randomBytes(12).toString('base64url') },
     mailersendSecret: randomBytes(16).toString('hex'),
     postalKey: postal.privateKey,
@@ -111,6 +115,7 @@ function providerAuth(project: ProjectName): ProviderAuth {
     postmark: { basic: [s.postmark] },
     mandrill: { webhookKey: s.mandrillKey, url: s.mandrillUrl },
     resend: { signingSecret: s.resendSecret },
+    brevo: { basic: [s.brevo] },
     mailjet: { basic: [s.mailjet] },
     mailersend: { signingSecret: s.mailersendSecret },
     postal: { publicKey: s.postalPublicKey },
@@ -341,6 +346,27 @@ const cases: ProviderCase[] = [
     counters: { messages: 1, delivered: 0, bounced: 1, complained: 0 },
     suppressions: { 'lea@example.com': 'hard_bounce' },
     recipients: ['Lea@Example.com'],
+  },
+  {
+    provider: 'brevo',
+    // Brevo echoes X-Mailin-custom in each event; several recipients' events come as a batched array.
+    request: (project = 'acme') => {
+      const send = attachBrevoTrackingId(
+        {
+          sender: { email: 'news@example.com' },
+          to: [{ email: 'eli@example.org' }, { email: 'Fay@Example.org' }],
+          subject: 'Hello',
+          textContent: 'Hi',
+        },
+        trackingId,
+      );
+      return deliverBrevoEmail(JSON.stringify(send), secrets[project].brevo, false, 'hard_bounce').request;
+    },
+    unparseable: (project = 'acme') => jsonRequest('"hard_bounce"', { authorization: basicHeader(secrets[project].brevo) }),
+    messages: ['eli@example.org bounced', 'fay@example.org bounced'],
+    counters: { messages: 2, delivered: 0, bounced: 2, complained: 0 },
+    suppressions: { 'eli@example.org': 'hard_bounce', 'fay@example.org': 'hard_bounce' },
+    recipients: ['eli@example.org', 'Fay@Example.org'],
   },
   {
     provider: 'mailjet',
