@@ -9,6 +9,7 @@ import { attachMailgunTrackingId } from '../../src/carriers/mailgun.js';
 import { attachMailerSendTrackingId } from '../../src/carriers/mailersend.js';
 import { attachMailjetTrackingId } from '../../src/carriers/mailjet.js';
 import { attachMandrillTrackingId } from '../../src/carriers/mandrill.js';
+import { attachPostalTrackingId } from '../../src/carriers/postal.js';
 import { attachPostmarkTrackingId } from '../../src/carriers/postmark.js';
 import { attachResendTrackingId } from '../../src/carriers/resend.js';
 import { attachSendGridTrackingId } from '../../src/carriers/sendgrid.js';
@@ -172,6 +173,30 @@ describe('each recipient gets its own link, which unsubscribes it from the strea
           expect(email.tags).toContain('service_id:spring-sale');
         });
       }),
+    );
+  });
+
+  it('Postal: one message per recipient, its own link in headers beside the caller’s and its tag; several are refused', async () => {
+    fc.assert(
+      fc.property(recipients, stream, (emails, name) => {
+        for (const email of emails) {
+          const message = {
+            to: [`Reader <${email}>`],
+            from: 'news@example.com',
+            headers: { 'X-Campaign': 'spring', 'list-unsubscribe': '<old>' } as Record<string, string>,
+          };
+          const next = attachPostalTrackingId(message, 'spring-sale', { unsubscribe: linksFor(name) });
+          expect(Object.keys(next.headers)).toEqual(['X-Campaign', 'List-Unsubscribe', 'List-Unsubscribe-Post']);
+          expect(next.headers['List-Unsubscribe-Post']).toBe(POST);
+          expect(unsubscribes(next.headers['List-Unsubscribe'])).toEqual({ email, stream: name ?? null });
+          expect(next.tag).toBe('spring-sale');
+        }
+      }),
+    );
+    await expectMailwardenError(
+      () => attachPostalTrackingId({ to: ['a@x.org', 'b@x.org'] }, 'id', { unsubscribe: linksFor('marketing') }),
+      'unsubscribe_not_carriable',
+      /The Postal message goes to 2 recipients/,
     );
   });
 
