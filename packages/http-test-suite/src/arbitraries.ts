@@ -157,6 +157,7 @@ export function arbitraryRequest(projects: Projects): fc.Arbitrary<ArbitraryRequ
             'authorization',
             'x-mandrill-signature',
             'svix-signature',
+            'signature',
             'x-amz-sns-message-type',
             'x-twilio-email-event-webhook-timestamp',
             'accept',
