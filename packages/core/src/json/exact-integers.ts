@@ -3,7 +3,7 @@
  * (either sign) becomes the string of its digits, exactly as written, instead of a rounded number. Node
  * 20's `JSON.parse` has no access to a number's source text, so such literals are quoted in the text
  * first, by one linear scan that skips strings; text with no run of 16 digits is parsed as is. Mailjet's
- * `MessageID` is such an integer (docs/providers/mailjet.md#message-ids-beyond-2-53).
+ * `MessageID` is such an integer (docs/providers/mailjet.md#message-id-and-dedup-key).
  *
  * Throws what `JSON.parse` throws for text that is not JSON.
  *

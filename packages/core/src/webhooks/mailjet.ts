@@ -93,7 +93,7 @@ function parseItem(item: unknown): ItemOutcome {
 }
 
 /**
- * The reference's table (docs/providers/mailjet.md#events): `sent` is the receiving server's acceptance;
+ * The reference's table (docs/providers/mailjet.md#events-and-how-they-map): `sent` is the receiving server's acceptance;
  * a greylisting bounce that is not hard is a deferral; `blocked` is Mailjet refusing to send, for its own
  * suppression only when it says `preblocked` (recently or repeatedly bounced) or `spam reporter`.
  * `blacklisted` is Mailjet's exclusion list, which mixes unsubscribes with manual entries, so it
