@@ -4,11 +4,19 @@
 // with the message id and time the kit made up, to the precision the provider keeps.
 import fc from 'fast-check';
 import { createWebhookIngest, isMailwardenError, providers, type DeliveryEvent, type Provider, type ProviderAuth } from '@mailwarden/core';
-import { createSendGridKeyPair, fetchTestSnsCertificate, testEventTypes, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
+import {
+  createPostalKeyPair,
+  createSendGridKeyPair,
+  fetchTestSnsCertificate,
+  testEventTypes,
+  webhooksFor,
+  type TestEvent,
+} from '@mailwarden/core/testing';
 import { describe, expect, it } from 'vitest';
 import { optionalStreamArbitrary, trackingIdArbitrary } from './providers/tracking-id.arbitrary.js';
 
 const sendGridKeys = createSendGridKeyPair();
+const postalKeys = createPostalKeyPair();
 const auth = {
   ses: { topicArns: ['arn:aws:sns:eu-west-1:123456789012:ses-events'] },
   sendgrid: { publicKey: sendGridKeys.publicKey },
@@ -17,32 +25,39 @@ const auth = {
   postmark: { basic: [{ username: 'postmark', password: 'pässwörd' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/hooks/mandrill?project=acme' },
   resend: { signingSecret: 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0' },
-  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   brevo: { headers: [{ name: 'X-Brevo-Secret', value: 'brevo-secret' }] },
+  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
+  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
 /** Events a provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 function eventArbitrary(provider: Provider): fc.Arbitrary<TestEvent> {
-  return fc
-    .record({
-      type: fc.constantFrom(...testEventTypes),
-      bounceClass: fc.constantFrom('hard' as const, 'soft' as const, undefined),
-      recipient: fc.emailAddress(),
-      trackingId: fc.option(trackingIdArbitrary, { nil: null }),
-      stream: optionalStreamArbitrary,
-      occurredAt: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }),
-    })
-    .map(({ bounceClass, stream, ...rest }): TestEvent => {
-      const event = stream === undefined ? rest : { ...rest, stream };
-      return event.type === 'bounced' ? { ...event, bounceClass } : event;
-    })
-    .filter((event) => !(provider === 'postmark' && event.type === 'sent') && !(provider === 'mailgun' && event.bounceClass === 'soft'))
-    // Resend reports no unsubscribe.
-    .filter((event) => !(provider === 'resend' && event.type === 'unsubscribed'))
-    // Mailjet's `sent` is a delivery: nothing is posted for a message merely sent.
-    .filter((event) => !(provider === 'mailjet' && event.type === 'sent'));
+  return (
+    fc
+      .record({
+        type: fc.constantFrom(...testEventTypes),
+        bounceClass: fc.constantFrom('hard' as const, 'soft' as const, undefined),
+        recipient: fc.emailAddress(),
+        trackingId: fc.option(trackingIdArbitrary, { nil: null }),
+        stream: optionalStreamArbitrary,
+        occurredAt: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }),
+      })
+      .map(({ bounceClass, stream, ...rest }): TestEvent => {
+        const event = stream === undefined ? rest : { ...rest, stream };
+        return event.type === 'bounced' ? { ...event, bounceClass } : event;
+      })
+      .filter((event) => !(provider === 'postmark' && event.type === 'sent') && !(provider === 'mailgun' && event.bounceClass === 'soft'))
+      // Mailjet's `sent` is a delivery: nothing is posted for a message merely sent.
+      .filter((event) => !(provider === 'mailjet' && event.type === 'sent'))
+      // Resend reports no unsubscribe.
+      .filter((event) => !(provider === 'resend' && event.type === 'unsubscribed'))
+      // Postal reports no send, complaint or unsubscribe, and its one tag cannot carry a stream.
+      .filter(
+        (event) => provider !== 'postal' || (!['sent', 'complained', 'unsubscribed'].includes(event.type) && event.stream === undefined),
+      )
+  );
 }
 
 const secondsProviders = new Set<Provider>(['sendgrid', 'mailgun', 'sparkpost', 'mandrill', 'mailjet', 'mailersend']);
@@ -53,7 +68,10 @@ describe('testing kit round trip (property)', () => {
       fc.asyncProperty(fc.array(eventArbitrary(provider), { minLength: 1, maxLength: 5 }), async (events) => {
         let requests;
         try {
-          requests = webhooksFor(provider, auth[provider], events, { sendGridPrivateKey: sendGridKeys.privateKey });
+          requests = webhooksFor(provider, auth[provider], events, {
+            sendGridPrivateKey: sendGridKeys.privateKey,
+            postalPrivateKey: postalKeys.privateKey,
+          });
         } catch (error) {
           // Mandrill's metadata holds 200 bytes of JSON: a send with a longer ID fails, so there is no webhook.
           if (isMailwardenError(error) && error.code === 'tracking_id_not_carriable' && provider === 'mandrill') return;

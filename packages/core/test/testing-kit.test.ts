@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createWebhookIngest, type DeliveryEvent, type Provider, type ProviderAuth } from '@mailwarden/core';
 import {
+  createPostalKeyPair,
   createSendGridKeyPair,
   fetchSnsCertificateTrustingTestSigner,
   fetchTestSnsCertificate,
@@ -12,8 +13,9 @@ import {
   mailjetWebhook,
   mailerSendWebhook,
   mandrillWebhook,
-  postmarkWebhook,
   brevoWebhook,
+  postalWebhook,
+  postmarkWebhook,
   resendWebhook,
   sendGridWebhook,
   sesWebhook,
@@ -29,6 +31,7 @@ import { describe, expect, it } from 'vitest';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const sendGridKeys = createSendGridKeyPair();
+const postalKeys = createPostalKeyPair();
 const topicArn = 'arn:aws:sns:eu-west-1:123456789012:ses-events';
 const auth = {
   ses: { topicArns: [topicArn] },
@@ -38,10 +41,11 @@ const auth = {
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
   resend: { signingSecret: ['whsec_cmVzZW5kLW9sZC1zZWNyZXQ=', 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0'] },
+  brevo: { bearer: ['brevo-token'] },
   mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
+  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
-  brevo: { bearer: ['brevo-token'] },
 } satisfies Required<ProviderAuth>;
 
 /** createWebhookIngest for project `acme`, storing into a list instead of a store: what it would store. */
@@ -92,11 +96,12 @@ const builders: { [P in Provider]: (events: readonly TestEvent[]) => TestWebhook
   postmark: (events) => postmarkWebhook({ events, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
   mandrill: (events) => mandrillWebhook({ events, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
   resend: (events) => resendWebhook({ events, signingSecret: auth.resend.signingSecret[1]! }),
+  brevo: (events) => brevoWebhook({ events, auth: { bearer: 'brevo-token' } }),
   mailjet: (events) => mailjetWebhook({ events, auth: { basic: auth.mailjet.basic[0] } }),
   mailersend: (events) => mailerSendWebhook({ events, signingSecret: auth.mailersend.signingSecret }),
+  postal: (events) => postalWebhook({ events, privateKey: postalKeys.privateKey }),
 };
-const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend']);
-  brevo: (events) => brevoWebhook({ events, auth: { bearer: 'brevo-token' } }),
+const oneEventPerRequest = new Set<Provider>(['mailgun', 'postmark', 'resend', 'mailersend', 'postal']);
 
 /** What each provider can report: Postmark posts nothing for a send, Mailgun knows no soft bounce. */
 const cases: { type: TestEvent['type']; bounceClass?: 'hard' | 'soft' }[] = [
@@ -115,7 +120,8 @@ const unsupported = (provider: Provider, type: TestEvent['type'], bounceClass?: 
   (provider === 'postmark' && type === 'sent') ||
   (provider === 'mailjet' && type === 'sent') ||
   (provider === 'mailgun' && bounceClass === 'soft') ||
-  (provider === 'resend' && type === 'unsubscribed');
+  (provider === 'resend' && type === 'unsubscribed') ||
+  (provider === 'postal' && ['sent', 'complained', 'unsubscribed'].includes(type));
 
 describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests round-trip through createWebhookIngest', (provider) => {
   it.each(cases)('$type $bounceClass: the events stored are the events reported', async ({ type, bounceClass }) => {
@@ -123,9 +129,13 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     const batch = oneEventPerRequest.has(provider) ? [events.slice(0, 1)] : [events];
     if (unsupported(provider, type, bounceClass)) {
       expect(() => builders[provider](events.slice(0, 1))).toThrow(
-        provider === 'postmark' || provider === 'mailjet' ? /no webhook for a message merely sent/ : provider === 'resend'
-          ? /no unsubscribe/
-          : /no soft bounces/,
+        provider === 'postmark' || provider === 'mailjet'
+          ? /no webhook for a message merely sent/
+          : provider === 'postal'
+            ? /Postal has no/
+            : provider === 'resend'
+              ? /no unsubscribe/
+              : /no soft bounces/,
       );
       return;
     }
@@ -140,8 +150,10 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
     expect(sentReported).toHaveLength(batch.flat().length);
     for (const event of sentReported) {
       expect(event).toMatchObject({ provider, type, trackingId: spring, bounceClass: type === 'bounced' ? bounceClass : null });
-      // Unix-second providers drop the milliseconds; SES, Postmark, Resend and Brevo keep them.
-      expect(event.occurredAt.getTime()).toBe(['ses', 'postmark', 'resend', 'brevo'].includes(provider) ? at.getTime() : at.getTime() - 250);
+      // Unix-second providers drop the milliseconds; SES, Postmark, Postal, Resend and Brevo keep them.
+      expect(event.occurredAt.getTime()).toBe(
+        ['ses', 'postmark', 'postal', 'resend', 'brevo'].includes(provider) ? at.getTime() : at.getTime() - 250,
+      );
     }
   });
 
@@ -161,9 +173,11 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       sparkpost: { basic: [{ username: 'sparkpost', password: 'another' }] },
       postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'another' }] },
       mandrill: { ...auth.mandrill, webhookKey: 'another-key' },
+      brevo: { bearer: ['another'] },
       resend: { signingSecret: 'whsec_YW5vdGhlci1zZWNyZXQ=' },
       mailjet: { basic: [{ username: 'mailjet', password: 'another' }] },
       mailersend: { signingSecret: 'another-secret' },
+      postal: { publicKey: createPostalKeyPair().publicKey },
     };
     // Postmark, SparkPost and Brevo sign nothing: only their credentials authenticate, so a body changed on the way is not theirs to detect.
     if (!['postmark', 'sparkpost', 'mailjet', 'brevo'].includes(provider))
@@ -173,18 +187,21 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
   });
 
   it('webhooksFor signs with what the project is configured with, one request per provider post', async () => {
-      brevo: { bearer: ['another'] },
     const { ingest, stored } = intake();
     const events: TestEvent[] = [
       { type: 'delivered', recipient: 'ana@example.org', trackingId: 'welcome' },
-      { type: 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
+      // Postal has no complaint event.
+      { type: provider === 'postal' ? 'opened' : 'complained', recipient: 'bo@example.org', trackingId: 'welcome' },
     ];
-    const requests = webhooksFor(provider, auth[provider], events, { sendGridPrivateKey: sendGridKeys.privateKey });
+    const requests = webhooksFor(provider, auth[provider], events, {
+      sendGridPrivateKey: sendGridKeys.privateKey,
+      postalPrivateKey: postalKeys.privateKey,
+    });
     expect(requests).toHaveLength(['sendgrid', 'sparkpost', 'mandrill', 'mailjet', 'brevo'].includes(provider) ? 1 : 2);
     for (const request of requests) await ingest(provider, 'acme', request);
     expect(stored.map((event) => [event.type, event.recipient, event.trackingId])).toStrictEqual([
       ['delivered', 'ana@example.org', 'welcome'],
-      ['complained', 'bo@example.org', 'welcome'],
+      [provider === 'postal' ? 'opened' : 'complained', 'bo@example.org', 'welcome'],
     ]);
   });
 
@@ -197,12 +214,12 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       provider === 'mailjet'
         ? text
         : provider === 'ses'
-        ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
-        : provider === 'mailgun'
-          ? (JSON.parse(text) as Record<string, unknown>)['event-data']
-          : provider === 'mandrill'
-            ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
-            : JSON.parse(text);
+          ? JSON.parse((JSON.parse(text) as { Message: string }).Message)
+          : provider === 'mailgun'
+            ? (JSON.parse(text) as Record<string, unknown>)['event-data']
+            : provider === 'mandrill'
+              ? JSON.parse(new URLSearchParams(text).get('mandrill_events')!)
+              : JSON.parse(text);
     const resigned = {
       ses: () => sesWebhook({ payload, topicArn }),
       sendgrid: () => sendGridWebhook({ payload, privateKey: sendGridKeys.privateKey }),
@@ -211,8 +228,10 @@ describe.each(Object.keys(builders) as Provider[])('%s: the kit’s requests rou
       postmark: () => postmarkWebhook({ payload, auth: { headers: { 'X-Webhook-Secret': 'postmark-secret' } } }),
       mandrill: () => mandrillWebhook({ payload, webhookKey: auth.mandrill.webhookKey, url: auth.mandrill.url }),
       resend: () => resendWebhook({ payload, signingSecret: auth.resend.signingSecret }),
+      brevo: () => brevoWebhook({ payload, auth: { bearer: 'brevo-token' } }),
       mailjet: () => mailjetWebhook({ payload, auth: { basic: auth.mailjet.basic[0] } }),
       mailersend: () => mailerSendWebhook({ payload, signingSecret: auth.mailersend.signingSecret }),
+      postal: () => postalWebhook({ payload, privateKey: postalKeys.privateKey }),
     }[provider]();
     expect(resigned.events).toStrictEqual([]);
     await ingest(provider, 'acme', resigned);
@@ -228,7 +247,6 @@ describe('the kit’s rules', () => {
     await ingest('ses', 'acme', request);
     expect(stored.map((event) => event.recipient)).toStrictEqual(['Ana@Example.org', 'bo@example.org']);
     expect(() =>
-      brevo: () => brevoWebhook({ payload, auth: { bearer: 'brevo-token' } }),
       sesWebhook({
         topicArn,
         events: [

@@ -2,10 +2,11 @@
 // a hard bounce shows what that provider said (its SMTP status, its reply, its own classification),
 // and a click keeps its link and user agent only when the instance keeps personal data.
 import { createMailwarden, providers, type Provider, type ProviderAuth } from '@mailwarden/core';
-import { createSendGridKeyPair, fetchTestSnsCertificate, webhooksFor } from '@mailwarden/core/testing';
+import { createPostalKeyPair, createSendGridKeyPair, fetchTestSnsCertificate, webhooksFor } from '@mailwarden/core/testing';
 import { describe, expect, test } from 'vitest';
 
 const sendGridKeys = createSendGridKeyPair();
+const postalKeys = createPostalKeyPair();
 const auth = {
   ses: { topicArns: ['arn:aws:sns:eu-west-1:123456789012:ses-events'] },
   sendgrid: { publicKey: sendGridKeys.publicKey },
@@ -14,9 +15,10 @@ const auth = {
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
   resend: { signingSecret: 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0' },
-  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   brevo: { basic: [{ username: 'brevo', password: 'brevo-secret' }] },
+  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
+  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -29,9 +31,10 @@ const classification: Record<Provider, string> = {
   postmark: 'HardBounce',
   mandrill: 'bad_mailbox',
   resend: 'Permanent/General',
+  brevo: 'hard_bounce',
   mailjet: 'recipient: user unknown',
   mailersend: 'hard',
-  brevo: 'hard_bounce',
+  postal: 'HardFail',
 };
 
 const AT = new Date('2026-03-02T10:00:00Z');
@@ -50,7 +53,7 @@ async function timelineOf(personalData: boolean, provider: Provider, type: 'boun
   const mailwarden = mailwardenFor(personalData);
   const events = [{ type, recipient: 'bob@example.com', trackingId: 'spring-sale', messageId: `${provider}-m1`, occurredAt: AT }];
   // Signed now (SendGrid and Mailgun refuse old signatures); the events happened at AT.
-  const options = { sendGridPrivateKey: sendGridKeys.privateKey };
+  const options = { sendGridPrivateKey: sendGridKeys.privateKey, postalPrivateKey: postalKeys.privateKey };
   for (const request of webhooksFor(provider, auth[provider] as never, events, options)) {
     await mailwarden.ingestWebhook(provider, 'acme', request);
   }

@@ -5,11 +5,12 @@
 // group, an SES topic, a Postmark message stream) names the stream. Always reason `manual`, source
 // `unsubscribe`, the event its cause.
 import { createMailwarden, providers, type Mailwarden, type MailwardenOptions, type Provider, type ProviderAuth } from '@mailwarden/core';
-import { createSendGridKeyPair, fetchTestSnsCertificate, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
+import { createPostalKeyPair, createSendGridKeyPair, fetchTestSnsCertificate, webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { describe, expect, it, test } from 'vitest';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 
 const sendGridKeys = createSendGridKeyPair();
+const postalKeys = createPostalKeyPair();
 const auth = {
   ses: { topicArns: ['arn:aws:sns:us-east-1:123456789012:ses-events'] },
   sendgrid: { publicKey: sendGridKeys.publicKey, unsubscribeGroups: { '42': 'product-updates' } },
@@ -18,9 +19,10 @@ const auth = {
   postmark: { headers: [{ name: 'X-Webhook-Secret', value: 'postmark-secret' }] },
   mandrill: { webhookKey: 'mandrill-key', url: 'https://mail.example.com/projects/acme/webhooks/mandrill' },
   resend: { signingSecret: 'whsec_cmVzZW5kLXNpZ25pbmctc2VjcmV0' },
-  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   brevo: { basic: [{ username: 'brevo', password: 'brevo-secret' }] },
+  mailjet: { basic: [{ username: 'mailjet', password: 'mailjet-secret' }] },
   mailersend: { signingSecret: 'mailersend-signing-secret' },
+  postal: { publicKey: postalKeys.publicKey },
   'ses-eventbridge': { headers: [{ name: 'x-api-key', value: 'eventbridge-secret' }] },
 } satisfies Required<ProviderAuth>;
 
@@ -44,7 +46,11 @@ async function post(mailwarden: Mailwarden, provider: Provider, event: Partial<T
     ...(provider === 'postmark' ? { messageStream: null } : {}),
     ...event,
   };
-  for (const request of webhooksFor(provider, auth[provider], [given], { sendGridPrivateKey: sendGridKeys.privateKey, signedAt: AT })) {
+  for (const request of webhooksFor(provider, auth[provider], [given], {
+    sendGridPrivateKey: sendGridKeys.privateKey,
+    postalPrivateKey: postalKeys.privateKey,
+    signedAt: AT,
+  })) {
     const result = await mailwarden.ingestWebhook(provider, 'acme', request);
     expect(result).toMatchObject({ accepted: 1, skipped: 0, warnings: [] });
   }
@@ -65,8 +71,10 @@ function unsubscribed(provider: Provider, stream: string | null | undefined) {
 
 const notSuppressed = { email: EMAIL, suppressed: false };
 
-// Resend reports no unsubscribes (docs/providers/resend.md#unsubscribes).
-describe.each(providers.filter((provider) => provider !== 'resend'))('%s: an unsubscribe event', (provider) => {
+// Postal and Resend report no unsubscribes (docs/providers/postal.md#unsubscribes, docs/providers/resend.md#unsubscribes).
+const unsubscribeProviders = providers.filter((provider) => provider !== 'postal' && provider !== 'resend');
+
+describe.each(unsubscribeProviders)('%s: an unsubscribe event', (provider) => {
   it('for a message sent in marketing suppresses for marketing only', async () => {
     const mailwarden = mailwardenWith();
     await post(mailwarden, provider, { stream: 'marketing' });

@@ -28,17 +28,40 @@ export function signPostalBody(
   rawBody: Uint8Array,
   options: { legacy?: boolean } = {},
 ): Record<string, string> {
-  const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
+  const key = signingKeyOf(privateKey);
   const sha1 = sign('sha1', rawBody, key).toString('base64');
   if (options.legacy === true) return { 'x-postal-signature': sha1 };
-  const { e, n } = key.export({ format: 'jwk' });
-  // The key's JWK thumbprint (RFC 7638), as Postal names its key.
-  const kid = hash('sha256', JSON.stringify({ e, kty: 'RSA', n }), 'base64url');
   return {
     'x-postal-signature': sha1,
     'x-postal-signature-256': sign('sha256', rawBody, key).toString('base64'),
-    'x-postal-signature-kid': kid,
+    'x-postal-signature-kid': keyIdOf(key),
   };
+}
+
+/** Parsing a PEM costs more than signing with it: the few keys a test run uses are kept parsed. */
+const parsedKeys = new Map<string, KeyObject>();
+const keyIds = new WeakMap<KeyObject, string>();
+
+function signingKeyOf(privateKey: string | KeyObject): KeyObject {
+  if (typeof privateKey !== 'string') return privateKey;
+  let key = parsedKeys.get(privateKey);
+  if (key === undefined) {
+    key = createPrivateKey(privateKey);
+    if (parsedKeys.size >= 16) parsedKeys.clear();
+    parsedKeys.set(privateKey, key);
+  }
+  return key;
+}
+
+/** The key's JWK thumbprint (RFC 7638), as Postal names its key in `X-Postal-Signature-KID`. */
+function keyIdOf(key: KeyObject): string {
+  let kid = keyIds.get(key);
+  if (kid === undefined) {
+    const { e, n } = key.export({ format: 'jwk' });
+    kid = hash('sha256', JSON.stringify({ e, kty: 'RSA', n }), 'base64url');
+    keyIds.set(key, kid);
+  }
+  return kid;
 }
 
 /**

@@ -99,7 +99,9 @@ export function webhooksFor<R extends WebhookRoute>(
     case 'postal': {
       const privateKey = options.postalPrivateKey;
       if (privateKey === undefined) {
-        throw invalid('Postal signs with a private key its receiver never sees: pass postalPrivateKey, the private half of the configured publicKey.');
+        throw invalid(
+          'Postal signs with a private key its receiver never sees: pass postalPrivateKey, the private half of the configured publicKey.',
+        );
       }
       return each((event) => postalWebhook({ events: [event], privateKey, signedAt }));
     }
