@@ -12,6 +12,7 @@ import {
   type HttpRequest,
   type Store,
 } from '../src/index.js';
+import { brevoWebhook } from '../src/testing/brevo.js';
 import { deliverPostmarkMessages } from './providers/postmark.simulator.js';
 
 interface Operation {
@@ -42,7 +43,10 @@ const downStore = (): Store => {
 };
 
 function handlerOn(store: Store) {
-  const mailwarden = createMailwarden({ store, webhooks: { auth: { acme: { postmark: { basic: [credentials] } } } } });
+  const mailwarden = createMailwarden({
+    store,
+    webhooks: { auth: { acme: { postmark: { basic: [credentials] }, brevo: { bearer: ['brevo-token'] } } } },
+  });
   return createHttpHandler(mailwarden, { apiKeys: { k: 'acme' }, logger: { error: () => {} } });
 }
 
@@ -52,6 +56,10 @@ const delivery = deliverPostmarkMessages(
   { To: 'bounced@example.com', Metadata: { service_id: 'campaign-1' } },
   { record: 'Bounce', escapeNonAscii: false, credentials },
 )[0]!.request;
+const brevoDelivery = brevoWebhook({
+  auth: { bearer: 'brevo-token' },
+  events: [{ type: 'delivered', recipient: 'jane@example.com', trackingId: 'campaign-1' }],
+});
 
 /** Requests of every operation, answered 2xx and with its errors; [template path, request]. */
 const scenario: [string, Partial<HttpRequest>][] = [
@@ -120,6 +128,11 @@ const scenario: [string, Partial<HttpRequest>][] = [
     { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery.rawBody },
   ],
   ['/projects/{projectId}/webhooks/{provider}', { method: 'POST', headers: delivery.headers, body: new TextEncoder().encode('not json') }],
+  // Brevo's route answers a store outage with 429 (it retries nothing else).
+  [
+    '/projects/{projectId}/webhooks/{provider}',
+    { method: 'POST', path: '/projects/acme/webhooks/brevo', headers: brevoDelivery.headers, body: brevoDelivery.rawBody },
+  ],
   ['/projects/{projectId}/messages', { method: 'GET', query: 'trackingId=campaign-1' }],
   ['/projects/{projectId}/messages', { method: 'GET', query: `trackingId=${'x'.repeat(129)}` }],
   ['/projects/{projectId}/tracking-ids', { method: 'GET', query: 'search=CAMP' }],
@@ -180,6 +193,7 @@ describe('every answer is documented in /openapi.json', () => {
   test('on a store that is down: 503 answers', async () => {
     const seen = await play(downStore());
     expect(seen.some(({ status }) => status === 503)).toBe(true);
+    expect(seen).toContainEqual({ operation: 'POST /projects/{projectId}/webhooks/{provider}', status: 429 });
   });
 
   test('the validators are not vacuous: a body missing a required field fails', () => {
