@@ -60,9 +60,9 @@ export function createMailerSendWebhook(_env: WebhookEnvironment): ProviderWebho
       const given = headerValue(request, 'signature');
       if (given === undefined) throw unauthorized('The MailerSend webhook has no Signature header.');
       let ok = false;
-      for (const secret of secrets) ok = secretsEqual(given, signatureOf(request.rawBody, secret)) || ok;
+      for (const secret of secrets) ok = secretsEqual(given, mailerSendSignature(request.rawBody, secret)) || ok;
       if (ok) return parseMailerSendWebhook(bodyJson(request.rawBody));
-      if (secretsEqual(given, signatureOf(request.rawBody, MAILERSEND_TEST_SECRET)) && isTestPing(request.rawBody)) {
+      if (secretsEqual(given, mailerSendSignature(request.rawBody, MAILERSEND_TEST_SECRET)) && isTestPing(request.rawBody)) {
         return noticeReceipt('ping');
       }
       throw unauthorized('The MailerSend signature does not match.');
@@ -78,7 +78,7 @@ export const mailerSendWebhookDefinition: ProviderWebhookDefinition<MailerSendWe
 
 /** The `Signature` MailerSend sends: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret's bytes. */
 export function mailerSendSignature(rawBody: Uint8Array, secret: string): string {
-  return signatureOf(rawBody, secret);
+  return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
 /** Whether a body is the `webhook.test` ping; anything else signed with the public test secret is forged. */
@@ -89,10 +89,6 @@ function isTestPing(rawBody: Uint8Array): boolean {
   } catch {
     return false;
   }
-}
-
-function signatureOf(rawBody: Uint8Array, secret: string): string {
-  return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
 function parseActivity(payload: Record<string, unknown>): ItemOutcome {
