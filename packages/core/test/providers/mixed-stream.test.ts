@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MailwardenError,
   attachMailgunTrackingId,
+  attachMailjetTrackingId,
   attachMandrillTrackingId,
   attachPostmarkTrackingId,
   attachSendGridTrackingId,
@@ -73,6 +74,7 @@ const sparkpostCredentials = { username: 'sparkpost', password: randomId() };
 const postmarkCredentials = { username: 'postmark', password: randomId() };
 const mandrillKey = randomId();
 const mandrillUrl = `https://mail.example.com/projects/${PROJECT}/webhooks/mandrill`;
+const mailjetCredentials = { username: 'mailjet', password: randomId() };
 
 const auth: ProviderAuth = {
   ses: { topicArns: [topicArn] },
@@ -81,6 +83,7 @@ const auth: ProviderAuth = {
   sparkpost: { basic: [sparkpostCredentials] },
   postmark: { basic: [postmarkCredentials] },
   mandrill: { webhookKey: mandrillKey, url: mandrillUrl },
+  mailjet: { basic: [mailjetCredentials] },
 };
 const environment: WebhookEnvironment = {
   now: () => now,
@@ -651,15 +654,101 @@ function mandrillPosts() {
   return { posts, carried: { launchAttach } };
 }
 
+// ---- Mailjet (grouped arrays and single events; MessageID past 2^53; fixtures/mailjet/*.json) ------
+
+type MailjetTemplate = { email: string; MessageID: string; Payload: string };
+
+/** What Mailjet echoes of each message of a Send API v3.1 request: its EventPayload, under the MessageID it answered. */
+const mailjetSent = (request: { Messages: Record<string, unknown>[] }): MailjetTemplate[] =>
+  request.Messages.map((message, index) => ({
+    email: (message['To'] as { Email: string }[])[0]!.Email,
+    MessageID: String(1152921504606847000n + BigInt(index)),
+    Payload: message['EventPayload'] as string,
+  }));
+
+/** One Mailjet event's JSON text, `MessageID` a bare integer as Mailjet writes it. */
+const mailjetEvent = (template: MailjetTemplate, event: string, time: number, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    event,
+    time,
+    MessageID: '__MESSAGE_ID__',
+    Message_GUID: `guid-${template.MessageID}`,
+    email: template.email,
+    mj_campaign_id: 0,
+    mj_contact_id: 0,
+    customcampaign: '',
+    CustomID: '',
+    Payload: template.Payload,
+    ...extra,
+  }).replace('"__MESSAGE_ID__"', template.MessageID);
+
+function mailjetPost(label: string, items: string[], grouped = true): Post {
+  const body = grouped ? `[${items.join(',')}]` : items[0]!;
+  const request = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basicHeader(mailjetCredentials) },
+    rawBody: encoder.encode(body),
+  };
+  return post(label, 'mailjet', request, items.length);
+}
+
+function mailjetPosts() {
+  const send = attachMailjetTrackingId(
+    {
+      Messages: ['ola@example.net', 'pia@example.net', 'ren@example.net', 'sid@example.net'].map((Email, index) => ({
+        From: { Email: 'news@example.com' },
+        To: [{ Email }],
+        Subject: 'Hello',
+        TextPart: 'Hi',
+        // The sender's own payload: kept beside the tracking ID.
+        ...(index === 0 ? { EventPayload: '{"segment":"vip"}' } : {}),
+      })),
+    },
+    LAUNCH,
+  );
+  const [ola, pia, ren, sid] = mailjetSent(send);
+  const posts = [
+    mailjetPost('mailjet batch 1', [
+      mailjetEvent(ola!, 'sent', at(1), { smtp_reply: '250 2.0.0 OK' }),
+      mailjetEvent(pia!, 'bounce', at(1), {
+        blocked: true,
+        hard_bounce: true,
+        error_related_to: 'recipient',
+        error: 'user unknown',
+        comment: '550 5.1.1 <pia@example.net>: User unknown',
+      }),
+      // Not attempted: the address bounced recently (Mailjet's own list).
+      mailjetEvent(ren!, 'blocked', at(0), { error_related_to: 'recipient', error: 'preblocked' }),
+      mailjetEvent(sid!, 'bounce', at(1), { blocked: false, hard_bounce: false, error_related_to: 'domain', error: 'greylisted' }),
+    ]),
+    // Version 1: one bare event per POST.
+    mailjetPost('mailjet single', [mailjetEvent(sid!, 'sent', at(10), { smtp_reply: '250 OK' })], false),
+    mailjetPost('mailjet batch 2', [
+      mailjetEvent(ola!, 'open', at(20), { agent: 'Mozilla/5.0' }),
+      mailjetEvent(ola!, 'spam', at(90), { source: 'JMRPP' }),
+    ]),
+  ];
+  return { posts, carried: { mailjetPayload: send.Messages[0]!['EventPayload'] as string } };
+}
+
 // ---- The stream ----------------------------------------------------------------------------------
 
 function buildStream() {
   const ses = sesPosts();
   const postmark = postmarkPosts();
   const mandrill = mandrillPosts();
+  const mailjet = mailjetPosts();
   return {
-    posts: [...ses.posts, ...sendgridPosts(), ...mailgunPosts(), ...postmark.posts, ...sparkpostPosts(), ...mandrill.posts],
-    carried: { ...ses.carried, ...postmark.carried, ...mandrill.carried },
+    posts: [
+      ...ses.posts,
+      ...sendgridPosts(),
+      ...mailgunPosts(),
+      ...postmark.posts,
+      ...sparkpostPosts(),
+      ...mandrill.posts,
+      ...mailjet.posts,
+    ],
+    carried: { ...ses.carried, ...postmark.carried, ...mandrill.carried, ...mailjet.carried },
   };
 }
 
@@ -693,11 +782,14 @@ describe('a realistic mixed stream from all six providers', () => {
     expect(stream.carried.launchHeader).toMatch(/^=\?UTF-8\?B\?\S+\?=( =\?UTF-8\?B\?\S+\?=)+$/);
     expect(stream.carried.digestMetadata).toEqual({ service_id: DIGEST.slice(0, 80), service_id_2: DIGEST.slice(80) });
     expect(stream.carried.launchAttach).toBe('tracking_id_not_carriable');
+    // Mailjet: the sender's own EventPayload keys kept beside the ID, written in ASCII.
+    expect(stream.carried.mailjetPayload).toMatch(/^[\x20-\x7e]+$/);
+    expect(JSON.parse(stream.carried.mailjetPayload)).toEqual({ segment: 'vip', service_id: LAUNCH });
   });
 
   it('gives the expected counters, messages and suppressions whatever the order, retries and store outages', async () => {
     const { posts } = stream;
-    // 11 SES, 3 SendGrid, 7 Mailgun, 7 Postmark, 3 SparkPost and 3 Mandrill POSTs.
+    // 11 SES, 3 SendGrid, 7 Mailgun, 7 Postmark, 3 SparkPost, 3 Mandrill and 3 Mailjet POSTs.
     expect(posts.map((p) => p.provider).join(' ')).toBe(
       [
         ...Array(11).fill('ses'),
@@ -706,6 +798,7 @@ describe('a realistic mixed stream from all six providers', () => {
         ...Array(7).fill('postmark'),
         ...Array(3).fill('sparkpost'),
         ...Array(3).fill('mandrill'),
+        ...Array(3).fill('mailjet'),
       ].join(' '),
     );
     const indexes = fc.nat(posts.length - 1);
@@ -773,7 +866,9 @@ describe('a realistic mixed stream from all six providers', () => {
           [DIGEST]: { messages: 10, delivered: 5, bounced: 4, complained: 1 },
           // SES hal (delivered, complaint); SendGrid lou (deferred, delivered, complaint); SparkPost wes
           // (delivered), xan (soft bounce). Mandrill could not carry it: those messages have no tracking ID.
-          [LAUNCH]: { messages: 4, delivered: 3, bounced: 1, complained: 2 },
+          // Mailjet ola (delivered, complaint), pia (hard bounce), ren (preblocked: rejected), sid (greylisted, delivered).
+          // 4 + 4 = 8 messages; delivered hal, lou, wes, ola, sid; bounced xan, pia.
+          [LAUNCH]: { messages: 8, delivered: 5, bounced: 2, complained: 3 },
         });
 
         // Every message (provider, normalized recipient) with its status and tracking ID. The SendGrid
@@ -815,9 +910,13 @@ describe('a realistic mixed stream from all six providers', () => {
             'mandrill zoe@example.net': 'bounced DIGEST',
             'mandrill abe@example.net': 'delivered none', // send, open, click
             'mandrill bea@example.net': 'complained none',
+            'mailjet ola@example.net': 'complained LAUNCH', // sent, open, spam
+            'mailjet pia@example.net': 'bounced LAUNCH',
+            'mailjet ren@example.net': 'rejected LAUNCH',
+            'mailjet sid@example.net': 'delivered LAUNCH', // greylisted, then sent
           },
         );
-        expect(messages).toHaveLength(28);
+        expect(messages).toHaveLength(32);
         expect(
           messages
             .filter((m) => m.trackingId === null)
@@ -846,6 +945,9 @@ describe('a realistic mixed stream from all six providers', () => {
           'vic@example.net': 'complaint', // SparkPost spam_complaint
           'zoe@example.net': 'hard_bounce', // Mandrill hard_bounce
           'bea@example.net': 'complaint', // Mandrill spam, message without tracking ID
+          'pia@example.net': 'hard_bounce', // Mailjet hard bounce
+          'ren@example.net': 'hard_bounce', // Mailjet preblocked: its own list of bounced addresses
+          'ola@example.net': 'complaint', // Mailjet spam
         };
         expect(Object.fromEntries(suppressions.map((s) => [s.email, s.reason]))).toEqual(expected);
         expect(await mailwarden.suppressions.check(PROJECT, 'Dee@Example.NET')).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
