@@ -11,7 +11,7 @@ import {
   type UnsubscribeCarrierOptions,
 } from './unsubscribe-headers.js';
 
-/** The header Brevo echoes verbatim, as this field of every webhook event (docs/providers/brevo.md#carrier). */
+/** The header Brevo echoes verbatim, as this field of every webhook event (docs/providers/brevo.md#attaching-the-tracking-id). */
 export const BREVO_CUSTOM_HEADER = 'X-Mailin-custom';
 
 export interface BrevoCarrierOptions extends StreamCarrierOptions, UnsubscribeCarrierOptions {}

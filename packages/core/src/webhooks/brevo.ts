@@ -86,7 +86,7 @@ function parseItem(item: unknown): ItemOutcome {
   };
 }
 
-/** Payload `event` values (docs/providers/brevo.md#event-mapping); they differ from the subscription names. */
+/** Payload `event` values (docs/providers/brevo.md#events-and-how-they-map); they differ from the subscription names. */
 function classify(type: string): Classified {
   switch (type) {
     case 'request':

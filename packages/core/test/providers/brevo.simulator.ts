@@ -14,7 +14,7 @@ export interface BrevoDelivery {
 /**
  * Plays Brevo: takes the JSON text of a transactional email as the API receives it, refuses what it
  * cannot send right (headers that are not an object of strings; a header with non-ASCII, which Brevo
- * mangles: docs/providers/brevo.md#carrier), and produces the webhook reporting one `event` (default `delivered`) per
+ * mangles: docs/providers/brevo.md#attaching-the-tracking-id), and produces the webhook reporting one `event` (default `delivered`) per
  * recipient (`to`, or every message version's), echoing `X-Mailin-custom` verbatim and `tags`. One
  * recipient is posted as an object, several as the array of a batched webhook; `ts_epoch` is in
  * milliseconds or, as one documented example has it, seconds.
