@@ -1,4 +1,4 @@
-import { createHmac, generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -25,6 +25,9 @@ import { expectMailwardenError } from '../expect-mailwarden-error.js';
 import { mailgunApiUserVariables } from './mailgun.simulator.js';
 import { deliverMandrillMessage } from './mandrill.simulator.js';
 import { deliverPostmarkMessages } from './postmark.simulator.js';
+import { attachPostalTrackingId } from '../../src/carriers/postal.js';
+import { postalWebhook } from '../../src/testing/postal.js';
+import type { TestEvent } from '../../src/testing/test-event.js';
 import { signSendGridBody } from '../../src/testing/sendgrid.js';
 import { deliverSendGridMail } from './sendgrid.simulator.js';
 import { snsEnvelope, snsRequest, snsSigningCertificate, topicArn, type SentMessage } from '../../src/testing/ses.js';
@@ -75,6 +78,7 @@ const postmarkCredentials = { username: 'postmark', password: randomId() };
 const mandrillKey = randomId();
 const mandrillUrl = `https://mail.example.com/projects/${PROJECT}/webhooks/mandrill`;
 const mailjetCredentials = { username: 'mailjet', password: randomId() };
+const postalKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 const auth: ProviderAuth = {
   ses: { topicArns: [topicArn] },
@@ -84,6 +88,7 @@ const auth: ProviderAuth = {
   postmark: { basic: [postmarkCredentials] },
   mandrill: { webhookKey: mandrillKey, url: mandrillUrl },
   mailjet: { basic: [mailjetCredentials] },
+  postal: { publicKey: postalKeys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64') },
 };
 const environment: WebhookEnvironment = {
   now: () => now,
@@ -731,6 +736,26 @@ function mailjetPosts() {
   return { posts, carried: { mailjetPayload: send.Messages[0]!['EventPayload'] as string } };
 }
 
+// ---- Postal (one RSA-signed event per POST; the tag is the tracking ID; a retry keeps its uuid) ----
+
+function postalPosts(): Post[] {
+  // Postal's one tag holds DIGEST as it is.
+  const tag = attachPostalTrackingId({ to: ['ula@example.org'], from: 'news@example.com', subject: 'Digest' }, DIGEST).tag;
+  const messageId = `${randomUUID()}@rp.postal.example.com`;
+  const postalPost = (label: string, event: TestEvent): Post =>
+    post(label, 'postal', postalWebhook({ events: [{ ...event, trackingId: tag, messageId }], privateKey: postalKeys.privateKey }), 1);
+  const minutes = (n: number) => new Date(T0 + n * 60_000);
+  return [
+    postalPost('postal ula sent', { type: 'delivered', recipient: 'ula@example.org', occurredAt: minutes(2) }),
+    postalPost('postal ula loaded', { type: 'opened', recipient: 'ula@example.org', occurredAt: minutes(30) }),
+    // A permanent SMTP refusal: a hard bounce.
+    postalPost('postal val failed', { type: 'bounced', bounceClass: 'hard', recipient: 'val@example.org', occurredAt: minutes(3) }),
+    // Delayed, then failed after the maximum delivery attempts: a soft bounce, no suppression.
+    postalPost('postal wyn delayed', { type: 'deferred', recipient: 'wyn@example.org', occurredAt: minutes(4) }),
+    postalPost('postal wyn failed', { type: 'bounced', bounceClass: 'soft', recipient: 'wyn@example.org', occurredAt: minutes(120) }),
+  ];
+}
+
 // ---- The stream ----------------------------------------------------------------------------------
 
 function buildStream() {
@@ -747,6 +772,7 @@ function buildStream() {
       ...sparkpostPosts(),
       ...mandrill.posts,
       ...mailjet.posts,
+      ...postalPosts(),
     ],
     carried: { ...ses.carried, ...postmark.carried, ...mandrill.carried, ...mailjet.carried },
   };
@@ -789,7 +815,7 @@ describe('a realistic mixed stream from all six providers', () => {
 
   it('gives the expected counters, messages and suppressions whatever the order, retries and store outages', async () => {
     const { posts } = stream;
-    // 11 SES, 3 SendGrid, 7 Mailgun, 7 Postmark, 3 SparkPost, 3 Mandrill and 3 Mailjet POSTs.
+    // 11 SES, 3 SendGrid, 7 Mailgun, 7 Postmark, 3 SparkPost, 3 Mandrill, 3 Mailjet and 5 Postal POSTs.
     expect(posts.map((p) => p.provider).join(' ')).toBe(
       [
         ...Array(11).fill('ses'),
@@ -799,6 +825,7 @@ describe('a realistic mixed stream from all six providers', () => {
         ...Array(3).fill('sparkpost'),
         ...Array(3).fill('mandrill'),
         ...Array(3).fill('mailjet'),
+        ...Array(5).fill('postal'),
       ].join(' '),
     );
     const indexes = fc.nat(posts.length - 1);
@@ -861,9 +888,10 @@ describe('a realistic mixed stream from all six providers', () => {
           // SES gus (delivered; the not-spam complaint counts nothing), gone (on the account suppression list: rejected);
           // Postmark pat (delivered), quinn (hard bounce), sam (soft bounce);
           // SparkPost tia (delivered), uma (hard bounce), vic (delayed, delivered, complaint);
-          // Mandrill yan (delivered), zoe (hard bounce).
-          // 2 + 3 + 3 + 2 = 10 messages; delivered gus, pat, tia, vic, yan; bounced quinn, sam, uma, zoe.
-          [DIGEST]: { messages: 10, delivered: 5, bounced: 4, complained: 1 },
+          // Mandrill yan (delivered), zoe (hard bounce);
+          // Postal ula (delivered, opened), val (hard bounce), wyn (delayed, then failed after the maximum attempts: soft).
+          // 2 + 3 + 3 + 2 + 3 = 13 messages; delivered gus, pat, tia, vic, yan, ula; bounced quinn, sam, uma, zoe, val, wyn.
+          [DIGEST]: { messages: 13, delivered: 6, bounced: 6, complained: 1 },
           // SES hal (delivered, complaint); SendGrid lou (deferred, delivered, complaint); SparkPost wes
           // (delivered), xan (soft bounce). Mandrill could not carry it: those messages have no tracking ID.
           // Mailjet ola (delivered, complaint), pia (hard bounce), ren (preblocked: rejected), sid (greylisted, delivered).
@@ -914,9 +942,12 @@ describe('a realistic mixed stream from all six providers', () => {
             'mailjet pia@example.net': 'bounced LAUNCH',
             'mailjet ren@example.net': 'rejected LAUNCH',
             'mailjet sid@example.net': 'delivered LAUNCH', // greylisted, then sent
+            'postal ula@example.org': 'delivered DIGEST', // sent, loaded
+            'postal val@example.org': 'bounced DIGEST',
+            'postal wyn@example.org': 'soft_bounced DIGEST', // HardFail after the maximum attempts
           },
         );
-        expect(messages).toHaveLength(32);
+        expect(messages).toHaveLength(35);
         expect(
           messages
             .filter((m) => m.trackingId === null)
@@ -948,6 +979,7 @@ describe('a realistic mixed stream from all six providers', () => {
           'pia@example.net': 'hard_bounce', // Mailjet hard bounce
           'ren@example.net': 'hard_bounce', // Mailjet preblocked: its own list of bounced addresses
           'ola@example.net': 'complaint', // Mailjet spam
+          'val@example.org': 'hard_bounce', // Postal HardFail with a 5xx
         };
         expect(Object.fromEntries(suppressions.map((s) => [s.email, s.reason]))).toEqual(expected);
         expect(await mailwarden.suppressions.check(PROJECT, 'Dee@Example.NET')).toMatchObject({ suppressed: true, reason: 'hard_bounce' });
