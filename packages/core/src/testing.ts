@@ -23,8 +23,8 @@ export { postmarkWebhook, type PostmarkWebhookOptions } from './testing/postmark
 export { mandrillWebhook, type MandrillWebhookOptions } from './testing/mandrill.js';
 export { brevoWebhook, type BrevoWebhookOptions } from './testing/brevo.js';
 export { resendWebhook, type ResendWebhookOptions } from './testing/resend.js';
-export { mailjetWebhook, type MailjetWebhookOptions } from './testing/mailjet.js';
 export { mailerSendWebhook, mailerSendPing, type MailerSendWebhookOptions } from './testing/mailersend.js';
+export { mailjetWebhook, type MailjetWebhookOptions } from './testing/mailjet.js';
 export { postalWebhook, createPostalKeyPair, signPostalBody, type PostalWebhookOptions } from './testing/postal.js';
 
 export { webhooksFor, type WebhooksForOptions } from './testing/webhooks-for.js';

@@ -24,9 +24,9 @@ export const providerLabels: Record<Provider, string> = {
   sparkpost: 'SparkPost',
   postmark: 'Postmark',
   mandrill: 'Mandrill',
-  mailjet: 'Mailjet',
   resend: 'Resend',
   brevo: 'Brevo',
+  mailjet: 'Mailjet',
   mailersend: 'MailerSend',
   postal: 'Postal',
 };

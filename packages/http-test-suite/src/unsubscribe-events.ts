@@ -1,4 +1,4 @@
-import { providers, type Provider, type Suppression } from '@mailwarden/core';
+import { providers, type Provider, type Suppression, type WebhookRoute } from '@mailwarden/core';
 import { applyEventsResultSchema, checkSuppressionResponseSchema, listSuppressionsResponseSchema } from '@mailwarden/core/schemas';
 import { webhooksFor, type TestEvent } from '@mailwarden/core/testing';
 import { describe, expect, test } from 'vitest';
@@ -17,7 +17,7 @@ const EMAIL = 'ana@example.org';
 const AT = new Date(WEBHOOK_NOW - 30_000);
 
 /** Posts one unsubscribe event of `provider` to acme, built and signed by the testing kit; expects it stored. */
-async function postUnsubscribe(app: TestApp, provider: Provider, event: Partial<TestEvent> = {}): Promise<void> {
+async function postUnsubscribe(app: TestApp, provider: WebhookRoute, event: Partial<TestEvent> = {}): Promise<void> {
   const secrets: ProviderSecrets = app.secrets.acme;
   const auth = providerAuthOf(secrets);
   // Postmark's MessageStream names the stream of a message that carried none: none unless a test gives one.
@@ -104,6 +104,15 @@ export function describeUnsubscribeEventTests(open: OpenApp): void {
       await postUnsubscribe(app, 'ses', { stream: 'marketing', topic: 'weekly-digest' });
       expect(await check(app, 'weekly-digest')).toEqual(unsubscribed('ses', 'weekly-digest'));
       expect(await check(app, 'marketing')).toStrictEqual(notSuppressed);
+    });
+
+    test("SES through EventBridge (route ses-eventbridge): the message's stream, or the topic opted out of; the events are ses's", async () => {
+      const app = await open();
+      await postUnsubscribe(app, 'ses-eventbridge', { stream: 'marketing' });
+      expect(await check(app, 'marketing')).toEqual(unsubscribed('ses', 'marketing'));
+      await postUnsubscribe(app, 'ses-eventbridge', { stream: 'marketing', topic: 'weekly-digest' });
+      expect(await check(app, 'weekly-digest')).toEqual(unsubscribed('ses', 'weekly-digest'));
+      expect(await check(app)).toStrictEqual(notSuppressed);
     });
 
     test('Postmark: the MessageStream names the stream of a message that carried none', async () => {

@@ -47,21 +47,23 @@ const providerAuth = z
       .strict()
       .optional(),
     sparkpost: sharedSecret.optional(),
+    postmark: sharedSecret.optional(),
+    /** Brevo's webhook credentials: Basic in the URL, a bearer token or a custom header (docs/providers/brevo.md). */
+    brevo: sharedSecret.optional(),
     /** Mailjet's basic credentials of the webhook URL, the one authentication it offers (docs/providers/mailjet.md). */
     mailjet: z
       .object({ basic: z.array(z.object({ username: z.string(), password: z.string().min(1) })).min(1) })
       .strict()
       .optional(),
-    postmark: sharedSecret.optional(),
-    /** Brevo's webhook credentials: Basic in the URL, a bearer token or a custom header (docs/providers/brevo.md). */
-    brevo: sharedSecret.optional(),
     mandrill: z
       .object({ webhookKey: z.string().min(1), url: z.url(), allowTestKey: z.boolean().optional() })
       .strict()
       .optional(),
     /** Resend's signing secret (`whsec_…`), or several while rotating (docs/providers/resend.md). */
     resend: z
-      .object({ signingSecret: z.union([resendSecret, z.array(resendSecret).min(1)]) })
+      .object({
+        signingSecret: z.union([resendSecret, z.array(resendSecret).min(1)]),
+      })
       .strict()
       .optional(),
     /** MailerSend's webhook signing secret, or several while rotating (docs/providers/mailersend.md). */

@@ -36,12 +36,12 @@ export const demoWebhookAuth = {
   // Mandrill signs the URL as entered at Mandrill, not the one the service sees: any fixed URL will do.
   mandrill: { webhookKey: 'mailwarden-demo-mandrill-key', url: 'http://127.0.0.1:3000/projects/demo/webhooks/mandrill' },
   resend: { signingSecret: 'whsec_bWFpbHdhcmRlbi1kZW1vLXJlc2VuZC1zaWduaW5nLWtleQ==' },
-  mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
   // Postal signs with its server's RSA key: the base64 public key, as Postal shows it.
   postal: {
     publicKey:
       'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA5btb7UI9+nZAJN5ntqXCqSOsVUK2E1s5FRvxwdanVNp2WNjesv3J3xeDrEziDAiFp/MIDkkFDjNUyhy7QQFuitIWSaI4gIoeD0c3L76U7wFhgNALuY+vS4FQX4A7uOBJ8hO8TkcHJiQQ5xEh1EQp1oLu7mR976GUqLk7tt8I2M+liegUNp5hcIW+/9HosoqzWp5Fz5TBxJPzbXrP/szf7ut+3KY/9aup411RUjldIBPodlsJzVKLiPwYmuGYXbM4kA9iLEtetEvwRG+T0txSScPQNYBb6NpiYuZW7XSv5wTBW0Md6V84Cudj35Lpv8NxmiARhnBvHB6YWDBik4fgWwIDAQAB',
   },
+  mailersend: { signingSecret: 'mailwarden-demo-mailersend-signing-secret' },
   // EventBridge's connection: an API-key header (a Basic or OAuth connection would work as well).
   'ses-eventbridge': { headers: [{ name: 'X-Webhook-Secret', value: 'mailwarden-demo-eventbridge' }] },
 } satisfies Required<ProviderAuth>;
@@ -290,13 +290,6 @@ const providerProfiles: Record<
   },
   // Brevo classifies a bounce by its event name only, and says nothing of a complaint's kind.
   brevo: { reportsSend: true, hardBounce: 'hard_bounce', softBounce: 'soft_bounce' },
-  // Resend passes on no reply with a delivery, nor a feedback type with a complaint.
-  resend: {
-    reportsSend: true,
-    hardBounce: 'Permanent/General',
-    softBounce: 'Transient/MailboxFull',
-    ownListBounce: { rejectReason: 'OnAccountSuppressionList' },
-  },
   // Mailjet's sent is the delivery; it classifies by error_related_to and error, and names a complaint's feedback loop.
   mailjet: {
     reportsSend: false,
@@ -305,6 +298,13 @@ const providerProfiles: Record<
     softBounce: 'recipient: quota exceeded',
     deferral: 'domain: greylisted',
     feedbackType: 'JMRPP',
+  },
+  // Resend passes on no reply with a delivery, nor a feedback type with a complaint.
+  resend: {
+    reportsSend: true,
+    hardBounce: 'Permanent/General',
+    softBounce: 'Transient/MailboxFull',
+    ownListBounce: { rejectReason: 'OnAccountSuppressionList' },
   },
   // Postal reports no send (MessageSent is the delivery) and no complaint; its status is its classification.
   postal: {
