@@ -1,4 +1,4 @@
-import type { Store } from '@mailwarden/core';
+import { providers, type Store } from '@mailwarden/core';
 import {
   Fact,
   type MessagePosition,
@@ -71,8 +71,8 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
     });
 
     test('listMessages filters by provider', async ({ store, projectId }) => {
-      // Twelve messages: each provider twice (messageIdentities takes them in turn, then sorts by key).
-      const records = messageIdentities(12).map((identity, index) => message(identity, Fact.delivered, at(index % 4)));
+      // Each provider twice (messageIdentities takes them in turn, then sorts by key).
+      const records = messageIdentities(2 * providers.length).map((identity, index) => message(identity, Fact.delivered, at(index % 4)));
       await store.applyEvents(
         projectId,
         records.map((record) => storedEvent({ message: record })),

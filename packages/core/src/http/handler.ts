@@ -86,7 +86,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     const { route } = match;
     const params = paramsOf(match, segments);
     // Once a route is known, its failures are its own: a 401 carries the route's challenge, and a store
-    // outage the status its provider retries (docs/providers/brevo.md#retries).
+    // outage the status its provider retries (its webhook definition's `storeUnavailableStatus`).
     return runRoute(request, method, route, params).catch((error: unknown) =>
       failure(error, request, route.challenge?.(params), route.storeUnavailableStatus?.(params)),
     );

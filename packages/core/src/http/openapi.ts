@@ -118,10 +118,10 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
         content: content(ERROR_REF),
       };
     }
-    // A route whose provider retries only 429 answers a store outage so (docs/providers/brevo.md#retries).
+    // A route whose provider retries only 429 answers a store outage so (its webhook definition's `storeUnavailableStatus`).
     if (route.storeUnavailableStatus !== undefined && codes.has('store_unavailable')) {
       responses[429] = {
-        description: 'Error code `store_unavailable`, on the route of a provider that retries only a 429 (Brevo).',
+        description: 'Error code `store_unavailable`, on the route of a provider that retries only a 429.',
         headers: { 'Retry-After': retryAfterHeader },
         content: content(ERROR_REF),
       };

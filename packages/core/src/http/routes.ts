@@ -362,7 +362,7 @@ export const routes: readonly Route[] = [
     summary: "Receive a provider's delivery events",
     description:
       "Authenticated by the provider's own mechanism configured for the project, not by X-API-Key. " +
-      'Answers 200 only once every event is stored; 503 when the store is unavailable, so the provider retries (429 on `brevo`, which retries nothing else).',
+      'Answers 200 only once every event is stored; 503 when the store is unavailable, so the provider retries (429 on a route whose provider retries nothing else: `storeUnavailableStatus`).',
     responses: { 200: { description: 'Stored (or a ping / subscription handshake).', schema: applyEventsResultSchema } },
     errors: ['invalid_request', 'invalid_payload', 'webhook_unauthorized', 'not_found', 'verification_unavailable'],
     challenge: (params) => webhookChallenge(params.provider!),
