@@ -7,6 +7,7 @@ import {
   type Mailwarden,
   type Provider,
   type ProviderAuth,
+  webhookRoutes,
 } from '@mailwarden/core';
 import type { ServerConfig } from './config.js';
 
@@ -522,7 +523,7 @@ export function demoBanner(url: string, apiKey: string, store: string, dashboard
     '    (open its url in a browser: a one-click unsubscribe page)',
     `  curl -s '${url}/openapi.json'`,
     '',
-    'Post a signed test webhook as a provider would (ses, sendgrid, mailgun, sparkpost, postmark or mandrill):',
+    `Post a signed test webhook as a provider would (${webhookRoutes.slice(0, -1).join(', ')} or ${webhookRoutes.at(-1)}):`,
     `  ${cli} webhooks send sendgrid --url '${url}' --type bounced --to test@example.com`,
     '',
     'Stop with Ctrl-C.',
