@@ -390,7 +390,7 @@ export const ingestSuite: BenchSuite = {
     }
 
     const section: ReportSection = {
-      title: 'Webhook intake: the six receivers into the memory store',
+      title: 'Webhook intake: the twelve routes into the memory store',
       intro: [
         `\`mailwarden.ingestWebhook\` end to end, as the HTTP layer calls it: authentication (SendGrid ECDSA P-256 over the ` +
           `raw bytes; Mandrill HMAC-SHA1 over URL + fields; Mailgun HMAC-SHA256 of timestamp and token, and its one-time token; ` +
