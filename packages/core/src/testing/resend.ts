@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { attachResendTrackingId, type ResendTag } from '../carriers/resend.js';
+import { resendSignature, resendSigningKey } from '../webhooks/resend.js';
 import {
   encoder,
   invalid,
@@ -30,7 +30,11 @@ export interface ResendWebhookOptions {
 /** The POST of a body text, signed with `secret` as Resend (Svix) signs. */
 export function resendRequest(bodyText: string, events: ReportedEvent[], secret: string, signedAt: Date, svixId?: string): TestWebhook {
   const id = svixId ?? `msg_${randomUUID().replaceAll('-', '')}`;
-  const signature = new Webhook(secret).sign(id, signedAt, bodyText);
+  const key = resendSigningKey(secret);
+  if (key === undefined) throw invalid('The Resend signing secret is not whsec_ followed by base64.');
+  const timestamp = String(unixSeconds(signedAt));
+  const rawBody = encoder.encode(bodyText);
+  const signature = `v1,${resendSignature(key, id, timestamp, rawBody).toString('base64')}`;
   return {
     provider: 'resend',
     method: 'POST',
@@ -38,10 +42,10 @@ export function resendRequest(bodyText: string, events: ReportedEvent[], secret:
       'content-type': 'application/json',
       'user-agent': 'Svix-Webhooks/1.0',
       'svix-id': id,
-      'svix-timestamp': String(unixSeconds(signedAt)),
+      'svix-timestamp': timestamp,
       'svix-signature': signature,
     },
-    rawBody: encoder.encode(bodyText),
+    rawBody,
     events,
   };
 }

@@ -76,19 +76,31 @@ export const resendWebhookDefinition: ProviderWebhookDefinition<ResendWebhookAut
   createReceiver: createResendWebhook,
 };
 
-/** The secrets configured, as HMAC keys: base64 after `whsec_`. A secret that does not decode matches nothing. */
+/** A secret as its HMAC key: the base64 after `whsec_`; `undefined` for one that does not decode. */
+export function resendSigningKey(secret: string): Buffer | undefined {
+  const text = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return undefined;
+  const key = Buffer.from(text, 'base64');
+  return key.length > 0 ? key : undefined;
+}
+
+/**
+ * Svix's `v1` signature of a request, as Resend sends it: HMAC-SHA256 keyed with the secret's key, over
+ * `id.timestamp.body` (the raw body). The receiver checks it and the testing kit signs with it; a test
+ * holds it to the `standardwebhooks` package.
+ */
+export function resendSignature(key: Buffer, id: string, timestamp: string, rawBody: Uint8Array): Buffer {
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`, 'utf8').update(rawBody).digest();
+}
+
+/** The secrets configured, as HMAC keys. A secret that does not decode matches nothing. */
 function signingKeys(auth: ResendWebhookAuth): Buffer[] {
   const secrets: readonly unknown[] =
     typeof auth?.signingSecret === 'string' ? [auth.signingSecret] : Array.isArray(auth?.signingSecret) ? auth.signingSecret : [];
-  const keys: Buffer[] = [];
-  for (const secret of secrets) {
-    if (typeof secret !== 'string') continue;
-    const text = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) continue;
-    const key = Buffer.from(text, 'base64');
-    if (key.length > 0) keys.push(key);
-  }
-  return keys;
+  return secrets.flatMap((secret) => {
+    const key = typeof secret === 'string' ? resendSigningKey(secret) : undefined;
+    return key === undefined ? [] : [key];
+  });
 }
 
 /** Throws `webhook_unauthorized` unless one configured secret signed the request; answers its `svix-id`. */
@@ -109,10 +121,9 @@ function verifyResendSignature(request: WebhookRequest, auth: ResendWebhookAuth,
     .split(' ')
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
-  const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), request.rawBody]);
   let ok = false;
   for (const key of keys) {
-    const expected = createHmac('sha256', key).update(signed).digest();
+    const expected = resendSignature(key, id, timestamp, request.rawBody);
     for (const signature of given) ok = (signature.length === expected.length && timingSafeEqual(signature, expected)) || ok;
   }
   if (!ok) throw unauthorized('The Resend signature does not match the body.');
