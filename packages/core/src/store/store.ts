@@ -3,7 +3,7 @@ import type { MessageStatus, SuppressionReason } from '../vocabulary.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
-import type { SuppressionProvenance } from '../suppressions/provenance.js';
+import type { SuppressionCause, SuppressionProvenance } from '../suppressions/provenance.js';
 
 export interface SuppressionRecord {
   /** 64 lower-case hex characters: the hash of `email` (see `createEmailHasher`). */
@@ -25,6 +25,95 @@ export interface SuppressionRecord {
    * that stream only; a project-wide entry blocks every stream (docs/decisions.md, "Streams").
    */
   stream?: string;
+  /**
+   * Epoch milliseconds at which it stops suppressing; absent when it never does (every record stored
+   * before expiry existed). A record whose `expiresAt` is at or before the caller's `now` is expired:
+   * reads and writes given that `now` treat it as absent (a write replaces it, as if the list had none),
+   * and `purgeExpired` deletes it later. In a join the winner's `expiresAt` goes with its provenance
+   * (docs/decisions.md, "Suppressions that expire").
+   */
+  expiresAt?: number;
+}
+
+/**
+ * The soft-bounce rule as a store applies it (`ApplyEventsOptions.softBounces`), made by the service
+ * from the project's `SuppressionRules` (docs/decisions.md, "The soft-bounce rule"): suppress an
+ * address project-wide with `hard_bounce` once `bounces` soft bounces of distinct messages fall within
+ * `windowMs` of each other (the last's time minus the first's at most `windowMs`).
+ */
+export interface StoredSoftBounceRule {
+  /** At least 1. */
+  bounces: number;
+  /** The window, in milliseconds (`days` × 86 400 000). */
+  windowMs: number;
+  /** As configured, for the provenance. */
+  days: number;
+  /** A delivery resets the count: soft bounces earlier than the address's latest delivery do not count. */
+  resetOnDelivery: boolean;
+  /** How long a suppression the rule makes lasts (its `expiresAt` = its `createdAt` + this); `null` for ever. */
+  expiresAfterMs: number | null;
+  /** History older than `now - keepMs` is forgotten: `windowMs` plus the lateness allowed (`SOFT_BOUNCE_LATENESS_MS`). */
+  keepMs: number;
+  /** `bounces,days,0|1` (the reset): the rule as the packed provenance writes it (`packProvenance`). */
+  packed: string;
+}
+
+/** What `Store.applyEvents` needs beside the events. */
+export interface ApplyEventsOptions {
+  /**
+   * The caller's clock (epoch milliseconds): records expired at `now` count as absent, suppressions
+   * that would be expired at `now` are not written, and rule history older than `now - keepMs` is
+   * forgotten. Absent: nothing counts as expired, and no history is forgotten.
+   */
+  now?: number;
+  /** The project's soft-bounce rule; absent when it has none (then `ruleInput` is ignored). */
+  softBounces?: StoredSoftBounceRule;
+}
+
+/** A soft bounce, as the soft-bounce rule counts it (`StoredEvent.ruleInput`). */
+export interface SoftBounceInput {
+  kind: 'soft_bounce';
+  /** The recipient's hash and normalized address. */
+  hash: string;
+  email: string;
+  /** The event's time (epoch milliseconds). */
+  at: number;
+  /** Which message it bounced: its `MessageRecord.key`, or the event's key when it named no message. Bounces of one message count once. */
+  message: string;
+  /** The event as a cause (its `eventId` is the event's timeline entry ID). */
+  cause: SuppressionCause;
+  /** `packRuleBounce(cause, at)`: the bounce as a rule's packed provenance lists it. */
+  packed: string;
+  /** `JSON.stringify([provider, messageId, diagnostic])` of `cause`: the packed provenance's cause when this bounce completes a window. */
+  causeJson: string;
+}
+
+/** A delivery, as the soft-bounce rule with `resetOnDelivery` counts it. */
+export interface DeliveryInput {
+  kind: 'delivery';
+  hash: string;
+  at: number;
+}
+
+/** What a store may need about a project's allowlist (`Store.addAllowlistEntry`). */
+export interface AllowlistEntry {
+  /**
+   * What events are matched by: the address's hash (64 hex) for an address, `@` and the domain for a
+   * domain (a recipient's domain is the text after the last `@` of its normalized address; exact, no
+   * subdomains).
+   */
+  key: string;
+  /** The normalized address, or `@` and the normalized domain: what listings show and sort by. */
+  entry: string;
+  /** Epoch milliseconds it was added. */
+  createdAt: number;
+}
+
+/** A page of a project's allowlist: by `entry` in code-point order, strictly after `after`. */
+export interface AllowlistQuery {
+  limit: number;
+  /** The `entry` of the previous page's last item. */
+  after?: string;
 }
 
 /** A position in the newest-first suppression order: the last item of the previous page. */
@@ -80,6 +169,11 @@ export interface StoredEvent {
    * of the event (`insertTimelineEntry`), kept while the message is, removed with it.
    */
   timelineEntry?: TimelineEntry;
+  /**
+   * What the soft-bounce rule counts (`ApplyEventsOptions.softBounces`): present only when the project
+   * has the rule and the event is a soft bounce, or a delivery when the rule resets on one.
+   */
+  ruleInput?: SoftBounceInput | DeliveryInput;
 }
 
 /** A message with its timeline, oldest event first (`compareTimelineEntries`), at most `TIMELINE_CAP` entries. */
@@ -142,6 +236,10 @@ export interface SuppressionQuery {
   from?: number;
   /** Only suppressions whose `createdAt` is before this (epoch ms, exclusive). */
   to?: number;
+  /** `true`: only suppressions with an `expiresAt`; `false`: only those without. */
+  expiring?: boolean;
+  /** The caller's clock: suppressions expired at `now` are not listed. Absent: every one is. */
+  now?: number;
   limit: number;
   after?: SuppressionPosition;
 }
@@ -181,25 +279,29 @@ export interface Store {
    * The suppression of one hash, or `undefined`. One round trip. Without `stream`, the project-wide
    * list's. With a stream, what holds the address for mail of that stream: the project-wide entry when
    * there is one, else that stream's entry (its `stream` set), else `undefined` — still one round trip.
+   * With `now`, a record expired at `now` counts as absent (a stream's entry then answers if it is not).
    */
-  getSuppression(projectId: string, hash: string, stream?: string): Promise<SuppressionRecord | undefined>;
+  getSuppression(projectId: string, hash: string, stream?: string, now?: number): Promise<SuppressionRecord | undefined>;
 
   /**
    * The suppressions of many hashes, in the order asked (duplicates included), each as `getSuppression`
-   * answers it for the same `stream`. One round trip.
+   * answers it for the same `stream` and `now`. One round trip.
    */
-  getSuppressions(projectId: string, hashes: readonly string[], stream?: string): Promise<(SuppressionRecord | undefined)[]>;
+  getSuppressions(projectId: string, hashes: readonly string[], stream?: string, now?: number): Promise<(SuppressionRecord | undefined)[]>;
 
   /**
    * Insert-if-absent in the list of `record.stream` (the project-wide list when absent), atomically.
    * Returns the stored record: the given one with `created: true`, or the existing one of that list,
-   * unchanged, with `created: false` (an existing suppression is never downgraded).
+   * unchanged, with `created: false` (an existing suppression is never downgraded). With `now`, an
+   * existing record expired at `now` counts as absent: the given one replaces it (`created: true`).
    */
-  addSuppression(projectId: string, record: SuppressionRecord): Promise<{ record: SuppressionRecord; created: boolean }>;
+  addSuppression(projectId: string, record: SuppressionRecord, now?: number): Promise<{ record: SuppressionRecord; created: boolean }>;
 
   /**
    * Deletes a suppression from one list atomically: the project-wide list without `stream`, else that
-   * stream's (never the other). Returns the record it deleted, or `undefined` when that list had none.
+   * stream's (never the other). Returns the record it deleted (expired or not), or `undefined` when that
+   * list had none. Removing from the project-wide list also forgets the hash's soft-bounce history, so the
+   * rule counts afresh.
    */
   removeSuppression(projectId: string, hash: string, stream?: string): Promise<SuppressionRecord | undefined>;
 
@@ -211,14 +313,17 @@ export interface Store {
    * failure the caller may send the records again: merging is idempotent. Returns per record what it did
    * to its list, as if merged one by one: `suppressed` (created), `upgraded_from_<reason>` (raised from
    * that reason), or `applied` (was there; its reason kept, its time or provenance may have moved).
-   * Invalidates the hashes it changed, once per batch.
+   * Invalidates the hashes it changed, once per batch. A record's `expiresAt` goes with its provenance
+   * (the join's winner keeps its own). With `now`, a stored record expired at `now` counts as absent, and
+   * a given record already expired at `now` is not written (`applied`).
    */
-  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[]): Promise<SuppressionMergeOutcome[]>;
+  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[], now?: number): Promise<SuppressionMergeOutcome[]>;
 
   /**
    * Bulk removal from one list (the project-wide one without `stream`, else that stream's): deletes
    * each hash, one round trip per batch. Returns per hash the record it deleted, or `undefined` when
-   * there was none (a hash given twice: the second `undefined`).
+   * there was none (a hash given twice: the second `undefined`). From the project-wide list, it also
+   * forgets each hash's soft-bounce history, as `removeSuppression` does.
    */
   removeSuppressions(projectId: string, hashes: readonly string[], stream?: string): Promise<(SuppressionRecord | undefined)[]>;
 
@@ -235,10 +340,20 @@ export interface Store {
    * Applies events, each atomically and in the given order: if `key` was seen, nothing changes
    * (`duplicate`); otherwise, as one step, the key is recorded, the message merged (`mergeMessage`),
    * tracking-ID rows moved (`trackingIdDeltas`) and the suppression upserted in its list (`stream`; reason only upgraded,
-   * `createdAt` the earliest, the provenance the one `provenanceWins` keeps). A failure part-way leaves every event either wholly applied or not at
+   * `createdAt` the earliest, the provenance the one `provenanceWins` keeps, the `expiresAt` the
+   * provenance's). A failure part-way leaves every event either wholly applied or not at
    * all, so the caller may retry the whole batch. Returns one outcome per event (`EventOutcome`).
+   *
+   * In the same step, for an event applied (not a duplicate):
+   * - Allowlist: when the recipient (`suppression.hash`, or its `@domain`) is on the project's allowlist,
+   *   a suppression of source `webhook` is not written and `ruleInput` is not counted. An unsubscribe
+   *   (source `unsubscribe`) is written all the same: the recipient asked.
+   * - The soft-bounce rule (`options.softBounces` with `ruleInput`), exactly as docs/decisions.md, "The
+   *   soft-bounce rule", states it: the history kept per address, what it forgets, and when a window
+   *   makes a `hard_bounce` suppression (its provenance `rule` lists the bounces). When it makes or
+   *   raises one, the event's outcome says so as if the event had carried that suppression.
    */
-  applyEvents(projectId: string, events: readonly StoredEvent[]): Promise<EventOutcome[]>;
+  applyEvents(projectId: string, events: readonly StoredEvent[], options?: ApplyEventsOptions): Promise<EventOutcome[]>;
 
   /**
    * Messages newest first (`firstEventAt` descending, then `key` ascending) that match every filter
@@ -270,6 +385,21 @@ export interface Store {
    */
   getStats(projectId: string, query: StatsQuery): Promise<StatsBucket[]>;
 
+  /** A page of the project's allowlist (`AllowlistQuery`). */
+  listAllowlist(projectId: string, query: AllowlistQuery): Promise<AllowlistEntry[]>;
+
+  /** Adds an entry if its `key` is absent. Returns the stored entry: the given one (`created`) or the existing one. */
+  addAllowlistEntry(projectId: string, entry: AllowlistEntry): Promise<{ entry: AllowlistEntry; created: boolean }>;
+
+  /** Removes the entry of `key`. Returns it, or `undefined` when there was none. */
+  removeAllowlistEntry(projectId: string, key: string): Promise<AllowlistEntry | undefined>;
+
+  /**
+   * Whether each recipient is allowlisted: its hash, or `@` and the text after the last `@` of its
+   * `email`, is a key of the project's allowlist. In the order given; one round trip.
+   */
+  findAllowlisted(projectId: string, recipients: readonly { hash: string; email: string }[]): Promise<boolean[]>;
+
   /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
    * store adds, removes or changes suppressions of a project (at most once per write, after it is
@@ -290,9 +420,11 @@ export interface Store {
 
   /**
    * Optional, for stores whose retention needs a sweep (see docs/storage.md): deletes messages whose
-   * last event is older than the store's configured message retention, with their dedup keys, and
-   * webhook token claims whose `expiresAt` is before `now`. `now` is epoch milliseconds. Returns how
-   * many messages were deleted.
+   * last event is older than the store's configured message retention, with their dedup keys,
+   * webhook token claims whose `expiresAt` is before `now`, suppressions (of every list) expired at
+   * `now` (invalidating their hashes), and soft-bounce history older than its rule keeps it. `now` is
+   * epoch milliseconds. Bounded: one call does a bounded amount of work per kind, so a sweep that
+   * runs again later finishes the rest. Returns how many messages and suppressions it deleted.
    */
   purgeExpired?(now: number): Promise<number>;
 
