@@ -7,6 +7,8 @@ import { compareCodePoints, trackingIdSearchKey } from '../tracking-id.js';
 import { recipientDomainOf } from '../store/recipient-domain.js';
 import { reasonRank } from '../suppressions/reason.js';
 import type {
+  AllowlistEntry,
+  AllowlistQuery,
   EventOutcome,
   MessageQuery,
   StoredEvent,
@@ -153,6 +155,9 @@ class ProjectState {
   private readonly expiry: SortedList<MessageSlot, MessageExpiryKey> | undefined;
   readonly trackingIds = new Map<string, TrackingIdRow>();
   readonly trackingIdOrder = new SortedList<string>(compareCodePoints);
+  /** The allowlist by key (hash or `@domain`), and its entries in listing order (`entry`, code points). */
+  readonly allowlist = new Map<string, AllowlistEntry>();
+  readonly allowlistOrder = new SortedList<AllowlistEntry, Pick<AllowlistEntry, 'entry'>>((a, b) => compareCodePoints(a.entry, b.entry));
 
   /** `expires`: whether the store has a retention, so messages and keys are queued to be forgotten. */
   constructor(
@@ -180,6 +185,12 @@ class ProjectState {
       if (event.timelineEntry !== undefined) insertTimelineEntry(slot.timeline, { ...event.timelineEntry });
     }
     return event.suppression === null ? 'applied' : this.mergeSuppression(event.suppression);
+  }
+
+  /** Whether the recipient's hash, or `@` and the text after the last `@` of its address, is allowlisted. */
+  isAllowlisted(hash: string, email: string): boolean {
+    if (this.allowlist.size === 0) return false;
+    return this.allowlist.has(hash) || this.allowlist.has(email.slice(email.lastIndexOf('@')));
   }
 
   /** The list of `stream` (the project-wide one when absent), made on first write. */
@@ -496,6 +507,41 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     async getStats(projectId, query) {
       const hours = existing(projectId)?.buckets.get(query.trackingId ?? '');
       return hours === undefined ? [] : sumHours(hours, query.interval, query.from, query.to);
+    },
+
+    async listAllowlist(projectId, query: AllowlistQuery) {
+      const state = existing(projectId);
+      if (state === undefined) return [];
+      const page: AllowlistEntry[] = [];
+      for (const entry of state.allowlistOrder.after(query.after === undefined ? undefined : { entry: query.after })) {
+        if (page.length === query.limit) break;
+        page.push({ ...entry });
+      }
+      return page;
+    },
+
+    async addAllowlistEntry(projectId, entry) {
+      const state = project(projectId);
+      const known = state.allowlist.get(entry.key);
+      if (known !== undefined) return { entry: { ...known }, created: false };
+      const stored = { ...entry };
+      state.allowlist.set(stored.key, stored);
+      state.allowlistOrder.insert(stored);
+      return { entry: { ...stored }, created: true };
+    },
+
+    async removeAllowlistEntry(projectId, key) {
+      const state = existing(projectId);
+      const known = state?.allowlist.get(key);
+      if (known === undefined) return undefined;
+      state!.allowlist.delete(key);
+      state!.allowlistOrder.remove(known);
+      return { ...known };
+    },
+
+    async findAllowlisted(projectId, recipients) {
+      const state = existing(projectId);
+      return recipients.map((recipient) => state?.isAllowlisted(recipient.hash, recipient.email) ?? false);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

@@ -191,6 +191,11 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     listTrackingIds: (projectId, query) => store.listTrackingIds(projectId, query),
     getTrackingId: (projectId, trackingId) => store.getTrackingId(projectId, trackingId),
     getStats: (projectId, query) => store.getStats(projectId, query),
+    // The allowlist is not cached: it is read on writes (adds, imports), never on the check path.
+    listAllowlist: (projectId, query) => store.listAllowlist(projectId, query),
+    addAllowlistEntry: (projectId, entry) => store.addAllowlistEntry(projectId, entry),
+    removeAllowlistEntry: (projectId, key) => store.removeAllowlistEntry(projectId, key),
+    findAllowlisted: (projectId, recipients) => store.findAllowlisted(projectId, recipients),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),
