@@ -18,6 +18,12 @@ export type {
   TrackingIdQuery,
   TrackingIdRecord,
   StatsQuery,
+  StoredSoftBounceRule,
+  ApplyEventsOptions,
+  SoftBounceInput,
+  DeliveryInput,
+  AllowlistEntry,
+  AllowlistQuery,
 } from './store/store.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
@@ -54,10 +60,22 @@ export {
   provenanceWins,
   packProvenance,
   unpackProvenance,
+  packRule,
+  packRuleBounce,
   type SuppressionSource,
   type SuppressionProvenance,
   type SuppressionCause,
+  type SoftBounceRuleCause,
+  type RuleBounce,
 } from './suppressions/provenance.js';
+export {
+  DAY_MS,
+  SOFT_BOUNCE_LATENESS_MS,
+  storedSoftBounceRule,
+  type SuppressionRules,
+  type SoftBounceRule,
+  type SuppressionExpiry,
+} from './suppressions/rules.js';
 export { createEmailHasher, isEmailHash, type EmailHasher } from './email/hash.js';
 export { compareCodePoints, codePointLength, trackingIdSearchKey } from './tracking-id.js';
 export { createCursorCodec, type CursorCodec, type CursorScope } from './cursor.js';
