@@ -19,6 +19,7 @@ export const errorStatus = {
   forbidden: 403,
   not_found: 404,
   suppression_not_found: 404,
+  allowlist_entry_not_found: 404,
   unsubscribe_links_not_configured: 404,
   method_not_allowed: 405,
   request_timeout: 408,
