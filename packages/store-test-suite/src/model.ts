@@ -21,26 +21,47 @@ import {
   type SuppressionPosition,
   type SuppressionRecord,
   type TrackingIdRecord,
+  type AllowlistEntry,
+  type SoftBounceInput,
+  type StoredEvent,
+  type StoredSoftBounceRule,
 } from '@mailwarden/core/store';
+
+/** Whether `record` is expired at `now`: it has an `expiresAt` at or before `now` (no `now`: never). */
+function expired(record: SuppressionRecord, now: number | undefined): boolean {
+  return now !== undefined && record.expiresAt !== undefined && record.expiresAt <= now;
+}
+
+/** The record of `hash` in `list`, unless it is expired at `now` (then it counts as absent). */
+function live(list: Map<string, SuppressionRecord> | undefined, hash: string, now: number | undefined): SuppressionRecord | undefined {
+  const record = list?.get(hash);
+  return record === undefined || expired(record, now) ? undefined : record;
+}
 
 /** The suppression join, written plainly: strongest reason, earliest time, the provenance `provenanceWins` keeps; in the known one's list. */
 function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): SuppressionRecord {
-  const provenance = provenanceWins(seen, known) ? seen.provenance : known.provenance;
+  // The expiry goes with the provenance: the winner brings its own (docs/decisions.md, "Suppressions that expire").
+  const winner = provenanceWins(seen, known) ? seen : known;
   return {
     hash: known.hash,
     email: known.email,
     reason: strongerReason(known.reason, seen.reason),
     createdAt: Math.min(known.createdAt, seen.createdAt),
-    ...(provenance === undefined ? {} : { provenance: structuredClone(provenance) }),
+    ...(winner.provenance === undefined ? {} : { provenance: structuredClone(winner.provenance) }),
     ...(known.stream === undefined ? {} : { stream: known.stream }),
+    ...(winner.expiresAt === undefined ? {} : { expiresAt: winner.expiresAt }),
   };
 }
 
-/** Joins `seen` into the list of its stream and says what that did to its address there. */
-function merge(state: ProjectModel, seen: SuppressionRecord): SuppressionMergeOutcome {
+/**
+ * Joins `seen` into the list of its stream and says what that did to its address there. At `now`, a
+ * `seen` already expired is not written, and a stored record expired counts as absent (`seen` replaces it).
+ */
+function merge(state: ProjectModel, seen: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+  if (expired(seen, now)) return 'applied';
   const list = listOf(state, seen.stream);
-  const known = list.get(seen.hash);
-  list.set(seen.hash, known === undefined ? { ...seen } : joinSuppression(known, seen));
+  const known = live(list, seen.hash, now);
+  list.set(seen.hash, known === undefined ? structuredClone(seen) : joinSuppression(known, seen));
   if (known === undefined) return 'suppressed';
   return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
 }
@@ -56,11 +77,108 @@ function listOf(state: ProjectModel, stream: string | undefined): Map<string, Su
   return list;
 }
 
-/** The check rule, plainly: the project-wide entry; else, for a stream, that stream's entry. */
-function check(state: ProjectModel, hash: string, stream: string | undefined): SuppressionRecord | undefined {
-  const wide = state.suppressions.get(hash);
+/** The check rule, plainly: the project-wide entry; else, for a stream, that stream's entry; expired ones absent. */
+function check(state: ProjectModel, hash: string, stream: string | undefined, now: number | undefined): SuppressionRecord | undefined {
+  const wide = live(state.suppressions, hash, now);
   if (wide !== undefined || stream === undefined) return wide;
-  return state.streams.get(stream)?.get(hash);
+  return live(state.streams.get(stream), hash, now);
+}
+
+/** Whether the recipient's hash, or `@` and its domain (after the last `@`), is on the allowlist. */
+function allowlisted(state: ProjectModel, recipient: { hash: string; email: string }): boolean {
+  return state.allowlist.has(recipient.hash) || state.allowlist.has(`@${recipient.email.slice(recipient.email.lastIndexOf('@') + 1)}`);
+}
+
+/** The (at, eventId) order of a soft-bounce history. */
+function compareBounces(a: SoftBounceInput, b: SoftBounceInput): number {
+  return a.at - b.at || compareCodePoints(a.cause.eventId, b.cause.eventId);
+}
+
+/**
+ * The soft-bounce rule for one applied event, exactly as docs/decisions.md, "The soft-bounce rule",
+ * states it (the numbered steps of the design): the history kept, and the window that suppresses.
+ * Returns what it did to the project-wide list.
+ */
+function applyRule(
+  state: ProjectModel,
+  input: NonNullable<StoredEvent['ruleInput']>,
+  rule: StoredSoftBounceRule,
+  now: number | undefined,
+): SuppressionMergeOutcome {
+  const horizon = now === undefined ? -Infinity : now - rule.keepMs;
+  // 1. The history, without what is older than the keep time.
+  const history = state.history.get(input.hash) ?? { bounces: [] };
+  let bounces = history.bounces.filter((bounce) => bounce.at >= horizon);
+  let lastDelivery = history.lastDelivery !== undefined && history.lastDelivery >= horizon ? history.lastDelivery : undefined;
+  const save = () => {
+    if (bounces.length === 0 && lastDelivery === undefined) state.history.delete(input.hash);
+    else state.history.set(input.hash, { bounces, ...(lastDelivery === undefined ? {} : { lastDelivery }) });
+  };
+  // 2. A delivery: bounces before the latest delivery stop counting.
+  if (input.kind === 'delivery') {
+    if (input.at >= horizon) {
+      lastDelivery = Math.max(lastDelivery ?? -Infinity, input.at);
+      const reset = lastDelivery;
+      bounces = bounces.filter((bounce) => bounce.at >= reset);
+    }
+    save();
+    return 'applied';
+  }
+  // 3. A soft bounce that is not kept.
+  const wide = live(state.suppressions, input.hash, now);
+  const sameMessage = bounces.find((bounce) => bounce.message === input.message);
+  if (
+    allowlisted(state, input) ||
+    input.at < horizon ||
+    (rule.resetOnDelivery && lastDelivery !== undefined && input.at < lastDelivery) ||
+    (wide !== undefined &&
+      (wide.reason === 'hard_bounce' || wide.reason === 'complaint') &&
+      wide.provenance !== undefined &&
+      wide.provenance.at < input.at) ||
+    (sameMessage !== undefined && compareBounces(sameMessage, input) <= 0)
+  ) {
+    save();
+    return 'applied';
+  }
+  // 4. Kept, in order (one per message, its earliest); the earliest-ending window of `bounces` that holds it.
+  bounces = [...bounces.filter((bounce) => bounce !== sameMessage), input].sort(compareBounces);
+  const i = bounces.indexOf(input);
+  const n = rule.bounces;
+  let window: SoftBounceInput[] | undefined;
+  for (let j = Math.max(0, i - n + 1); j <= i && window === undefined; j++) {
+    const first = bounces[j]!;
+    const last = bounces[j + n - 1];
+    if (last !== undefined && last.at - first.at <= rule.windowMs) window = bounces.slice(j, j + n);
+  }
+  if (window === undefined) {
+    save();
+    return 'applied';
+  }
+  // 5. The window suppresses project-wide, as of its last bounce.
+  const end = window[window.length - 1]!;
+  const candidate: SuppressionRecord = {
+    hash: input.hash,
+    email: input.email,
+    reason: 'hard_bounce',
+    createdAt: end.at,
+    provenance: {
+      source: 'webhook',
+      at: end.at,
+      event: { ...end.cause },
+      rule: {
+        bounces: rule.bounces,
+        days: rule.days,
+        resetOnDelivery: rule.resetOnDelivery,
+        events: window.map((bounce) => ({ ...bounce.cause, at: bounce.at })),
+      },
+    },
+    ...(rule.expiresAfterMs === null ? {} : { expiresAt: end.at + rule.expiresAfterMs }),
+  };
+  const outcome = merge(state, candidate, now);
+  // Bounces after a suppression cannot move it (step 3d would skip them): forget them.
+  if (!expired(candidate, now)) bounces = bounces.filter((bounce) => bounce.at <= end.at);
+  save();
+  return outcome;
 }
 
 interface ProjectModel {
@@ -76,6 +194,10 @@ interface ProjectModel {
   seen: Map<string, MessageRecord[]>;
   /** One-time webhook token → the digest it was first claimed with (never forgotten: the contract allows keeping). */
   webhookTokens: Map<string, string>;
+  /** The allowlist, by key (a hash, or `@` and a domain). */
+  allowlist: Map<string, AllowlistEntry>;
+  /** The soft-bounce rule's history, by hash: the kept bounces in (at, eventId) order, and the latest delivery. */
+  history: Map<string, { bounces: SoftBounceInput[]; lastDelivery?: number }>;
 }
 
 /** Newest first: `createdAt` descending, then `hash` ascending. */
@@ -148,64 +270,70 @@ export function createStoreModel(): Store {
       entries: new Map(),
       seen: new Map(),
       webhookTokens: new Map(),
+      allowlist: new Map(),
+      history: new Map(),
     };
     projects.set(projectId, state);
     return state;
   };
-  const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
+  const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : structuredClone(record));
+  /** Removing from the project-wide list forgets the hash's soft-bounce history: the rule counts afresh. */
+  const remove = (state: ProjectModel, hash: string, stream: string | undefined) => {
+    const suppressions = listOf(state, stream);
+    const record = suppressions.get(hash);
+    suppressions.delete(hash);
+    if (stream === undefined) state.history.delete(hash);
+    return copy(record);
+  };
 
   return {
-    async getSuppression(projectId, hash, stream) {
-      return copy(check(project(projectId), hash, stream));
+    async getSuppression(projectId, hash, stream, now) {
+      return copy(check(project(projectId), hash, stream, now));
     },
 
-    async getSuppressions(projectId, hashes, stream) {
-      return hashes.map((hash) => copy(check(project(projectId), hash, stream)));
+    async getSuppressions(projectId, hashes, stream, now) {
+      return hashes.map((hash) => copy(check(project(projectId), hash, stream, now)));
     },
 
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       const suppressions = listOf(project(projectId), record.stream);
-      const existing = suppressions.get(record.hash);
-      if (existing !== undefined) return { record: { ...existing }, created: false };
-      suppressions.set(record.hash, { ...record });
-      return { record: { ...record }, created: true };
+      const existing = live(suppressions, record.hash, now);
+      if (existing !== undefined) return { record: structuredClone(existing), created: false };
+      suppressions.set(record.hash, structuredClone(record));
+      return { record: structuredClone(record), created: true };
     },
 
     async removeSuppression(projectId, hash, stream) {
-      const suppressions = listOf(project(projectId), stream);
-      const record = suppressions.get(hash);
-      suppressions.delete(hash);
-      return copy(record);
+      return remove(project(projectId), hash, stream);
     },
 
-    async mergeSuppressions(projectId, records) {
+    async mergeSuppressions(projectId, records, now) {
       const state = project(projectId);
-      return records.map((record) => merge(state, record));
+      return records.map((record) => merge(state, record, now));
     },
 
     async removeSuppressions(projectId, hashes, stream) {
-      const suppressions = listOf(project(projectId), stream);
-      return hashes.map((hash) => {
-        const record = suppressions.get(hash);
-        suppressions.delete(hash);
-        return copy(record);
-      });
+      const state = project(projectId);
+      return hashes.map((hash) => remove(state, hash, stream));
     },
 
-    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, limit, after }) {
+    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
       return [...listOf(project(projectId), stream).values()]
         .sort(compareSuppressions)
+        .filter((record) => !expired(record, now))
+        .filter((record) => expiring === undefined || (record.expiresAt !== undefined) === expiring)
         .filter((record) => reason === undefined || record.reason === reason)
         .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))
         .filter((record) => from === undefined || record.createdAt >= from)
         .filter((record) => to === undefined || record.createdAt < to)
         .filter((record) => after === undefined || compareSuppressions(record, after) > 0)
         .slice(0, limit)
-        .map((record) => ({ ...record }));
+        .map((record) => structuredClone(record));
     },
 
-    async applyEvents(projectId, events) {
+    async applyEvents(projectId, events, options = {}) {
       const state = project(projectId);
+      const { now, softBounces } = options;
       return events.map((event): EventOutcome => {
         if (state.eventKeys.has(event.key)) return 'duplicate';
         state.eventKeys.add(event.key);
@@ -215,7 +343,13 @@ export function createStoreModel(): Store {
           state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
           if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
-        return event.suppression === null ? 'applied' : merge(state, event.suppression);
+        // An allowlisted recipient gets no suppression from the provider's report; an unsubscribe still is one.
+        const own = event.suppression;
+        const ownOutcome =
+          own === null ? undefined : own.provenance?.source === 'webhook' && allowlisted(state, own) ? 'applied' : merge(state, own, now);
+        const ruleOutcome =
+          softBounces === undefined || event.ruleInput === undefined ? 'applied' : applyRule(state, event.ruleInput, softBounces, now);
+        return ownOutcome ?? ruleOutcome;
       });
     },
 
@@ -274,6 +408,49 @@ export function createStoreModel(): Store {
         });
       }
       return sumHours(hours, interval, from, to);
+    },
+
+    async listAllowlist(projectId, { limit, after }) {
+      return [...project(projectId).allowlist.values()]
+        .sort((a, b) => compareCodePoints(a.entry, b.entry))
+        .filter((entry) => after === undefined || compareCodePoints(entry.entry, after) > 0)
+        .slice(0, limit)
+        .map((entry) => ({ ...entry }));
+    },
+
+    async addAllowlistEntry(projectId, entry) {
+      const { allowlist } = project(projectId);
+      const existing = allowlist.get(entry.key);
+      if (existing !== undefined) return { entry: { ...existing }, created: false };
+      allowlist.set(entry.key, { ...entry });
+      return { entry: { ...entry }, created: true };
+    },
+
+    async removeAllowlistEntry(projectId, key) {
+      const { allowlist } = project(projectId);
+      const entry = allowlist.get(key);
+      allowlist.delete(key);
+      return copy(entry);
+    },
+
+    async findAllowlisted(projectId, recipients) {
+      const state = project(projectId);
+      return recipients.map((recipient) => allowlisted(state, recipient));
+    },
+
+    // Only what is observable: expired suppressions go. History needs no sweep here (the rule prunes by `now`).
+    async purgeExpired(now) {
+      let deleted = 0;
+      for (const state of projects.values()) {
+        for (const list of [state.suppressions, ...state.streams.values()]) {
+          for (const [hash, record] of list) {
+            if (!expired(record, now)) continue;
+            list.delete(hash);
+            deleted += 1;
+          }
+        }
+      }
+      return deleted;
     },
 
     async claimWebhookToken(projectId, token, digest) {

@@ -23,7 +23,19 @@ import {
   type SuppressionRecord,
   type TimelineEntry,
   type TrackingIdRecord,
+  type AllowlistEntry,
+  type StoredSoftBounceRule,
+  unpackProvenance,
 } from '@mailwarden/core/store';
+
+/** A kept soft bounce: what the rule compares, and the parts of the provenance it may make. */
+interface KeptBounce {
+  at: number;
+  eventId: string;
+  message: string;
+  packed: string;
+  causeJson: string;
+}
 
 /** One project's tables. A real store keeps them in its database, keyed by project first. */
 interface Tables {
@@ -37,6 +49,10 @@ interface Tables {
   buckets: Map<string, Map<number, number[]>>;
   trackingIds: Map<string, TrackingIdRecord>;
   webhookTokens: Map<string, string>;
+  /** The allowlist by key (a hash, or `@domain`). */
+  allowlist: Map<string, AllowlistEntry>;
+  /** The soft-bounce rule's history by hash: bounces in (at, eventId) order, and the latest delivery. */
+  history: Map<string, { bounces: KeptBounce[]; lastDelivery: number | null }>;
 }
 
 // The listing orders of the contract: a real store keeps an index in each.
@@ -47,9 +63,19 @@ const newestMessageFirst = (a: MessagePosition, b: MessagePosition) => b.firstEv
 /** Where a suppression lives: its list (a stream's, or '' for the project-wide one, which no stream is named) and its hash. */
 const slot = (stream: string | undefined, hash: string) => `${stream ?? ''}/${hash}`;
 
-/** The check rule: the project-wide entry; else, for a stream, that stream's. */
-const check = (t: Tables, hash: string, stream: string | undefined) =>
-  t.suppressions.get(slot(undefined, hash)) ?? (stream === undefined ? undefined : t.suppressions.get(slot(stream, hash)));
+/** A record at `now`: an expired one (`expiresAt <= now`) is absent. */
+const alive = (record: SuppressionRecord | undefined, now: number | undefined) =>
+  record === undefined || (now !== undefined && record.expiresAt !== undefined && record.expiresAt <= now) ? undefined : record;
+
+/** The check rule: the project-wide entry; else, for a stream, that stream's; expired ones absent. */
+const check = (t: Tables, hash: string, stream: string | undefined, now: number | undefined) =>
+  alive(t.suppressions.get(slot(undefined, hash)), now) ??
+  (stream === undefined ? undefined : alive(t.suppressions.get(slot(stream, hash)), now));
+
+const isAllowlisted = (t: Tables, hash: string, email: string) =>
+  t.allowlist.has(hash) || t.allowlist.has(`@${email.slice(email.lastIndexOf('@') + 1)}`);
+
+const before = (a: KeptBounce, b: KeptBounce) => a.at - b.at || compareCodePoints(a.eventId, b.eventId);
 
 /** A `Store` over Maps: core's functions decide every merge, the store only keeps and orders. */
 export function createMapStore(): Store {
@@ -66,6 +92,8 @@ export function createMapStore(): Store {
         buckets: new Map(),
         trackingIds: new Map(),
         webhookTokens: new Map(),
+        allowlist: new Map(),
+        history: new Map(),
       };
       projects.set(projectId, found);
     }
@@ -74,7 +102,7 @@ export function createMapStore(): Store {
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
 
   // One event, wholly: a real store makes this one transaction.
-  function apply(t: Tables, event: StoredEvent): EventOutcome {
+  function apply(t: Tables, event: StoredEvent, now: number | undefined, rule: StoredSoftBounceRule | undefined): EventOutcome {
     if (t.eventKeys.has(event.key)) return 'duplicate';
     t.eventKeys.add(event.key);
     if (event.message !== null) {
@@ -131,18 +159,93 @@ export function createMapStore(): Store {
         });
       }
     }
-    return event.suppression === null ? 'applied' : merge(t, event.suppression);
+    const own = event.suppression;
+    // The allowlist blocks what the provider reports, not what the recipient asks (an unsubscribe).
+    const ownOutcome =
+      own === null
+        ? undefined
+        : own.provenance?.source === 'webhook' && isAllowlisted(t, own.hash, own.email)
+          ? 'applied'
+          : merge(t, own, now);
+    const ruleOutcome = rule === undefined || event.ruleInput === undefined ? 'applied' : countRule(t, event.ruleInput, rule, now);
+    return ownOutcome ?? ruleOutcome;
+  }
+
+  // The soft-bounce rule (docs/decisions.md in the mailwarden repository, "The soft-bounce rule").
+  function countRule(t: Tables, input: NonNullable<StoredEvent['ruleInput']>, rule: StoredSoftBounceRule, now: number | undefined) {
+    const horizon = now === undefined ? -Infinity : now - rule.keepMs;
+    const stored = t.history.get(input.hash);
+    let lastDelivery = stored?.lastDelivery != null && stored.lastDelivery >= horizon ? stored.lastDelivery : null;
+    let bounces = (stored?.bounces ?? []).filter((bounce) => bounce.at >= horizon);
+    let outcome: SuppressionMergeOutcome = 'applied';
+    if (input.kind === 'delivery') {
+      if (input.at >= horizon && (lastDelivery === null || input.at > lastDelivery)) lastDelivery = input.at;
+      if (lastDelivery !== null) bounces = bounces.filter((bounce) => bounce.at >= (lastDelivery as number));
+    } else {
+      const bounce: KeptBounce = {
+        at: input.at,
+        eventId: input.cause.eventId,
+        message: input.message,
+        packed: input.packed,
+        causeJson: input.causeJson,
+      };
+      const wide = alive(t.suppressions.get(slot(undefined, input.hash)), now);
+      const twin = bounces.findIndex((kept) => kept.message === bounce.message);
+      const skip =
+        isAllowlisted(t, input.hash, input.email) ||
+        bounce.at < horizon ||
+        (rule.resetOnDelivery && lastDelivery !== null && bounce.at < lastDelivery) ||
+        (wide?.provenance !== undefined &&
+          (wide.reason === 'hard_bounce' || wide.reason === 'complaint') &&
+          wide.provenance.at < bounce.at) ||
+        (twin !== -1 && before(bounces[twin]!, bounce) <= 0);
+      if (!skip) {
+        if (twin !== -1) bounces.splice(twin, 1);
+        let i = bounces.findIndex((kept) => before(bounce, kept) < 0);
+        if (i === -1) i = bounces.length;
+        bounces.splice(i, 0, bounce);
+        const n = rule.bounces;
+        for (let j = Math.max(0, i - n + 1); j <= i && j + n - 1 < bounces.length; j++) {
+          const end = bounces[j + n - 1]!;
+          if (end.at - bounces[j]!.at > rule.windowMs) continue;
+          // The provenance as a Lua script would build it: the packed parts concatenated, then read back.
+          const packed = `w${end.at},${end.eventId},${end.causeJson.slice(0, -1)},[${rule.packed},[${bounces
+            .slice(j, j + n)
+            .map((kept) => kept.packed)
+            .join(',')}]]]`;
+          const expiresAt = rule.expiresAfterMs === null ? undefined : end.at + rule.expiresAfterMs;
+          outcome = merge(
+            t,
+            {
+              hash: input.hash,
+              email: input.email,
+              reason: 'hard_bounce',
+              createdAt: end.at,
+              provenance: unpackProvenance(packed),
+              ...(expiresAt === undefined ? {} : { expiresAt }),
+            },
+            now,
+          );
+          if (expiresAt === undefined || now === undefined || expiresAt > now) bounces = bounces.filter((kept) => kept.at <= end.at);
+          break;
+        }
+      }
+    }
+    if (bounces.length === 0 && lastDelivery === null) t.history.delete(input.hash);
+    else t.history.set(input.hash, { bounces, lastDelivery });
+    return outcome;
   }
 
   // One suppression joined into its list, wholly: what an event's suppression and a bulk import both do.
-  function merge(t: Tables, seen: SuppressionRecord): SuppressionMergeOutcome {
+  function merge(t: Tables, seen: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+    if (alive(seen, now) === undefined) return 'applied';
     const at = slot(seen.stream, seen.hash);
-    const known = t.suppressions.get(at);
+    const known = alive(t.suppressions.get(at), now);
     if (known === undefined) {
       t.suppressions.set(at, { ...seen });
       return 'suppressed';
     }
-    // The provenance is the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
+    // The provenance, and its expiry, are the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
     const reason = strongerReason(known.reason, seen.reason);
     t.suppressions.set(at, {
       ...(provenanceWins(seen, known) ? seen : known),
@@ -154,40 +257,41 @@ export function createMapStore(): Store {
     return reason === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
   }
 
+  // Removal from the project-wide list also forgets the soft-bounce history: the rule counts afresh.
+  function remove(t: Tables, hash: string, stream: string | undefined) {
+    const record = t.suppressions.get(slot(stream, hash));
+    t.suppressions.delete(slot(stream, hash));
+    if (stream === undefined) t.history.delete(hash);
+    return record;
+  }
+
   return {
-    async getSuppression(projectId, hash, stream) {
-      return copy(check(tables(projectId), hash, stream));
+    async getSuppression(projectId, hash, stream, now) {
+      return copy(check(tables(projectId), hash, stream, now));
     },
-    async getSuppressions(projectId, hashes, stream) {
-      return hashes.map((hash) => copy(check(tables(projectId), hash, stream)));
+    async getSuppressions(projectId, hashes, stream, now) {
+      return hashes.map((hash) => copy(check(tables(projectId), hash, stream, now)));
     },
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       const { suppressions } = tables(projectId);
-      const existing = suppressions.get(slot(record.stream, record.hash));
+      const existing = alive(suppressions.get(slot(record.stream, record.hash)), now);
       if (existing !== undefined) return { record: { ...existing }, created: false };
       suppressions.set(slot(record.stream, record.hash), { ...record });
       return { record: { ...record }, created: true };
     },
     async removeSuppression(projectId, hash, stream) {
-      const { suppressions } = tables(projectId);
-      const record = suppressions.get(slot(stream, hash));
-      suppressions.delete(slot(stream, hash));
-      return record;
+      return remove(tables(projectId), hash, stream);
     },
-    async mergeSuppressions(projectId, records) {
-      return records.map((record) => merge(tables(projectId), record));
+    async mergeSuppressions(projectId, records, now) {
+      return records.map((record) => merge(tables(projectId), record, now));
     },
     async removeSuppressions(projectId, hashes, stream) {
-      const { suppressions } = tables(projectId);
-      return hashes.map((hash) => {
-        const record = suppressions.get(slot(stream, hash));
-        suppressions.delete(slot(stream, hash));
-        return record;
-      });
+      return hashes.map((hash) => remove(tables(projectId), hash, stream));
     },
-    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, limit, after }) {
+    async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
       return [...tables(projectId).suppressions.values()]
-        .filter((record) => record.stream === stream)
+        .filter((record) => record.stream === stream && alive(record, now) !== undefined)
+        .filter((record) => expiring === undefined || expiring === (record.expiresAt !== undefined))
         .filter((record) => reason === undefined || record.reason === reason)
         .filter((record) => emailPrefix === undefined || record.email.startsWith(emailPrefix))
         .filter((record) => (from === undefined || record.createdAt >= from) && (to === undefined || record.createdAt < to))
@@ -196,8 +300,8 @@ export function createMapStore(): Store {
         .slice(0, limit)
         .map((record) => ({ ...record }));
     },
-    async applyEvents(projectId, events) {
-      return events.map((event) => apply(tables(projectId), event));
+    async applyEvents(projectId, events, options = {}) {
+      return events.map((event) => apply(tables(projectId), event, options.now, options.softBounces));
     },
     async getStats(projectId, { trackingId, interval, from, to }) {
       return sumHours(tables(projectId).buckets.get(trackingId ?? '') ?? [], interval, from, to);
@@ -237,6 +341,39 @@ export function createMapStore(): Store {
     },
     async getTrackingId(projectId, trackingId) {
       return copy(tables(projectId).trackingIds.get(trackingId));
+    },
+    async listAllowlist(projectId, { limit, after }) {
+      return [...tables(projectId).allowlist.values()]
+        .filter((entry) => after === undefined || compareCodePoints(entry.entry, after) > 0)
+        .sort((a, b) => compareCodePoints(a.entry, b.entry))
+        .slice(0, limit)
+        .map((entry) => ({ ...entry }));
+    },
+    async addAllowlistEntry(projectId, entry) {
+      const { allowlist } = tables(projectId);
+      const existing = allowlist.get(entry.key);
+      if (existing === undefined) allowlist.set(entry.key, { ...entry });
+      return existing === undefined ? { entry: { ...entry }, created: true } : { entry: { ...existing }, created: false };
+    },
+    async removeAllowlistEntry(projectId, key) {
+      const { allowlist } = tables(projectId);
+      const entry = allowlist.get(key);
+      allowlist.delete(key);
+      return entry;
+    },
+    async findAllowlisted(projectId, recipients) {
+      return recipients.map(({ hash, email }) => isAllowlisted(tables(projectId), hash, email));
+    },
+    async purgeExpired(now) {
+      let deleted = 0;
+      for (const t of projects.values()) {
+        for (const [at, record] of t.suppressions) {
+          if (alive(record, now) !== undefined) continue;
+          t.suppressions.delete(at);
+          deleted += 1;
+        }
+      }
+      return deleted;
     },
     async claimWebhookToken(projectId, token, digest) {
       const { webhookTokens } = tables(projectId);
