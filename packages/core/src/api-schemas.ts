@@ -62,31 +62,62 @@ export const suppressionSourceSchema = z.enum(suppressionSources).nullable().met
   description:
     "How the suppression came to be: `api` (added through the API), `webhook` (a provider event: a bounce or a complaint), `import` (the CLI), `unsubscribe` (the recipient asked: a provider's unsubscribe event, a one-click link, or an unsubscribe recorded as such; its reason is `manual`). `null` for suppressions stored before provenance was recorded.",
 });
-export const suppressionCauseSchema = z
-  .object({
-    provider: providerSchema,
-    message_id: z.string().nullable().meta({ description: "The provider's message ID, null when the event named none." }),
-    message: z.string().nullable().meta({
-      description:
-        'Opens the message the event was about: `GET /projects/{projectId}/messages/{message}` (its `id` in the listing); null when the event named no message ID. Retention may have removed the message since (404).',
-    }),
-    event_id: z.string().meta({ description: "The event's id in its message's timeline (32 hex)." }),
-    event_at: timestamp,
-    diagnostic: z.string().nullable().meta({
-      description: 'The SMTP reply (or status) for a bounce, the feedback type for a complaint; null when the provider gave none.',
-    }),
-  })
-  .nullable()
-  .meta({
-    id: 'SuppressionCause',
+/** An event as a suppression shows it: its `cause`, and each bounce of a soft-bounce rule's window. */
+const suppressionEventSchema = z.object({
+  provider: providerSchema,
+  message_id: z.string().nullable().meta({ description: "The provider's message ID, null when the event named none." }),
+  message: z.string().nullable().meta({
     description:
-      "For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest; for an `unsubscribe`, the provider's unsubscribe event when one caused it. `null` otherwise.",
-  });
+      'Opens the message the event was about: `GET /projects/{projectId}/messages/{message}` (its `id` in the listing); null when the event named no message ID. Retention may have removed the message since (404).',
+  }),
+  event_id: z.string().meta({ description: "The event's id in its message's timeline (32 hex)." }),
+  event_at: timestamp,
+  diagnostic: z.string().nullable().meta({
+    description: 'The SMTP reply (or status) for a bounce, the feedback type for a complaint; null when the provider gave none.',
+  }),
+});
+export const suppressionCauseSchema = suppressionEventSchema.nullable().meta({
+  id: 'SuppressionCause',
+  description:
+    "For a `webhook` suppression, the event that caused it: of the strongest reason, the earliest; for an `unsubscribe`, the provider's unsubscribe event when one caused it. `null` otherwise.",
+});
 /**
  * Provenance, beside the spec's fields of a suppression. Always in mailwarden's answers, but not
  * required by the schema: the spec's fields stay the whole contract a client may rely on.
  */
 const provenanceFields = { source: suppressionSourceSchema.optional(), cause: suppressionCauseSchema.optional() };
+
+export const suppressionRuleSchema = z
+  .object({
+    bounces: z.int().min(1).meta({ description: 'The soft bounces the rule counts.' }),
+    days: z.number().meta({ description: "Within this many days of each other (by the events' own times)." }),
+    reset_on_delivery: z.boolean().meta({ description: 'Whether a delivery to the address resets the count.' }),
+    events: z.array(suppressionEventSchema).meta({
+      description: 'The soft bounces of distinct messages that met the rule, oldest first; the last is the `cause`.',
+    }),
+  })
+  .meta({
+    id: 'SuppressionRule',
+    description:
+      'Only when the soft-bounce rule made the suppression (reason `hard_bounce`, source `webhook`): the rule as configured and the bounces that met it (docs/decisions.md, "The soft-bounce rule").',
+  });
+/**
+ * What issue 25 added to a suppression, each only when set, so an answer without them is as it was:
+ * when it stops suppressing, the soft-bounce rule that made it, and that it was added while allowlisted.
+ */
+const expiryFields = {
+  expires_at: timestamp.optional().meta({
+    description:
+      'When it stops suppressing (ISO 8601 UTC, milliseconds); absent when it never does. Checks and listings skip it from then on.',
+  }),
+};
+const ruleFields = {
+  rule: suppressionRuleSchema.optional(),
+  allowlisted: z.literal(true).optional().meta({
+    description:
+      'Only when it was added by hand or imported while the address was allowlisted: automatic rules never suppress it, an operator did.',
+  }),
+};
 
 /** The stream a request names, as every suppression request takes it (`assertStreamName` checks it). */
 const streamName = z.string().meta({ examples: ['marketing'] });
@@ -102,6 +133,8 @@ export const suppressionSchema = z
     reason: suppressionReasonSchema,
     created_at: timestamp,
     ...provenanceFields,
+    ...expiryFields,
+    ...ruleFields,
     stream: suppressionStream,
   })
   .meta({ id: 'Suppression' });
@@ -126,6 +159,12 @@ export const listSuppressionsQuerySchema = z.object({
     }),
   from: timeBound('Only suppressions created at or after this time (inclusive).'),
   to: timeBound('Only suppressions created before this time (exclusive).'),
+  expiring: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((value) => value === true || value === 'true')
+    .pipe(z.boolean())
+    .optional()
+    .meta({ description: '`true`: only suppressions that expire (with an `expires_at`); `false`: only those that never do.' }),
   limit: pageLimit,
   cursor,
 });
@@ -173,6 +212,8 @@ export const checkSuppressionResponseSchema = z
       reason: suppressionReasonSchema,
       created_at: timestamp,
       ...provenanceFields,
+      ...expiryFields,
+      ...ruleFields,
       stream: checkedStream,
     }),
     z.object({ email: z.string(), suppressed: z.literal(false) }),
@@ -194,14 +235,23 @@ export const bulkCheckRequestSchema = z.object({
   stream: streamBodyField("Check for mail of this stream: the project-wide list, then this stream's"),
 });
 export const batchCheckResultSchema = z.union([
-  z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, stream: checkedStream }),
+  z.object({ email: z.string(), suppressed: z.literal(true), reason: suppressionReasonSchema, ...expiryFields, stream: checkedStream }),
   z.object({ email: z.string(), suppressed: z.literal(false) }),
 ]);
 export const batchCheckResponseSchema = z.object({ results: z.array(batchCheckResultSchema) }).meta({ id: 'SuppressionBatchCheck' });
 
+/** When a suppression given by hand stops: a time, or seconds from now; never both (docs/http.md, "Suppressions that expire"). */
+const expiryRequestFields = {
+  expires_at: timeBound(
+    "When it stops suppressing: an ISO 8601 date-time with Z or an offset (at most milliseconds), or a date (midnight UTC); after now. Not with `ttl`. Default: the project's expiry rules, else never.",
+  ),
+  ttl: z.int().min(1).optional().meta({ description: 'Seconds from now until it stops suppressing (at least 1). Not with `expires_at`.' }),
+};
+
 export const addSuppressionRequestSchema = z.object({
   email: z.string(),
   stream: streamBodyField("Add it to this stream's list"),
+  ...expiryRequestFields,
   source: requestSourceSchema.optional().meta({
     description: "Recorded as its `source`. Default `api`; `unsubscribe` when the recipient asked (a sender's own preference page).",
   }),
@@ -219,6 +269,7 @@ export const bulkAddItemSchema = z
       .optional()
       .meta({ description: 'Default `manual`. `hard_bounce` and `complaint` carry a list over from a provider.' }),
     created_at: timeBound('When the address was suppressed (a provider export keeps it); default now. Not in the future.'),
+    ...expiryRequestFields,
   })
   .meta({ id: 'BulkSuppressionItem' });
 export const bulkAddRequestSchema = z
@@ -284,6 +335,27 @@ export const removeSuppressionResponseSchema = z
     stream: streamName.optional().meta({ description: "Only when a stream's list was named: that stream." }),
   })
   .meta({ id: 'SuppressionRemoved' });
+
+export const allowlistEntrySchema = z
+  .object({
+    entry: z.string().meta({
+      description: "The normalized address, or `@` and the normalized domain (the recipient's domain exactly, no subdomains).",
+      examples: ['seed@example.com', '@example.com'],
+    }),
+    kind: z.enum(['address', 'domain']),
+    created_at: timestamp,
+  })
+  .meta({ id: 'AllowlistEntry' });
+export const listAllowlistQuerySchema = z.object({ limit: pageLimit, cursor });
+export const listAllowlistResponseSchema = z
+  .object({ items: z.array(allowlistEntrySchema), next_cursor: nextCursor, count: z.int().min(0) })
+  .meta({ id: 'AllowlistPage' });
+export const addAllowlistEntryRequestSchema = z.object({
+  entry: z.string().meta({
+    description: 'An address (normalized as suppressions are), or `@` and a domain; `invalid_email` otherwise.',
+    examples: ['seed@example.com', '@example.com'],
+  }),
+});
 
 export const messageStatusSchema = z.enum(messageStatuses).meta({ id: 'MessageStatus' });
 export const factNames = Object.keys(Fact) as [FactName, ...FactName[]];
@@ -522,3 +594,7 @@ export type BulkAddItem = z.input<typeof bulkAddItemSchema>;
 export type BulkAddResult = z.infer<typeof bulkAddResultSchema>;
 export type BulkRemoveItem = z.input<typeof bulkRemoveItemSchema>;
 export type BulkRemoveResult = z.infer<typeof bulkRemoveResultSchema>;
+export type AllowlistItem = z.infer<typeof allowlistEntrySchema>;
+export type AllowlistPage = z.infer<typeof listAllowlistResponseSchema>;
+export type ListAllowlistQuery = z.input<typeof listAllowlistQuerySchema>;
+export type SuppressionRuleView = z.infer<typeof suppressionRuleSchema>;

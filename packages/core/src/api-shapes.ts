@@ -23,4 +23,8 @@ export type {
   StatsRangeQuery,
   Stats,
   StatsBucketView,
+  SuppressionRuleView,
+  AllowlistItem,
+  AllowlistPage,
+  ListAllowlistQuery,
 } from './api-schemas.js';

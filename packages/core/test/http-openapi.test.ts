@@ -170,6 +170,7 @@ describe('createOpenApiDocument', () => {
       expect.objectContaining({ name: 'emailPrefix', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'from', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
       expect.objectContaining({ name: 'to', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
+      expect.objectContaining({ name: 'expiring', in: 'query', required: false, schema: { type: 'boolean' } }),
       expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }),
       expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: { type: 'string' } }),
     ]);
@@ -292,7 +293,78 @@ describe('response schemas stay open for additions', () => {
   it('a response schema still lists its fields and which are required', () => {
     const suppression = document().components.schemas.Suppression as { properties: Record<string, unknown>; required: string[] };
     // Provenance (source, cause) and a stream's name are added beside the spec's fields, which stay the only required ones.
-    expect(Object.keys(suppression.properties).sort()).toEqual(['cause', 'created_at', 'email', 'hash', 'reason', 'source', 'stream']);
+    // So are expiry, the soft-bounce rule and the allowlisted mark (issue 25), each only when set.
+    expect(Object.keys(suppression.properties).sort()).toEqual([
+      'allowlisted',
+      'cause',
+      'created_at',
+      'email',
+      'expires_at',
+      'hash',
+      'reason',
+      'rule',
+      'source',
+      'stream',
+    ]);
     expect([...suppression.required].sort()).toEqual(['created_at', 'email', 'hash', 'reason']);
+  });
+});
+
+describe('expiry and the allowlist (docs/http.md, "Suppressions that expire", "Allowlist")', () => {
+  const bodyOf = (doc: Document, path: string): { properties: Record<string, Record<string, unknown>>; required?: string[] } => {
+    const body = (
+      operationOf(doc, { method: 'POST', path }).requestBody as { content: { 'application/json': { schema: Record<string, unknown> } } }
+    ).content['application/json'].schema;
+    return ('$ref' in body ? doc.components.schemas[String(body.$ref).slice('#/components/schemas/'.length)] : body) as never;
+  };
+
+  it('add and each bulk item take an optional expires_at (a time) or ttl (whole seconds, at least 1)', () => {
+    const doc = document();
+    const add = bodyOf(doc, '/projects/{projectId}/suppressions');
+    const item = doc.components.schemas.BulkSuppressionItem as { properties: Record<string, Record<string, unknown>>; required: string[] };
+    for (const body of [add, item]) {
+      expect(body.properties.expires_at).toMatchObject({ type: 'string', description: expect.stringMatching(/after now.*Not with `ttl`/) });
+      expect(body.properties.ttl).toMatchObject({ type: 'integer', minimum: 1 });
+      expect(body.required).not.toContain('expires_at');
+      expect(body.required).not.toContain('ttl');
+    }
+  });
+
+  it('check answers and the rule show expires_at, rule and allowlisted as optional fields', () => {
+    const doc = document();
+    const rule = doc.components.schemas.SuppressionRule as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(rule.properties)).toEqual(['bounces', 'days', 'reset_on_delivery', 'events']);
+    expect(rule.required.sort()).toEqual(['bounces', 'days', 'events', 'reset_on_delivery']);
+    const check = doc.components.schemas.SuppressionCheck as { anyOf: { properties: Record<string, unknown>; required: string[] }[] };
+    const suppressed = check.anyOf[0]!;
+    for (const field of ['expires_at', 'rule', 'allowlisted']) {
+      expect(suppressed.properties, field).toHaveProperty(field);
+      expect(suppressed.required, field).not.toContain(field);
+    }
+  });
+
+  it('documents the allowlist routes: list, add (201 or 200) and remove (204, or 404 allowlist_entry_not_found)', () => {
+    const doc = document();
+    const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/allowlist' });
+    expect(list.responses['200']?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/AllowlistPage' });
+    expect(list.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'limit', 'cursor']);
+    const add = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/allowlist' });
+    for (const status of ['200', '201']) {
+      expect(add.responses[status]?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/AllowlistEntry' });
+    }
+    expect(add.responses['400']?.description).toContain('`invalid_email`');
+    const remove = operationOf(doc, { method: 'DELETE', path: '/projects/{projectId}/allowlist/{entry}' });
+    expect(remove.responses['204']).toEqual({ description: 'Removed.' });
+    expect(remove.responses['404']?.description).toContain('`allowlist_entry_not_found`');
+    expect(remove.parameters?.[1]).toMatchObject({
+      name: 'entry',
+      in: 'path',
+      required: true,
+      description: expect.stringMatching(/URL-encoded/),
+    });
+    expect(doc.components.schemas.AllowlistEntry).toMatchObject({
+      properties: { kind: { enum: ['address', 'domain'] } },
+      required: ['entry', 'kind', 'created_at'],
+    });
   });
 });

@@ -43,6 +43,11 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
     description: "The webhook route: the email provider posting the events, or a second intake of a provider's events (docs/providers/).",
     schema: { type: 'string', enum: [...webhookRoutes] },
   },
+  entry: {
+    description:
+      'An allowlist entry as it was added: an address, or `@` and a domain; URL-encoded (`seed%40example.com`, `%40example.com`).',
+    schema: { type: 'string' },
+  },
   token: {
     description:
       'The sealed token of a one-click unsubscribe link, as the link made by `createUnsubscribeLink` has it (docs/unsubscribe.md).',

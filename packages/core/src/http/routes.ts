@@ -4,8 +4,10 @@ import { parseInput } from '../input.js';
 import type { Mailwarden } from '../mailwarden.js';
 import {
   MAX_BATCH_SIZE,
+  addAllowlistEntryRequestSchema,
   addSuppressionRequestSchema,
   addSuppressionResponseSchema,
+  allowlistEntrySchema,
   applyEventsResultSchema,
   batchCheckRequestSchema,
   batchCheckResponseSchema,
@@ -18,6 +20,8 @@ import {
   type BulkRemoveItem,
   checkSuppressionQuerySchema,
   checkSuppressionResponseSchema,
+  listAllowlistQuerySchema,
+  listAllowlistResponseSchema,
   listMessagesQuerySchema,
   listMessagesResponseSchema,
   listSuppressionsQuerySchema,
@@ -149,7 +153,8 @@ export const routes: readonly Route[] = [
     operationId: 'addSuppression',
     summary: "Suppress an address by hand (reason manual), in the project-wide list or a stream's",
     description:
-      'Answers 201 when the address was added, 200 with the stored record unchanged when that list already held it. `source: unsubscribe` records that the recipient asked (reason `manual` still).',
+      'Answers 201 when the address was added, 200 with the stored record unchanged when that list already held it. `source: unsubscribe` records that the recipient asked (reason `manual` still). ' +
+      "`expires_at` or `ttl` (not both, after now) sets when it stops suppressing; else the project's expiry rules do.",
     requestBody: addSuppressionRequestSchema,
     responses: {
       201: { description: 'Added.', schema: addSuppressionResponseSchema },
@@ -158,10 +163,13 @@ export const routes: readonly Route[] = [
     errors: ['invalid_request', 'invalid_email', 'invalid_stream'],
     run: async (mailwarden, { params, query, json }) => {
       refuseQueryStream(query);
-      const { email, source, stream } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
+      const { email, source, stream, expires_at, ttl } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
       const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email, {
         ...(source === undefined ? {} : { source }),
         ...bodyStream(stream),
+        // The service refuses both together, and a time not after now (docs/http.md, "Suppressions that expire").
+        ...(expires_at === undefined ? {} : { expiresAt: expires_at }),
+        ...(ttl === undefined ? {} : { ttl }),
       });
       return { status: created ? 201 : 200, body: suppression };
     },
@@ -273,6 +281,51 @@ export const routes: readonly Route[] = [
     run: async (mailwarden, { params, query }) => {
       const { stream } = parseInput(removeSuppressionQuerySchema, query, 'query');
       return { status: 200, body: await mailwarden.suppressions.remove(params.projectId!, params.hash!, queryStream(stream)) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/allowlist',
+    auth: 'api_key',
+    operationId: 'listAllowlist',
+    summary: 'List the addresses and domains that automatic rules never suppress, by entry in code-point order',
+    query: listAllowlistQuerySchema,
+    responses: { 200: { description: 'A page of allowlist entries.', schema: listAllowlistResponseSchema } },
+    errors: ['invalid_request', 'invalid_cursor'],
+    run: async (mailwarden, { params, query }) => ({ status: 200, body: await mailwarden.allowlist.list(params.projectId!, query) }),
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/allowlist',
+    auth: 'api_key',
+    operationId: 'addAllowlistEntry',
+    summary: 'Allowlist an address or a domain (`@example.com`): bounces, complaints and the soft-bounce rule never suppress it',
+    description:
+      'Answers 201 when the entry was added, 200 with the stored entry unchanged when the allowlist already held it. Events for it are still recorded; unsubscribes, adds and imports still suppress it (docs/decisions.md, "The allowlist").',
+    requestBody: addAllowlistEntryRequestSchema,
+    responses: {
+      201: { description: 'Added.', schema: allowlistEntrySchema },
+      200: { description: 'Already allowlisted; the stored entry, unchanged.', schema: allowlistEntrySchema },
+    },
+    errors: ['invalid_request', 'invalid_email'],
+    run: async (mailwarden, { params, json }) => {
+      const { entry: text } = parseInput(addAllowlistEntryRequestSchema, await json(), 'request body');
+      const { entry, created } = await mailwarden.allowlist.add(params.projectId!, text);
+      return { status: created ? 201 : 200, body: entry };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/projects/{projectId}/allowlist/{entry}',
+    auth: 'api_key',
+    operationId: 'removeAllowlistEntry',
+    summary: 'Remove an address or a domain from the allowlist',
+    description: 'The entry as it was added, URL-encoded (`%40example.com` or `@example.com` for a domain); normalized as on add.',
+    responses: { 204: { description: 'Removed.' } },
+    errors: ['invalid_email', 'allowlist_entry_not_found'],
+    run: async (mailwarden, { params }) => {
+      await mailwarden.allowlist.remove(params.projectId!, params.entry!);
+      return { status: 204 };
     },
   },
   {
