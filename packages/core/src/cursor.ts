@@ -10,7 +10,7 @@ const CURSOR = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]{22})?$/;
 
 /** The listing a cursor belongs to, with the filters of its query. A cursor only continues the same query. */
 export interface CursorScope {
-  listing: 'suppressions' | 'messages' | 'tracking-ids';
+  listing: 'suppressions' | 'messages' | 'tracking-ids' | 'allowlist';
   projectId: string;
   filters: Record<string, string | undefined>;
 }

@@ -11,6 +11,8 @@ import type { ApplyEventsResult, Stats, StatsRangeQuery } from './api-schemas.js
 import { createMemoryStore } from './memory-store/memory-store.js';
 import type { Store } from './store/store.js';
 import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
+import { checkSuppressionRules, type SuppressionRules } from './suppressions/rules.js';
+import { createAllowlistService, type AllowlistService } from './services/allowlist-service.js';
 import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './services/send-gate.js';
 import { createSuppressionService, type SuppressionService } from './services/suppression-service.js';
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
@@ -38,6 +40,16 @@ export interface MailwardenOptions {
    * const mailwarden = createMailwarden({ defaultStream: { acme: 'marketing' } });
    */
   defaultStream?: Readonly<Record<string, string>> | ((projectId: string) => string | undefined);
+  /**
+   * Suppression rules beside the policy, all off by default: the soft-bounce rule (suppress after
+   * repeated soft bounces) and when suppressions expire (docs/core.md, "Rules"). One object for every
+   * project, or a lookup by project. Checked at creation for an object, when used for a lookup (a
+   * `RangeError` naming the field).
+   *
+   * @example
+   * const mailwarden = createMailwarden({ rules: { softBounces: { bounces: 3, days: 7 } } });
+   */
+  rules?: SuppressionRules | ((projectId: string) => SuppressionRules | undefined);
   /** Clock for manual suppressions, in epoch milliseconds. Default: `Date.now`. */
   now?: () => number;
   /** Webhook intake: each project's provider authentication. Without it, `ingestWebhook` refuses every request. */
@@ -86,6 +98,8 @@ export interface Mailwarden {
   suppressions: SuppressionService;
   messages: MessageService;
   trackingIds: TrackingIdService;
+  /** Addresses and domains that automatic rules never suppress (docs/core.md, "Allowlist"). */
+  allowlist: AllowlistService;
   /** One-click unsubscribe links: made for a message's headers, then used by the recipient (docs/unsubscribe.md). */
   unsubscribeLinks: UnsubscribeLinks;
   /**
@@ -140,6 +154,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     timelinePersonalData: options.timeline?.personalData === true,
   };
   if (options.defaultStream !== undefined) context.defaultStream = defaultStreamOf(options.defaultStream);
+  if (options.rules !== undefined) context.rules = rulesOf(options.rules);
   const logger = options.logger ?? { error: (details, message) => console.error(message, details) };
   if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls);
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
@@ -155,6 +170,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     suppressions,
     messages: createMessageService(context),
     trackingIds: createTrackingIdService(context),
+    allowlist: createAllowlistService(context),
     unsubscribeLinks: createUnsubscribeLinks(options.unsubscribeLinks, suppressions),
     stats: (projectId, query) => readStats(context, projectId, null, query),
     applyEvents: applyEventsOfProject,
@@ -176,4 +192,21 @@ function defaultStreamOf(option: NonNullable<MailwardenOptions['defaultStream']>
   }
   const streams = new Map(Object.entries(option).map(([projectId, stream]) => [projectId, assertStreamName(stream)]));
   return (projectId) => streams.get(projectId);
+}
+
+/** `MailwardenOptions.rules` as one lookup: an object checked now, a lookup's answers when first seen. */
+function rulesOf(option: NonNullable<MailwardenOptions['rules']>): (projectId: string) => SuppressionRules | undefined {
+  if (typeof option !== 'function') {
+    const rules = checkSuppressionRules(option);
+    return () => rules;
+  }
+  // A lookup usually answers with a few long-lived objects: each is checked once.
+  const checked = new WeakSet<SuppressionRules>();
+  return (projectId) => {
+    const rules = option(projectId);
+    if (rules === undefined || checked.has(rules)) return rules;
+    checkSuppressionRules(rules, `rules(${JSON.stringify(projectId)})`);
+    checked.add(rules);
+    return rules;
+  };
 }

@@ -33,6 +33,8 @@ const documentedStatus: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   suppression_not_found: 404,
+  // The allowlist (docs/core.md, "Allowlist"): removing an entry that is not there.
+  allowlist_entry_not_found: 404,
   unsubscribe_links_not_configured: 404,
   method_not_allowed: 405,
   // Beyond the API's own: what Node's HTTP server refuses before a framework sees the request (answerClientError).

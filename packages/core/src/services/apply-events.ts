@@ -6,7 +6,9 @@ import { factsOf } from '../messages/facts.js';
 import { messageKey } from '../messages/message.js';
 import { timelineEntryId, type TimelineEntry } from '../messages/timeline.js';
 import { deliveryEventSchema, type ApplyEventsResult, type EventWarning } from '../api-schemas.js';
-import type { StoredEvent, SuppressionRecord } from '../store/store.js';
+import type { ApplyEventsOptions, EventOutcome, StoredEvent, StoredSoftBounceRule, SuppressionRecord } from '../store/store.js';
+import { packRuleBounce, type SuppressionCause } from '../suppressions/provenance.js';
+import { ruleExpiresAt, storedSoftBounceRule, type SuppressionRules } from '../suppressions/rules.js';
 import type { SuppressionDecision } from '../suppressions/policy.js';
 import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
@@ -28,14 +30,59 @@ export async function applyEvents(
   const stored: StoredEvent[] = [];
   // The events as recorded, for the hooks: built only when the app has hooks.
   const recorded: DeliveryEvent[] | undefined = context.hooks === undefined ? undefined : [];
+  const rules = context.rules?.(projectId);
+  const softBounces = storedRuleOf(rules);
   events.forEach((event, index) => {
-    const prepared = prepareEvent(context, projectId, event, index, warnings, recorded);
+    const prepared = prepareEvent(context, projectId, event, index, warnings, recorded, rules, softBounces);
     if (prepared !== undefined) stored.push(prepared);
   });
-  const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored);
-  if (context.hooks !== undefined) context.hooks.notify(eventHookCalls(context.hooks.wants, projectId, recorded!, stored, outcomes));
+  // Always the clock: a record may expire without any rule (an add's `expires_at`), and a store
+  // given `now` alone changes nothing it stores (docs/decisions.md, "Suppressions that expire").
+  const now = Math.trunc(context.now());
+  const options: ApplyEventsOptions = softBounces === undefined ? { now } : { now, softBounces };
+  const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored, options);
+  if (context.hooks !== undefined) notifyEventHooks(context, projectId, recorded!, stored, outcomes, now);
   const accepted = outcomes.filter((outcome) => outcome !== 'duplicate').length;
   return { accepted, duplicates: outcomes.length - accepted, skipped: events.length - stored.length, warnings };
+}
+
+/**
+ * The hooks of one call: as they are when no event's outcome came from the soft-bounce rule; else
+ * once the rule's records are read back (one round trip, after the answer is on its way).
+ */
+function notifyEventHooks(
+  context: MailwardenContext,
+  projectId: string,
+  recorded: readonly DeliveryEvent[],
+  stored: readonly StoredEvent[],
+  outcomes: readonly EventOutcome[],
+  now: number,
+): void {
+  const hooks = context.hooks!;
+  const ruleMade: number[] = [];
+  if (hooks.wants.suppressed) {
+    outcomes.forEach((outcome, index) => {
+      const event = stored[index]!;
+      if (outcome !== 'duplicate' && outcome !== 'applied' && event.suppression === null && event.ruleInput !== undefined)
+        ruleMade.push(index);
+    });
+  }
+  if (ruleMade.length === 0) return hooks.notify(eventHookCalls(hooks.wants, projectId, recorded, stored, outcomes));
+  const hashes = ruleMade.map((index) => stored[index]!.ruleInput!.hash);
+  hooks.notifyLater(
+    context.store.getSuppressions(projectId, hashes, undefined, now).then((records) => {
+      const ruleRecords = new Map(ruleMade.map((index, i) => [index, records[i]]));
+      return eventHookCalls(hooks.wants, projectId, recorded, stored, outcomes, ruleRecords);
+    }),
+  );
+}
+
+/** `storedSoftBounceRule`, once per rules object: the service sends the same object with every batch. */
+const storedRules = new WeakMap<SuppressionRules, StoredSoftBounceRule | undefined>();
+function storedRuleOf(rules: SuppressionRules | undefined): StoredSoftBounceRule | undefined {
+  if (rules?.softBounces === undefined) return undefined;
+  if (!storedRules.has(rules)) storedRules.set(rules, storedSoftBounceRule(rules));
+  return storedRules.get(rules);
 }
 
 function prepareEvent(
@@ -45,6 +92,8 @@ function prepareEvent(
   index: number,
   warnings: EventWarning[],
   recorded: DeliveryEvent[] | undefined,
+  rules: SuppressionRules | undefined,
+  softBounces: StoredSoftBounceRule | undefined,
 ): StoredEvent | undefined {
   let event = plainDeliveryEvent(input);
   if (event === undefined) {
@@ -83,13 +132,19 @@ function prepareEvent(
   const facts = factsOf(event);
   const decision = context.policy(kept);
   const key = `${event.provider}:${event.eventKey}`;
-  return {
+  const messageOf = event.messageId === null || facts === 0 ? null : messageKey(event.provider, event.messageId, recipient.email);
+  const suppression = decision === null ? null : suppressionOf(context, projectId, event, kept, decision, key);
+  if (suppression !== null && rules !== undefined) {
+    const expiresAt = ruleExpiresAt(rules, suppression);
+    if (expiresAt !== undefined) suppression.expiresAt = expiresAt;
+  }
+  const storedEvent: StoredEvent = {
     key,
     message:
-      event.messageId === null || facts === 0
+      messageOf === null || event.messageId === null
         ? null
         : {
-            key: messageKey(event.provider, event.messageId, recipient.email),
+            key: messageOf,
             provider: event.provider,
             messageId: event.messageId,
             recipient: recipient.email,
@@ -100,9 +155,33 @@ function prepareEvent(
             lastEventAt: at,
           },
     trackingIdSearchKey: trackingId === null ? null : trackingIdSearchKey(trackingId),
-    suppression: decision === null ? null : suppressionOf(context, projectId, event, kept, decision, key),
+    suppression,
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
   };
+  if (softBounces !== undefined) {
+    if (event.type === 'bounced' && event.bounceClass === 'soft') {
+      const cause: SuppressionCause = {
+        provider: event.provider,
+        messageId: event.messageId,
+        eventId: timelineEntryId(key),
+        diagnostic: causeDiagnostic(event),
+      };
+      storedEvent.ruleInput = {
+        kind: 'soft_bounce',
+        hash: suppression?.hash ?? context.hashEmail(recipient.email),
+        email: recipient.email,
+        at,
+        // Bounces of one message count once; an event naming no message is a message of its own.
+        message: messageOf ?? key,
+        cause,
+        packed: packRuleBounce(cause, at),
+        causeJson: JSON.stringify([cause.provider, cause.messageId, cause.diagnostic]),
+      };
+    } else if (event.type === 'delivered' && softBounces.resetOnDelivery) {
+      storedEvent.ruleInput = { kind: 'delivery', hash: context.hashEmail(recipient.email), at };
+    }
+  }
+  return storedEvent;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
 import { timelineEntryId } from '../messages/timeline.js';
 import type { EventOutcome, StoredEvent, SuppressionRecord } from '../store/store.js';
-import type { SuppressionCause, SuppressionSource } from '../suppressions/provenance.js';
+import type { SuppressionCause, SuppressionProvenance, SuppressionSource } from '../suppressions/provenance.js';
 import type { SuppressionReason } from '../vocabulary.js';
 
 /** Where mailwarden reports what no caller can be told, such as a hook that threw. Pino-shaped. */
@@ -53,6 +53,21 @@ export interface SuppressedNotice {
   cause: SuppressionCause | null;
   /** The list it is in: a stream's name, `null` for the project-wide list (which blocks every stream). */
   stream: string | null;
+  /** When it stops suppressing; only when it does (docs/core.md, "Expiry"). */
+  expiresAt?: Date;
+  /** Only when the soft-bounce rule made it: the rule and the bounces that met it, oldest first (`cause` is the last). */
+  rule?: SoftBounceRuleNotice;
+  /** Only when it was added or imported while the address was allowlisted. */
+  allowlisted?: true;
+}
+
+/** The soft-bounce rule as it made a suppression, as the `suppressed` hook tells it. */
+export interface SoftBounceRuleNotice {
+  bounces: number;
+  days: number;
+  resetOnDelivery: boolean;
+  /** Each bounce of the window: the event, as `cause` is told, and its time. */
+  events: (SuppressionCause & { at: Date })[];
 }
 
 export interface UnsuppressedNotice {
@@ -79,6 +94,8 @@ export interface HookDispatcher {
   readonly wants: Readonly<Record<HookCall['hook'], boolean>>;
   /** Calls the hooks, in this order, after the current turn of the event loop; never throws. */
   notify(calls: readonly HookCall[]): void;
+  /** `notify` once `calls` resolves (pending until then, for `settled`); a rejection is logged. Never throws. */
+  notifyLater(calls: Promise<readonly HookCall[]>): void;
   /** Resolves once every call notified so far has returned, resolved or rejected. */
   settled(): Promise<void>;
 }
@@ -135,8 +152,24 @@ export function createHookDispatcher(
     else finish();
   };
 
-  return {
+  const dispatcher: HookDispatcher = {
     wants: { event: hooks.event !== undefined, suppressed: hooks.suppressed !== undefined, unsuppressed: hooks.unsuppressed !== undefined },
+    notifyLater(calls) {
+      pending++;
+      calls.then(
+        (ready) => {
+          dispatcher.notify(ready);
+          finish();
+        },
+        (error: unknown) => {
+          logger.error(
+            { err: error },
+            'mailwarden: the hook calls of a change could not be prepared; catch up from the listings (docs/core.md#hooks)',
+          );
+          finish();
+        },
+      );
+    },
     notify(calls) {
       const accepted: HookCall[] = [];
       for (const next of calls) {
@@ -159,15 +192,21 @@ export function createHookDispatcher(
       return pending === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
     },
   };
+  return dispatcher;
 }
 
-/** What the calls of one `applyEvents` are: per applied event, `event`, then `suppressed` when it changed the suppression. */
+/**
+ * What the calls of one `applyEvents` are: per applied event, `event`, then `suppressed` when it changed
+ * the suppression. An event whose outcome the soft-bounce rule made tells the rule's record, read back
+ * (`ruleRecords`, by the event's index; none when it was gone by then).
+ */
 export function eventHookCalls(
   wants: HookDispatcher['wants'],
   projectId: string,
   events: readonly DeliveryEvent[],
   stored: readonly StoredEvent[],
   outcomes: readonly EventOutcome[],
+  ruleRecords?: ReadonlyMap<number, SuppressionRecord | undefined>,
 ): HookCall[] {
   const calls: HookCall[] = [];
   outcomes.forEach((outcome, index) => {
@@ -180,7 +219,8 @@ export function eventHookCalls(
       });
     if (outcome === 'applied' || !wants.suppressed) return;
     const previousReason = outcome === 'suppressed' ? null : (outcome.slice('upgraded_from_'.length) as SuppressionReason);
-    calls.push({ hook: 'suppressed', notice: suppressedNotice(projectId, suppression!, previousReason) });
+    const record = suppression ?? ruleRecords?.get(index);
+    if (record !== undefined) calls.push({ hook: 'suppressed', notice: suppressedNotice(projectId, record, previousReason) });
   });
   return calls;
 }
@@ -188,7 +228,7 @@ export function eventHookCalls(
 /** A suppression as the `suppressed` hook tells it: the record this change wrote. */
 export function suppressedNotice(projectId: string, record: SuppressionRecord, previousReason: SuppressionReason | null): SuppressedNotice {
   const provenance = record.provenance;
-  return {
+  const notice: SuppressedNotice = {
     projectId,
     email: record.email,
     hash: record.hash,
@@ -198,6 +238,20 @@ export function suppressedNotice(projectId: string, record: SuppressionRecord, p
     at: new Date(provenance?.at ?? record.createdAt),
     cause: provenance?.event === undefined ? null : { ...provenance.event },
     stream: record.stream ?? null,
+  };
+  // Only when set, so notices of records without them are as they were.
+  if (record.expiresAt !== undefined) notice.expiresAt = new Date(record.expiresAt);
+  if (provenance?.rule !== undefined) notice.rule = ruleNotice(provenance.rule);
+  if (provenance?.allowlisted === true) notice.allowlisted = true;
+  return notice;
+}
+
+function ruleNotice(rule: NonNullable<SuppressionProvenance['rule']>): SoftBounceRuleNotice {
+  return {
+    bounces: rule.bounces,
+    days: rule.days,
+    resetOnDelivery: rule.resetOnDelivery,
+    events: rule.events.map(({ at, ...cause }) => ({ ...cause, at: new Date(at) })),
   };
 }
 

@@ -66,16 +66,19 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     generation++;
     for (const hash of hashes) cache.delete(keyOf(projectId, hash));
   };
-  /** The cached answer of a check for `stream` (the project-wide list's without one); `undefined` when unknown. */
-  const lookup = (key: string, stream: string | undefined): Entry | undefined => {
+  /**
+   * The cached answer of a check for `stream` (the project-wide list's without one); `undefined` when
+   * unknown, or when the cached record has expired at the caller's `now` (the store then answers).
+   */
+  const lookup = (key: string, stream: string | undefined, now: number | undefined): Entry | undefined => {
     const slot = cache.get(key);
     if (slot === undefined) return undefined;
     const time = clock();
     const wide = slot.wideUntil > time ? slot.wide : undefined;
     // The project-wide entry answers for every stream.
-    if (stream === undefined || (wide !== undefined && wide !== NOT_SUPPRESSED)) return wide;
+    if (stream === undefined || (wide !== undefined && wide !== NOT_SUPPRESSED)) return unexpired(wide, now);
     const answer = slot.streams?.get(stream);
-    return answer !== undefined && answer.until > time ? answer.entry : undefined;
+    return answer !== undefined && answer.until > time ? unexpired(answer.entry, now) : undefined;
   };
   /** Keeps what a store's check for `stream` answered, and what it implies about the project-wide list. */
   const remember = (key: string, stream: string | undefined, record: SuppressionRecord | undefined) => {
@@ -102,37 +105,45 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     if (record !== undefined) (slot.streams ??= new Map()).set(stream, { entry: record, until: time + ttl });
     else if (negativeTtl > 0) (slot.streams ??= new Map()).set(stream, { entry: NOT_SUPPRESSED, until: time + negativeTtl });
   };
+  /** A cached record that has expired at the caller's `now` is no answer (docs/core.md, "Expiry"). */
+  const unexpired = (entry: Entry | undefined, now: number | undefined): Entry | undefined =>
+    entry === undefined || entry === NOT_SUPPRESSED || entry.expiresAt === undefined || now === undefined || entry.expiresAt > now
+      ? entry
+      : undefined;
   /** `[stream]` when one is named: without one the store is called exactly as before streams. */
   const lists = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
 
   const unsubscribe = await store.subscribeInvalidations?.(({ projectId, hashes }) => invalidate(projectId, hashes));
 
   const cached: Store = {
-    async getSuppression(projectId, hash, stream) {
+    async getSuppression(projectId, hash, stream, now) {
       const key = keyOf(projectId, hash);
-      const hit = lookup(key, stream);
+      const hit = lookup(key, stream, now);
       if (hit !== undefined) return recordOf(hit);
       const started = generation;
-      const record = await (stream === undefined ? store.getSuppression(projectId, hash) : store.getSuppression(projectId, hash, stream));
+      const record = await (now !== undefined
+        ? store.getSuppression(projectId, hash, stream, now)
+        : stream === undefined
+          ? store.getSuppression(projectId, hash)
+          : store.getSuppression(projectId, hash, stream));
       if (generation === started) remember(key, stream, record);
       return record;
     },
 
-    async getSuppressions(projectId, hashes, stream) {
+    async getSuppressions(projectId, hashes, stream, now) {
       const results: (SuppressionRecord | undefined)[] = new Array(hashes.length);
       const missing: number[] = [];
       hashes.forEach((hash, index) => {
-        const hit = lookup(keyOf(projectId, hash), stream);
+        const hit = lookup(keyOf(projectId, hash), stream, now);
         if (hit === undefined) missing.push(index);
         else results[index] = recordOf(hit);
       });
       if (missing.length === 0) return results;
       const started = generation;
-      const records = await store.getSuppressions(
-        projectId,
-        missing.map((index) => hashes[index]!),
-        ...lists(stream),
-      );
+      const asked = missing.map((index) => hashes[index]!);
+      const records = await (now === undefined
+        ? store.getSuppressions(projectId, asked, ...lists(stream))
+        : store.getSuppressions(projectId, asked, stream, now));
       missing.forEach((index, i) => {
         results[index] = records[i];
         if (generation === started) remember(keyOf(projectId, hashes[index]!), stream, records[i]);
@@ -140,9 +151,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       return results;
     },
 
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       try {
-        return await store.addSuppression(projectId, record);
+        return await (now === undefined ? store.addSuppression(projectId, record) : store.addSuppression(projectId, record, now));
       } finally {
         invalidate(projectId, [record.hash]);
       }
@@ -156,9 +167,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async mergeSuppressions(projectId, records) {
+    async mergeSuppressions(projectId, records, now) {
       try {
-        return await store.mergeSuppressions(projectId, records);
+        return await (now === undefined ? store.mergeSuppressions(projectId, records) : store.mergeSuppressions(projectId, records, now));
       } finally {
         if (records.length > 0)
           invalidate(
@@ -176,11 +187,14 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async applyEvents(projectId, events) {
+    async applyEvents(projectId, events, options) {
       try {
-        return await store.applyEvents(projectId, events);
+        return await (options === undefined ? store.applyEvents(projectId, events) : store.applyEvents(projectId, events, options));
       } finally {
-        const hashes = events.flatMap((event) => (event.suppression === null ? [] : [event.suppression.hash]));
+        // A soft bounce may complete the rule's window: its recipient's answer may change too.
+        const hashes = events.flatMap((event) =>
+          event.suppression !== null ? [event.suppression.hash] : event.ruleInput?.kind === 'soft_bounce' ? [event.ruleInput.hash] : [],
+        );
         if (hashes.length > 0) invalidate(projectId, hashes);
       }
     },
