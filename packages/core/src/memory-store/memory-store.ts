@@ -9,6 +9,7 @@ import { reasonRank } from '../suppressions/reason.js';
 import type {
   AllowlistEntry,
   AllowlistQuery,
+  ApplyEventsOptions,
   EventOutcome,
   MessageQuery,
   StoredEvent,
@@ -21,6 +22,7 @@ import type {
 } from '../store/store.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
+import { SoftBounceHistories } from './soft-bounce-histories.js';
 import { SortedList, type SortRanks } from './sorted-list.js';
 import { SuppressionTable } from './suppression-table.js';
 
@@ -32,8 +34,26 @@ export interface MemoryStoreOptions {
    * never expire. The clock is read from the event times the store receives (see docs/storage.md).
    * Default: messages and dedup keys are kept for the life of the store.
    */
-  retention?: { messagesMs: number };
+  retention?: MemoryRetention;
 }
+
+/** What a memory store forgets (docs/storage.md#retention-memory-store): by time, by number, or both. */
+export interface MemoryRetention {
+  /**
+   * A message is forgotten once the store's clock is this many milliseconds past its last event, and
+   * an event's dedup key once the clock is this far past the reading at which it was applied.
+   */
+  messagesMs?: number;
+  /**
+   * At most this many messages per project: past it, the message with the oldest last event is
+   * forgotten first, with its timeline, and the dedup keys applied (by the store's clock) before that
+   * event's time go with it. A bound by size: a project's traffic never forgets another's messages.
+   */
+  maxMessages?: number;
+}
+
+/** Suppressions and soft-bounce histories one `purgeExpired` call deletes at most, per kind (docs/storage.md). */
+export const PURGE_BUDGET = 1_000;
 
 /** How many entries a memory store holds, over all of its projects. */
 export interface RetainedEntries {
@@ -155,6 +175,8 @@ class ProjectState {
   private readonly expiry: SortedList<MessageSlot, MessageExpiryKey> | undefined;
   readonly trackingIds = new Map<string, TrackingIdRow>();
   readonly trackingIdOrder = new SortedList<string>(compareCodePoints);
+  /** The soft-bounce rule's history per address (docs/decisions.md, "The soft-bounce rule"). */
+  readonly softBounces = new SoftBounceHistories();
   /** The allowlist by key (hash or `@domain`), and its entries in listing order (`entry`, code points). */
   readonly allowlist = new Map<string, AllowlistEntry>();
   readonly allowlistOrder = new SortedList<AllowlistEntry, Pick<AllowlistEntry, 'entry'>>((a, b) => compareCodePoints(a.entry, b.entry));
@@ -168,10 +190,16 @@ class ProjectState {
     if (expires) this.expiry = new SortedList(compareExpiry, expiryRanks);
   }
 
-  apply(event: StoredEvent): EventOutcome {
+  apply(event: StoredEvent, options: ApplyEventsOptions): EventOutcome {
+    const own = event.suppression;
+    const rule = options.softBounces;
+    const input = rule === undefined ? undefined : event.ruleInput;
     // Checked before anything changes, so an event is applied wholly or not at all.
-    if (event.suppression !== null && !isEmailHash(event.suppression.hash)) {
-      throw new TypeError(`not a suppression hash: ${JSON.stringify(event.suppression.hash)}`);
+    if (own !== null && !isEmailHash(own.hash)) {
+      throw new TypeError(`not a suppression hash: ${JSON.stringify(own.hash)}`);
+    }
+    if (input !== undefined && !isEmailHash(input.hash)) {
+      throw new TypeError(`not a suppression hash: ${JSON.stringify(input.hash)}`);
     }
     // An event that names neither a message nor a suppression carries no time: its key is stamped
     // with what the clock reads from the others.
@@ -184,13 +212,23 @@ class ProjectState {
       // A copy, as for messages.
       if (event.timelineEntry !== undefined) insertTimelineEntry(slot.timeline, { ...event.timelineEntry });
     }
-    return event.suppression === null ? 'applied' : this.mergeSuppression(event.suppression);
+    const { now } = options;
+    let outcome: EventOutcome = 'applied';
+    // An allowlisted recipient's bounce or complaint is recorded, not suppressed; an unsubscribe is (docs/decisions.md, "The allowlist").
+    if (own !== null && !(own.provenance?.source === 'webhook' && this.isAllowlisted(own.hash, own.email))) {
+      outcome = this.mergeSuppression(own, now);
+    }
+    if (input !== undefined) {
+      const ruleOutcome = this.softBounces.count(input, rule!, now, this);
+      if (own === null) outcome = ruleOutcome;
+    }
+    return outcome;
   }
 
   /** Whether the recipient's hash, or `@` and the text after the last `@` of its address, is allowlisted. */
   isAllowlisted(hash: string, email: string): boolean {
     if (this.allowlist.size === 0) return false;
-    return this.allowlist.has(hash) || this.allowlist.has(email.slice(email.lastIndexOf('@')));
+    return this.allowlist.has(hash) || this.allowlist.has(`@${email.slice(email.lastIndexOf('@') + 1)}`);
   }
 
   /** The list of `stream` (the project-wide one when absent), made on first write. */
@@ -213,15 +251,24 @@ class ProjectState {
    * The check rule (`Store.getSuppression`): the project-wide entry, else, for a stream, that stream's.
    * `streamList` is `existingList(stream)`, looked up once per batch.
    */
-  check(hash: string, stream: string | undefined, streamList: SuppressionTable | undefined): SuppressionRecord | undefined {
-    const wide = this.suppressions.get(hash);
+  check(
+    hash: string,
+    stream: string | undefined,
+    streamList: SuppressionTable | undefined,
+    now: number | undefined,
+  ): SuppressionRecord | undefined {
+    const wide = this.suppressions.get(hash, now);
     if (wide !== undefined || stream === undefined) return wide;
-    return streamList?.get(hash);
+    return streamList?.get(hash, now);
   }
 
-  /** Joins one suppression into its list (`SuppressionTable.upsert`) and says what that did to its address there. */
-  mergeSuppression(record: SuppressionRecord): SuppressionMergeOutcome {
-    const before = this.list(record.stream).upsert(record);
+  /**
+   * Joins one suppression into its list (`SuppressionTable.upsert`) and says what that did to its
+   * address there. One already expired at `now` is not written.
+   */
+  mergeSuppression(record: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+    if (now !== undefined && record.expiresAt !== undefined && record.expiresAt <= now) return 'applied';
+    const before = this.list(record.stream).upsert(record, now);
     if (before === undefined) return 'suppressed';
     return reasonRank(record.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
   }
@@ -236,13 +283,46 @@ class ProjectState {
     this.eventKeys.forgetAppliedBefore(before, this.clock.startedAt);
     let forgotten = 0;
     for (let oldest = this.expiry.last(); oldest !== undefined && oldest.lastEventAt < before; oldest = this.expiry.last()) {
-      this.expiry.remove(oldest);
-      this.messages.delete(oldest.key);
-      this.messageOrder.remove(oldest);
-      if (oldest.record.trackingId !== null) this.trackingIds.get(oldest.record.trackingId)?.messages.remove(oldest);
+      this.forgetMessage(oldest);
       forgotten++;
     }
     return forgotten;
+  }
+
+  /**
+   * Forgets the messages with the oldest last events until at most `max` are left, and the dedup keys
+   * applied (by the clock) before the last event of the newest one forgotten: what retention by time
+   * forgets, with its cutoff set by the count. Returns how many messages it forgot.
+   */
+  forgetBeyond(max: number): number {
+    if (this.expiry === undefined) return 0;
+    let forgotten = 0;
+    let cutoff = -Infinity;
+    for (let oldest = this.expiry.last(); oldest !== undefined && this.messages.size > max; oldest = this.expiry.last()) {
+      cutoff = oldest.lastEventAt;
+      this.forgetMessage(oldest);
+      forgotten++;
+    }
+    // Never past the clock: before it starts, keys are kept (as retention by time keeps them).
+    if (forgotten > 0) this.eventKeys.forgetAppliedBefore(Math.min(cutoff, this.clock.now), this.clock.startedAt);
+    return forgotten;
+  }
+
+  /** Deletes up to `budget` suppressions (of every list) expired at `now`. Returns how many it deleted. */
+  removeExpiredSuppressions(now: number, budget: number): number {
+    let removed = this.suppressions.removeExpired(now, budget).length;
+    for (const table of this.streams.values()) {
+      if (removed >= budget) break;
+      removed += table.removeExpired(now, budget - removed).length;
+    }
+    return removed;
+  }
+
+  private forgetMessage(slot: MessageSlot): void {
+    this.expiry!.remove(slot);
+    this.messages.delete(slot.key);
+    this.messageOrder.remove(slot);
+    if (slot.record.trackingId !== null) this.trackingIds.get(slot.record.trackingId)?.messages.remove(slot);
   }
 
   /** Merges the message an event saw into its slot (made if new), and returns the slot. */
@@ -369,15 +449,23 @@ class ProjectState {
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = options.retention?.messagesMs;
+  const maxMessages = options.retention?.maxMessages;
   if (retentionMs !== undefined && !(Number.isSafeInteger(retentionMs) && retentionMs > 0)) {
     throw new RangeError(`retention.messagesMs must be a positive integer: ${retentionMs}`);
   }
+  if (maxMessages !== undefined && !(Number.isSafeInteger(maxMessages) && maxMessages > 0)) {
+    throw new RangeError(`retention.maxMessages must be a positive integer: ${maxMessages}`);
+  }
+  if (options.retention !== undefined && retentionMs === undefined && maxMessages === undefined) {
+    throw new RangeError('retention needs messagesMs, maxMessages or both');
+  }
+  const expires = retentionMs !== undefined || maxMessages !== undefined;
   const clock = new EventClock();
   const projects = new Map<string, ProjectState>();
   const project = (projectId: string): ProjectState => {
     let state = projects.get(projectId);
     if (state === undefined) {
-      state = new ProjectState(clock, retentionMs !== undefined);
+      state = new ProjectState(clock, expires);
       projects.set(projectId, state);
     }
     return state;
@@ -388,7 +476,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const tokens = new Map<string, TokenClaim>();
   let tokenExpiry = new SortedList<TokenClaim>(compareClaims);
   // What the clock has expired: in one project, and among token claims (with or without retention).
-  const forgetExpiredIn = (state: ProjectState): number => (retentionMs === undefined ? 0 : state.forgetBefore(clock.now - retentionMs));
+  const forgetExpiredIn = (state: ProjectState): number =>
+    (retentionMs === undefined ? 0 : state.forgetBefore(clock.now - retentionMs)) +
+    (maxMessages === undefined ? 0 : state.forgetBeyond(maxMessages));
   const forgetExpiredTokens = (): void => {
     for (let oldest = tokenExpiry.last(); oldest !== undefined && oldest.expiresAt < clock.now; oldest = tokenExpiry.last()) {
       tokenExpiry.remove(oldest);
@@ -397,67 +487,73 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
 
   return {
-    async getSuppression(projectId, hash, stream) {
+    async getSuppression(projectId, hash, stream, now) {
       const state = existing(projectId);
-      return state?.check(hash, stream, stream === undefined ? undefined : state.existingList(stream));
+      return state?.check(hash, stream, stream === undefined ? undefined : state.existingList(stream), now);
     },
 
-    async getSuppressions(projectId, hashes, stream) {
+    async getSuppressions(projectId, hashes, stream, now) {
       const state = existing(projectId);
       if (state === undefined) return hashes.map(() => undefined);
       const streamList = stream === undefined ? undefined : state.existingList(stream);
-      return hashes.map((hash) => state.check(hash, stream, streamList));
+      return hashes.map((hash) => state.check(hash, stream, streamList, now));
     },
 
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       return project(projectId)
         .list(record.stream)
-        .add({ ...record });
+        .add({ ...record }, now);
     },
 
     async removeSuppression(projectId, hash, stream) {
-      const table = existing(projectId)?.existingList(stream);
+      const state = existing(projectId);
+      const table = state?.existingList(stream);
       const record = table?.get(hash);
       if (record !== undefined) table!.remove(hash);
+      if (stream === undefined) state?.softBounces.forget(hash);
       return record;
     },
 
-    async mergeSuppressions(projectId, records) {
+    async mergeSuppressions(projectId, records, now) {
       // Checked before anything changes, so a bad record fails the whole call.
       for (const record of records) {
         if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
       }
       const state = records.length === 0 ? undefined : project(projectId);
-      return records.map((record) => state!.mergeSuppression({ ...record }));
+      return records.map((record) => state!.mergeSuppression({ ...record }, now));
     },
 
     async removeSuppressions(projectId, hashes, stream) {
-      const table = existing(projectId)?.existingList(stream);
+      const state = existing(projectId);
+      const table = state?.existingList(stream);
       return hashes.map((hash) => {
         const record = table?.get(hash);
         if (record !== undefined) table!.remove(hash);
+        if (stream === undefined) state?.softBounces.forget(hash);
         return record;
       });
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
-      const { reason, emailPrefix, from, to } = query;
-      const filtered = reason !== undefined || emailPrefix !== undefined || from !== undefined || to !== undefined;
+      const { reason, emailPrefix, from, to, expiring } = query;
+      const filtered =
+        reason !== undefined || emailPrefix !== undefined || from !== undefined || to !== undefined || expiring !== undefined;
       const filter = (record: SuppressionRecord) =>
         (reason === undefined || record.reason === reason) &&
         (emailPrefix === undefined || record.email.startsWith(emailPrefix)) &&
         (from === undefined || record.createdAt >= from) &&
-        (to === undefined || record.createdAt < to);
+        (to === undefined || record.createdAt < to) &&
+        (expiring === undefined || (record.expiresAt !== undefined) === expiring);
       return (
         existing(projectId)
           ?.existingList(query.stream)
-          ?.list(query.limit, query.after, filtered ? filter : undefined) ?? []
+          ?.list(query.limit, query.after, filtered ? filter : undefined, query.now) ?? []
       );
     },
 
-    async applyEvents(projectId, events) {
+    async applyEvents(projectId, events, options = {}) {
       const state = project(projectId);
-      const outcomes = events.map((event) => state.apply(event));
+      const outcomes = events.map((event) => state.apply(event, options));
       // Every write forgets what has expired in its project, so memory stays bounded without a timer.
       forgetExpiredIn(state);
       forgetExpiredTokens();
@@ -558,12 +654,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return known.digest === digest ? 'same' : 'conflict';
     },
 
-    // Returns the number of messages forgotten. `now` also moves the store's clock (never back), so
-    // later writes forget by it too.
+    // Returns the number of messages forgotten and suppressions deleted. `now` also moves the store's
+    // clock (never back), so later writes forget by it too.
     async purgeExpired(now) {
       clock.advanceTo(now);
       let forgotten = 0;
-      for (const state of projects.values()) forgotten += forgetExpiredIn(state);
+      let suppressionBudget = PURGE_BUDGET;
+      let historyBudget = PURGE_BUDGET;
+      for (const state of projects.values()) {
+        forgotten += forgetExpiredIn(state);
+        const removed = state.removeExpiredSuppressions(now, suppressionBudget);
+        forgotten += removed;
+        suppressionBudget -= removed;
+        const looked = Math.min(state.softBounces.size, historyBudget);
+        state.softBounces.purge(now, looked);
+        historyBudget -= looked;
+      }
       forgetExpiredTokens();
       return forgotten;
     },

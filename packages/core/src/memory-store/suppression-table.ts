@@ -7,6 +7,7 @@ import {
 } from '../suppressions/provenance.js';
 import { reasonFromRank, reasonRank, strongerReason } from '../suppressions/reason.js';
 import type { SuppressionPosition, SuppressionRecord } from '../store/store.js';
+import { SortedList } from './sorted-list.js';
 
 const HASH_BYTES = 32;
 const HASH_WORDS = HASH_BYTES / 4;
@@ -24,6 +25,16 @@ const SOURCES: readonly (SuppressionSource | undefined)[] = [undefined, 'api', '
 const PACKED = SOURCES.length;
 const EMPTY = 0;
 const DELETED = -1;
+/** An expiring entry's `expiresAt`, by slot: kept apart, so an entry that never expires costs nothing more. */
+interface ExpiryMark {
+  slot: number;
+  expiresAt: number;
+}
+
+/** Latest expiry first, then by slot: the next entry to expire is the list's last. */
+const compareExpiry = (a: ExpiryMark, b: ExpiryMark): number => b.expiresAt - a.expiresAt || b.slot - a.slot;
+const expiryRanks = (mark: ExpiryMark): readonly [number, number] => [-mark.expiresAt, -mark.slot];
+
 /** Values of the lower-case hex digits by character code; 0x100 (more than a byte) for every other code. */
 const NIBBLE = new Uint16Array(128).fill(0x100);
 for (let i = 0; i < 10; i++) NIBBLE[0x30 + i] = i;
@@ -57,6 +68,9 @@ export class SuppressionTable {
    * table's memory.
    */
   private provenances: (string | undefined)[] = [];
+  /** `expiresAt` of the entries that have one, by slot, and the same marks in the order they expire. */
+  private readonly expiries = new Map<number, ExpiryMark>();
+  private readonly expiryOrder = new SortedList<ExpiryMark>(compareExpiry, expiryRanks);
   private slotsUsed = 0;
   private freeSlots: number[] = [];
 
@@ -80,41 +94,83 @@ export class SuppressionTable {
 
   size = 0;
 
-  get(hash: string): SuppressionRecord | undefined {
-    const slot = this.find(hash);
-    return slot < 0 ? undefined : this.record(slot, hash);
+  /** How many entries have an `expiresAt` (expired or not, until removed). */
+  get expiring(): number {
+    return this.expiries.size;
   }
 
-  /** Insert-if-absent. */
-  add(record: SuppressionRecord): { record: SuppressionRecord; created: boolean } {
+  /** The entry of `hash`; with `now`, `undefined` when it is expired at `now`. */
+  get(hash: string, now?: number): SuppressionRecord | undefined {
+    const slot = this.find(hash);
+    return slot < 0 || this.expired(slot, now) ? undefined : this.record(slot, hash);
+  }
+
+  /** Insert-if-absent; with `now`, an entry expired at `now` counts as absent and is replaced. */
+  add(record: SuppressionRecord, now?: number): { record: SuppressionRecord; created: boolean } {
     const slot = this.find(record.hash);
-    if (slot >= 0) return { record: this.record(slot, record.hash), created: false };
+    if (slot >= 0) {
+      if (!this.expired(slot, now)) return { record: this.record(slot, record.hash), created: false };
+      this.remove(record.hash);
+    }
     this.insert(record);
     return { record, created: true };
   }
 
   /**
    * Insert, or merge into the existing entry: the stronger reason and the earlier time win, and the
-   * provenance `provenanceWins` picks. Returns the entry before (`undefined` when it was created).
+   * provenance `provenanceWins` picks, with its `expiresAt` (docs/decisions.md, "Suppressions that
+   * expire"). With `now`, an entry expired at `now` counts as absent: `record` replaces it whole.
+   * Returns the entry before (`undefined` when it was created or replaced).
    */
-  upsert(record: SuppressionRecord): SuppressionRecord | undefined {
-    const slot = this.find(record.hash);
+  upsert(record: SuppressionRecord, now?: number): SuppressionRecord | undefined {
+    let slot = this.find(record.hash);
+    if (slot >= 0 && this.expired(slot, now)) {
+      this.remove(record.hash);
+      slot = -1;
+    }
     if (slot < 0) {
       this.insert(record);
       return undefined;
     }
     const before = this.record(slot, record.hash);
     const reason = strongerReason(before.reason, record.reason);
-    const provenance = provenanceWins(record, before) ? record.provenance : before.provenance;
+    const winner = provenanceWins(record, before) ? record : before;
+    const { provenance, expiresAt } = winner;
     if (record.createdAt < before.createdAt) {
       // The entry moves in the order: re-insert it under its new key.
       this.remove(record.hash);
-      this.insert({ hash: record.hash, email: before.email, reason, createdAt: record.createdAt, ...(provenance && { provenance }) });
+      this.insert({
+        hash: record.hash,
+        email: before.email,
+        reason,
+        createdAt: record.createdAt,
+        ...(provenance && { provenance }),
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
     } else {
       this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(reason);
       this.setProvenance(slot, provenance);
+      this.setExpiry(slot, expiresAt);
     }
     return before;
+  }
+
+  /**
+   * Removes up to `budget` entries expired at `now`, soonest first, and returns their hashes: the
+   * expiry order finds them without reading the others.
+   */
+  removeExpired(now: number, budget: number): string[] {
+    const removed: string[] = [];
+    for (
+      let mark = this.expiryOrder.last();
+      mark !== undefined && mark.expiresAt <= now && removed.length < budget;
+      mark = this.expiryOrder.last()
+    ) {
+      const hash = this.hashHex(mark.slot);
+      this.remove(hash);
+      removed.push(hash);
+    }
+    return removed;
   }
 
   remove(hash: string): boolean {
@@ -126,14 +182,18 @@ export class SuppressionTable {
     this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = 0;
     this.emails[slot] = undefined;
     this.provenances[slot] = undefined;
+    this.setExpiry(slot, undefined);
     this.size--;
     this.removedInOrder++;
     if (this.removedInOrder > 1024 && this.removedInOrder * 4 > this.orderLength) this.compact();
     return true;
   }
 
-  /** Up to `limit` entries newest first, strictly after `after`, that `filter` accepts (all by default). */
-  list(limit: number, after?: SuppressionPosition, filter?: (record: SuppressionRecord) => boolean): SuppressionRecord[] {
+  /**
+   * Up to `limit` entries newest first, strictly after `after`, that `filter` accepts (all by default);
+   * with `now`, none expired at `now`.
+   */
+  list(limit: number, after?: SuppressionPosition, filter?: (record: SuppressionRecord) => boolean, now?: number): SuppressionRecord[] {
     this.mergePending();
     let i = this.orderLength - 1;
     if (after !== undefined) {
@@ -143,7 +203,7 @@ export class SuppressionTable {
     const page: SuppressionRecord[] = [];
     for (; i >= 0 && page.length < limit; i--) {
       const slot = this.order[i]!;
-      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] === 0) continue;
+      if (this.rowBytes[slot * ROW_BYTES + REASON_AT] === 0 || this.expired(slot, now)) continue;
       const record = this.record(slot, this.hashHex(slot));
       if (filter === undefined || filter(record)) page.push(record);
     }
@@ -163,7 +223,32 @@ export class SuppressionTable {
     if (kept === PACKED) record.provenance = unpackProvenance(this.provenances[slot]!);
     else if (kept !== 0) record.provenance = { source: SOURCES[kept]!, at: record.createdAt };
     if (this.stream !== undefined) record.stream = this.stream;
+    if (this.expiries.size !== 0) {
+      const mark = this.expiries.get(slot);
+      if (mark !== undefined) record.expiresAt = mark.expiresAt;
+    }
     return record;
+  }
+
+  /** Whether the entry in `slot` is expired at `now` (never without `now`). */
+  private expired(slot: number, now: number | undefined): boolean {
+    if (now === undefined || this.expiries.size === 0) return false;
+    const mark = this.expiries.get(slot);
+    return mark !== undefined && mark.expiresAt <= now;
+  }
+
+  /** Sets or clears a slot's `expiresAt`. */
+  private setExpiry(slot: number, expiresAt: number | undefined): void {
+    const mark = this.expiries.get(slot);
+    if (mark?.expiresAt === expiresAt) return;
+    if (mark !== undefined) {
+      this.expiryOrder.remove(mark);
+      this.expiries.delete(slot);
+    }
+    if (expiresAt === undefined) return;
+    const next = { slot, expiresAt };
+    this.expiries.set(slot, next);
+    this.expiryOrder.insert(next);
   }
 
   private insert(record: SuppressionRecord): void {
@@ -174,6 +259,7 @@ export class SuppressionTable {
     this.rowBytes[slot * ROW_BYTES + REASON_AT] = reasonRank(record.reason);
     this.emails[slot] = record.email;
     this.setProvenance(slot, record.provenance);
+    this.setExpiry(slot, record.expiresAt);
     this.size++;
     this.indexInsert(slot);
     this.orderInsert(slot);
@@ -181,7 +267,13 @@ export class SuppressionTable {
 
   /** Keeps a slot's provenance in its row when it can (after its time is set), else packed. */
   private setProvenance(slot: number, provenance: SuppressionProvenance | undefined): void {
-    const plain = provenance !== undefined && provenance.event === undefined && provenance.at === this.rowTimes[slot * ROW_TIMES + TIME_AT];
+    // The row holds a source and nothing else: a rule or the allowlisted mark needs the packed string.
+    const plain =
+      provenance !== undefined &&
+      provenance.event === undefined &&
+      provenance.rule === undefined &&
+      provenance.allowlisted !== true &&
+      provenance.at === this.rowTimes[slot * ROW_TIMES + TIME_AT];
     const source = plain ? SOURCES.indexOf(provenance.source) : 0;
     const packed = source > 0 || provenance === undefined ? undefined : packProvenance(provenance);
     this.rowBytes[slot * ROW_BYTES + SOURCE_AT] = packed === undefined ? Math.max(source, 0) : PACKED;
