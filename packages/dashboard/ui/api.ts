@@ -1,4 +1,6 @@
 import type {
+  AllowlistItem,
+  AllowlistPage,
   BulkRemoveResult,
   ErrorBody,
   MessageDetail,
@@ -27,12 +29,23 @@ export class ApiError extends Error {
 
 type BulkRemoveResults = { results: BulkRemoveResult[] };
 
+/** An event that caused a suppression, as the API shows it (`cause`, and each bounce of a `rule`). */
+export type CauseView = NonNullable<Suppression['cause']>;
+
 /** Which list a call is about: a stream's, or the project-wide list when `stream` is `undefined`. */
 export interface InList {
   stream?: string | undefined;
 }
 
-type Query = Record<string, string | number | undefined>;
+export interface SuppressionListQuery extends InList {
+  emailPrefix?: string | undefined;
+  /** `true`: only entries that expire; `false`: only those that never do. */
+  expiring?: boolean | undefined;
+  limit?: number;
+  cursor?: string | undefined;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
 
 export interface MessageQuery {
   trackingId?: string | undefined;
@@ -72,10 +85,7 @@ export interface Api {
   stats(trackingId: string | null, range: DayRange, signal?: AbortSignal): Promise<Stats>;
   suppressions: {
     /** One list (`stream`'s, else the project-wide one); `emailPrefix`: suppressions whose address starts with this text. */
-    list(
-      query: InList & { emailPrefix?: string | undefined; limit?: number; cursor?: string | undefined },
-      signal?: AbortSignal,
-    ): Promise<SuppressionPage>;
+    list(query: SuppressionListQuery, signal?: AbortSignal): Promise<SuppressionPage>;
     /** Whether `email` is held back: from every mail without `stream`, from that stream's mail with one. */
     check(query: InList & { email: string }, signal?: AbortSignal): Promise<SuppressionCheck>;
     /** Adds to one list. `created` is false when that list already held the address (the API's 200 instead of 201). */
@@ -87,6 +97,14 @@ export interface Api {
      * when that list did not hold it.
      */
     removeAddress(email: string, list?: InList): Promise<boolean>;
+  };
+  /** Addresses and `@domain`s that automatic rules never suppress. */
+  allowlist: {
+    list(query: { limit?: number; cursor?: string | undefined }, signal?: AbortSignal): Promise<AllowlistPage>;
+    /** `created` is false when the allowlist already held it (the API's 200 instead of 201). */
+    add(entry: string): Promise<{ entry: AllowlistItem; created: boolean }>;
+    /** `entry` as listed: a normalized address or `@domain`. */
+    remove(entry: string): Promise<void>;
   };
 }
 
@@ -156,6 +174,14 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
         if (result !== undefined && 'error' in result) throw new ApiError(400, result.error.code, result.error.message);
         return result?.deleted === true;
       },
+    },
+    allowlist: {
+      list: (query, signal) => call('GET', 'allowlist', { query: { ...query }, signal }),
+      add: async (entry) => {
+        const { status, data } = await request<AllowlistItem>('POST', 'allowlist', { body: { entry } });
+        return { entry: data, created: status === 201 };
+      },
+      remove: (entry) => call('DELETE', `allowlist/${pathSegment(entry)}`),
     },
   };
 }

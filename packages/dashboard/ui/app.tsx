@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { createApi, type ApiError } from './api.js';
 import { followLink, navigate, pageHref, pageOf, useLocation } from './location.js';
+import { AllowlistPage } from './pages/allowlist.js';
 import { MessagesPage } from './pages/messages.js';
 import { SignInPage } from './pages/sign-in.js';
 import { SuppressionsPage } from './pages/suppressions.js';
@@ -12,6 +13,7 @@ const titles: Record<DashboardPage, string> = {
   messages: 'Messages',
   'tracking-ids': 'Tracking IDs',
   suppressions: 'Suppressions',
+  allowlist: 'Allowlist',
 };
 
 export function App() {
@@ -89,6 +91,8 @@ function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnTy
           <TrackingIdsPage api={api} url={url} />
         ) : page === 'suppressions' ? (
           <SuppressionsPage api={api} url={url} />
+        ) : page === 'allowlist' ? (
+          <AllowlistPage api={api} url={url} />
         ) : (
           <h1>Page not found</h1>
         )}

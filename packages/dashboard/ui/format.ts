@@ -20,3 +20,23 @@ export function formatTime(iso: string): string {
 export function formatDay(iso: string): string {
   return iso.slice(0, 10);
 }
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+const units = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+] as const;
+
+/**
+ * How far ahead an API timestamp is, as "in 29 days", "in 5 hours", "in 3 minutes": the largest unit
+ * of at least one, rounded. Past or under a minute away: "in less than a minute" (the service stops
+ * listing an entry at its expiry; the browser's clock may run a little ahead of the service's).
+ */
+export function formatTimeUntil(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso) - now;
+  for (const [unit, size] of units) {
+    if (ms >= size) return relative.format(Math.round(ms / size), unit);
+  }
+  return 'in less than a minute';
+}

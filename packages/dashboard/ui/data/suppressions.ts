@@ -3,19 +3,19 @@ import { useLoad } from './load.js';
 
 /**
  * One page of a list (`stream`'s, else the project-wide one): the suppressions whose address starts
- * with `emailPrefix` (all of them without one), from `cursor`. A new `version` (bumped after an add or
- * a removal) loads it again.
+ * with `emailPrefix` (all of them without one), only those that expire or never do when `expiring` is
+ * given, from `cursor`. A new `version` (bumped after an add or a removal) loads it again.
  */
 export function useSuppressionPage(
   api: Api,
-  { stream, emailPrefix }: InList & { emailPrefix: string | undefined },
+  { stream, emailPrefix, expiring }: InList & { emailPrefix: string | undefined; expiring: boolean | undefined },
   limit: number,
   cursor: string | undefined,
   version: number,
 ) {
   return useLoad(
-    (signal) => api.suppressions.list({ stream, emailPrefix, limit, cursor }, signal),
-    [api, stream, emailPrefix, limit, cursor, version],
+    (signal) => api.suppressions.list({ stream, emailPrefix, expiring, limit, cursor }, signal),
+    [api, stream, emailPrefix, expiring, limit, cursor, version],
   );
 }
 

@@ -3,6 +3,7 @@ import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { listPhrase } from '../components/list-name.js';
+import { Expiry } from '../components/expiry.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
 import { Failure, Loading } from '../components/states.js';
 import { useMessage } from '../data/messages.js';
@@ -180,11 +181,14 @@ function RecipientSuppression({ api, email, stream }: { api: Api; email: string;
             {address}{' '}
             {check.data.suppressed ? (
               stream === undefined ? (
-                `is suppressed: ${reasonText(check.data.reason, check.data.source)}, since ${formatTime(check.data.created_at)}. Sending to it is held back.`
+                <>
+                  is suppressed: {reasonText(check.data.reason, check.data.source)}, since {formatTime(check.data.created_at)}
+                  {until(check.data.expires_at)}. Sending to it is held back.
+                </>
               ) : (
                 <>
-                  is suppressed{forStream}: {reasonText(check.data.reason, check.data.source)}, since {formatTime(check.data.created_at)},
-                  on {listPhrase(holder)}. Sending it mail of this stream is held back.
+                  is suppressed{forStream}: {reasonText(check.data.reason, check.data.source)}, since {formatTime(check.data.created_at)}
+                  {until(check.data.expires_at)}, on {listPhrase(holder)}. Sending it mail of this stream is held back.
                 </>
               )
             ) : (
@@ -220,6 +224,15 @@ function RecipientSuppression({ api, email, stream }: { api: Api; email: string;
         </>
       ) : null}
     </section>
+  );
+}
+
+/** ", expires in 29 days" after a suppression's time, when it expires. */
+function until(expiresAt: string | undefined) {
+  return expiresAt === undefined ? null : (
+    <>
+      , <Expiry expiresAt={expiresAt} />
+    </>
   );
 }
 

@@ -1,7 +1,8 @@
-import type { Suppression, SuppressionCheck } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Api } from '../api.js';
+import type { Suppression, SuppressionCheck, SuppressionRuleView } from '@mailwarden/core';
+import type { Api, CauseView } from '../api.js';
+import { Expiry } from '../components/expiry.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { listPhrase, listText } from '../components/list-name.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
@@ -15,15 +16,30 @@ import { followLink, navigate, pageHref } from '../location.js';
 
 const PAGE_SIZE = 50;
 
+/** The Expiry filter's choices: the API's `expiring`, kept in the page's address as it is. */
+const expiryChoices = { '': 'Any', true: 'Expires', false: 'Never expires' } as const;
+
+/** `expiring=true|false` of the page's address; anything else is no filter. */
+function expiringOf(url: URL): boolean | undefined {
+  const value = url.searchParams.get('expiring');
+  return value === 'true' ? true : value === 'false' ? false : undefined;
+}
+
 /**
  * One suppression list at a time, newest first by the time each address was suppressed: the project-wide
  * list, or a stream's (docs/dashboard.md, "Suppressions"). Check an address (for mail of a stream, too),
- * add one by hand to a list, search by the start of an address, remove one after a confirmation. Its
- * address keeps the list, the search and the page: `suppressions?stream=…&email=…&page=…&cursor=…`.
+ * add one by hand to a list, search by the start of an address, show only entries that expire (or never
+ * do), remove one after a confirmation. Its address keeps the list, the filters and the page:
+ * `suppressions?stream=…&email=…&expiring=…&page=…&cursor=…`.
  */
 export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
   const emailPrefix = url.searchParams.get('email') || undefined;
   const stream = url.searchParams.get('stream') || undefined;
+  const expiring = expiringOf(url);
+  const filter = (next: { stream?: string | undefined; email?: string | undefined; expiring?: boolean | undefined }) => {
+    const chosen = { stream, email: emailPrefix, expiring, ...next };
+    navigate(pageHref('suppressions', { ...chosen, expiring: chosen.expiring?.toString() }));
+  };
   // Bumped after a change, so the list and the check show it at once.
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState('');
@@ -52,17 +68,42 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
           value={stream}
           placeholder="The project-wide list"
           hint="A stream’s whole name shows its list"
-          onChange={(next) => navigate(pageHref('suppressions', { stream: next, email: emailPrefix }))}
+          onChange={(next) => filter({ stream: next })}
         />
         <SearchField
           id="suppression-search"
           label="Search addresses"
           value={emailPrefix}
           placeholder="The start of an address"
-          onChange={(email) => navigate(pageHref('suppressions', { stream, email }))}
+          onChange={(email) => filter({ email })}
         />
+        <div class="field">
+          <label for="suppression-expiry">Expiry</label>
+          <select
+            id="suppression-expiry"
+            value={String(expiring ?? '')}
+            onChange={(event) => {
+              const value = event.currentTarget.value;
+              filter({ expiring: value === 'true' ? true : value === 'false' ? false : undefined });
+            }}
+          >
+            {Object.entries(expiryChoices).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
       </div>
-      <SuppressionList api={api} url={url} stream={stream} emailPrefix={emailPrefix} version={version} onRemoved={changed} />
+      <SuppressionList
+        api={api}
+        url={url}
+        stream={stream}
+        emailPrefix={emailPrefix}
+        expiring={expiring}
+        version={version}
+        onRemoved={changed}
+      />
     </>
   );
 }
@@ -207,6 +248,11 @@ function CheckResult({ asked, answer }: Checked) {
   return (
     <p>
       {address} is suppressed{forStream}: {why}
+      {answer.expires_at === undefined ? null : (
+        <>
+          , <Expiry expiresAt={answer.expires_at} />
+        </>
+      )}
       {asked === undefined ? '.' : <>, on {listPhrase(answer.stream ?? undefined)}.</>}
     </p>
   );
@@ -247,31 +293,37 @@ function SuppressionList(props: {
   url: URL;
   stream: string | undefined;
   emailPrefix: string | undefined;
+  expiring: boolean | undefined;
   version: number;
   onRemoved(message: string): void;
 }) {
-  const { api, url, stream, emailPrefix, version, onRemoved } = props;
+  const { api, url, stream, emailPrefix, expiring, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
   const [removing, setRemoving] = useState<Suppression>();
-  const listing = useSuppressionPage(api, { stream, emailPrefix }, PAGE_SIZE, pages.cursor, version);
+  const listing = useSuppressionPage(api, { stream, emailPrefix, expiring }, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed')
     return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the suppressions" />;
   const { items, next_cursor } = listing.data;
   const list = listPhrase(stream);
   if (items.length === 0 && pages.number === 1) {
+    const ofExpiry = expiring === undefined ? '' : expiring ? ' and expires' : ' and never expires';
     return (
       <Empty>
-        {emailPrefix === undefined ? (
-          stream === undefined ? (
-            'The project-wide list is empty.'
-          ) : (
-            <>The list of stream {literal(stream)} is empty.</>
-          )
-        ) : (
+        {emailPrefix !== undefined ? (
           <>
-            No address on {list} starts with {literal(emailPrefix)}.
+            No address on {list} starts with {literal(emailPrefix)}
+            {ofExpiry}.
           </>
+        ) : expiring !== undefined ? (
+          <>
+            No address on {list}
+            {expiring ? ' expires' : ' is there for good'}.
+          </>
+        ) : stream === undefined ? (
+          'The project-wide list is empty.'
+        ) : (
+          <>The list of stream {literal(stream)} is empty.</>
         )}
       </Empty>
     );
@@ -306,7 +358,15 @@ function SuppressionList(props: {
                   <StreamName stream={suppression.stream} />
                 </td>
                 <td data-label="Suppressed since">
-                  <time dateTime={suppression.created_at}>{formatTime(suppression.created_at)}</time>
+                  {/* One element, so a phone's card keeps both beside the column's name. */}
+                  <span>
+                    <time dateTime={suppression.created_at}>{formatTime(suppression.created_at)}</time>
+                    {suppression.expires_at === undefined ? null : (
+                      <span class="expires">
+                        <Expiry expiresAt={suppression.expires_at} capitalized />
+                      </span>
+                    )}
+                  </span>
                 </td>
                 <td data-label="Source and cause">
                   <Provenance suppression={suppression} />
@@ -365,39 +425,83 @@ function StreamName({ stream }: { stream: string | undefined }) {
  * How a suppression came to be, and for one a provider's event caused, that event: the provider, when,
  * what the receiving server or complainant said, and a link that opens its message (the cause's
  * `message`, the API's message `id`; retention may have removed the message since, which the message
- * view says).
+ * view says). For one the soft-bounce rule made: the rule, and each bounce that met it, so the cause
+ * (the last of them) is not shown twice. One added while the address was allowlisted says so.
  */
-function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 'source' | 'cause'> }) {
-  const { email, source = null, cause = null } = suppression;
+function Provenance({ suppression }: { suppression: Pick<Suppression, 'email' | 'source' | 'cause' | 'rule' | 'allowlisted'> }) {
+  const { email, source = null, cause = null, rule, allowlisted } = suppression;
   return (
     <div class="provenance">
-      <span class="source">
-        {sourceLabel(source)}
-        {source === null ? <span class="note"> (suppressed before mailwarden kept it)</span> : null}
-      </span>
-      {cause === null ? null : (
+      {rule === undefined ? (
         <>
-          <span>
-            {providerLabels[cause.provider]}, <time dateTime={cause.event_at}>{formatTime(cause.event_at)}</time>
+          <span class="source">
+            {sourceLabel(source)}
+            {source === null ? <span class="note"> (suppressed before mailwarden kept it)</span> : null}
           </span>
-          {cause.diagnostic === null ? null : (
-            <q class="diagnostic literal">
-              <bdi>{cause.diagnostic}</bdi>
-            </q>
-          )}
-          {cause.message_id === null || cause.message === null ? (
-            <span class="note">The event named no message.</span>
-          ) : (
-            <span>
-              Message <bdi class="literal message-id">{cause.message_id}</bdi> ·{' '}
-              <a href={pageHref('messages', { id: cause.message })} onClick={followLink}>
-                Open the message
-                <span class="visually-hidden"> to {email}</span>
-              </a>
-            </span>
-          )}
+          {cause === null ? null : <Cause cause={cause} opens={<> to {email}</>} />}
         </>
+      ) : (
+        <RuleBounces rule={rule} email={email} />
       )}
+      {allowlisted === true ? <span class="note">Added while the address was on the allowlist, which events never suppress.</span> : null}
     </div>
+  );
+}
+
+/** "3 soft bounces in 7 days", and each of them oldest first, as a cause is shown. */
+function RuleBounces({ rule, email }: { rule: SuppressionRuleView; email: string }) {
+  const bounces = `${rule.bounces} soft ${rule.bounces === 1 ? 'bounce' : 'bounces'}`;
+  const days = `${rule.days} ${rule.days === 1 ? 'day' : 'days'}`;
+  return (
+    <>
+      <span class="source">
+        Soft-bounce rule: {bounces} in {days}
+        {rule.reset_on_delivery ? ', none delivered between them' : ''}
+      </span>
+      <ol class="rule-bounces">
+        {rule.events.map((bounce, index) => (
+          <li key={bounce.event_id}>
+            <div class="rule-bounce">
+              <Cause
+                cause={bounce}
+                opens={
+                  <>
+                    {' '}
+                    to {email}, bounce {index + 1} of {rule.events.length}
+                  </>
+                }
+              />
+            </div>
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
+
+/** One provider event: its provider and time, what was said, and a link to its message; `opens` ends the link's name for screen readers. */
+function Cause({ cause, opens }: { cause: CauseView; opens: ComponentChildren }) {
+  return (
+    <>
+      <span>
+        {providerLabels[cause.provider]}, <time dateTime={cause.event_at}>{formatTime(cause.event_at)}</time>
+      </span>
+      {cause.diagnostic === null ? null : (
+        <q class="diagnostic literal">
+          <bdi>{cause.diagnostic}</bdi>
+        </q>
+      )}
+      {cause.message_id === null || cause.message === null ? (
+        <span class="note">The event named no message.</span>
+      ) : (
+        <span>
+          Message <bdi class="literal message-id">{cause.message_id}</bdi> ·{' '}
+          <a href={pageHref('messages', { id: cause.message })} onClick={followLink}>
+            Open the message
+            <span class="visually-hidden">{opens}</span>
+          </a>
+        </span>
+      )}
+    </>
   );
 }
