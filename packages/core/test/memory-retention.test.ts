@@ -49,6 +49,7 @@ describe('memory store retention', () => {
       trackingIds: 0,
       timelineEntries: 0,
       statsHours: 0,
+      softBounceHistories: 0,
     });
   });
 

@@ -68,6 +68,8 @@ export interface RetainedEntries {
   timelineEntries: number;
   /** Hour buckets of counts over time, per project and per tracking ID: never expire (docs/storage.md#counts-over-time). */
   statsHours: number;
+  /** Addresses with a soft-bounce rule history (docs/storage.md#soft-bounce-history-memory-store). */
+  softBounceHistories: number;
 }
 
 /** What `createMemoryStore` returns: a `Store` with every optional method but invalidations, and a count of its entries. */
@@ -682,11 +684,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         trackingIds: 0,
         timelineEntries: 0,
         statsHours: 0,
+        softBounceHistories: 0,
       };
       for (const state of projects.values()) {
         entries.messages += state.messages.size;
         entries.eventKeys += state.eventKeys.size;
         entries.trackingIds += state.trackingIds.size;
+        entries.softBounceHistories += state.softBounces.size;
         for (const slot of state.messages.values()) entries.timelineEntries += slot.timeline.length;
         for (const hours of state.buckets.values()) entries.statsHours += hours.size;
       }
