@@ -1,5 +1,12 @@
 export { createMailwarden, type Mailwarden, type MailwardenOptions } from './mailwarden.js';
-export type { MailwardenHooks, EventNotice, SuppressedNotice, UnsuppressedNotice, MailwardenLogger } from './services/hooks.js';
+export type {
+  MailwardenHooks,
+  EventNotice,
+  SuppressedNotice,
+  SoftBounceRuleNotice,
+  UnsuppressedNotice,
+  MailwardenLogger,
+} from './services/hooks.js';
 
 export { MailwardenError, isMailwardenError, errorStatus, errorCodes, errorDocsUrl } from './errors.js';
 export type { ErrorCode, ErrorBody, MailwardenErrorOptions } from './errors.js';
@@ -14,9 +21,20 @@ export {
   type SuppressionSource,
   type SuppressionProvenance,
   type SuppressionCause,
+  type SoftBounceRuleCause,
+  type RuleBounce,
 } from './suppressions/provenance.js';
+export {
+  checkSuppressionRules,
+  DEFAULT_SOFT_BOUNCE_EXPIRY_DAYS,
+  SOFT_BOUNCE_LATENESS_MS,
+  type SuppressionRules,
+  type SoftBounceRule,
+  type SuppressionExpiry,
+} from './suppressions/rules.js';
 export { defaultSuppressionPolicy, type SuppressionDecision, type SuppressionPolicy } from './suppressions/policy.js';
-export type { SuppressionService } from './services/suppression-service.js';
+export type { SuppressionService, AddOptions, StreamOption } from './services/suppression-service.js';
+export type { AllowlistService } from './services/allowlist-service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';
 export type { UnsubscribeLink, UnsubscribeLinks, UnsubscribeLinksOptions, UnsubscribeTarget } from './unsubscribe/links.js';
 export { MIN_UNSUBSCRIBE_SECRET_LENGTH } from './unsubscribe/token.js';

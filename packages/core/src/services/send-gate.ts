@@ -64,14 +64,13 @@ export async function filterSuppressed(
   });
 
   let error: unknown;
+  const now = Math.trunc(context.now());
   try {
     for (let start = 0; start < valid.length; start += CHUNK) {
       const chunk = valid.slice(start, start + CHUNK);
       const hashes = chunk.map((entry) => entry.hash);
-      // Without a stream the store is called exactly as before streams existed.
-      const records = await (stream === undefined
-        ? context.store.getSuppressions(projectId, hashes)
-        : context.store.getSuppressions(projectId, hashes, stream));
+      // With the clock: an expired suppression blocks no one (docs/core.md, "Expiry").
+      const records = await context.store.getSuppressions(projectId, hashes, stream, now);
       chunk.forEach((entry, i) => {
         const record = records[i];
         if (record !== undefined) blockedAt.set(entry.index, record.reason);

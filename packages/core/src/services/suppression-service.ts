@@ -26,8 +26,10 @@ import {
   type SuppressionCheck,
   type SuppressionPage,
 } from '../api-schemas.js';
-import type { SuppressionRecord } from '../store/store.js';
+import type { Store, SuppressionRecord } from '../store/store.js';
 import { assertStreamName } from '../stream.js';
+import { ruleExpiresAt } from '../suppressions/rules.js';
+import type { SuppressionProvenance } from '../suppressions/provenance.js';
 
 const position = z.object({ c: z.int(), h: z.string().regex(/^[0-9a-f]{64}$/) });
 
@@ -50,6 +52,13 @@ export interface AddOptions extends StreamOption {
    * apart by this source (docs/decisions.md, "How an unsubscribe is shown").
    */
   source?: AddSource;
+  /**
+   * When it stops suppressing: a `Date` or an ISO 8601 time after now. Not with `ttl`. Without either,
+   * the project's expiry rules decide (`MailwardenOptions.rules`), else never.
+   */
+  expiresAt?: Date | string;
+  /** Seconds from now until it stops suppressing: an integer, at least 1. Not with `expiresAt`. */
+  ttl?: number;
 }
 
 export interface SuppressionService {
@@ -124,6 +133,7 @@ export function toSuppression(record: SuppressionRecord): Suppression {
     reason: record.reason,
     created_at: formatTimestamp(record.createdAt),
     ...provenanceView(record),
+    ...expiryView(record),
     // Last, and only in a stream's list: a project-wide suppression is shown as it always was.
     ...(record.stream === undefined ? {} : { stream: record.stream }),
   };
@@ -164,6 +174,81 @@ export function provenanceView(record: SuppressionRecord): Pick<Suppression, 'so
   };
 }
 
+/**
+ * What issue 25 added to a suppression's answer, each only when set (so answers without them are as
+ * they were): `expires_at`, the soft-bounce `rule` with its bounces, `allowlisted`.
+ */
+export function expiryView(record: SuppressionRecord): Pick<Suppression, 'expires_at' | 'rule' | 'allowlisted'> {
+  const view: Pick<Suppression, 'expires_at' | 'rule' | 'allowlisted'> = {};
+  if (record.expiresAt !== undefined) view.expires_at = formatTimestamp(record.expiresAt);
+  const provenance = record.provenance;
+  if (provenance?.rule !== undefined) view.rule = ruleView(provenance.rule, record.email);
+  if (provenance?.allowlisted === true) view.allowlisted = true;
+  return view;
+}
+
+/** Whether a record has none of `expiryView`'s fields: the check path then answers as it always did. */
+const plainRecord = (record: SuppressionRecord) =>
+  record.expiresAt === undefined && record.provenance?.rule === undefined && record.provenance?.allowlisted === undefined;
+
+function ruleView(rule: NonNullable<SuppressionProvenance['rule']>, email: string): NonNullable<Suppression['rule']> {
+  return {
+    bounces: rule.bounces,
+    days: rule.days,
+    reset_on_delivery: rule.resetOnDelivery,
+    events: rule.events.map((bounce) => ({
+      provider: bounce.provider,
+      message_id: bounce.messageId,
+      message: bounce.messageId === null ? null : messageKey(bounce.provider, bounce.messageId, email),
+      event_id: bounce.eventId,
+      event_at: formatTimestamp(bounce.at),
+      diagnostic: bounce.diagnostic,
+    })),
+  };
+}
+
+/**
+ * When an added suppression expires (epoch ms), from `expiresAt` or `ttl` as given (never both; after
+ * `now`), or `undefined` when neither is given. Throws `invalid_request` naming the field as `field`s name it.
+ */
+export function givenExpiry(
+  given: { expiresAt?: Date | string | undefined; ttl?: number | undefined },
+  now: number,
+  names: { expiresAt: string; ttl: string },
+): number | undefined {
+  const { expiresAt, ttl } = given;
+  if (expiresAt === undefined && ttl === undefined) return undefined;
+  if (expiresAt !== undefined && ttl !== undefined)
+    throw new MailwardenError('invalid_request', `Give ${names.expiresAt} or ${names.ttl}, not both.`);
+  if (ttl !== undefined) {
+    if (!Number.isSafeInteger(ttl) || ttl < 1)
+      throw new MailwardenError('invalid_request', `Invalid ${names.ttl}: expected a whole number of seconds, at least 1.`);
+    return now + ttl * 1000;
+  }
+  const at = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? parseTime(expiresAt) : Number.NaN;
+  if (Number.isNaN(at))
+    throw new MailwardenError('invalid_request', `Invalid ${names.expiresAt}: expected a Date or an ISO 8601 time (2026-12-01T00:00:00Z).`);
+  // Whole milliseconds, as every stored time is.
+  const ms = Math.trunc(at);
+  if (ms <= now)
+    throw new MailwardenError('invalid_request', `Invalid ${names.expiresAt}: it must be after now (${formatTimestamp(now)}).`);
+  return ms;
+}
+
+/** An ISO 8601 date-time with Z or an offset, or a date (midnight UTC), as listings' time bounds; NaN otherwise. */
+function parseTime(text: string): number {
+  return /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : Number.NaN;
+}
+
+/** Which of `records` are allowlisted, marked so in their provenance: one round trip, only when there are records. */
+async function markAllowlisted(store: Store, projectId: string, records: SuppressionRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const allowlisted = await store.findAllowlisted(projectId, records);
+  records.forEach((record, index) => {
+    if (allowlisted[index] === true && record.provenance !== undefined) record.provenance.allowlisted = true;
+  });
+}
+
 export function createSuppressionService(context: MailwardenContext): SuppressionService {
   const { store, hashEmail, cursors } = context;
 
@@ -171,15 +256,27 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async list(projectId, query = {}) {
       assertProjectId(projectId);
       const parsed = parseInput(listSuppressionsQuerySchema, query, 'suppression list query');
-      const { reason, limit, cursor } = parsed;
+      const { reason, limit, cursor, expiring } = parsed;
       // Empty is no filter, as for the other listing filters: the project-wide list.
       const stream = parsed.stream === '' || parsed.stream === undefined ? undefined : assertStreamName(parsed.stream);
       // Any text is a search (docs/http.md, "Partial search"); empty means no filter.
       const emailPrefix = normalizeAddressPrefix(parsed.emailPrefix, 'emailPrefix');
       const { from, to } = parseTimeRange(parsed);
+      const now = Math.trunc(context.now());
       const page = await paginate(cursors, {
         // The stream joins the scope only when set: project-wide cursors issued before streams stay valid.
-        scope: { listing: 'suppressions', projectId, filters: definedFilters({ stream, reason, emailPrefix, from, to }) },
+        scope: {
+          listing: 'suppressions',
+          projectId,
+          filters: definedFilters({
+            stream,
+            reason,
+            emailPrefix,
+            from,
+            to,
+            expiring: expiring === undefined ? undefined : String(expiring),
+          }),
+        },
         limit,
         cursor,
         position,
@@ -191,6 +288,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
             ...(emailPrefix === undefined ? {} : { emailPrefix }),
             ...(from === undefined ? {} : { from }),
             ...(to === undefined ? {} : { to }),
+            ...(expiring === undefined ? {} : { expiring }),
+            // Expired suppressions are not listed (docs/core.md, "Expiry").
+            now,
             ...(after === undefined ? {} : { after: { createdAt: after.c, hash: after.h } }),
           }),
         positionOf: (record) => ({ c: record.createdAt, h: record.hash }),
@@ -203,12 +303,17 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertProjectId(projectId);
       const stream = streamOf(options);
       const hash = hashEmail(normalizeEmail(email));
-      // Without a stream, the store is called exactly as before streams (and on the check path, without a spread).
-      const record = await (stream === undefined ? store.getSuppression(projectId, hash) : store.getSuppression(projectId, hash, stream));
+      // With the clock, so an expired suppression is no answer (and on the check path, without a spread).
+      const record = await store.getSuppression(projectId, hash, stream, Math.trunc(context.now()));
       if (record === undefined) return { email, suppressed: false };
       const { source, cause } = provenanceView(record);
       const reason = record.reason;
       const created_at = formatTimestamp(record.createdAt);
+      if (!plainRecord(record)) {
+        const answer: SuppressionCheck = { email, suppressed: true, reason, created_at, source, cause, ...expiryView(record) };
+        if (stream !== undefined) answer.stream = record.stream ?? null;
+        return answer;
+      }
       // Two literals rather than a spread: a spread of the answer cost a check in a stream 0.3 µs.
       if (stream === undefined) return { email, suppressed: true, reason, created_at, source, cause };
       return { email, suppressed: true, reason, created_at, source, cause, stream: record.stream ?? null };
@@ -219,12 +324,16 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       const stream = streamOf(options);
       assertCheckSize(emails, MAX_BULK_SIZE);
       const hashes = hashAll(hashEmail, emails);
-      const records = await (stream === undefined
-        ? store.getSuppressions(projectId, hashes)
-        : store.getSuppressions(projectId, hashes, stream));
+      const records = await store.getSuppressions(projectId, hashes, stream, Math.trunc(context.now()));
       const results = emails.map((email, index): BatchCheckResult => {
         const record = records[index];
         if (record === undefined) return { email, suppressed: false };
+        if (record.expiresAt !== undefined) {
+          const expires_at = formatTimestamp(record.expiresAt);
+          return stream === undefined
+            ? { email, suppressed: true, reason: record.reason, expires_at }
+            : { email, suppressed: true, reason: record.reason, expires_at, stream: record.stream ?? null };
+        }
         return stream === undefined
           ? { email, suppressed: true, reason: record.reason }
           : { email, suppressed: true, reason: record.reason, stream: record.stream ?? null };
@@ -239,14 +348,19 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       // Whole milliseconds, as event times and the wire format have: a clock such as
       // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
       const now = Math.trunc(context.now());
-      const { record, created } = await store.addSuppression(projectId, {
+      const candidate: SuppressionRecord = {
         hash: hashEmail(normalized),
         email: normalized,
         reason: 'manual',
         createdAt: now,
         provenance: { source: sourceOf(options), at: now },
         ...(stream === undefined ? {} : { stream }),
-      });
+      };
+      const expiresAt =
+        givenExpiry(options ?? {}, now, { expiresAt: 'expires_at', ttl: 'ttl' }) ?? ruleExpiresAt(context.rules?.(projectId), candidate);
+      if (expiresAt !== undefined) candidate.expiresAt = expiresAt;
+      await markAllowlisted(store, projectId, [candidate]);
+      const { record, created } = await store.addSuppression(projectId, candidate, now);
       if (created && context.hooks?.wants.suppressed)
         context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
       return { suppression: toSuppression(record), created };
@@ -260,7 +374,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
       }
       const removed = await store.removeSuppression(projectId, key, ...streamArgument(stream));
-      if (removed === undefined) {
+      const now = Math.trunc(context.now());
+      // An expired suppression was deleted all the same, but it no longer suppressed: there was none to remove.
+      if (removed === undefined || isExpired(removed, now)) {
         if (stream !== undefined) {
           throw new MailwardenError('suppression_not_found', "No suppression has this hash in this stream's list.", {
             details: { hash: key, stream },
@@ -271,7 +387,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         });
       }
       if (context.hooks?.wants.unsuppressed) {
-        context.hooks.notify([{ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, removed, Math.trunc(context.now())) }]);
+        context.hooks.notify([{ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, removed, now) }]);
       }
       return stream === undefined ? { deleted: true, hash: key } : { deleted: true, hash: key, stream };
     },
@@ -282,6 +398,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       assertBulk(items);
       const now = Math.trunc(context.now());
       const source = sourceOf(options);
+      const rules = context.rules?.(projectId);
       const results: BulkAddResult[] = [];
       const records: SuppressionRecord[] = [];
       const positions: number[] = [];
@@ -293,19 +410,29 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         if (!normalized.ok) return void results.push(invalidItem(email, 'invalid_email', `email: ${normalized.reason}`));
         const createdAt = parsed.data.created_at === undefined ? now : Date.parse(parsed.data.created_at);
         if (createdAt > now) return void results.push(invalidItem(email, 'invalid_request', 'created_at: must not be in the future'));
+        let given: number | undefined;
+        try {
+          given = givenExpiry({ expiresAt: parsed.data.expires_at, ttl: parsed.data.ttl }, now, { expiresAt: 'expires_at', ttl: 'ttl' });
+        } catch (error) {
+          return void results.push(invalidItem(email, 'invalid_request', (error as Error).message));
+        }
         const hash = hashEmail(normalized.email);
         positions.push(index);
         results.push({ email: parsed.data.email, status: 'present', hash });
-        records.push({
+        const record: SuppressionRecord = {
           hash,
           email: normalized.email,
           reason: parsed.data.reason ?? 'manual',
           createdAt,
           provenance: { source, at: createdAt },
           ...(stream === undefined ? {} : { stream }),
-        });
+        };
+        const expiresAt = given ?? ruleExpiresAt(rules, record);
+        if (expiresAt !== undefined) record.expiresAt = expiresAt;
+        records.push(record);
       });
-      const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records);
+      await markAllowlisted(store, projectId, records);
+      const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records, now);
       const notices: HookCall[] = [];
       outcomes.forEach((outcome, i) => {
         const result = results[positions[i]!] as Extract<BulkAddResult, { hash: string }>;
@@ -352,12 +479,13 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         results.push({ hash, deleted: false });
       });
       const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, ...streamArgument(stream));
+      const now = Math.trunc(context.now());
       const notices: HookCall[] = [];
       removed.forEach((record, i) => {
-        if (record === undefined) return;
+        // An expired one no longer suppressed: it is gone, and was not removed by this call.
+        if (record === undefined || isExpired(record, now)) return;
         (results[positions[i]!] as { deleted: boolean }).deleted = true;
-        if (context.hooks?.wants.unsuppressed)
-          notices.push({ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, record, Math.trunc(context.now())) });
+        if (context.hooks?.wants.unsuppressed) notices.push({ hook: 'unsuppressed', notice: unsuppressedNotice(projectId, record, now) });
       });
       if (notices.length > 0) context.hooks!.notify(notices);
       return { results };
@@ -368,6 +496,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     },
   };
 }
+
+/** Whether a record has stopped suppressing at `now` (docs/core.md, "Expiry"). */
+const isExpired = (record: SuppressionRecord, now: number) => record.expiresAt !== undefined && record.expiresAt <= now;
 
 /**
  * Hashes a batch, or throws one `invalid_email` listing every bad entry as `{ index, email, reason }`.
