@@ -17,6 +17,9 @@ function everyEndpoint(projectId: string): { method: string; path: string; call?
     { method: 'DELETE', path: `/projects/${projectId}/suppressions/${hash}` },
     { method: 'GET', path: `/projects/${projectId}/messages` },
     { method: 'GET', path: `/projects/${projectId}/tracking-ids` },
+    { method: 'GET', path: `/projects/${projectId}/allowlist` },
+    { method: 'POST', path: `/projects/${projectId}/allowlist`, call: { json: { entry: '@example.com' } } },
+    { method: 'DELETE', path: `/projects/${projectId}/allowlist/%40example.com` },
     { method: 'HEAD', path: `/projects/${projectId}/suppressions` },
   ];
 }

@@ -1,4 +1,4 @@
-import { createMailwarden, type Mailwarden, type ProviderAuth, type Store } from '@mailwarden/core';
+import { createMailwarden, type Mailwarden, type ProviderAuth, type Store, type SuppressionRules } from '@mailwarden/core';
 import { fetchTestSnsCertificate } from '@mailwarden/core/testing';
 import { createTestClock, type TestClock } from './clock.js';
 import { createFailingStore, type FailingStore } from './failing-store.js';
@@ -21,8 +21,8 @@ export interface HostTenancy {
 export interface MailwardenHost {
   mailwarden: Mailwarden;
   store: FailingStore;
-  /** Starts a test: its projects' provider authentication, a fresh clock and environment. */
-  begin(auth: Readonly<Record<string, ProviderAuth>>): HostTenancy;
+  /** Starts a test: its projects' provider authentication and suppression rules, a fresh clock and environment. */
+  begin(auth: Readonly<Record<string, ProviderAuth>>, rules?: Readonly<Record<string, SuppressionRules>>): HostTenancy;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -35,11 +35,14 @@ export const UNSUBSCRIBE_SECRETS = ['conformance-unsubscribe-secret-new-0001', '
 export function createMailwardenHost(store: Store): MailwardenHost {
   const failing = createFailingStore(store);
   const auth = new Map<string, ProviderAuth>();
+  // Only the projects of a test that asks for rules have them: every other answer is as without rules.
+  const rules = new Map<string, SuppressionRules>();
   let clock = createTestClock();
   let environment = createWebhookEnvironment();
   const mailwarden = createMailwarden({
     store: failing,
     now: () => clock.now(),
+    rules: (projectId) => rules.get(projectId),
     unsubscribeLinks: { baseUrl: UNSUBSCRIBE_LINK_BASE, secrets: UNSUBSCRIBE_SECRETS },
     webhooks: {
       auth: (projectId) => auth.get(projectId),
@@ -54,15 +57,17 @@ export function createMailwardenHost(store: Store): MailwardenHost {
   return {
     mailwarden,
     store: failing,
-    begin(projectAuth) {
+    begin(projectAuth, projectRules = {}) {
       clock = createTestClock();
       environment = createWebhookEnvironment();
       for (const [projectId, providerAuth] of Object.entries(projectAuth)) auth.set(projectId, providerAuth);
+      for (const [projectId, projectRule] of Object.entries(projectRules)) rules.set(projectId, projectRule);
       return {
         clock,
         environment,
         end() {
           for (const projectId of Object.keys(projectAuth)) auth.delete(projectId);
+          for (const projectId of Object.keys(projectRules)) rules.delete(projectId);
           failing.failWith(undefined);
         },
       };

@@ -165,6 +165,27 @@ export function sendgridEvents(
   });
 }
 
+/**
+ * SendGrid soft bounces (`blocked`, `421 4.7.0`), each of its message, `secondsBefore` the receivers'
+ * clock, in one signed POST: what the soft-bounce rule counts.
+ */
+export function sendgridSoftBounces(
+  secrets: ProviderSecrets,
+  bounces: readonly { recipient: string; messageId: string; secondsBefore: number }[],
+): WebhookRequest {
+  return sendGridWebhook({
+    events: bounces.map(({ recipient, messageId, secondsBefore }) => ({
+      type: 'bounced' as const,
+      bounceClass: 'soft' as const,
+      recipient,
+      messageId,
+      occurredAt: secondsAgo(secondsBefore),
+    })),
+    privateKey: secrets.sendgridKey,
+    signedAt,
+  });
+}
+
 export function mailgunDelivered(
   secrets: ProviderSecrets,
   recipient: string,

@@ -204,6 +204,8 @@ export function describeRequestTests(open: OpenApp): void {
       expect(document.openapi).toMatch(/^3\.1\./);
       expect(Object.keys(document.paths).sort()).toEqual([
         '/openapi.json',
+        '/projects/{projectId}/allowlist',
+        '/projects/{projectId}/allowlist/{entry}',
         '/projects/{projectId}/messages',
         '/projects/{projectId}/messages/{id}',
         '/projects/{projectId}/stats',

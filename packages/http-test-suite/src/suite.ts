@@ -1,6 +1,8 @@
 import { describe } from 'vitest';
+import { describeAllowlistTests } from './allowlist.js';
 import { describeAnyInputTests } from './any-input.js';
 import { describeAuthTests } from './auth.js';
+import { describeExpiryTests } from './expiry.js';
 import { appOpener, type HttpConformanceOptions } from './harness.js';
 import { describeListingFilterTests } from './listing-filters.js';
 import { describeMessageTimelineTests } from './message-timelines.js';
@@ -8,6 +10,7 @@ import { describeMessageTests } from './messages.js';
 import { describeRequestTests } from './requests.js';
 import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
+import { describeSoftBounceRuleTests } from './soft-bounce-rule.js';
 import { describeStreamTests } from './streams.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeUnsubscribeEventTests } from './unsubscribe-events.js';
@@ -34,6 +37,9 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeAuthTests(open);
     describeSuppressionTests(open);
     describeStreamTests(open);
+    describeExpiryTests(open);
+    describeAllowlistTests(open);
+    describeSoftBounceRuleTests(open);
     describeMessageTests(open);
     describeMessageTimelineTests(open);
     describeListingFilterTests(open);

@@ -6,6 +6,7 @@ import {
   type Mailwarden,
   type Provider,
   type Store,
+  type SuppressionRules,
   type WebhookRequest,
 } from '@mailwarden/core';
 import type { TestClock } from './clock.js';
@@ -57,6 +58,8 @@ export interface TestAppOptions {
   /** Default: `API_KEYS` mapped onto the projects. */
   apiKeys?: ApiKeys;
   retryAfterSeconds?: number;
+  /** Suppression rules of either project (the soft-bounce rule, expiry); default none. */
+  rules?: Partial<Record<keyof Projects, SuppressionRules>>;
 }
 
 export interface ApiCall extends Omit<HttpCall, 'method'> {
@@ -96,7 +99,10 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const secrets = options.secrets ?? { acme: createProviderSecrets(projects.acme), globex: createProviderSecrets(projects.globex) };
   const ownHost = options.host === undefined;
   const host = options.host ?? createMailwardenHost(options.store ?? createMemoryStore());
-  const tenancy = host.begin({ [projects.acme]: providerAuthOf(secrets.acme), [projects.globex]: providerAuthOf(secrets.globex) });
+  const rules = Object.fromEntries(
+    Object.entries(options.rules ?? {}).map(([project, projectRules]) => [projects[project as keyof Projects], projectRules]),
+  );
+  const tenancy = host.begin({ [projects.acme]: providerAuthOf(secrets.acme), [projects.globex]: providerAuthOf(secrets.globex) }, rules);
   const logged: LoggedError[] = [];
   const logger: HttpLogger = { error: (context, message) => void logged.push({ context, message }) };
   const apiKeys = options.apiKeys ?? {
