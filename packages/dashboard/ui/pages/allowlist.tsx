@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { AllowlistItem } from '@mailwarden/core';
-import type { Api } from '../api.js';
+import { ApiError, type Api } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { useAllowlistPage } from '../data/allowlist.js';
@@ -126,8 +126,11 @@ function AllowlistEntries({ api, url, version, onRemoved }: { api: Api; url: URL
                     disabled={removal.state === 'busy'}
                     onClick={() =>
                       void remove(async () => {
-                        await api.allowlist.remove(item.entry);
-                        onRemoved(`Removed ${item.entry} from the allowlist: events may suppress it again.`);
+                        onRemoved(
+                          (await removed(api, item.entry))
+                            ? `Removed ${item.entry} from the allowlist: events may suppress it again.`
+                            : `${item.entry} was no longer on the allowlist; nothing changed.`,
+                        );
                         return item.entry;
                       })
                     }
@@ -143,4 +146,15 @@ function AllowlistEntries({ api, url, version, onRemoved }: { api: Api; url: URL
       <Pager pages={pages} nextCursor={next_cursor} shown={items.length} label="Pages of the allowlist" />
     </>
   );
+}
+
+/** Removes `entry`; `false` when it was already gone (removed meanwhile, in another tab or by the CLI). */
+async function removed(api: Api, entry: string): Promise<boolean> {
+  try {
+    await api.allowlist.remove(entry);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'allowlist_entry_not_found') return false;
+    throw error;
+  }
 }
