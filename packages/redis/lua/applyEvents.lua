@@ -6,15 +6,21 @@
 -- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders, the
 -- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
--- ARGV[4] invalidation channel, ARGV[5] projectId
--- Returns one character per event: 'a' applied, 'd' duplicate.
+-- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] now ('' for none: nothing is expired, no
+-- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' `u` are ignored)
+-- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
+-- the rank it raised from, 'a'; eventOutcomeOfCode).
+--
+-- Per applied event, after its message: its own suppression `s` (not written when it comes from a
+-- webhook and the recipient is allowlisted), then the soft-bounce rule's input `u`.
 -- Flags: writes.
 --
 -- Keys not in KEYS, all under the project's prefix, so in its slot: the message order of a tracking
--- ID a message leaves or keeps (from the stored message), and the messages read to recompute a row's
--- lastEventAt.
+-- ID a message leaves or keeps (from the stored message), the messages read to recompute a row's
+-- lastEventAt, the allowlist 'al', the expiry index 'x' and the soft-bounce histories 'sh:<hash>'.
 --@include "suppressionLayout"
 --@include "mergeSuppression"
+--@include "softBounceRule"
 --@include "publish"
 --@include "order"
 --@include "before"
@@ -24,7 +30,19 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local now, rule = tonumber(ARGV[6]), ARGV[7] ~= '' and cjson.decode(ARGV[7])
 local changed = { list = {} }
+
+-- Whether a recipient (its hash h and address e) is on the project's allowlist (the HASH 'al': key →
+-- entry, the hash or '@' and the domain after the address's last '@'). Read only for events that need
+-- it, and not at all while the project has no allowlist.
+local allowlist
+local function allowlisted(r)
+  if allowlist == nil then allowlist = redis.call('EXISTS', prefix .. 'al') == 1 end
+  if not allowlist then return false end
+  local found = redis.call('HMGET', prefix .. 'al', r.h, '@' .. string.match(r.e, '[^@]*$'))
+  return (found[1] or found[2]) and true or false
+end
 
 -- countersOf: delivered, bounced, complained, opened, clicked, unsubscribed.
 local COUNTED = { {{counterFacts.delivered}}, {{counterFacts.bounced}}, {{counterFacts.complained}}, {{counterFacts.opened}}, {{counterFacts.clicked}}, {{counterFacts.unsubscribed}} }
@@ -296,7 +314,15 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = mergeSuppression(listOf(K, e.s), e.s, changed) else outcomes[i] = 'a' end
+    local outcome
+    if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
+      outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
+    end
+    if e.u and rule then
+      local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
+      if not e.s then outcome = ruleOutcome end
+    end
+    outcomes[i] = outcome or 'a'
   else
     outcomes[i] = 'd'
   end

@@ -5,7 +5,8 @@
 -- KEYS[1] suppressions, KEYS[2] the stream's suppressions (layout.ts streamSuppressionKeys)
 -- ARGV[1..] the HASH fields (binary, layout.ts suppressionFields)
 -- Returns per hash its project-wide value (false for none), then per hash its value in the stream's
--- list when the project-wide list has none (else false).
+-- list when the project-wide list has none or one that expires (\1 in its value: the caller reads the
+-- stream's when it has expired), else false.
 -- Flags: no-writes (EVALSHA_RO).
 local n, reply = #ARGV, {}
 -- HMGET in slices: unpack() of a whole long batch would overflow Lua's stack.
@@ -15,7 +16,8 @@ for from = 1, n, 1000 do
   local inStream = redis.call('HMGET', KEYS[2], unpack(ARGV, from, to))
   for i = 1, to - from + 1 do
     reply[from + i - 1] = projectWide[i]
-    reply[n + from + i - 1] = not projectWide[i] and inStream[i]
+    local p = projectWide[i]
+    reply[n + from + i - 1] = (not p or string.find(p, '\1', 1, true)) and inStream[i] or false
   end
 end
 return reply

@@ -5,7 +5,9 @@
 -- ARGV[1], ARGV[2] ZRANGE BYLEX start and stop of the order members (binary: a time range is a range
 -- of the order), ARGV[3] limit, ARGV[4] the reason rank to keep ('' for any), ARGV[5] the most entries
 -- to read in this call, ARGV[6] the start of the email to keep ('' for any; never holds NUL, which
--- would reach into the packed provenance), ARGV[7] the stream (absent for the project-wide list)
+-- would reach into the packed provenance), ARGV[7] now ('' for none: expired records are kept),
+-- ARGV[8] '1' only records that expire, '0' only those that never do, '' any, ARGV[9] the stream
+-- (absent for the project-wide list)
 -- Returns a resume member ('' when done), then member, value, member, value… (binary: the caller
 -- reads the reply as buffers).
 -- Flags: no-writes (EVALSHA_RO).
@@ -17,14 +19,21 @@
 --@include "orderBytes"
 --@include "hex"
 --@include "before"
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[7])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[9])
 local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local filtered = rank ~= '' or emailPrefix ~= ''
--- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.
+local now, expiring = tonumber(ARGV[7]), ARGV[8]
+local filtered = rank ~= '' or emailPrefix ~= '' or expiring ~= ''
+-- Whether a HASH value (rank, createdAt, ':', email…, \1 expiresAt) is kept: the email starts right
+-- after the colon, expiresAt after the only \1.
 local function kept(value)
   if rank ~= '' and string.sub(value, 1, 1) ~= rank then return false end
-  if emailPrefix == '' then return true end
   local colon = string.find(value, ':', 2, true)
+  if now or expiring ~= '' then
+    local x = string.find(value, '\1', colon + 1, true)
+    if expiring == '1' and not x or expiring == '0' and x then return false end
+    if x and now and tonumber(string.sub(value, x + 1)) <= now then return false end
+  end
+  if emailPrefix == '' then return true end
   return string.sub(value, colon + 1, colon + #emailPrefix) == emailPrefix
 end
 local stopAt = stop ~= '+' and string.sub(stop, 2)

@@ -3,7 +3,8 @@
 -- changed.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4..] the HASH
 -- and heads of each stream's list the records name (a record's `k`, listOf)
--- ARGV[1] the records as JSON (as applyEvents' `s`), ARGV[2] invalidation channel, ARGV[3] projectId
+-- ARGV[1] the records as JSON (as applyEvents' `s`), ARGV[2] invalidation channel, ARGV[3] projectId,
+-- ARGV[4] now ('' for none: nothing is expired)
 -- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -11,7 +12,8 @@
 --@include "publish"
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
+local now = tonumber(ARGV[4])
 local changed, outcomes = { list = {} }, {}
-for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed) end
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed, now) end
 publish(ARGV[2], ARGV[3], changed.list)
 return table.concat(outcomes)

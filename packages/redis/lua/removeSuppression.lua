@@ -1,5 +1,6 @@
 #!lua
--- removeSuppression: deletes one suppression from a list.
+-- removeSuppression: deletes one suppression from a list (expired or not); from the project-wide
+-- list it also forgets the hash's soft-bounce history.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (absent
@@ -9,6 +10,8 @@
 --@include "suppressionLayout"
 --@include "storedSuppression"
 --@include "publish"
-local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4]), ARGV[1])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4])
+local existing = deleteSuppression(K, ARGV[1])
+forgetHistory(K, ARGV[1])
 if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
 return existing

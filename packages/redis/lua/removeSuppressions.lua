@@ -1,5 +1,6 @@
 #!lua
--- removeSuppressions: deletes each hash from a list; one PUBLISH names those deleted.
+-- removeSuppressions: deletes each hash from a list (expired or not; from the project-wide list with
+-- its soft-bounce history); one PUBLISH names those deleted.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3] the stream ('' for the project-wide list),
@@ -13,6 +14,7 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[3])
 local removed, deleted = {}, {}
 for i = 4, #ARGV do
   local existing = deleteSuppression(K, ARGV[i])
+  forgetHistory(K, ARGV[i])
   if existing then deleted[#deleted + 1] = ARGV[i] end
   removed[i - 3] = existing
 end

@@ -4,6 +4,7 @@ import {
   unpackProvenance,
   reasonFromRank,
   reasonRank,
+  type AllowlistEntry,
   type MessageRecord,
   type SuppressionRecord,
   type TimelineEntry,
@@ -47,6 +48,15 @@ export interface ProjectKeys {
   searchBlockHeads: string;
   /** STRING, only while blocks are built for IDs stored before them: the last member built. */
   searchBuildCursor: string;
+  /**
+   * ZSET, only while the project has suppressions that expire: score `expiresAt`, member the hash (64
+   * hex), then `.` and the stream for a stream's list. What `purgeExpired` reads.
+   */
+  expiryIndex: string;
+  /** HASH, the allowlist: key (a hash, or `@domain`) → `createdAt:entry`. */
+  allowlist: string;
+  /** ZSET, all scores 0: `allowlistMember` of every entry, in the entries' byte (code-point) order. */
+  allowlistOrder: string;
 }
 
 export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
@@ -61,7 +71,38 @@ export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
     trackingIdOrder: `${prefix}to`,
     searchBlockHeads: `${prefix}tk`,
     searchBuildCursor: `${prefix}tc`,
+    expiryIndex: `${prefix}x`,
+    allowlist: `${prefix}al`,
+    allowlistOrder: `${prefix}ao`,
   };
+}
+
+/**
+ * SET, outside every project's slot: the IDs of projects that have had a suppression that expires,
+ * which `purgeExpired` visits. Added before a write that may store such a suppression; never removed
+ * (a project's ID is a few bytes).
+ */
+export const expiringProjectsKeyOf = (keyPrefix: string): string => `${keyPrefix}expiring-projects`;
+
+/**
+ * STRING, the soft-bounce history of one address (lua/include/softBounceRule.lua), `hash` in hex. Kept
+ * only while it holds something, with a TTL past the time the rule forgets it.
+ */
+export const softBounceHistoryKeyOf = (prefix: string, hash: string): string => `${prefix}sh:${hash}`;
+
+/** An allowlist entry's member of `allowlistOrder`: the entry, NUL, `createdAt,key`. */
+export const allowlistMember = (entry: AllowlistEntry): string => `${entry.entry}\0${entry.createdAt},${entry.key}`;
+
+export function decodeAllowlistMember(member: string): AllowlistEntry {
+  const nul = member.indexOf('\0');
+  const comma = member.indexOf(',', nul);
+  return { entry: member.slice(0, nul), createdAt: Number(member.slice(nul + 1, comma)), key: member.slice(comma + 1) };
+}
+
+/** An allowlist HASH value (`createdAt:entry`) as the entry of `key`. */
+export function decodeAllowlistValue(key: string, value: string): AllowlistEntry {
+  const colon = value.indexOf(':');
+  return { key, entry: value.slice(colon + 1), createdAt: Number(value.slice(0, colon)) };
 }
 
 /**
@@ -203,26 +244,32 @@ export const suppressionBlockKeyOf = (prefix: string, head: string | Buffer, str
 
 /**
  * A suppression as one HASH value: the reason's rank digit, createdAt, ':', the email, then NUL and the
- * packed provenance (`packProvenance`) when there is one. An email holds no control character, so the
- * first NUL ends it; values written before provenance simply end with the email.
+ * packed provenance (`packProvenance`) when there is one, then \1 and `expiresAt` when there is one.
+ * An email holds no control character and packed provenance is JSON (which escapes them), so the
+ * first NUL ends the email and the only \1 starts the expiry; values written before provenance simply
+ * end with the email, and those written before expiry have no \1.
  */
 export function packSuppression(record: SuppressionRecord): string {
-  const value = `${reasonRank(record.reason)}${record.createdAt}:${record.email}`;
-  return record.provenance === undefined ? value : `${value}\0${packProvenance(record.provenance)}`;
+  let value = `${reasonRank(record.reason)}${record.createdAt}:${record.email}`;
+  if (record.provenance !== undefined) value = `${value}\0${packProvenance(record.provenance)}`;
+  return record.expiresAt === undefined ? value : `${value}\x01${record.expiresAt}`;
 }
 
 /** A stored value as a record of the list it was read from: `stream`'s, or the project-wide one (no `stream`). */
 export function unpackSuppression(hash: string, value: string, stream?: string): SuppressionRecord {
   const colon = value.indexOf(':', 1);
+  const expiry = value.indexOf('\x01', colon + 1);
+  const end = expiry < 0 ? value.length : expiry;
   const nul = value.indexOf('\0', colon + 1);
   const record: SuppressionRecord = {
     hash,
-    email: nul < 0 ? value.slice(colon + 1) : value.slice(colon + 1, nul),
+    email: value.slice(colon + 1, nul < 0 ? end : nul),
     reason: reasonFromRank(value.charCodeAt(0) - 48),
     createdAt: Number(value.slice(1, colon)),
   };
-  if (nul >= 0) record.provenance = unpackProvenance(value.slice(nul + 1));
+  if (nul >= 0) record.provenance = unpackProvenance(value.slice(nul + 1, end));
   if (stream !== undefined) record.stream = stream;
+  if (expiry >= 0) record.expiresAt = Number(value.slice(expiry + 1));
   return record;
 }
 

@@ -9,7 +9,9 @@ import {
   packProvenance,
   reasonRank,
   trackingIdSearchKey,
+  type ApplyEventsOptions,
   type EventOutcome,
+  type StoredSoftBounceRule,
   type SuppressionMergeOutcome,
   type MessageRecord,
   type StoredEvent,
@@ -21,6 +23,9 @@ import {
 } from '@mailwarden/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import {
+  decodeAllowlistMember,
+  decodeAllowlistValue,
+  expiringProjectsKeyOf,
   decodeMessage,
   decodeTrackingIdRow,
   eventKeyOf,
@@ -71,7 +76,7 @@ export interface RedisStoreOptions {
 
 /** A `Store` whose optional parts this store always has, and a probe of its invalidation subscribers. */
 export type RedisStore = Store &
-  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken'>> & {
+  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>> & {
     /**
      * Whether invalidations reach this store's subscriptions now: publishes a probe on the invalidation
      * channel (other subscribers ignore it) and resolves `true` once every subscription has heard it, or
@@ -91,6 +96,8 @@ export type RedisStore = Store &
     upgradeSuppressions(projectId: string): Promise<void>;
   };
 
+/** Expired suppressions one `purgeExpired` call deletes at most, over every project (each script call its share). */
+export const PURGE_PER_CALL = 1000;
 /** Records per script call of the bulk suppression writes (`mergeSuppressions`, `removeSuppressions`). */
 const RECORDS_PER_CALL = 1000;
 /**
@@ -187,6 +194,7 @@ function scriptSuppression(suppression: SuppressionRecord, listIndex: (stream: s
     e: suppression.email,
   };
   if (suppression.provenance !== undefined) encoded.p = packProvenance(suppression.provenance);
+  if (suppression.expiresAt !== undefined) encoded.x = suppression.expiresAt;
   if (suppression.stream !== undefined) {
     encoded.t = suppression.stream;
     encoded.k = listIndex(suppression.stream);
@@ -197,7 +205,40 @@ function scriptSuppression(suppression: SuppressionRecord, listIndex: (stream: s
 function assertSuppression(record: SuppressionRecord): void {
   if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
   assertTime(record.createdAt, 'createdAt');
+  if (record.expiresAt !== undefined) assertTime(record.expiresAt, 'expiresAt');
   if (record.stream !== undefined) assertStream(record.stream);
+}
+
+/** A record as a read at `now` sees it: absent once expired (docs/decisions.md, "Suppressions that expire"). */
+function live(record: SuppressionRecord | undefined, now: number | undefined): SuppressionRecord | undefined {
+  return record?.expiresAt !== undefined && now !== undefined && record.expiresAt <= now ? undefined : record;
+}
+
+/** The soft-bounce rule as the applyEvents script reads it (lua/include/softBounceRule.lua). */
+function scriptRule(rule: StoredSoftBounceRule): string {
+  const encoded: Record<string, unknown> = { n: rule.bounces, w: rule.windowMs, r: rule.resetOnDelivery, k: rule.keepMs, p: rule.packed };
+  if (rule.expiresAfterMs !== null) encoded.x = rule.expiresAfterMs;
+  return JSON.stringify(encoded);
+}
+
+/** An event's `ruleInput` as the applyEvents script reads it, checked first. */
+function scriptRuleInput(input: NonNullable<StoredEvent['ruleInput']>): ScriptRuleInput {
+  if (!isEmailHash(input.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(input.hash)}`);
+  assertTime(input.at, 'at');
+  if (input.kind === 'delivery') return { d: 1, h: input.hash, t: input.at };
+  if (!/^[0-9a-f]{32}$/.test(input.cause.eventId)) throw new TypeError(`not an event id: ${JSON.stringify(input.cause.eventId)}`);
+  return { h: input.hash, e: input.email, t: input.at, i: input.cause.eventId, m: input.message, q: input.packed };
+}
+
+/** A rule input as the applyEvents script reads it: a delivery (`d`) or a soft bounce. */
+interface ScriptRuleInput {
+  d?: 1;
+  h: string;
+  t: number;
+  e?: string;
+  i?: string;
+  m?: string;
+  q?: string;
 }
 
 /** A list's stream names keys: anything but a stream name (`isStreamName`) could name another list's. */
@@ -243,6 +284,7 @@ interface ScriptEvent {
     e?: string;
   };
   s?: ScriptSuppression;
+  u?: ScriptRuleInput;
 }
 
 /**
@@ -255,6 +297,8 @@ interface ScriptSuppression {
   c: number;
   e: string;
   p?: string;
+  /** expiresAt, absent for never. */
+  x?: number;
   t?: string;
   k?: number;
 }
@@ -340,6 +384,19 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     const list = streamSuppressionKeys(keys.prefix, stream);
     return [list.suppressions, list.suppressionHeads];
   };
+  /** Projects this store has listed in the registry `purgeExpired` visits (`expiringProjectsKeyOf`). */
+  const registered = new Set<string>();
+  /**
+   * Lists a project for `purgeExpired` before a write that may store a suppression that expires: the
+   * registry is outside the project's slot, so no script can write both. Once per project and store:
+   * nothing removes a project from it.
+   */
+  const registerExpiring = async (projectId: string): Promise<void> => {
+    if (registered.has(projectId)) return;
+    projectPrefix(keyPrefix, projectId);
+    await client.sadd(expiringProjectsKeyOf(keyPrefix), projectId).catch(fail);
+    registered.add(projectId);
+  };
   /** Projects this store saw without suppressions of the old layout: their checks are plain HGET/HMGET. */
   const upgraded = new Set<string>();
   /** Upgrades under way in this store, by project. */
@@ -413,6 +470,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     projectId: string,
     hashes: readonly string[],
     stream: string,
+    now?: number,
   ): Promise<(SuppressionRecord | undefined)[]> => {
     assertStream(stream);
     const keys = projectKeys(keyPrefix, projectId);
@@ -420,7 +478,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     if (fields === undefined) {
       // Anything but 64 lower-case hex is stored under no field, as in storedValues.
       const valid = hashes.filter(isEmailHash);
-      const records = valid.length === 0 ? [] : await checksInStream(projectId, valid, stream);
+      const records = valid.length === 0 ? [] : await checksInStream(projectId, valid, stream, now);
       let at = 0;
       return hashes.map((hash) => (isEmailHash(hash) ? records[at++] : undefined));
     }
@@ -437,16 +495,23 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       values = reply;
       noteLegacy(projectId, legacy);
     }
+    // An expired project-wide record does not hide the stream's.
     return hashes.map((hash, i) => {
       const projectWide = values[i];
-      if (projectWide != null) return unpackSuppression(hash, projectWide);
+      const record = projectWide == null ? undefined : live(unpackSuppression(hash, projectWide), now);
+      if (record !== undefined) return record;
       const inStream = values[hashes.length + i];
-      return inStream == null ? undefined : unpackSuppression(hash, inStream, stream);
+      return inStream == null ? undefined : live(unpackSuppression(hash, inStream, stream), now);
     });
   };
 
   /** One applyEvents script call's KEYS and ARGV. Throws on a malformed event, before anything is sent. */
-  function encodeEvents(projectId: string, events: readonly StoredEvent[]): { keys: string[]; args: (string | number)[] } {
+  function encodeEvents(
+    projectId: string,
+    events: readonly StoredEvent[],
+    options: ApplyEventsOptions,
+    rule: string,
+  ): { keys: string[]; args: (string | number)[] } {
     const keys = projectKeys(keyPrefix, projectId);
     const keyList = [
       keys.suppressions,
@@ -507,37 +572,47 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         }
       }
       if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression, listIndex);
+      // Without a rule the input is ignored (ApplyEventsOptions.softBounces), so it is not sent.
+      if (event.ruleInput !== undefined && rule !== '') encodedEvent.u = scriptRuleInput(event.ruleInput);
       return encodedEvent;
     });
-    return { keys: keyList, args: [JSON.stringify(encoded), keys.prefix, retentionMs ?? '', channel, projectId] };
+    return {
+      keys: keyList,
+      args: [JSON.stringify(encoded), keys.prefix, retentionMs ?? '', channel, projectId, options.now ?? '', rule],
+    };
   }
 
   return {
-    async getSuppression(projectId, hash, stream) {
-      if (stream !== undefined) return (await checksInStream(projectId, [hash], stream))[0];
+    async getSuppression(projectId, hash, stream, now) {
+      if (stream !== undefined) return (await checksInStream(projectId, [hash], stream, now))[0];
       const [value] = await storedValues(projectId, [hash]);
-      return value == null ? undefined : unpackSuppression(hash, value);
+      return value == null ? undefined : live(unpackSuppression(hash, value), now);
     },
 
-    async getSuppressions(projectId, hashes, stream) {
+    async getSuppressions(projectId, hashes, stream, now) {
       if (stream !== undefined) {
         assertStream(stream);
-        return hashes.length === 0 ? [] : checksInStream(projectId, hashes, stream);
+        return hashes.length === 0 ? [] : checksInStream(projectId, hashes, stream, now);
       }
       if (hashes.length === 0) return [];
       const values = await storedValues(projectId, hashes);
-      return values.map((value, index) => (value == null ? undefined : unpackSuppression(hashes[index]!, value)));
+      return values.map((value, index) => (value == null ? undefined : live(unpackSuppression(hashes[index]!, value), now)));
     },
 
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       assertSuppression(record);
-      const { hash, email, reason, createdAt, provenance, stream } = record;
-      const args = [hash, packSuppression(record), createdAt, channel, projectId];
-      const existing = (await run(
-        scripts.addSuppression,
-        suppressionKeys(projectId, stream),
-        stream === undefined ? args : [...args, stream],
-      )) as string | null;
+      const { hash, email, reason, createdAt, provenance, stream, expiresAt } = record;
+      if (expiresAt !== undefined) await registerExpiring(projectId);
+      const existing = (await run(scripts.addSuppression, suppressionKeys(projectId, stream), [
+        hash,
+        packSuppression(record),
+        createdAt,
+        channel,
+        projectId,
+        stream ?? '',
+        now ?? '',
+        expiresAt ?? '',
+      ])) as string | null;
       if (existing !== null) return { record: unpackSuppression(hash, existing, stream), created: false };
       return {
         record: {
@@ -547,6 +622,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           createdAt,
           ...(provenance && { provenance: structuredClone(provenance) }),
           ...(stream !== undefined && { stream }),
+          ...(expiresAt !== undefined && { expiresAt }),
         },
         created: true,
       };
@@ -560,8 +636,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return removed === null ? undefined : unpackSuppression(hash, removed, stream);
     },
 
-    async mergeSuppressions(projectId, records) {
+    async mergeSuppressions(projectId, records, now) {
       const outcomes: SuppressionMergeOutcome[] = [];
+      if (records.some((record) => record.expiresAt !== undefined)) await registerExpiring(projectId);
       for (let from = 0; from < records.length; from += RECORDS_PER_CALL) {
         // The project-wide list's keys, then those of each stream's list the batch names.
         const keys = suppressionKeys(projectId);
@@ -574,7 +651,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         const listIndex = streamListIndex(projectPrefix(keyPrefix, projectId), keyIndex);
         // Encoded whole before the call: a malformed record throws here, before anything is written.
         const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map((record) => scriptSuppression(record, listIndex)));
-        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId])) as string;
+        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId, now ?? ''])) as string;
         for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       return outcomes;
@@ -599,10 +676,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return removed;
     },
 
-    async listSuppressions(projectId, { stream, reason, emailPrefix = '', from, to, limit, after }) {
+    async listSuppressions(projectId, { stream, reason, emailPrefix = '', from, to, expiring, now, limit, after }) {
       const keys = suppressionKeys(projectId, stream);
-      // An email holds no control character: a prefix with NUL finds none (and the script needs none).
-      if (limit < 1 || emailPrefix.includes('\0')) return [];
+      // An email holds no control character: a prefix with NUL or \1 finds none (and the script needs none:
+      // they start the provenance and the expiry).
+      if (limit < 1 || /[\0\x01]/.test(emailPrefix)) return [];
       // A time range of createdAt is a range of the order itself: createdAt < to starts at the order of
       // to − 1, createdAt ≥ from stops before the order of from − 1 (every member extends its order).
       let start = latestSuppressionStart(after, to);
@@ -611,7 +689,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const page: SuppressionRecord[] = [];
       // One call, unless a filter skips more than the scan budget: then the next call resumes there.
       for (;;) {
-        const args = [start, stop, limit - page.length, rank, scanBudget, emailPrefix];
+        const args = [
+          start,
+          stop,
+          limit - page.length,
+          rank,
+          scanBudget,
+          emailPrefix,
+          now ?? '',
+          expiring === undefined ? '' : expiring ? '1' : '0',
+        ];
         if (stream !== undefined) args.push(stream);
         const reply = (await run(scripts.listSuppressions, keys, args, true)) as Buffer[];
         for (let at = 1; at < reply.length; at += 2)
@@ -621,11 +708,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
-    async applyEvents(projectId, events) {
+    async applyEvents(projectId, events, options = {}) {
+      const rule = options.softBounces === undefined ? '' : scriptRule(options.softBounces);
       // Every call encoded first: a malformed event anywhere fails the batch before anything is written.
       const calls: { keys: string[]; args: (string | number)[] }[] = [];
       for (let from = 0; from < events.length; from += EVENTS_PER_SCRIPT) {
-        calls.push(encodeEvents(projectId, events.slice(from, from + EVENTS_PER_SCRIPT)));
+        calls.push(encodeEvents(projectId, events.slice(from, from + EVENTS_PER_SCRIPT), options, rule));
+      }
+      // A batch that may store a suppression that expires (its own, or the rule's) lists its project first.
+      const ruleExpires = options.softBounces !== undefined && options.softBounces.expiresAfterMs !== null;
+      if (events.some((event) => event.suppression?.expiresAt !== undefined || (ruleExpires && event.ruleInput?.kind === 'soft_bounce'))) {
+        await registerExpiring(projectId);
       }
       const outcomes: EventOutcome[] = [];
       // Awaited in turn, not pipelined: calls already in Redis's input buffer would run back to back,
@@ -744,6 +837,66 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         }
       });
       return sumHours(hours, interval, from, to);
+    },
+
+    async listAllowlist(projectId, { limit, after }) {
+      if (limit < 1) return [];
+      // Strictly after every member of `after` (its entry, NUL, …): no entry holds a control character.
+      const start = after === undefined ? '-' : `[${after}\x01`;
+      const members = await client
+        .zrange(projectKeys(keyPrefix, projectId).allowlistOrder, start, '+', 'BYLEX', 'LIMIT', 0, limit)
+        .catch(fail);
+      return members.map(decodeAllowlistMember);
+    },
+
+    async addAllowlistEntry(projectId, entry) {
+      assertTime(entry.createdAt, 'createdAt');
+      const keys = projectKeys(keyPrefix, projectId);
+      const existing = (await run(
+        scripts.addAllowlistEntry,
+        [keys.allowlist, keys.allowlistOrder],
+        [entry.key, entry.entry, entry.createdAt],
+      )) as string | null;
+      if (existing !== null) return { entry: decodeAllowlistValue(entry.key, existing), created: false };
+      return { entry: { key: entry.key, entry: entry.entry, createdAt: entry.createdAt }, created: true };
+    },
+
+    async removeAllowlistEntry(projectId, key) {
+      const keys = projectKeys(keyPrefix, projectId);
+      const removed = (await run(scripts.removeAllowlistEntry, [keys.allowlist, keys.allowlistOrder], [key])) as string | null;
+      return removed === null ? undefined : decodeAllowlistValue(key, removed);
+    },
+
+    async findAllowlisted(projectId, recipients) {
+      if (recipients.length === 0) return [];
+      // Per recipient its hash, then '@' and the text after its address's last '@'.
+      const fields = recipients.flatMap(({ hash, email }) => [hash, `@${email.slice(email.lastIndexOf('@') + 1)}`]);
+      const values = await client.hmget(projectKeys(keyPrefix, projectId).allowlist, ...fields).catch(fail);
+      return recipients.map((_, i) => values[2 * i] != null || values[2 * i + 1] != null);
+    },
+
+    async purgeExpired(now) {
+      assertTime(now, 'now');
+      const registry = expiringProjectsKeyOf(keyPrefix);
+      let deleted = 0;
+      let cursor = '0';
+      // Bounded: at most PURGE_PER_CALL suppressions a sweep; the next sweep deletes the rest.
+      do {
+        const [next, projectIds] = await client.sscan(registry, cursor, 'COUNT', 100).catch(fail);
+        cursor = next;
+        for (const projectId of projectIds) {
+          if (deleted >= PURGE_PER_CALL) return deleted;
+          const keys = projectKeys(keyPrefix, projectId);
+          deleted += Number(
+            await run(
+              scripts.purgeExpired,
+              [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder, keys.expiryIndex],
+              [now, PURGE_PER_CALL - deleted, channel, projectId],
+            ),
+          );
+        }
+      } while (cursor !== '0');
+      return deleted;
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

@@ -37,8 +37,14 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end

@@ -7,12 +7,25 @@
 --@include "before"
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.

@@ -1,11 +1,12 @@
 // Generated from packages/redis/lua/ by `npm run build:lua -w @mailwarden/redis`: edit the .lua files, not this one.
 // Each script is its file with every `--@include` line followed by the included file; `lines` maps
 // the script's lines back to the files. `{{name}}` is filled in from `values` when this module loads.
-import { counterFacts, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import { counterFacts, DAY_MS, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
 import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX, SUPPRESSION_BLOCK_MAX, SUPPRESSION_FIELD_BYTES } from '../layout.js';
 import { loadScript, type ScriptValue } from '../script.js';
 
 const values = {
+  DAY_MS,
   HOUR_MS,
   ORDER_MAX,
   SEARCH_BLOCK_FILL,
@@ -23,35 +24,61 @@ const values = {
   statFacts,
 } satisfies Record<string, ScriptValue>;
 
+export const addAllowlistEntry = loadScript(
+  {
+    name: 'addAllowlistEntry',
+    readOnly: false,
+    lines: [
+      [1, 'lua/addAllowlistEntry.lua', 1, 12],
+    ],
+    source: `#!lua
+-- addAllowlistEntry: adds an entry to the project's allowlist unless its key is there.
+-- KEYS[1] allowlist (HASH key → createdAt ':' entry), KEYS[2] allowlistOrder (ZSET, scores 0: entry,
+-- NUL, createdAt ',' key; layout.ts allowlistMember)
+-- ARGV[1] key, ARGV[2] entry, ARGV[3] createdAt
+-- Returns the existing value, or nil once added.
+-- Flags: writes.
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[2], 0, ARGV[2] .. '\\0' .. ARGV[3] .. ',' .. ARGV[1])
+return false
+`,
+  },
+  values,
+);
+
 export const addSuppression = loadScript(
   {
     name: 'addSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/addSuppression.lua', 1, 9],
-      [10, 'lua/include/suppressionLayout.lua', 1, 7],
-      [17, 'lua/include/before.lua', 1, 8],
-      [25, 'lua/include/suppressionLayout.lua', 8, 67],
-      [92, 'lua/addSuppression.lua', 10, 1],
-      [93, 'lua/include/storedSuppression.lua', 1, 3],
-      [96, 'lua/include/suppressionValue.lua', 1, 14],
-      [110, 'lua/include/storedSuppression.lua', 4, 1],
-      [111, 'lua/include/order.lua', 1, 13],
-      [124, 'lua/include/storedSuppression.lua', 5, 1],
-      [125, 'lua/include/orderBytes.lua', 1, 17],
-      [142, 'lua/include/storedSuppression.lua', 6, 1],
-      [143, 'lua/include/hex.lua', 1, 14],
-      [157, 'lua/include/storedSuppression.lua', 7, 38],
-      [195, 'lua/addSuppression.lua', 11, 2],
-      [197, 'lua/include/publish.lua', 1, 4],
-      [201, 'lua/addSuppression.lua', 13, 7],
+      [1, 'lua/addSuppression.lua', 1, 11],
+      [12, 'lua/include/suppressionLayout.lua', 1, 7],
+      [19, 'lua/include/before.lua', 1, 8],
+      [27, 'lua/include/suppressionLayout.lua', 8, 80],
+      [107, 'lua/addSuppression.lua', 12, 1],
+      [108, 'lua/include/storedSuppression.lua', 1, 3],
+      [111, 'lua/include/suppressionValue.lua', 1, 23],
+      [134, 'lua/include/storedSuppression.lua', 4, 1],
+      [135, 'lua/include/order.lua', 1, 13],
+      [148, 'lua/include/storedSuppression.lua', 5, 1],
+      [149, 'lua/include/orderBytes.lua', 1, 17],
+      [166, 'lua/include/storedSuppression.lua', 6, 1],
+      [167, 'lua/include/hex.lua', 1, 14],
+      [181, 'lua/include/storedSuppression.lua', 7, 44],
+      [225, 'lua/addSuppression.lua', 13, 2],
+      [227, 'lua/include/publish.lua', 1, 4],
+      [231, 'lua/addSuppression.lua', 15, 13],
     ],
     source: `#!lua
--- addSuppression: stores one suppression in a list unless its hash has one there already.
+-- addSuppression: stores one suppression in a list unless its hash has one there already (one
+-- expired at now counts as absent: the new one replaces it).
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
--- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] the stream (absent for the project-wide list)
+-- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] the stream ('' for the project-wide list),
+-- ARGV[7] now ('' for none: nothing is expired), ARGV[8] the record's expiresAt ('' for none)
 -- Returns the existing value, or nil once created.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -72,12 +99,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -142,18 +182,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -235,10 +284,16 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 --@include "orderBytes"
 --@include "publish"
@@ -248,9 +303,15 @@ local function publish(channel, projectId, hashes)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[6])
 local existing, field, hash = storedSuppression(K, ARGV[1])
-if existing then return existing end
+if existing then
+  local _, createdAt, _, _, expiresAt = unpackSuppression(existing)
+  if not expired(expiresAt, tonumber(ARGV[7])) then return existing end
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, ARGV[1], expiresAt, nil)
+end
 redis.call('HSET', K.s, field, ARGV[2])
 orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
+indexExpiry(K, ARGV[1], nil, tonumber(ARGV[8]))
 publish(ARGV[4], ARGV[5], { ARGV[1] })
 return false
 `,
@@ -263,29 +324,31 @@ export const applyEvents = loadScript(
     name: 'applyEvents',
     readOnly: false,
     lines: [
-      [1, 'lua/applyEvents.lua', 1, 16],
-      [17, 'lua/include/suppressionLayout.lua', 1, 7],
-      [24, 'lua/include/before.lua', 1, 8],
-      [32, 'lua/include/suppressionLayout.lua', 8, 67],
-      [99, 'lua/applyEvents.lua', 17, 1],
-      [100, 'lua/include/mergeSuppression.lua', 1, 3],
-      [103, 'lua/include/storedSuppression.lua', 1, 3],
-      [106, 'lua/include/suppressionValue.lua', 1, 14],
-      [120, 'lua/include/storedSuppression.lua', 4, 1],
-      [121, 'lua/include/order.lua', 1, 13],
-      [134, 'lua/include/storedSuppression.lua', 5, 1],
-      [135, 'lua/include/orderBytes.lua', 1, 17],
-      [152, 'lua/include/storedSuppression.lua', 6, 1],
-      [153, 'lua/include/hex.lua', 1, 14],
-      [167, 'lua/include/storedSuppression.lua', 7, 38],
-      [205, 'lua/include/mergeSuppression.lua', 4, 51],
-      [256, 'lua/applyEvents.lua', 18, 1],
-      [257, 'lua/include/publish.lua', 1, 4],
-      [261, 'lua/applyEvents.lua', 19, 3],
-      [264, 'lua/include/trackingIdMember.lua', 1, 18],
-      [282, 'lua/applyEvents.lua', 22, 1],
-      [283, 'lua/include/searchBlocks.lua', 1, 16],
-      [299, 'lua/applyEvents.lua', 23, 283],
+      [1, 'lua/applyEvents.lua', 1, 21],
+      [22, 'lua/include/suppressionLayout.lua', 1, 7],
+      [29, 'lua/include/before.lua', 1, 8],
+      [37, 'lua/include/suppressionLayout.lua', 8, 80],
+      [117, 'lua/applyEvents.lua', 22, 1],
+      [118, 'lua/include/mergeSuppression.lua', 1, 3],
+      [121, 'lua/include/storedSuppression.lua', 1, 3],
+      [124, 'lua/include/suppressionValue.lua', 1, 23],
+      [147, 'lua/include/storedSuppression.lua', 4, 1],
+      [148, 'lua/include/order.lua', 1, 13],
+      [161, 'lua/include/storedSuppression.lua', 5, 1],
+      [162, 'lua/include/orderBytes.lua', 1, 17],
+      [179, 'lua/include/storedSuppression.lua', 6, 1],
+      [180, 'lua/include/hex.lua', 1, 14],
+      [194, 'lua/include/storedSuppression.lua', 7, 44],
+      [238, 'lua/include/mergeSuppression.lua', 4, 61],
+      [299, 'lua/applyEvents.lua', 23, 1],
+      [300, 'lua/include/softBounceRule.lua', 1, 128],
+      [428, 'lua/applyEvents.lua', 24, 1],
+      [429, 'lua/include/publish.lua', 1, 4],
+      [433, 'lua/applyEvents.lua', 25, 3],
+      [436, 'lua/include/trackingIdMember.lua', 1, 18],
+      [454, 'lua/applyEvents.lua', 28, 1],
+      [455, 'lua/include/searchBlocks.lua', 1, 16],
+      [471, 'lua/applyEvents.lua', 29, 303],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -295,13 +358,18 @@ export const applyEvents = loadScript(
 -- KEYS[9..] the keys the events name (dedup keys, message hashes, tracking-ID message orders, the
 -- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
--- ARGV[4] invalidation channel, ARGV[5] projectId
--- Returns one character per event: 'a' applied, 'd' duplicate.
+-- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] now ('' for none: nothing is expired, no
+-- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' \`u\` are ignored)
+-- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
+-- the rank it raised from, 'a'; eventOutcomeOfCode).
+--
+-- Per applied event, after its message: its own suppression \`s\` (not written when it comes from a
+-- webhook and the recipient is allowlisted), then the soft-bounce rule's input \`u\`.
 -- Flags: writes.
 --
 -- Keys not in KEYS, all under the project's prefix, so in its slot: the message order of a tracking
--- ID a message leaves or keeps (from the stored message), and the messages read to recompute a row's
--- lastEventAt.
+-- ID a message leaves or keeps (from the stored message), the messages read to recompute a row's
+-- lastEventAt, the allowlist 'al', the expiry index 'x' and the soft-bounce histories 'sh:<hash>'.
 --@include "suppressionLayout"
 -- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
@@ -320,12 +388,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -393,18 +474,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -486,10 +576,16 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 --@include "suppressionLayout"
 --@include "suppressionValue"
@@ -503,43 +599,182 @@ local function causeKey(provenance)
   local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
   return tonumber(at), id, source
 end
--- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
--- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
--- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
--- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
--- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
--- when s raised it, else 'a'.
-local function mergeSuppression(K, s, changed)
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance, x expiresAt })
+-- into the suppressions of K: reason only upgraded, createdAt the earliest, the email the first one
+-- stored, the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's,
+-- then the smaller source's (core provenanceWins), and expiresAt with the provenance. With now (nil:
+-- nothing expires), s already expired is not written, and a stored record expired at now counts as
+-- absent: s replaces it whole (docs/decisions.md, "Suppressions that expire"). A hash it writes is
+-- added to changed (a set with its list in changed.list). Returns the outcome: 's' when it created
+-- the suppression, the rank it had when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed, now)
+  if expired(s.x, now) then return 'a' end
   local v, field, hash = storedSuppression(K, s.h)
   local outcome = 'a'
+  local rank, createdAt, email, provenance, expiresAt
+  if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
+  if v and expired(expiresAt, now) then
+    orderRemove(K, orderBytes(createdAt) .. hash)
+    v = false
+  end
   if not v then
-    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p, s.x))
     orderAdd(K, orderBytes(s.c) .. hash)
+    indexExpiry(K, s.h, expiresAt, s.x)
     outcome = 's'
   else
-    local rank, createdAt, email, provenance = unpackSuppression(v)
-    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    local newRank, newCreatedAt, newProvenance, newExpiresAt = math.max(rank, s.r), math.min(createdAt, s.c), provenance, expiresAt
     if s.r > rank then
-      newProvenance = s.p
+      newProvenance, newExpiresAt = s.p, s.x
     elseif s.r == rank then
       local at, id, source = causeKey(s.p)
       local knownAt, knownId, knownSource = causeKey(provenance)
       if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
-        newProvenance = s.p
+        newProvenance, newExpiresAt = s.p, s.x
       end
     end
-    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance and newExpiresAt == expiresAt then return outcome end
     if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt))
     if newCreatedAt ~= createdAt then
       orderRemove(K, orderBytes(createdAt) .. hash)
       orderAdd(K, orderBytes(newCreatedAt) .. hash)
     end
+    indexExpiry(K, s.h, expiresAt, newExpiresAt)
   end
   if not changed[s.h] then
     changed[s.h] = true
     changed.list[#changed.list + 1] = s.h
   end
+  return outcome
+end
+--@include "softBounceRule"
+-- The soft-bounce rule (docs/decisions.md, "The soft-bounce rule"), inside applyEvents' step per event.
+-- History per address: the STRING 'sh:<hash>' (64 hex) under the project's prefix: the latest delivery
+-- counted (digits, or nothing), then per kept bounce, oldest first by (at, eventId), '\\n' at ',' eventId
+-- ',' the message's length ':' the message, then the bounce as packed provenance lists it (core
+-- packRuleBounce: JSON, so no '\\n'). A message may hold any byte: its length says where it ends.
+--@include "mergeSuppression"
+--@include "suppressionValue"
+--@include "before"
+local DAY_MS = {{DAY_MS}}
+local function loadHistory(key)
+  local v = redis.call('GET', key)
+  local history = { bounces = {} }
+  if not v then return history end
+  local nl = string.find(v, '\\n', 1, true)
+  history.delivery = tonumber(string.sub(v, 1, (nl or 0) - 1))
+  while nl do
+    local at, id, length, from = string.match(v, '^(%-?%d+),(%x+),(%d+):()', nl + 1)
+    local to = from + tonumber(length)
+    nl = string.find(v, '\\n', to, true)
+    local b = history.bounces
+    b[#b + 1] = { at = tonumber(at), id = id, message = string.sub(v, from, to - 1), packed = string.sub(v, to, (nl or 0) - 1) }
+  end
+  return history
+end
+-- Saves the history, or deletes it when empty. Redis forgets it once the rule would have forgotten all
+-- of it (its latest time plus keepMs, a day's margin): a relative TTL, so the callers' clock, not
+-- Redis's, decides, and it is garbage collection only (every step prunes by now).
+local function saveHistory(key, history, rule, now)
+  local parts, latest = { history.delivery and string.format('%d', history.delivery) or '' }, history.delivery
+  for _, b in ipairs(history.bounces) do
+    parts[#parts + 1] = string.format('\\n%d,%s,%d:', b.at, b.id, #b.message) .. b.message .. b.packed
+    if not latest or b.at > latest then latest = b.at end
+  end
+  if not latest then
+    redis.call('DEL', key)
+  elseif now then
+    redis.call('SET', key, table.concat(parts), 'PX', string.format('%d', latest + rule.k - now + DAY_MS))
+  else
+    redis.call('SET', key, table.concat(parts))
+  end
+end
+-- Whether bounce a comes before bounce b: by time, then event ID.
+local function earlier(a, b)
+  if a.at ~= b.at then return a.at < b.at end
+  return before(a.id, b.id)
+end
+-- A rule's window as the suppression's packed provenance (core packProvenance): the last bounce E as
+-- the cause ('w', its time, its event ID, [provider, messageId, diagnostic] taken out of its packed
+-- bounce [provider, messageId, "eventId", at, diagnostic]: no JSON string holds a bare '"'), then the
+-- rule and every bounce of the window.
+local function ruleProvenance(rule, window)
+  local E = window[#window]
+  local at = string.format('%d', E.at)
+  local s, e = string.find(E.packed, ',"' .. E.id .. '",' .. at .. ',', 1, true)
+  local cause = string.sub(E.packed, 1, s - 1) .. ',' .. string.sub(E.packed, e + 1, -2)
+  local bounces = {}
+  for i, b in ipairs(window) do bounces[i] = b.packed end
+  return 'w' .. at .. ',' .. E.id .. ',' .. cause .. ',[' .. rule.p .. ',[' .. table.concat(bounces, ',') .. ']]]'
+end
+-- Counts one rule input u of an applied event (a soft bounce { h, e, t at, i eventId, m message,
+-- q packed }, or a delivery { d = 1, h, t }) under rule ({ n bounces, w windowMs, r reset, x
+-- expiresAfterMs or nil, k keepMs, p packed rule }), K the project-wide list. allowlisted(u) tells
+-- whether the recipient is allowlisted. Returns the outcome of the suppression a window made ('s',
+-- a rank, 'a'), or nil when none was made.
+local function countRuleInput(K, u, rule, now, changed, allowlisted)
+  local key = K.p .. 'sh:' .. u.h
+  local history = loadHistory(key)
+  local bounces = history.bounces
+  local horizon = now and now - rule.k
+  if horizon then
+    local keptBounces = {}
+    for _, b in ipairs(bounces) do if b.at >= horizon then keptBounces[#keptBounces + 1] = b end end
+    bounces, history.bounces = keptBounces, keptBounces
+    if history.delivery and history.delivery < horizon then history.delivery = nil end
+  end
+  local t = u.t
+  if u.d then
+    if not horizon or t >= horizon then
+      history.delivery = math.max(history.delivery or t, t)
+      local keptBounces = {}
+      for _, b in ipairs(bounces) do if b.at >= history.delivery then keptBounces[#keptBounces + 1] = b end end
+      history.bounces = keptBounces
+    end
+    return saveHistory(key, history, rule, now)
+  end
+  local I = { at = t, id = u.i, message = u.m, packed = u.q }
+  local counted = not (allowlisted(u) or (horizon and t < horizon) or (rule.r and history.delivery and t < history.delivery))
+  if counted then
+    -- A bounce after the address was suppressed for bouncing or complaining cannot move that suppression.
+    local v = storedSuppression(K, u.h)
+    if v then
+      local rank, _, _, provenance, expiresAt = unpackSuppression(v)
+      if rank >= 2 and provenance and not expired(expiresAt, now) and causeKey(provenance) < t then counted = false end
+    end
+  end
+  if counted then
+    -- Bounces of one message count once, at the earliest.
+    for i, b in ipairs(bounces) do
+      if b.message == I.message then
+        if earlier(I, b) then table.remove(bounces, i) else counted = false end
+        break
+      end
+    end
+  end
+  if not counted then return saveHistory(key, history, rule, now) end
+  local at = #bounces + 1
+  while at > 1 and earlier(I, bounces[at - 1]) do at = at - 1 end
+  table.insert(bounces, at, I)
+  local outcome
+  local n = rule.n
+  for j = math.max(1, at - n + 1), at do
+    local last = bounces[j + n - 1]
+    if last and last.at - bounces[j].at <= rule.w then
+      local window = {}
+      for w = j, j + n - 1 do window[#window + 1] = bounces[w] end
+      local expiresAt = rule.x and last.at + rule.x
+      outcome = mergeSuppression(K, { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }, changed, now)
+      if not expired(expiresAt, now) then
+        local keptBounces = {}
+        for _, b in ipairs(bounces) do if b.at <= last.at then keptBounces[#keptBounces + 1] = b end end
+        history.bounces = keptBounces
+      end
+      break
+    end
+  end
+  saveHistory(key, history, rule, now)
   return outcome
 end
 --@include "publish"
@@ -589,7 +824,19 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local now, rule = tonumber(ARGV[6]), ARGV[7] ~= '' and cjson.decode(ARGV[7])
 local changed = { list = {} }
+
+-- Whether a recipient (its hash h and address e) is on the project's allowlist (the HASH 'al': key →
+-- entry, the hash or '@' and the domain after the address's last '@'). Read only for events that need
+-- it, and not at all while the project has no allowlist.
+local allowlist
+local function allowlisted(r)
+  if allowlist == nil then allowlist = redis.call('EXISTS', prefix .. 'al') == 1 end
+  if not allowlist then return false end
+  local found = redis.call('HMGET', prefix .. 'al', r.h, '@' .. string.match(r.e, '[^@]*$'))
+  return (found[1] or found[2]) and true or false
+end
 
 -- countersOf: delivered, bounced, complained, opened, clicked, unsubscribed.
 local COUNTED = { {{counterFacts.delivered}}, {{counterFacts.bounced}}, {{counterFacts.complained}}, {{counterFacts.opened}}, {{counterFacts.clicked}}, {{counterFacts.unsubscribed}} }
@@ -861,7 +1108,15 @@ for i, e in ipairs(events) do
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
     if e.m then mergeMessage(e.m) end
-    if e.s then outcomes[i] = mergeSuppression(listOf(K, e.s), e.s, changed) else outcomes[i] = 'a' end
+    local outcome
+    if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
+      outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
+    end
+    if e.u and rule then
+      local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
+      if not e.s then outcome = ruleOutcome end
+    end
+    outcomes[i] = outcome or 'a'
   else
     outcomes[i] = 'd'
   end
@@ -1001,10 +1256,10 @@ export const getLegacySuppressions = loadScript(
       [1, 'lua/getLegacySuppressions.lua', 1, 10],
       [11, 'lua/include/suppressionLayout.lua', 1, 7],
       [18, 'lua/include/before.lua', 1, 8],
-      [26, 'lua/include/suppressionLayout.lua', 8, 67],
-      [93, 'lua/getLegacySuppressions.lua', 11, 1],
-      [94, 'lua/include/hex.lua', 1, 14],
-      [108, 'lua/getLegacySuppressions.lua', 12, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 80],
+      [106, 'lua/getLegacySuppressions.lua', 11, 1],
+      [107, 'lua/include/hex.lua', 1, 14],
+      [121, 'lua/getLegacySuppressions.lua', 12, 8],
     ],
     source: `#!lua flags=no-writes
 -- getLegacySuppressions: the checks of a project that may hold suppressions of the old layout: each
@@ -1033,12 +1288,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -1173,7 +1441,7 @@ export const getStreamSuppressions = loadScript(
     name: 'getStreamSuppressions',
     readOnly: true,
     lines: [
-      [1, 'lua/getStreamSuppressions.lua', 1, 21],
+      [1, 'lua/getStreamSuppressions.lua', 1, 23],
     ],
     source: `#!lua flags=no-writes
 -- getStreamSuppressions: the checks of some hashes in a stream, once the project holds no old layout:
@@ -1182,7 +1450,8 @@ export const getStreamSuppressions = loadScript(
 -- KEYS[1] suppressions, KEYS[2] the stream's suppressions (layout.ts streamSuppressionKeys)
 -- ARGV[1..] the HASH fields (binary, layout.ts suppressionFields)
 -- Returns per hash its project-wide value (false for none), then per hash its value in the stream's
--- list when the project-wide list has none (else false).
+-- list when the project-wide list has none or one that expires (\\1 in its value: the caller reads the
+-- stream's when it has expired), else false.
 -- Flags: no-writes (EVALSHA_RO).
 local n, reply = #ARGV, {}
 -- HMGET in slices: unpack() of a whole long batch would overflow Lua's stack.
@@ -1192,7 +1461,8 @@ for from = 1, n, 1000 do
   local inStream = redis.call('HMGET', KEYS[2], unpack(ARGV, from, to))
   for i = 1, to - from + 1 do
     reply[from + i - 1] = projectWide[i]
-    reply[n + from + i - 1] = not projectWide[i] and inStream[i]
+    local p = projectWide[i]
+    reply[n + from + i - 1] = (not p or string.find(p, '\\1', 1, true)) and inStream[i] or false
   end
 end
 return reply
@@ -1292,17 +1562,17 @@ export const listSuppressions = loadScript(
     name: 'listSuppressions',
     readOnly: true,
     lines: [
-      [1, 'lua/listSuppressions.lua', 1, 15],
-      [16, 'lua/include/suppressionLayout.lua', 1, 7],
-      [23, 'lua/include/before.lua', 1, 8],
-      [31, 'lua/include/suppressionLayout.lua', 8, 67],
-      [98, 'lua/listSuppressions.lua', 16, 1],
-      [99, 'lua/include/order.lua', 1, 13],
-      [112, 'lua/listSuppressions.lua', 17, 1],
-      [113, 'lua/include/orderBytes.lua', 1, 17],
-      [130, 'lua/listSuppressions.lua', 18, 1],
-      [131, 'lua/include/hex.lua', 1, 14],
-      [145, 'lua/listSuppressions.lua', 19, 72],
+      [1, 'lua/listSuppressions.lua', 1, 17],
+      [18, 'lua/include/suppressionLayout.lua', 1, 7],
+      [25, 'lua/include/before.lua', 1, 8],
+      [33, 'lua/include/suppressionLayout.lua', 8, 80],
+      [113, 'lua/listSuppressions.lua', 18, 1],
+      [114, 'lua/include/order.lua', 1, 13],
+      [127, 'lua/listSuppressions.lua', 19, 1],
+      [128, 'lua/include/orderBytes.lua', 1, 17],
+      [145, 'lua/listSuppressions.lua', 20, 1],
+      [146, 'lua/include/hex.lua', 1, 14],
+      [160, 'lua/listSuppressions.lua', 21, 79],
     ],
     source: `#!lua flags=no-writes
 -- listSuppressions: a page of one list's suppressions in order, newest first.
@@ -1311,7 +1581,9 @@ export const listSuppressions = loadScript(
 -- ARGV[1], ARGV[2] ZRANGE BYLEX start and stop of the order members (binary: a time range is a range
 -- of the order), ARGV[3] limit, ARGV[4] the reason rank to keep ('' for any), ARGV[5] the most entries
 -- to read in this call, ARGV[6] the start of the email to keep ('' for any; never holds NUL, which
--- would reach into the packed provenance), ARGV[7] the stream (absent for the project-wide list)
+-- would reach into the packed provenance), ARGV[7] now ('' for none: expired records are kept),
+-- ARGV[8] '1' only records that expire, '0' only those that never do, '' any, ARGV[9] the stream
+-- (absent for the project-wide list)
 -- Returns a resume member ('' when done), then member, value, member, value… (binary: the caller
 -- reads the reply as buffers).
 -- Flags: no-writes (EVALSHA_RO).
@@ -1336,12 +1608,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -1449,14 +1734,21 @@ local function hex(b)
   return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
 --@include "before"
-local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[7])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[9])
 local start, stop, limit, rank, budget, emailPrefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local filtered = rank ~= '' or emailPrefix ~= ''
--- Whether a HASH value (rank, createdAt, ':', email…) is kept: the email starts right after the colon.
+local now, expiring = tonumber(ARGV[7]), ARGV[8]
+local filtered = rank ~= '' or emailPrefix ~= '' or expiring ~= ''
+-- Whether a HASH value (rank, createdAt, ':', email…, \\1 expiresAt) is kept: the email starts right
+-- after the colon, expiresAt after the only \\1.
 local function kept(value)
   if rank ~= '' and string.sub(value, 1, 1) ~= rank then return false end
-  if emailPrefix == '' then return true end
   local colon = string.find(value, ':', 2, true)
+  if now or expiring ~= '' then
+    local x = string.find(value, '\\1', colon + 1, true)
+    if expiring == '1' and not x or expiring == '0' and x then return false end
+    if x and now and tonumber(string.sub(value, x + 1)) <= now then return false end
+  end
+  if emailPrefix == '' then return true end
   return string.sub(value, colon + 1, colon + #emailPrefix) == emailPrefix
 end
 local stopAt = stop ~= '+' and string.sub(stop, 2)
@@ -1685,32 +1977,33 @@ export const mergeSuppressions = loadScript(
     name: 'mergeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/mergeSuppressions.lua', 1, 9],
-      [10, 'lua/include/suppressionLayout.lua', 1, 7],
-      [17, 'lua/include/before.lua', 1, 8],
-      [25, 'lua/include/suppressionLayout.lua', 8, 67],
-      [92, 'lua/mergeSuppressions.lua', 10, 1],
-      [93, 'lua/include/mergeSuppression.lua', 1, 3],
-      [96, 'lua/include/storedSuppression.lua', 1, 3],
-      [99, 'lua/include/suppressionValue.lua', 1, 14],
-      [113, 'lua/include/storedSuppression.lua', 4, 1],
-      [114, 'lua/include/order.lua', 1, 13],
-      [127, 'lua/include/storedSuppression.lua', 5, 1],
-      [128, 'lua/include/orderBytes.lua', 1, 17],
-      [145, 'lua/include/storedSuppression.lua', 6, 1],
-      [146, 'lua/include/hex.lua', 1, 14],
-      [160, 'lua/include/storedSuppression.lua', 7, 38],
-      [198, 'lua/include/mergeSuppression.lua', 4, 51],
-      [249, 'lua/mergeSuppressions.lua', 11, 1],
-      [250, 'lua/include/publish.lua', 1, 4],
-      [254, 'lua/mergeSuppressions.lua', 12, 6],
+      [1, 'lua/mergeSuppressions.lua', 1, 10],
+      [11, 'lua/include/suppressionLayout.lua', 1, 7],
+      [18, 'lua/include/before.lua', 1, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 80],
+      [106, 'lua/mergeSuppressions.lua', 11, 1],
+      [107, 'lua/include/mergeSuppression.lua', 1, 3],
+      [110, 'lua/include/storedSuppression.lua', 1, 3],
+      [113, 'lua/include/suppressionValue.lua', 1, 23],
+      [136, 'lua/include/storedSuppression.lua', 4, 1],
+      [137, 'lua/include/order.lua', 1, 13],
+      [150, 'lua/include/storedSuppression.lua', 5, 1],
+      [151, 'lua/include/orderBytes.lua', 1, 17],
+      [168, 'lua/include/storedSuppression.lua', 6, 1],
+      [169, 'lua/include/hex.lua', 1, 14],
+      [183, 'lua/include/storedSuppression.lua', 7, 44],
+      [227, 'lua/include/mergeSuppression.lua', 4, 61],
+      [288, 'lua/mergeSuppressions.lua', 12, 1],
+      [289, 'lua/include/publish.lua', 1, 4],
+      [293, 'lua/mergeSuppressions.lua', 13, 7],
     ],
     source: `#!lua
 -- mergeSuppressions: joins each record in order (mergeSuppression); one PUBLISH names every hash it
 -- changed.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4..] the HASH
 -- and heads of each stream's list the records name (a record's \`k\`, listOf)
--- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId
+-- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId,
+-- ARGV[4] now ('' for none: nothing is expired)
 -- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -1731,12 +2024,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -1804,18 +2110,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -1897,10 +2212,16 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 --@include "suppressionLayout"
 --@include "suppressionValue"
@@ -1914,38 +2235,48 @@ local function causeKey(provenance)
   local source, at, id = string.match(provenance, '^(%a)(%-?%d+),(%x*),')
   return tonumber(at), id, source
 end
--- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance }) into the
--- suppressions of K: reason only upgraded, createdAt the earliest, the email the first one stored,
--- the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's, then
--- the smaller source's (core provenanceWins). A hash it writes is added to changed (a set with its
--- list in changed.list). Returns the outcome: 's' when it created the suppression, the rank it had
--- when s raised it, else 'a'.
-local function mergeSuppression(K, s, changed)
+-- Joins suppression s ({ h hash, r rank, c createdAt, e email, p packed provenance, x expiresAt })
+-- into the suppressions of K: reason only upgraded, createdAt the earliest, the email the first one
+-- stored, the provenance the stronger reason's, then the earlier cause's, then the smaller event ID's,
+-- then the smaller source's (core provenanceWins), and expiresAt with the provenance. With now (nil:
+-- nothing expires), s already expired is not written, and a stored record expired at now counts as
+-- absent: s replaces it whole (docs/decisions.md, "Suppressions that expire"). A hash it writes is
+-- added to changed (a set with its list in changed.list). Returns the outcome: 's' when it created
+-- the suppression, the rank it had when s raised it, else 'a'.
+local function mergeSuppression(K, s, changed, now)
+  if expired(s.x, now) then return 'a' end
   local v, field, hash = storedSuppression(K, s.h)
   local outcome = 'a'
+  local rank, createdAt, email, provenance, expiresAt
+  if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
+  if v and expired(expiresAt, now) then
+    orderRemove(K, orderBytes(createdAt) .. hash)
+    v = false
+  end
   if not v then
-    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p))
+    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p, s.x))
     orderAdd(K, orderBytes(s.c) .. hash)
+    indexExpiry(K, s.h, expiresAt, s.x)
     outcome = 's'
   else
-    local rank, createdAt, email, provenance = unpackSuppression(v)
-    local newRank, newCreatedAt, newProvenance = math.max(rank, s.r), math.min(createdAt, s.c), provenance
+    local newRank, newCreatedAt, newProvenance, newExpiresAt = math.max(rank, s.r), math.min(createdAt, s.c), provenance, expiresAt
     if s.r > rank then
-      newProvenance = s.p
+      newProvenance, newExpiresAt = s.p, s.x
     elseif s.r == rank then
       local at, id, source = causeKey(s.p)
       local knownAt, knownId, knownSource = causeKey(provenance)
       if at < knownAt or (at == knownAt and (before(id, knownId) or (id == knownId and before(source, knownSource)))) then
-        newProvenance = s.p
+        newProvenance, newExpiresAt = s.p, s.x
       end
     end
-    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance then return outcome end
+    if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance and newExpiresAt == expiresAt then return outcome end
     if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance))
+    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt))
     if newCreatedAt ~= createdAt then
       orderRemove(K, orderBytes(createdAt) .. hash)
       orderAdd(K, orderBytes(newCreatedAt) .. hash)
     end
+    indexExpiry(K, s.h, expiresAt, newExpiresAt)
   end
   if not changed[s.h] then
     changed[s.h] = true
@@ -1960,10 +2291,315 @@ local function publish(channel, projectId, hashes)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
+local now = tonumber(ARGV[4])
 local changed, outcomes = { list = {} }, {}
-for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed) end
+for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed, now) end
 publish(ARGV[2], ARGV[3], changed.list)
 return table.concat(outcomes)
+`,
+  },
+  values,
+);
+
+export const purgeExpired = loadScript(
+  {
+    name: 'purgeExpired',
+    readOnly: false,
+    lines: [
+      [1, 'lua/purgeExpired.lua', 1, 9],
+      [10, 'lua/include/suppressionLayout.lua', 1, 7],
+      [17, 'lua/include/before.lua', 1, 8],
+      [25, 'lua/include/suppressionLayout.lua', 8, 80],
+      [105, 'lua/purgeExpired.lua', 10, 1],
+      [106, 'lua/include/storedSuppression.lua', 1, 3],
+      [109, 'lua/include/suppressionValue.lua', 1, 23],
+      [132, 'lua/include/storedSuppression.lua', 4, 1],
+      [133, 'lua/include/order.lua', 1, 13],
+      [146, 'lua/include/storedSuppression.lua', 5, 1],
+      [147, 'lua/include/orderBytes.lua', 1, 17],
+      [164, 'lua/include/storedSuppression.lua', 6, 1],
+      [165, 'lua/include/hex.lua', 1, 14],
+      [179, 'lua/include/storedSuppression.lua', 7, 44],
+      [223, 'lua/purgeExpired.lua', 11, 1],
+      [224, 'lua/include/publish.lua', 1, 4],
+      [228, 'lua/purgeExpired.lua', 12, 25],
+    ],
+    source: `#!lua
+-- purgeExpired: deletes a project's suppressions expired at now, of every list, oldest expiry first,
+-- by its expiry index; one PUBLISH names them.
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] the expiry
+-- index 'x' (ZSET: score expiresAt, member the hash in hex, then '.' and the stream for a stream's list)
+-- ARGV[1] now, ARGV[2] the most to delete, ARGV[3] invalidation channel, ARGV[4] projectId
+-- Returns how many it deleted. Stream lists' keys are named from the project's prefix (its slot).
+-- Flags: writes.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+  end
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return K.b .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
+end
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
+  return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
+  return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local now = tonumber(ARGV[1])
+local lists, deleted = {}, {}
+for _, member in ipairs(redis.call('ZRANGE', KEYS[4], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))) do
+  local h, stream = string.sub(member, 1, 64), string.sub(member, 66)
+  local L = K
+  if stream ~= '' then
+    L = lists[stream]
+    if not L then
+      L = suppressionKeys(K.p .. 's.' .. stream, K.p .. 'sk.' .. stream, nil, stream)
+      lists[stream] = L
+    end
+  end
+  local v, expiresAt = storedSuppression(L, h), nil
+  if v then expiresAt = select(5, unpackSuppression(v)) end
+  if expired(expiresAt, now) then
+    deleteSuppression(L, h)
+    deleted[#deleted + 1] = h
+  else
+    -- The index out of step with the record (every write keeps it in step): it follows the record.
+    indexExpiry(L, h, true, expiresAt)
+  end
+end
+publish(ARGV[3], ARGV[4], deleted)
+return #deleted
+`,
+  },
+  values,
+);
+
+export const removeAllowlistEntry = loadScript(
+  {
+    name: 'removeAllowlistEntry',
+    readOnly: false,
+    lines: [
+      [1, 'lua/removeAllowlistEntry.lua', 1, 12],
+    ],
+    source: `#!lua
+-- removeAllowlistEntry: removes the entry of a key from the project's allowlist.
+-- KEYS[1] allowlist, KEYS[2] allowlistOrder (as addAllowlistEntry's)
+-- ARGV[1] key
+-- Returns the value it removed (createdAt ':' entry), or nil.
+-- Flags: writes.
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if not existing then return false end
+local colon = string.find(existing, ':', 1, true)
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], string.sub(existing, colon + 1) .. '\\0' .. string.sub(existing, 1, colon - 1) .. ',' .. ARGV[1])
+return existing
 `,
   },
   values,
@@ -1974,26 +2610,27 @@ export const removeSuppression = loadScript(
     name: 'removeSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppression.lua', 1, 9],
-      [10, 'lua/include/suppressionLayout.lua', 1, 7],
-      [17, 'lua/include/before.lua', 1, 8],
-      [25, 'lua/include/suppressionLayout.lua', 8, 67],
-      [92, 'lua/removeSuppression.lua', 10, 1],
-      [93, 'lua/include/storedSuppression.lua', 1, 3],
-      [96, 'lua/include/suppressionValue.lua', 1, 14],
-      [110, 'lua/include/storedSuppression.lua', 4, 1],
-      [111, 'lua/include/order.lua', 1, 13],
-      [124, 'lua/include/storedSuppression.lua', 5, 1],
-      [125, 'lua/include/orderBytes.lua', 1, 17],
-      [142, 'lua/include/storedSuppression.lua', 6, 1],
-      [143, 'lua/include/hex.lua', 1, 14],
-      [157, 'lua/include/storedSuppression.lua', 7, 38],
-      [195, 'lua/removeSuppression.lua', 11, 1],
-      [196, 'lua/include/publish.lua', 1, 4],
-      [200, 'lua/removeSuppression.lua', 12, 3],
+      [1, 'lua/removeSuppression.lua', 1, 10],
+      [11, 'lua/include/suppressionLayout.lua', 1, 7],
+      [18, 'lua/include/before.lua', 1, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 80],
+      [106, 'lua/removeSuppression.lua', 11, 1],
+      [107, 'lua/include/storedSuppression.lua', 1, 3],
+      [110, 'lua/include/suppressionValue.lua', 1, 23],
+      [133, 'lua/include/storedSuppression.lua', 4, 1],
+      [134, 'lua/include/order.lua', 1, 13],
+      [147, 'lua/include/storedSuppression.lua', 5, 1],
+      [148, 'lua/include/orderBytes.lua', 1, 17],
+      [165, 'lua/include/storedSuppression.lua', 6, 1],
+      [166, 'lua/include/hex.lua', 1, 14],
+      [180, 'lua/include/storedSuppression.lua', 7, 44],
+      [224, 'lua/removeSuppression.lua', 12, 1],
+      [225, 'lua/include/publish.lua', 1, 4],
+      [229, 'lua/removeSuppression.lua', 13, 5],
     ],
     source: `#!lua
--- removeSuppression: deletes one suppression from a list.
+-- removeSuppression: deletes one suppression from a list (expired or not); from the project-wide
+-- list it also forgets the hash's soft-bounce history.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (absent
@@ -2018,12 +2655,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -2088,18 +2738,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -2181,17 +2840,25 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 --@include "publish"
 -- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
-local existing = deleteSuppression(suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4]), ARGV[1])
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4])
+local existing = deleteSuppression(K, ARGV[1])
+forgetHistory(K, ARGV[1])
 if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
 return existing
 `,
@@ -2204,26 +2871,27 @@ export const removeSuppressions = loadScript(
     name: 'removeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppressions.lua', 1, 9],
-      [10, 'lua/include/suppressionLayout.lua', 1, 7],
-      [17, 'lua/include/before.lua', 1, 8],
-      [25, 'lua/include/suppressionLayout.lua', 8, 67],
-      [92, 'lua/removeSuppressions.lua', 10, 1],
-      [93, 'lua/include/storedSuppression.lua', 1, 3],
-      [96, 'lua/include/suppressionValue.lua', 1, 14],
-      [110, 'lua/include/storedSuppression.lua', 4, 1],
-      [111, 'lua/include/order.lua', 1, 13],
-      [124, 'lua/include/storedSuppression.lua', 5, 1],
-      [125, 'lua/include/orderBytes.lua', 1, 17],
-      [142, 'lua/include/storedSuppression.lua', 6, 1],
-      [143, 'lua/include/hex.lua', 1, 14],
-      [157, 'lua/include/storedSuppression.lua', 7, 38],
-      [195, 'lua/removeSuppressions.lua', 11, 1],
-      [196, 'lua/include/publish.lua', 1, 4],
-      [200, 'lua/removeSuppressions.lua', 12, 9],
+      [1, 'lua/removeSuppressions.lua', 1, 10],
+      [11, 'lua/include/suppressionLayout.lua', 1, 7],
+      [18, 'lua/include/before.lua', 1, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 80],
+      [106, 'lua/removeSuppressions.lua', 11, 1],
+      [107, 'lua/include/storedSuppression.lua', 1, 3],
+      [110, 'lua/include/suppressionValue.lua', 1, 23],
+      [133, 'lua/include/storedSuppression.lua', 4, 1],
+      [134, 'lua/include/order.lua', 1, 13],
+      [147, 'lua/include/storedSuppression.lua', 5, 1],
+      [148, 'lua/include/orderBytes.lua', 1, 17],
+      [165, 'lua/include/storedSuppression.lua', 6, 1],
+      [166, 'lua/include/hex.lua', 1, 14],
+      [180, 'lua/include/storedSuppression.lua', 7, 44],
+      [224, 'lua/removeSuppressions.lua', 12, 1],
+      [225, 'lua/include/publish.lua', 1, 4],
+      [229, 'lua/removeSuppressions.lua', 13, 10],
     ],
     source: `#!lua
--- removeSuppressions: deletes each hash from a list; one PUBLISH names those deleted.
+-- removeSuppressions: deletes each hash from a list (expired or not; from the project-wide list with
+-- its soft-bounce history); one PUBLISH names those deleted.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3] the stream ('' for the project-wide list),
@@ -2248,12 +2916,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -2318,18 +2999,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -2411,10 +3101,16 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 --@include "publish"
 -- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
@@ -2425,6 +3121,7 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[3])
 local removed, deleted = {}, {}
 for i = 4, #ARGV do
   local existing = deleteSuppression(K, ARGV[i])
+  forgetHistory(K, ARGV[i])
   if existing then deleted[#deleted + 1] = ARGV[i] end
   removed[i - 3] = existing
 end
@@ -2443,18 +3140,18 @@ export const upgradeSuppressions = loadScript(
       [1, 'lua/upgradeSuppressions.lua', 1, 8],
       [9, 'lua/include/suppressionLayout.lua', 1, 7],
       [16, 'lua/include/before.lua', 1, 8],
-      [24, 'lua/include/suppressionLayout.lua', 8, 67],
-      [91, 'lua/upgradeSuppressions.lua', 9, 1],
-      [92, 'lua/include/storedSuppression.lua', 1, 3],
-      [95, 'lua/include/suppressionValue.lua', 1, 14],
-      [109, 'lua/include/storedSuppression.lua', 4, 1],
-      [110, 'lua/include/order.lua', 1, 13],
-      [123, 'lua/include/storedSuppression.lua', 5, 1],
-      [124, 'lua/include/orderBytes.lua', 1, 17],
-      [141, 'lua/include/storedSuppression.lua', 6, 1],
-      [142, 'lua/include/hex.lua', 1, 14],
-      [156, 'lua/include/storedSuppression.lua', 7, 38],
-      [194, 'lua/upgradeSuppressions.lua', 10, 3],
+      [24, 'lua/include/suppressionLayout.lua', 8, 80],
+      [104, 'lua/upgradeSuppressions.lua', 9, 1],
+      [105, 'lua/include/storedSuppression.lua', 1, 3],
+      [108, 'lua/include/suppressionValue.lua', 1, 23],
+      [131, 'lua/include/storedSuppression.lua', 4, 1],
+      [132, 'lua/include/order.lua', 1, 13],
+      [145, 'lua/include/storedSuppression.lua', 5, 1],
+      [146, 'lua/include/orderBytes.lua', 1, 17],
+      [163, 'lua/include/storedSuppression.lua', 6, 1],
+      [164, 'lua/include/hex.lua', 1, 14],
+      [178, 'lua/include/storedSuppression.lua', 7, 44],
+      [222, 'lua/upgradeSuppressions.lua', 10, 3],
     ],
     source: `#!lua
 -- upgradeSuppressions: moves suppressions of the old layout (in its order) to the new one. Each call
@@ -2481,12 +3178,25 @@ local function before(a, b)
 end
 local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
--- whether suppressions of the old layout remain (none can appear during a script).
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
-    return { s = s, sk = sk, legacy = false, b = string.sub(sk, 1, -(#stream + 4)) .. 'sb.' .. stream .. ':' }
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
   end
-  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = string.sub(sk, 1, -3) .. 'sb:' }
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
 end
 -- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
 -- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
@@ -2551,18 +3261,27 @@ end
 --@include "suppressionLayout"
 --@include "suppressionValue"
 -- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
--- when there is one (layout.ts packSuppression; an email holds no control character).
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
 local function unpackSuppression(v)
   local colon = string.find(v, ':', 2, true)
-  local nul = string.find(v, '\\0', colon + 1, true)
-  local email, provenance = string.sub(v, colon + 1), nil
-  if nul then email, provenance = string.sub(v, colon + 1, nul - 1), string.sub(v, nul + 1) end
-  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
 end
-local function packSuppression(rank, createdAt, email, provenance)
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
   local v = string.format('%d%d:', rank, createdAt) .. email
   if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
   return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
 end
 --@include "order"
 -- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
@@ -2644,10 +3363,16 @@ end
 local function deleteSuppression(K, h)
   local v, field, hash = storedSuppression(K, h)
   if not v then return false end
-  local _, createdAt = unpackSuppression(v)
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
   redis.call('HDEL', K.s, field)
   orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
   return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 for _, member in ipairs(redis.call('ZRANGE', K.so, 0, tonumber(ARGV[1]) - 1)) do upgradeSuppression(K, member) end

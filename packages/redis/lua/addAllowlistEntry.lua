@@ -1,0 +1,12 @@
+#!lua
+-- addAllowlistEntry: adds an entry to the project's allowlist unless its key is there.
+-- KEYS[1] allowlist (HASH key → createdAt ':' entry), KEYS[2] allowlistOrder (ZSET, scores 0: entry,
+-- NUL, createdAt ',' key; layout.ts allowlistMember)
+-- ARGV[1] key, ARGV[2] entry, ARGV[3] createdAt
+-- Returns the existing value, or nil once added.
+-- Flags: writes.
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3] .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[2], 0, ARGV[2] .. '\0' .. ARGV[3] .. ',' .. ARGV[1])
+return false
