@@ -1,4 +1,4 @@
-import { messageStatuses, normalizeEmail, providers, suppressionReasons } from '@mailwarden/core';
+import { messageStatuses, normalizeEmail, providers, suppressionReasons, type SuppressionReason } from '@mailwarden/core';
 import {
   Fact,
   createEmailHasher,
@@ -401,3 +401,112 @@ export function batches<T>(items: readonly T[], cuts: readonly number[]): T[][] 
   }
   return result;
 }
+
+// The soft-bounce rule, expiry and the allowlist (docs/decisions.md, "The soft-bounce rule"): few
+// addresses (two of one domain, for domain entries), few messages, hours within a few windows.
+
+/** Three addresses of the pool: the first two share `example.com`, so a domain entry covers both. */
+export const ruleAddressPool = [addressPool[0]!, addressPool[3]!, addressPool[1]!];
+
+/** The rule's fixed clock in its property tests: 120 hours (5 days) after `T0`; event times lie before it. */
+export const RULE_HOURS = 120;
+
+/** Mostly the first address, so its bounces meet; the others for the allowlist's domain and for isolation. */
+const ruleAddress = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: ruleAddressPool.length - 1 }) },
+);
+/** Mostly within the last two days before the clock, so windows fill; sometimes older than any rule keeps. */
+const hour = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: RULE_HOURS - 48, max: RULE_HOURS }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: RULE_HOURS }) },
+);
+
+/** The rule as configured: 1 to 4 bounces in half a day, one or two days, reset or not, expiring or not. */
+export const ruleConfig = fc.record({
+  bounces: fc.integer({ min: 1, max: 4 }),
+  days: fc.constantFrom(0.5, 1, 2),
+  resetOnDelivery: fc.boolean(),
+  /** Of the rule's suppressions: `undefined` the default (30 days), `null` never, else days (1 expires some before the clock). */
+  expireAfterDays: fc.constantFrom(undefined, null, 1, 3),
+});
+export type RuleConfig = typeof ruleConfig extends fc.Arbitrary<infer T> ? T : never;
+
+/** One thing that happens to an address, by the index of `ruleAddressPool`; times in hours after `T0`. */
+export type RuleStep =
+  | { kind: 'soft_bounce'; address: number; hour: number; message: number; diagnostic: string | null }
+  | { kind: 'delivery'; address: number; hour: number }
+  | { kind: 'webhook'; address: number; hour: number; reason: 'hard_bounce' | 'complaint'; expiresAfterHours: number | null }
+  | { kind: 'unsubscribe'; address: number; hour: number; stream: string | undefined }
+  | { kind: 'merge'; address: number; hour: number; reason: SuppressionReason; source: 'api' | 'import'; expiresAfterHours: number | null }
+  | { kind: 'add'; address: number; hour: number; reason: SuppressionReason; expiresAfterHours: number | null }
+  | { kind: 'remove'; address: number }
+  | { kind: 'allow'; entry: number }
+  | { kind: 'disallow'; entry: number };
+
+/** Sometimes expiring: after a few hours (often before the clock) or a few days. */
+const expiresAfterHours = fc.constantFrom(null, null, 2, 48, 200);
+
+/** Steps the law covers: events and bulk merges, which commute (design §3, "Why"). `messages`: how many messages an address has. */
+export const commutingRuleStep = (messages: number): fc.Arbitrary<RuleStep> =>
+  fc.oneof(
+    {
+      weight: 8,
+      arbitrary: fc.record({
+        kind: fc.constant('soft_bounce' as const),
+        address: ruleAddress,
+        hour,
+        message: fc.integer({ min: 0, max: messages - 1 }),
+        diagnostic: fc.constantFrom(...diagnosticPool),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('webhook' as const),
+        address: ruleAddress,
+        hour,
+        reason: fc.constantFrom('hard_bounce' as const, 'complaint' as const),
+        expiresAfterHours,
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('unsubscribe' as const),
+        address: ruleAddress,
+        hour,
+        stream: fc.constantFrom(undefined, 'marketing'),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('merge' as const),
+        address: ruleAddress,
+        hour,
+        reason: fc.constantFrom(...suppressionReasons),
+        source: fc.constantFrom('api' as const, 'import' as const),
+        expiresAfterHours,
+      }),
+    },
+  );
+
+/** Any step: also deliveries, adds (insert-if-absent), removals and allowlist changes, which do not commute. */
+export const ruleStep: fc.Arbitrary<RuleStep> = fc.oneof(
+  { weight: 10, arbitrary: commutingRuleStep(4) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('delivery' as const), address: ruleAddress, hour }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      address: ruleAddress,
+      hour,
+      reason: fc.constantFrom(...suppressionReasons),
+      expiresAfterHours,
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), address: ruleAddress }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('allow' as const), entry: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('disallow' as const), entry: fc.integer({ min: 0, max: 3 }) }) },
+);

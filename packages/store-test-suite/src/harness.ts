@@ -32,6 +32,8 @@ export interface StoreConformanceOptions {
     stats?: boolean;
     model?: boolean;
     webhookTokens?: boolean;
+    /** The soft-bounce rule (issue 25): examples, the model call by call, and the order law with three concurrent instances. */
+    softBounces?: boolean;
   };
   /** Runs of each property test (model-based, hostile events, webhook tokens). Default 50: raise it to hunt, lower it for a slow store. */
   numRuns?: number;

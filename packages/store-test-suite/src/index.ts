@@ -6,6 +6,7 @@ import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeProvenanceTests } from './provenance.js';
+import { describeSoftBounceRuleTests } from './soft-bounce-rule.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeStatsTests } from './stats.js';
 import { describeStreamTests } from './streams.js';
@@ -55,5 +56,6 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('stats')) describeStatsTests(suite);
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);
+    if (runs('softBounces')) describeSoftBounceRuleTests(suite);
   });
 }

@@ -1,12 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { providers, type SuppressionReason } from '@mailwarden/core';
+import { providers, type Provider, type SuppressionReason } from '@mailwarden/core';
 import {
   createEmailHasher,
   messageKey,
+  packRuleBounce,
+  storedSoftBounceRule,
+  timelineEntryId,
   trackingIdSearchKey,
   type MessageRecord,
   type StoredEvent,
+  type StoredSoftBounceRule,
+  type SuppressionCause,
   type SuppressionRecord,
+  type SuppressionRules,
 } from '@mailwarden/core/store';
 
 const hashEmail = createEmailHasher();
@@ -74,4 +80,74 @@ export function storedEvent(parts: { key?: string; message?: MessageRecord; supp
     trackingIdSearchKey: trackingId === null ? null : trackingIdSearchKey(trackingId),
     suppression: parts.suppression ?? null,
   };
+}
+
+/** One hour in milliseconds: the rule's examples count in hours of days-long windows. */
+export const HOUR = 3_600_000;
+
+/** The soft-bounce rule as the service passes it to a store (`storedSoftBounceRule`). */
+export function softBounceRule(
+  bounces: number,
+  days: number,
+  options: { resetOnDelivery?: boolean; expireAfterDays?: number | null } = {},
+): StoredSoftBounceRule {
+  const rules: SuppressionRules = {
+    softBounces: { bounces, days, resetOnDelivery: options.resetOnDelivery === true },
+    ...(options.expireAfterDays === undefined ? {} : { expireAfterDays: { softBounces: options.expireAfterDays } }),
+  };
+  return storedSoftBounceRule(rules)!;
+}
+
+/** The cause of the event of `key`, as the service makes it. */
+export function causeOf(key: string, provider: Provider, messageId: string | null, diagnostic: string | null): SuppressionCause {
+  return { provider, messageId, eventId: timelineEntryId(key), diagnostic };
+}
+
+/**
+ * A soft bounce of `message` (a message ID: the same one is the same message) to `address` at `time`,
+ * as the service prepares it when the project has the rule: no suppression of its own, a `ruleInput`.
+ */
+export function softBounce(
+  address: Address,
+  time: number,
+  message: string,
+  key = `conformance:${randomUUID()}`,
+  diagnostic: string | null = '452 4.2.2 Mailbox full',
+): StoredEvent {
+  const cause = causeOf(key, 'postmark', message, diagnostic);
+  return {
+    ...storedEvent({ key }),
+    ruleInput: {
+      kind: 'soft_bounce',
+      hash: address.hash,
+      email: address.email,
+      at: time,
+      message: messageKey('postmark', message, address.email),
+      cause,
+      packed: packRuleBounce(cause, time),
+      causeJson: JSON.stringify([cause.provider, cause.messageId, cause.diagnostic]),
+    },
+  };
+}
+
+/** A delivery to `address` at `time`, as the service prepares it when the rule resets on one. */
+export function delivery(address: Address, time: number, key = `conformance:${randomUUID()}`): StoredEvent {
+  return { ...storedEvent({ key }), ruleInput: { kind: 'delivery', hash: address.hash, at: time } };
+}
+
+/** An event whose own suppression the policy decided (`webhook`: a bounce or complaint; `unsubscribe`: the recipient asked). */
+export function suppressingEvent(
+  address: Address,
+  reason: SuppressionReason,
+  time: number,
+  parts: { key?: string; source?: 'webhook' | 'unsubscribe'; stream?: string; expiresAt?: number } = {},
+): StoredEvent {
+  const key = parts.key ?? `conformance:${randomUUID()}`;
+  const record: SuppressionRecord = {
+    ...suppression(address, reason, time),
+    provenance: { source: parts.source ?? 'webhook', at: time, event: causeOf(key, 'postmark', `m-${key}`, null) },
+    ...(parts.stream === undefined ? {} : { stream: parts.stream }),
+    ...(parts.expiresAt === undefined ? {} : { expiresAt: parts.expiresAt }),
+  };
+  return storedEvent({ key, suppression: record });
 }
