@@ -82,6 +82,21 @@ describe('the soft-bounce rule, configured in one line', () => {
       rule: { bounces: 3, days: 7, resetOnDelivery: false },
     });
     expect(suppressed[0]!.rule!.events.map((bounce) => bounce.at)).toEqual([new Date(T0), new Date(T0 + DAY), new Date(T0 + 6 * DAY)]);
+
+    // Retried, the events are duplicates: no second call.
+    await mailwarden.applyEvents('acme', [softBounce(1, T0), softBounce(2, T0 + DAY), softBounce(3, T0 + 6 * DAY)]);
+    await mailwarden.hooksSettled();
+    expect(suppressed).toHaveLength(1);
+  });
+
+  test('a check cache drops its answer for the address a soft bounce suppressed', async () => {
+    const store = await createCheckCache({ store: createMemoryStore(), now: () => 0, negativeTtlMs: 60_000 });
+    const { mailwarden } = mailwardenWith({ store });
+    await mailwarden.applyEvents('acme', [softBounce(1, T0), softBounce(2, T0 + DAY)]);
+    expect((await mailwarden.suppressions.check('acme', 'full@example.com')).suppressed).toBe(false);
+    await mailwarden.applyEvents('acme', [softBounce(3, T0 + 2 * DAY)]);
+    expect((await mailwarden.suppressions.check('acme', 'full@example.com')).suppressed).toBe(true);
+    await mailwarden.close();
   });
 
   test('2 soft bounces do not suppress; nor do 3 spread over more than 7 days', async () => {
