@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError, isStreamName } from '@mailwarden/core';
+import { runAllowlistCommand, remoteAllowlist, type AllowlistTarget } from './allowlist.js';
 import { loadConfig, type ServerConfig } from './config.js';
 import { openStore } from './store.js';
 import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
@@ -19,6 +20,8 @@ const USAGE = `Usage:
       [--group-stream <group>=<stream>]… [--rejects <file>] [--restart] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--stream <name>] [--manual-as BOUNCE|COMPLAINT]
       [--output <file>] [--url <service URL> [--api-key <key>]] [--config <file>]
+  mailwarden allowlist list --project <id> [--url <service URL> [--api-key <key>]] [--config <file>]
+  mailwarden allowlist add|remove <address or @domain>… --project <id> [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden webhooks send <ses|sendgrid|mailgun|sparkpost|postmark|mandrill|resend|brevo|mailjet|mailersend|postal|ses-eventbridge>
       [--url <base or webhook URL>]
       [--project <id>] [--type delivered|bounced|soft-bounced|complained|…] [--to <address>]…
@@ -88,12 +91,7 @@ async function main(argv: string[]): Promise<number> {
     const projectId = values.project;
     if (projectId === undefined) throw new UsageError('--project is required.');
     const format = values.format;
-    const apiKey = values['api-key'] ?? process.env.MAILWARDEN_API_KEY;
-    if (values.url === undefined && values['api-key'] !== undefined) throw new UsageError('--api-key goes with --url.');
-    if (values.url !== undefined && (apiKey === undefined || apiKey === '')) {
-      throw new UsageError('--url needs an API key of the project: --api-key <key> or MAILWARDEN_API_KEY.');
-    }
-    const remote = values.url === undefined ? undefined : { url: values.url, apiKey: apiKey! };
+    const remote = remoteOf(values);
     const stream = values.stream;
     if (stream !== undefined && !isStreamName(stream))
       throw new UsageError(`--stream ${JSON.stringify(stream)} is not a stream name: ${STREAM_NAMES}.`);
@@ -176,7 +174,31 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     });
   }
+  if (command === 'allowlist' && (subcommand === 'list' || subcommand === 'add' || subcommand === 'remove')) {
+    const projectId = values.project;
+    if (projectId === undefined) throw new UsageError('--project is required.');
+    const entries = positionals.slice(2);
+    if (subcommand === 'list' && entries.length > 0) throw new UsageError('allowlist list takes no entries.');
+    if (subcommand !== 'list' && entries.length === 0) throw new UsageError(`Name the addresses or @domains to ${subcommand}.`);
+    return withTarget(values.config, remoteOf(values), ({ allowlist }) =>
+      runAllowlistCommand(
+        allowlist,
+        { action: subcommand, projectId, entries },
+        { write: (line) => console.log(line), error: (line) => console.error(`mailwarden: ${line}`) },
+      ),
+    );
+  }
   throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
+}
+
+/** The running service `--url` names, with its key (`--api-key` or MAILWARDEN_API_KEY); undefined without `--url`. */
+function remoteOf(values: { url?: string | undefined; 'api-key'?: string | undefined }): { url: string; apiKey: string } | undefined {
+  const apiKey = values['api-key'] ?? process.env.MAILWARDEN_API_KEY;
+  if (values.url === undefined && values['api-key'] !== undefined) throw new UsageError('--api-key goes with --url.');
+  if (values.url !== undefined && (apiKey === undefined || apiKey === '')) {
+    throw new UsageError('--url needs an API key of the project: --api-key <key> or MAILWARDEN_API_KEY.');
+  }
+  return values.url === undefined ? undefined : { url: values.url, apiKey: apiKey! };
 }
 
 function parseCommandLine(argv: string[]) {
@@ -299,15 +321,15 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
 }
 
 /**
- * Runs an import or export against a running service (`--url`), or against the store of the
- * environment with the `hashKey` of the configuration. The name says which, for the checkpoint.
+ * Runs an import, an export or an allowlist command against a running service (`--url`), or against the
+ * store of the environment with the `hashKey` of the configuration. The name says which, for the checkpoint.
  */
 async function withTarget(
   configFile: string | undefined,
   remote: { url: string; apiKey: string } | undefined,
-  run: (target: { suppressions: SuppressionTarget }, targetName: string) => Promise<number>,
+  run: (target: { suppressions: SuppressionTarget; allowlist: AllowlistTarget }, targetName: string) => Promise<number>,
 ): Promise<number> {
-  if (remote !== undefined) return run(remoteSuppressions(remote), remote.url.replace(/\/+$/, ''));
+  if (remote !== undefined) return run({ ...remoteSuppressions(remote), ...remoteAllowlist(remote) }, remote.url.replace(/\/+$/, ''));
   const config = loadConfig({ file: configFile });
   const opened = await openStore(process.env);
   if (opened.kind === 'memory') {

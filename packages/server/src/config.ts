@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { MIN_UNSUBSCRIBE_SECRET_LENGTH, MailwardenError, type ProviderAuth, type UnsubscribeLinksOptions } from '@mailwarden/core';
+import {
+  checkSuppressionRules,
+  MIN_UNSUBSCRIBE_SECRET_LENGTH,
+  MailwardenError,
+  type ProviderAuth,
+  type SuppressionRules,
+  type UnsubscribeLinksOptions,
+} from '@mailwarden/core';
 import { isStreamName } from '@mailwarden/core';
 import { z } from 'zod';
 
@@ -81,6 +88,32 @@ const providerAuth = z
   })
   .strict() satisfies z.ZodType<ProviderAuth>;
 
+const expiryDays = z.number().nullable().optional();
+
+/**
+ * A project's suppression rules (docs/server.md, "Suppression rules"): their shape here, their values
+ * by `checkSuppressionRules`, the one place that knows the ranges, each problem named by its field.
+ */
+const suppressionRules = z
+  .object({
+    softBounces: z.object({ bounces: z.number(), days: z.number(), resetOnDelivery: z.boolean().optional() }).strict().optional(),
+    expireAfterDays: z
+      .object({ softBounces: expiryDays, hardBounce: expiryDays, complaint: expiryDays, manual: expiryDays, unsubscribe: expiryDays })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((rules, context) => {
+    try {
+      checkSuppressionRules(rules as SuppressionRules, 'rules');
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      // `rules.softBounces.days must be …`: the field becomes the issue's path, the rest its message.
+      const [field = '', ...problem] = error.message.split(' ');
+      context.addIssue({ code: 'custom', path: field.split('.').slice(1), message: problem.join(' ') });
+    }
+  });
+
 const project = z
   .object({
     /** Keys that open this project's API. */
@@ -92,6 +125,8 @@ const project = z
      * project-wide list (docs/decisions.md, "Who suppresses on an unsubscribe").
      */
     defaultStream: streamName.optional(),
+    /** Suppress after repeated soft bounces, and let suppressions expire: `{ "softBounces": { "bounces": 3, "days": 7 } }`. */
+    rules: suppressionRules.optional(),
   })
   .strict();
 
@@ -289,6 +324,19 @@ export function defaultStreams(config: ServerConfig): Record<string, string> {
   return Object.fromEntries(
     Object.entries(config.projects).flatMap(([id, { defaultStream }]) => (defaultStream === undefined ? [] : [[id, defaultStream]])),
   );
+}
+
+/**
+ * Each project's suppression rules, as `createMailwarden({ rules })` takes them: a lookup by project, or
+ * `undefined` when no project has any, so the service runs exactly as it did without rules.
+ */
+export function suppressionRulesOf(config: ServerConfig): ((projectId: string) => SuppressionRules | undefined) | undefined {
+  const rules = new Map(
+    Object.entries(config.projects).flatMap(([id, project]) =>
+      project.rules === undefined ? [] : [[id, project.rules as SuppressionRules]],
+    ),
+  );
+  return rules.size === 0 ? undefined : (projectId) => rules.get(projectId);
 }
 
 /** Each project's webhook authentication, as `createMailwarden({ webhooks: { auth } })` takes it. */

@@ -7,6 +7,7 @@ import {
   type Mailwarden,
   type Provider,
   type ProviderAuth,
+  type SuppressionRules,
   webhookRoutes,
 } from '@mailwarden/core';
 import type { ServerConfig } from './config.js';
@@ -17,6 +18,12 @@ export const DEMO_PROJECT = 'demo';
  * recorded here rather than project-wide (docs/decisions.md, "Who suppresses on an unsubscribe").
  */
 export const DEMO_DEFAULT_STREAM = 'marketing';
+
+/** The demo project's rules: "suppress after 3 soft bounces in 7 days", as one line of configuration sets it. */
+export const DEMO_RULES: SuppressionRules = { softBounces: { bounces: 3, days: 7 } };
+
+/** On the demo project's allowlist (a seed inbox): its hard bounce is recorded and suppresses nothing. */
+export const DEMO_ALLOWLISTED = 'seed-inbox@example.com';
 
 /**
  * The demo project's webhook secrets, for every webhook route. They are public (they are in this file), so
@@ -88,7 +95,8 @@ xRPnNZA2rCJOm3iE3aLTej7HFw==
 
 /**
  * The configuration with a `demo` project: a fresh random API key, the demo webhook secrets (unless the
- * configuration gives the project its own), the testing kit's SNS certificate trusted, and one-click
+ * configuration gives the project its own), the soft-bounce rule `DEMO_RULES` (unless it has rules of its
+ * own), the testing kit's SNS certificate trusted, and one-click
  * unsubscribe links that work at once: a fresh random secret unless configured, and without a
  * `publicUrl`, links at the address the service listens on, the one the banner prints
  * (docs/unsubscribe.md#the-demo).
@@ -101,6 +109,7 @@ export function withDemoProject(config: ServerConfig): { config: ServerConfig; a
     apiKeys: [...(existing?.apiKeys ?? []), apiKey],
     webhooks: existing?.webhooks ?? demoWebhookAuth,
     defaultStream: existing?.defaultStream ?? DEMO_DEFAULT_STREAM,
+    rules: existing?.rules ?? DEMO_RULES,
   };
   return {
     apiKey,
@@ -367,13 +376,14 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /**
- * Data that looks like real use, the same on every start (relative to `now`): six tracking IDs with 1 164
+ * Data that looks like real use, the same on every start (relative to `now`): six tracking IDs with 1 168
  * messages from five providers over the last three weeks, three campaigns sent at once whose opens fade
  * over the following days and three kinds of transactional mail sent every day. Each message has the
  * events its provider would report (sent, deferred, delivered, opened, clicked, unsubscribed; hard and
  * soft bounces, rejections and complaints) with the SMTP details and classifications providers give; the
  * hard bounces and complaints are suppressed automatically, beside three addresses added through the API
- * and three imported. No event lies after `now`: a message still being retried stays deferred.
+ * and three imported; one address soft-bounces three times (suppressed where the project has `DEMO_RULES`)
+ * and one allowlisted address hard-bounces (suppressed nowhere). No event lies after `now`: a message still being retried stays deferred.
  */
 export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promise<void> {
   const random = seededRandom(20261123);
@@ -469,6 +479,32 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
     bounceClass: 'hard',
     details: { ...hardBounceReplies[0]!('bounced@example.com'), bounceClassification: providerProfiles.sendgrid.hardBounce },
   });
+  // A mailbox full for a week: three welcome mails soft-bounce in five days, which the demo's rule
+  // (DEMO_RULES) turns into a suppression that expires; the seed inbox's hard bounce suppresses nothing.
+  for (const [i, daysAgo] of [6, 4, 1].entries()) {
+    const full: Message = {
+      provider: 'sendgrid',
+      messageId: `demo-full-mailbox-${i}`,
+      recipient: 'full-mailbox@example.com',
+      trackingId: 'welcome-2026-11',
+    };
+    const sentAt = now - daysAgo * DAY;
+    const details = { ...mailboxFull, bounceClassification: providerProfiles.sendgrid.softBounce };
+    add(full, 'sent', sentAt);
+    add(full, 'deferred', sentAt + 5 * SECOND, { details });
+    add(full, 'bounced', sentAt + 8 * HOUR, { bounceClass: 'soft', details });
+  }
+  const seedInbox: Message = {
+    provider: 'sendgrid',
+    messageId: 'demo-seed-inbox',
+    recipient: DEMO_ALLOWLISTED,
+    trackingId: 'welcome-2026-11',
+  };
+  add(seedInbox, 'sent', start + HOUR);
+  add(seedInbox, 'bounced', start + HOUR + 3 * SECOND, {
+    bounceClass: 'hard',
+    details: { ...hardBounceReplies[1]!(DEMO_ALLOWLISTED), bounceClassification: providerProfiles.sendgrid.hardBounce },
+  });
   for (const [i, name] of ['receipts', 'billing', 'support'].entries()) {
     const untracked: Message = {
       provider: 'postmark',
@@ -479,6 +515,7 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
     add(untracked, 'delivered', start + i * HOUR, { details: providerProfiles.postmark.delivered });
   }
 
+  await mailwarden.allowlist.add(DEMO_PROJECT, DEMO_ALLOWLISTED);
   for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(DEMO_PROJECT, events.slice(at, at + 500));
   // A list moved over from a former provider with `mailwarden suppressions import`, then addresses added by hand.
   for (const email of ['former-bounce@example.org', 'former-complaint@example.net', 'former-unsubscribe@example.com']) {

@@ -15,5 +15,7 @@ export { importFormats, type ImportFormat } from './suppressions-file/import-for
 export { exportSuppressions, exportFormats, type ExportFormat, type ExportOptions } from './suppressions-file/export.js';
 // Import into, or export from, a running service over its HTTP API (what `--url` does).
 export { remoteSuppressions, type RemoteOptions } from './suppressions-file/remote.js';
-export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, demoWebhookAuth } from './demo.js';
+// The allowlist of a running service over its HTTP API (what `allowlist --url` does).
+export { remoteAllowlist, type AllowlistTarget } from './allowlist.js';
+export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, DEMO_RULES, demoWebhookAuth } from './demo.js';
 export { sendTestWebhooks, type SendTestWebhooksOptions } from './webhooks-send.js';

@@ -2,7 +2,7 @@ import { answerClientError, answerConnect, createMailwarden, isMailwardenError, 
 import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import { apiKeyScopes, defaultStreams, unsubscribeLinksOf, webhookAuth, type ServerConfig } from './config.js';
+import { apiKeyScopes, defaultStreams, suppressionRulesOf, unsubscribeLinksOf, webhookAuth, type ServerConfig } from './config.js';
 import type { OpenedStore } from './store-settings.js';
 
 export interface Service {
@@ -15,8 +15,13 @@ export interface Service {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** How often expired data (token claims, old messages) is purged when the store needs the host to (Postgres). */
+/** How often expired data (suppressions, soft-bounce history, token claims, old messages) is purged. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/**
+ * Calls of the store's bounded purge per sweep, at most: it goes on while a call deletes something, so a
+ * backlog (a large import that expired at once) clears in a few sweeps without one holding the store long.
+ */
+const PURGE_CALLS_PER_SWEEP = 100;
 
 /**
  * The standalone service: Fastify with the mailwarden plugin (and its dashboard, unless turned off) under
@@ -31,8 +36,10 @@ export async function startService(
   // The address it listens on (with basePath), once it does: where the demo's unsubscribe links point.
   let listeningUrl = '';
   const unsubscribeLinks = unsubscribeLinksOf(config, () => listeningUrl);
+  const rules = suppressionRulesOf(config);
   const mailwarden = createMailwarden({
     store: opened.store,
+    ...(rules === undefined ? {} : { rules }),
     ...(unsubscribeLinks === undefined ? {} : { unsubscribeLinks }),
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
     ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
@@ -130,11 +137,15 @@ export async function startService(
     openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
   });
 
+  const purgeExpired = opened.purgeExpired;
   const purge =
-    opened.purgeExpired === undefined
+    purgeExpired === undefined
       ? undefined
       : setInterval(() => {
-          opened.purgeExpired!(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purging expired data failed'));
+          sweepExpired(purgeExpired, Date.now()).then(
+            ({ purged, calls }) => app.log.info({ purged, calls }, 'purged expired data'),
+            (error: unknown) => app.log.error({ err: error }, 'purging expired data failed'),
+          );
         }, PURGE_INTERVAL_MS).unref();
 
   const address = await app.listen({ host: config.host, port: config.port });
@@ -153,6 +164,25 @@ export async function startService(
         await opened.close();
       })()),
   };
+}
+
+/**
+ * One sweep of expired data at `now`: the store's bounded purge, called again while it deletes
+ * something, at most `PURGE_CALLS_PER_SWEEP` times. Returns how many items it deleted and in how many calls.
+ */
+export async function sweepExpired(
+  purgeExpired: (now: number) => Promise<number>,
+  now: number,
+): Promise<{ purged: number; calls: number }> {
+  let purged = 0;
+  let calls = 0;
+  while (calls < PURGE_CALLS_PER_SWEEP) {
+    calls++;
+    const deleted = await purgeExpired(now);
+    purged += deleted;
+    if (deleted === 0) break;
+  }
+  return { purged, calls };
 }
 
 function sendError(reply: FastifyReply, error: MailwardenError): FastifyReply {

@@ -38,6 +38,8 @@ export async function openRedis(env: StoreEnvironment, settings: StoreConnection
   return {
     kind: 'redis',
     store,
+    // Expired suppressions (of every list) and soft-bounce history past its keep time.
+    purgeExpired: (now: number) => redisStore.purgeExpired(now),
     ready: () => invalidationsReach(redisStore, 'Redis'),
     close: async () => void (await store.close(), await client.quit()),
   };

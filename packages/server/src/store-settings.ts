@@ -9,8 +9,11 @@ export type StoreKind = 'memory' | 'redis' | 'postgres';
 export interface OpenedStore {
   kind: StoreKind;
   store: Store;
-  /** Periodic upkeep the store needs from its host (memory and Postgres retention); undefined when none. */
-  purgeExpired?: (now: number) => Promise<unknown>;
+  /**
+   * Periodic upkeep the store needs from its host, bounded per call: expired suppressions, soft-bounce
+   * history past its keep time, token claims, messages past the retention. Resolves to how many items it deleted.
+   */
+  purgeExpired?: (now: number) => Promise<number>;
   /**
    * Resolves when the instance can serve: the store answers and, for Redis and Postgres, invalidations
    * reach the check cache (its subscriber heard a probe sent now). Rejects with `store_unavailable`

@@ -2,7 +2,7 @@
 // histories as providers report them, and campaigns that last days, the same on every start.
 import { createMailwarden, type Mailwarden, type Message, type MessageDetail } from '@mailwarden/core';
 import { describe, expect, test, vi } from 'vitest';
-import { DEMO_DEFAULT_STREAM, DEMO_PROJECT, seedDemo } from '../src/demo.js';
+import { DEMO_ALLOWLISTED, DEMO_DEFAULT_STREAM, DEMO_PROJECT, DEMO_RULES, seedDemo } from '../src/demo.js';
 
 const now = Date.parse('2026-11-24T10:00:00.000Z');
 const trackingIds = [
@@ -36,14 +36,14 @@ async function allDetails(mailwarden: Mailwarden): Promise<MessageDetail[]> {
 }
 
 describe('seedDemo', () => {
-  test('records the size docs/server.md states, every event accepted: 1 164 messages in six tracking IDs, 48 suppressions', async () => {
+  test('records the size docs/server.md states, every event accepted: 1 168 messages in six tracking IDs, 48 suppressions', async () => {
     const mailwarden = createMailwarden({ defaultStream: { [DEMO_PROJECT]: DEMO_DEFAULT_STREAM } });
     const applyEvents = vi.spyOn(mailwarden, 'applyEvents');
     await seedDemo(mailwarden, now);
     for (const result of applyEvents.mock.results)
       await expect(result.value).resolves.toMatchObject({ skipped: 0, duplicates: 0, warnings: [] });
 
-    expect(await allMessages(mailwarden)).toHaveLength(1164);
+    expect(await allMessages(mailwarden)).toHaveLength(1168);
     expect((await mailwarden.trackingIds.list(DEMO_PROJECT)).items.map((item) => item.trackingId)).toStrictEqual(trackingIds);
     const { items: suppressions } = await mailwarden.suppressions.list(DEMO_PROJECT, { limit: 100 });
     const bySource: Record<string, number> = {};
@@ -57,6 +57,21 @@ describe('seedDemo', () => {
     // The recipients' unsubscribes, in the demo's default stream.
     const { items: unsubscribes } = await mailwarden.suppressions.list(DEMO_PROJECT, { stream: DEMO_DEFAULT_STREAM, limit: 100 });
     expect(unsubscribes.map(({ source, reason }) => `${source} ${reason}`)).toStrictEqual(Array(27).fill('unsubscribe manual'));
+  });
+
+  test("with the demo's rule, the full mailbox is suppressed by it and expires; the allowlisted seed inbox is not suppressed", async () => {
+    const mailwarden = createMailwarden({ now: () => now, rules: DEMO_RULES, defaultStream: { [DEMO_PROJECT]: DEMO_DEFAULT_STREAM } });
+    await seedDemo(mailwarden, now);
+    const { items } = await mailwarden.suppressions.list(DEMO_PROJECT, { limit: 100 });
+    expect(items).toHaveLength(49);
+    const full = await mailwarden.suppressions.check(DEMO_PROJECT, 'full-mailbox@example.com');
+    expect(full).toMatchObject({ suppressed: true, reason: 'hard_bounce', source: 'webhook', rule: { bounces: 3, days: 7 } });
+    expect(full).toHaveProperty('expires_at');
+    expect(await mailwarden.suppressions.check(DEMO_PROJECT, DEMO_ALLOWLISTED)).toStrictEqual({
+      email: DEMO_ALLOWLISTED,
+      suppressed: false,
+    });
+    expect((await mailwarden.allowlist.list(DEMO_PROJECT)).items.map((item) => item.entry)).toStrictEqual([DEMO_ALLOWLISTED]);
   });
 
   test('the same data on every start, relative to its start', async () => {

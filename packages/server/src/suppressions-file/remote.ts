@@ -17,9 +17,11 @@ export class RemoteServiceError extends Error {
   override readonly name = 'RemoteServiceError';
 }
 
+type Method = 'GET' | 'POST' | 'DELETE';
+
 /** One request and its answer, as text. */
 type Exchange = (
-  method: 'GET' | 'POST',
+  method: Method,
   url: string,
   headers: Record<string, string>,
   body: string | undefined,
@@ -35,38 +37,8 @@ type Exchange = (
  * await importSuppressions(remote, { projectId: 'acme', file: 'bounces.csv' });
  */
 export function remoteSuppressions(options: RemoteOptions): { suppressions: SuppressionTarget } {
-  const base = options.url.replace(/\/+$/, '');
-  const exchange = options.fetch === undefined ? nodeExchange() : fetchExchange(options.fetch);
-
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-    const url = `${base}${path}`;
-    const headers: Record<string, string> = {
-      'x-api-key': options.apiKey,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    };
-    let response: { status: number; text: string };
-    try {
-      response = await exchange(method, url, headers, body === undefined ? undefined : JSON.stringify(body));
-    } catch (error) {
-      // fetch wraps the system error (ECONNREFUSED…) in a `cause`; Node's client throws it as it is.
-      const reason = ((error as { cause?: unknown }).cause ?? error) as { code?: string; message?: string };
-      throw new RemoteServiceError(`Cannot reach ${base}: ${reason.code ?? reason.message ?? String(error)}.`, { cause: error });
-    }
-    let answer: unknown;
-    try {
-      answer = JSON.parse(response.text);
-    } catch {
-      throw new RemoteServiceError(
-        `${method} ${url} answered ${response.status} with a body that is not JSON: is ${base} a mailwarden service?`,
-      );
-    }
-    if (response.status >= 200 && response.status < 300) return answer as T;
-    const error = (answer as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
-    if (typeof error?.code === 'string' && (errorCodes as string[]).includes(error.code) && typeof error.message === 'string') {
-      throw new MailwardenError(error.code as ErrorCode, error.message, error.details === undefined ? {} : { details: error.details });
-    }
-    throw new RemoteServiceError(`${method} ${url} answered ${response.status}.`);
-  };
+  const send = remoteCaller(options);
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => (await send<T>(method, path, body)).answer;
 
   const suppressions = (projectId: string) => `/projects/${encodeURIComponent(projectId)}/suppressions`;
 
@@ -90,6 +62,49 @@ export function remoteSuppressions(options: RemoteOptions): { suppressions: Supp
         return call('GET', `${suppressions(projectId)}${suffix}`);
       },
     },
+  };
+}
+
+/**
+ * Sends requests to the service at `options.url` with its API key: the JSON answer of a 2xx and its
+ * status (a 204 answers `undefined`); an error answer is thrown as the `MailwardenError` the service
+ * sent, anything else as a `RemoteServiceError`.
+ */
+export function remoteCaller(
+  options: RemoteOptions,
+): <T>(method: Method, path: string, body?: unknown) => Promise<{ status: number; answer: T }> {
+  const base = options.url.replace(/\/+$/, '');
+  const exchange = options.fetch === undefined ? nodeExchange() : fetchExchange(options.fetch);
+
+  return async <T>(method: Method, path: string, body?: unknown) => {
+    const url = `${base}${path}`;
+    const headers: Record<string, string> = {
+      'x-api-key': options.apiKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    let response: { status: number; text: string };
+    try {
+      response = await exchange(method, url, headers, body === undefined ? undefined : JSON.stringify(body));
+    } catch (error) {
+      // fetch wraps the system error (ECONNREFUSED…) in a `cause`; Node's client throws it as it is.
+      const reason = ((error as { cause?: unknown }).cause ?? error) as { code?: string; message?: string };
+      throw new RemoteServiceError(`Cannot reach ${base}: ${reason.code ?? reason.message ?? String(error)}.`, { cause: error });
+    }
+    if (response.status === 204) return { status: 204, answer: undefined as T };
+    let answer: unknown;
+    try {
+      answer = JSON.parse(response.text);
+    } catch {
+      throw new RemoteServiceError(
+        `${method} ${url} answered ${response.status} with a body that is not JSON: is ${base} a mailwarden service?`,
+      );
+    }
+    if (response.status >= 200 && response.status < 300) return { status: response.status, answer: answer as T };
+    const error = (answer as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
+    if (typeof error?.code === 'string' && (errorCodes as string[]).includes(error.code) && typeof error.message === 'string') {
+      throw new MailwardenError(error.code as ErrorCode, error.message, error.details === undefined ? {} : { details: error.details });
+    }
+    throw new RemoteServiceError(`${method} ${url} answered ${response.status}.`);
   };
 }
 
