@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { MailwardenError, type Provider, type Store } from '@mailwarden/core';
 import {
   eventOutcomeOfCode,
+  packRule,
+  packRuleBounce,
   reasonFromRank,
   reasonRank,
   statusCodes,
@@ -9,7 +11,12 @@ import {
   sumHours,
   trackingIdSearchKey,
   HOUR_MS,
+  type AllowlistEntry,
+  type ApplyEventsOptions,
+  type DeliveryInput,
+  type SoftBounceInput,
   type MessageRecord,
+  type SoftBounceRuleCause,
   type SuppressionMergeOutcome,
   type StoredEvent,
   type SuppressionInvalidation,
@@ -29,8 +36,8 @@ export interface PostgresStoreOptions {
   /**
    * How long messages and their dedup keys are kept. `purgeExpired(now)` deletes messages whose last
    * event is older than `messagesMs`, and dedup keys first seen before then; nothing expires by itself.
-   * Tracking-ID counters are totals and stay; suppressions never expire. Default: kept forever.
-   * (Expired one-time webhook tokens are purged whatever this says.)
+   * Tracking-ID counters are totals and stay. Default: kept forever. (Expired one-time webhook tokens,
+   * suppressions past their `expiresAt` and forgotten soft-bounce history are purged whatever this says.)
    */
   retention?: { messagesMs: number };
 }
@@ -111,7 +118,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   // Last, the list a row is in: '' for the project-wide one (docs/storage-internals.md, "Suppression lists per stream").
   const suppressionColumns =
-    'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, stream';
+    'hash, email, reason, created_at::float8, source, source_at::float8, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, ' +
+    'expires_at::float8, cause_rule, allowlisted, stream';
+  /** A row that is not expired at `$n` (NULL: none is), as an SQL condition. */
+  const unexpired = (n: number) => `NOT coalesce(expires_at <= $${n}::bigint, false)`;
   const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8, opened, clicked, unsubscribed';
   const statements = {
     // A check reads every list's row of the hash, one range of the primary key (project_id, hash, stream),
@@ -127,30 +137,40 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     getSuppressions: `SELECT x.* FROM unnest(string_to_array($2, ',')) AS h(hash)
       CROSS JOIN LATERAL (SELECT ${suppressionColumns} FROM ${s}.suppressions
                           WHERE project_id = $1 AND hash = h.hash OFFSET 0) x`,
-    // Inserted: one row (true). Present: the stored row (false). No row: the conflicting row was
-    // committed after this statement's snapshot, so it cannot be read here; the caller asks again.
+    // Inserted, or written over a row expired at $16: one row (true). Present: the stored row (false).
+    // No row: the conflicting row was committed after this statement's snapshot, so it cannot be read
+    // here; the caller asks again.
     addSuppression: `WITH created AS (
-        INSERT INTO ${s}.suppressions (project_id, hash, email, reason, created_at,
-          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, stream)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-        ON CONFLICT DO NOTHING
+        INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted, stream)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $14, $15, $12)
+        ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
+          created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
+          cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
+          cause_event_id = excluded.cause_event_id, cause_diagnostic = excluded.cause_diagnostic,
+          expires_at = excluded.expires_at, cause_rule = excluded.cause_rule, allowlisted = excluded.allowlisted
+        WHERE s.expires_at <= $16::bigint
         RETURNING hash
       ), notified AS (
         SELECT ${invalidationOf('hash')} FROM created
       )
-      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL, NULL FROM notified
+      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL, NULL::float8, NULL, NULL, NULL FROM notified
       UNION ALL
       SELECT false, ${suppressionColumns.slice('hash, '.length)} FROM ${s}.suppressions
       WHERE project_id = $1 AND stream = $12 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
+    // From the project-wide list, the hash's soft-bounce history goes too: the rule counts afresh.
     removeSuppression: `WITH removed AS (
         DELETE FROM ${s}.suppressions WHERE project_id = $1 AND stream = $3 AND hash = $2 RETURNING ${suppressionColumns}
+      ), forgotten AS (
+        DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND $3 = '' AND hash = $2
       )
       SELECT ${suppressionColumns}, ${invalidationOf('hash')} FROM removed`,
     // Newest first is ascending (-created_at, hash): a row comparison starts an index range.
+    // Rows expired at $n are skipped as the walk meets them (purgeExpired deletes them within the hour).
     firstSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
-      WHERE project_id = $1 AND stream = $2 ORDER BY -created_at, hash LIMIT $3`,
+      WHERE project_id = $1 AND stream = $2 AND ${unexpired(4)} ORDER BY -created_at, hash LIMIT $3`,
     nextSuppressions: `SELECT ${suppressionColumns} FROM ${s}.suppressions
-      WHERE project_id = $1 AND stream = $2 AND (-created_at, hash) > ($3::bigint, $4) ORDER BY -created_at, hash LIMIT $5`,
+      WHERE project_id = $1 AND stream = $2 AND (-created_at, hash) > ($3::bigint, $4) AND ${unexpired(6)} ORDER BY -created_at, hash LIMIT $5`,
     getTrackingId: `SELECT ${trackingIdColumns} FROM ${s}.tracking_ids WHERE project_id = $1 AND tracking_id = $2`,
     applyEvents: `SELECT ${s}.mailwarden_apply_events($1, $2::text::jsonb)`,
     mergeSuppressions: `SELECT ${s}.mailwarden_merge_suppressions($1, $2::text::jsonb)`,
@@ -159,6 +179,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     removeSuppressions: `WITH removed AS (
         DELETE FROM ${s}.suppressions WHERE project_id = $1 AND stream = $3 AND hash = ANY (string_to_array($2, ','))
         RETURNING ${suppressionColumns}
+      ), forgotten AS (
+        DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND $3 = '' AND hash = ANY (string_to_array($2, ','))
       ), notified AS (
         SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
         FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM removed) r GROUP BY chunk
@@ -209,16 +231,48 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     purgeWebhookTokens: `DELETE FROM ${s}.webhook_tokens WHERE project_id = $1 AND token IN (
       SELECT token FROM ${s}.webhook_tokens WHERE project_id = $1 AND expires_at < $2 LIMIT $3)`,
     probeInvalidations: `SELECT pg_notify('${INVALIDATION_CHANNEL}', $1)`,
+    // Suppressions expired at $2, the soonest first, through the partial index suppressions_by_expires_at;
+    // the DELETE checks again, so a row an event wrote over meanwhile stays. Notified as removals are.
+    purgeSuppressions: `WITH removed AS (
+        DELETE FROM ${s}.suppressions WHERE project_id = $1 AND expires_at <= $2 AND (hash, stream) IN (
+          SELECT hash, stream FROM ${s}.suppressions WHERE project_id = $1 AND expires_at <= $2 ORDER BY expires_at LIMIT $3)
+        RETURNING hash
+      ), notified AS (
+        SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
+        FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM (SELECT DISTINCT hash FROM removed) d) r GROUP BY chunk
+      )
+      SELECT count(*)::float8, (SELECT count(*) FROM notified) FROM removed`,
+    // Histories whose every time is older than their rule keeps it (forget_at: the latest plus keepMs).
+    purgeSoftBounces: `DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND hash IN (
+      SELECT hash FROM ${s}.soft_bounces WHERE project_id = $1 AND forget_at < $2 LIMIT $3)`,
+    listAllowlist: `SELECT key, entry, created_at::float8 FROM ${s}.allowlist
+      WHERE project_id = $1 AND entry > $2 ORDER BY entry LIMIT $3`,
+    // As addSuppression: inserted (true), or the stored entry (false), or, after a concurrent insert, ask again.
+    addAllowlistEntry: `WITH created AS (
+        INSERT INTO ${s}.allowlist (project_id, key, entry, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT true, NULL, NULL::float8 FROM created
+      UNION ALL
+      SELECT false, entry, created_at::float8 FROM ${s}.allowlist WHERE project_id = $1 AND key = $2 AND NOT EXISTS (SELECT FROM created)`,
+    removeAllowlistEntry: `DELETE FROM ${s}.allowlist WHERE project_id = $1 AND key = $2 RETURNING key, entry, created_at::float8`,
+    // One primary-key probe per key, as getSuppressions; the keys travel as one JSON text.
+    findAllowlisted: `SELECT x.key FROM jsonb_array_elements_text($2::text::jsonb) AS k(key)
+      CROSS JOIN LATERAL (SELECT key FROM ${s}.allowlist WHERE project_id = $1 AND key = k.key OFFSET 0) x`,
   };
 
   const toSuppression = ([hash, email, reason, createdAt, ...rest]: any[]): SuppressionRecord => {
     const record: SuppressionRecord = { hash, email, reason: reasonFromRank(reason), createdAt };
-    const [source, at, provider, messageId, eventId, diagnostic, stream] = rest;
+    const [source, at, provider, messageId, eventId, diagnostic, expiresAt, rule, allowlisted, stream] = rest;
     if (source !== null) {
       record.provenance = { source, at };
       if (eventId !== null) record.provenance.event = { provider, messageId, eventId, diagnostic };
+      if (rule !== null) record.provenance.rule = unpackRule(rule);
+      if (allowlisted === true) record.provenance.allowlisted = true;
     }
     if (stream !== '') record.stream = stream;
+    if (expiresAt !== null) record.expiresAt = expiresAt;
     return record;
   };
 
@@ -245,16 +299,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   });
 
   return {
-    async getSuppression(projectId, hash, stream) {
+    async getSuppression(projectId, hash, stream, now) {
       const rows = await attempt(() => query(statements.getSuppression, [projectId, hash]));
-      const row = listOf(rows, stream);
+      const row = listOf(rows.filter(unexpiredAt(now)), stream);
       return row === undefined ? undefined : toSuppression(row);
     },
 
-    async getSuppressions(projectId, hashes, stream) {
+    async getSuppressions(projectId, hashes, stream, now) {
       if (hashes.length === 0) return [];
       const joined = [...new Set(hashes)].join(',');
-      const rows = await attempt(() => query(statements.getSuppressions, [projectId, joined]));
+      const rows = (await attempt(() => query(statements.getSuppressions, [projectId, joined]))).filter(unexpiredAt(now));
       // Per hash, the row `listOf` picks among its lists' rows.
       const found = new Map<string, unknown[]>();
       for (const row of rows) {
@@ -267,7 +321,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
-    async addSuppression(projectId, record) {
+    async addSuppression(projectId, record, now) {
       const params = [
         projectId,
         record.hash,
@@ -276,6 +330,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         record.createdAt,
         ...provenanceColumns(record),
         record.stream ?? '',
+        record.expiresAt ?? null,
+        ...ruleColumns(record),
+        now ?? null,
       ];
       for (;;) {
         const [row] = await attempt(() => query(statements.addSuppression, params));
@@ -290,14 +347,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return row === undefined ? undefined : toSuppression(row);
     },
 
-    async listSuppressions(projectId, { stream = '', reason, emailPrefix, from, to, limit, after }) {
+    async listSuppressions(projectId, { stream = '', reason, emailPrefix, from, to, expiring, now, limit, after }) {
       // PostgreSQL text cannot hold NUL, so no stored email starts with text that has one.
       if (emailPrefix?.includes('\0')) return [];
-      if (reason === undefined && emailPrefix === undefined && from === undefined && to === undefined) {
+      if (reason === undefined && emailPrefix === undefined && from === undefined && to === undefined && expiring === undefined) {
         const rows = await attempt(() =>
           after === undefined
-            ? query(statements.firstSuppressions, [projectId, stream, limit])
-            : query(statements.nextSuppressions, [projectId, stream, -after.createdAt, after.hash, limit]),
+            ? query(statements.firstSuppressions, [projectId, stream, limit, now ?? null])
+            : query(statements.nextSuppressions, [projectId, stream, -after.createdAt, after.hash, limit, now ?? null]),
         );
         return rows.map(toSuppression);
       }
@@ -305,6 +362,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const params: unknown[] = [projectId, stream];
       const where = ['project_id = $1', 'stream = $2'];
       const param = (value: unknown) => `$${params.push(value)}`;
+      // Only rows with an expiry: a range of the partial index suppressions_expiring, in the listing order.
+      if (expiring !== undefined) where.push(expiring ? 'expires_at IS NOT NULL' : 'expires_at IS NULL');
+      if (now !== undefined) where.push(unexpired(params.push(now)));
       // With a reason, suppressions_by_reason; without, suppressions_newest_first. A time range bounds
       // -created_at, the order's leading column in either: the index range starts and stops there.
       if (reason !== undefined) where.push(`reason = ${param(reasonRank(reason))}::smallint`);
@@ -320,10 +380,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return rows.map(toSuppression);
     },
 
-    async mergeSuppressions(projectId, records) {
+    async mergeSuppressions(projectId, records, now) {
       const outcomes: SuppressionMergeOutcome[] = [];
       for (let from = 0; from < records.length; from += MERGE_BATCH) {
-        const batch = JSON.stringify(records.slice(from, from + MERGE_BATCH).map(toSuppressionRow));
+        const batch = JSON.stringify({ now: now ?? null, rows: records.slice(from, from + MERGE_BATCH).map(toSuppressionRow) });
         const [row] = await attempt(() => query(statements.mergeSuppressions, [projectId, batch]));
         for (const code of row![0] as string) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
@@ -357,9 +417,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return removed;
     },
 
-    async applyEvents(projectId, events) {
+    async applyEvents(projectId, events, options = {}) {
       if (events.length === 0) return [];
-      const batch = JSON.stringify(toEventColumns(events));
+      const batch = JSON.stringify(toEventColumns(events, options));
       const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch])).catch((error: unknown) => {
         // A function older than this release (its schema not migrated yet) reads one object per event
         // and refuses columns before it writes anything: the batch goes again in that shape.
@@ -452,6 +512,37 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       );
     },
 
+    async listAllowlist(projectId, { limit, after }) {
+      // Stored entries hold no NUL: being after "a\0…" is being after "a".
+      const rows = await attempt(() => query(statements.listAllowlist, [projectId, after?.split('\0')[0] ?? '', limit]));
+      return rows.map(([key, entry, createdAt]) => ({ key, entry, createdAt }));
+    },
+
+    async addAllowlistEntry(projectId, entry) {
+      for (;;) {
+        const [row] = await attempt(() => query(statements.addAllowlistEntry, [projectId, entry.key, entry.entry, entry.createdAt]));
+        if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
+        if (row[0] === true) return { entry: { ...entry }, created: true };
+        return { entry: { key: entry.key, entry: row[1], createdAt: row[2] }, created: false };
+      }
+    },
+
+    async removeAllowlistEntry(projectId, key) {
+      if (key.includes('\0')) return undefined;
+      const [row] = await attempt(() => query(statements.removeAllowlistEntry, [projectId, key]));
+      return row === undefined ? undefined : ({ key: row[0], entry: row[1], createdAt: row[2] } satisfies AllowlistEntry);
+    },
+
+    async findAllowlisted(projectId, recipients) {
+      if (recipients.length === 0) return [];
+      const keysOf = ({ hash, email }: { hash: string; email: string }) => [hash, `@${email.slice(email.lastIndexOf('@') + 1)}`];
+      // NUL cannot be in a PostgreSQL text (nor in JSON it parses): no such key.
+      const keys = [...new Set(recipients.flatMap(keysOf))].filter((key) => !key.includes('\0'));
+      const rows = await attempt(() => query(statements.findAllowlisted, [projectId, JSON.stringify(keys)]));
+      const found = new Set(rows.map(([key]) => key as string));
+      return recipients.map((recipient) => keysOf(recipient).some((key) => found.has(key)));
+    },
+
     async claimWebhookToken(projectId, token, digest, expiresAt) {
       if (!Number.isSafeInteger(expiresAt)) throw new RangeError(`expiresAt is not an integer number of milliseconds: ${expiresAt}`);
       const params = [projectId, token, digest, expiresAt];
@@ -500,8 +591,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     },
 
-    // Returns the number of messages deleted; expired webhook tokens are deleted too, always (with or
-    // without a message retention), but not counted.
+    // Returns the number of messages and suppressions deleted; expired webhook tokens and forgotten
+    // soft-bounce history are deleted too, always (with or without a message retention), but not counted.
     async purgeExpired(now) {
       /** Runs a bounded DELETE until it deletes less than a batch; returns how many rows it deleted. */
       const sweep = async (statement: string, projectId: string, before: number, batch: number) => {
@@ -523,6 +614,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       for (const projectId of await projectsOf('webhook_tokens')) {
         await sweep(statements.purgeWebhookTokens, projectId, now, PURGE_BATCH * 10);
       }
+      // Expiry is the records' own (docs/decisions.md, "Suppressions that expire"); `now` is the caller's.
+      for (const projectId of await projectsOf('suppressions', 'expires_at IS NOT NULL')) {
+        for (;;) {
+          const [row] = await attempt(() => query(statements.purgeSuppressions, [projectId, now, PURGE_BATCH]));
+          const count = row![0] as number;
+          purged += count;
+          if (count < PURGE_BATCH) break;
+        }
+      }
+      for (const projectId of await projectsOf('soft_bounces')) await sweep(statements.purgeSoftBounces, projectId, now, PURGE_BATCH * 10);
       return purged;
     },
 
@@ -533,14 +634,20 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
   } satisfies PostgresStore;
 
-  /** The projects of a table, by skipping through its primary key: one index probe per project. */
-  async function projectsOf(table: 'messages' | 'event_keys' | 'webhook_tokens'): Promise<string[]> {
+  /**
+   * The projects of a table, by skipping through its primary key (or a partial index that holds the rows
+   * of `only`): one index probe per project.
+   */
+  async function projectsOf(
+    table: 'messages' | 'event_keys' | 'webhook_tokens' | 'suppressions' | 'soft_bounces',
+    only = 'true',
+  ): Promise<string[]> {
     const rows = await attempt(() =>
       query(
         `WITH RECURSIVE projects AS (
-          (SELECT project_id FROM ${s}.${table} ORDER BY project_id LIMIT 1)
+          (SELECT project_id FROM ${s}.${table} WHERE ${only} ORDER BY project_id LIMIT 1)
           UNION ALL
-          SELECT (SELECT t.project_id FROM ${s}.${table} t WHERE t.project_id > p.project_id ORDER BY t.project_id LIMIT 1)
+          SELECT (SELECT t.project_id FROM ${s}.${table} t WHERE ${only} AND t.project_id > p.project_id ORDER BY t.project_id LIMIT 1)
           FROM projects p WHERE p.project_id IS NOT NULL
         )
         SELECT project_id FROM projects WHERE project_id IS NOT NULL`,
@@ -621,7 +728,7 @@ function toMessageRecord([
  * event's, null where an event has no such part; a column no event has is left out. Columns rather than
  * one object per event: half the JSON, without a key name per value, for PostgreSQL to parse.
  */
-function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[]> {
+function toEventColumns(events: readonly StoredEvent[], { now, softBounces }: ApplyEventsOptions): Record<string, unknown> {
   const columns = {
     key: [] as unknown[],
     message_key: [] as unknown[],
@@ -636,6 +743,7 @@ function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[
     last_event_at: [] as unknown[],
     timeline: [] as unknown[],
     suppression: [] as unknown[],
+    rule_input: [] as unknown[],
   };
   for (const event of events) {
     const message = event.message;
@@ -653,10 +761,21 @@ function toEventColumns(events: readonly StoredEvent[]): Record<string, unknown[
     columns.last_event_at.push(message?.lastEventAt ?? null);
     columns.timeline.push(message === null ? null : (event.timelineEntry ?? null));
     columns.suppression.push(event.suppression === null ? null : toSuppressionRow(event.suppression));
+    // Without the rule, its inputs are not sent: the function ignores them.
+    columns.rule_input.push(softBounces === undefined || event.ruleInput === undefined ? null : toRuleInput(event.ruleInput));
   }
-  const sent: Record<string, unknown[]> = {};
+  const sent: Record<string, unknown> = {};
   for (const [name, values] of Object.entries(columns)) if (name === 'key' || values.some((value) => value !== null)) sent[name] = values;
+  if (now !== undefined) sent.now = now;
+  if (softBounces !== undefined) sent.rule = softBounces;
   return sent;
+}
+
+/** A rule input as mailwarden_soft_bounce reads it: a bounce's cause travels packed (`packRuleBounce`). */
+function toRuleInput(input: SoftBounceInput | DeliveryInput): Record<string, unknown> {
+  if (input.kind === 'delivery') return { kind: input.kind, hash: input.hash, at: input.at };
+  const { kind, hash, email, at, message, cause, packed } = input;
+  return { kind, hash, email, at, message, event_id: cause.eventId, packed };
 }
 
 /** One event as a `mailwarden_apply_events` older than the columns reads it; absent parts are left out. */
@@ -698,7 +817,44 @@ function toSuppressionRow(suppression: SuppressionRecord): Record<string, unknow
   const [source, sourceAt, provider, messageId, eventId, diagnostic] = provenanceColumns(suppression);
   if (source !== null) Object.assign(row, { source, source_at: sourceAt, cause_event_id: eventId });
   if (eventId !== null) Object.assign(row, { cause_provider: provider, cause_message_id: messageId, cause_diagnostic: diagnostic });
+  // Only when set, so a batch without them is the JSON it was.
+  if (suppression.expiresAt !== undefined) row.expires_at = suppression.expiresAt;
+  const [rule, allowlisted] = ruleColumns(suppression);
+  if (rule !== null) row.cause_rule = rule;
+  if (allowlisted !== null) row.allowlisted = allowlisted;
   return row;
+}
+
+/** The rest of a suppression's provenance as its columns: cause_rule (the rule packed, as packProvenance writes it), allowlisted. */
+function ruleColumns(record: SuppressionRecord): [string | null, true | null] {
+  const rule = record.provenance?.rule;
+  const packed =
+    rule === undefined ? null : `[${packRule(rule)},[${rule.events.map((bounce) => packRuleBounce(bounce, bounce.at)).join(',')}]]`;
+  return [packed, record.provenance?.allowlisted === true ? true : null];
+}
+
+/** cause_rule read back: `[bounces, days, 0|1, [[provider, messageId, eventId, at, diagnostic], …]]`. */
+function unpackRule(packed: string): SoftBounceRuleCause {
+  const [bounces, days, reset, events] = JSON.parse(packed) as [
+    number,
+    number,
+    number,
+    [Provider, string | null, string, number, string | null][],
+  ];
+  return {
+    bounces,
+    days,
+    resetOnDelivery: reset === 1,
+    events: events.map(([provider, messageId, eventId, at, diagnostic]) => ({ provider, messageId, eventId, at, diagnostic })),
+  };
+}
+
+/** Whether a suppression row is not expired at `now` (every one is not, without `now`); its expiry is the fourth column from the end. */
+function unexpiredAt(now: number | undefined): (row: unknown[]) => boolean {
+  return (row) => {
+    const expiresAt = row[row.length - 4] as number | null;
+    return now === undefined || expiresAt === null || expiresAt > now;
+  };
 }
 
 /** A suppression's provenance as its columns: source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic. */

@@ -28,7 +28,7 @@ export interface SchemaFunction {
 /**
  * Every function of the schema, defined in this order by every `migrate()`: `sql/functions/`, compiled
  * into `src/generated/sql.ts` (`mailwarden_merge_suppressions`, then `mailwarden_apply_events`, which
- * calls it).
+ * calls it, then `mailwarden_soft_bounce`, which it calls too: PL/pgSQL resolves calls when they run).
  */
 export const schemaFunctions: readonly SchemaFunction[] = functionSources.map(({ body, ...fn }) => ({
   ...fn,

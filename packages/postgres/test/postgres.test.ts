@@ -367,7 +367,8 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
     ]);
     const types = prepared!.types as string[];
     // EXECUTE takes its arguments as literals (a utility statement cannot take bind parameters).
-    const literal = (value: unknown) => (typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+    const literal = (value: unknown) =>
+      value === null ? 'NULL' : typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`;
     const args = sent.parameters.map((value, i) => `${literal(value)}::${types[i]}`).join(', ');
     // On the recording client's one connection, where the store's statements live; not in a transaction,
     // so the statement is deallocated whatever happens.
@@ -408,6 +409,10 @@ describe('hot paths use indexes, and pages cost the same at any depth', () => {
         ),
     ],
     ['first page of suppressions', (store) => store.listSuppressions(project, { limit: 100 })],
+    // Expiry: the caller's clock skips expired rows on the walk; expiring ones are a range of their partial index.
+    ['check at a time', (store) => store.getSuppression(project, hashOf(123_456), undefined, T + 2_000_000)],
+    ['first page of suppressions at a time', (store) => store.listSuppressions(project, { limit: 100, now: T + 2_000_000 })],
+    ['expiring suppressions', (store) => store.listSuppressions(project, { limit: 100, expiring: true, now: T + 2_000_000 })],
     ["first page of a stream's suppressions", (store) => store.listSuppressions(project, { limit: 100, stream: 'marketing' })],
     [
       "deep page of a stream's suppressions",

@@ -7,6 +7,12 @@
 -- the same list only, and `key` (suppression_events.sql) names the two together. Notifies the hashes it
 -- created or changed, in whichever list, once per batch. Returns one character per row: 's' created,
 -- the rank of the reason it raised, else 'a'.
+--
+-- Expiry (docs/decisions.md, "Suppressions that expire"): p_rows is the rows' array, or (this release)
+-- an object `{ now, rows }` with the caller's clock. Given `now`, a row already expired at it is not
+-- written ('a'), and a stored row expired at it counts as absent: the batch's rows replace it whole
+-- ('s'). The expiry, the rule (`cause_rule`) and `allowlisted` are part of the provenance: they go
+-- with it. An array, as the previous release sends it, has no `now`: nothing is expired.
 
 CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_merge_suppressions(p_project_id text, p_rows jsonb) RETURNS text
 LANGUAGE plpgsql AS $fn$
@@ -16,13 +22,20 @@ DECLARE
   v_suppressed text[];
   v_before jsonb;
   v_chunk integer;
+  v_now bigint;
 BEGIN
+  IF jsonb_typeof(p_rows) = 'object' THEN
+    v_now := (p_rows->>'now')::bigint;
+    p_rows := p_rows->'rows';
+  END IF;
+
   -- 1. In key order (hash, stream), addresses without a row in their list get one and the others are
   --    locked (WHERE false updates nothing but still locks), so what each address had before the batch
   --    is known and stays so until commit: the rows' outcomes.
   WITH {{> suppression_events}}, created AS (
     INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic,
+                                        expires_at, cause_rule, allowlisted)
     {{> suppression_rows}} ORDER BY hash, stream
     ON CONFLICT (project_id, hash, stream) DO UPDATE SET reason = s.reason WHERE false
     RETURNING s.hash || s.stream AS key
@@ -35,32 +48,39 @@ BEGIN
   --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
   --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
+  --    A row expired at v_now is written over, but was not there before (its reason NULL).
   WITH {{> suppression_events}}, before AS (
     SELECT e.key,
            (SELECT x.reason FROM {{schema}}.suppressions x
-            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash) AS reason
+            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash
+              AND NOT coalesce(x.expires_at <= v_now, false)) AS reason
     FROM seen e
     LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key
     WHERE c.key IS NULL
   ), written AS (
     INSERT INTO {{schema}}.suppressions AS s (project_id, stream, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic,
+                                        expires_at, cause_rule, allowlisted)
     {{> suppression_rows}} AND key IN (SELECT key FROM before) ORDER BY hash, stream
     ON CONFLICT (project_id, hash, stream) DO UPDATE SET
-      reason = greatest(s.reason, excluded.reason),
-      created_at = least(s.created_at, excluded.created_at),
-      source = CASE WHEN {{> cause_wins}} THEN excluded.source ELSE s.source END,
-      source_at = CASE WHEN {{> cause_wins}} THEN excluded.source_at ELSE s.source_at END,
-      cause_provider = CASE WHEN {{> cause_wins}} THEN excluded.cause_provider ELSE s.cause_provider END,
-      cause_message_id = CASE WHEN {{> cause_wins}} THEN excluded.cause_message_id ELSE s.cause_message_id END,
-      cause_event_id = CASE WHEN {{> cause_wins}} THEN excluded.cause_event_id ELSE s.cause_event_id END,
-      cause_diagnostic = CASE WHEN {{> cause_wins}} THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
-    WHERE excluded.created_at < s.created_at OR {{> cause_wins}}
+      email = CASE WHEN s.expires_at <= v_now THEN excluded.email ELSE s.email END,
+      reason = CASE WHEN s.expires_at <= v_now THEN excluded.reason ELSE greatest(s.reason, excluded.reason) END,
+      created_at = CASE WHEN s.expires_at <= v_now THEN excluded.created_at ELSE least(s.created_at, excluded.created_at) END,
+      source = CASE WHEN {{> cause_replaces}} THEN excluded.source ELSE s.source END,
+      source_at = CASE WHEN {{> cause_replaces}} THEN excluded.source_at ELSE s.source_at END,
+      cause_provider = CASE WHEN {{> cause_replaces}} THEN excluded.cause_provider ELSE s.cause_provider END,
+      cause_message_id = CASE WHEN {{> cause_replaces}} THEN excluded.cause_message_id ELSE s.cause_message_id END,
+      cause_event_id = CASE WHEN {{> cause_replaces}} THEN excluded.cause_event_id ELSE s.cause_event_id END,
+      cause_diagnostic = CASE WHEN {{> cause_replaces}} THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END,
+      expires_at = CASE WHEN {{> cause_replaces}} THEN excluded.expires_at ELSE s.expires_at END,
+      cause_rule = CASE WHEN {{> cause_replaces}} THEN excluded.cause_rule ELSE s.cause_rule END,
+      allowlisted = CASE WHEN {{> cause_replaces}} THEN excluded.allowlisted ELSE s.allowlisted END
+    WHERE excluded.created_at < s.created_at OR {{> cause_replaces}}
     RETURNING s.hash
   )
   -- An invalidation names hashes, whatever their lists: each once.
   SELECT (SELECT array_agg(DISTINCT hash) FROM (SELECT hash FROM written UNION ALL SELECT left(key, 64) FROM unnest(v_suppressed) AS c(key)) h),
-         (SELECT coalesce(jsonb_object_agg(key, reason), '{}') FROM before)
+         (SELECT coalesce(jsonb_object_agg(key, reason) FILTER (WHERE reason IS NOT NULL), '{}') FROM before)
   INTO v_hashes, v_before;
 
   -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
@@ -76,7 +96,7 @@ BEGIN
   -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
   --    an address that had no suppression in its list created it ('s'); a row whose reason is stronger
   --    than all the address had in that list before it (the stored row's, the batch's earlier rows')
-  --    raised it from that (the rank it had); any other 'a'.
+  --    raised it from that (the rank it had); any other 'a', a row left out as expired too.
   RETURN (
     WITH {{> suppression_events}}, ranked AS (
       SELECT ord, key, reason,
@@ -84,10 +104,11 @@ BEGIN
       FROM seen_events
     )
     SELECT coalesce(string_agg(CASE
+             WHEN e.ord IS NULL THEN 'a'
              WHEN e.prior IS NULL AND NOT v_before ? e.key THEN 's'
              WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.key)::smallint), 0)
                THEN greatest(e.prior, (v_before->>e.key)::smallint)::text
-             ELSE 'a' END, '' ORDER BY e.ord), '')
-    FROM ranked e);
+             ELSE 'a' END, '' ORDER BY o.ord), '')
+    FROM generate_series(1, jsonb_array_length(p_rows)) AS o(ord) LEFT JOIN ranked e ON e.ord = o.ord);
 END
 $fn$;

@@ -9,7 +9,9 @@
 -- event has no such part; a column no event has is left out. Or the previous release's array of event
 -- objects (step 0). Each statement reads the batch's events as rows (`ord` from 1, in event order) with
 -- only the columns it uses: ROWS FROM zips the columns' arrays side by side, each element read once.
--- Text columns that are keys compare as bytes (COLLATE "C").
+-- Text columns that are keys compare as bytes (COLLATE "C"). Beside the columns, this release's object
+-- may hold `now` (the caller's clock, for expiry) and `rule` (the project's soft-bounce rule, which reads
+-- the `rule_input` column; mailwarden_soft_bounce).
 --
 -- Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
 -- 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
@@ -28,6 +30,13 @@ DECLARE
   v_codes text := '';
   v_timelines text[];
   v_stats jsonb;
+  v_now bigint := (p_events->>'now')::bigint;
+  v_rule jsonb := p_events->'rule';
+  v_event_codes text[];
+  v_pending jsonb := '[]';
+  v_pending_ords integer[] := '{}';
+  v_event record;
+  v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
@@ -319,13 +328,79 @@ BEGIN
   END IF;
 
   -- 5. Suppressions: the applied events' suppressions, in event order, each joined into the list of its
-  --    stream by mailwarden_merge_suppressions (which also notifies); its codes are theirs.
-  SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
-  FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
-          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
-               WITH ORDINALITY AS c(key, suppression, ord)) e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
-  IF v_suppressions IS NOT NULL THEN
-    v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, v_suppressions);
+  --    stream by mailwarden_merge_suppressions (which also notifies) with the caller's clock (`now`);
+  --    its codes are theirs. A webhook suppression of an allowlisted recipient is not written (only
+  --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
+  --    a `rule_input`), one call for the batch.
+  IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
+    SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
+            FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
+                 WITH ORDINALITY AS c(key, suppression, ord)) e
+    WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL
+      AND NOT (e.suppression->>'source' = 'webhook' AND EXISTS (
+        SELECT FROM {{schema}}.allowlist a WHERE a.project_id = p_project_id
+          AND a.key IN (e.suppression->>'hash', '@' || substring(e.suppression->>'email' FROM '[^@]*$'))));
+    IF v_suppressions IS NOT NULL THEN
+      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_suppressions));
+    END IF;
+  ELSE
+    -- 5a. With the rule, event by event (docs/decisions.md, "The soft-bounce rule"): the suppressions
+    --     up to an event with a rule input are joined, then the rule runs for it. The history rows of
+    --     the batch's addresses are locked first, in hash order (one inserted for an address that has
+    --     none: mailwarden_soft_bounce deletes it again if it stays empty), so concurrent batches wait
+    --     for each other there.
+    INSERT INTO {{schema}}.soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
+    SELECT DISTINCT p_project_id, (c.rule_input->>'hash') COLLATE "C", '[]'::jsonb, NULL::bigint, 0::bigint
+    FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'rule_input'))
+         WITH ORDINALITY AS c(key, rule_input, ord)
+    WHERE v_outcomes[c.ord::integer] AND c.rule_input <> 'null'
+    ORDER BY 2
+    ON CONFLICT (project_id, hash) DO UPDATE SET forget_at = h.forget_at WHERE false;
+
+    v_event_codes := array_fill('a'::text, ARRAY[cardinality(v_outcomes)]);
+    FOR v_event IN
+      SELECT e.ord, e.suppression, e.rule_input,
+             (e.suppression->>'source' = 'webhook' OR e.rule_input->>'kind' = 'soft_bounce') AND EXISTS (
+               SELECT FROM {{schema}}.allowlist a WHERE a.project_id = p_project_id
+                 AND a.key IN (e.hash, '@' || substring(e.email FROM '[^@]*$'))) AS allowlisted
+      FROM (SELECT c.ord::integer AS ord, nullif(c.suppression, 'null') AS suppression, nullif(c.rule_input, 'null') AS rule_input,
+                   coalesce(c.suppression->>'hash', c.rule_input->>'hash') AS hash,
+                   coalesce(c.suppression->>'email', c.rule_input->>'email') AS email
+            FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'),
+                            jsonb_array_elements(p_events->'rule_input'))
+                 WITH ORDINALITY AS c(key, suppression, rule_input, ord)) e
+      WHERE v_outcomes[e.ord] AND (e.suppression IS NOT NULL OR e.rule_input IS NOT NULL)
+      ORDER BY e.ord
+    LOOP
+      IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
+        v_pending := v_pending || jsonb_build_array(v_event.suppression);
+        v_pending_ords := v_pending_ords || v_event.ord;
+      END IF;
+      CONTINUE WHEN v_event.rule_input IS NULL;
+      IF cardinality(v_pending_ords) > 0 THEN
+        v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+        FOR i IN 1 .. cardinality(v_pending_ords) LOOP
+          v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
+        END LOOP;
+        v_pending := '[]';
+        v_pending_ords := '{}';
+      END IF;
+      v_code := {{schema}}.mailwarden_soft_bounce(p_project_id, v_rule, v_now, v_event.rule_input, v_event.allowlisted);
+      -- 6a. An event that carried no suppression reports the rule's.
+      IF v_code IS NOT NULL AND v_event.suppression IS NULL THEN
+        v_event_codes[v_event.ord] := v_code;
+      END IF;
+    END LOOP;
+    IF cardinality(v_pending_ords) > 0 THEN
+      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+      FOR i IN 1 .. cardinality(v_pending_ords) LOOP
+        v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
+      END LOOP;
+    END IF;
+    RETURN (
+      SELECT string_agg(CASE WHEN o.applied THEN v_event_codes[o.ord] ELSE 'd' END, '' ORDER BY o.ord)
+      FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
   END IF;
 
   -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the

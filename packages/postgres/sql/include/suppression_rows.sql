@@ -3,5 +3,6 @@
 
 SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
-           cause->>'cause_event_id', cause->>'cause_diagnostic'
+           cause->>'cause_event_id', cause->>'cause_diagnostic',
+           (cause->>'expires_at')::bigint, cause->>'cause_rule', (cause->>'allowlisted')::boolean
     FROM seen WHERE true
