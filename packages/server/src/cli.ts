@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError, isStreamName } from '@mailwarden/core';
 import { runAllowlistCommand, remoteAllowlist, type AllowlistTarget } from './allowlist.js';
-import { loadConfig, type ServerConfig } from './config.js';
+import { loadConfig, suppressionRulesOf, type ServerConfig } from './config.js';
 import { openStore } from './store.js';
 import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
 import { importFormats, isImportFormat } from './suppressions-file/import-formats.js';
@@ -337,9 +337,12 @@ async function withTarget(
       'mailwarden: warning: no REDIS_URL or DATABASE_URL, so this runs on a memory store that is gone when the command ends (--url reaches a running service).',
     );
   }
+  // The projects' rules too: an imported row without `expires_at` expires as the service would expire it.
+  const rules = suppressionRulesOf(config);
   const mailwarden = createMailwarden({
     store: opened.store,
     ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
+    ...(rules === undefined ? {} : { rules }),
   });
   try {
     return await run(mailwarden, opened.kind);

@@ -26,12 +26,12 @@ export interface ExportOptions {
 }
 
 const PAGE_SIZE = 100;
-const CSV_HEADER = 'email,reason,created_at,hash\n';
-const CSV_STREAM_HEADER = 'email,reason,created_at,hash,stream\n';
+const CSV_COLUMNS = ['email', 'reason', 'created_at', 'hash'] as const;
 
 /**
  * Writes a project's suppressions (or a stream's: `stream`), newest first, as CSV (`email,reason,created_at,hash`, with a
- * header), JSON Lines, or the headerless `address,BOUNCE|COMPLAINT` CSV of an SES suppression list
+ * header; `stream` after them for a stream's list; `expires_at` last when some suppression expires), JSON Lines
+ * (`expires_at` in the rows that have one), or the headerless `address,BOUNCE|COMPLAINT` CSV of an SES suppression list
  * import job (`hard_bounce` is BOUNCE, `complaint` COMPLAINT, `manual` see `manualAs`), one page at a
  * time and waiting for `output` to drain, so memory stays constant. `importSuppressions` reads each
  * back; ours with their reasons and times.
@@ -54,18 +54,22 @@ export async function exportSuppressions(
       "An SES suppression list is the account's, for every mail: export a stream as csv or jsonl (SES's own unsubscribes are per topic).",
     );
   }
+  signal?.throwIfAborted();
+  // A column only when some suppression expires, so exports of lists without expiry stay as they were.
+  const expiryColumn =
+    format === 'csv' &&
+    (await service.suppressions.list(projectId, { limit: 1, expiring: true, ...(stream === undefined ? {} : { stream }) })).items.length >
+      0;
   const line =
     format === 'csv'
-      ? stream === undefined
-        ? csvLine
-        : (suppression: Suppression) => csvStreamLine(suppression, stream)
+      ? (suppression: Suppression) => csvLine(suppression, stream, expiryColumn)
       : format === 'jsonl'
-        ? stream === undefined
-          ? jsonLine
-          : (suppression: Suppression) => jsonStreamLine(suppression, stream)
+        ? (suppression: Suppression) => jsonLine(suppression, stream)
         : (suppression: Suppression) => sesImportLine(suppression, manualAs);
-  signal?.throwIfAborted();
-  if (format === 'csv') await write(output, stream === undefined ? CSV_HEADER : CSV_STREAM_HEADER, signal);
+  if (format === 'csv') {
+    const header = [...CSV_COLUMNS, ...(stream === undefined ? [] : ['stream']), ...(expiryColumn ? ['expires_at'] : [])];
+    await write(output, `${header.join(',')}\n`, signal);
+  }
   let exported = 0;
   let skipped = 0;
   let cursor: string | null = null;
@@ -90,10 +94,18 @@ function sesImportLine({ email, reason }: Suppression, manualAs: 'BOUNCE' | 'COM
   return ses === undefined ? '' : `${csvField(email)},${ses}\n`;
 }
 
-/** One CSV row, `\n`-terminated. */
-export function csvLine(suppression: Suppression): string {
-  const { email, reason, created_at, hash } = suppression;
-  return `${[email, reason, created_at, hash].map(csvField).join(',')}\n`;
+/**
+ * One CSV row, `\n`-terminated: a stream's list says its stream, and `expires_at` is a column when the
+ * export has one (empty for a suppression that does not expire).
+ */
+export function csvLine(suppression: Suppression, stream?: string, expiryColumn = false): string {
+  const { email, reason, created_at, hash, expires_at } = suppression;
+  if (expires_at !== undefined && !expiryColumn) {
+    // Only when one expiring was added while the export ran: its expiry is not lost without a word.
+    throw new MailwardenError('invalid_request', 'A suppression that expires was added during the export: export again.');
+  }
+  const fields = [email, reason, created_at, hash, ...(stream === undefined ? [] : [stream]), ...(expiryColumn ? [expires_at ?? ''] : [])];
+  return `${fields.map(csvField).join(',')}\n`;
 }
 
 /**
@@ -104,18 +116,9 @@ export function csvField(value: string): string {
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-/** A row of a stream's list: our CSV row with the stream last. */
-function csvStreamLine(suppression: Suppression, stream: string): string {
-  const { email, reason, created_at, hash } = suppression;
-  return `${[email, reason, created_at, hash, stream].map(csvField).join(',')}\n`;
-}
-
-function jsonLine({ email, reason, created_at, hash }: Suppression): string {
-  return `${JSON.stringify({ email, reason, created_at, hash })}\n`;
-}
-
-function jsonStreamLine({ email, reason, created_at, hash }: Suppression, stream: string): string {
-  return `${JSON.stringify({ email, reason, created_at, hash, stream })}\n`;
+/** One JSON Lines row: `stream` for a stream's list, `expires_at` when it has one. */
+function jsonLine({ email, reason, created_at, hash, expires_at }: Suppression, stream: string | undefined): string {
+  return `${JSON.stringify({ email, reason, created_at, hash, ...(stream === undefined ? {} : { stream }), ...(expires_at === undefined ? {} : { expires_at }) })}\n`;
 }
 
 /** Writes, and when the stream's buffer is full waits for 'drain' (or fails on 'error', 'close' or abort). */

@@ -33,7 +33,7 @@ export interface ImportCounts {
   alreadyPresent: number;
   /** Rows that could not be imported: no valid address, an unknown reason, an unreadable time. */
   invalid: number;
-  /** Rows read but not imported on purpose (none since unsubscribes import; kept for the summary's shape). */
+  /** Rows read but not imported on purpose: those whose `expires_at` has passed (listed in the rejects file). */
   skipped: number;
 }
 

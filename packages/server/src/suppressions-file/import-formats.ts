@@ -69,6 +69,8 @@ export type ImportRow =
       email: string;
       reason: SuppressionReason;
       createdAt?: string;
+      /** When it stops suppressing (our export's `expires_at`), ISO 8601; absent: the project's rules decide. */
+      expiresAt?: string;
       /** The recipient unsubscribed: reason `manual`, recorded with `source: unsubscribe`. */
       unsubscribe?: true;
       /** The stream the file names for the row (our export's `stream` column); absent: none named. */
@@ -208,6 +210,7 @@ function columnName(field: string): string {
 const EMAIL_COLUMNS = ['email', 'emailaddress', 'address', 'recipient'];
 const REASON_COLUMNS = ['reason', 'suppressionreason'];
 const TIME_COLUMNS = ['createdat', 'created', 'lastupdatetime', 'timestamp', 'time', 'date'];
+const EXPIRY_COLUMNS = ['expiresat', 'expires'];
 
 /** The first of `names` (in their order of preference) that the header has. */
 function columnOf(header: string[], names: readonly string[]): number | undefined {
@@ -225,6 +228,8 @@ interface CsvLayout {
   email: number;
   reason?: number;
   time?: number;
+  /** Our export's `expires_at` column. */
+  expiry?: number;
   /** Our export of a stream: the `stream` column. */
   stream?: number;
   /** The column of the provider's group an unsubscribe is scoped to: SendGrid's `group_id`, Mailgun's `tags`. */
@@ -284,10 +289,12 @@ function csvLayout(format: ImportFormat, first: string[]): CsvLayout {
       if (email === undefined) return { header: first.length > 0 && !(first[0] ?? '').includes('@'), email: 0 };
       const reason = columnOf(first, REASON_COLUMNS);
       const stream = columnOf(first, ['stream']);
+      const expiry = columnOf(first, EXPIRY_COLUMNS);
       return {
         ...withTime({ header: true, email }),
         ...(reason === undefined ? {} : { reason }),
         ...(stream === undefined ? {} : { stream }),
+        ...(expiry === undefined ? {} : { expiry }),
       };
     }
   }
@@ -318,6 +325,7 @@ function csvInterpreter(format: ImportFormat, first: string[]): ImportPlan['inte
     const scope: RowScope = {};
     if (layout.stream !== undefined) scope.stream = fields[layout.stream] ?? '';
     if (layout.group !== undefined) scope.group = fields[layout.group] ?? '';
+    if (layout.expiry !== undefined) scope.expiresAt = fields[layout.expiry];
     return rowOf(email, reason, layout.time === undefined ? undefined : fields[layout.time], record.text, scope);
   };
 }
@@ -378,13 +386,11 @@ const readGenericObject: ObjectReader = (object, text) => {
   const stream = object.stream;
   if (stream !== undefined && stream !== null && typeof stream !== 'string')
     return { kind: 'invalid', value: text, why: '"stream" is not a string' };
-  return rowOf(
-    email,
-    reason,
-    firstOf(object, ['created_at', 'createdAt', 'CreatedAt', 'LastUpdateTime', 'created', 'timestamp']),
-    text,
-    typeof stream === 'string' ? { stream } : {},
-  );
+  const expiresAt = firstOf(object, ['expires_at', 'expiresAt']);
+  return rowOf(email, reason, firstOf(object, ['created_at', 'createdAt', 'CreatedAt', 'LastUpdateTime', 'created', 'timestamp']), text, {
+    ...(typeof stream === 'string' ? { stream } : {}),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  });
 };
 
 /** An element of `SuppressedDestinationSummaries`: `EmailAddress`, `Reason`, `LastUpdateTime`. */
@@ -448,10 +454,15 @@ function firstOf(object: Record<string, unknown>, keys: readonly string[]): unkn
 // ---------------------------------------------------------------------------------------------------
 // Reasons and times
 
-/** What a row says about the list it goes to, as written: a stream column, a provider's group. */
+/**
+ * What a row says beside its address, reason and time, as written: the list it goes to (a stream
+ * column, a provider's group) and when it expires (our export's `expires_at`). None of the providers'
+ * exports we read has an expiry (docs/server.md, "Expiry in imports and exports").
+ */
 interface RowScope {
   stream?: string;
   group?: string;
+  expiresAt?: unknown;
 }
 
 /** Mailgun's tag for an unsubscribe from every mail of the domain. */
@@ -465,6 +476,8 @@ const MAILGUN_ALL_TAGS = '*';
 function rowOf(email: string, reason: SuppressionReason | 'unsubscribe', time: unknown, text: string, scope: RowScope = {}): ImportRow {
   const createdAt = parseTime(time);
   if (createdAt === null) return { kind: 'invalid', value: text, why: `unreadable time ${JSON.stringify(time)}` };
+  const expiresAt = parseTime(scope.expiresAt);
+  if (expiresAt === null) return { kind: 'invalid', value: text, why: `unreadable expiry ${JSON.stringify(scope.expiresAt)}` };
   const stream = scope.stream?.trim() ?? '';
   if (stream !== '' && !isStreamName(stream))
     return { kind: 'invalid', value: text, why: `stream ${JSON.stringify(stream)} is not a stream name` };
@@ -474,6 +487,7 @@ function rowOf(email: string, reason: SuppressionReason | 'unsubscribe', time: u
     email,
     ...(reason === 'unsubscribe' ? { reason: 'manual', unsubscribe: true } : { reason }),
     ...(createdAt === undefined ? {} : { createdAt }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
     ...(stream === '' ? {} : { stream }),
     ...(reason !== 'unsubscribe' || group === '' || group === MAILGUN_ALL_TAGS ? {} : { group }),
   };

@@ -61,6 +61,11 @@ export interface ImportOptions {
   rejects?: string | false;
   /** Ignore an existing checkpoint and start from the first record. */
   restart?: boolean;
+  /**
+   * The clock a row's `expires_at` is compared with: a row expired by it is skipped (counted as
+   * `skipped`, listed in the rejects file). Default `Date.now`; give the service's own clock if it has one.
+   */
+  now?: () => number;
   /** Items per bulk add, at most (and by default) 1 000. */
   batchSize?: number;
   /** Called once the format is decided, before the first row is read. */
@@ -225,7 +230,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
 
   // A resumed run first sends the batches that were in flight again, with what their addresses were before them.
   const resent = (resumed?.inFlight ?? []).map(({ before }) => [...before].map(Number));
-  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? [], listOf);
+  const batches = readBatches(plan, file, done, batchSize, resumed?.inFlight.map(({ end }) => end) ?? [], listOf, options.now ?? Date.now);
   /** Sent and not yet counted, in file order. */
   const inFlight: Flight[] = [];
   /** The checkpoint now, with a batch about to be sent. */
@@ -365,6 +370,7 @@ async function* readBatches(
   batchSize: number,
   cuts: number[],
   listOf: ListOf,
+  now: () => number,
 ): AsyncGenerator<Batch> {
   const source = readRecords(plan, file, { start: done.byteOffset, firstLine: done.nextLine });
   let first = done.byteOffset === 0;
@@ -383,9 +389,13 @@ async function* readBatches(
       if (row.kind === 'add') {
         batch.rows++;
         const normalized = tryNormalizeEmail(row.email);
-        if (normalized.ok) {
-          const { email, reason, createdAt } = row;
+        const { email, reason, createdAt, expiresAt } = row;
+        if (expiresAt !== undefined && Date.parse(expiresAt) <= now()) {
+          // It would no longer suppress: an import does not bring back what has expired.
+          batch.local.push({ kind: 'skipped', line: record.line, value: record.text, reason: `expired at ${expiresAt}`, order });
+        } else if (normalized.ok) {
           const item: BulkAddItem = createdAt === undefined ? { email, reason } : { email, reason, created_at: createdAt };
+          if (expiresAt !== undefined) item.expires_at = expiresAt;
           const stream = listOf(row);
           batch.items.push({
             item,
