@@ -322,7 +322,7 @@ export const routes: readonly Route[] = [
     summary: 'Remove an address or a domain from the allowlist',
     description: 'The entry as it was added, URL-encoded (`%40example.com` or `@example.com` for a domain); normalized as on add.',
     responses: { 204: { description: 'Removed.' } },
-    errors: ['invalid_email', 'allowlist_entry_not_found'],
+    errors: ['invalid_request', 'invalid_email', 'allowlist_entry_not_found'],
     run: async (mailwarden, { params }) => {
       await mailwarden.allowlist.remove(params.projectId!, params.entry!);
       return { status: 204 };
