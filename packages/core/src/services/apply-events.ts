@@ -67,7 +67,10 @@ function notifyEventHooks(
         ruleMade.push(index);
     });
   }
-  if (ruleMade.length === 0) return hooks.notify(eventHookCalls(hooks.wants, projectId, recorded, stored, outcomes));
+  if (ruleMade.length === 0) {
+    hooks.notify(eventHookCalls(hooks.wants, projectId, recorded, stored, outcomes));
+    return;
+  }
   const hashes = ruleMade.map((index) => stored[index]!.ruleInput!.hash);
   hooks.notifyLater(
     context.store.getSuppressions(projectId, hashes, undefined, now).then((records) => {
