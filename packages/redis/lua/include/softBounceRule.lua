@@ -108,18 +108,19 @@ local function countRuleInput(K, u, rule, now, changed, allowlisted)
   table.insert(bounces, at, I)
   local outcome
   local n = rule.n
+  -- The earliest-ending window that holds I, of those whose suppression would not already be expired
+  -- at now (an expired one does not count: a later one may).
   for j = math.max(1, at - n + 1), at do
     local last = bounces[j + n - 1]
-    if last and last.at - bounces[j].at <= rule.w then
+    local expiresAt = last and rule.x and last.at + rule.x
+    if last and last.at - bounces[j].at <= rule.w and not expired(expiresAt, now) then
       local window = {}
       for w = j, j + n - 1 do window[#window + 1] = bounces[w] end
-      local expiresAt = rule.x and last.at + rule.x
       outcome = mergeSuppression(K, { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }, changed, now)
-      if not expired(expiresAt, now) then
-        local keptBounces = {}
-        for _, b in ipairs(bounces) do if b.at <= last.at then keptBounces[#keptBounces + 1] = b end end
-        history.bounces = keptBounces
-      end
+      -- Bounces after the suppression cannot move it (they would not be counted): forgotten.
+      local keptBounces = {}
+      for _, b in ipairs(bounces) do if b.at <= last.at then keptBounces[#keptBounces + 1] = b end end
+      history.bounces = keptBounces
       break
     end
   end
