@@ -39,6 +39,8 @@ function segment(projects: Projects): fc.Arbitrary<string> {
         'bulk-delete',
         'messages',
         'tracking-ids',
+        'allowlist',
+        '%40example.com',
         'webhooks',
         ...providers,
       ),
@@ -73,6 +75,7 @@ function queryValue(projects: Projects): fc.Arbitrary<string> {
     fc.constantFrom('ANA', 'ana@', '@example.com', 'Bücher.example', '%', '_', 'a\u0000', 'x'.repeat(255)),
     // Streams: names, and what no name is (case, a leading `-`, 65 characters).
     fc.constantFrom('marketing', 'weekly-digest', 'Marketing', '-x', 'a'.repeat(65)),
+    fc.constantFrom('true', 'false', 'TRUE'),
     fc.integer().map(String),
     anyText,
   );
@@ -91,6 +94,7 @@ function query(projects: Projects): fc.Arbitrary<string> {
       'recipientDomain',
       'emailPrefix',
       'stream',
+      'expiring',
     ),
     anyText,
   );
@@ -131,6 +135,21 @@ function body(): fc.Arbitrary<string | Uint8Array> {
     fc
       .record({ email, stream, source: fc.option(fc.constantFrom('api', 'unsubscribe', 'webhook'), { nil: undefined }) })
       .map((value) => JSON.stringify(value)),
+    // Expiry (any time, any number) and allowlist entries (an address, a domain, anything).
+    fc
+      .record({
+        email,
+        expires_at: fc.option(
+          fc.oneof(
+            fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+            anyText,
+          ),
+          { nil: undefined },
+        ),
+        ttl: fc.option(fc.double(), { nil: undefined }),
+      })
+      .map((value) => JSON.stringify(value)),
+    fc.record({ entry: fc.oneof(email, fc.constantFrom('@example.com', '@', '@@x'), fc.integer()) }).map((value) => JSON.stringify(value)),
     fc
       .record({ emails: fc.array(fc.oneof(email, fc.integer(), fc.constant(null)), { maxLength: 105 }), stream })
       .map((value) => JSON.stringify(value)),
