@@ -84,9 +84,11 @@ export class SoftBounceHistories {
       bounces.splice(i, 0, { at, message: input.message, cause: { ...input.cause } });
       const n = rule.bounces;
       for (let j = Math.max(0, i - n + 1); j <= i && j + n - 1 < bounces.length; j++) {
-        if (bounces[j + n - 1]!.at - bounces[j]!.at > rule.windowMs) continue;
-        // Step 5: the window makes a hard_bounce in the project-wide list.
         const last = bounces[j + n - 1]!;
+        if (last.at - bounces[j]!.at > rule.windowMs) continue;
+        // A window whose suppression would already be expired at `now` does not count: a later one may.
+        if (now !== undefined && rule.expiresAfterMs !== null && last.at + rule.expiresAfterMs <= now) continue;
+        // Step 5: the window makes a hard_bounce in the project-wide list.
         const candidate: SuppressionRecord = {
           hash: input.hash,
           email: input.email,
@@ -105,10 +107,16 @@ export class SoftBounceHistories {
           },
           ...(rule.expiresAfterMs !== null && { expiresAt: last.at + rule.expiresAfterMs }),
         };
-        outcome = project.mergeSuppression(candidate, now);
-        const dropped = now !== undefined && candidate.expiresAt !== undefined && candidate.expiresAt <= now;
+        const held = project.suppressions.get(input.hash, now)?.provenance;
+        if (held?.rule !== undefined && held.at === last.at && held.event?.eventId === last.cause.eventId) {
+          // The stored window ends at the same bounce (this one arrived between its members): the
+          // window of the bounces kept now replaces it, which a join would not do (same time, same event).
+          project.suppressions.replaceProvenance(input.hash, candidate.provenance!, candidate.expiresAt);
+        } else {
+          outcome = project.mergeSuppression(candidate, now);
+        }
         // Bounces after the suppression cannot move it (step 3d): they need not be kept.
-        if (!dropped) bounces = bounces.filter((bounce) => bounce.at <= last.at);
+        bounces = bounces.filter((bounce) => bounce.at <= last.at);
         break;
       }
     }

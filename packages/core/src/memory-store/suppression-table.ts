@@ -156,6 +156,17 @@ export class SuppressionTable {
   }
 
   /**
+   * Replaces the provenance of the entry of `hash`, and its `expiresAt` when one is given: for the
+   * soft-bounce rule's window that ends at the same bounce as the stored one (docs/decisions.md, "The soft-bounce rule").
+   */
+  replaceProvenance(hash: string, provenance: SuppressionProvenance, expiresAt: number | undefined): void {
+    const slot = this.find(hash);
+    if (slot < 0) return;
+    this.setProvenance(slot, provenance);
+    if (expiresAt !== undefined) this.setExpiry(slot, expiresAt);
+  }
+
+  /**
    * Removes up to `budget` entries expired at `now`, soonest first, and returns their hashes: the
    * expiry order finds them without reading the others.
    */
