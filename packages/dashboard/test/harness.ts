@@ -143,14 +143,18 @@ export async function columnTexts(page: Page, header: string, table: Locator = l
 }
 
 /**
- * What keeps a control out of reach in the page's current state: the page wider than the viewport
- * (`scrollWidth > innerWidth`), a visible control not wholly inside the viewport's width (one below the
- * fold is reached by scrolling; one beside it is not), an open dialog not wholly inside the viewport.
- * `[]` when all is well; each problem names the element.
+ * What keeps a control out of reach in the page's current state: the viewport wider than the screen
+ * (a phone zoomed out), the page wider than the viewport (`scrollWidth > innerWidth`), a visible
+ * control not wholly inside the viewport's width (one below the fold is reached by scrolling; one
+ * beside it is not), an open dialog not wholly inside the viewport. `[]` when all is well; each
+ * problem names the element.
  */
 export function layoutProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
+  const screen = page.viewportSize()?.width ?? Infinity;
+  return page.evaluate((screen) => {
     const problems: string[] = [];
+    // A phone zooms out to fit a page wider than its screen, so its viewport grows with the page.
+    if (innerWidth > screen) problems.push(`the viewport is ${innerWidth} px wide on a ${screen} px screen`);
     const { scrollWidth } = document.documentElement;
     if (scrollWidth > innerWidth) problems.push(`the page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
     const name = (element: Element) =>
@@ -170,5 +174,5 @@ export function layoutProblems(page: Page): Promise<string[]> {
       }
     }
     return problems;
-  });
+  }, screen);
 }
