@@ -265,6 +265,39 @@ describe('into the memory store of a running service, over HTTP', () => {
   });
 });
 
+describe('the allowlist and expiry, through a running service', () => {
+  test("allowlist list, add and remove as commands; the export says when the rule's suppression expires", async () => {
+    const demo = await startDemoProcess();
+    try {
+      const env = { MAILWARDEN_API_KEY: demo.key };
+      const at = ['--project', 'demo', '--url', demo.url];
+      const added = await cli(['allowlist', 'add', '@Seeds.example', 'not-an-address', ...at], env);
+      expect(added).toMatchObject({ code: 1, stdout: 'Added @seeds.example (domain).\n' });
+      expect(added.stderr).toMatch(/^mailwarden: not-an-address: /);
+      const listed = await cli(['allowlist', 'list', ...at], env);
+      expect(listed.code).toBe(0);
+      // The domain just added, then the demo's seed inbox: by entry, in code-point order.
+      expect(listed.stdout.split('\n').map((line) => line.split('\t').slice(0, 2).join(' '))).toStrictEqual([
+        '@seeds.example domain',
+        'seed-inbox@example.com address',
+        '',
+      ]);
+      const removed = await cli(['allowlist', 'remove', '@seeds.example', 'gone@example.com', ...at], env);
+      expect(removed).toMatchObject({
+        code: 1,
+        stdout: 'Removed @seeds.example.\n',
+        stderr: 'mailwarden: gone@example.com is not on the allowlist of demo.\n',
+      });
+      // The demo's full mailbox, suppressed by its soft-bounce rule, expires: the export says when.
+      const csv = await cli(['suppressions', 'export', ...at], env);
+      expect(csv.stdout.split('\n')[0]).toBe('email,reason,created_at,hash,expires_at');
+      expect(csv.stdout.split('\n').find((line) => line.startsWith('full-mailbox@example.com,'))).toMatch(/,\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
+  });
+});
+
 describe('streams, through a running service', () => {
   test('unsubscribes import into --stream and mapped groups; export --stream says its stream; an unmapped group writes nothing', async () => {
     const demo = await startDemoProcess();
