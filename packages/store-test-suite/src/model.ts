@@ -144,11 +144,13 @@ function applyRule(
   bounces = [...bounces.filter((bounce) => bounce !== sameMessage), input].sort(compareBounces);
   const i = bounces.indexOf(input);
   const n = rule.bounces;
+  // A window whose suppression would already be expired at `now` does not count: a later one may (found by the order law).
+  const expiredAt = (last: SoftBounceInput) => rule.expiresAfterMs !== null && now !== undefined && last.at + rule.expiresAfterMs <= now;
   let window: SoftBounceInput[] | undefined;
   for (let j = Math.max(0, i - n + 1); j <= i && window === undefined; j++) {
     const first = bounces[j]!;
     const last = bounces[j + n - 1];
-    if (last !== undefined && last.at - first.at <= rule.windowMs) window = bounces.slice(j, j + n);
+    if (last !== undefined && last.at - first.at <= rule.windowMs && !expiredAt(last)) window = bounces.slice(j, j + n);
   }
   if (window === undefined) {
     save();
@@ -174,9 +176,20 @@ function applyRule(
     },
     ...(rule.expiresAfterMs === null ? {} : { expiresAt: end.at + rule.expiresAfterMs }),
   };
-  const outcome = merge(state, candidate, now);
+  // The stored window ends at the same bounce: a bounce arrived between its members, and this window, of the
+  // kept bounces now, replaces it (a join would keep either by arrival: found by the order law).
+  const stored = live(state.suppressions, input.hash, now);
+  const sameEnd =
+    stored?.provenance?.rule !== undefined && stored.provenance.at === end.at && stored.provenance.event?.eventId === end.cause.eventId;
+  if (sameEnd)
+    state.suppressions.set(input.hash, {
+      ...stored,
+      provenance: candidate.provenance!,
+      ...(candidate.expiresAt === undefined ? {} : { expiresAt: candidate.expiresAt }),
+    });
+  const outcome = sameEnd ? 'applied' : merge(state, candidate, now);
   // Bounces after a suppression cannot move it (step 3d would skip them): forget them.
-  if (!expired(candidate, now)) bounces = bounces.filter((bounce) => bounce.at <= end.at);
+  bounces = bounces.filter((bounce) => bounce.at <= end.at);
   save();
   return outcome;
 }

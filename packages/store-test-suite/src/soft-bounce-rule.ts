@@ -205,6 +205,43 @@ export function describeSoftBounceRuleTests(options: StoreConformanceOptions): v
       expect((await store.getSuppression(projectId, b.hash, undefined, h(4)))?.reason).toBe('hard_bounce');
     });
 
+    // Found by the order law (N 2, 12 hours, expiring after a day, bounces at hours 73, 85, 97, clock at 120):
+    // the first window holding hour 85 expires at 109, before the clock; the next one, at 121, does not.
+    test('a window whose suppression would already be expired does not count; the next window holding the bounce does', async ({
+      store,
+      projectId,
+    }) => {
+      const [a] = addresses(1);
+      const rule = softBounceRule(2, 0.5, { expireAfterDays: 1 });
+      const options = { now: h(120), softBounces: rule };
+      const [b73, b85, b97] = [softBounce(a, h(73), 'm1'), softBounce(a, h(85), 'm2'), softBounce(a, h(97), 'm3')];
+      expect(await store.applyEvents(projectId, [b73, b97, b85], options)).toStrictEqual(['applied', 'applied', 'suppressed']);
+      expect(await store.getSuppression(projectId, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [b85, b97]));
+      const other = randomProjectId();
+      expect(await store.applyEvents(other, [b85, b97, b73], options)).toStrictEqual(['applied', 'suppressed', 'applied']);
+      expect(await store.getSuppression(other, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [b85, b97]));
+    });
+
+    // Found by the order law (N 2, a day, expiring after a day, bounces at hours 73, 73 and 97, clock at
+    // 120): a bounce arriving between the two of the window that made the suppression makes a window with
+    // the first that is already expired, and one ending at the same last bounce. A join would keep whichever
+    // came first (same time, same event): the window of the bounces kept now replaces it.
+    test('a late bounce inside the window that made the suppression remakes the window ending at its last bounce', async ({
+      store,
+      projectId,
+    }) => {
+      const [a] = addresses(1);
+      const rule = softBounceRule(2, 1, { expireAfterDays: 1 });
+      const options = { now: h(120), softBounces: rule };
+      const [first, last, late] = [softBounce(a, h(73), 'm1'), softBounce(a, h(97), 'm2'), softBounce(a, h(80), 'm3')];
+      expect(await store.applyEvents(projectId, [first, last], options)).toStrictEqual(['applied', 'suppressed']);
+      expect(await store.applyEvents(projectId, [late], options)).toStrictEqual(['applied']);
+      expect(await store.getSuppression(projectId, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [late, last]));
+      const other = randomProjectId();
+      expect(await store.applyEvents(other, [late, last, first], options)).toStrictEqual(['applied', 'suppressed', 'applied']);
+      expect(await store.getSuppression(other, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [late, last]));
+    });
+
     test('a window whose suppression is already expired at now writes nothing; its bounces still count', async ({ store, projectId }) => {
       const [a] = addresses(1);
       const rule = softBounceRule(2, 1, { expireAfterDays: 1 });

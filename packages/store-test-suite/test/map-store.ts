@@ -207,26 +207,36 @@ export function createMapStore(): Store {
         const n = rule.bounces;
         for (let j = Math.max(0, i - n + 1); j <= i && j + n - 1 < bounces.length; j++) {
           const end = bounces[j + n - 1]!;
-          if (end.at - bounces[j]!.at > rule.windowMs) continue;
+          const expiresAt = rule.expiresAfterMs === null ? undefined : end.at + rule.expiresAfterMs;
+          // Too wide, or its suppression already expired at now (then a later window may count).
+          if (end.at - bounces[j]!.at > rule.windowMs || (expiresAt !== undefined && now !== undefined && expiresAt <= now)) continue;
           // The provenance as a Lua script would build it: the packed parts concatenated, then read back.
           const packed = `w${end.at},${end.eventId},${end.causeJson.slice(0, -1)},[${rule.packed},[${bounces
             .slice(j, j + n)
             .map((kept) => kept.packed)
             .join(',')}]]]`;
-          const expiresAt = rule.expiresAfterMs === null ? undefined : end.at + rule.expiresAfterMs;
-          outcome = merge(
-            t,
-            {
-              hash: input.hash,
-              email: input.email,
-              reason: 'hard_bounce',
-              createdAt: end.at,
-              provenance: unpackProvenance(packed),
+          const stored = alive(t.suppressions.get(slot(undefined, input.hash)), now);
+          const candidate: SuppressionRecord = {
+            hash: input.hash,
+            email: input.email,
+            reason: 'hard_bounce',
+            createdAt: end.at,
+            provenance: unpackProvenance(packed),
+            ...(expiresAt === undefined ? {} : { expiresAt }),
+          };
+          // A window ending at the stored one's last bounce is that window with a late bounce between: it replaces it.
+          if (
+            stored?.provenance?.rule !== undefined &&
+            stored.provenance.at === end.at &&
+            stored.provenance.event?.eventId === end.eventId
+          ) {
+            t.suppressions.set(slot(undefined, input.hash), {
+              ...stored,
+              provenance: candidate.provenance!,
               ...(expiresAt === undefined ? {} : { expiresAt }),
-            },
-            now,
-          );
-          if (expiresAt === undefined || now === undefined || expiresAt > now) bounces = bounces.filter((kept) => kept.at <= end.at);
+            });
+          } else outcome = merge(t, candidate, now);
+          bounces = bounces.filter((kept) => kept.at <= end.at);
           break;
         }
       }
