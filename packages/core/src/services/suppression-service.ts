@@ -237,7 +237,7 @@ export function givenExpiry(
 
 /** An ISO 8601 date-time with Z or an offset, or a date (midnight UTC), as listings' time bounds; NaN otherwise. */
 function parseTime(text: string): number {
-  return /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : Number.NaN;
+  return /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : Number.NaN;
 }
 
 /** Which of `records` are allowlisted, marked so in their provenance: one round trip, only when there are records. */
