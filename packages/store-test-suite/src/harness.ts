@@ -32,6 +32,8 @@ export interface StoreConformanceOptions {
     stats?: boolean;
     model?: boolean;
     webhookTokens?: boolean;
+    /** Expiry (issue 25): checks, listings and writes at the caller's `now`, the sweep, and records without rules. */
+    expiry?: boolean;
     /** The soft-bounce rule (issue 25): examples, the model call by call, and the order law with three concurrent instances. */
     softBounces?: boolean;
   };

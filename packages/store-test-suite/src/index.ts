@@ -1,5 +1,6 @@
 import { describeBulkTests } from './bulk.js';
 import { describeEventTests } from './events.js';
+import { describeExpiryTests } from './expiry.js';
 import { describeFilterTests } from './filters.js';
 import type { StoreConformanceOptions } from './harness.js';
 import { describeHostileEventTests } from './hostile-events.js';
@@ -56,6 +57,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('stats')) describeStatsTests(suite);
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);
+    if (runs('expiry')) describeExpiryTests(suite);
     if (runs('softBounces')) describeSoftBounceRuleTests(suite);
   });
 }
