@@ -269,31 +269,45 @@ describe('the service', () => {
 });
 
 describe('several instances on one store', () => {
-  test.each(['redis', 'postgres'] as const)('%s: what one instance writes, another reads; the store is migrated on start', async (kind) => {
-    const env =
-      kind === 'redis'
-        ? { REDIS_URL: inject('redisUrl'), MAILWARDEN_REDIS_KEY_PREFIX: `serve-${randomUUID()}:` }
-        : { DATABASE_URL: inject('databaseUrl'), MAILWARDEN_PG_SCHEMA: `serve_${randomUUID().replaceAll('-', '')}` };
-    const [first, second] = await Promise.all([openStore(env), openStore(env)]);
-    expect(first.kind).toBe(kind);
-    const a = await start(config(), first);
-    const b = await start(config(), second);
-    const added = await fetch(`${a.url}/projects/acme/suppressions`, {
-      method: 'POST',
-      headers: asAcme,
-      body: '{"email":"shared@example.com"}',
-    });
-    expect(added.status).toBe(201);
-    const again = await fetch(`${b.url}/projects/acme/suppressions`, {
-      method: 'POST',
-      headers: asAcme,
-      body: '{"email":"shared@example.com"}',
-    });
-    expect(again.status).toBe(200);
-    const check = await fetch(`${b.url}/projects/acme/suppressions/check?email=shared%40example.com`, { headers: asAcme });
-    expect(await check.json()).toMatchObject({ suppressed: true });
-    expect(await (await fetch(`${new URL(b.url).origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: kind });
-  });
+  test.each(['redis', 'postgres'] as const)(
+    '%s: what one instance writes, another reads; the store is migrated on start and purged of expired suppressions',
+    async (kind) => {
+      const env =
+        kind === 'redis'
+          ? { REDIS_URL: inject('redisUrl'), MAILWARDEN_REDIS_KEY_PREFIX: `serve-${randomUUID()}:` }
+          : { DATABASE_URL: inject('databaseUrl'), MAILWARDEN_PG_SCHEMA: `serve_${randomUUID().replaceAll('-', '')}` };
+      const [first, second] = await Promise.all([openStore(env), openStore(env)]);
+      expect(first.kind).toBe(kind);
+      const a = await start(config(), first);
+      const b = await start(config(), second);
+      const added = await fetch(`${a.url}/projects/acme/suppressions`, {
+        method: 'POST',
+        headers: asAcme,
+        body: '{"email":"shared@example.com"}',
+      });
+      expect(added.status).toBe(201);
+      const again = await fetch(`${b.url}/projects/acme/suppressions`, {
+        method: 'POST',
+        headers: asAcme,
+        body: '{"email":"shared@example.com"}',
+      });
+      expect(again.status).toBe(200);
+      const check = await fetch(`${b.url}/projects/acme/suppressions/check?email=shared%40example.com`, { headers: asAcme });
+      expect(await check.json()).toMatchObject({ suppressed: true });
+      expect(await (await fetch(`${new URL(b.url).origin}/ready`)).json()).toStrictEqual({ status: 'ready', store: kind });
+
+      // The hourly sweep purges expired suppressions on this store too.
+      const brief = await fetch(`${a.url}/projects/acme/suppressions`, {
+        method: 'POST',
+        headers: asAcme,
+        body: '{"email":"brief@example.com","ttl":60}',
+      });
+      expect(brief.status).toBe(201);
+      expect(await first.purgeExpired!(Date.now() + 120_000)).toBeGreaterThanOrEqual(1);
+      const stored = await first.store.listSuppressions('acme', { limit: 10 });
+      expect(stored.map((record) => record.email)).toStrictEqual(['shared@example.com']);
+    },
+  );
 
   test('the memory store keeps retentionDays too: the hourly purge forgets messages past it, suppressions stay', async () => {
     const opened = await openStore({}, { retentionMs: 24 * 60 * 60 * 1000 });
