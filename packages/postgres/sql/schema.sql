@@ -14,7 +14,7 @@ CREATE SCHEMA <schema>;
 
 CREATE FUNCTION <schema>.mailwarden_apply_events(p_project_id text, p_events jsonb) RETURNS text
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
 DECLARE
   v_outcomes boolean[];
   v_created text[];
@@ -25,6 +25,13 @@ DECLARE
   v_codes text := '';
   v_timelines text[];
   v_stats jsonb;
+  v_now bigint := (p_events->>'now')::bigint;
+  v_rule jsonb := p_events->'rule';
+  v_event_codes text[];
+  v_pending jsonb := '[]';
+  v_pending_ords integer[] := '{}';
+  v_event record;
+  v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
 BEGIN
@@ -382,13 +389,79 @@ BEGIN
   END IF;
 
   -- 5. Suppressions: the applied events' suppressions, in event order, each joined into the list of its
-  --    stream by mailwarden_merge_suppressions (which also notifies); its codes are theirs.
-  SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
-  FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
-          FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
-               WITH ORDINALITY AS c(key, suppression, ord)) e WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL;
-  IF v_suppressions IS NOT NULL THEN
-    v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, v_suppressions);
+  --    stream by mailwarden_merge_suppressions (which also notifies) with the caller's clock (`now`);
+  --    its codes are theirs. A webhook suppression of an allowlisted recipient is not written (only
+  --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
+  --    a `rule_input`), one call for the batch.
+  IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
+    SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+    FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
+            FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
+                 WITH ORDINALITY AS c(key, suppression, ord)) e
+    WHERE v_outcomes[e.ord] AND e.suppression IS NOT NULL
+      AND NOT (e.suppression->>'source' = 'webhook' AND EXISTS (
+        SELECT FROM "<schema>".allowlist a WHERE a.project_id = p_project_id
+          AND a.key IN (e.suppression->>'hash', '@' || substring(e.suppression->>'email' FROM '[^@]*$'))));
+    IF v_suppressions IS NOT NULL THEN
+      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_suppressions));
+    END IF;
+  ELSE
+    -- 5a. With the rule, event by event (docs/decisions.md, "The soft-bounce rule"): the suppressions
+    --     up to an event with a rule input are joined, then the rule runs for it. The history rows of
+    --     the batch's addresses are locked first, in hash order (one inserted for an address that has
+    --     none: mailwarden_soft_bounce deletes it again if it stays empty), so concurrent batches wait
+    --     for each other there.
+    INSERT INTO "<schema>".soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
+    SELECT DISTINCT p_project_id, (c.rule_input->>'hash') COLLATE "C", '[]'::jsonb, NULL::bigint, 0::bigint
+    FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'rule_input'))
+         WITH ORDINALITY AS c(key, rule_input, ord)
+    WHERE v_outcomes[c.ord::integer] AND c.rule_input <> 'null'
+    ORDER BY 2
+    ON CONFLICT (project_id, hash) DO UPDATE SET forget_at = h.forget_at WHERE false;
+
+    v_event_codes := array_fill('a'::text, ARRAY[cardinality(v_outcomes)]);
+    FOR v_event IN
+      SELECT e.ord, e.suppression, e.rule_input,
+             (e.suppression->>'source' = 'webhook' OR e.rule_input->>'kind' = 'soft_bounce') AND EXISTS (
+               SELECT FROM "<schema>".allowlist a WHERE a.project_id = p_project_id
+                 AND a.key IN (e.hash, '@' || substring(e.email FROM '[^@]*$'))) AS allowlisted
+      FROM (SELECT c.ord::integer AS ord, nullif(c.suppression, 'null') AS suppression, nullif(c.rule_input, 'null') AS rule_input,
+                   coalesce(c.suppression->>'hash', c.rule_input->>'hash') AS hash,
+                   coalesce(c.suppression->>'email', c.rule_input->>'email') AS email
+            FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'),
+                            jsonb_array_elements(p_events->'rule_input'))
+                 WITH ORDINALITY AS c(key, suppression, rule_input, ord)) e
+      WHERE v_outcomes[e.ord] AND (e.suppression IS NOT NULL OR e.rule_input IS NOT NULL)
+      ORDER BY e.ord
+    LOOP
+      IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
+        v_pending := v_pending || jsonb_build_array(v_event.suppression);
+        v_pending_ords := v_pending_ords || v_event.ord;
+      END IF;
+      CONTINUE WHEN v_event.rule_input IS NULL;
+      IF cardinality(v_pending_ords) > 0 THEN
+        v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+        FOR i IN 1 .. cardinality(v_pending_ords) LOOP
+          v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
+        END LOOP;
+        v_pending := '[]';
+        v_pending_ords := '{}';
+      END IF;
+      v_code := "<schema>".mailwarden_soft_bounce(p_project_id, v_rule, v_now, v_event.rule_input, v_event.allowlisted);
+      -- 6a. An event that carried no suppression reports the rule's.
+      IF v_code IS NOT NULL AND v_event.suppression IS NULL THEN
+        v_event_codes[v_event.ord] := v_code;
+      END IF;
+    END LOOP;
+    IF cardinality(v_pending_ords) > 0 THEN
+      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+      FOR i IN 1 .. cardinality(v_pending_ords) LOOP
+        v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
+      END LOOP;
+    END IF;
+    RETURN (
+      SELECT string_agg(CASE WHEN o.applied THEN v_event_codes[o.ord] ELSE 'd' END, '' ORDER BY o.ord)
+      FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
   END IF;
 
   -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
@@ -398,7 +471,7 @@ BEGIN
     FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
     LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
 END
-$$;
+$_$;
 
 --
 -- Name: mailwarden_delete_timelines(); Type: FUNCTION; Schema: <schema>; Owner: -
@@ -426,7 +499,13 @@ DECLARE
   v_suppressed text[];
   v_before jsonb;
   v_chunk integer;
+  v_now bigint;
 BEGIN
+  IF jsonb_typeof(p_rows) = 'object' THEN
+    v_now := (p_rows->>'now')::bigint;
+    p_rows := p_rows->'rows';
+  END IF;
+
   -- 1. In key order (hash, stream), addresses without a row in their list get one and the others are
   --    locked (WHERE false updates nothing but still locks), so what each address had before the batch
   --    is known and stays so until commit: the rows' outcomes.
@@ -435,6 +514,7 @@ BEGIN
            ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+    WHERE NOT coalesce((x.event->>'expires_at')::bigint <= v_now, false)
   ), seen AS (
     SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
@@ -446,10 +526,12 @@ BEGIN
     GROUP BY 1, 2, 3
   ), created AS (
     INSERT INTO "<schema>".suppressions AS s (project_id, stream, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic,
+                                        expires_at, cause_rule, allowlisted)
     SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
-           cause->>'cause_event_id', cause->>'cause_diagnostic'
+           cause->>'cause_event_id', cause->>'cause_diagnostic',
+           (cause->>'expires_at')::bigint, cause->>'cause_rule', (cause->>'allowlisted')::boolean
     FROM seen WHERE true ORDER BY hash, stream
     ON CONFLICT (project_id, hash, stream) DO UPDATE SET reason = s.reason WHERE false
     RETURNING s.hash || s.stream AS key
@@ -462,11 +544,13 @@ BEGIN
   --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
   --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
+  --    A row expired at v_now is written over, but was not there before (its reason NULL).
   WITH seen_events AS (
     SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
            ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+    WHERE NOT coalesce((x.event->>'expires_at')::bigint <= v_now, false)
   ), seen AS (
     SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
@@ -479,67 +563,89 @@ BEGIN
   ), before AS (
     SELECT e.key,
            (SELECT x.reason FROM "<schema>".suppressions x
-            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash) AS reason
+            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash
+              AND NOT coalesce(x.expires_at <= v_now, false)) AS reason
     FROM seen e
     LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key
     WHERE c.key IS NULL
   ), written AS (
     INSERT INTO "<schema>".suppressions AS s (project_id, stream, hash, email, reason, created_at,
-                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic)
+                                        source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic,
+                                        expires_at, cause_rule, allowlisted)
     SELECT p_project_id, stream, hash, email, reason, created_at,
            cause->>'source', (cause->>'source_at')::bigint, cause->>'cause_provider', cause->>'cause_message_id',
-           cause->>'cause_event_id', cause->>'cause_diagnostic'
+           cause->>'cause_event_id', cause->>'cause_diagnostic',
+           (cause->>'expires_at')::bigint, cause->>'cause_rule', (cause->>'allowlisted')::boolean
     FROM seen WHERE true AND key IN (SELECT key FROM before) ORDER BY hash, stream
     ON CONFLICT (project_id, hash, stream) DO UPDATE SET
-      reason = greatest(s.reason, excluded.reason),
-      created_at = least(s.created_at, excluded.created_at),
-      source = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+      email = CASE WHEN s.expires_at <= v_now THEN excluded.email ELSE s.email END,
+      reason = CASE WHEN s.expires_at <= v_now THEN excluded.reason ELSE greatest(s.reason, excluded.reason) END,
+      created_at = CASE WHEN s.expires_at <= v_now THEN excluded.created_at ELSE least(s.created_at, excluded.created_at) END,
+      source = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.source ELSE s.source END,
-      source_at = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.source ELSE s.source END,
+      source_at = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.source_at ELSE s.source_at END,
-      cause_provider = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.source_at ELSE s.source_at END,
+      cause_provider = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_provider ELSE s.cause_provider END,
-      cause_message_id = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.cause_provider ELSE s.cause_provider END,
+      cause_message_id = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_message_id ELSE s.cause_message_id END,
-      cause_event_id = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.cause_message_id ELSE s.cause_message_id END,
+      cause_event_id = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_event_id ELSE s.cause_event_id END,
-      cause_diagnostic = CASE WHEN (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.cause_event_id ELSE s.cause_event_id END,
+      cause_diagnostic = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))) THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END
-    WHERE excluded.created_at < s.created_at OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.cause_diagnostic ELSE s.cause_diagnostic END,
+      expires_at = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
         coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
         OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
             AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
                  OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
-                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.expires_at ELSE s.expires_at END,
+      cause_rule = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.cause_rule ELSE s.cause_rule END,
+      allowlisted = CASE WHEN (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C"))))))) THEN excluded.allowlisted ELSE s.allowlisted END
+    WHERE excluded.created_at < s.created_at OR (coalesce(s.expires_at <= v_now, false) OR (excluded.reason > s.reason OR (excluded.reason = s.reason AND (
+        coalesce(excluded.source_at, 9223372036854775807) < coalesce(s.source_at, 9223372036854775807)
+        OR (coalesce(excluded.source_at, 9223372036854775807) = coalesce(s.source_at, 9223372036854775807)
+            AND (coalesce(excluded.cause_event_id, '') COLLATE "C" < coalesce(s.cause_event_id, '') COLLATE "C"
+                 OR (coalesce(excluded.cause_event_id, '') = coalesce(s.cause_event_id, '')
+                     AND coalesce(excluded.source, '~') COLLATE "C" < coalesce(s.source, '~') COLLATE "C")))))))
     RETURNING s.hash
   )
   -- An invalidation names hashes, whatever their lists: each once.
   SELECT (SELECT array_agg(DISTINCT hash) FROM (SELECT hash FROM written UNION ALL SELECT left(key, 64) FROM unnest(v_suppressed) AS c(key)) h),
-         (SELECT coalesce(jsonb_object_agg(key, reason), '{}') FROM before)
+         (SELECT coalesce(jsonb_object_agg(key, reason) FILTER (WHERE reason IS NOT NULL), '{}') FROM before)
   INTO v_hashes, v_before;
 
   -- 3. Delivered to listeners on commit; payloads stay under NOTIFY's 8000-byte limit.
@@ -555,13 +661,14 @@ BEGIN
   -- 4. Per row, as if merged one by one (core's eventOutcomeOfCode reads the codes): the first row of
   --    an address that had no suppression in its list created it ('s'); a row whose reason is stronger
   --    than all the address had in that list before it (the stored row's, the batch's earlier rows')
-  --    raised it from that (the rank it had); any other 'a'.
+  --    raised it from that (the rank it had); any other 'a', a row left out as expired too.
   RETURN (
     WITH seen_events AS (
     SELECT (x.event->>'hash') COLLATE "C" AS hash, coalesce(x.event->>'stream', '') COLLATE "C" AS stream,
            ((x.event->>'hash') || coalesce(x.event->>'stream', '')) COLLATE "C" AS key, x.event, x.ord,
            (x.event->>'reason')::smallint AS reason, (x.event->>'created_at')::bigint AS created_at
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(event, ord)
+    WHERE NOT coalesce((x.event->>'expires_at')::bigint <= v_now, false)
   ), seen AS (
     SELECT stream, hash, key,
            (array_agg(event->>'email' ORDER BY ord))[1] AS email,
@@ -577,13 +684,135 @@ BEGIN
       FROM seen_events
     )
     SELECT coalesce(string_agg(CASE
+             WHEN e.ord IS NULL THEN 'a'
              WHEN e.prior IS NULL AND NOT v_before ? e.key THEN 's'
              WHEN e.reason > coalesce(greatest(e.prior, (v_before->>e.key)::smallint), 0)
                THEN greatest(e.prior, (v_before->>e.key)::smallint)::text
-             ELSE 'a' END, '' ORDER BY e.ord), '')
-    FROM ranked e);
+             ELSE 'a' END, '' ORDER BY o.ord), '')
+    FROM generate_series(1, jsonb_array_length(p_rows)) AS o(ord) LEFT JOIN ranked e ON e.ord = o.ord);
 END
 $$;
+
+--
+-- Name: mailwarden_soft_bounce(text, jsonb, bigint, jsonb, boolean); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_soft_bounce(p_project_id text, p_rule jsonb, p_now bigint, p_input jsonb, p_allowlisted boolean) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_hash text := p_input->>'hash';
+  v_at bigint := (p_input->>'at')::bigint;
+  v_keep bigint := (p_rule->>'keepMs')::bigint;
+  -- NULL without a clock: minus infinity, so every comparison with it is coalesced to "not older".
+  v_horizon bigint := p_now - v_keep;
+  v_size integer := (p_rule->>'bounces')::integer;
+  v_bounces jsonb[];
+  v_last bigint;
+  v_new jsonb;
+  v_index integer;
+  v_end jsonb;
+  v_cause jsonb;
+  v_expires bigint;
+  v_rule text;
+  v_code text;
+BEGIN
+  -- 1. The history, without what is older than the horizon.
+  SELECT array(SELECT b FROM jsonb_array_elements(h.bounces) WITH ORDINALITY AS x(b, n)
+               WHERE NOT coalesce((b->>0)::bigint < v_horizon, false) ORDER BY n),
+         CASE WHEN NOT coalesce(h.last_delivery < v_horizon, false) THEN h.last_delivery END
+  INTO v_bounces, v_last
+  FROM "<schema>".soft_bounces h WHERE h.project_id = p_project_id AND h.hash = v_hash;
+  v_bounces := coalesce(v_bounces, '{}');
+
+  IF p_input->>'kind' = 'delivery' THEN
+    -- 2. A delivery within the keep time: bounces before the latest delivery no longer count.
+    IF NOT coalesce(v_at < v_horizon, false) THEN
+      v_last := greatest(v_last, v_at);
+      v_bounces := array(SELECT b FROM unnest(v_bounces) WITH ORDINALITY AS x(b, n) WHERE (b->>0)::bigint >= v_last ORDER BY n);
+    END IF;
+  ELSIF NOT (
+    -- 3. Not kept: allowlisted; too late; before a delivery that resets; after the address was already
+    --    suppressed project-wide for bouncing or complaining (that suppression cannot move); or a bounce
+    --    of the same message is kept at or before it (a message counts once, at its earliest).
+    p_allowlisted
+    OR coalesce(v_at < v_horizon, false)
+    OR coalesce((p_rule->>'resetOnDelivery')::boolean AND v_at < v_last, false)
+    OR EXISTS (SELECT FROM "<schema>".suppressions s
+               WHERE s.project_id = p_project_id AND s.hash = v_hash AND s.stream = ''
+                 AND s.reason >= 2 AND s.source_at < v_at
+                 AND NOT coalesce(s.expires_at <= p_now, false))
+    OR EXISTS (SELECT FROM unnest(v_bounces) AS b
+               WHERE b->>2 = p_input->>'message'
+                 AND ((b->>0)::bigint, (b->>1) COLLATE "C") <= (v_at, (p_input->>'event_id') COLLATE "C"))
+  ) THEN
+    -- 4. Kept, in (at, eventId) order; a later bounce of the same message gives way to it.
+    v_new := jsonb_build_array(v_at, p_input->'event_id', p_input->'message', p_input->'packed');
+    SELECT array_agg(b ORDER BY (b->>0)::bigint, (b->>1) COLLATE "C") INTO v_bounces
+    FROM (SELECT b FROM unnest(v_bounces) AS b WHERE b->>2 IS DISTINCT FROM p_input->>'message' UNION ALL SELECT v_new) x(b);
+    v_index := array_position(v_bounces, v_new);
+    -- The window of `bounces` consecutive kept bounces that holds this one and ends first, if one
+    -- spans at most windowMs and its suppression would not already be expired at p_now (then a later
+    -- window may count).
+    FOR v_first IN greatest(1, v_index - v_size + 1) .. v_index LOOP
+      EXIT WHEN v_first + v_size - 1 > cardinality(v_bounces);
+      v_end := v_bounces[v_first + v_size - 1];
+      v_expires := (v_end->>0)::bigint + (p_rule->>'expiresAfterMs')::bigint;
+      CONTINUE WHEN (v_end->>0)::bigint - (v_bounces[v_first]->>0)::bigint > (p_rule->>'windowMs')::bigint
+        OR coalesce(v_expires <= p_now, false);
+      -- 5. A hard_bounce in the project-wide list, made at the window's last bounce, its provenance
+      --    naming the rule and the window (core's packProvenance: the rule, then the bounces packed).
+      v_rule := '[' || (p_rule->>'packed') || ',['
+        || (SELECT string_agg(b->>3, ',' ORDER BY n) FROM unnest(v_bounces[v_first : v_first + v_size - 1]) WITH ORDINALITY AS x(b, n))
+        || ']]';
+      -- The stored suppression is a window ending at the same bounce (this one arrived between its
+      -- members): the window of the bounces kept now replaces it, which a join would not (same time,
+      -- same event).
+      UPDATE "<schema>".suppressions SET cause_rule = v_rule, expires_at = v_expires
+      WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
+        AND source_at = (v_end->>0)::bigint AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
+      IF FOUND THEN
+        v_code := 'a';
+        PERFORM pg_notify('mailwarden_invalidations', json_build_object(
+          'schema', '<schema>', 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
+      ELSE
+        v_cause := (v_end->>3)::jsonb;
+        v_code := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', jsonb_build_array(
+          jsonb_strip_nulls(jsonb_build_object(
+            'hash', v_hash, 'email', p_input->'email', 'reason', 2, 'created_at', v_end->0,
+            'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
+            'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
+            'expires_at', v_expires, 'cause_rule', v_rule)))));
+      END IF;
+      -- Bounces after the suppression cannot move it (step 3d): they need not be kept.
+      v_bounces := array(SELECT b FROM unnest(v_bounces) WITH ORDINALITY AS x(b, n)
+                         WHERE (b->>0)::bigint <= (v_end->>0)::bigint ORDER BY n);
+      EXIT;
+    END LOOP;
+  END IF;
+
+  -- 7. Saved; an empty history is deleted.
+  IF cardinality(v_bounces) = 0 AND v_last IS NULL THEN
+    DELETE FROM "<schema>".soft_bounces WHERE project_id = p_project_id AND hash = v_hash;
+  ELSE
+    UPDATE "<schema>".soft_bounces SET bounces = to_jsonb(v_bounces), last_delivery = v_last,
+      forget_at = greatest(v_last, (SELECT max((b->>0)::bigint) FROM unnest(v_bounces) AS b)) + v_keep
+    WHERE project_id = p_project_id AND hash = v_hash;
+  END IF;
+  RETURN v_code;
+END
+$$;
+
+--
+-- Name: allowlist; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.allowlist (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    key text NOT NULL COLLATE pg_catalog."C",
+    entry text NOT NULL COLLATE pg_catalog."C",
+    created_at bigint NOT NULL
+);
 
 --
 -- Name: event_keys; Type: TABLE; Schema: <schema>; Owner: -
@@ -634,6 +863,18 @@ END) STORED NOT NULL,
 );
 
 --
+-- Name: soft_bounces; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.soft_bounces (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    hash text NOT NULL COLLATE pg_catalog."C",
+    bounces jsonb NOT NULL,
+    last_delivery bigint,
+    forget_at bigint NOT NULL
+);
+
+--
 -- Name: stat_buckets; Type: TABLE; Schema: <schema>; Owner: -
 --
 
@@ -667,6 +908,9 @@ CREATE TABLE <schema>.suppressions (
     cause_event_id text,
     cause_diagnostic text,
     stream text DEFAULT ''::text NOT NULL COLLATE pg_catalog."C",
+    expires_at bigint,
+    cause_rule text,
+    allowlisted boolean,
     CONSTRAINT suppressions_hash_check CHECK (((octet_length(hash) = 64) AND (hash !~ '[^0-9a-f]'::text))),
     CONSTRAINT suppressions_reason_check CHECK (((reason >= 1) AND (reason <= 3)))
 );
@@ -713,6 +957,13 @@ CREATE TABLE <schema>.webhook_tokens (
 );
 
 --
+-- Name: allowlist allowlist_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.allowlist
+    ADD CONSTRAINT allowlist_pkey PRIMARY KEY (project_id, key);
+
+--
 -- Name: event_keys event_keys_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
 --
 
@@ -732,6 +983,13 @@ ALTER TABLE ONLY <schema>.mailwarden_migrations
 
 ALTER TABLE ONLY <schema>.messages
     ADD CONSTRAINT messages_pkey PRIMARY KEY (project_id, key);
+
+--
+-- Name: soft_bounces soft_bounces_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.soft_bounces
+    ADD CONSTRAINT soft_bounces_pkey PRIMARY KEY (project_id, hash);
 
 --
 -- Name: stat_buckets stat_buckets_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
@@ -767,6 +1025,12 @@ ALTER TABLE ONLY <schema>.tracking_ids
 
 ALTER TABLE ONLY <schema>.webhook_tokens
     ADD CONSTRAINT webhook_tokens_pkey PRIMARY KEY (project_id, token);
+
+--
+-- Name: allowlist_by_entry; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX allowlist_by_entry ON <schema>.allowlist USING btree (project_id, entry);
 
 --
 -- Name: event_keys_by_seen_at; Type: INDEX; Schema: <schema>; Owner: -
@@ -829,16 +1093,34 @@ CREATE INDEX messages_by_tracking_id ON <schema>.messages USING btree (project_i
 CREATE INDEX messages_newest_first ON <schema>.messages USING btree (project_id, ((- first_event_at)), key);
 
 --
+-- Name: soft_bounces_by_forget_at; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX soft_bounces_by_forget_at ON <schema>.soft_bounces USING btree (project_id, forget_at);
+
+--
 -- Name: suppressions_by_email_prefix; Type: INDEX; Schema: <schema>; Owner: -
 --
 
 CREATE INDEX suppressions_by_email_prefix ON <schema>.suppressions USING btree (project_id, stream, email text_pattern_ops);
 
 --
+-- Name: suppressions_by_expires_at; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX suppressions_by_expires_at ON <schema>.suppressions USING btree (project_id, expires_at) WHERE (expires_at IS NOT NULL);
+
+--
 -- Name: suppressions_by_reason; Type: INDEX; Schema: <schema>; Owner: -
 --
 
 CREATE INDEX suppressions_by_reason ON <schema>.suppressions USING btree (project_id, stream, reason, ((- created_at)), hash);
+
+--
+-- Name: suppressions_expiring; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX suppressions_expiring ON <schema>.suppressions USING btree (project_id, stream, ((- created_at)), hash) WHERE (expires_at IS NOT NULL);
 
 --
 -- Name: suppressions_newest_first; Type: INDEX; Schema: <schema>; Owner: -

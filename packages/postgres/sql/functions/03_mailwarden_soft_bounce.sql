@@ -24,6 +24,7 @@ DECLARE
   v_end jsonb;
   v_cause jsonb;
   v_expires bigint;
+  v_rule text;
   v_code text;
 BEGIN
   -- 1. The history, without what is older than the horizon.
@@ -53,38 +54,49 @@ BEGIN
                  AND NOT coalesce(s.expires_at <= p_now, false))
     OR EXISTS (SELECT FROM unnest(v_bounces) AS b
                WHERE b->>2 = p_input->>'message'
-                 AND ((b->>0)::bigint, b->>1 COLLATE "C") <= (v_at, p_input->>'event_id' COLLATE "C"))
+                 AND ((b->>0)::bigint, (b->>1) COLLATE "C") <= (v_at, (p_input->>'event_id') COLLATE "C"))
   ) THEN
     -- 4. Kept, in (at, eventId) order; a later bounce of the same message gives way to it.
     v_new := jsonb_build_array(v_at, p_input->'event_id', p_input->'message', p_input->'packed');
-    SELECT array_agg(b ORDER BY (b->>0)::bigint, b->>1 COLLATE "C") INTO v_bounces
+    SELECT array_agg(b ORDER BY (b->>0)::bigint, (b->>1) COLLATE "C") INTO v_bounces
     FROM (SELECT b FROM unnest(v_bounces) AS b WHERE b->>2 IS DISTINCT FROM p_input->>'message' UNION ALL SELECT v_new) x(b);
     v_index := array_position(v_bounces, v_new);
     -- The window of `bounces` consecutive kept bounces that holds this one and ends first, if one
-    -- spans at most windowMs.
+    -- spans at most windowMs and its suppression would not already be expired at p_now (then a later
+    -- window may count).
     FOR v_first IN greatest(1, v_index - v_size + 1) .. v_index LOOP
       EXIT WHEN v_first + v_size - 1 > cardinality(v_bounces);
-      CONTINUE WHEN (v_bounces[v_first + v_size - 1]->>0)::bigint - (v_bounces[v_first]->>0)::bigint > (p_rule->>'windowMs')::bigint;
+      v_end := v_bounces[v_first + v_size - 1];
+      v_expires := (v_end->>0)::bigint + (p_rule->>'expiresAfterMs')::bigint;
+      CONTINUE WHEN (v_end->>0)::bigint - (v_bounces[v_first]->>0)::bigint > (p_rule->>'windowMs')::bigint
+        OR coalesce(v_expires <= p_now, false);
       -- 5. A hard_bounce in the project-wide list, made at the window's last bounce, its provenance
       --    naming the rule and the window (core's packProvenance: the rule, then the bounces packed).
-      v_end := v_bounces[v_first + v_size - 1];
-      v_cause := (v_end->>3)::jsonb;
-      v_expires := (v_end->>0)::bigint + (p_rule->>'expiresAfterMs')::bigint;
-      v_code := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', jsonb_build_array(
-        jsonb_strip_nulls(jsonb_build_object(
-          'hash', v_hash, 'email', p_input->'email', 'reason', {{reasonRanks.hard_bounce}}, 'created_at', v_end->0,
-          'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
-          'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
-          'expires_at', v_expires,
-          'cause_rule', '[' || (p_rule->>'packed') || ',['
-            || (SELECT string_agg(b->>3, ',' ORDER BY n)
-                FROM unnest(v_bounces[v_first : v_first + v_size - 1]) WITH ORDINALITY AS x(b, n))
-            || ']]')))));
-      -- Written or kept (not already expired): bounces after it can no longer move it.
-      IF NOT coalesce(v_expires <= p_now, false) THEN
-        v_bounces := array(SELECT b FROM unnest(v_bounces) WITH ORDINALITY AS x(b, n)
-                           WHERE (b->>0)::bigint <= (v_end->>0)::bigint ORDER BY n);
+      v_rule := '[' || (p_rule->>'packed') || ',['
+        || (SELECT string_agg(b->>3, ',' ORDER BY n) FROM unnest(v_bounces[v_first : v_first + v_size - 1]) WITH ORDINALITY AS x(b, n))
+        || ']]';
+      -- The stored suppression is a window ending at the same bounce (this one arrived between its
+      -- members): the window of the bounces kept now replaces it, which a join would not (same time,
+      -- same event).
+      UPDATE {{schema}}.suppressions SET cause_rule = v_rule, expires_at = v_expires
+      WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
+        AND source_at = (v_end->>0)::bigint AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
+      IF FOUND THEN
+        v_code := 'a';
+        PERFORM pg_notify('{{INVALIDATION_CHANNEL}}', json_build_object(
+          'schema', {{schema_literal}}, 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
+      ELSE
+        v_cause := (v_end->>3)::jsonb;
+        v_code := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', jsonb_build_array(
+          jsonb_strip_nulls(jsonb_build_object(
+            'hash', v_hash, 'email', p_input->'email', 'reason', {{reasonRanks.hard_bounce}}, 'created_at', v_end->0,
+            'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
+            'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
+            'expires_at', v_expires, 'cause_rule', v_rule)))));
       END IF;
+      -- Bounces after the suppression cannot move it (step 3d): they need not be kept.
+      v_bounces := array(SELECT b FROM unnest(v_bounces) WITH ORDINALITY AS x(b, n)
+                         WHERE (b->>0)::bigint <= (v_end->>0)::bigint ORDER BY n);
       EXIT;
     END LOOP;
   END IF;
