@@ -348,6 +348,11 @@ describe('scripts', () => {
     await store.listTrackingIds(projectId, { limit: 10, search: 'pro' });
     await store.getStats(projectId, { interval: 'day', from: T0, to: T0 + 86_400_000 });
     await store.claimWebhookToken!(projectId, 'mailgun:token', 'f'.repeat(64), Date.now() + 60_000);
+    await store.addAllowlistEntry(projectId, { key: '@example.com', entry: '@example.com', createdAt: at(1) });
+    await store.removeAllowlistEntry(projectId, '@example.com');
+    // An expiring suppression lists the project for the sweep, which then runs its script there.
+    await store.addSuppression(projectId, { ...a, expiresAt: at(2) });
+    await store.purgeExpired!(at(2));
   }
   const shas = Object.values(scripts).map((script) => script.sha);
 
