@@ -1,7 +1,10 @@
 // The memory store's bound by size (`retention.maxMessages`): the messages with the oldest last events
 // go first, with their timelines, per project; dedup keys go as retention by time forgets them.
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { createMailwarden, createMemoryStore, type DeliveryEvent, type MemoryStore } from '@mailwarden/core';
 import { describe, expect, test } from 'vitest';
+import { deliveryEventWithinHours } from './arbitraries.js';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2026, 0, 1);
@@ -88,5 +91,44 @@ describe('memory store retention.maxMessages', () => {
     expect(await messageIds(store)).toStrictEqual(['m3', 'm4', 'm5', 'm6', 'm7']);
     await store.purgeExpired(T0 + 15 * MINUTE);
     expect(await messageIds(store)).toStrictEqual(['m5', 'm6', 'm7']);
+  });
+
+  test('law: events in time order leave each project the maxMessages latest messages (last event, then key) of a store without a bound', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(deliveryEventWithinHours(48), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (drawn, maxMessages, batchSize) => {
+          // A key per event content, so one key names one event; events in time order.
+          const events = drawn
+            .map((event) => ({
+              ...event,
+              eventKey: createHash('sha256')
+                .update(JSON.stringify({ ...event, eventKey: 0 }))
+                .digest('hex'),
+            }))
+            .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime());
+          const bounded = createMemoryStore({ retention: { maxMessages } });
+          const unbounded = createMemoryStore();
+          for (let i = 0; i < events.length; i += batchSize) {
+            const batch = events.slice(i, i + batchSize);
+            await createMailwarden({ store: bounded }).applyEvents(PROJECT, batch);
+            await createMailwarden({ store: unbounded }).applyEvents(PROJECT, batch);
+            expect(bounded.retained().messages).toBeLessThanOrEqual(maxMessages);
+          }
+          const latest = (await unbounded.listMessages(PROJECT, { limit: 1_000 }))
+            .sort((a, b) => b.lastEventAt - a.lastEventAt || (a.key < b.key ? -1 : 1))
+            .slice(0, maxMessages)
+            .map((message) => `${message.key} ${message.lastEventAt}`)
+            .sort();
+          const held = (await bounded.listMessages(PROJECT, { limit: 1_000 }))
+            .map((message) => `${message.key} ${message.lastEventAt}`)
+            .sort();
+          expect(held).toStrictEqual(latest);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
