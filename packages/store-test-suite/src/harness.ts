@@ -34,6 +34,8 @@ export interface StoreConformanceOptions {
     webhookTokens?: boolean;
     /** Expiry (issue 25): checks, listings and writes at the caller's `now`, the sweep, and records without rules. */
     expiry?: boolean;
+    /** The allowlist (issue 25): its listing, `findAllowlisted`, and what it keeps events from suppressing. */
+    allowlist?: boolean;
     /** The soft-bounce rule (issue 25): examples, the model call by call, and the order law with three concurrent instances. */
     softBounces?: boolean;
   };

@@ -1,3 +1,4 @@
+import { describeAllowlistTests } from './allowlist.js';
 import { describeBulkTests } from './bulk.js';
 import { describeEventTests } from './events.js';
 import { describeExpiryTests } from './expiry.js';
@@ -58,6 +59,7 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('model')) describeModelBasedTests(suite);
     if (runs('webhookTokens')) describeWebhookTokenTests(suite);
     if (runs('expiry')) describeExpiryTests(suite);
+    if (runs('allowlist')) describeAllowlistTests(suite);
     if (runs('softBounces')) describeSoftBounceRuleTests(suite);
   });
 }
