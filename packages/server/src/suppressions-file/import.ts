@@ -392,7 +392,7 @@ async function* readBatches(
         const { email, reason, createdAt, expiresAt } = row;
         if (expiresAt !== undefined && Date.parse(expiresAt) <= now()) {
           // It would no longer suppress: an import does not bring back what has expired.
-          batch.local.push({ kind: 'skipped', line: record.line, value: record.text, reason: `expired at ${expiresAt}`, order });
+          batch.local.push({ kind: 'skipped', line: record.line, value: email, reason: `expired at ${expiresAt}`, order });
         } else if (normalized.ok) {
           const item: BulkAddItem = createdAt === undefined ? { email, reason } : { email, reason, created_at: createdAt };
           if (expiresAt !== undefined) item.expires_at = expiresAt;
