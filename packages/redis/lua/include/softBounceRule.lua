@@ -57,6 +57,30 @@ local function ruleProvenance(rule, window)
   for i, b in ipairs(window) do bounces[i] = b.packed end
   return 'w' .. at .. ',' .. E.id .. ',' .. cause .. ',[' .. rule.p .. ',[' .. table.concat(bounces, ',') .. ']]]'
 end
+-- When the suppression stored (and not expired) was made by a window ending at the same bounce E as
+-- candidate's, a bounce arrived between that window's members: candidate's window, of the bounces
+-- kept now, replaces its provenance and expiry (a join would keep either by arrival). Returns whether
+-- it did.
+local function remakeWindow(K, candidate, E, now, changed)
+  local v, field = storedSuppression(K, candidate.h)
+  if not v then return false end
+  local rank, createdAt, email, provenance, expiresAt = unpackSuppression(v)
+  if expired(expiresAt, now) or not provenance then return false end
+  local at, id, source = causeKey(provenance)
+  if source ~= 'w' or at ~= E.at or id ~= E.id then return false end
+  local rest = cjson.decode(string.sub(provenance, #string.match(provenance, '^[^,]*,[^,]*,') + 1))
+  if rest[4] == nil or rest[4] == cjson.null then return false end
+  local newExpiresAt = candidate.x or expiresAt
+  local remade = packSuppression(rank, createdAt, email, candidate.p, newExpiresAt)
+  if remade == v then return true end
+  redis.call('HSET', K.s, field, remade)
+  indexExpiry(K, candidate.h, expiresAt, newExpiresAt)
+  if not changed[candidate.h] then
+    changed[candidate.h] = true
+    changed.list[#changed.list + 1] = candidate.h
+  end
+  return true
+end
 -- Counts one rule input u of an applied event (a soft bounce { h, e, t at, i eventId, m message,
 -- q packed }, or a delivery { d = 1, h, t }) under rule ({ n bounces, w windowMs, r reset, x
 -- expiresAfterMs or nil, k keepMs, p packed rule }), K the project-wide list. allowlisted(u) tells
@@ -116,7 +140,8 @@ local function countRuleInput(K, u, rule, now, changed, allowlisted)
     if last and last.at - bounces[j].at <= rule.w and not expired(expiresAt, now) then
       local window = {}
       for w = j, j + n - 1 do window[#window + 1] = bounces[w] end
-      outcome = mergeSuppression(K, { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }, changed, now)
+      local candidate = { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }
+      if not remakeWindow(K, candidate, last, now, changed) then outcome = mergeSuppression(K, candidate, changed, now) end
       -- Bounces after the suppression cannot move it (they would not be counted): forgotten.
       local keptBounces = {}
       for _, b in ipairs(bounces) do if b.at <= last.at then keptBounces[#keptBounces + 1] = b end end

@@ -341,14 +341,14 @@ export const applyEvents = loadScript(
       [194, 'lua/include/storedSuppression.lua', 7, 44],
       [238, 'lua/include/mergeSuppression.lua', 4, 61],
       [299, 'lua/applyEvents.lua', 23, 1],
-      [300, 'lua/include/softBounceRule.lua', 1, 129],
-      [429, 'lua/applyEvents.lua', 24, 1],
-      [430, 'lua/include/publish.lua', 1, 4],
-      [434, 'lua/applyEvents.lua', 25, 3],
-      [437, 'lua/include/trackingIdMember.lua', 1, 18],
-      [455, 'lua/applyEvents.lua', 28, 1],
-      [456, 'lua/include/searchBlocks.lua', 1, 16],
-      [472, 'lua/applyEvents.lua', 29, 303],
+      [300, 'lua/include/softBounceRule.lua', 1, 154],
+      [454, 'lua/applyEvents.lua', 24, 1],
+      [455, 'lua/include/publish.lua', 1, 4],
+      [459, 'lua/applyEvents.lua', 25, 3],
+      [462, 'lua/include/trackingIdMember.lua', 1, 18],
+      [480, 'lua/applyEvents.lua', 28, 1],
+      [481, 'lua/include/searchBlocks.lua', 1, 16],
+      [497, 'lua/applyEvents.lua', 29, 303],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -708,6 +708,30 @@ local function ruleProvenance(rule, window)
   for i, b in ipairs(window) do bounces[i] = b.packed end
   return 'w' .. at .. ',' .. E.id .. ',' .. cause .. ',[' .. rule.p .. ',[' .. table.concat(bounces, ',') .. ']]]'
 end
+-- When the suppression stored (and not expired) was made by a window ending at the same bounce E as
+-- candidate's, a bounce arrived between that window's members: candidate's window, of the bounces
+-- kept now, replaces its provenance and expiry (a join would keep either by arrival). Returns whether
+-- it did.
+local function remakeWindow(K, candidate, E, now, changed)
+  local v, field = storedSuppression(K, candidate.h)
+  if not v then return false end
+  local rank, createdAt, email, provenance, expiresAt = unpackSuppression(v)
+  if expired(expiresAt, now) or not provenance then return false end
+  local at, id, source = causeKey(provenance)
+  if source ~= 'w' or at ~= E.at or id ~= E.id then return false end
+  local rest = cjson.decode(string.sub(provenance, #string.match(provenance, '^[^,]*,[^,]*,') + 1))
+  if rest[4] == nil or rest[4] == cjson.null then return false end
+  local newExpiresAt = candidate.x or expiresAt
+  local remade = packSuppression(rank, createdAt, email, candidate.p, newExpiresAt)
+  if remade == v then return true end
+  redis.call('HSET', K.s, field, remade)
+  indexExpiry(K, candidate.h, expiresAt, newExpiresAt)
+  if not changed[candidate.h] then
+    changed[candidate.h] = true
+    changed.list[#changed.list + 1] = candidate.h
+  end
+  return true
+end
 -- Counts one rule input u of an applied event (a soft bounce { h, e, t at, i eventId, m message,
 -- q packed }, or a delivery { d = 1, h, t }) under rule ({ n bounces, w windowMs, r reset, x
 -- expiresAfterMs or nil, k keepMs, p packed rule }), K the project-wide list. allowlisted(u) tells
@@ -767,7 +791,8 @@ local function countRuleInput(K, u, rule, now, changed, allowlisted)
     if last and last.at - bounces[j].at <= rule.w and not expired(expiresAt, now) then
       local window = {}
       for w = j, j + n - 1 do window[#window + 1] = bounces[w] end
-      outcome = mergeSuppression(K, { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }, changed, now)
+      local candidate = { h = u.h, r = 2, c = last.at, e = u.e, p = ruleProvenance(rule, window), x = expiresAt }
+      if not remakeWindow(K, candidate, last, now, changed) then outcome = mergeSuppression(K, candidate, changed, now) end
       -- Bounces after the suppression cannot move it (they would not be counted): forgotten.
       local keptBounces = {}
       for _, b in ipairs(bounces) do if b.at <= last.at then keptBounces[#keptBounces + 1] = b end end
