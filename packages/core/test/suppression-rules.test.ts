@@ -135,6 +135,12 @@ describe('the soft-bounce rule, configured in one line', () => {
     expect(() => createMailwarden({ rules: { acme: { softBounces: { bounces: 3, days: 7 } } } as never })).toThrow(
       /rules\.acme is not a rule/,
     );
+    // A typo inside a rule, or a rule that is not an object, is named too (not ignored, not a TypeError).
+    expect(() => createMailwarden({ rules: { softBounces: { bounces: 3, days: 7, resetOnDeliveries: true } } as never })).toThrow(
+      /rules\.softBounces\.resetOnDeliveries is not a field/,
+    );
+    expect(() => createMailwarden({ rules: { softBounces: null } as never })).toThrow(/rules\.softBounces must be an object/);
+    expect(() => createMailwarden({ rules: { expireAfterDays: null } as never })).toThrow(/rules\.expireAfterDays must be an object/);
     const mailwarden = createMailwarden({
       rules: (projectId) => (projectId === 'bad' ? { softBounces: { bounces: 0, days: 7 } } : undefined),
     });

@@ -100,10 +100,16 @@ export function checkSuppressionRules(rules: SuppressionRules, where = 'rules'):
   const fail = (field: string, problem: string): never => {
     throw new RangeError(`${where}.${field} ${problem}`);
   };
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(rules)) throw new RangeError(`${where} must be an object`);
   const known = new Set(['softBounces', 'expireAfterDays']);
   for (const key of Object.keys(rules)) if (!known.has(key)) fail(key, 'is not a rule (softBounces, expireAfterDays)');
   const rule = rules.softBounces;
   if (rule !== undefined) {
+    if (!isObject(rule)) fail('softBounces', 'must be an object ({ bounces, days, resetOnDelivery? })');
+    const fields = new Set(['bounces', 'days', 'resetOnDelivery']);
+    for (const key of Object.keys(rule))
+      if (!fields.has(key)) fail(`softBounces.${key}`, 'is not a field (bounces, days, resetOnDelivery)');
     if (!Number.isInteger(rule.bounces) || rule.bounces < 1 || rule.bounces > 100)
       fail('softBounces.bounces', 'must be an integer from 1 to 100');
     if (typeof rule.days !== 'number' || !(rule.days > 0 && rule.days <= 365))
@@ -113,6 +119,7 @@ export function checkSuppressionRules(rules: SuppressionRules, where = 'rules'):
   }
   const expiry = rules.expireAfterDays;
   if (expiry !== undefined) {
+    if (!isObject(expiry)) fail('expireAfterDays', 'must be an object of days by kind');
     const kinds = new Set(['softBounces', 'hardBounce', 'complaint', 'manual', 'unsubscribe']);
     for (const [kind, days] of Object.entries(expiry)) {
       if (!kinds.has(kind))
