@@ -35,8 +35,8 @@ export function ruleSuppression(rule: StoredSoftBounceRule, window: readonly Sto
   };
 }
 
-/** Runs of a rule property: half the suite's, since each run makes a dozen calls. */
-const ruleRuns = (options: StoreConformanceOptions) => Math.ceil((options.numRuns ?? 50) / 2);
+/** Runs of a rule property: a quarter of the suite's, since each run makes a dozen calls or more. */
+const ruleRuns = (options: StoreConformanceOptions) => Math.ceil((options.numRuns ?? 50) / 4);
 
 export function describeSoftBounceRuleTests(options: StoreConformanceOptions): void {
   const { describe, expect } = options;
