@@ -61,7 +61,13 @@ export type { MessageService, TrackingIdService } from './services/message-servi
 
 // The store an application passes to createMailwarden. Writing a store: '@mailwarden/core/store'.
 export type { Store } from './store/store.js';
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions, type RetainedEntries } from './memory-store/memory-store.js';
+export {
+  createMemoryStore,
+  type MemoryRetention,
+  type MemoryStore,
+  type MemoryStoreOptions,
+  type RetainedEntries,
+} from './memory-store/memory-store.js';
 
 // What the API and the services answer, and their limits.
 export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './api-schemas.js';
