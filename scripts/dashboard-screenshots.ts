@@ -21,6 +21,12 @@ for (const email of ['ana.lima@example.com', 'bo.chen@example.net', 'noor.haddad
   await service.mailwarden.suppressions.add(DEMO_PROJECT, email, { stream: 'newsletter', source: 'unsubscribe' });
 }
 await service.mailwarden.suppressions.add(DEMO_PROJECT, 'press@example.com', { stream: 'newsletter' });
+// Beside the demo's seed inbox, more seeds and the company's own domain, never suppressed by their
+// events; one seed also added by hand for a week, which its entry says.
+for (const entry of ['@example-company.com', 'seed.gmail@example.com', 'seed.yahoo@example.org']) {
+  await service.mailwarden.allowlist.add(DEMO_PROJECT, entry);
+}
+await service.mailwarden.suppressions.add(DEMO_PROJECT, 'seed.yahoo@example.org', { ttl: 7 * 86_400 });
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -106,6 +112,16 @@ try {
   await shoot('suppressions-remove');
   await page.keyboard.press('Escape');
 
+  // The entries that expire: the demo's soft-bounce rule suppression with its bounces, and a seed added by hand for a week.
+  await page.goto(`${service.url}/dashboard/suppressions?expiring=true`);
+  await page.getByRole('table').waitFor();
+  await page.locator('.filters').evaluate((filters) => filters.scrollIntoView({ block: 'start' }));
+  await shoot('suppressions-rule');
+
+  await page.getByRole('link', { name: 'Allowlist' }).click();
+  await page.getByRole('table').waitFor();
+  await shoot('allowlist');
+
   // One stream's list, and a check for mail of that stream saying which list holds the address.
   await page.goto(`${service.url}/dashboard/suppressions?stream=newsletter`);
   await page.getByRole('table').waitFor();
@@ -157,6 +173,15 @@ try {
   await phone.getByRole('table').waitFor();
   await phone.getByRole('table').evaluate((table) => table.scrollIntoView({ block: 'start' }));
   await shoot('suppressions-stream-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/suppressions?expiring=true`);
+  await phone.getByRole('table').waitFor();
+  await phone.getByRole('row', { name: /^full-mailbox@example\.com/ }).evaluate((row) => row.scrollIntoView({ block: 'start' }));
+  await shoot('suppressions-rule-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/allowlist`);
+  await phone.getByRole('table').waitFor();
+  await shoot('allowlist-phone', phone);
 } finally {
   await browser.close();
   await service.close();
