@@ -62,6 +62,8 @@ describe('migrate', () => {
         WHERE n.nspname = ${schema} AND t.relname <> 'mailwarden_migrations'
         ORDER BY 1`;
       expect(indexes.map((row) => row.index)).toStrictEqual([
+        'allowlist_by_entry',
+        'allowlist_pkey',
         'event_keys_by_seen_at',
         'event_keys_pkey',
         'messages_by_last_event_at',
@@ -74,9 +76,13 @@ describe('migrate', () => {
         'messages_by_tracking_id',
         'messages_newest_first',
         'messages_pkey',
+        'soft_bounces_by_forget_at',
+        'soft_bounces_pkey',
         'stat_buckets_pkey',
         'suppressions_by_email_prefix',
+        'suppressions_by_expires_at',
         'suppressions_by_reason',
+        'suppressions_expiring',
         'suppressions_newest_first',
         'suppressions_pkey',
         'timeline_entries_pkey',

@@ -266,7 +266,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
   test('every row becomes project-wide and is found as before; a stream list starts empty', async () => {
     const schema = await versionTenSchema();
     try {
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
       const [counts] = await sql.unsafe(`SELECT count(*)::int AS rows, count(*) FILTER (WHERE stream = '')::int AS project_wide
         FROM "${schema}".suppressions`);
       expect(counts).toStrictEqual({ rows: 50, project_wide: 50 });
@@ -319,11 +319,12 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
         [schema],
       );
       expect(invalid).toBeDefined();
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11]);
-      // The valid ones swapped in as they were; the invalid one dropped and built again.
-      const after = (await sql.unsafe(indexes, [schema]))[0]!.oids as unknown[];
-      expect(after).toHaveLength(4);
-      expect(after.filter((oid) => built!.oids.includes(oid))).toStrictEqual(built!.oids.filter((oid: unknown) => oid !== invalid!.oid));
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
+      // The valid ones swapped in as they were; the invalid one dropped and built again (and version 12's two).
+      const after = ((await sql.unsafe(indexes, [schema]))[0]!.oids as unknown[]).filter((oid) => !built!.oids.includes(oid));
+      expect(after).toHaveLength(3);
+      const kept = ((await sql.unsafe(indexes, [schema]))[0]!.oids as unknown[]).filter((oid) => built!.oids.includes(oid));
+      expect(kept).toStrictEqual(built!.oids.filter((oid: unknown) => oid !== invalid!.oid));
       await migrate(sql, { schema: fresh });
       expect(await catalogOf(schema)).toStrictEqual(await catalogOf(fresh));
       expect(await createPostgresStore({ sql, schema }).listSuppressions('acme', { limit: 100 })).toHaveLength(50);
@@ -340,6 +341,14 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       const store = createPostgresStore({ sql, schema });
       await store.addSuppression('acme', { hash: hashOf(7), email: 'user7@example.com', reason: 'manual', createdAt: T0, stream: 'news' });
       const s = `"${schema}"`;
+      // Version 12 first, as docs/storage.md says (its own section), then 11.
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`DROP TABLE ${s}.allowlist, ${s}.soft_bounces`);
+        await tx.unsafe(`DROP FUNCTION IF EXISTS ${s}.mailwarden_soft_bounce(text, jsonb, bigint, jsonb, boolean)`);
+        await tx.unsafe(`DROP INDEX ${s}.suppressions_by_expires_at, ${s}.suppressions_expiring`);
+        await tx.unsafe(`ALTER TABLE ${s}.suppressions DROP COLUMN expires_at, DROP COLUMN cause_rule, DROP COLUMN allowlisted`);
+        await tx.unsafe(`DELETE FROM ${s}.mailwarden_migrations WHERE version = 12`);
+      });
       await sql.begin(async (tx) => {
         await tx.unsafe(`DELETE FROM ${s}.suppressions WHERE stream <> ''`);
         await tx.unsafe(`ALTER TABLE ${s}.suppressions DROP CONSTRAINT suppressions_pkey, ADD PRIMARY KEY (project_id, hash)`);
@@ -359,7 +368,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       expect(await tablesOf(schema)).toStrictEqual(await tablesOf(reference));
       const [count] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${s}.suppressions`);
       expect(count!.n).toBe(50);
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
     } finally {
       await Promise.all([dropSchema(schema), dropSchema(reference)]);
     }
