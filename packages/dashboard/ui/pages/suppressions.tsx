@@ -318,7 +318,7 @@ function SuppressionList(props: {
         ) : expiring !== undefined ? (
           <>
             No address on {list}
-            {expiring ? ' expires' : ' is there for good'}.
+            {expiring ? ' expires' : ' is without an expiry'}.
           </>
         ) : stream === undefined ? (
           'The project-wide list is empty.'
