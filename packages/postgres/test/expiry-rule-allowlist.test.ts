@@ -143,6 +143,26 @@ describe('expiry, the rule and the allowlist, read through SQL', () => {
     }
   });
 
+  test("the previous release's merge rows, a bare array without a clock, still join (a rolling deploy)", async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    try {
+      // Expired long ago by any clock, but the previous release sends none: nothing counts as expired.
+      await store.addSuppression(project, { hash, email, reason: 'manual', createdAt: T, expiresAt: T + 1 });
+      const rows = JSON.stringify([{ hash, email, reason: 2, created_at: T + 5, source: 'import', source_at: T + 5 }]);
+      const [row] = await sql.unsafe(`SELECT "${schema}".mailwarden_merge_suppressions($1, $2::text::jsonb) AS codes`, [project, rows]);
+      expect(row!.codes).toBe('1');
+      expect(await store.getSuppression(project, hash)).toStrictEqual({
+        hash,
+        email,
+        reason: 'hard_bounce',
+        createdAt: T,
+        provenance: { source: 'import', at: T + 5 },
+      });
+    } finally {
+      await drop();
+    }
+  });
+
   test('an allowlisted address that hard-bounces is recorded and not suppressed; its soft bounces keep no history', async () => {
     const { schema, store, drop } = await freshStore(sql);
     try {
