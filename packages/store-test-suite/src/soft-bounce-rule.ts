@@ -1,4 +1,4 @@
-import { DAY_MS, type StoredEvent, type StoredSoftBounceRule, type SuppressionRecord } from '@mailwarden/core/store';
+import { DAY_MS, timelineEntryId, type StoredEvent, type StoredSoftBounceRule, type SuppressionRecord } from '@mailwarden/core/store';
 import fc from 'fast-check';
 import { commutingRuleStep, RULE_HOURS, ruleConfig, ruleStep, type RuleStep } from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
@@ -93,6 +93,21 @@ export function describeSoftBounceRuleTests(options: StoreConformanceOptions): v
       ]);
     });
 
+    // Found by the order law on PostgreSQL (N 2, half a day, two bounces at hour 72): a bounce arriving
+    // after one of the same time but sorting before it (by event ID) must still complete the window.
+    test('bounces of the same time order by event ID, whichever arrives first', async ({ store, projectId }) => {
+      const [a] = addresses(1);
+      const rule = softBounceRule(2, 0.5);
+      const options = { now: h(120), softBounces: rule };
+      const [first, second] = [softBounce(a, h(72), 'm2', 'rule:event-2'), softBounce(a, h(72), 'm4', 'rule:event-4')];
+      expect(timelineEntryId('rule:event-2') < timelineEntryId('rule:event-4')).toBe(true);
+      expect(await store.applyEvents(projectId, [second, first], options)).toStrictEqual(['applied', 'suppressed']);
+      expect(await store.getSuppression(projectId, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [first, second]));
+      const other = randomProjectId();
+      expect(await store.applyEvents(other, [first, second], options)).toStrictEqual(['applied', 'suppressed']);
+      expect(await store.getSuppression(other, a.hash, undefined, h(120))).toStrictEqual(ruleSuppression(rule, [first, second]));
+    });
+
     test('a late bounce that completes an earlier window moves the suppression to that window', async ({ store, projectId }) => {
       const [a] = addresses(1);
       const rule = softBounceRule(2, 1);
@@ -153,6 +168,22 @@ export function describeSoftBounceRuleTests(options: StoreConformanceOptions): v
       const timeless = randomProjectId();
       expect(await store.applyEvents(timeless, bounces, { softBounces: rule })).toStrictEqual(['applied', 'suppressed']);
       expect(await store.getSuppression(timeless, a.hash)).toStrictEqual(ruleSuppression(rule, bounces));
+    });
+
+    // Found by the order law on PostgreSQL (N 2, half a day, clock at hour 120, one batch: a bounce at hour
+    // 0, too old, then two at hour 72): the bounce not counted must leave the rest of the batch counting.
+    test('a bounce too old to count, earlier in the same batch, leaves the next ones counting', async ({ store, projectId }) => {
+      const [a] = addresses(1);
+      const rule = softBounceRule(2, 0.5);
+      const bounces = [softBounce(a, h(0), 'm0'), softBounce(a, h(72), 'm2'), softBounce(a, h(72), 'm4')];
+      expect(await store.applyEvents(projectId, bounces, { now: h(120), softBounces: rule })).toStrictEqual([
+        'applied',
+        'applied',
+        'suppressed',
+      ]);
+      expect(
+        (await store.getSuppression(projectId, a.hash, undefined, h(120)))?.provenance?.rule?.events.map((event) => event.at),
+      ).toStrictEqual([h(72), h(72)]);
     });
 
     test('without the rule, what it would count is ignored, and not kept for later', async ({ store, projectId }) => {
