@@ -335,10 +335,16 @@ export function describeSoftBounceRuleTests(options: StoreConformanceOptions): v
       const scenario = fc
         .record({
           config: ruleConfig.map((config) => ({ ...config, resetOnDelivery: false })),
-          // Each bounce its own message: see the pinned example of a message's late earlier bounce.
-          steps: fc
-            .array(commutingRuleStep(1), { minLength: 4, maxLength: 16 })
-            .map((steps) => steps.map((step, index): RuleStep => (step.kind === 'soft_bounce' ? { ...step, message: index } : step))),
+          // Each bounce its own message (see the pinned example of a message's late earlier bounce), and one
+          // expiry per add time: two adds equal in address, time and source tie in the join (provenanceWins),
+          // which then keeps the expiry of whichever came first.
+          steps: fc.array(commutingRuleStep(1), { minLength: 4, maxLength: 16 }).map((steps) =>
+            steps.map((step, index): RuleStep => {
+              if (step.kind === 'soft_bounce') return { ...step, message: index };
+              if (step.kind === 'merge') return { ...step, expiresAfterHours: [null, 2, 48, 200][step.hour % 4] ?? null };
+              return step;
+            }),
+          ),
           allowlist: fc.subarray(ruleAllowlist, { maxLength: 2 }),
           cuts: fc.array(fc.nat(), { maxLength: 4 }),
         })
