@@ -791,13 +791,16 @@ BEGIN
     END LOOP;
   END IF;
 
-  -- 7. Saved; an empty history is deleted.
+  -- 7. Saved; an empty history is deleted. Saved by an upsert: an earlier event of the same batch may
+  --    have deleted the row (this transaction holds its key since).
   IF cardinality(v_bounces) = 0 AND v_last IS NULL THEN
     DELETE FROM "<schema>".soft_bounces WHERE project_id = p_project_id AND hash = v_hash;
   ELSE
-    UPDATE "<schema>".soft_bounces SET bounces = to_jsonb(v_bounces), last_delivery = v_last,
-      forget_at = greatest(v_last, (SELECT max((b->>0)::bigint) FROM unnest(v_bounces) AS b)) + v_keep
-    WHERE project_id = p_project_id AND hash = v_hash;
+    INSERT INTO "<schema>".soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
+    VALUES (p_project_id, v_hash, to_jsonb(v_bounces), v_last,
+            greatest(v_last, (SELECT max((b->>0)::bigint) FROM unnest(v_bounces) AS b)) + v_keep)
+    ON CONFLICT (project_id, hash) DO UPDATE SET
+      bounces = excluded.bounces, last_delivery = excluded.last_delivery, forget_at = excluded.forget_at;
   END IF;
   RETURN v_code;
 END

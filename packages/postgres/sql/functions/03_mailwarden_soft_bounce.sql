@@ -3,10 +3,11 @@
 -- (core's StoredSoftBounceRule as JSON), p_now the caller's clock (NULL: nothing is forgotten), p_input
 -- the event's rule input as toEventColumns sends it ({kind: 'delivery', hash, at} or {kind:
 -- 'soft_bounce', hash, email, at, message, event_id, packed}), p_allowlisted whether its recipient is
--- allowlisted. The address's history row exists and is locked: mailwarden_apply_events inserts or locks
--- it first, in hash order. History: the kept bounces as [at, eventId, message, packed bounce], by (at,
--- eventId), and the latest delivery kept. Returns the code of the rule's join
--- (mailwarden_merge_suppressions) when a window made a suppression, else NULL.
+-- allowlisted. The transaction holds the address's history row: mailwarden_apply_events inserts or
+-- locks it first, in hash order (an earlier event of the batch may have deleted it since). History: the
+-- kept bounces as [at, eventId, message, packed bounce], by (at, eventId), and the latest delivery kept.
+-- Returns the code of the rule's join (mailwarden_merge_suppressions) when a window made a suppression,
+-- else NULL.
 
 CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_soft_bounce(p_project_id text, p_rule jsonb, p_now bigint, p_input jsonb, p_allowlisted boolean) RETURNS text
 LANGUAGE plpgsql AS $fn$
@@ -101,13 +102,16 @@ BEGIN
     END LOOP;
   END IF;
 
-  -- 7. Saved; an empty history is deleted.
+  -- 7. Saved; an empty history is deleted. Saved by an upsert: an earlier event of the same batch may
+  --    have deleted the row (this transaction holds its key since).
   IF cardinality(v_bounces) = 0 AND v_last IS NULL THEN
     DELETE FROM {{schema}}.soft_bounces WHERE project_id = p_project_id AND hash = v_hash;
   ELSE
-    UPDATE {{schema}}.soft_bounces SET bounces = to_jsonb(v_bounces), last_delivery = v_last,
-      forget_at = greatest(v_last, (SELECT max((b->>0)::bigint) FROM unnest(v_bounces) AS b)) + v_keep
-    WHERE project_id = p_project_id AND hash = v_hash;
+    INSERT INTO {{schema}}.soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
+    VALUES (p_project_id, v_hash, to_jsonb(v_bounces), v_last,
+            greatest(v_last, (SELECT max((b->>0)::bigint) FROM unnest(v_bounces) AS b)) + v_keep)
+    ON CONFLICT (project_id, hash) DO UPDATE SET
+      bounces = excluded.bounces, last_delivery = excluded.last_delivery, forget_at = excluded.forget_at;
   END IF;
   RETURN v_code;
 END
