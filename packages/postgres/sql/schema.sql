@@ -28,8 +28,9 @@ DECLARE
   v_now bigint := (p_events->>'now')::bigint;
   v_rule jsonb := p_events->'rule';
   v_event_codes text[];
-  v_pending jsonb := '[]';
+  v_pending jsonb[] := '{}';
   v_pending_ords integer[] := '{}';
+  v_pending_hashes text[] := '{}';
   v_event record;
   v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
@@ -407,7 +408,10 @@ BEGIN
     END IF;
   ELSE
     -- 5a. With the rule, event by event (docs/decisions.md, "The soft-bounce rule"): the suppressions
-    --     up to an event with a rule input are joined, then the rule runs for it. The history rows of
+    --     up to an event with a rule input are joined, then the rule runs for it. Only the rule's own
+    --     address is read and written (its history, its project-wide suppression), so the suppressions
+    --     waiting are joined first only when one is that address's; the others wait, in order, for a
+    --     later join: the same rows, codes and joins, in fewer calls. The history rows of
     --     the batch's addresses are locked first, in hash order (one inserted for an address that has
     --     none: mailwarden_soft_bounce deletes it again if it stays empty), so concurrent batches wait
     --     for each other there.
@@ -435,17 +439,19 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || jsonb_build_array(v_event.suppression);
+        v_pending := v_pending || v_event.suppression;
         v_pending_ords := v_pending_ords || v_event.ord;
+        v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;
       CONTINUE WHEN v_event.rule_input IS NULL;
-      IF cardinality(v_pending_ords) > 0 THEN
-        v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+      IF v_event.rule_input->>'hash' = ANY (v_pending_hashes) THEN
+        v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
         FOR i IN 1 .. cardinality(v_pending_ords) LOOP
           v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
         END LOOP;
-        v_pending := '[]';
+        v_pending := '{}';
         v_pending_ords := '{}';
+        v_pending_hashes := '{}';
       END IF;
       v_code := "<schema>".mailwarden_soft_bounce(p_project_id, v_rule, v_now, v_event.rule_input, v_event.allowlisted);
       -- 6a. An event that carried no suppression reports the rule's.
@@ -454,7 +460,7 @@ BEGIN
       END IF;
     END LOOP;
     IF cardinality(v_pending_ords) > 0 THEN
-      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_pending));
+      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
       FOR i IN 1 .. cardinality(v_pending_ords) LOOP
         v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
       END LOOP;
