@@ -511,6 +511,9 @@ DECLARE
   v_pending jsonb[] := '{}';
   v_pending_ords integer[] := '{}';
   v_pending_hashes text[] := '{}';
+  v_keep bigint;
+  v_horizon bigint;
+  v_delivered text[];
   v_event record;
   v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
@@ -895,13 +898,37 @@ BEGIN
     --     the batch's addresses are locked first, in hash order (one inserted for an address that has
     --     none: mailwarden_soft_bounce deletes it again if it stays empty), so concurrent batches wait
     --     for each other there.
-    INSERT INTO {{schema}}.soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
-    SELECT DISTINCT p_project_id, (c.rule_input->>'hash') COLLATE "C", '[]'::jsonb, NULL::bigint, 0::bigint
-    FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'rule_input'))
-         WITH ORDINALITY AS c(key, rule_input, ord)
-    WHERE v_outcomes[c.ord::integer] AND c.rule_input <> 'null'
-    ORDER BY 2
-    ON CONFLICT (project_id, hash) DO UPDATE SET forget_at = h.forget_at WHERE false;
+    --     An address whose rule inputs are all deliveries, one within the keep time (\`last_delivery\`
+    --     here), is done by that same statement: its deliveries in order keep the latest as its last
+    --     delivery and forget the bounces before it (mailwarden_soft_bounce step 2, once for all), and
+    --     the loop below skips them. The last delivery is then at or after the horizon, so the greatest
+    --     of the stored one and the batch's is the one the event-by-event path keeps.
+    v_keep := (v_rule->>'keepMs')::bigint;
+    v_horizon := v_now - v_keep;
+    WITH addresses AS (
+      SELECT (c.rule_input->>'hash') COLLATE "C" AS hash,
+             CASE WHEN bool_and(c.rule_input->>'kind' = 'delivery') THEN max((c.rule_input->>'at')::bigint)
+               FILTER (WHERE NOT coalesce((c.rule_input->>'at')::bigint < v_horizon, false)) END AS last_delivery
+      FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'rule_input'))
+           WITH ORDINALITY AS c(key, rule_input, ord)
+      WHERE v_outcomes[c.ord::integer] AND c.rule_input <> 'null'
+      GROUP BY 1
+    ), saved AS (
+      INSERT INTO {{schema}}.soft_bounces AS h (project_id, hash, bounces, last_delivery, forget_at)
+      SELECT p_project_id, a.hash, '[]'::jsonb, a.last_delivery, coalesce(a.last_delivery + v_keep, 0)
+      FROM addresses a
+      ORDER BY a.hash
+      ON CONFLICT (project_id, hash) DO UPDATE SET
+        last_delivery = greatest(h.last_delivery, excluded.last_delivery),
+        bounces = coalesce((SELECT jsonb_agg(x.b ORDER BY x.n) FROM jsonb_array_elements(h.bounces) WITH ORDINALITY AS x(b, n)
+                            WHERE (x.b->>0)::bigint >= greatest(h.last_delivery, excluded.last_delivery)), '[]'),
+        forget_at = greatest(h.last_delivery, excluded.last_delivery,
+                             (SELECT max((x.b->>0)::bigint) FROM jsonb_array_elements(h.bounces) AS x(b)
+                              WHERE (x.b->>0)::bigint >= greatest(h.last_delivery, excluded.last_delivery))) + v_keep
+      WHERE excluded.last_delivery IS NOT NULL
+      RETURNING h.hash, h.last_delivery
+    )
+    SELECT coalesce(array_agg(hash) FILTER (WHERE last_delivery IS NOT NULL), '{}') INTO v_delivered FROM saved;
 
     v_event_codes := array_fill('a'::text, ARRAY[cardinality(v_outcomes)]);
     FOR v_event IN
@@ -909,12 +936,14 @@ BEGIN
              (e.suppression->>'source' = 'webhook' OR e.rule_input->>'kind' = 'soft_bounce') AND EXISTS (
                SELECT FROM {{schema}}.allowlist a WHERE a.project_id = p_project_id
                  AND a.key IN (e.hash, '@' || substring(e.email FROM '[^@]*$'))) AS allowlisted
-      FROM (SELECT c.ord::integer AS ord, nullif(c.suppression, 'null') AS suppression, nullif(c.rule_input, 'null') AS rule_input,
+      FROM (SELECT c.ord::integer AS ord, nullif(c.suppression, 'null') AS suppression,
+                   CASE WHEN d.hash IS NULL THEN nullif(c.rule_input, 'null') END AS rule_input,
                    coalesce(c.suppression->>'hash', c.rule_input->>'hash') AS hash,
                    coalesce(c.suppression->>'email', c.rule_input->>'email') AS email
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'),
                             jsonb_array_elements(p_events->'rule_input'))
-                 WITH ORDINALITY AS c(key, suppression, rule_input, ord)) e
+                 WITH ORDINALITY AS c(key, suppression, rule_input, ord)
+            LEFT JOIN unnest(v_delivered) AS d(hash) ON d.hash = c.rule_input->>'hash' AND c.rule_input->>'kind' = 'delivery') e
       WHERE v_outcomes[e.ord] AND (e.suppression IS NOT NULL OR e.rule_input IS NOT NULL)
       ORDER BY e.ord
     LOOP
