@@ -49,4 +49,37 @@ describe('expiry laws', () => {
       { numRuns: 40 },
     );
   });
+
+  test('a check for a stream answers the project-wide entry while it lasts, then the stream’s while that lasts', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5000 }),
+        fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined }),
+        fc.array(fc.integer({ min: -10, max: 6000 }), { minLength: 1, maxLength: 8 }).map((reads) => reads.sort((a, b) => a - b)),
+        fc.boolean(),
+        async (wideTtl, streamTtl, reads, cached) => {
+          let now = T0;
+          const memory = createMemoryStore();
+          const store = cached ? await createCheckCache({ store: memory, now: () => 0 }) : memory;
+          const mailwarden = createMailwarden({ store, now: () => now });
+          await mailwarden.suppressions.add('acme', 'a@example.com', { expiresAt: new Date(T0 + wideTtl) });
+          // The stream's entry expires too, or never.
+          await mailwarden.suppressions.add('acme', 'a@example.com', {
+            stream: 'marketing',
+            ...(streamTtl === undefined ? {} : { expiresAt: new Date(T0 + streamTtl) }),
+          });
+          for (const read of reads) {
+            now = T0 + read;
+            const check = await mailwarden.suppressions.check('acme', 'a@example.com', { stream: 'marketing' });
+            const wide = now < T0 + wideTtl;
+            const inStream = streamTtl === undefined || now < T0 + streamTtl;
+            expect(check.suppressed).toBe(wide || inStream);
+            if (check.suppressed) expect(check.stream).toBe(wide ? null : 'marketing');
+          }
+          await mailwarden.close();
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
 });
