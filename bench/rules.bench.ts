@@ -72,8 +72,14 @@ export const rulesSuite: BenchSuite = {
           WHERE n.nspname = ${schema} AND c.relkind = 'r'`;
         return Number(row!.bytes);
       };
-      // Statistics as autovacuum keeps them on a live database: on tables never analyzed, the functions'
-      // cached plans may read an address's row through a listing index (docs/storage.md, "PostgreSQL at scale").
+      // Statistics as autovacuum keeps them on a live database, of tables already holding a project's
+      // worth of events: on tables never analyzed, or analyzed while empty, the functions' cached plans
+      // may read an address's row through a listing index (docs/storage.md, "PostgreSQL at scale").
+      const filler = createMailwarden({ store, rules: RULE, now: () => START + 400 * 60_000 });
+      for (let b = 0; b < 40; b++) {
+        await filler.applyEvents('filler', eventBatch(100_000 + b, START + b * 60_000));
+        await filler.applyEvents('filler', burstBatch(100_000 + b, START + b * 60_000));
+      }
       const analyze = async () => void (await sql.unsafe('ANALYZE'));
       sections.push(
         await ruleSection(context, options, {
