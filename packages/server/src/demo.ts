@@ -516,7 +516,12 @@ export async function seedDemo(mailwarden: Mailwarden, now = Date.now()): Promis
   }
 
   await mailwarden.allowlist.add(DEMO_PROJECT, DEMO_ALLOWLISTED);
-  for (let at = 0; at < events.length; at += 500) await mailwarden.applyEvents(DEMO_PROJECT, events.slice(at, at + 500));
+  for (let at = 0; at < events.length; at += 500) {
+    await mailwarden.applyEvents(DEMO_PROJECT, events.slice(at, at + 500));
+    // The memory store answers at once, so without a turn of the event loop the whole seeding runs as
+    // one task: a dashboard tab left open would wait for all of it (the port is open from the start).
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   // A list moved over from a former provider with `mailwarden suppressions import`, then addresses added by hand.
   for (const email of ['former-bounce@example.org', 'former-complaint@example.net', 'former-unsubscribe@example.com']) {
     await mailwarden.suppressions.add(DEMO_PROJECT, email, { source: 'import' });
