@@ -183,6 +183,17 @@ describe('suppressions that expire', () => {
     await expectMailwardenError(() => mailwarden.suppressions.add('acme', 'd@example.com', { ttl: 0 }), 'invalid_request');
     await expectMailwardenError(() => mailwarden.suppressions.add('acme', 'd@example.com', { ttl: 1.5 }), 'invalid_request');
     await expectMailwardenError(() => mailwarden.suppressions.add('acme', 'd@example.com', { expiresAt: 'tomorrow' }), 'invalid_request');
+    // Times as requests give them (the listings' rule): no space for the T, no offset-less date-time.
+    await expectMailwardenError(
+      () => mailwarden.suppressions.add('acme', 'd@example.com', { expiresAt: '2099-01-01 10:00:00Z' }),
+      'invalid_request',
+    );
+    await expectMailwardenError(
+      () => mailwarden.suppressions.add('acme', 'd@example.com', { expiresAt: '2099-01-01T10:00:00' }),
+      'invalid_request',
+    );
+    const byDate = await mailwarden.suppressions.add('acme', 'e@example.com', { expiresAt: '2099-01-01' });
+    expect(byDate.suppression.expires_at).toBe('2099-01-01T00:00:00.000Z');
     expect((await mailwarden.suppressions.check('acme', 'd@example.com')).suppressed).toBe(false);
   });
 

@@ -15,6 +15,7 @@ import { definedFilters, paginate } from '../pagination.js';
 import {
   MAX_BULK_SIZE,
   bulkAddItemSchema,
+  isRequestTime,
   type BulkAddItem,
   type BulkAddResult,
   type BulkRemoveItem,
@@ -225,7 +226,12 @@ export function givenExpiry(
       throw new MailwardenError('invalid_request', `Invalid ${names.ttl}: expected a whole number of seconds, at least 1.`);
     return now + ttl * 1000;
   }
-  const at = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? parseTime(expiresAt) : Number.NaN;
+  const at =
+    expiresAt instanceof Date
+      ? expiresAt.getTime()
+      : typeof expiresAt === 'string' && isRequestTime(expiresAt)
+        ? Date.parse(expiresAt)
+        : Number.NaN;
   if (Number.isNaN(at))
     throw new MailwardenError('invalid_request', `Invalid ${names.expiresAt}: expected a Date or an ISO 8601 time (2026-12-01T00:00:00Z).`);
   // Whole milliseconds, as every stored time is.
@@ -233,11 +239,6 @@ export function givenExpiry(
   if (ms <= now)
     throw new MailwardenError('invalid_request', `Invalid ${names.expiresAt}: it must be after now (${formatTimestamp(now)}).`);
   return ms;
-}
-
-/** An ISO 8601 date-time with Z or an offset, or a date (midnight UTC), as listings' time bounds; NaN otherwise. */
-function parseTime(text: string): number {
-  return /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : Number.NaN;
 }
 
 /** Which of `records` are allowlisted, marked so in their provenance: one round trip, only when there are records. */
