@@ -69,6 +69,8 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
 
   // The list is made the first time it is shown, and kept (hidden) while a message is open.
   const listMade = useRef(false);
+  // Made by this render: no link of it opened the closed message, whatever rows a cached answer shows.
+  const listNew = id === null && !listMade.current;
   if (id === null) listMade.current = true;
 
   // Opening a message moves the focus to it; closing it returns the focus to the link that opened it, or
@@ -84,7 +86,9 @@ export function MessagesPage({ api, url }: { api: Api; url: URL }) {
       messageHeading.current?.focus();
       return;
     }
-    const opener = [...document.querySelectorAll<HTMLAnchorElement>('a[data-message]')].find((link) => link.dataset.message === closed);
+    const opener = listNew
+      ? undefined
+      : [...document.querySelectorAll<HTMLAnchorElement>('a[data-message]')].find((link) => link.dataset.message === closed);
     (opener ?? listHeading.current)?.focus();
   }, [id]);
 
