@@ -25,6 +25,25 @@ export type {
   AllowlistEntry,
   AllowlistQuery,
 } from './store/store.js';
+export type {
+  AlertChange,
+  AlertWindow,
+  AllowlistChange,
+  Change,
+  ChangeFeedOptions,
+  ChangeKind,
+  ChangePage,
+  ChangeQuery,
+  EndpointChange,
+  MessageStatusChange,
+  OutboundProgress,
+  OutboundState,
+  PausedStream,
+  StoredAlertRule,
+  StreamChange,
+  SuppressionChange,
+} from './store/changes.js';
+export { changeKinds, changeFeedRetention, DEFAULT_CHANGE_MAX_AGE_MS, DEFAULT_CHANGE_MAX_LENGTH } from './store/changes.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
 export { recipientDomainOf } from './store/recipient-domain.js';

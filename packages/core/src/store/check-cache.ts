@@ -111,7 +111,12 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       ? entry
       : undefined;
   /** `[stream]` when one is named: without one the store is called exactly as before streams. */
-  const lists = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
+  // Optional trailing arguments as given: a store sees the call the cache was given, not added `undefined`s.
+  const given = <T extends unknown[]>(...args: T): T => {
+    let end = args.length;
+    while (end > 0 && args[end - 1] === undefined) end--;
+    return args.slice(0, end) as T;
+  };
 
   const unsubscribe = await store.subscribeInvalidations?.(({ projectId, hashes }) => invalidate(projectId, hashes));
 
@@ -141,9 +146,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       if (missing.length === 0) return results;
       const started = generation;
       const asked = missing.map((index) => hashes[index]!);
-      const records = await (now === undefined
-        ? store.getSuppressions(projectId, asked, ...lists(stream))
-        : store.getSuppressions(projectId, asked, stream, now));
+      const records = await store.getSuppressions(projectId, asked, ...given(stream, now));
       missing.forEach((index, i) => {
         results[index] = records[i];
         if (generation === started) remember(keyOf(projectId, hashes[index]!), stream, records[i]);
@@ -159,9 +162,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async removeSuppression(projectId, hash, stream) {
+    async removeSuppression(projectId, hash, stream, now) {
       try {
-        return await store.removeSuppression(projectId, hash, ...lists(stream));
+        return await store.removeSuppression(projectId, hash, ...given(stream, now));
       } finally {
         invalidate(projectId, [hash]);
       }
@@ -179,9 +182,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async removeSuppressions(projectId, hashes, stream) {
+    async removeSuppressions(projectId, hashes, stream, now) {
       try {
-        return await store.removeSuppressions(projectId, hashes, ...lists(stream));
+        return await store.removeSuppressions(projectId, hashes, ...given(stream, now));
       } finally {
         if (hashes.length > 0) invalidate(projectId, hashes);
       }
@@ -208,8 +211,20 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     // The allowlist is not cached: it is read on writes (adds, imports), never on the check path.
     listAllowlist: (projectId, query) => store.listAllowlist(projectId, query),
     addAllowlistEntry: (projectId, entry) => store.addAllowlistEntry(projectId, entry),
-    removeAllowlistEntry: (projectId, key) => store.removeAllowlistEntry(projectId, key),
+    removeAllowlistEntry: (projectId, key, now) => store.removeAllowlistEntry(projectId, key, ...given(now)),
     findAllowlisted: (projectId, recipients) => store.findAllowlisted(projectId, recipients),
+    // The feed, alerts, paused streams and outbound state: never cached (the send gate reads paused
+    // streams itself; a pause must block at once).
+    ...(store.changes === undefined ? {} : { changes: store.changes }),
+    listChanges: (projectId, query) => store.listChanges(projectId, query),
+    getAlertWindows: (projectId, scopes) => store.getAlertWindows(projectId, scopes),
+    listPausedStreams: (projectId) => store.listPausedStreams(projectId),
+    pauseStream: (projectId, stream, now) => store.pauseStream(projectId, stream, now),
+    resumeStream: (projectId, stream, now) => store.resumeStream(projectId, stream, now),
+    leaseOutbound: (projectId, endpoint, owner, now, until) => store.leaseOutbound(projectId, endpoint, owner, now, until),
+    saveOutbound: (projectId, endpoint, owner, progress, until) => store.saveOutbound(projectId, endpoint, owner, progress, until),
+    getOutbound: (projectId, endpoints) => store.getOutbound(projectId, endpoints),
+    resumeOutbound: (projectId, endpoint, now) => store.resumeOutbound(projectId, endpoint, now),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),

@@ -4,6 +4,16 @@ import type { MessageRecord } from '../messages/message.js';
 import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
 import type { SuppressionCause, SuppressionProvenance } from '../suppressions/provenance.js';
+import type {
+  AlertWindow,
+  ChangeFeedOptions,
+  ChangePage,
+  ChangeQuery,
+  OutboundProgress,
+  OutboundState,
+  PausedStream,
+  StoredAlertRule,
+} from './changes.js';
 
 export interface SuppressionRecord {
   /** 64 lower-case hex characters: the hash of `email` (see `createEmailHasher`). */
@@ -68,6 +78,16 @@ export interface ApplyEventsOptions {
   now?: number;
   /** The project's soft-bounce rule; absent when it has none (then `ruleInput` is ignored). */
   softBounces?: StoredSoftBounceRule;
+  /**
+   * The project's deliverability alerts; absent when it has none (then no window is kept or moved).
+   * In the same step as each event, after its message is merged: a message the event created enters its
+   * project's window (and its tracking ID's, with `trackingIds`), pushing the window's oldest out; a
+   * message in a window that gains `hard_bounced` or `complained` counts there; then each window the
+   * event moved is compared with the thresholds, and a crossing flips the window's state and appends
+   * `alert.bounce_rate` / `alert.complaint_rate` (and, for the project's window going up, pauses
+   * `pause`'s streams not already paused, each a `stream.paused`). docs/decisions.md, "Deliverability alerts".
+   */
+  alerts?: StoredAlertRule;
 }
 
 /** A soft bounce, as the soft-bounce rule counts it (`StoredEvent.ruleInput`). */
@@ -272,6 +292,10 @@ export interface TrackingIdQuery {
  * app instances sharing one store agree on order. Errors that mean "the store cannot be reached" are
  * thrown as `MailwardenError('store_unavailable')`.
  *
+ * Every write appends what it changed to the project's change feed, in the same atomic step, when the
+ * store keeps one (`changes`; the kinds and what each carries: `store/changes.ts`). A change's `at` is
+ * the write's `now`; a write given none uses the record's own time (`createdAt`), or 0 for a removal.
+ *
  * The conformance suite in `@mailwarden/store-test-suite` is the executable form of this contract.
  */
 export interface Store {
@@ -303,7 +327,7 @@ export interface Store {
    * list had none. Removing from the project-wide list also forgets the hash's soft-bounce history, so the
    * rule counts afresh.
    */
-  removeSuppression(projectId: string, hash: string, stream?: string): Promise<SuppressionRecord | undefined>;
+  removeSuppression(projectId: string, hash: string, stream?: string, now?: number): Promise<SuppressionRecord | undefined>;
 
   /**
    * Bulk import: joins each record into the list of its `stream` as an event's suppression joins (reason
@@ -325,7 +349,12 @@ export interface Store {
    * there was none (a hash given twice: the second `undefined`). From the project-wide list, it also
    * forgets each hash's soft-bounce history, as `removeSuppression` does.
    */
-  removeSuppressions(projectId: string, hashes: readonly string[], stream?: string): Promise<(SuppressionRecord | undefined)[]>;
+  removeSuppressions(
+    projectId: string,
+    hashes: readonly string[],
+    stream?: string,
+    now?: number,
+  ): Promise<(SuppressionRecord | undefined)[]>;
 
   /**
    * A page of one list (`query.stream`'s, else the project-wide one) in newest-first order (`createdAt`
@@ -352,6 +381,10 @@ export interface Store {
    *   soft-bounce rule", states it: the history kept per address, what it forgets, and when a window
    *   makes a `hard_bounce` suppression (its provenance `rule` lists the bounces). When it makes or
    *   raises one, the event's outcome says so as if the event had carried that suppression.
+   * - Alerts (`options.alerts`): the windows move and may cross (`ApplyEventsOptions.alerts`).
+   * - The feed: in the order they happen, each suppression change of the event (an expired record it
+   *   replaces, then added / upgraded / updated), its message's `message.status_changed` when the merge
+   *   changed the status or created the message, then any alert crossing and the streams it paused.
    */
   applyEvents(projectId: string, events: readonly StoredEvent[], options?: ApplyEventsOptions): Promise<EventOutcome[]>;
 
@@ -392,13 +425,64 @@ export interface Store {
   addAllowlistEntry(projectId: string, entry: AllowlistEntry): Promise<{ entry: AllowlistEntry; created: boolean }>;
 
   /** Removes the entry of `key`. Returns it, or `undefined` when there was none. */
-  removeAllowlistEntry(projectId: string, key: string): Promise<AllowlistEntry | undefined>;
+  removeAllowlistEntry(projectId: string, key: string, now?: number): Promise<AllowlistEntry | undefined>;
 
   /**
    * Whether each recipient is allowlisted: its hash, or `@` and the text after the last `@` of its
    * `email`, is a key of the project's allowlist. In the order given; one round trip.
    */
   findAllowlisted(projectId: string, recipients: readonly { hash: string; email: string }[]): Promise<boolean[]>;
+
+  /**
+   * The change feed's retention when the store keeps one (made with its `changes` option), else absent:
+   * then it appends nothing and `listChanges` answers `{ changes: [], next: after, last: 0 }`.
+   */
+  readonly changes?: Required<ChangeFeedOptions>;
+
+  /**
+   * A page of the project's change feed (`ChangeQuery`, `ChangePage`). Throws
+   * `MailwardenError('change_cursor_expired')` when retention deleted a change with `seq > after`: the
+   * reader missed changes, and must start again from a listing. One round trip.
+   */
+  listChanges(projectId: string, query: ChangeQuery): Promise<ChangePage>;
+
+  /** The project's alert windows of these scopes (`null`: the project's), in the order asked; `undefined` for a window never moved. */
+  getAlertWindows(projectId: string, trackingIds: readonly (string | null)[]): Promise<(AlertWindow | undefined)[]>;
+
+  /** The project's paused streams, by name. */
+  listPausedStreams(projectId: string): Promise<PausedStream[]>;
+
+  /** Pauses a stream's sending (`stream.paused`, cause `operator`) unless already paused. Returns the paused stream, and whether this call paused it. */
+  pauseStream(projectId: string, stream: string, now: number): Promise<{ paused: PausedStream; created: boolean }>;
+
+  /** Resumes a paused stream (`stream.resumed` with its cause). Returns what was paused, or `undefined` when it was not. */
+  resumeStream(projectId: string, stream: string, now: number): Promise<PausedStream | undefined>;
+
+  /**
+   * Takes (or renews) the lease on delivering one endpoint's changes: granted when no one holds it, its
+   * holder's lease ended (`until <= now`), or `owner` holds it; then it runs to `until`. Returns the
+   * endpoint's state, or `undefined` when another owner holds a lease that has not ended. An endpoint
+   * seen for the first time starts with `cursor` = the project's latest `seq` (it receives changes made
+   * from then on), `failures` 0, `nextAttemptAt` 0. Atomic: two callers never both hold a lease.
+   */
+  leaseOutbound(projectId: string, endpoint: string, owner: string, now: number, until: number): Promise<OutboundState | undefined>;
+
+  /**
+   * Writes an endpoint's progress if `owner` still holds its lease (whether or not it has ended, as long
+   * as no one else took it), and keeps the lease to `until`; `until <= now` gives it up. Returns whether
+   * it was written. When `pausedAt` goes from `null` to a time, appends `endpoint.paused`.
+   */
+  saveOutbound(projectId: string, endpoint: string, owner: string, progress: OutboundProgress, until: number): Promise<boolean>;
+
+  /** The states of these endpoints, in the order asked; `undefined` for one never leased. */
+  getOutbound(projectId: string, endpoints: readonly string[]): Promise<(OutboundState | undefined)[]>;
+
+  /**
+   * Resumes a paused endpoint: `pausedAt`, `failures`, `failingSince` and `lastError` cleared,
+   * `nextAttemptAt` 0, its cursor kept (nothing is lost), `endpoint.resumed` appended. Returns the state,
+   * or `undefined` when it was never leased. A running endpoint is returned unchanged (nothing appended).
+   */
+  resumeOutbound(projectId: string, endpoint: string, now: number): Promise<OutboundState | undefined>;
 
   /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
@@ -422,7 +506,8 @@ export interface Store {
    * Optional, for stores whose retention needs a sweep (see docs/storage.md): deletes messages whose
    * last event is older than the store's configured message retention, with their dedup keys,
    * webhook token claims whose `expiresAt` is before `now`, suppressions (of every list) expired at
-   * `now` (invalidating their hashes), and soft-bounce history older than its rule keeps it. `now` is
+   * `now` (invalidating their hashes; each appends `suppression.expired`), soft-bounce history older
+   * than its rule keeps it, and changes outside the feed's retention (`changes`). `now` is
    * epoch milliseconds. Bounded: one call does a bounded amount of work per kind, so a sweep that
    * runs again later finishes the rest. Returns how many messages and suppressions it deleted.
    */
