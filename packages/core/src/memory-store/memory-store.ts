@@ -20,6 +20,7 @@ import type {
   TrackingIdQuery,
   TrackingIdRecord,
 } from '../store/store.js';
+import { changeFeedRetention, type ChangeFeedOptions } from '../store/changes.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
 import { SoftBounceHistories } from './soft-bounce-histories.js';
@@ -35,6 +36,8 @@ export interface MemoryStoreOptions {
    * Default: messages and dedup keys are kept for the life of the store.
    */
   retention?: MemoryRetention;
+  /** Keep a change feed (docs/storage.md, "Change feed (memory store)"); absent: none, and writes cost what they did. */
+  changes?: ChangeFeedOptions;
 }
 
 /** What a memory store forgets (docs/storage.md#retention-memory-store): by time, by number, or both. */
@@ -695,6 +698,53 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         for (const hours of state.buckets.values()) entries.statsHours += hours.size;
       }
       return entries;
+    },
+
+    ...(options.changes !== undefined && { changes: changeFeedRetention(options.changes) }),
+
+    async listChanges(_projectId, query) {
+      return { changes: [], next: query.after, last: 0 };
+    },
+
+    async getAlertWindows(_projectId, trackingIds) {
+      return trackingIds.map(() => undefined);
+    },
+
+    async listPausedStreams() {
+      return [];
+    },
+
+    async pauseStream(_projectId, stream, now) {
+      return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
+    },
+
+    async resumeStream() {
+      return undefined;
+    },
+
+    async leaseOutbound(_projectId, endpoint) {
+      return {
+        endpoint,
+        cursor: 0,
+        failures: 0,
+        failingSince: null,
+        nextAttemptAt: 0,
+        pausedAt: null,
+        lastError: null,
+        lastSuccessAt: null,
+      };
+    },
+
+    async saveOutbound() {
+      return true;
+    },
+
+    async getOutbound(_projectId, endpoints) {
+      return endpoints.map(() => undefined);
+    },
+
+    async resumeOutbound() {
+      return undefined;
     },
 
     async close() {
