@@ -36,9 +36,15 @@ const documentedStatus: Record<ErrorCode, number> = {
   // The allowlist (docs/core.md, "Allowlist"): removing an entry that is not there.
   allowlist_entry_not_found: 404,
   unsubscribe_links_not_configured: 404,
+  // Issue 26's features, when off for the project or the store: the feature is not there, as for unsubscribe links.
+  change_feed_not_configured: 404,
+  alerts_not_configured: 404,
+  endpoint_not_found: 404,
   method_not_allowed: 405,
   // Beyond the API's own: what Node's HTTP server refuses before a framework sees the request (answerClientError).
   request_timeout: 408,
+  // A feed cursor older than what retention keeps: gone for good, unlike a malformed cursor (400).
+  change_cursor_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,
