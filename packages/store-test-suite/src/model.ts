@@ -1,5 +1,14 @@
-import { strongerReason, type Store } from '@mailwarden/core';
+import { isDeepStrictEqual } from 'node:util';
+import { MailwardenError, strongerReason, type Store } from '@mailwarden/core';
 import {
+  changeFeedRetention,
+  Fact,
+  type AlertChange,
+  type Change,
+  type ChangeFeedOptions,
+  type OutboundState,
+  type PausedStream,
+  type StoredAlertRule,
   provenanceWins,
   compareCodePoints,
   countersOf,
@@ -61,9 +70,40 @@ function merge(state: ProjectModel, seen: SuppressionRecord, now: number | undef
   if (expired(seen, now)) return 'applied';
   const list = listOf(state, seen.stream);
   const known = live(list, seen.hash, now);
-  list.set(seen.hash, known === undefined ? structuredClone(seen) : joinSuppression(known, seen));
-  if (known === undefined) return 'suppressed';
-  return strongerReason(known.reason, seen.reason) === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
+  const at = now ?? seen.createdAt;
+  if (known === undefined) {
+    replaceExpired(state, list, seen.hash, at);
+    list.set(seen.hash, structuredClone(seen));
+    append(state, { kind: 'suppression.added', at, record: structuredClone(seen) });
+    return 'suppressed';
+  }
+  const joined = joinSuppression(known, seen);
+  list.set(seen.hash, joined);
+  const upgraded = strongerReason(known.reason, seen.reason) !== known.reason;
+  if (upgraded || !isDeepStrictEqual(known, joined))
+    append(state, {
+      kind: upgraded ? 'suppression.upgraded' : 'suppression.updated',
+      at,
+      record: structuredClone(joined),
+      previous: structuredClone(known),
+    });
+  return upgraded ? `upgraded_from_${known.reason}` : 'applied';
+}
+
+/** A change as a write makes it: the feed numbers it. */
+type NewChange = Change extends infer C ? (C extends Change ? Omit<C, 'seq'> : never) : never;
+
+/** Appends to the project's feed when the store keeps one (docs/decisions.md, "The change feed"). */
+function append(state: ProjectModel, change: NewChange): void {
+  if (!state.feed.on) return;
+  state.feed.last += 1;
+  state.feed.changes.push({ seq: state.feed.last, ...change } as Change);
+}
+
+/** A write about to replace the stored record of `hash`, expired at its `now`: that record's `suppression.expired` comes first. */
+function replaceExpired(state: ProjectModel, list: Map<string, SuppressionRecord>, hash: string, at: number): void {
+  const stored = list.get(hash);
+  if (stored !== undefined) append(state, { kind: 'suppression.expired', at, record: structuredClone(stored) });
 }
 
 /** The list of `stream` (the project-wide one when absent): each independent of the others. */
@@ -181,12 +221,21 @@ function applyRule(
   const stored = live(state.suppressions, input.hash, now);
   const sameEnd =
     stored?.provenance?.rule !== undefined && stored.provenance.at === end.at && stored.provenance.event?.eventId === end.cause.eventId;
-  if (sameEnd)
-    state.suppressions.set(input.hash, {
+  if (sameEnd) {
+    const replaced: SuppressionRecord = {
       ...stored,
       provenance: candidate.provenance!,
       ...(candidate.expiresAt === undefined ? {} : { expiresAt: candidate.expiresAt }),
-    });
+    };
+    state.suppressions.set(input.hash, replaced);
+    if (!isDeepStrictEqual(stored, replaced))
+      append(state, {
+        kind: 'suppression.updated',
+        at: now ?? candidate.createdAt,
+        record: structuredClone(replaced),
+        previous: structuredClone(stored),
+      });
+  }
   const outcome = sameEnd ? 'applied' : merge(state, candidate, now);
   // Bounces after a suppression cannot move it (step 3d would skip them): forget them.
   bounces = bounces.filter((bounce) => bounce.at <= end.at);
@@ -211,6 +260,73 @@ interface ProjectModel {
   allowlist: Map<string, AllowlistEntry>;
   /** The soft-bounce rule's history, by hash: the kept bounces in (at, eventId) order, and the latest delivery. */
   history: Map<string, { bounces: SoftBounceInput[]; lastDelivery?: number }>;
+  /** The change feed: kept only when the store was made with `changes`; `trimmed` = the highest seq retention deleted. */
+  feed: { on: boolean; changes: Change[]; last: number; trimmed: number };
+  /** Alert windows by scope (`null`: the project's): the window's messages oldest first, and whether each alert is up. */
+  windows: Map<string | null, WindowModel>;
+  paused: Map<string, PausedStream>;
+  /** Outbound delivery state by endpoint, with its lease. */
+  outbound: Map<string, OutboundState & { owner: string; until: number }>;
+}
+
+interface WindowModel {
+  slots: { key: string; bounced: boolean; complained: boolean }[];
+  bounceFiring: boolean;
+  complaintFiring: boolean;
+}
+
+/**
+ * The alert windows for one applied event whose message is `message` after the merge (`created`: the event
+ * made it), as `ApplyEventsOptions.alerts` says: entry, counts, then the thresholds of each window it moved.
+ */
+function moveAlertWindows(state: ProjectModel, rule: StoredAlertRule, message: MessageRecord, created: boolean, at: number): void {
+  const scopes = rule.trackingIds && message.trackingId !== null ? [null, message.trackingId] : [null];
+  const bounced = (message.facts & Fact.hard_bounced) !== 0;
+  const complained = (message.facts & Fact.complained) !== 0;
+  let pausedBy: PausedStream['cause'] | undefined;
+  for (const scope of scopes) {
+    let window = state.windows.get(scope);
+    let moved = false;
+    if (created) {
+      window ??= { slots: [], bounceFiring: false, complaintFiring: false };
+      state.windows.set(scope, window);
+      window.slots.push({ key: message.key, bounced, complained });
+      if (window.slots.length > rule.window) window.slots.shift();
+      moved = true;
+    } else {
+      const slot = window?.slots.find((candidate) => candidate.key === message.key);
+      if (slot !== undefined && ((bounced && !slot.bounced) || (complained && !slot.complained))) {
+        slot.bounced ||= bounced;
+        slot.complained ||= complained;
+        moved = true;
+      }
+    }
+    if (!moved || window === undefined) continue;
+    const messages = window.slots.length;
+    for (const kind of ['alert.bounce_rate', 'alert.complaint_rate'] as const) {
+      const bounce = kind === 'alert.bounce_rate';
+      const { firePpm, resolvePpm } = bounce ? rule.bounce : rule.complaint;
+      const count = window.slots.filter((slot) => (bounce ? slot.bounced : slot.complained)).length;
+      const firing = bounce ? window.bounceFiring : window.complaintFiring;
+      const up = !firing && messages >= rule.minMessages && count * 1e6 >= firePpm * messages;
+      const down = firing && count * 1e6 < resolvePpm * messages;
+      if (!up && !down) continue;
+      if (bounce) window.bounceFiring = up;
+      else window.complaintFiring = up;
+      append(state, { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm } satisfies Omit<
+        AlertChange,
+        'seq'
+      >);
+      if (up && scope === null) pausedBy ??= kind;
+    }
+  }
+  if (pausedBy === undefined) return;
+  for (const stream of rule.pause) {
+    if (state.paused.has(stream)) continue;
+    const paused: PausedStream = { stream, pausedAt: at, cause: pausedBy };
+    state.paused.set(stream, paused);
+    append(state, { kind: 'stream.paused', at, stream, cause: pausedBy });
+  }
 }
 
 /** Newest first: `createdAt` descending, then `hash` ascending. */
@@ -272,7 +388,8 @@ function trackingIdRows(messages: Iterable<MessageRecord>): TrackingIdRecord[] {
  * The Store contract as plain, obviously correct code: Maps, and listings that sort and filter the
  * whole collection on every call. Every store must answer every call exactly as this does.
  */
-export function createStoreModel(): Store {
+export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}): Store {
+  const retention = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
   const projects = new Map<string, ProjectModel>();
   const project = (projectId: string): ProjectModel => {
     const state = projects.get(projectId) ?? {
@@ -285,19 +402,27 @@ export function createStoreModel(): Store {
       webhookTokens: new Map(),
       allowlist: new Map(),
       history: new Map(),
+      feed: { on: retention !== undefined, changes: [], last: 0, trimmed: 0 },
+      windows: new Map(),
+      paused: new Map(),
+      outbound: new Map(),
     };
     projects.set(projectId, state);
     return state;
   };
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : structuredClone(record));
   /** Removing from the project-wide list forgets the hash's soft-bounce history: the rule counts afresh. */
-  const remove = (state: ProjectModel, hash: string, stream: string | undefined) => {
+  const remove = (state: ProjectModel, hash: string, stream: string | undefined, now: number | undefined) => {
     const suppressions = listOf(state, stream);
     const record = suppressions.get(hash);
     suppressions.delete(hash);
     if (stream === undefined) state.history.delete(hash);
+    if (record !== undefined) append(state, { kind: 'suppression.removed', at: now ?? 0, record: structuredClone(record) });
     return copy(record);
   };
+  const outboundState = ({ owner: _owner, until: _until, ...state }: OutboundState & { owner: string; until: number }): OutboundState => ({
+    ...state,
+  });
 
   return {
     async getSuppression(projectId, hash, stream, now) {
@@ -309,15 +434,19 @@ export function createStoreModel(): Store {
     },
 
     async addSuppression(projectId, record, now) {
-      const suppressions = listOf(project(projectId), record.stream);
+      const state = project(projectId);
+      const suppressions = listOf(state, record.stream);
       const existing = live(suppressions, record.hash, now);
       if (existing !== undefined) return { record: structuredClone(existing), created: false };
+      const at = now ?? record.createdAt;
+      replaceExpired(state, suppressions, record.hash, at);
       suppressions.set(record.hash, structuredClone(record));
+      append(state, { kind: 'suppression.added', at, record: structuredClone(record) });
       return { record: structuredClone(record), created: true };
     },
 
-    async removeSuppression(projectId, hash, stream) {
-      return remove(project(projectId), hash, stream);
+    async removeSuppression(projectId, hash, stream, now) {
+      return remove(project(projectId), hash, stream, now);
     },
 
     async mergeSuppressions(projectId, records, now) {
@@ -325,9 +454,9 @@ export function createStoreModel(): Store {
       return records.map((record) => merge(state, record, now));
     },
 
-    async removeSuppressions(projectId, hashes, stream) {
+    async removeSuppressions(projectId, hashes, stream, now) {
       const state = project(projectId);
-      return hashes.map((hash) => remove(state, hash, stream));
+      return hashes.map((hash) => remove(state, hash, stream, now));
     },
 
     async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
@@ -346,14 +475,16 @@ export function createStoreModel(): Store {
 
     async applyEvents(projectId, events, options = {}) {
       const state = project(projectId);
-      const { now, softBounces } = options;
+      const { now, softBounces, alerts } = options;
       return events.map((event): EventOutcome => {
         if (state.eventKeys.has(event.key)) return 'duplicate';
         state.eventKeys.add(event.key);
+        let before: MessageRecord | undefined;
         if (event.message !== null) {
           const { key } = event.message;
+          before = state.messages.get(key);
           state.seen.set(key, [...(state.seen.get(key) ?? []), { ...event.message }]);
-          state.messages.set(key, mergeMessage(state.messages.get(key), { ...event.message }));
+          state.messages.set(key, mergeMessage(before, { ...event.message }));
           if (event.timelineEntry !== undefined) state.entries.set(key, [...(state.entries.get(key) ?? []), { ...event.timelineEntry }]);
         }
         // An allowlisted recipient gets no suppression from the provider's report; an unsubscribe still is one.
@@ -362,6 +493,24 @@ export function createStoreModel(): Store {
           own === null ? undefined : own.provenance?.source === 'webhook' && allowlisted(state, own) ? 'applied' : merge(state, own, now);
         const ruleOutcome =
           softBounces === undefined || event.ruleInput === undefined ? 'applied' : applyRule(state, event.ruleInput, softBounces, now);
+        if (event.message !== null) {
+          const after = state.messages.get(event.message.key)!;
+          // Without `now`, the event's own time (docs/decisions.md, "Conformance of the feed").
+          const at = now ?? event.message.lastEventAt;
+          const from = before === undefined ? null : messageStatus(before.facts);
+          const to = messageStatus(after.facts);
+          const entry = event.timelineEntry;
+          if (entry !== undefined && (from === null || from !== to))
+            append(state, {
+              kind: 'message.status_changed',
+              at,
+              message: { ...after },
+              from,
+              to,
+              event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+            });
+          if (alerts !== undefined) moveAlertWindows(state, alerts, after, before === undefined, at);
+        }
         return ownOutcome ?? ruleOutcome;
       });
     },
@@ -432,17 +581,19 @@ export function createStoreModel(): Store {
     },
 
     async addAllowlistEntry(projectId, entry) {
-      const { allowlist } = project(projectId);
-      const existing = allowlist.get(entry.key);
+      const state = project(projectId);
+      const existing = state.allowlist.get(entry.key);
       if (existing !== undefined) return { entry: { ...existing }, created: false };
-      allowlist.set(entry.key, { ...entry });
+      state.allowlist.set(entry.key, { ...entry });
+      append(state, { kind: 'allowlist.added', at: entry.createdAt, entry: { ...entry } });
       return { entry: { ...entry }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key) {
-      const { allowlist } = project(projectId);
-      const entry = allowlist.get(key);
-      allowlist.delete(key);
+    async removeAllowlistEntry(projectId, key, now) {
+      const state = project(projectId);
+      const entry = state.allowlist.get(key);
+      state.allowlist.delete(key);
+      if (entry !== undefined) append(state, { kind: 'allowlist.removed', at: now ?? 0, entry: { ...entry } });
       return copy(entry);
     },
 
@@ -451,7 +602,8 @@ export function createStoreModel(): Store {
       return recipients.map((recipient) => allowlisted(state, recipient));
     },
 
-    // Only what is observable: expired suppressions go. History needs no sweep here (the rule prunes by `now`).
+    // Only what is observable: expired suppressions go, then changes outside the retention. History needs no
+    // sweep here (the rule prunes by `now`).
     async purgeExpired(now) {
       let deleted = 0;
       for (const state of projects.values()) {
@@ -459,11 +611,136 @@ export function createStoreModel(): Store {
           for (const [hash, record] of list) {
             if (!expired(record, now)) continue;
             list.delete(hash);
+            append(state, { kind: 'suppression.expired', at: now, record: structuredClone(record) });
             deleted += 1;
           }
         }
+        if (retention === undefined) continue;
+        const { feed } = state;
+        const kept = feed.changes.filter(
+          (change, index) => change.at >= now - retention.maxAgeMs && index >= feed.changes.length - retention.maxLength,
+        );
+        const gone = feed.changes.length - kept.length;
+        if (gone > 0) feed.trimmed = Math.max(feed.trimmed, feed.changes[gone - 1]!.seq);
+        // Retention deletes from the oldest end only: an old change kept after a newer one deleted would leave a hole.
+        feed.changes = feed.changes.slice(gone);
       }
       return deleted;
+    },
+
+    ...(retention === undefined ? {} : { changes: retention }),
+
+    async listChanges(projectId, { after, limit, kinds }) {
+      const { feed } = project(projectId);
+      if (!feed.on) return { changes: [], next: after, last: 0 };
+      if (after < feed.trimmed)
+        throw new MailwardenError(
+          'change_cursor_expired',
+          `Changes after ${after} are no longer kept; the oldest kept follows ${feed.trimmed}.`,
+        );
+      const pending = feed.changes.filter((change) => change.seq > after);
+      if (kinds === undefined || kinds.length === 0) {
+        const changes = pending.slice(0, limit);
+        return { changes: structuredClone(changes), next: changes.at(-1)?.seq ?? after, last: feed.last };
+      }
+      // A bounded look: at most this many changes, so a filter matching little costs no more than a page of everything.
+      const looked = pending.slice(0, Math.max(10 * limit, 1000));
+      const changes = looked.filter((change) => kinds.includes(change.kind)).slice(0, limit);
+      const next = changes.length === limit ? changes.at(-1)!.seq : (looked.at(-1)?.seq ?? after);
+      return { changes: structuredClone(changes), next, last: feed.last };
+    },
+
+    async getAlertWindows(projectId, trackingIds) {
+      const { windows } = project(projectId);
+      return trackingIds.map((trackingId) => {
+        const window = windows.get(trackingId);
+        if (window === undefined) return undefined;
+        return {
+          trackingId,
+          messages: window.slots.length,
+          bounced: window.slots.filter((slot) => slot.bounced).length,
+          complained: window.slots.filter((slot) => slot.complained).length,
+          bounceFiring: window.bounceFiring,
+          complaintFiring: window.complaintFiring,
+        };
+      });
+    },
+
+    async listPausedStreams(projectId) {
+      return [...project(projectId).paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((paused) => ({ ...paused }));
+    },
+
+    async pauseStream(projectId, stream, now) {
+      const state = project(projectId);
+      const existing = state.paused.get(stream);
+      if (existing !== undefined) return { paused: { ...existing }, created: false };
+      const paused: PausedStream = { stream, pausedAt: now, cause: 'operator' };
+      state.paused.set(stream, paused);
+      append(state, { kind: 'stream.paused', at: now, stream, cause: 'operator' });
+      return { paused: { ...paused }, created: true };
+    },
+
+    async resumeStream(projectId, stream, now) {
+      const state = project(projectId);
+      const paused = state.paused.get(stream);
+      if (paused === undefined) return undefined;
+      state.paused.delete(stream);
+      append(state, { kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      return { ...paused };
+    },
+
+    async leaseOutbound(projectId, endpoint, owner, now, until) {
+      const state = project(projectId);
+      const known = state.outbound.get(endpoint);
+      if (known !== undefined && known.owner !== owner && known.until > now) return undefined;
+      const leased = known ?? {
+        endpoint,
+        cursor: state.feed.last,
+        failures: 0,
+        failingSince: null,
+        nextAttemptAt: 0,
+        pausedAt: null,
+        lastError: null,
+        lastSuccessAt: null,
+        owner,
+        until,
+      };
+      state.outbound.set(endpoint, { ...leased, owner, until });
+      return outboundState(leased);
+    },
+
+    async saveOutbound(projectId, endpoint, owner, progress, until) {
+      const state = project(projectId);
+      const known = state.outbound.get(endpoint);
+      if (known === undefined || known.owner !== owner) return false;
+      state.outbound.set(endpoint, { ...progress, endpoint, owner, until });
+      if (known.pausedAt === null && progress.pausedAt !== null)
+        append(state, {
+          kind: 'endpoint.paused',
+          at: progress.pausedAt,
+          endpoint,
+          ...(progress.lastError === null ? {} : { error: progress.lastError }),
+        });
+      return true;
+    },
+
+    async getOutbound(projectId, endpoints) {
+      const { outbound } = project(projectId);
+      return endpoints.map((endpoint) => {
+        const known = outbound.get(endpoint);
+        return known === undefined ? undefined : outboundState(known);
+      });
+    },
+
+    async resumeOutbound(projectId, endpoint, now) {
+      const state = project(projectId);
+      const known = state.outbound.get(endpoint);
+      if (known === undefined) return undefined;
+      if (known.pausedAt === null) return outboundState(known);
+      const resumed = { ...known, pausedAt: null, failures: 0, failingSince: null, lastError: null, nextAttemptAt: 0 };
+      state.outbound.set(endpoint, resumed);
+      append(state, { kind: 'endpoint.resumed', at: now, endpoint });
+      return outboundState(resumed);
     },
 
     async claimWebhookToken(projectId, token, digest) {
