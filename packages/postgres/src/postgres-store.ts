@@ -11,8 +11,10 @@ import {
   sumHours,
   trackingIdSearchKey,
   HOUR_MS,
+  changeFeedRetention,
   type AllowlistEntry,
   type ApplyEventsOptions,
+  type ChangeFeedOptions,
   type DeliveryInput,
   type SoftBounceInput,
   type MessageRecord,
@@ -40,6 +42,11 @@ export interface PostgresStoreOptions {
    * suppressions past their `expiresAt` and forgotten soft-bounce history are purged whatever this says.)
    */
   retention?: { messagesMs: number };
+  /**
+   * Keeps a change feed (docs/storage.md, "The change feed"): every write appends what it changed, in
+   * its transaction. Absent: nothing is appended and writes run the statements they ran before.
+   */
+  changes?: ChangeFeedOptions;
 }
 
 /** A `Store` whose optional parts this store always has, and a probe of its invalidation listeners. */
@@ -93,6 +100,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   if (messagesMs !== undefined && !(Number.isSafeInteger(messagesMs) && messagesMs > 0)) {
     throw new RangeError(`retention.messagesMs must be a positive integer: ${messagesMs}`);
   }
+  const feed = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
   /** One `subscribeInvalidations` call: its LISTEN, once it holds. */
   interface Subscription {
     listening?: ListenMeta;
@@ -625,6 +633,44 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
       for (const projectId of await projectsOf('soft_bounces')) await sweep(statements.purgeSoftBounces, projectId, now, PURGE_BATCH * 10);
       return purged;
+    },
+
+    ...(feed !== undefined && { changes: feed }),
+
+    async listChanges(_projectId, query) {
+      return { changes: [], next: query.after, last: 0 };
+    },
+
+    async getAlertWindows(_projectId, trackingIds) {
+      return trackingIds.map(() => undefined);
+    },
+
+    async listPausedStreams() {
+      return [];
+    },
+
+    async pauseStream(_projectId, stream, now) {
+      return { paused: { stream, pausedAt: now, cause: 'operator' as const }, created: true };
+    },
+
+    async resumeStream() {
+      return undefined;
+    },
+
+    async leaseOutbound() {
+      return undefined;
+    },
+
+    async saveOutbound() {
+      return false;
+    },
+
+    async getOutbound(_projectId, endpoints) {
+      return endpoints.map(() => undefined);
+    },
+
+    async resumeOutbound() {
+      return undefined;
     },
 
     async close() {
