@@ -12,6 +12,7 @@ import {
 import { Fact, messageStatuses, suppressionReasons, type FactName } from './vocabulary.js';
 import { storableTextProblem } from './storable-text.js';
 import { suppressionSources } from './suppressions/provenance.js';
+import { changeKinds } from './store/changes.js';
 
 // The spec's wire shapes (and mailwarden's extensions, docs/decisions.md), for users and for the OpenAPI document. The service
 // returns exactly these shapes, so an embedded call and an HTTP call give the same JSON.
@@ -566,6 +567,156 @@ export const applyEventsResultSchema = z
   })
   .meta({ id: 'IngestResult' });
 
+/** Changes per page of the feed (`changes.list`, `GET …/changes`): larger than a listing's, as readers catch up in bulk. */
+export const MAX_CHANGE_PAGE_SIZE = 1000;
+export const DEFAULT_CHANGE_PAGE_SIZE = 100;
+
+/** The feed's cursor: the `seq` of the last change read, 0 for the start. */
+export const changeCursorSchema = z
+  .union([
+    z.int().min(0),
+    z
+      .string()
+      .regex(/^[0-9]{1,16}$/, 'after must be a whole number')
+      .transform(Number),
+  ])
+  .pipe(z.int().min(0))
+  .optional()
+  .meta({ description: "Read the changes after this one: the page's `next_after` (or a change's `seq`); 0, the default, for the start." });
+export const changePageLimitSchema = z
+  .union([
+    z.int(),
+    z
+      .string()
+      .regex(/^[0-9]{1,9}$/, 'limit must be a whole number')
+      .transform(Number),
+  ])
+  .pipe(z.int().min(1).max(MAX_CHANGE_PAGE_SIZE))
+  .optional()
+  .meta({ description: `Changes per page, 1 to ${MAX_CHANGE_PAGE_SIZE}; default ${DEFAULT_CHANGE_PAGE_SIZE}.` });
+export const changeKindSchema = z.enum(changeKinds).meta({ id: 'ChangeKind' });
+export const listChangesQuerySchema = z.object({
+  after: changeCursorSchema,
+  limit: changePageLimitSchema,
+  kind: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .meta({
+      description:
+        'Only changes of these kinds: a kind (`suppression.added`) or a family (`suppression`, `message`, `alert`, `allowlist`, `stream`, `endpoint`); repeated or comma-separated. Absent: every kind.',
+      examples: ['suppression', 'suppression.added,message.status_changed'],
+    }),
+});
+
+const changeFields = {
+  id: z.string().meta({ description: 'Unique: `<projectId>:<seq>`. An outbound webhook sends it as `webhook-id`.' }),
+  seq: z.int().min(1).meta({ description: "The change's place in its project's feed: increasing in the order changes were made." }),
+  project: z.string(),
+};
+const changeAt = { at: timestamp.meta({ description: "When the change was made (the writing call's clock)." }) };
+const pausedCauseSchema = z.enum(['alert.bounce_rate', 'alert.complaint_rate', 'operator']).meta({
+  description: 'What paused it: the alert that crossed, or an operator.',
+});
+export const changeViewSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      ...changeFields,
+      kind: z.enum(['suppression.added', 'suppression.upgraded', 'suppression.updated', 'suppression.removed', 'suppression.expired']),
+      ...changeAt,
+      suppression: suppressionSchema.meta({ description: 'The suppression as listed (`removed`, `expired`: as it was).' }),
+      previous: suppressionSchema.optional().meta({ description: '`upgraded` and `updated` only: the suppression before.' }),
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.literal('message.status_changed'),
+      ...changeAt,
+      message: messageSchema.meta({ description: 'The message as the event left it.' }),
+      from: messageStatusSchema.nullable().meta({ description: 'Its status before; null when the event created the message.' }),
+      to: messageStatusSchema,
+      event: z
+        .object({ id: z.string(), type: z.enum(deliveryEventTypes), occurred_at: timestamp })
+        .meta({ description: "The event that did it: its `id` in the message's timeline, its type and time." }),
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.enum(['alert.bounce_rate', 'alert.complaint_rate']),
+      ...changeAt,
+      alert: z.object({
+        tracking_id: z.string().nullable().meta({ description: "The window's tracking ID; null for the project's window." }),
+        firing: z.boolean().meta({ description: 'true: the rate reached its threshold; false: it fell below the resolve level.' }),
+        messages: z.int().min(0).meta({ description: 'Messages in the window.' }),
+        count: z.int().min(0).meta({ description: 'Of them, how many hard-bounced (or complained).' }),
+        rate: z.number().min(0).max(1).meta({ description: '`count / messages`, a fraction.' }),
+        threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .meta({ description: 'The level crossed, a fraction: the threshold going up, the resolve level going down.' }),
+      }),
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.enum(['allowlist.added', 'allowlist.removed']),
+      ...changeAt,
+      entry: allowlistEntrySchema,
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.enum(['stream.paused', 'stream.resumed']),
+      ...changeAt,
+      stream: streamName,
+      cause: pausedCauseSchema,
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.enum(['endpoint.paused', 'endpoint.resumed']),
+      ...changeAt,
+      endpoint: z.string().meta({ description: "The outbound endpoint's id, as configured." }),
+      error: z.string().optional().meta({ description: '`endpoint.paused` only: the last failure (`HTTP 503`, `timeout`, …).' }),
+    }),
+  ])
+  .meta({ id: 'Change', description: 'One change of the feed (docs/http.md, "Change feed").' });
+export const changeListSchema = z
+  .object({
+    items: z.array(changeViewSchema),
+    next_after: z.int().min(0).meta({ description: 'Pass as `after` for the next page (past changes a `kind` filter skipped).' }),
+    latest: z.int().min(0).meta({ description: "The project's latest `seq` (0: none yet): `next_after === latest` means caught up." }),
+  })
+  .meta({ id: 'ChangeList' });
+
+export const pausedStreamSchema = z
+  .object({ stream: streamName, paused_at: timestamp, cause: pausedCauseSchema })
+  .meta({ id: 'PausedStream', description: 'A stream whose sending the send gate blocks (reason `stream_paused`) until resumed.' });
+export const pausedStreamListSchema = z.object({ items: z.array(pausedStreamSchema) }).meta({ id: 'PausedStreamList' });
+export const resumeStreamResponseSchema = z
+  .object({ stream: streamName, resumed: z.boolean().meta({ description: 'false: the stream was not paused.' }) })
+  .meta({ id: 'StreamResumed' });
+
+const alertRateSchema = z.object({
+  count: z.int().min(0).meta({ description: 'Messages of the window that hard-bounced (or complained).' }),
+  rate: z.number().min(0).max(1).meta({ description: '`count / messages`, a fraction (0 for an empty window).' }),
+  threshold: z.number().min(0).max(1).meta({ description: 'The alert fires at this rate (a fraction) or above.' }),
+  resolve_below: z.number().min(0).max(1).meta({ description: 'A firing alert resolves below this rate.' }),
+  firing: z.boolean(),
+});
+export const alertStatusSchema = z
+  .object({
+    window: z.int().min(1).meta({ description: 'Messages a window holds: the last this many, by arrival.' }),
+    min_messages: z.int().min(1).meta({ description: 'No alert fires while the window holds fewer.' }),
+    tracking_id: z.string().nullable().meta({ description: "The window's tracking ID; null for the project's." }),
+    messages: z.int().min(0).meta({ description: 'Messages in the window now.' }),
+    bounce: alertRateSchema,
+    complaint: alertRateSchema,
+    paused_streams: z.array(pausedStreamSchema).meta({ description: "The project's paused streams." }),
+  })
+  .meta({ id: 'AlertStatus' });
+export const alertStatusQuerySchema = z.object({
+  tracking_id: z
+    .string()
+    .optional()
+    .meta({ description: "This tracking ID's window (when the project's alerts keep one per tracking ID); absent: the project's." }),
+});
+
 export const errorBodySchema = z
   .object({
     error: z.object({
@@ -602,3 +753,9 @@ export type AllowlistItem = z.infer<typeof allowlistEntrySchema>;
 export type AllowlistPage = z.infer<typeof listAllowlistResponseSchema>;
 export type ListAllowlistQuery = z.input<typeof listAllowlistQuerySchema>;
 export type SuppressionRuleView = z.infer<typeof suppressionRuleSchema>;
+export type ChangeView = z.infer<typeof changeViewSchema>;
+export type ChangeList = z.infer<typeof changeListSchema>;
+export type PausedStreamView = z.infer<typeof pausedStreamSchema>;
+export type PausedStreamList = z.infer<typeof pausedStreamListSchema>;
+export type AlertStatus = z.infer<typeof alertStatusSchema>;
+export type AlertRateView = z.infer<typeof alertRateSchema>;

@@ -27,4 +27,10 @@ export type {
   AllowlistItem,
   AllowlistPage,
   ListAllowlistQuery,
+  ChangeView,
+  ChangeList,
+  PausedStreamView,
+  PausedStreamList,
+  AlertStatus,
+  AlertRateView,
 } from './api-schemas.js';

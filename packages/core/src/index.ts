@@ -32,6 +32,22 @@ export {
   type SoftBounceRule,
   type SuppressionExpiry,
 } from './suppressions/rules.js';
+export {
+  checkAlertRules,
+  storedAlertRule,
+  DEFAULT_ALERT_WINDOW,
+  DEFAULT_ALERT_MIN_MESSAGES,
+  DEFAULT_BOUNCE_RATE,
+  DEFAULT_COMPLAINT_RATE,
+  DEFAULT_RESOLVE_RATIO,
+  MAX_ALERT_WINDOW,
+  type AlertRules,
+} from './suppressions/alerts.js';
+export type { ChangeService, ListChangesQuery, FollowChangesOptions } from './services/change-service.js';
+export { toChangeView, parseChangeKinds, changeFamilies, type ChangeFamily, type ChangeKindFilter } from './services/change-view.js';
+export type { AlertService, AlertStatusQuery } from './services/alert-service.js';
+export type { StreamService } from './services/stream-service.js';
+export { changeKinds, type ChangeKind, type Change } from './store/changes.js';
 export { defaultSuppressionPolicy, type SuppressionDecision, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService, AddOptions, StreamOption } from './services/suppression-service.js';
 export type { AllowlistService } from './services/allowlist-service.js';
@@ -70,7 +86,14 @@ export {
 } from './memory-store/memory-store.js';
 
 // What the API and the services answer, and their limits.
-export { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_BATCH_SIZE, MAX_BULK_SIZE } from './api-schemas.js';
+export {
+  MAX_PAGE_SIZE,
+  DEFAULT_PAGE_SIZE,
+  MAX_BATCH_SIZE,
+  MAX_BULK_SIZE,
+  MAX_CHANGE_PAGE_SIZE,
+  DEFAULT_CHANGE_PAGE_SIZE,
+} from './api-schemas.js';
 export type * from './api-shapes.js';
 
 // Send side: attach a tracking ID (and a stream) to each provider's send request.

@@ -15,6 +15,10 @@ import { checkSuppressionRules, type SuppressionRules } from './suppressions/rul
 import { createAllowlistService, type AllowlistService } from './services/allowlist-service.js';
 import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './services/send-gate.js';
 import { createSuppressionService, type SuppressionService } from './services/suppression-service.js';
+import { createChangeService, type ChangeService } from './services/change-service.js';
+import { createAlertService, type AlertService } from './services/alert-service.js';
+import { createStreamService, type StreamService } from './services/stream-service.js';
+import { alertRulesOf, type AlertRules } from './suppressions/alerts.js';
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
 import { createUnsubscribeLinks, type UnsubscribeLinks, type UnsubscribeLinksOptions } from './unsubscribe/links.js';
 import type { WebhookRequest } from './webhooks/request.js';
@@ -50,6 +54,16 @@ export interface MailwardenOptions {
    * const mailwarden = createMailwarden({ rules: { softBounces: { bounces: 3, days: 7 } } });
    */
   rules?: SuppressionRules | ((projectId: string) => SuppressionRules | undefined);
+  /**
+   * Deliverability alerts: bounce and complaint rates over each project's last messages, a crossing
+   * appending `alert.bounce_rate` / `alert.complaint_rate` to the change feed and optionally pausing
+   * streams (docs/core.md, "Alerts"). One object for every project, or a lookup by project; checked as
+   * `rules` are (a `RangeError` naming the field). Without it, no alert window is kept.
+   *
+   * @example
+   * const mailwarden = createMailwarden({ alerts: { bounceRate: 5, complaintRate: 0.1, pauseStreams: ['marketing'] } });
+   */
+  alerts?: AlertRules | ((projectId: string) => AlertRules | undefined);
   /** Clock for manual suppressions, in epoch milliseconds. Default: `Date.now`. */
   now?: () => number;
   /** Webhook intake: each project's provider authentication. Without it, `ingestWebhook` refuses every request. */
@@ -102,6 +116,12 @@ export interface Mailwarden {
   allowlist: AllowlistService;
   /** One-click unsubscribe links: made for a message's headers, then used by the recipient (docs/unsubscribe.md). */
   unsubscribeLinks: UnsubscribeLinks;
+  /** The change feed: every change the store made, in order (docs/core.md, "Change feed"). Needs a store with a feed. */
+  changes: ChangeService;
+  /** Deliverability alerts: the rates of a window against their thresholds (docs/core.md, "Alerts"). */
+  alerts: AlertService;
+  /** Paused streams, which the send gate blocks (docs/core.md, "Paused streams"). */
+  streams: StreamService;
   /**
    * Counts over time of the whole project, as `trackingIds.stats` gives them for one tracking ID.
    *
@@ -155,6 +175,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
   };
   if (options.defaultStream !== undefined) context.defaultStream = defaultStreamOf(options.defaultStream);
   if (options.rules !== undefined) context.rules = rulesOf(options.rules);
+  if (options.alerts !== undefined) context.alerts = alertRulesOf(options.alerts);
   const logger = options.logger ?? { error: (details, message) => console.error(message, details) };
   if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls);
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
@@ -172,6 +193,9 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     trackingIds: createTrackingIdService(context),
     allowlist: createAllowlistService(context),
     unsubscribeLinks: createUnsubscribeLinks(options.unsubscribeLinks, suppressions),
+    changes: createChangeService(context),
+    alerts: createAlertService(context),
+    streams: createStreamService(context),
     stats: (projectId, query) => readStats(context, projectId, null, query),
     applyEvents: applyEventsOfProject,
     ingestWebhook,

@@ -6,6 +6,8 @@ export {
   DEFAULT_PAGE_SIZE,
   MAX_BATCH_SIZE,
   MAX_BULK_SIZE,
+  MAX_CHANGE_PAGE_SIZE,
+  DEFAULT_CHANGE_PAGE_SIZE,
   factNames,
   suppressionReasonSchema,
   suppressionSchema,
@@ -52,5 +54,14 @@ export {
   eventWarningSchema,
   applyEventsResultSchema,
   errorBodySchema,
+  changeKindSchema,
+  listChangesQuerySchema,
+  changeViewSchema,
+  changeListSchema,
+  pausedStreamSchema,
+  pausedStreamListSchema,
+  resumeStreamResponseSchema,
+  alertStatusSchema,
+  alertStatusQuerySchema,
 } from './api-schemas.js';
 export type * from './api-shapes.js';

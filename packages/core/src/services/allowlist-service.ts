@@ -101,7 +101,7 @@ export function createAllowlistService(context: MailwardenContext): AllowlistSer
     async remove(projectId, text) {
       assertProjectId(projectId);
       const { key, entry } = allowlistEntryOf(text, hashEmail);
-      const removed = await store.removeAllowlistEntry(projectId, key);
+      const removed = await store.removeAllowlistEntry(projectId, key, Math.trunc(context.now()));
       if (removed === undefined) {
         throw new MailwardenError('allowlist_entry_not_found', 'No allowlist entry of this project is this address or domain.', {
           details: { entry },

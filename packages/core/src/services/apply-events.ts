@@ -40,6 +40,9 @@ export async function applyEvents(
   // given `now` alone changes nothing it stores (docs/decisions.md, "Suppressions that expire").
   const now = Math.trunc(context.now());
   const options: ApplyEventsOptions = softBounces === undefined ? { now } : { now, softBounces };
+  // Only when the project has alert rules: without them no window is read or written (docs/core.md, "Alerts").
+  const alerts = context.alerts?.(projectId);
+  if (alerts !== undefined) options.alerts = alerts;
   const outcomes = stored.length === 0 ? [] : await context.store.applyEvents(projectId, stored, options);
   if (context.hooks !== undefined) notifyEventHooks(context, projectId, recorded!, stored, outcomes, now);
   const accepted = outcomes.filter((outcome) => outcome !== 'duplicate').length;

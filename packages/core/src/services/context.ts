@@ -4,6 +4,7 @@ import type { HookDispatcher } from './hooks.js';
 import type { Store } from '../store/store.js';
 import type { SuppressionPolicy } from '../suppressions/policy.js';
 import type { SuppressionRules } from '../suppressions/rules.js';
+import type { StoredAlertRule } from '../store/changes.js';
 
 /** What every part of a mailwarden instance shares. */
 export interface MailwardenContext {
@@ -25,6 +26,11 @@ export interface MailwardenContext {
    * expiry by kind; absent, or `undefined` for a project, when it has none.
    */
   rules?: (projectId: string) => SuppressionRules | undefined;
+  /**
+   * A project's alert rules as stores apply them (`MailwardenOptions.alerts`, checked and converted);
+   * absent, or `undefined` for a project, when it has none, so no alert window is read or written.
+   */
+  alerts?: (projectId: string) => StoredAlertRule | undefined;
   /** The app's hooks (`MailwardenOptions.on`); absent when it gave none, so nothing is built for them. */
   hooks?: HookDispatcher;
 }

@@ -16,7 +16,8 @@ export interface FilterSuppressedOptions {
   onError?: 'open' | 'closed';
   /**
    * The stream the mail is sent in: a recipient is blocked when the project-wide list or this stream's
-   * holds it (`invalid_stream` for a name that cannot be one). Absent: the project-wide list only.
+   * holds it (`invalid_stream` for a name that cannot be one), and every recipient while the stream is
+   * paused (`stream_paused`; docs/core.md, "Paused streams"). Absent: the project-wide list only.
    */
   stream?: string;
 }
@@ -24,7 +25,7 @@ export interface FilterSuppressedOptions {
 export interface BlockedRecipient {
   /** The recipient exactly as given. */
   email: string;
-  reason: SuppressionReason | 'invalid_email' | 'check_failed';
+  reason: SuppressionReason | 'invalid_email' | 'check_failed' | 'stream_paused';
 }
 
 export interface FilterSuppressedResult {
@@ -39,7 +40,8 @@ export interface FilterSuppressedResult {
 /**
  * The send gate: splits recipients into those that may be mailed and those that may not. Invalid
  * addresses are always blocked; on a store failure the outcome follows `onError`. With a `stream`, the
- * project-wide list and that stream's block (one store round trip per chunk either way).
+ * project-wide list and that stream's block (one store round trip per chunk either way), and a paused
+ * stream blocks every valid recipient (`stream_paused`; one more round trip, in parallel).
  *
  * @example
  * const { allowed, blocked } = await mailwarden.filterSuppressed('acme', ['a@example.com', 'b@example.com']);
@@ -63,6 +65,8 @@ export async function filterSuppressed(
     else blockedAt.set(index, 'invalid_email');
   });
 
+  // In parallel with the suppressions, so a send in a stream waits no longer; settled, so neither read's failure goes unheard.
+  const pausedRead = stream === undefined || valid.length === 0 ? undefined : isPaused(context, projectId, stream);
   let error: unknown;
   const now = Math.trunc(context.now());
   try {
@@ -78,10 +82,13 @@ export async function filterSuppressed(
     }
   } catch (caught) {
     error = caught;
-    // Fail-open only treats unchecked recipients as not suppressed: suppressions already read stay blocked.
-    if (onError === 'closed') {
-      for (const entry of valid) if (!blockedAt.has(entry.index)) blockedAt.set(entry.index, 'check_failed');
-    }
+  }
+  const paused = pausedRead === undefined ? undefined : await pausedRead;
+  if (paused === true) for (const entry of valid) blockedAt.set(entry.index, 'stream_paused');
+  else if (paused !== undefined && paused !== false && error === undefined) error = paused.error;
+  // Fail-open only treats unchecked recipients as not suppressed: suppressions already read stay blocked.
+  if (error !== undefined && onError === 'closed') {
+    for (const entry of valid) if (!blockedAt.has(entry.index)) blockedAt.set(entry.index, 'check_failed');
   }
 
   const allowed: string[] = [];
@@ -92,4 +99,12 @@ export async function filterSuppressed(
     else blocked.push({ email, reason });
   });
   return error === undefined ? { allowed, blocked } : { allowed, blocked, error };
+}
+
+/** Whether the project's `stream` is paused, or the read's error. */
+function isPaused(context: MailwardenContext, projectId: string, stream: string): Promise<boolean | { error: unknown }> {
+  return context.store.listPausedStreams(projectId).then(
+    (paused) => paused.some((entry) => entry.stream === stream),
+    (error: unknown) => ({ error }),
+  );
 }

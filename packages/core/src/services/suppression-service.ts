@@ -151,9 +151,6 @@ function sourceOf(options: AddOptions | undefined): AddSource {
   return source === 'import' || source === 'unsubscribe' ? source : 'api';
 }
 
-/** `[stream]` when one is named, else none: a store is called exactly as before streams when none is. */
-const streamArgument = (stream: string | undefined): [] | [string] => (stream === undefined ? [] : [stream]);
-
 /** Provenance as the API shows it, beside the spec's fields: `source: null` for records stored before it. */
 export function provenanceView(record: SuppressionRecord): Pick<Suppression, 'source' | 'cause'> {
   const provenance = record.provenance;
@@ -380,8 +377,9 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
       if (!isEmailHash(key)) {
         throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
       }
-      const removed = await store.removeSuppression(projectId, key, ...streamArgument(stream));
+      // The clock goes with the removal: the feed records the change at it (docs/core.md, "Change feed").
       const now = Math.trunc(context.now());
+      const removed = await store.removeSuppression(projectId, key, stream, now);
       // An expired suppression was deleted all the same, but it no longer suppressed: there was none to remove.
       if (removed === undefined || isExpired(removed, now)) {
         if (stream !== undefined) {
@@ -485,8 +483,8 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         hashes.push(hash);
         results.push({ hash, deleted: false });
       });
-      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, ...streamArgument(stream));
       const now = Math.trunc(context.now());
+      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, stream, now);
       const notices: HookCall[] = [];
       removed.forEach((record, i) => {
         // An expired one no longer suppressed: it is gone, and was not removed by this call.
