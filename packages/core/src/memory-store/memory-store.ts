@@ -20,7 +20,17 @@ import type {
   TrackingIdQuery,
   TrackingIdRecord,
 } from '../store/store.js';
-import { changeFeedRetention, type ChangeFeedOptions } from '../store/changes.js';
+import {
+  changeFeedRetention,
+  type ChangeFeedOptions,
+  type OutboundProgress,
+  type OutboundState,
+  type PausedStream,
+  type StoredAlertRule,
+} from '../store/changes.js';
+import { packProvenance, type SuppressionProvenance } from '../suppressions/provenance.js';
+import { AlertWindows } from './alert-windows.js';
+import { ChangeFeed } from './change-feed.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
 import { SoftBounceHistories } from './soft-bounce-histories.js';
@@ -73,6 +83,8 @@ export interface RetainedEntries {
   statsHours: number;
   /** Addresses with a soft-bounce rule history (docs/storage.md#soft-bounce-history-memory-store). */
   softBounceHistories: number;
+  /** Changes kept by the change feeds (docs/storage.md, "Change feed (memory store)"); 0 without one. */
+  changes: number;
 }
 
 /** What `createMemoryStore` returns: a `Store` with every optional method but invalidations, and a count of its entries. */
@@ -128,6 +140,37 @@ function keyRank(key: string): number {
 
 const messageRanks: SortRanks<MessageOrderKey> = (message) => [-message.firstEventAt, keyRank(message.key)];
 const expiryRanks: SortRanks<MessageExpiryKey> = (message) => [-message.lastEventAt, keyRank(message.key)];
+
+/** Whether two entries of one list store the same fields (the feed's `suppression.updated` needs a real move). */
+function sameSuppression(a: SuppressionRecord, b: SuppressionRecord): boolean {
+  return (
+    a.email === b.email &&
+    a.reason === b.reason &&
+    a.createdAt === b.createdAt &&
+    a.expiresAt === b.expiresAt &&
+    (a.provenance === undefined
+      ? b.provenance === undefined
+      : b.provenance !== undefined && packProvenance(a.provenance) === packProvenance(b.provenance))
+  );
+}
+
+/** A new endpoint's progress: from `cursor`, nothing failed, due at once. */
+function newOutboundProgress(cursor: number): OutboundProgress {
+  return { cursor, failures: 0, failingSince: null, nextAttemptAt: 0, pausedAt: null, lastError: null, lastSuccessAt: null };
+}
+
+/** The fields of `OutboundProgress` alone (a caller's object may carry more). */
+function outboundProgressOf(progress: OutboundProgress): OutboundProgress {
+  const { cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt } = progress;
+  return { cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt };
+}
+
+/** An outbound endpoint's state, and who holds its lease until when (`Store.leaseOutbound`). */
+interface OutboundLease {
+  state: OutboundState;
+  owner: string;
+  until: number;
+}
 
 interface TokenClaim {
   /** Project and token. */
@@ -186,10 +229,21 @@ class ProjectState {
   readonly allowlist = new Map<string, AllowlistEntry>();
   readonly allowlistOrder = new SortedList<AllowlistEntry, Pick<AllowlistEntry, 'entry'>>((a, b) => compareCodePoints(a.entry, b.entry));
 
-  /** `expires`: whether the store has a retention, so messages and keys are queued to be forgotten. */
+  /** Alert windows, made when the project's alerts first move one. */
+  alertWindows: AlertWindows | undefined;
+  /** Paused streams by name. */
+  readonly pausedStreams = new Map<string, PausedStream>();
+  /** Outbound endpoints' delivery state and lease, by endpoint. */
+  readonly outbound = new Map<string, OutboundLease>();
+
+  /**
+   * `expires`: whether the store has a retention, so messages and keys are queued to be forgotten.
+   * `feed`: the project's change feed when the store keeps one; absent, no write builds a change.
+   */
   constructor(
     private readonly clock: EventClock,
     expires: boolean,
+    readonly feed: ChangeFeed | undefined,
   ) {
     this.eventKeys = new EventKeys(expires);
     if (expires) this.expiry = new SortedList(compareExpiry, expiryRanks);
@@ -206,14 +260,25 @@ class ProjectState {
     if (input !== undefined && !isEmailHash(input.hash)) {
       throw new TypeError(`not a suppression hash: ${JSON.stringify(input.hash)}`);
     }
+    // The feed's message change names the event by its timeline entry, which the contract says is there.
+    if (this.feed !== undefined && event.message !== null && event.timelineEntry === undefined) {
+      throw new TypeError('an event with a message needs its timelineEntry');
+    }
+    const alerts = options.alerts;
+    // Feed and alerts only: what the message was before the event (`undefined`: the event creates it).
+    const watched = this.feed !== undefined || alerts !== undefined;
     // An event that names neither a message nor a suppression carries no time: its key is stamped
     // with what the clock reads from the others.
     const time = event.message?.lastEventAt ?? event.suppression?.createdAt;
     if (time !== undefined) this.clock.observe(time);
     if (this.eventKeys.has(event.key)) return 'duplicate';
     this.eventKeys.add(event.key, this.clock.now);
+    let before: MessageRecord | undefined;
+    let merged: MessageRecord | undefined;
     if (event.message !== null) {
+      if (watched) before = this.messages.get(event.message.key)?.record;
       const slot = this.mergeMessage(event.message, event.trackingIdSearchKey);
+      merged = slot.record;
       // A copy, as for messages.
       if (event.timelineEntry !== undefined) insertTimelineEntry(slot.timeline, { ...event.timelineEntry });
     }
@@ -227,7 +292,58 @@ class ProjectState {
       const ruleOutcome = this.softBounces.count(input, rule!, now, this);
       if (own === null) outcome = ruleOutcome;
     }
+    if (watched && merged !== undefined) this.afterMerge(event, before, merged, alerts, now ?? time!);
     return outcome;
+  }
+
+  /**
+   * What follows an applied event's merge, in the feed's order (docs/decisions.md, "The change feed"):
+   * its message's status change, then the alert windows it moved and their crossings, then the streams
+   * those paused. `at`: the write's `now`, else the event's time.
+   */
+  private afterMerge(
+    event: StoredEvent,
+    before: MessageRecord | undefined,
+    after: MessageRecord,
+    alerts: StoredAlertRule | undefined,
+    at: number,
+  ): void {
+    const feed = this.feed;
+    if (feed !== undefined) {
+      const from = before === undefined ? null : messageStatus(before.facts);
+      const to = messageStatus(after.facts);
+      if (from !== to) {
+        const entry = event.timelineEntry!;
+        feed.append({
+          kind: 'message.status_changed',
+          at,
+          message: { ...after },
+          from,
+          to,
+          event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+        });
+      }
+    }
+    if (alerts === undefined) return;
+    this.alertWindows ??= new AlertWindows();
+    const crossings = this.alertWindows.move(after.key, before, after, alerts);
+    if (crossings.length === 0) return;
+    for (const crossing of crossings) feed?.append({ ...crossing, at });
+    // The project's window going up pauses the configured streams; going down resumes nothing.
+    for (const crossing of crossings) {
+      if (crossing.trackingId !== null || !crossing.firing) continue;
+      for (const stream of alerts.pause) this.pause(stream, at, crossing.kind);
+    }
+  }
+
+  /** Pauses a stream unless it is paused (`stream.paused`). Returns the paused stream, and whether this paused it. */
+  pause(stream: string, at: number, cause: PausedStream['cause']): { paused: PausedStream; created: boolean } {
+    const known = this.pausedStreams.get(stream);
+    if (known !== undefined) return { paused: { ...known }, created: false };
+    const paused: PausedStream = { stream, pausedAt: at, cause };
+    this.pausedStreams.set(stream, paused);
+    this.feed?.append({ kind: 'stream.paused', at, stream, cause });
+    return { paused: { ...paused }, created: true };
   }
 
   /** Whether the recipient's hash, or `@` and the text after the last `@` of its address, is allowlisted. */
@@ -273,9 +389,56 @@ class ProjectState {
    */
   mergeSuppression(record: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
     if (now !== undefined && record.expiresAt !== undefined && record.expiresAt <= now) return 'applied';
-    const before = this.list(record.stream).upsert(record, now);
+    const table = this.list(record.stream);
+    // With the feed: the entry as stored, expired or not, to tell a replaced expired one.
+    const prior = this.feed === undefined ? undefined : table.get(record.hash);
+    const before = table.upsert(record, now);
+    if (this.feed !== undefined) this.appendSuppressionChanges(table, record.hash, prior, before, now ?? record.createdAt);
     if (before === undefined) return 'suppressed';
     return reasonRank(record.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
+  }
+
+  /**
+   * Appends what a write did to one entry of `table` (`prior`: the entry before, expired or not;
+   * `before`: the one the write joined into, `undefined` when it created the entry): an expired entry
+   * replaced, then added, upgraded, or updated when a stored field really moved.
+   */
+  appendSuppressionChanges(
+    table: SuppressionTable,
+    hash: string,
+    prior: SuppressionRecord | undefined,
+    before: SuppressionRecord | undefined,
+    at: number,
+  ): void {
+    const feed = this.feed!;
+    const record = table.get(hash);
+    if (record === undefined) return;
+    if (before === undefined) {
+      if (prior !== undefined) feed.append({ kind: 'suppression.expired', at, record: prior });
+      feed.append({ kind: 'suppression.added', at, record });
+    } else if (reasonRank(record.reason) > reasonRank(before.reason)) {
+      feed.append({ kind: 'suppression.upgraded', at, record, previous: before });
+    } else if (!sameSuppression(before, record)) {
+      feed.append({ kind: 'suppression.updated', at, record, previous: before });
+    }
+  }
+
+  /** The soft-bounce rule's window replaces the stored one's provenance (`SoftBounceHistories`); `at` as for a merge. */
+  replaceRuleProvenance(hash: string, provenance: SuppressionProvenance, expiresAt: number | undefined, at: number): void {
+    const before = this.feed === undefined ? undefined : this.suppressions.get(hash);
+    this.suppressions.replaceProvenance(hash, provenance, expiresAt);
+    if (before !== undefined) this.appendSuppressionChanges(this.suppressions, hash, before, before, at);
+  }
+
+  /** Deletes an entry of one list; with the feed, appends `suppression.removed` (`at`: `now`, else 0). */
+  removeSuppression(table: SuppressionTable | undefined, hash: string, stream: string | undefined, now: number | undefined) {
+    const record = table?.get(hash);
+    if (record !== undefined) {
+      table!.remove(hash);
+      this.feed?.append({ kind: 'suppression.removed', at: now ?? 0, record });
+    }
+    if (stream === undefined) this.softBounces.forget(hash);
+    return record;
   }
 
   /**
@@ -315,10 +478,13 @@ class ProjectState {
 
   /** Deletes up to `budget` suppressions (of every list) expired at `now`. Returns how many it deleted. */
   removeExpiredSuppressions(now: number, budget: number): number {
-    let removed = this.suppressions.removeExpired(now, budget).length;
+    const feed = this.feed;
+    const expired =
+      feed === undefined ? undefined : (record: SuppressionRecord) => feed.append({ kind: 'suppression.expired', at: now, record });
+    let removed = this.suppressions.removeExpired(now, budget, expired).length;
     for (const table of this.streams.values()) {
       if (removed >= budget) break;
-      removed += table.removeExpired(now, budget - removed).length;
+      removed += table.removeExpired(now, budget - removed, expired).length;
     }
     return removed;
   }
@@ -465,12 +631,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     throw new RangeError('retention needs messagesMs, maxMessages or both');
   }
   const expires = retentionMs !== undefined || maxMessages !== undefined;
+  const feedRetention = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
   const clock = new EventClock();
   const projects = new Map<string, ProjectState>();
   const project = (projectId: string): ProjectState => {
     let state = projects.get(projectId);
     if (state === undefined) {
-      state = new ProjectState(clock, expires);
+      state = new ProjectState(clock, expires, feedRetention === undefined ? undefined : new ChangeFeed(feedRetention));
       projects.set(projectId, state);
     }
     return state;
@@ -505,18 +672,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     async addSuppression(projectId, record, now) {
-      return project(projectId)
-        .list(record.stream)
-        .add({ ...record }, now);
+      const state = project(projectId);
+      const table = state.list(record.stream);
+      if (state.feed === undefined) return table.add({ ...record }, now);
+      // With the feed: the entry as stored, expired or not, to tell a replaced expired one.
+      const prior = table.get(record.hash);
+      const added = table.add({ ...record }, now);
+      if (added.created) state.appendSuppressionChanges(table, record.hash, prior, undefined, now ?? record.createdAt);
+      return added;
     },
 
-    async removeSuppression(projectId, hash, stream) {
+    async removeSuppression(projectId, hash, stream, now) {
       const state = existing(projectId);
-      const table = state?.existingList(stream);
-      const record = table?.get(hash);
-      if (record !== undefined) table!.remove(hash);
-      if (stream === undefined) state?.softBounces.forget(hash);
-      return record;
+      return state?.removeSuppression(state.existingList(stream), hash, stream, now);
     },
 
     async mergeSuppressions(projectId, records, now) {
@@ -528,15 +696,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return records.map((record) => state!.mergeSuppression({ ...record }, now));
     },
 
-    async removeSuppressions(projectId, hashes, stream) {
+    async removeSuppressions(projectId, hashes, stream, now) {
       const state = existing(projectId);
       const table = state?.existingList(stream);
-      return hashes.map((hash) => {
-        const record = table?.get(hash);
-        if (record !== undefined) table!.remove(hash);
-        if (stream === undefined) state?.softBounces.forget(hash);
-        return record;
-      });
+      return hashes.map((hash) => state?.removeSuppression(table, hash, stream, now));
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
@@ -628,15 +791,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const stored = { ...entry };
       state.allowlist.set(stored.key, stored);
       state.allowlistOrder.insert(stored);
+      state.feed?.append({ kind: 'allowlist.added', at: stored.createdAt, entry: { ...stored } });
       return { entry: { ...stored }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key) {
+    async removeAllowlistEntry(projectId, key, now) {
       const state = existing(projectId);
       const known = state?.allowlist.get(key);
       if (known === undefined) return undefined;
       state!.allowlist.delete(key);
       state!.allowlistOrder.remove(known);
+      state!.feed?.append({ kind: 'allowlist.removed', at: now ?? 0, entry: { ...known } });
       return { ...known };
     },
 
@@ -666,7 +831,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       let forgotten = 0;
       let suppressionBudget = PURGE_BUDGET;
       let historyBudget = PURGE_BUDGET;
+      let changeBudget = PURGE_BUDGET;
       for (const state of projects.values()) {
+        if (state.feed !== undefined && changeBudget > 0) changeBudget -= state.feed.purge(now, changeBudget);
         forgotten += forgetExpiredIn(state);
         const removed = state.removeExpiredSuppressions(now, suppressionBudget);
         forgotten += removed;
@@ -688,63 +855,106 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         timelineEntries: 0,
         statsHours: 0,
         softBounceHistories: 0,
+        changes: 0,
       };
       for (const state of projects.values()) {
         entries.messages += state.messages.size;
         entries.eventKeys += state.eventKeys.size;
         entries.trackingIds += state.trackingIds.size;
         entries.softBounceHistories += state.softBounces.size;
+        entries.changes += state.feed?.size ?? 0;
         for (const slot of state.messages.values()) entries.timelineEntries += slot.timeline.length;
         for (const hours of state.buckets.values()) entries.statsHours += hours.size;
       }
       return entries;
     },
 
-    ...(options.changes !== undefined && { changes: changeFeedRetention(options.changes) }),
+    ...(feedRetention !== undefined && { changes: feedRetention }),
 
-    async listChanges(_projectId, query) {
-      return { changes: [], next: query.after, last: 0 };
+    async listChanges(projectId, query) {
+      const feed = existing(projectId)?.feed;
+      if (feed === undefined) return { changes: [], next: query.after, last: 0 };
+      return feed.list(query);
     },
 
-    async getAlertWindows(_projectId, trackingIds) {
-      return trackingIds.map(() => undefined);
+    async getAlertWindows(projectId, trackingIds) {
+      const windows = existing(projectId)?.alertWindows;
+      return trackingIds.map((trackingId) => windows?.get(trackingId));
     },
 
-    async listPausedStreams() {
-      return [];
+    async listPausedStreams(projectId) {
+      const paused = existing(projectId)?.pausedStreams;
+      if (paused === undefined) return [];
+      return [...paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((stream) => ({ ...stream }));
     },
 
-    async pauseStream(_projectId, stream, now) {
-      return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
+    async pauseStream(projectId, stream, now) {
+      return project(projectId).pause(stream, now, 'operator');
     },
 
-    async resumeStream() {
-      return undefined;
+    async resumeStream(projectId, stream, now) {
+      const state = existing(projectId);
+      const paused = state?.pausedStreams.get(stream);
+      if (paused === undefined) return undefined;
+      state!.pausedStreams.delete(stream);
+      state!.feed?.append({ kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      return { ...paused };
     },
 
-    async leaseOutbound(_projectId, endpoint) {
-      return {
-        endpoint,
-        cursor: 0,
-        failures: 0,
-        failingSince: null,
-        nextAttemptAt: 0,
-        pausedAt: null,
-        lastError: null,
-        lastSuccessAt: null,
-      };
+    async leaseOutbound(projectId, endpoint, owner, now, until) {
+      const state = project(projectId);
+      const known = state.outbound.get(endpoint);
+      if (known === undefined) {
+        const lease: OutboundLease = {
+          // A new endpoint receives the changes made from now on.
+          state: { endpoint, ...newOutboundProgress(state.feed?.last ?? 0) },
+          owner,
+          until,
+        };
+        state.outbound.set(endpoint, lease);
+        return { ...lease.state };
+      }
+      if (known.owner !== owner && known.until > now) return undefined;
+      known.owner = owner;
+      known.until = until;
+      return { ...known.state };
     },
 
-    async saveOutbound() {
+    async saveOutbound(projectId, endpoint, owner, progress, until) {
+      const state = existing(projectId);
+      const known = state?.outbound.get(endpoint);
+      if (known === undefined || known.owner !== owner) return false;
+      const wasPaused = known.state.pausedAt !== null;
+      known.state = { endpoint, ...outboundProgressOf(progress) };
+      known.until = until;
+      if (!wasPaused && progress.pausedAt !== null) {
+        state!.feed?.append({
+          kind: 'endpoint.paused',
+          at: progress.pausedAt,
+          endpoint,
+          ...(progress.lastError !== null && { error: progress.lastError }),
+        });
+      }
       return true;
     },
 
-    async getOutbound(_projectId, endpoints) {
-      return endpoints.map(() => undefined);
+    async getOutbound(projectId, endpoints) {
+      const outbound = existing(projectId)?.outbound;
+      return endpoints.map((endpoint) => {
+        const known = outbound?.get(endpoint);
+        return known === undefined ? undefined : { ...known.state };
+      });
     },
 
-    async resumeOutbound() {
-      return undefined;
+    async resumeOutbound(projectId, endpoint, now) {
+      const state = existing(projectId);
+      const known = state?.outbound.get(endpoint);
+      if (known === undefined) return undefined;
+      if (known.state.pausedAt !== null) {
+        known.state = { ...known.state, pausedAt: null, failures: 0, failingSince: null, lastError: null, nextAttemptAt: 0 };
+        state!.feed?.append({ kind: 'endpoint.resumed', at: now, endpoint });
+      }
+      return { ...known.state };
     },
 
     async close() {

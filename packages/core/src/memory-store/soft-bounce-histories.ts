@@ -1,5 +1,5 @@
 import type { DeliveryInput, SoftBounceInput, StoredSoftBounceRule, SuppressionMergeOutcome, SuppressionRecord } from '../store/store.js';
-import type { SuppressionCause } from '../suppressions/provenance.js';
+import type { SuppressionCause, SuppressionProvenance } from '../suppressions/provenance.js';
 import type { SuppressionTable } from './suppression-table.js';
 
 /** A soft bounce the rule keeps: its time, its message and the cause a rule's provenance lists. */
@@ -24,6 +24,8 @@ export interface RuleProject {
   isAllowlisted(hash: string, email: string): boolean;
   /** Joins a record into its list as an event's suppression joins. */
   mergeSuppression(record: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome;
+  /** Replaces the provenance (and `expiresAt`, when given) of the project-wide entry of `hash`; `at` for the feed. */
+  replaceRuleProvenance(hash: string, provenance: SuppressionProvenance, expiresAt: number | undefined, at: number): void;
 }
 
 /** Whether a kept bounce sorts after (`at`, `eventId`): by time, then event ID. */
@@ -111,7 +113,7 @@ export class SoftBounceHistories {
         if (held?.rule !== undefined && held.at === last.at && held.event?.eventId === last.cause.eventId) {
           // The stored window ends at the same bounce (this one arrived between its members): the
           // window of the bounces kept now replaces it, which a join would not do (same time, same event).
-          project.suppressions.replaceProvenance(input.hash, candidate.provenance!, candidate.expiresAt);
+          project.replaceRuleProvenance(input.hash, candidate.provenance!, candidate.expiresAt, now ?? candidate.createdAt);
         } else {
           outcome = project.mergeSuppression(candidate, now);
         }

@@ -168,9 +168,9 @@ export class SuppressionTable {
 
   /**
    * Removes up to `budget` entries expired at `now`, soonest first, and returns their hashes: the
-   * expiry order finds them without reading the others.
+   * expiry order finds them without reading the others. `removing` sees each entry before it goes.
    */
-  removeExpired(now: number, budget: number): string[] {
+  removeExpired(now: number, budget: number, removing?: (record: SuppressionRecord) => void): string[] {
     const removed: string[] = [];
     for (
       let mark = this.expiryOrder.last();
@@ -178,6 +178,7 @@ export class SuppressionTable {
       mark = this.expiryOrder.last()
     ) {
       const hash = this.hashHex(mark.slot);
+      removing?.(this.record(mark.slot, hash));
       this.remove(hash);
       removed.push(hash);
     }
