@@ -2,7 +2,7 @@ import { createMemoryStore } from '@mailwarden/core';
 import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
 import { describe, expect, test } from 'vitest';
 
-runStoreConformanceSuite({ name: 'memory store', test, describe, expect, createStore: createMemoryStore });
+runStoreConformanceSuite({ name: 'memory store', test, describe, expect, createStore: (options) => createMemoryStore(options) });
 
 // The suite's event times lie seconds apart, so a retention of a minute forgets nothing it checks: this
 // run shows that keeping messages and keys in expiry order changes no answer.
@@ -11,5 +11,5 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  createStore: () => createMemoryStore({ retention: { messagesMs: 60_000 } }),
+  createStore: (options) => createMemoryStore({ ...options, retention: { messagesMs: 60_000 } }),
 });

@@ -11,8 +11,8 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  async createStore() {
-    const { store, drop } = await freshStore(sql);
+  async createStore(options) {
+    const { store, drop } = await freshStore(sql, options);
     return { ...store, close: drop };
   },
 });

@@ -381,10 +381,10 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  async createStore() {
+  async createStore(options) {
     const schema = await previousVersionSchema();
     await migrate(sql, { schema });
-    const store = createPostgresStore({ sql, schema });
+    const store = createPostgresStore({ ...options, sql, schema });
     return {
       ...store,
       close: async () => {

@@ -16,5 +16,6 @@ runStoreConformanceSuite({
   describe,
   expect,
   // The store's types name the one ioredis a user installs; this repo holds both, so the cast.
-  createStore: () => createRedisStore({ client: client as unknown as Redis5, keyPrefix: `conformance:ioredis6:${randomUUID()}:` }),
+  createStore: (options) =>
+    createRedisStore({ ...options, client: client as unknown as Redis5, keyPrefix: `conformance:ioredis6:${randomUUID()}:` }),
 });

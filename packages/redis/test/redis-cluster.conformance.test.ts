@@ -14,6 +14,6 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  createStore: () => createRedisStore({ client, keyPrefix: `conformance:${randomUUID()}:` }),
+  createStore: (options) => createRedisStore({ ...options, client, keyPrefix: `conformance:${randomUUID()}:` }),
   numRuns: 20,
 });

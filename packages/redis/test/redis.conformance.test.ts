@@ -13,7 +13,7 @@ runStoreConformanceSuite({
   describe,
   expect,
   // A fresh key prefix per test: the server holds every other test's data too.
-  createStore: () => createRedisStore({ client, keyPrefix: `conformance:${randomUUID()}:` }),
+  createStore: (options) => createRedisStore({ ...options, client, keyPrefix: `conformance:${randomUUID()}:` }),
 });
 
 // Filtered listings that read 2 entries per script call, so every page is stitched from resumed
@@ -23,7 +23,13 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  createStore: () =>
-    createRedisStore({ client, keyPrefix: `conformance:${randomUUID()}:`, scanBudget: 2, retention: { messagesMs: 3_600_000 } }),
+  createStore: (options) =>
+    createRedisStore({
+      ...options,
+      client,
+      keyPrefix: `conformance:${randomUUID()}:`,
+      scanBudget: 2,
+      retention: { messagesMs: 3_600_000 },
+    }),
   groups: { suppressions: false },
 });

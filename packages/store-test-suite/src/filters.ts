@@ -356,7 +356,7 @@ export function describeFilterTests(options: StoreConformanceOptions): void {
     });
 
     test('a walk of any filtered listing, with any page size, is the model’s filtered list', async () => {
-      const store = await options.createStore();
+      const store = await options.createStore({});
       try {
         const filtersOf = <Q extends { after?: unknown }>({ after: _ignored, ...filters }: Q) => filters;
         await fc.assert(

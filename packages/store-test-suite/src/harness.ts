@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Store } from '@mailwarden/core';
+import type { ChangeFeedOptions } from '@mailwarden/core/store';
 import type * as vitest from 'vitest';
 
 /** Registers a test: vitest's `test` (or `it`) fits; `timeout` is the test's limit in milliseconds. */
@@ -17,8 +18,10 @@ export interface StoreConformanceOptions {
   /**
    * A store to test. Called once per test, and the store's `close()` is called after it. It may hold
    * other data already (a shared server): every test writes to projects of its own and clears nothing.
+   * `options.changes`: make the store keep a change feed with this retention (the feed groups pass it;
+   * every other test passes none, and the store must keep no feed then).
    */
-  createStore: () => Promise<Store> | Store;
+  createStore: (options: StoreOptions) => Promise<Store> | Store;
   /**
    * Groups to run; every group runs unless set to `false`. `webhookTokens` fails for a store without
    * the optional `claimWebhookToken`: turn it off if your store leaves that out on purpose.
@@ -38,11 +41,25 @@ export interface StoreConformanceOptions {
     allowlist?: boolean;
     /** The soft-bounce rule (issue 25): examples, the model call by call, and the order law with three concurrent instances. */
     softBounces?: boolean;
+    /** The change feed (issue 26): every change once, in order, as the model makes it; cursors under concurrent writes; retention; kinds. */
+    changes?: boolean;
+    /** Deliverability alerts (issue 26): windows, crossings up and down, per tracking ID, with three concurrent instances; pausing streams. */
+    alerts?: boolean;
+    /** Paused streams (issue 26): pause, resume, list, and their changes. */
+    pausedStreams?: boolean;
+    /** Outbound delivery state (issue 26): leases, takeover, progress, pause and resume. */
+    outbound?: boolean;
   };
   /** Runs of each property test (model-based, hostile events, webhook tokens). Default 50: raise it to hunt, lower it for a slow store. */
   numRuns?: number;
   /** Each test's time limit in milliseconds, passed to `test`. Default 60 000: one test stores a 6 000-event batch, another runs `numRuns` command sequences. */
   timeout?: number;
+}
+
+/** What a test asks of the store it gets (`createStore`). */
+export interface StoreOptions {
+  /** Keep a change feed with this retention (the store's `changes` option). */
+  changes?: ChangeFeedOptions;
 }
 
 export interface StoreTestContext {
@@ -55,11 +72,11 @@ export function randomProjectId(): string {
   return `conformance-${randomUUID()}`;
 }
 
-/** Registers tests that each get a fresh store and project; the store is closed after the test. */
-export function storeTest(options: StoreConformanceOptions) {
+/** Registers tests that each get a fresh store (made with `storeOptions`) and project; the store is closed after the test. */
+export function storeTest(options: StoreConformanceOptions, storeOptions: StoreOptions = {}) {
   return (name: string, body: (context: StoreTestContext) => Promise<void>): void => {
     options.test(name, async () => {
-      const store = await options.createStore();
+      const store = await options.createStore(storeOptions);
       try {
         await body({ store, projectId: randomProjectId() });
       } finally {

@@ -1,12 +1,15 @@
+import { describeAlertTests, describePausedStreamTests } from './alerts.js';
 import { describeAllowlistTests } from './allowlist.js';
 import { describeBulkTests } from './bulk.js';
 import { describeEventTests } from './events.js';
 import { describeExpiryTests } from './expiry.js';
+import { describeChangeFeedTests } from './feed.js';
 import { describeFilterTests } from './filters.js';
 import type { StoreConformanceOptions } from './harness.js';
 import { describeHostileEventTests } from './hostile-events.js';
 import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
+import { describeOutboundTests } from './outbound.js';
 import { describeProvenanceTests } from './provenance.js';
 import { describeSoftBounceRuleTests } from './soft-bounce-rule.js';
 import { describeSuppressionTests } from './suppressions.js';
@@ -15,7 +18,7 @@ import { describeStreamTests } from './streams.js';
 import { describeTimelineTests } from './timelines.js';
 import { describeWebhookTokenTests } from './webhook-tokens.js';
 
-export type { DescribeFunction, StoreConformanceOptions, TestFunction } from './harness.js';
+export type { DescribeFunction, StoreConformanceOptions, StoreOptions, TestFunction } from './harness.js';
 export { createStoreModel, timelineOf } from './model.js';
 export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';
 
@@ -33,7 +36,7 @@ const DEFAULT_TIMEOUT = 60_000;
  * import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
  * import { createMyStore } from '../src/index.js';
  *
- * runStoreConformanceSuite({ name: 'my store', test, describe, expect, createStore: () => createMyStore() });
+ * runStoreConformanceSuite({ name: 'my store', test, describe, expect, createStore: (options) => createMyStore(options) });
  */
 export function runStoreConformanceSuite(options: StoreConformanceOptions): void {
   const timeout = options.timeout ?? DEFAULT_TIMEOUT;
@@ -61,5 +64,9 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('expiry')) describeExpiryTests(suite);
     if (runs('allowlist')) describeAllowlistTests(suite);
     if (runs('softBounces')) describeSoftBounceRuleTests(suite);
+    if (runs('changes')) describeChangeFeedTests(suite);
+    if (runs('alerts')) describeAlertTests(suite);
+    if (runs('pausedStreams')) describePausedStreamTests(suite);
+    if (runs('outbound')) describeOutboundTests(suite);
   });
 }

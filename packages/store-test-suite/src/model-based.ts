@@ -157,7 +157,7 @@ export function describeModelBasedTests(options: StoreConformanceOptions): void 
 
   describe('model', () => {
     test('random command sequences get the same answers from the store as from the model', async () => {
-      const store = await options.createStore();
+      const store = await options.createStore({});
       try {
         await fc.assert(
           // size 'max': by default fast-check keeps sequences to about ten commands, too few to build up state.

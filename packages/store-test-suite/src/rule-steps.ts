@@ -103,11 +103,15 @@ function stepCall(step: RuleStep, now: number): RuleCall {
     case 'add':
       return { describe, run: (store, projectId) => store.addSuppression(projectId, manual(step), now) };
     case 'remove':
-      return { describe, run: (store, projectId) => store.removeSuppression(projectId, ruleAddressPool[step.address]!.hash) };
+      // At `now`, as the service removes: the change's time (a removal without one is at 0).
+      return {
+        describe,
+        run: (store, projectId) => store.removeSuppression(projectId, ruleAddressPool[step.address]!.hash, undefined, now),
+      };
     case 'allow':
       return { describe, run: (store, projectId) => store.addAllowlistEntry(projectId, ruleAllowlist[step.entry]!) };
     case 'disallow':
-      return { describe, run: (store, projectId) => store.removeAllowlistEntry(projectId, ruleAllowlist[step.entry]!.key) };
+      return { describe, run: (store, projectId) => store.removeAllowlistEntry(projectId, ruleAllowlist[step.entry]!.key, now) };
     default:
       throw new Error(`not a call of its own: ${describe}`);
   }

@@ -145,7 +145,7 @@ export function describeWebhookTokenTests(options: StoreConformanceOptions): voi
       const claimArbitrary = fc.record({ project: fc.constantFrom(0, 1), token, digest: fc.constantFrom(D1, D2, D3) });
 
       options.test('any sequence of claims gets the answers of a map from token to its first digest', async () => {
-        const store = await options.createStore();
+        const store = await options.createStore({});
         try {
           const claim = claimOf(store, options.name);
           await fc.assert(

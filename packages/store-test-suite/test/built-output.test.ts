@@ -47,4 +47,10 @@ describe('the built suite', () => {
   });
 });
 
-built.runStoreConformanceSuite({ name: 'a Map store, through the built suite', test, describe, expect, createStore: createMapStore });
+built.runStoreConformanceSuite({
+  name: 'a Map store, through the built suite',
+  test,
+  describe,
+  expect,
+  createStore: (options) => createMapStore(options),
+});

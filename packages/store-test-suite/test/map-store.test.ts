@@ -4,4 +4,4 @@ import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
 import { describe, expect, test } from 'vitest';
 import { createMapStore } from './map-store.js';
 
-runStoreConformanceSuite({ name: 'a Map store', test, describe, expect, createStore: createMapStore });
+runStoreConformanceSuite({ name: 'a Map store', test, describe, expect, createStore: (options) => createMapStore(options) });
