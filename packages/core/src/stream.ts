@@ -9,7 +9,7 @@ import { MailwardenError } from './errors.js';
  */
 export const MAX_STREAM_LENGTH = 64;
 
-const STREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const STREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** Whether `value` is a valid stream name (see `MAX_STREAM_LENGTH`). */
 export function isStreamName(value: unknown): value is string {

@@ -35,7 +35,7 @@ function validatorOf(path: string, method: string, status: number): ValidateFunc
 
 const credentials = { username: 'postmark', password: 'secret' };
 const downStore = (): Store => {
-  const store = createMemoryStore();
+  const store = createMemoryStore({ changes: {} });
   const down = async () => {
     throw new MailwardenError('store_unavailable', 'down');
   };
@@ -46,6 +46,12 @@ function handlerOn(store: Store) {
   const mailwarden = createMailwarden({
     store,
     webhooks: { auth: { acme: { postmark: { basic: [credentials] }, brevo: { bearer: ['brevo-token'] } } } },
+    alerts: (projectId) => (projectId === 'acme' ? {} : undefined),
+    // An endpoint whose delivery never runs (timers that never fire): its state as listed and resumed.
+    outbound: {
+      endpoints: { acme: [{ id: 'crm', url: 'https://crm.example.com/hooks', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }] },
+      timers: { setTimeout: () => undefined, clearTimeout: () => {} },
+    },
   });
   return createHttpHandler(mailwarden, { apiKeys: { k: 'acme' }, logger: { error: () => {} } });
 }
@@ -141,6 +147,22 @@ const scenario: [string, Partial<HttpRequest>][] = [
   ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: `/projects/acme/suppressions/${'0'.repeat(64)}` }],
   ['/projects/{projectId}/suppressions/{hash}', { method: 'DELETE', path: '/projects/acme/suppressions/xyz' }],
   ['/openapi.json', { method: 'GET', path: '/openapi.json', headers: {} }],
+  // The change feed (after the writes above), alerts, paused streams and outbound endpoints.
+  ['/projects/{projectId}/changes', { method: 'GET', query: 'limit=1000' }],
+  ['/projects/{projectId}/changes', { method: 'GET', query: 'kind=suppression&kind=stream.paused' }],
+  ['/projects/{projectId}/changes', { method: 'GET', query: 'after=x' }],
+  ['/projects/{projectId}/alerts', { method: 'GET' }],
+  ['/projects/{projectId}/alerts', { method: 'GET', query: 'tracking_id=campaign-1' }],
+  ['/projects/{projectId}/alerts', { method: 'GET', query: `tracking_id=${'x'.repeat(129)}` }],
+  ['/projects/{projectId}/streams/{stream}/pause', { method: 'POST', path: '/projects/acme/streams/marketing/pause' }],
+  ['/projects/{projectId}/streams/{stream}/pause', { method: 'POST', path: '/projects/acme/streams/marketing/pause' }],
+  ['/projects/{projectId}/streams/{stream}/pause', { method: 'POST', path: '/projects/acme/streams/Bad/pause' }],
+  ['/projects/{projectId}/streams/paused', { method: 'GET' }],
+  ['/projects/{projectId}/streams/{stream}/resume', { method: 'POST', path: '/projects/acme/streams/marketing/resume' }],
+  ['/projects/{projectId}/outbound-webhooks', { method: 'GET' }],
+  ['/projects/{projectId}/outbound-webhooks/{endpointId}/resume', { method: 'POST', path: '/projects/acme/outbound-webhooks/crm/resume' }],
+  ['/projects/{projectId}/outbound-webhooks/{endpointId}/resume', { method: 'POST', path: '/projects/acme/outbound-webhooks/nope/resume' }],
+  ['/projects/{projectId}/changes', { method: 'GET' }],
 ];
 
 async function play(store: Store): Promise<{ operation: string; status: number }[]> {
@@ -185,7 +207,7 @@ async function play(store: Store): Promise<{ operation: string; status: number }
 
 describe('every answer is documented in /openapi.json', () => {
   test('on a working store: successes and client errors', async () => {
-    const seen = await play(createMemoryStore());
+    const seen = await play(createMemoryStore({ changes: {} }));
     const statuses = new Set(seen.map(({ status }) => status));
     for (const status of [200, 201, 400, 401, 404, 413, 415]) expect(statuses, `status ${status} was exercised`).toContain(status);
   });

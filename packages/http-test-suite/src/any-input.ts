@@ -6,13 +6,20 @@ import {
   batchCheckResponseSchema,
   bulkAddResponseSchema,
   bulkRemoveResponseSchema,
+  alertStatusSchema,
+  changeListSchema,
   checkSuppressionResponseSchema,
+  endpointStatusListSchema,
+  endpointStatusSchema,
   errorBodySchema,
   listAllowlistResponseSchema,
   listMessagesResponseSchema,
   listSuppressionsResponseSchema,
   listTrackingIdsResponseSchema,
+  pausedStreamListSchema,
+  pausedStreamSchema,
   removeSuppressionResponseSchema,
+  resumeStreamResponseSchema,
 } from '@mailwarden/core/schemas';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
@@ -35,6 +42,13 @@ const successSchemas = [
   applyEventsResultSchema,
   listAllowlistResponseSchema,
   allowlistEntrySchema,
+  changeListSchema,
+  alertStatusSchema,
+  pausedStreamListSchema,
+  pausedStreamSchema,
+  resumeStreamResponseSchema,
+  endpointStatusListSchema,
+  endpointStatusSchema,
 ];
 
 const isOpenApiDocument = (body: unknown) => typeof (body as { openapi?: unknown } | null)?.openapi === 'string';

@@ -42,6 +42,15 @@ function segment(projects: Projects): fc.Arbitrary<string> {
         'allowlist',
         '%40example.com',
         'webhooks',
+        'changes',
+        'alerts',
+        'streams',
+        'paused',
+        'pause',
+        'resume',
+        'marketing',
+        'outbound-webhooks',
+        'crm',
         ...providers,
       ),
     },
@@ -76,6 +85,8 @@ function queryValue(projects: Projects): fc.Arbitrary<string> {
     // Streams: names, and what no name is (case, a leading `-`, 65 characters).
     fc.constantFrom('marketing', 'weekly-digest', 'Marketing', '-x', 'a'.repeat(65)),
     fc.constantFrom('true', 'false', 'TRUE'),
+    // Change kinds and families, lists of them, and what none is.
+    fc.constantFrom('suppression', 'suppression.added', 'alert,stream', 'message.status_changed,', 'suppression.', ',', 'Alert'),
     fc.integer().map(String),
     anyText,
   );
@@ -95,6 +106,9 @@ function query(projects: Projects): fc.Arbitrary<string> {
       'emailPrefix',
       'stream',
       'expiring',
+      'after',
+      'kind',
+      'tracking_id',
     ),
     anyText,
   );

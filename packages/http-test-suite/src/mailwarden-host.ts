@@ -1,4 +1,12 @@
-import { createMailwarden, type Mailwarden, type ProviderAuth, type Store, type SuppressionRules } from '@mailwarden/core';
+import {
+  createMailwarden,
+  type AlertRules,
+  type Mailwarden,
+  type OutboundEndpoint,
+  type ProviderAuth,
+  type Store,
+  type SuppressionRules,
+} from '@mailwarden/core';
 import { fetchTestSnsCertificate } from '@mailwarden/core/testing';
 import { createTestClock, type TestClock } from './clock.js';
 import { createFailingStore, type FailingStore } from './failing-store.js';
@@ -21,8 +29,12 @@ export interface HostTenancy {
 export interface MailwardenHost {
   mailwarden: Mailwarden;
   store: FailingStore;
-  /** Starts a test: its projects' provider authentication and suppression rules, a fresh clock and environment. */
-  begin(auth: Readonly<Record<string, ProviderAuth>>, rules?: Readonly<Record<string, SuppressionRules>>): HostTenancy;
+  /** Starts a test: its projects' provider authentication, suppression and alert rules, a fresh clock and environment. */
+  begin(
+    auth: Readonly<Record<string, ProviderAuth>>,
+    rules?: Readonly<Record<string, SuppressionRules>>,
+    alerts?: Readonly<Record<string, AlertRules>>,
+  ): HostTenancy;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -32,17 +44,31 @@ export const UNSUBSCRIBE_LINK_BASE = 'https://mail.mailwarden.test/base';
 /** The host's unsubscribe secrets: a new one that seals, and an old one that still opens. */
 export const UNSUBSCRIBE_SECRETS = ['conformance-unsubscribe-secret-new-0001', 'conformance-unsubscribe-secret-old-0001'] as const;
 
-export function createMailwardenHost(store: Store): MailwardenHost {
+export interface MailwardenHostOptions {
+  /**
+   * Outbound webhook endpoints by project id. The engine's timers never fire, so it looks at an
+   * endpoint only when woken (by a resume): a test moves their state through the store itself.
+   */
+  outboundEndpoints?: Readonly<Record<string, OutboundEndpoint[]>>;
+}
+
+/** Timers that never fire: the outbound engine polls nothing on its own. */
+const stoppedTimers = { setTimeout: () => undefined, clearTimeout: () => {} };
+
+export function createMailwardenHost(store: Store, options: MailwardenHostOptions = {}): MailwardenHost {
   const failing = createFailingStore(store);
   const auth = new Map<string, ProviderAuth>();
   // Only the projects of a test that asks for rules have them: every other answer is as without rules.
   const rules = new Map<string, SuppressionRules>();
+  const alerts = new Map<string, AlertRules>();
   let clock = createTestClock();
   let environment = createWebhookEnvironment();
   const mailwarden = createMailwarden({
     store: failing,
     now: () => clock.now(),
     rules: (projectId) => rules.get(projectId),
+    alerts: (projectId) => alerts.get(projectId),
+    ...(options.outboundEndpoints === undefined ? {} : { outbound: { endpoints: options.outboundEndpoints, timers: stoppedTimers } }),
     unsubscribeLinks: { baseUrl: UNSUBSCRIBE_LINK_BASE, secrets: UNSUBSCRIBE_SECRETS },
     webhooks: {
       auth: (projectId) => auth.get(projectId),
@@ -57,17 +83,19 @@ export function createMailwardenHost(store: Store): MailwardenHost {
   return {
     mailwarden,
     store: failing,
-    begin(projectAuth, projectRules = {}) {
+    begin(projectAuth, projectRules = {}, projectAlerts = {}) {
       clock = createTestClock();
       environment = createWebhookEnvironment();
       for (const [projectId, providerAuth] of Object.entries(projectAuth)) auth.set(projectId, providerAuth);
       for (const [projectId, projectRule] of Object.entries(projectRules)) rules.set(projectId, projectRule);
+      for (const [projectId, projectAlert] of Object.entries(projectAlerts)) alerts.set(projectId, projectAlert);
       return {
         clock,
         environment,
         end() {
           for (const projectId of Object.keys(projectAuth)) auth.delete(projectId);
           for (const projectId of Object.keys(projectRules)) rules.delete(projectId);
+          for (const projectId of Object.keys(projectAlerts)) alerts.delete(projectId);
           failing.failWith(undefined);
         },
       };

@@ -1,12 +1,16 @@
 import { describe } from 'vitest';
+import { describeAlertTests } from './alerts.js';
 import { describeAllowlistTests } from './allowlist.js';
 import { describeAnyInputTests } from './any-input.js';
 import { describeAuthTests } from './auth.js';
+import { describeChangeFeedTests } from './changes.js';
 import { describeExpiryTests } from './expiry.js';
 import { appOpener, type HttpConformanceOptions } from './harness.js';
 import { describeListingFilterTests } from './listing-filters.js';
 import { describeMessageTimelineTests } from './message-timelines.js';
 import { describeMessageTests } from './messages.js';
+import { describeOutboundWebhookTests } from './outbound-webhooks.js';
+import { describePausedStreamTests } from './paused-streams.js';
 import { describeRequestTests } from './requests.js';
 import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
@@ -23,7 +27,8 @@ export type { HttpConformanceOptions } from './harness.js';
  * The HTTP contract of docs/http.md, checked over a real socket with `fetch`: every endpoint, every error
  * with its exact status and body, webhook intake for the six providers, store failures, and a property
  * that no input gives a 5xx. Each test opens a fresh mailwarden on a fresh store (with random project
- * ids) behind the binding under test, with a fixed clock.
+ * ids) behind the binding under test, with a fixed clock; a test that needs a change feed or outbound
+ * endpoints gets a store of its own, made by `createStore` with the feed option.
  *
  * @example
  * import { createMemoryStore } from '@mailwarden/core';
@@ -44,6 +49,10 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
     describeMessageTimelineTests(open);
     describeListingFilterTests(open);
     describeStatsTests(open);
+    describeChangeFeedTests(open);
+    describeAlertTests(open);
+    describePausedStreamTests(open);
+    describeOutboundWebhookTests(open);
     describeRequestTests(open);
     describeWebhookTests(open);
     describeUnsubscribeEventTests(open);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   createMemoryStore,
+  type AlertRules,
   type ApiKeys,
   type HttpLogger,
   type Mailwarden,
@@ -60,6 +61,8 @@ export interface TestAppOptions {
   retryAfterSeconds?: number;
   /** Suppression rules of either project (the soft-bounce rule, expiry); default none. */
   rules?: Partial<Record<keyof Projects, SuppressionRules>>;
+  /** Alert rules of either project; default none. */
+  alerts?: Partial<Record<keyof Projects, AlertRules>>;
 }
 
 export interface ApiCall extends Omit<HttpCall, 'method'> {
@@ -99,10 +102,13 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const secrets = options.secrets ?? { acme: createProviderSecrets(projects.acme), globex: createProviderSecrets(projects.globex) };
   const ownHost = options.host === undefined;
   const host = options.host ?? createMailwardenHost(options.store ?? createMemoryStore());
-  const rules = Object.fromEntries(
-    Object.entries(options.rules ?? {}).map(([project, projectRules]) => [projects[project as keyof Projects], projectRules]),
+  const byProjectId = <T>(values: Partial<Record<keyof Projects, T>> = {}) =>
+    Object.fromEntries(Object.entries(values).map(([project, value]) => [projects[project as keyof Projects], value as T]));
+  const tenancy = host.begin(
+    { [projects.acme]: providerAuthOf(secrets.acme), [projects.globex]: providerAuthOf(secrets.globex) },
+    byProjectId(options.rules),
+    byProjectId(options.alerts),
   );
-  const tenancy = host.begin({ [projects.acme]: providerAuthOf(secrets.acme), [projects.globex]: providerAuthOf(secrets.globex) }, rules);
   const logged: LoggedError[] = [];
   const logger: HttpLogger = { error: (context, message) => void logged.push({ context, message }) };
   const apiKeys = options.apiKeys ?? {

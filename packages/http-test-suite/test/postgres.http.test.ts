@@ -16,5 +16,9 @@ afterAll(async () => {
 });
 
 for (const [name, start] of Object.entries(bindings)) {
-  runHttpConformanceSuite({ name: `${name} on the Postgres store`, start, createStore: () => createPostgresStore({ sql, schema }) });
+  runHttpConformanceSuite({
+    name: `${name} on the Postgres store`,
+    start,
+    createStore: (options) => createPostgresStore({ sql, schema, ...options }),
+  });
 }

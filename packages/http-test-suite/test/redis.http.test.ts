@@ -13,6 +13,6 @@ for (const [name, start] of Object.entries(bindings)) {
   runHttpConformanceSuite({
     name: `${name} on the Redis store`,
     start,
-    createStore: () => createRedisStore({ client, keyPrefix: `http-suite:${randomUUID()}:` }),
+    createStore: (options) => createRedisStore({ client, keyPrefix: `http-suite:${randomUUID()}:`, ...options }),
   });
 }

@@ -97,7 +97,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
     const input: RouteInput = {
       params,
-      query: queryParameters(request.query),
+      query: queryParameters(request.query, route.repeatableQuery),
       json: async () => {
         if (request.parsedBody !== undefined && request.body === undefined) {
           // Another parser read the body: its declared size and type still have to pass ours.
@@ -233,15 +233,21 @@ function paramsOf({ parts }: CompiledRoute, segments: readonly string[]): Record
   return params;
 }
 
-/** Query parameters, each at most once: a repeated one is ambiguous, so it is refused. */
-function queryParameters(query: string): Record<string, string> {
+/**
+ * Query parameters, each at most once: a repeated one is ambiguous, so it is refused, unless the route
+ * takes a list there (`repeatableQuery`): then its values are joined with commas, as if sent so.
+ */
+function queryParameters(query: string, repeatable: readonly string[] = []): Record<string, string> {
   // `querystring` decodes as URLSearchParams does (`+` is a space, bad escapes kept) at a fraction of
   // the cost, into an object without a prototype; a repeated name comes back as an array.
   const parsed = parseQueryString(query);
   for (const name in parsed) {
-    if (typeof parsed[name] !== 'string') {
+    const value = parsed[name];
+    if (typeof value === 'string') continue;
+    if (value === undefined || !repeatable.includes(name)) {
       throw new MailwardenError('invalid_request', `The query parameter "${name}" is given more than once.`);
     }
+    parsed[name] = value.join(',');
   }
   return parsed as Record<string, string>;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorCodes, errorStatus, type ErrorCode } from '../errors.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import { PROJECT_ID } from '../input.js';
+import { STREAM_NAME } from '../stream.js';
 import { errorBodySchema } from '../api-schemas.js';
 import { routes, type Route, type RouteAuth } from './routes.js';
 import { unsubscribeRoutes } from './unsubscribe-routes.js';
@@ -46,6 +47,14 @@ const pathParameters: Readonly<Record<string, { description: string; schema: Jso
   entry: {
     description:
       'An allowlist entry as it was added: an address, or `@` and a domain; URL-encoded (`seed%40example.com`, `%40example.com`).',
+    schema: { type: 'string' },
+  },
+  stream: {
+    description: 'A stream: 1 to 64 lower-case letters, digits, `-` and `_`, starting with a letter or digit (`invalid_stream` otherwise).',
+    schema: { type: 'string', pattern: STREAM_NAME.source },
+  },
+  endpointId: {
+    description: "An outbound webhook endpoint's `id`, as the configuration names it and the endpoint listing shows it.",
     schema: { type: 'string' },
   },
   token: {

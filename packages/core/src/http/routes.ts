@@ -35,6 +35,15 @@ import {
   statsQuerySchema,
   statsResponseSchema,
   type StatsRangeQuery,
+  alertStatusQuerySchema,
+  alertStatusSchema,
+  changeListSchema,
+  endpointStatusListSchema,
+  endpointStatusSchema,
+  listChangesQuerySchema,
+  pausedStreamListSchema,
+  pausedStreamSchema,
+  resumeStreamResponseSchema,
 } from '../api-schemas.js';
 import { assertCheckSize } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
@@ -85,6 +94,8 @@ export interface Route {
   query?: z.ZodObject;
   requestBody?: z.ZodType;
   responses: Readonly<Record<number, { description: string; schema?: z.ZodType }>>;
+  /** Query parameters that may be repeated (`?kind=a&kind=b`): the route reads them joined with commas. */
+  repeatableQuery?: readonly string[];
   /** The error codes the route itself may answer with, beyond those every route of its kind may. */
   errors: readonly ErrorCode[];
   /** The `WWW-Authenticate` challenge its 401 answers carry, for these path parameters, if any. */
@@ -129,6 +140,10 @@ function refuseQueryStream(query: Readonly<Record<string, string>>): void {
     });
   }
 }
+
+const STREAM_PAUSE_DESCRIPTION =
+  'A paused stream is blocked by the send gate (`filterSuppressed` with that `stream`: reason `stream_paused`) until resumed. ' +
+  'Alerts may pause streams too (`pauseStreams`); resuming is always an operator’s call.';
 
 export const routes: readonly Route[] = [
   {
@@ -405,6 +420,115 @@ export const routes: readonly Route[] = [
     run: async (mailwarden, { params, query }) => ({
       status: 200,
       body: await mailwarden.stats(params.projectId!, query as StatsRangeQuery),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/changes',
+    auth: 'api_key',
+    operationId: 'listChanges',
+    summary: "Read the project's change feed in order, after a cursor, optionally by kind",
+    description:
+      'Every change the store made, in the order it made them, each numbered by `seq` (per project, from 1). Pass `next_after` back as `after` to read on; ' +
+      '`next_after === latest` means caught up. With `kind`, a page may be empty yet move `next_after` past changes of other kinds. ' +
+      'An `after` older than what retention keeps is 410 `change_cursor_expired`. Needs a store with a feed (`change_feed_not_configured` otherwise).',
+    query: listChangesQuerySchema,
+    repeatableQuery: ['kind'],
+    responses: { 200: { description: 'A page of changes.', schema: changeListSchema } },
+    errors: ['invalid_request', 'change_feed_not_configured', 'change_cursor_expired'],
+    // The service checks each parameter and names it in `details`, as the listings' do.
+    run: async (mailwarden, { params, query }) => ({
+      status: 200,
+      body: await mailwarden.changes.list(params.projectId!, { after: query.after, limit: query.limit, kinds: query.kind }),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/alerts',
+    auth: 'api_key',
+    operationId: 'getAlertStatus',
+    summary: 'The bounce and complaint rates of the recent messages, against their thresholds, and the paused streams',
+    description:
+      "The project's window (or a tracking ID's) of its last `window` messages: how many hard-bounced and complained, the rates (fractions 0–1), " +
+      'the thresholds an alert fires at and resolves below, and whether each is firing. Needs alert rules for the project (`alerts_not_configured` otherwise).',
+    query: alertStatusQuerySchema,
+    responses: { 200: { description: 'The alert status.', schema: alertStatusSchema } },
+    errors: ['invalid_request', 'invalid_tracking_id', 'alerts_not_configured'],
+    run: async (mailwarden, { params, query }) => {
+      const { tracking_id } = parseInput(alertStatusQuerySchema, query, 'alert status query');
+      return {
+        status: 200,
+        body: await mailwarden.alerts.status(params.projectId!, tracking_id === undefined ? {} : { trackingId: tracking_id }),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/streams/paused',
+    auth: 'api_key',
+    operationId: 'listPausedStreams',
+    summary: "The project's paused streams, by name",
+    description: STREAM_PAUSE_DESCRIPTION,
+    responses: { 200: { description: 'The paused streams.', schema: pausedStreamListSchema } },
+    errors: ['invalid_request'],
+    run: async (mailwarden, { params }) => ({ status: 200, body: await mailwarden.streams.listPaused(params.projectId!) }),
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/streams/{stream}/pause',
+    auth: 'api_key',
+    operationId: 'pauseStream',
+    summary: "Pause a stream's sending",
+    description: `Answers 201 when this call paused it, 200 with the paused stream unchanged when it already was. ${STREAM_PAUSE_DESCRIPTION}`,
+    responses: {
+      201: { description: 'Paused.', schema: pausedStreamSchema },
+      200: { description: 'Already paused; as it was paused.', schema: pausedStreamSchema },
+    },
+    errors: ['invalid_request', 'invalid_stream'],
+    run: async (mailwarden, { params }) => {
+      const { paused, created } = await mailwarden.streams.pause(params.projectId!, params.stream!);
+      return { status: created ? 201 : 200, body: paused };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/streams/{stream}/resume',
+    auth: 'api_key',
+    operationId: 'resumeStream',
+    summary: "Resume a stream's sending",
+    description: '`resumed: false` when it was not paused (a retried resume is harmless).',
+    responses: { 200: { description: 'Whether it was paused.', schema: resumeStreamResponseSchema } },
+    errors: ['invalid_request', 'invalid_stream'],
+    run: async (mailwarden, { params }) => ({
+      status: 200,
+      body: await mailwarden.streams.resume(params.projectId!, params.stream!),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/outbound-webhooks',
+    auth: 'api_key',
+    operationId: 'listOutboundWebhooks',
+    summary: "The project's outbound webhook endpoints and where each stands",
+    description:
+      'The endpoints of the configuration (their secrets never shown), each with its delivery state: `delivering`, `retrying` (failing; `next_attempt_at` says when it tries again) or `paused` (after failing too long), ' +
+      'its cursor and how many changes it is behind (`lag`).',
+    responses: { 200: { description: 'The endpoints.', schema: endpointStatusListSchema } },
+    errors: ['invalid_request'],
+    run: async (mailwarden, { params }) => ({ status: 200, body: { items: await mailwarden.outbound.list(params.projectId!) } }),
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/outbound-webhooks/{endpointId}/resume',
+    auth: 'api_key',
+    operationId: 'resumeOutboundWebhook',
+    summary: 'Resume a paused endpoint from its cursor: nothing is lost',
+    description: 'Clears its failures and tries the next change at once. An endpoint that is not paused is answered as it is.',
+    responses: { 200: { description: 'The endpoint now.', schema: endpointStatusSchema } },
+    errors: ['invalid_request', 'endpoint_not_found'],
+    run: async (mailwarden, { params }) => ({
+      status: 200,
+      body: await mailwarden.outbound.resume(params.projectId!, params.endpointId!),
     }),
   },
   {
