@@ -623,14 +623,15 @@ export const changeViewSchema = z
       ...changeFields,
       kind: z.enum(['suppression.added', 'suppression.upgraded', 'suppression.updated', 'suppression.removed', 'suppression.expired']),
       ...changeAt,
-      suppression: suppressionSchema.meta({ description: 'The suppression as listed (`removed`, `expired`: as it was).' }),
-      previous: suppressionSchema.optional().meta({ description: '`upgraded` and `updated` only: the suppression before.' }),
+      // Referenced, not described here: a described copy would be inlined in the OpenAPI document.
+      suppression: suppressionSchema,
+      previous: suppressionSchema.optional(),
     }),
     z.object({
       ...changeFields,
       kind: z.literal('message.status_changed'),
       ...changeAt,
-      message: messageSchema.meta({ description: 'The message as the event left it.' }),
+      message: messageSchema,
       from: messageStatusSchema.nullable().meta({ description: 'Its status before; null when the event created the message.' }),
       to: messageStatusSchema,
       event: z
@@ -675,7 +676,11 @@ export const changeViewSchema = z
       error: z.string().optional().meta({ description: '`endpoint.paused` only: the last failure (`HTTP 503`, `timeout`, …).' }),
     }),
   ])
-  .meta({ id: 'Change', description: 'One change of the feed (docs/http.md, "Change feed").' });
+  .meta({
+    id: 'Change',
+    description:
+      'One change of the feed (docs/http.md, "Change feed"). `suppression`: as listed (`removed`, `expired`: as it was), `previous` the one before (`upgraded`, `updated`); `message`: as the event left it.',
+  });
 export const changeListSchema = z
   .object({
     items: z.array(changeViewSchema),
@@ -716,6 +721,37 @@ export const alertStatusQuerySchema = z.object({
     .optional()
     .meta({ description: "This tracking ID's window (when the project's alerts keep one per tracking ID); absent: the project's." }),
 });
+
+const endpointTime = (description: string) => timestamp.nullable().meta({ description });
+export const endpointStatusSchema = z
+  .object({
+    id: z.string().meta({ description: "The endpoint's id, as configured." }),
+    url: z
+      .string()
+      .meta({ description: 'Where its changes are POSTed, without the query or fragment (shown as `?…`), which often carry a token.' }),
+    kinds: z.array(changeKindSchema).nullable().meta({ description: 'The kinds it receives; null: every kind.' }),
+    state: z.enum(['delivering', 'retrying', 'paused']).meta({
+      description:
+        '`delivering`: caught up or sending; `retrying`: the change after `cursor` failed, retried at `next_attempt_at`; `paused`: failed past the retry schedule, until resumed.',
+    }),
+    cursor: z
+      .int()
+      .min(0)
+      .meta({ description: 'The `seq` of the last change it acknowledged (or skipped by its kinds): delivery resumes after it.' }),
+    latest: z.int().min(0).meta({ description: "The project's latest `seq`." }),
+    lag: z.int().min(0).meta({ description: 'Changes of the feed after its cursor (of every kind): `latest - cursor`.' }),
+    failures: z.int().min(0).meta({ description: 'Failed attempts in a row at the change after `cursor`.' }),
+    failing_since: endpointTime('When those failures began; null while it delivers.'),
+    next_attempt_at: endpointTime('While retrying: when the next attempt is due; else null.'),
+    paused_at: endpointTime('When it was paused; null unless paused.'),
+    last_error: z
+      .string()
+      .nullable()
+      .meta({ description: 'The last failure (`HTTP 503`, `timeout`, `connection refused`, `cursor_expired`…); null after a success.' }),
+    last_success_at: endpointTime('When it last acknowledged a change; null before the first.'),
+  })
+  .meta({ id: 'OutboundEndpoint', description: 'An outbound webhook endpoint and where its delivery stands (docs/outbound-webhooks.md).' });
+export const endpointStatusListSchema = z.object({ items: z.array(endpointStatusSchema) }).meta({ id: 'OutboundEndpointList' });
 
 export const errorBodySchema = z
   .object({
@@ -759,3 +795,5 @@ export type PausedStreamView = z.infer<typeof pausedStreamSchema>;
 export type PausedStreamList = z.infer<typeof pausedStreamListSchema>;
 export type AlertStatus = z.infer<typeof alertStatusSchema>;
 export type AlertRateView = z.infer<typeof alertRateSchema>;
+export type EndpointStatus = z.infer<typeof endpointStatusSchema>;
+export type EndpointStatusList = z.infer<typeof endpointStatusListSchema>;

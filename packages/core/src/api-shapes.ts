@@ -33,4 +33,6 @@ export type {
   PausedStreamList,
   AlertStatus,
   AlertRateView,
+  EndpointStatus,
+  EndpointStatusList,
 } from './api-schemas.js';

@@ -51,6 +51,13 @@ export { changeKinds, type ChangeKind, type Change } from './store/changes.js';
 export { defaultSuppressionPolicy, type SuppressionDecision, type SuppressionPolicy } from './suppressions/policy.js';
 export type { SuppressionService, AddOptions, StreamOption } from './services/suppression-service.js';
 export type { AllowlistService } from './services/allowlist-service.js';
+export {
+  DEFAULT_OUTBOUND_SCHEDULE,
+  type OutboundOptions,
+  type OutboundEndpoint,
+  type OutboundTimers,
+} from './outbound/options.js';
+export type { OutboundService } from './outbound/outbound-service.js';
 export type { FilterSuppressedOptions, FilterSuppressedResult, BlockedRecipient } from './services/send-gate.js';
 export type { UnsubscribeLink, UnsubscribeLinks, UnsubscribeLinksOptions, UnsubscribeTarget } from './unsubscribe/links.js';
 export { MIN_UNSUBSCRIBE_SECRET_LENGTH } from './unsubscribe/token.js';

@@ -21,6 +21,9 @@ import { createStreamService, type StreamService } from './services/stream-servi
 import { alertRulesOf, type AlertRules } from './suppressions/alerts.js';
 import { createWebhookIngest, type IngestResult, type WebhookOptions } from './webhooks/ingest.js';
 import { createUnsubscribeLinks, type UnsubscribeLinks, type UnsubscribeLinksOptions } from './unsubscribe/links.js';
+import { checkOutboundOptions, type OutboundOptions } from './outbound/options.js';
+import { startOutboundEngine } from './outbound/engine.js';
+import { createOutboundService, type OutboundService } from './outbound/outbound-service.js';
 import type { WebhookRequest } from './webhooks/request.js';
 import type { WebhookRoute } from './webhooks/routes.js';
 
@@ -106,6 +109,20 @@ export interface MailwardenOptions {
    * });
    */
   unsubscribeLinks?: UnsubscribeLinksOptions;
+  /**
+   * Outbound webhooks: each project's endpoints receive its changes as signed POSTs (Standard Webhooks),
+   * at least once, in feed order, retried for a day and more, delivered on timers by whichever instance
+   * holds an endpoint's lease in the store (docs/outbound-webhooks.md). Delivery starts at creation and
+   * stops at `close()`. Needs a store with a change feed (its `changes` option) when an endpoint is
+   * configured; checked at creation (a `RangeError` naming the field).
+   *
+   * @example
+   * const mailwarden = createMailwarden({
+   *   store: createMemoryStore({ changes: {} }),
+   *   outbound: { endpoints: { acme: [{ id: 'crm', url: 'https://crm.example.com/hooks', secrets: [process.env.WEBHOOK_SECRET!] }] } },
+   * });
+   */
+  outbound?: OutboundOptions;
 }
 
 export interface Mailwarden {
@@ -139,6 +156,8 @@ export interface Mailwarden {
   ingestWebhook(route: WebhookRoute, projectId: string, request: WebhookRequest): Promise<IngestResult>;
   /** The send gate; see `filterSuppressed`. */
   filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
+  /** Outbound webhook endpoints: where each stands, and resuming a paused one (docs/outbound-webhooks.md). */
+  outbound: OutboundService;
   /** The store, for lifecycle and for bindings. */
   readonly store: Store;
   /**
@@ -147,7 +166,10 @@ export interface Mailwarden {
    * a hook that hangs never settles).
    */
   hooksSettled(): Promise<void>;
-  /** Closes the store. Hook calls in progress are not waited for (see `hooksSettled`). */
+  /**
+   * Stops outbound delivery (waiting for requests in progress, each bounded by its timeout), then closes
+   * the store. Hook calls in progress are not waited for (see `hooksSettled`).
+   */
   close(): Promise<void>;
 }
 
@@ -187,6 +209,10 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     store.claimWebhookToken === undefined ? undefined : (...claim) => store.claimWebhookToken!(...claim),
   );
   const suppressions = createSuppressionService(context);
+  const outbound = options.outbound === undefined ? undefined : checkOutboundOptions(options.outbound);
+  if (outbound !== undefined && outbound.endpoints.length > 0 && store.changes === undefined)
+    throw new RangeError('outbound: endpoints need a store with a change feed (create it with its `changes` option)');
+  const outboundEngine = outbound?.endpoints.length ? startOutboundEngine(outbound, { store, now: context.now, logger }) : undefined;
   return {
     suppressions,
     messages: createMessageService(context),
@@ -200,9 +226,13 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     applyEvents: applyEventsOfProject,
     ingestWebhook,
     filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),
+    outbound: createOutboundService(store, context.now, outbound?.endpoints ?? [], outboundEngine),
     store: context.store,
     hooksSettled: () => context.hooks?.settled() ?? Promise.resolve(),
-    close: () => context.store.close(),
+    close: async () => {
+      await outboundEngine?.close();
+      await context.store.close();
+    },
   };
 }
 

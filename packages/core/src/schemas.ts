@@ -54,6 +54,8 @@ export {
   eventWarningSchema,
   applyEventsResultSchema,
   errorBodySchema,
+  endpointStatusSchema,
+  endpointStatusListSchema,
   changeKindSchema,
   listChangesQuerySchema,
   changeViewSchema,

@@ -16,7 +16,9 @@ const layers = {
   /** The framework-free HTTP API: knows the application (mailwarden.ts) and asks the webhooks layer. */
   http: { files: ['http/'], mayImport: ['composition', 'services', 'webhooks', 'carriers', 'domain', 'leaves'] },
   /** `createMailwarden`: wires the services, the store (the memory store by default) and webhook intake. */
-  composition: { files: ['mailwarden.ts'], mayImport: ['webhooks', 'carriers', 'services', 'memoryStore', 'domain', 'leaves'] },
+  composition: { files: ['mailwarden.ts'], mayImport: ['outbound', 'webhooks', 'carriers', 'services', 'memoryStore', 'domain', 'leaves'] },
+  /** Outbound webhooks: the delivery engine on timers and its service; signs and POSTs the services' change views. */
+  outbound: { files: ['outbound/'], mayImport: ['services', 'domain', 'leaves'] },
   /** Webhook receivers and intake: verify, parse and normalize; the provider rules live here. */
   webhooks: { files: ['webhooks/'], mayImport: ['carriers', 'domain', 'leaves'] },
   /** Attaching and reading tracking IDs on each provider's send request: leaves only. */
