@@ -276,8 +276,8 @@ class ProjectState {
     let before: MessageRecord | undefined;
     let merged: MessageRecord | undefined;
     if (event.message !== null) {
-      if (watched) before = this.messages.get(event.message.key)?.record;
       const slot = this.mergeMessage(event.message, event.trackingIdSearchKey);
+      if (watched) before = this.mergedFrom;
       merged = slot.record;
       // A copy, as for messages.
       if (event.timelineEntry !== undefined) insertTimelineEntry(slot.timeline, { ...event.timelineEntry });
@@ -496,10 +496,14 @@ class ProjectState {
     if (slot.record.trackingId !== null) this.trackingIds.get(slot.record.trackingId)?.messages.remove(slot);
   }
 
+  /** The record `mergeMessage` last merged into (`undefined`: it made the message), for the feed and alerts. */
+  private mergedFrom: MessageRecord | undefined;
+
   /** Merges the message an event saw into its slot (made if new), and returns the slot. */
   private mergeMessage(seen: MessageRecord, searchKey: string | null): MessageSlot {
     const slot = this.messages.get(seen.key);
     const before = slot?.record;
+    this.mergedFrom = before;
     // A copy: the store must not share objects its caller may change later.
     const after = mergeMessage(before, { ...seen });
     const beforeTimes = slot?.factTimes;
