@@ -98,7 +98,8 @@ function mutated(document: unknown): fc.Arbitrary<unknown> {
 export function describeAnyInputTests(open: OpenApp, numRuns: number): void {
   describe('any input', () => {
     test('no request gives a 5xx, and every answer is a success shape or the error body (property)', async () => {
-      const app = await open();
+      // With a feed and alert rules, so the feed's, the alerts' and the writes' new paths are reached too.
+      const app = await open({ changes: {}, alerts: { acme: { trackingIds: true, pauseStreams: ['marketing'] } } });
       await fc.assert(
         fc.asyncProperty(arbitraryRequest(app.projects), async (request) => {
           const url = `${app.server.baseUrl}${request.path}${request.query === '' ? '' : `?${request.query}`}`;
