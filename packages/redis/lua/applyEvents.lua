@@ -7,17 +7,21 @@
 -- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
 -- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] now ('' for none: nothing is expired, no
--- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' `u` are ignored)
+-- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' `u` are ignored),
+-- ARGV[8] the feed's maxLength ('' when the store keeps no feed), ARGV[9] the alert rule as JSON (''
+-- for none: no window is read or written)
 -- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
 -- the rank it raised from, 'a'; eventOutcomeOfCode).
 --
 -- Per applied event, after its message: its own suppression `s` (not written when it comes from a
--- webhook and the recipient is allowlisted), then the soft-bounce rule's input `u`.
+-- webhook and the recipient is allowlisted), then the soft-bounce rule's input `u`, then its
+-- message's status change (the feed), then the alert windows.
 -- Flags: writes.
 --
 -- Keys not in KEYS, all under the project's prefix, so in its slot: the message order of a tracking
 -- ID a message leaves or keeps (from the stored message), the messages read to recompute a row's
--- lastEventAt, the allowlist 'al', the expiry index 'x' and the soft-bounce histories 'sh:<hash>'.
+-- lastEventAt, the allowlist 'al', the expiry index 'x', the soft-bounce histories 'sh:<hash>', the
+-- feed 'feed' and 'changes', the alert windows 'aw' and 'aw:<trackingId>' and the paused streams.
 --@include "suppressionLayout"
 --@include "mergeSuppression"
 --@include "softBounceRule"
@@ -26,12 +30,16 @@
 --@include "before"
 --@include "trackingIdMember"
 --@include "searchBlocks"
+--@include "feed"
+--@include "alertWindows"
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local now, rule = tonumber(ARGV[6]), ARGV[7] ~= '' and cjson.decode(ARGV[7])
 local changed = { list = {} }
+feed = openFeed(prefix, ARGV[8])
+local alerts = ARGV[9] ~= '' and cjson.decode(ARGV[9])
 
 -- Whether a recipient (its hash h and address e) is on the project's allowlist (the HASH 'al': key →
 -- entry, the hash or '@' and the domain after the address's last '@'). Read only for events that need
@@ -239,8 +247,11 @@ local function addTimelineEntry(tl, time, member)
   if ttl then redis.call('PEXPIRE', tl, ttl) end
 end
 
+-- Merges an event's message. Returns its facts before (old, nil when the event created it) and after
+-- (f), and its tracking ID before (oldT) and after (t).
 local function mergeMessage(e)
   local mk = KEYS[e.k]
+  local merged = {}
   local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
@@ -257,6 +268,7 @@ local function mergeMessage(e)
       redis.call('ZADD', seenIndex, 0, member)
       moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
     end
+    merged.f, merged.t = e.f, e.t
   else
     local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
     -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
@@ -303,9 +315,42 @@ local function mergeMessage(e)
         moveRow(newT, e.q or e.t, 1, now, newB)
       end
     end
+    merged.old, merged.f, merged.oldT, merged.t = oldF, newF, oldT, newT
   end
   if ttl then redis.call('PEXPIRE', mk, ttl) end
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
+  return merged
+end
+
+-- A message's status (core messageStatus) as its 1-based index in messageStatuses: the first whose
+-- fact it has, else the last (sent).
+local STATUS_FACTS = { {{STATUS_FACTS}} }
+local function statusOf(f)
+  for i, mask in ipairs(STATUS_FACTS) do
+    if bit.band(f, mask) ~= 0 then return i end
+  end
+  return #STATUS_FACTS
+end
+-- message.status_changed when the merge created the message or changed its status: the message as
+-- stored now, from and to as status indexes, and the event (its timeline entry's id, type y, time z).
+local function statusChange(e, merged, at)
+  local to = statusOf(merged.f)
+  local from = merged.old and statusOf(merged.old)
+  if from == to then return end
+  local m = redis.call('HMGET', KEYS[e.k], 'p', 'i', 'r', 'f', 'a', 'b', 't', 's')
+  local fields = { 'm', e.key, 'mp', m[1], 'mi', m[2], 'mr', m[3], 'mf', m[4], 'm1', m[5], 'm2', m[6], 'to', to }
+  local function add(name, value)
+    if value then fields[#fields + 1], fields[#fields + 2] = name, value end
+  end
+  add('fr', from)
+  add('mt', m[7])
+  add('ms', m[8])
+  if e.l then
+    add('ei', string.sub(e.e, 1, 32))
+    add('et', e.y)
+    add('eo', e.z)
+  end
+  appendChange('message.status_changed', at, fields)
 end
 
 local outcomes = {}
@@ -313,7 +358,7 @@ for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
-    if e.m then mergeMessage(e.m) end
+    local merged = e.m and mergeMessage(e.m)
     local outcome
     if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
       outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
@@ -322,10 +367,17 @@ for i, e in ipairs(events) do
       local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
       if not e.s then outcome = ruleOutcome end
     end
+    if merged then
+      -- Without now, a change's time is the event's (its message's lastEventAt).
+      local at = now or e.m.b
+      if feed then statusChange(e.m, merged, at) end
+      if alerts then moveAlerts(prefix, alerts, e.m, merged, at) end
+    end
     outcomes[i] = outcome or 'a'
   else
     outcomes[i] = 'd'
   end
 end
+trimFeed()
 publish(channel, projectId, changed.list)
 return table.concat(outcomes)

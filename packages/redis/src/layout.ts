@@ -1,5 +1,11 @@
-import type { Provider } from '@mailwarden/core';
+import { messageStatuses, type DeliveryEventType, type Provider } from '@mailwarden/core';
 import {
+  statusFacts,
+  type Change,
+  type ChangeKind,
+  type MessageStatusChange,
+  type OutboundState,
+  type PausedStream,
   packProvenance,
   unpackProvenance,
   reasonFromRank,
@@ -83,6 +89,51 @@ export function projectKeys(keyPrefix: string, projectId: string): ProjectKeys {
  * (a project's ID is a few bytes).
  */
 export const expiringProjectsKeyOf = (keyPrefix: string): string => `${keyPrefix}expiring-projects`;
+
+/**
+ * SET, outside every project's slot: the IDs of projects whose feed this store has written, which
+ * `purgeExpired` visits to delete changes older than the feed's `maxAgeMs`. Added before a project's
+ * first feed write of each store instance; never removed.
+ */
+export const feedProjectsKeyOf = (keyPrefix: string): string => `${keyPrefix}feed-projects`;
+
+/**
+ * The change feed of one project (docs/storage-internals.md, "The change feed"), both in its slot:
+ * - `counter`, a HASH: `seq`, the last change's number, and `trimmed`, the highest deleted by retention.
+ * - `changes`, a STREAM: one entry per change, ID `<seq>-0`, fields `k` (the kind) and `a` (its `at`)
+ *   first, then the kind's own (`decodeChange`).
+ * The Lua scripts (lua/include/feed.lua) name them the same way.
+ */
+export const feedKeysOf = (prefix: string): { counter: string; changes: string } => ({
+  counter: `${prefix}feed`,
+  changes: `${prefix}changes`,
+});
+
+/**
+ * HASH, one alert window (lua/include/alertWindows.lua): the project's (`aw`) or one tracking ID's
+ * (`aw:<trackingId>`). Fields `n` messages, `b` bounced, `c` complained, `bf`/`cf` firing (1 or absent),
+ * `i` messages that ever entered, `s<entry number>` a slot (a flags digit, then the message key) and
+ * `k<message key>` its slot's number.
+ */
+export const alertWindowKeyOf = (prefix: string, trackingId: string | null): string =>
+  trackingId === null ? `${prefix}aw` : `${prefix}aw:${trackingId}`;
+
+/** HASH, the project's paused streams: stream → `pausedAt|cause`. */
+export const pausedStreamsKeyOf = (prefix: string): string => `${prefix}paused`;
+
+/**
+ * HASH, one outbound endpoint's delivery state: `c` cursor, `f` failures, `fs` failingSince, `n`
+ * nextAttemptAt, `p` pausedAt, `e` lastError, `s` lastSuccessAt (each absent for null), `o` the lease's
+ * owner and `u` its end.
+ */
+export const outboundKeyOf = (prefix: string, endpoint: string): string => `${prefix}ob:${endpoint}`;
+
+/**
+ * Per status in `messageStatuses`' precedence, the fact that gives it (`statusFacts`): the Lua scripts
+ * take a message's status as the first whose fact it has (the last, `sent`, as the fallback), and
+ * the feed stores its 1-based index.
+ */
+export const STATUS_FACTS: readonly number[] = messageStatuses.map((status) => statusFacts[status]);
 
 /**
  * STRING, the soft-bounce history of one address (lua/include/softBounceRule.lua), `hash` in hex. Kept
@@ -302,5 +353,119 @@ export function decodeMessage(reply: readonly (string | null)[], at: number): Me
     firstEventAt: Number(reply[at + 6]),
     lastEventAt: Number(reply[at + 7]),
     stream: reply[at + 8] ?? null,
+  };
+}
+
+// --- the change feed -------------------------------------------------------------------------------
+
+/**
+ * A feed entry (an XRANGE item: ID `<seq>-0`, then its fields) as the change it records. Fields by
+ * kind, as lua/include/feed.lua and the scripts write them: `k` kind, `a` at; suppressions `h` hash,
+ * `v` packed value, `w` the value before, `t` stream; status changes `m` key, `mp mi mr mt mf m1 m2 ms`
+ * the message's fields, `fr`/`to` status indexes (1-based, `messageStatuses`), `ei et eo` the event;
+ * alerts `fi` firing, `n` messages, `c` count, `th` threshold, `tr` tracking ID; allowlist `ak` key, `v`
+ * its HASH value; streams `st`, `ca` cause; endpoints `ep`, `er` error.
+ */
+export function decodeChange(id: string, list: readonly string[]): Change {
+  const fields = new Map<string, string>();
+  for (let at = 0; at < list.length; at += 2) fields.set(list[at]!, list[at + 1]!);
+  const field = (name: string): string => fields.get(name)!;
+  const seq = Number(id.slice(0, id.indexOf('-')));
+  const at = Number(field('a'));
+  const kind = field('k') as ChangeKind;
+  switch (kind) {
+    case 'suppression.added':
+    case 'suppression.upgraded':
+    case 'suppression.updated':
+    case 'suppression.removed':
+    case 'suppression.expired': {
+      const hash = field('h');
+      const stream = fields.get('t');
+      const previous = fields.get('w');
+      return {
+        seq,
+        at,
+        kind,
+        record: unpackSuppression(hash, field('v'), stream),
+        ...(previous !== undefined && { previous: unpackSuppression(hash, previous, stream) }),
+      };
+    }
+    case 'message.status_changed': {
+      const from = fields.get('fr');
+      const change: MessageStatusChange = {
+        seq,
+        at,
+        kind,
+        message: decodeMessage(
+          [
+            field('m'),
+            field('mp'),
+            field('mi'),
+            field('mr'),
+            fields.get('mt') ?? null,
+            field('mf'),
+            field('m1'),
+            field('m2'),
+            fields.get('ms') ?? null,
+          ],
+          0,
+        ),
+        from: from === undefined ? null : messageStatuses[Number(from) - 1]!,
+        to: messageStatuses[Number(field('to')) - 1]!,
+        // An event stored without its timeline entry (none does: the service always makes one) names no event.
+        event: {
+          id: fields.get('ei') ?? '',
+          type: (fields.get('et') ?? 'unknown') as DeliveryEventType,
+          occurredAt: Number(fields.get('eo') ?? at),
+        },
+      };
+      return change;
+    }
+    case 'alert.bounce_rate':
+    case 'alert.complaint_rate':
+      return {
+        seq,
+        at,
+        kind,
+        trackingId: fields.get('tr') ?? null,
+        firing: field('fi') === '1',
+        messages: Number(field('n')),
+        count: Number(field('c')),
+        thresholdPpm: Number(field('th')),
+      };
+    case 'allowlist.added':
+    case 'allowlist.removed':
+      return { seq, at, kind, entry: decodeAllowlistValue(field('ak'), field('v')) };
+    case 'stream.paused':
+    case 'stream.resumed':
+      return { seq, at, kind, stream: field('st'), cause: field('ca') as PausedStream['cause'] };
+    case 'endpoint.paused':
+    case 'endpoint.resumed': {
+      const error = fields.get('er');
+      return { seq, at, kind, endpoint: field('ep'), ...(error !== undefined && { error }) };
+    }
+  }
+}
+
+/** A paused stream's HASH value (`pausedAt|cause`) as the paused stream. */
+export function decodePausedStream(stream: string, value: string): PausedStream {
+  const bar = value.indexOf('|');
+  return { stream, pausedAt: Number(value.slice(0, bar)), cause: value.slice(bar + 1) as PausedStream['cause'] };
+}
+
+/** An endpoint's state as the scripts answer it (lua/include/outboundState.lua), or undefined when never leased. */
+export function decodeOutboundState(endpoint: string, reply: readonly (string | null)[]): OutboundState | undefined {
+  const [cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt] = reply;
+  if (cursor == null) return undefined;
+  const time = (value: string | null | undefined): number | null => (value == null ? null : Number(value));
+  return {
+    endpoint,
+    cursor: Number(cursor),
+    failures: Number(failures ?? 0),
+    failingSince: time(failingSince),
+    nextAttemptAt: Number(nextAttemptAt ?? 0),
+    pausedAt: time(pausedAt),
+    lastError: lastError ?? null,
+    lastSuccessAt: time(lastSuccessAt),
   };
 }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { MailwardenError, isStreamName, messageStatuses, type MessageStatus, type Store } from '@mailwarden/core';
 import {
+  changeFeedRetention,
+  type AlertWindow,
+  type ChangeFeedOptions,
+  type ChangeKind,
+  type OutboundProgress,
+  type OutboundState,
+  type PausedStream,
+  type StoredAlertRule,
   eventOutcomeOfCode,
   statFacts,
   sumHours,
@@ -9,6 +17,7 @@ import {
   packProvenance,
   reasonRank,
   trackingIdSearchKey,
+  compareCodePoints,
   type ApplyEventsOptions,
   type EventOutcome,
   type StoredSoftBounceRule,
@@ -47,6 +56,14 @@ import {
   trackingIdMessagesKeyOf,
   unpackSuppression,
   webhookTokenKeyOf,
+  alertWindowKeyOf,
+  decodeChange,
+  decodeOutboundState,
+  decodePausedStream,
+  feedKeysOf,
+  feedProjectsKeyOf,
+  outboundKeyOf,
+  pausedStreamsKeyOf,
 } from './layout.js';
 import * as scripts from './generated/scripts.js';
 import { locateScriptError, type Script } from './script.js';
@@ -72,6 +89,11 @@ export interface RedisStoreOptions {
    * takes further calls, each resuming where the last stopped.
    */
   scanBudget?: number;
+  /**
+   * Keep a change feed (docs/storage.md, "The change feed"): every write appends what it changed to
+   * its project's feed, in the same script. Absent: no feed, and writes cost what they did.
+   */
+  changes?: ChangeFeedOptions;
 }
 
 /** A `Store` whose optional parts this store always has, and a probe of its invalidation subscribers. */
@@ -111,6 +133,10 @@ const DEFAULT_SCAN_BUDGET = 20_000;
 export const UPGRADE_PER_CALL = 500;
 /** How long after a failed background upgrade checks leave it alone. */
 const UPGRADE_RETRY_MS = 10_000;
+/** Changes older than the feed's `maxAgeMs` one `purgeExpired` call deletes at most, over every project. */
+export const PURGE_CHANGES_PER_CALL = 10_000;
+/** Changes a filtered page of the feed looks at, at least (10 × its limit otherwise). */
+const CHANGE_SCAN_MIN = 1000;
 /** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
 const BUILD_PER_CALL = 5000;
 
@@ -221,6 +247,29 @@ function scriptRule(rule: StoredSoftBounceRule): string {
   return JSON.stringify(encoded);
 }
 
+/** The alert rule as the applyEvents script reads it (lua/include/alertWindows.lua), checked first. */
+function scriptAlertRule(rule: StoredAlertRule): string {
+  const counts = [
+    rule.window,
+    rule.minMessages,
+    rule.bounce.firePpm,
+    rule.bounce.resolvePpm,
+    rule.complaint.firePpm,
+    rule.complaint.resolvePpm,
+  ];
+  if (!counts.every((count) => Number.isSafeInteger(count) && count >= 0) || rule.window < 1) {
+    throw new RangeError(`alert rule numbers are not non-negative integers: ${JSON.stringify(rule)}`);
+  }
+  return JSON.stringify({
+    w: rule.window,
+    m: rule.minMessages,
+    b: [rule.bounce.firePpm, rule.bounce.resolvePpm],
+    c: [rule.complaint.firePpm, rule.complaint.resolvePpm],
+    t: rule.trackingIds,
+    p: rule.pause,
+  });
+}
+
 /** An event's `ruleInput` as the applyEvents script reads it, checked first. */
 function scriptRuleInput(input: NonNullable<StoredEvent['ruleInput']>): ScriptRuleInput {
   if (!isEmailHash(input.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(input.hash)}`);
@@ -282,6 +331,8 @@ interface ScriptEvent {
     l?: number;
     z?: string;
     e?: string;
+    /** The entry's event type, with the feed on. */
+    y?: string;
   };
   s?: ScriptSuppression;
   u?: ScriptRuleInput;
@@ -335,6 +386,22 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const scanBudget = options.scanBudget ?? DEFAULT_SCAN_BUDGET;
   if (!(Number.isSafeInteger(scanBudget) && scanBudget > 0)) throw new RangeError(`scanBudget must be a positive integer: ${scanBudget}`);
   const channel = `${keyPrefix}invalidations`;
+  const retention = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
+  /** Projects this store has listed in the registry whose feeds `purgeExpired` trims by age (`feedProjectsKeyOf`). */
+  const feedRegistered = new Set<string>();
+  /**
+   * The scripts' feed argument: the feed's maxLength, or '' without a feed (then they append nothing).
+   * The first write of a project lists it for `purgeExpired` (outside its slot, so not in the script).
+   */
+  const feedArg = async (projectId: string): Promise<string> => {
+    if (retention === undefined) return '';
+    if (!feedRegistered.has(projectId)) {
+      projectPrefix(keyPrefix, projectId);
+      await client.sadd(feedProjectsKeyOf(keyPrefix), projectId).catch(fail);
+      feedRegistered.add(projectId);
+    }
+    return String(retention.maxLength);
+  };
   /** Each subscription, by the function that stops it. */
   const subscriptions = new Set<() => Promise<void>>();
   /** Probes on their way: the subscriptions that have not heard each yet, and what to call when none is left. */
@@ -396,6 +463,23 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     projectPrefix(keyPrefix, projectId);
     await client.sadd(expiringProjectsKeyOf(keyPrefix), projectId).catch(fail);
     registered.add(projectId);
+  };
+  /**
+   * Deletes changes older than `before` from the feeds of the projects in the registry, from each
+   * feed's front, at most PURGE_CHANGES_PER_CALL a sweep (the next sweep deletes the rest).
+   */
+  const purgeChanges = async (before: number): Promise<void> => {
+    let budget = PURGE_CHANGES_PER_CALL;
+    let cursor = '0';
+    do {
+      const [next, projectIds] = await client.sscan(feedProjectsKeyOf(keyPrefix), cursor, 'COUNT', 100).catch(fail);
+      cursor = next;
+      for (const projectId of projectIds) {
+        if (budget <= 0) return;
+        const feed = feedKeysOf(projectPrefix(keyPrefix, projectId));
+        budget -= Number(await run(scripts.purgeChanges, [feed.counter, feed.changes], [before, budget]));
+      }
+    } while (cursor !== '0');
   };
   /** Projects this store saw without suppressions of the old layout: their checks are plain HGET/HMGET. */
   const upgraded = new Set<string>();
@@ -511,6 +595,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     events: readonly StoredEvent[],
     options: ApplyEventsOptions,
     rule: string,
+    feed: string,
+    alerts: string,
   ): { keys: string[]; args: (string | number)[] } {
     const keys = projectKeys(keyPrefix, projectId);
     const keyList = [
@@ -569,6 +655,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           encodedEvent.m.l = keyIndex(timelineKeyOf(keys.prefix, message.key));
           encodedEvent.m.z = String(entry.occurredAt);
           encodedEvent.m.e = timelineMember(entry);
+          // The feed's status changes name the event's type.
+          if (feed !== '') encodedEvent.m.y = entry.type;
         }
       }
       if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression, listIndex);
@@ -578,7 +666,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     });
     return {
       keys: keyList,
-      args: [JSON.stringify(encoded), keys.prefix, retentionMs ?? '', channel, projectId, options.now ?? '', rule],
+      args: [JSON.stringify(encoded), keys.prefix, retentionMs ?? '', channel, projectId, options.now ?? '', rule, feed, alerts],
     };
   }
 
@@ -603,6 +691,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       assertSuppression(record);
       const { hash, email, reason, createdAt, provenance, stream, expiresAt } = record;
       if (expiresAt !== undefined) await registerExpiring(projectId);
+      const feed = await feedArg(projectId);
       const existing = (await run(scripts.addSuppression, suppressionKeys(projectId, stream), [
         hash,
         packSuppression(record),
@@ -612,6 +701,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         stream ?? '',
         now ?? '',
         expiresAt ?? '',
+        feed,
       ])) as string | null;
       if (existing !== null) return { record: unpackSuppression(hash, existing, stream), created: false };
       return {
@@ -628,17 +718,19 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       };
     },
 
-    async removeSuppression(projectId, hash, stream) {
+    async removeSuppression(projectId, hash, stream, now) {
       const keys = suppressionKeys(projectId, stream);
       if (!isEmailHash(hash)) return undefined;
-      const args = [hash, channel, projectId];
-      const removed = (await run(scripts.removeSuppression, keys, stream === undefined ? args : [...args, stream])) as string | null;
+      if (now !== undefined) assertTime(now, 'now');
+      const args = [hash, channel, projectId, stream ?? '', now ?? '', await feedArg(projectId)];
+      const removed = (await run(scripts.removeSuppression, keys, args)) as string | null;
       return removed === null ? undefined : unpackSuppression(hash, removed, stream);
     },
 
     async mergeSuppressions(projectId, records, now) {
       const outcomes: SuppressionMergeOutcome[] = [];
       if (records.some((record) => record.expiresAt !== undefined)) await registerExpiring(projectId);
+      const feed = await feedArg(projectId);
       for (let from = 0; from < records.length; from += RECORDS_PER_CALL) {
         // The project-wide list's keys, then those of each stream's list the batch names.
         const keys = suppressionKeys(projectId);
@@ -651,22 +743,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         const listIndex = streamListIndex(projectPrefix(keyPrefix, projectId), keyIndex);
         // Encoded whole before the call: a malformed record throws here, before anything is written.
         const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map((record) => scriptSuppression(record, listIndex)));
-        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId, now ?? ''])) as string;
+        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId, now ?? '', feed])) as string;
         for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes, stream) {
+    async removeSuppressions(projectId, hashes, stream, now) {
       const keys = suppressionKeys(projectId, stream);
+      if (now !== undefined) assertTime(now, 'now');
+      const feed = await feedArg(projectId);
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += RECORDS_PER_CALL) {
         const batch = hashes.slice(from, from + RECORDS_PER_CALL);
         // Only well-formed hashes reach the script: any other is stored under no field.
-        const values = (await run(scripts.removeSuppressions, keys, [channel, projectId, stream ?? '', ...batch.filter(isEmailHash)])) as (
-          | string
-          | null
-        )[];
+        const values = (await run(scripts.removeSuppressions, keys, [
+          channel,
+          projectId,
+          stream ?? '',
+          now ?? '',
+          feed,
+          ...batch.filter(isEmailHash),
+        ])) as (string | null)[];
         let at = 0;
         for (const hash of batch) {
           const value = isEmailHash(hash) ? values[at++] : null;
@@ -710,10 +808,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async applyEvents(projectId, events, options = {}) {
       const rule = options.softBounces === undefined ? '' : scriptRule(options.softBounces);
+      const alerts = options.alerts === undefined ? '' : scriptAlertRule(options.alerts);
+      const feed = await feedArg(projectId);
       // Every call encoded first: a malformed event anywhere fails the batch before anything is written.
       const calls: { keys: string[]; args: (string | number)[] }[] = [];
       for (let from = 0; from < events.length; from += EVENTS_PER_SCRIPT) {
-        calls.push(encodeEvents(projectId, events.slice(from, from + EVENTS_PER_SCRIPT), options, rule));
+        calls.push(encodeEvents(projectId, events.slice(from, from + EVENTS_PER_SCRIPT), options, rule, feed, alerts));
       }
       // A batch that may store a suppression that expires (its own, or the rule's) lists its project first.
       const ruleExpires = options.softBounces !== undefined && options.softBounces.expiresAfterMs !== null;
@@ -855,15 +955,20 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const existing = (await run(
         scripts.addAllowlistEntry,
         [keys.allowlist, keys.allowlistOrder],
-        [entry.key, entry.entry, entry.createdAt],
+        [entry.key, entry.entry, entry.createdAt, keys.prefix, await feedArg(projectId)],
       )) as string | null;
       if (existing !== null) return { entry: decodeAllowlistValue(entry.key, existing), created: false };
       return { entry: { key: entry.key, entry: entry.entry, createdAt: entry.createdAt }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key) {
+    async removeAllowlistEntry(projectId, key, now) {
+      if (now !== undefined) assertTime(now, 'now');
       const keys = projectKeys(keyPrefix, projectId);
-      const removed = (await run(scripts.removeAllowlistEntry, [keys.allowlist, keys.allowlistOrder], [key])) as string | null;
+      const removed = (await run(
+        scripts.removeAllowlistEntry,
+        [keys.allowlist, keys.allowlistOrder],
+        [key, now ?? '', keys.prefix, await feedArg(projectId)],
+      )) as string | null;
       return removed === null ? undefined : decodeAllowlistValue(key, removed);
     },
 
@@ -881,22 +986,143 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       let deleted = 0;
       let cursor = '0';
       // Bounded: at most PURGE_PER_CALL suppressions a sweep; the next sweep deletes the rest.
-      do {
+      suppressions: do {
         const [next, projectIds] = await client.sscan(registry, cursor, 'COUNT', 100).catch(fail);
         cursor = next;
         for (const projectId of projectIds) {
-          if (deleted >= PURGE_PER_CALL) return deleted;
+          if (deleted >= PURGE_PER_CALL) break suppressions;
           const keys = projectKeys(keyPrefix, projectId);
           deleted += Number(
             await run(
               scripts.purgeExpired,
               [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder, keys.expiryIndex],
-              [now, PURGE_PER_CALL - deleted, channel, projectId],
+              [now, PURGE_PER_CALL - deleted, channel, projectId, retention === undefined ? '' : String(retention.maxLength)],
             ),
           );
         }
       } while (cursor !== '0');
+      if (retention !== undefined) await purgeChanges(now - retention.maxAgeMs);
       return deleted;
+    },
+
+    ...(retention !== undefined && { changes: retention }),
+
+    async listChanges(projectId, { after, limit, kinds }) {
+      if (!Number.isSafeInteger(after) || after < 0) throw new RangeError(`after is not a non-negative integer: ${after}`);
+      if (retention === undefined || limit < 1) return { changes: [], next: after, last: 0 };
+      const feed = feedKeysOf(projectPrefix(keyPrefix, projectId));
+      const filter = kinds === undefined || kinds.length === 0 ? '' : `,${kinds.join(',')},`;
+      const reply = (await run(
+        scripts.listChanges,
+        [feed.counter, feed.changes],
+        [after, limit, filter, Math.max(CHANGE_SCAN_MIN, 10 * limit)],
+        false,
+      )) as [number, number, number?, [string, string[]][]?];
+      const [last, trimmed, next, entries] = reply;
+      if (next === undefined) {
+        throw new MailwardenError(
+          'change_cursor_expired',
+          `Changes after ${after} are no longer kept (retention deleted up to ${trimmed}); start again from the listings.`,
+        );
+      }
+      return { changes: entries!.map(([id, fields]) => decodeChange(id, fields)), next, last };
+    },
+
+    async getAlertWindows(projectId, trackingIds) {
+      if (trackingIds.length === 0) return [];
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const reply = (await run(
+        scripts.getAlertWindows,
+        trackingIds.map((trackingId) => alertWindowKeyOf(prefix, trackingId)),
+        [],
+      )) as (string | null)[][];
+      return reply.map(([messages, bounced, complained, bounceFiring, complaintFiring], i): AlertWindow | undefined =>
+        messages == null
+          ? undefined
+          : {
+              trackingId: trackingIds[i]!,
+              messages: Number(messages),
+              bounced: Number(bounced),
+              complained: Number(complained),
+              bounceFiring: bounceFiring != null,
+              complaintFiring: complaintFiring != null,
+            },
+      );
+    },
+
+    async listPausedStreams(projectId) {
+      const paused = await client.hgetall(pausedStreamsKeyOf(projectPrefix(keyPrefix, projectId))).catch(fail);
+      return Object.keys(paused)
+        .sort(compareCodePoints)
+        .map((stream) => decodePausedStream(stream, paused[stream]!));
+    },
+
+    async pauseStream(projectId, stream, now) {
+      assertTime(now, 'now');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const existing = (await run(scripts.pauseStream, [pausedStreamsKeyOf(prefix)], [stream, now, prefix, await feedArg(projectId)])) as
+        | string
+        | null;
+      if (existing !== null) return { paused: decodePausedStream(stream, existing), created: false };
+      return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
+    },
+
+    async resumeStream(projectId, stream, now) {
+      assertTime(now, 'now');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const removed = (await run(scripts.resumeStream, [pausedStreamsKeyOf(prefix)], [stream, now, prefix, await feedArg(projectId)])) as
+        | string
+        | null;
+      return removed === null ? undefined : decodePausedStream(stream, removed);
+    },
+
+    async leaseOutbound(projectId, endpoint, owner, now, until) {
+      assertTime(now, 'now');
+      assertTime(until, 'until');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const reply = (await run(scripts.leaseOutbound, [outboundKeyOf(prefix, endpoint)], [owner, now, until, prefix])) as
+        | (string | null)[]
+        | null;
+      return reply === null ? undefined : decodeOutboundState(endpoint, reply);
+    },
+
+    async saveOutbound(projectId, endpoint, owner, progress, until) {
+      assertTime(until, 'until');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const nulls: string[] = [];
+      const values: (string | number)[] = [];
+      for (const [name, value] of outboundFields(progress)) {
+        if (value === null) nulls.push(name);
+        else values.push(name, value);
+      }
+      const written = await run(
+        scripts.saveOutbound,
+        [outboundKeyOf(prefix, endpoint)],
+        [owner, until, endpoint, prefix, await feedArg(projectId), nulls.join(' '), ...values],
+      );
+      return written === 1;
+    },
+
+    async getOutbound(projectId, endpoints) {
+      if (endpoints.length === 0) return [];
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const reply = (await run(
+        scripts.getOutbound,
+        endpoints.map((endpoint) => outboundKeyOf(prefix, endpoint)),
+        [],
+      )) as (string | null)[][];
+      return reply.map((state, i) => decodeOutboundState(endpoints[i]!, state));
+    },
+
+    async resumeOutbound(projectId, endpoint, now) {
+      assertTime(now, 'now');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const reply = (await run(
+        scripts.resumeOutbound,
+        [outboundKeyOf(prefix, endpoint)],
+        [now, endpoint, prefix, await feedArg(projectId)],
+      )) as (string | null)[] | null;
+      return reply === null ? undefined : decodeOutboundState(endpoint, reply);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {
@@ -956,6 +1182,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       await Promise.all([...upgrades.values()].map((upgrade) => upgrade.catch(() => {})));
     },
   } satisfies RedisStore;
+}
+
+/** An endpoint's progress as the fields of its HASH (lua/include/outboundState.lua), null for a field to delete. */
+function outboundFields(progress: OutboundProgress): [string, number | string | null][] {
+  const times = [
+    progress.cursor,
+    progress.failures,
+    progress.nextAttemptAt,
+    progress.failingSince,
+    progress.pausedAt,
+    progress.lastSuccessAt,
+  ];
+  for (const time of times) if (time !== null) assertTime(time, 'an outbound time or count');
+  return [
+    ['c', progress.cursor],
+    ['f', progress.failures],
+    ['fs', progress.failingSince],
+    ['n', progress.nextAttemptAt],
+    ['p', progress.pausedAt],
+    ['e', progress.lastError],
+    ['s', progress.lastSuccessAt],
+  ];
 }
 
 /** A message on the invalidation channel: an invalidation, a readiness probe, or (anything else) undefined. */

@@ -75,6 +75,7 @@ local function remakeWindow(K, candidate, E, now, changed)
   if remade == v then return true end
   redis.call('HSET', K.s, field, remade)
   indexExpiry(K, candidate.h, expiresAt, newExpiresAt)
+  suppressionChange(K, 'suppression.updated', now or candidate.c, candidate.h, remade, v)
   if not changed[candidate.h] then
     changed[candidate.h] = true
     changed.list[#changed.list + 1] = candidate.h

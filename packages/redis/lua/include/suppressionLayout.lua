@@ -9,11 +9,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }

@@ -1,16 +1,19 @@
 // Generated from packages/redis/lua/ by `npm run build:lua -w @mailwarden/redis`: edit the .lua files, not this one.
 // Each script is its file with every `--@include` line followed by the included file; `lines` maps
 // the script's lines back to the files. `{{name}}` is filled in from `values` when this module loads.
-import { counterFacts, DAY_MS, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
-import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX, SUPPRESSION_BLOCK_MAX, SUPPRESSION_FIELD_BYTES } from '../layout.js';
+import { counterFacts, DAY_MS, Fact, HOUR_MS, statFacts, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import { ORDER_MAX, SEARCH_BLOCK_FILL, SEARCH_BLOCK_MAX, STATUS_FACTS, SUPPRESSION_BLOCK_MAX, SUPPRESSION_FIELD_BYTES } from '../layout.js';
 import { loadScript, type ScriptValue } from '../script.js';
 
 const values = {
   DAY_MS,
+  'Fact.complained': Fact.complained,
+  'Fact.hard_bounced': Fact.hard_bounced,
   HOUR_MS,
   ORDER_MAX,
   SEARCH_BLOCK_FILL,
   SEARCH_BLOCK_MAX,
+  STATUS_FACTS,
   SUPPRESSION_BLOCK_MAX,
   SUPPRESSION_FIELD_BYTES,
   TIMELINE_CAP,
@@ -29,19 +32,61 @@ export const addAllowlistEntry = loadScript(
     name: 'addAllowlistEntry',
     readOnly: false,
     lines: [
-      [1, 'lua/addAllowlistEntry.lua', 1, 12],
+      [1, 'lua/addAllowlistEntry.lua', 1, 9],
+      [10, 'lua/include/feed.lua', 1, 33],
+      [43, 'lua/addAllowlistEntry.lua', 10, 10],
     ],
     source: `#!lua
 -- addAllowlistEntry: adds an entry to the project's allowlist unless its key is there.
 -- KEYS[1] allowlist (HASH key → createdAt ':' entry), KEYS[2] allowlistOrder (ZSET, scores 0: entry,
 -- NUL, createdAt ',' key; layout.ts allowlistMember)
--- ARGV[1] key, ARGV[2] entry, ARGV[3] createdAt
+-- ARGV[1] key, ARGV[2] entry, ARGV[3] createdAt, ARGV[4] the project's key prefix, ARGV[5] the
+-- feed's maxLength ('' for no feed)
 -- Returns the existing value, or nil once added.
 -- Flags: writes.
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then return existing end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[2], 0, ARGV[2] .. '\\0' .. ARGV[3] .. ',' .. ARGV[1])
+feed = openFeed(ARGV[4], ARGV[5])
+if feed then
+  appendChange('allowlist.added', tonumber(ARGV[3]), { 'ak', ARGV[1], 'v', ARGV[3] .. ':' .. ARGV[2] })
+  trimFeed()
+end
 return false
 `,
   },
@@ -53,23 +98,25 @@ export const addSuppression = loadScript(
     name: 'addSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/addSuppression.lua', 1, 11],
-      [12, 'lua/include/suppressionLayout.lua', 1, 7],
-      [19, 'lua/include/before.lua', 1, 8],
-      [27, 'lua/include/suppressionLayout.lua', 8, 80],
-      [107, 'lua/addSuppression.lua', 12, 1],
-      [108, 'lua/include/storedSuppression.lua', 1, 3],
-      [111, 'lua/include/suppressionValue.lua', 1, 23],
-      [134, 'lua/include/storedSuppression.lua', 4, 1],
-      [135, 'lua/include/order.lua', 1, 13],
-      [148, 'lua/include/storedSuppression.lua', 5, 1],
-      [149, 'lua/include/orderBytes.lua', 1, 17],
-      [166, 'lua/include/storedSuppression.lua', 6, 1],
-      [167, 'lua/include/hex.lua', 1, 14],
-      [181, 'lua/include/storedSuppression.lua', 7, 44],
-      [225, 'lua/addSuppression.lua', 13, 2],
-      [227, 'lua/include/publish.lua', 1, 4],
-      [231, 'lua/addSuppression.lua', 15, 13],
+      [1, 'lua/addSuppression.lua', 1, 12],
+      [13, 'lua/include/suppressionLayout.lua', 1, 7],
+      [20, 'lua/include/before.lua', 1, 8],
+      [28, 'lua/include/suppressionLayout.lua', 8, 80],
+      [108, 'lua/addSuppression.lua', 13, 1],
+      [109, 'lua/include/storedSuppression.lua', 1, 3],
+      [112, 'lua/include/suppressionValue.lua', 1, 23],
+      [135, 'lua/include/storedSuppression.lua', 4, 1],
+      [136, 'lua/include/order.lua', 1, 13],
+      [149, 'lua/include/storedSuppression.lua', 5, 1],
+      [150, 'lua/include/orderBytes.lua', 1, 17],
+      [167, 'lua/include/storedSuppression.lua', 6, 1],
+      [168, 'lua/include/hex.lua', 1, 14],
+      [182, 'lua/include/storedSuppression.lua', 7, 44],
+      [226, 'lua/addSuppression.lua', 14, 2],
+      [228, 'lua/include/publish.lua', 1, 4],
+      [232, 'lua/addSuppression.lua', 16, 1],
+      [233, 'lua/include/feed.lua', 1, 33],
+      [266, 'lua/addSuppression.lua', 17, 18],
     ],
     source: `#!lua
 -- addSuppression: stores one suppression in a list unless its hash has one there already (one
@@ -78,7 +125,8 @@ export const addSuppression = loadScript(
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
 -- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] the stream ('' for the project-wide list),
--- ARGV[7] now ('' for none: nothing is expired), ARGV[8] the record's expiresAt ('' for none)
+-- ARGV[7] now ('' for none: nothing is expired), ARGV[8] the record's expiresAt ('' for none),
+-- ARGV[9] the feed's maxLength ('' for no feed)
 -- Returns the existing value, or nil once created.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -101,11 +149,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -301,17 +349,56 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[6])
+local now = tonumber(ARGV[7])
+feed = openFeed(K.p, ARGV[9])
 local existing, field, hash = storedSuppression(K, ARGV[1])
 if existing then
   local _, createdAt, _, _, expiresAt = unpackSuppression(existing)
-  if not expired(expiresAt, tonumber(ARGV[7])) then return existing end
+  if not expired(expiresAt, now) then return existing end
   orderRemove(K, orderBytes(createdAt) .. hash)
   indexExpiry(K, ARGV[1], expiresAt, nil)
+  suppressionChange(K, 'suppression.expired', now, ARGV[1], existing)
 end
 redis.call('HSET', K.s, field, ARGV[2])
 orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
 indexExpiry(K, ARGV[1], nil, tonumber(ARGV[8]))
+suppressionChange(K, 'suppression.added', now or tonumber(ARGV[3]), ARGV[1], ARGV[2])
+trimFeed()
 publish(ARGV[4], ARGV[5], { ARGV[1] })
 return false
 `,
@@ -324,31 +411,35 @@ export const applyEvents = loadScript(
     name: 'applyEvents',
     readOnly: false,
     lines: [
-      [1, 'lua/applyEvents.lua', 1, 21],
-      [22, 'lua/include/suppressionLayout.lua', 1, 7],
-      [29, 'lua/include/before.lua', 1, 8],
-      [37, 'lua/include/suppressionLayout.lua', 8, 80],
-      [117, 'lua/applyEvents.lua', 22, 1],
-      [118, 'lua/include/mergeSuppression.lua', 1, 3],
-      [121, 'lua/include/storedSuppression.lua', 1, 3],
-      [124, 'lua/include/suppressionValue.lua', 1, 23],
-      [147, 'lua/include/storedSuppression.lua', 4, 1],
-      [148, 'lua/include/order.lua', 1, 13],
-      [161, 'lua/include/storedSuppression.lua', 5, 1],
-      [162, 'lua/include/orderBytes.lua', 1, 17],
-      [179, 'lua/include/storedSuppression.lua', 6, 1],
-      [180, 'lua/include/hex.lua', 1, 14],
-      [194, 'lua/include/storedSuppression.lua', 7, 44],
-      [238, 'lua/include/mergeSuppression.lua', 4, 61],
-      [299, 'lua/applyEvents.lua', 23, 1],
-      [300, 'lua/include/softBounceRule.lua', 1, 154],
-      [454, 'lua/applyEvents.lua', 24, 1],
-      [455, 'lua/include/publish.lua', 1, 4],
-      [459, 'lua/applyEvents.lua', 25, 3],
-      [462, 'lua/include/trackingIdMember.lua', 1, 18],
-      [480, 'lua/applyEvents.lua', 28, 1],
-      [481, 'lua/include/searchBlocks.lua', 1, 16],
-      [497, 'lua/applyEvents.lua', 29, 303],
+      [1, 'lua/applyEvents.lua', 1, 25],
+      [26, 'lua/include/suppressionLayout.lua', 1, 7],
+      [33, 'lua/include/before.lua', 1, 8],
+      [41, 'lua/include/suppressionLayout.lua', 8, 80],
+      [121, 'lua/applyEvents.lua', 26, 1],
+      [122, 'lua/include/mergeSuppression.lua', 1, 3],
+      [125, 'lua/include/storedSuppression.lua', 1, 3],
+      [128, 'lua/include/suppressionValue.lua', 1, 23],
+      [151, 'lua/include/storedSuppression.lua', 4, 1],
+      [152, 'lua/include/order.lua', 1, 13],
+      [165, 'lua/include/storedSuppression.lua', 5, 1],
+      [166, 'lua/include/orderBytes.lua', 1, 17],
+      [183, 'lua/include/storedSuppression.lua', 6, 1],
+      [184, 'lua/include/hex.lua', 1, 14],
+      [198, 'lua/include/storedSuppression.lua', 7, 44],
+      [242, 'lua/include/mergeSuppression.lua', 4, 5],
+      [247, 'lua/include/feed.lua', 1, 33],
+      [280, 'lua/include/mergeSuppression.lua', 9, 66],
+      [346, 'lua/applyEvents.lua', 27, 1],
+      [347, 'lua/include/softBounceRule.lua', 1, 155],
+      [502, 'lua/applyEvents.lua', 28, 1],
+      [503, 'lua/include/publish.lua', 1, 4],
+      [507, 'lua/applyEvents.lua', 29, 3],
+      [510, 'lua/include/trackingIdMember.lua', 1, 18],
+      [528, 'lua/applyEvents.lua', 32, 1],
+      [529, 'lua/include/searchBlocks.lua', 1, 16],
+      [545, 'lua/applyEvents.lua', 33, 2],
+      [547, 'lua/include/alertWindows.lua', 1, 117],
+      [664, 'lua/applyEvents.lua', 35, 349],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -359,17 +450,21 @@ export const applyEvents = loadScript(
 -- HASH and heads of a stream's suppression list), referred to by index
 -- ARGV[1] the events as JSON, ARGV[2] project key prefix, ARGV[3] retention in ms ('' for none),
 -- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] now ('' for none: nothing is expired, no
--- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' \`u\` are ignored)
+-- history forgotten), ARGV[7] the soft-bounce rule as JSON ('' for none: events' \`u\` are ignored),
+-- ARGV[8] the feed's maxLength ('' when the store keeps no feed), ARGV[9] the alert rule as JSON (''
+-- for none: no window is read or written)
 -- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
 -- the rank it raised from, 'a'; eventOutcomeOfCode).
 --
 -- Per applied event, after its message: its own suppression \`s\` (not written when it comes from a
--- webhook and the recipient is allowlisted), then the soft-bounce rule's input \`u\`.
+-- webhook and the recipient is allowlisted), then the soft-bounce rule's input \`u\`, then its
+-- message's status change (the feed), then the alert windows.
 -- Flags: writes.
 --
 -- Keys not in KEYS, all under the project's prefix, so in its slot: the message order of a tracking
 -- ID a message leaves or keeps (from the stored message), the messages read to recompute a row's
--- lastEventAt, the allowlist 'al', the expiry index 'x' and the soft-bounce histories 'sh:<hash>'.
+-- lastEventAt, the allowlist 'al', the expiry index 'x', the soft-bounce histories 'sh:<hash>', the
+-- feed 'feed' and 'changes', the alert windows 'aw' and 'aw:<trackingId>' and the paused streams.
 --@include "suppressionLayout"
 -- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
 -- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
@@ -390,11 +485,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -591,6 +686,40 @@ end
 --@include "suppressionValue"
 --@include "orderBytes"
 --@include "before"
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 -- What the provenance join compares after the reason: the cause's time, event ID and source letter
 -- (a, i, u, w: the sources' byte order; core provenanceWins); a record without provenance compares as
 -- the latest, with no ID and the last source.
@@ -605,8 +734,10 @@ end
 -- then the smaller source's (core provenanceWins), and expiresAt with the provenance. With now (nil:
 -- nothing expires), s already expired is not written, and a stored record expired at now counts as
 -- absent: s replaces it whole (docs/decisions.md, "Suppressions that expire"). A hash it writes is
--- added to changed (a set with its list in changed.list). Returns the outcome: 's' when it created
--- the suppression, the rank it had when s raised it, else 'a'.
+-- added to changed (a set with its list in changed.list). With the feed open, each change is
+-- appended (an expired record replaced, then added, upgraded or updated), at now (nil: the record's
+-- createdAt). Returns the outcome: 's' when it created the suppression, the rank it had when s
+-- raised it, else 'a'.
 local function mergeSuppression(K, s, changed, now)
   if expired(s.x, now) then return 'a' end
   local v, field, hash = storedSuppression(K, s.h)
@@ -615,12 +746,15 @@ local function mergeSuppression(K, s, changed, now)
   if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
   if v and expired(expiresAt, now) then
     orderRemove(K, orderBytes(createdAt) .. hash)
+    suppressionChange(K, 'suppression.expired', now, s.h, v)
     v = false
   end
   if not v then
-    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p, s.x))
+    local stored = packSuppression(s.r, s.c, s.e, s.p, s.x)
+    redis.call('HSET', K.s, field, stored)
     orderAdd(K, orderBytes(s.c) .. hash)
     indexExpiry(K, s.h, expiresAt, s.x)
+    suppressionChange(K, 'suppression.added', now or s.c, s.h, stored)
     outcome = 's'
   else
     local newRank, newCreatedAt, newProvenance, newExpiresAt = math.max(rank, s.r), math.min(createdAt, s.c), provenance, expiresAt
@@ -635,7 +769,11 @@ local function mergeSuppression(K, s, changed, now)
     end
     if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance and newExpiresAt == expiresAt then return outcome end
     if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt))
+    local stored = packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt)
+    redis.call('HSET', K.s, field, stored)
+    if stored ~= v then
+      suppressionChange(K, newRank > rank and 'suppression.upgraded' or 'suppression.updated', now or s.c, s.h, stored, v)
+    end
     if newCreatedAt ~= createdAt then
       orderRemove(K, orderBytes(createdAt) .. hash)
       orderAdd(K, orderBytes(newCreatedAt) .. hash)
@@ -726,6 +864,7 @@ local function remakeWindow(K, candidate, E, now, changed)
   if remade == v then return true end
   redis.call('HSET', K.s, field, remade)
   indexExpiry(K, candidate.h, expiresAt, newExpiresAt)
+  suppressionChange(K, 'suppression.updated', now or candidate.c, candidate.h, remade, v)
   if not changed[candidate.h] then
     changed[candidate.h] = true
     changed.list[#changed.list + 1] = candidate.h
@@ -846,12 +985,133 @@ end
 local function blockValue(count, keys)
   return string.format('%03d', count) .. table.concat(keys)
 end
+--@include "feed"
+--@include "alertWindows"
+-- Deliverability alerts (docs/decisions.md, "Deliverability alerts"), inside applyEvents' step per
+-- event. A window per scope (layout.ts alertWindowKeyOf): a HASH of counters n (messages), b (hard
+-- bounced), c (complained), i (messages that ever entered: the newest slot's number), bf and cf (1
+-- while firing), and per message in it a slot 's<number>' (a flags digit, 1 bounced + 2 complained,
+-- then the message key) and 'k<message key>' (its slot's number). The oldest slot is number i - n + 1.
+--@include "feed"
+local HARD_BOUNCED, COMPLAINED = {{Fact.hard_bounced}}, {{Fact.complained}}
+local function flagsOf(f)
+  return (bit.band(f, HARD_BOUNCED) ~= 0 and 1 or 0) + (bit.band(f, COMPLAINED) ~= 0 and 2 or 0)
+end
+-- A window's counters (n, b, c, i, and bf, cf true while firing), key its HASH.
+local function loadWindow(key)
+  local v = redis.call('HMGET', key, 'n', 'b', 'c', 'i', 'bf', 'cf')
+  return { key = key, n = tonumber(v[1]) or 0, b = tonumber(v[2]) or 0, c = tonumber(v[3]) or 0, i = tonumber(v[4]) or 0, bf = v[5] and true, cf = v[6] and true }
+end
+local function saveWindow(W, flags)
+  W.b, W.c = W.b + flags % 2, W.c + math.floor(flags / 2)
+  redis.call('HSET', W.key, 'n', W.n, 'b', W.b, 'c', W.c, 'i', W.i)
+end
+-- A message in the window at key gained flags (those of its facts f): each counts once. Returns the
+-- window when a count moved, else nil (also when the message is not in it).
+local function markWindow(key, messageKey, f)
+  local number = redis.call('HGET', key, 'k' .. messageKey)
+  if not number then return nil end
+  local slot = redis.call('HGET', key, 's' .. number)
+  local known = tonumber(string.sub(slot, 1, 1))
+  local flags = bit.band(flagsOf(f), bit.bnot(known))
+  if flags == 0 then return nil end
+  redis.call('HSET', key, 's' .. number, (known + flags) .. string.sub(slot, 2))
+  local W = loadWindow(key)
+  saveWindow(W, flags)
+  return W
+end
+-- A message the store had not seen (facts f) enters the window at key, pushing the oldest out past
+-- rule.w (the rule's window may have shrunk: as many as it takes). A key held already (retention
+-- forgot its message, an event made it anew) is marked instead. Returns the window: it moved.
+local function enterWindow(key, rule, messageKey, f)
+  local W = markWindow(key, messageKey, f)
+  if W then return W end
+  W = loadWindow(key)
+  if redis.call('HEXISTS', key, 'k' .. messageKey) == 1 then return W end
+  local flags = flagsOf(f)
+  W.i, W.n = W.i + 1, W.n + 1
+  redis.call('HSET', key, 's' .. W.i, flags .. messageKey, 'k' .. messageKey, W.i)
+  while W.n > rule.w do
+    local oldest = W.i - W.n + 1
+    local gone = redis.call('HGET', key, 's' .. oldest)
+    if gone then
+      local goneFlags = tonumber(string.sub(gone, 1, 1))
+      W.b, W.c = W.b - goneFlags % 2, W.c - math.floor(goneFlags / 2)
+      redis.call('HDEL', key, 's' .. oldest, 'k' .. string.sub(gone, 2))
+    end
+    W.n = W.n - 1
+  end
+  saveWindow(W, flags)
+  return W
+end
+-- Compares a moved window with the rule (integers only, as every store does): a crossing flips its
+-- state and appends alert.bounce_rate, then alert.complaint_rate. Returns the kind of the first
+-- crossing up, or nil.
+local function crossWindow(W, rule, trackingId, at)
+  local up
+  for _, alert in ipairs({ { 'b', 'bf', 'alert.bounce_rate', rule.b }, { 'c', 'cf', 'alert.complaint_rate', rule.c } }) do
+    local count, firing, ppm = W[alert[1]], W[alert[2]], alert[4]
+    local flip, threshold
+    if not firing and W.n >= rule.m and count * 1000000 >= ppm[1] * W.n then
+      flip, threshold = true, ppm[1]
+    elseif firing and count * 1000000 < ppm[2] * W.n then
+      flip, threshold = false, ppm[2]
+    end
+    if flip ~= nil then
+      if flip then redis.call('HSET', W.key, alert[2], 1) else redis.call('HDEL', W.key, alert[2]) end
+      if flip and not up then up = alert[3] end
+      if feed then
+        local fields = { 'fi', flip and '1' or '0', 'n', W.n, 'c', count, 'th', threshold }
+        if trackingId then fields[#fields + 1], fields[#fields + 2] = 'tr', trackingId end
+        appendChange(alert[3], at, fields)
+      end
+    end
+  end
+  return up
+end
+-- Pauses the rule's streams not already paused (HASH 'paused': stream → pausedAt '|' cause).
+local function pauseStreams(prefix, streams, cause, at)
+  for _, stream in ipairs(streams) do
+    if redis.call('HSETNX', prefix .. 'paused', stream, string.format('%d', at) .. '|' .. cause) == 1 and feed then
+      appendChange('stream.paused', at, { 'st', stream, 'ca', cause })
+    end
+  end
+end
+-- The alerts of one applied event of message e under rule ({ w window, m minMessages, b and c {
+-- firePpm, resolvePpm }, t per tracking ID, p streams to pause }): merged holds its facts before (old,
+-- nil when the event created it) and after (f), its tracking ID before (oldT) and after (t). A message
+-- counts in the windows it entered: its tracking ID's then, or (joined later) now. Crossings: the
+-- project's window first; then the streams its crossing up pauses.
+local function moveAlerts(prefix, rule, e, merged, at)
+  local moved = {}
+  local function add(W, trackingId)
+    if W then moved[#moved + 1] = { W, trackingId } end
+  end
+  if merged.old == nil then
+    add(enterWindow(prefix .. 'aw', rule, e.key, merged.f), nil)
+    if rule.t and merged.t then add(enterWindow(prefix .. 'aw:' .. merged.t, rule, e.key, merged.f), merged.t) end
+  elseif bit.band(flagsOf(merged.f), bit.bnot(flagsOf(merged.old))) ~= 0 then
+    add(markWindow(prefix .. 'aw', e.key, merged.f), nil)
+    if rule.t then
+      if merged.oldT then add(markWindow(prefix .. 'aw:' .. merged.oldT, e.key, merged.f), merged.oldT) end
+      if merged.t and merged.t ~= merged.oldT then add(markWindow(prefix .. 'aw:' .. merged.t, e.key, merged.f), merged.t) end
+    end
+  end
+  local up
+  for _, window in ipairs(moved) do
+    local kind = crossWindow(window[1], rule, window[2], at)
+    if window[2] == nil then up = kind end
+  end
+  if up then pauseStreams(prefix, rule.p, up, at) end
+end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local MO, T, TO, TK, TC = KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local events = cjson.decode(ARGV[1])
 local prefix, ttl, channel, projectId = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local now, rule = tonumber(ARGV[6]), ARGV[7] ~= '' and cjson.decode(ARGV[7])
 local changed = { list = {} }
+feed = openFeed(prefix, ARGV[8])
+local alerts = ARGV[9] ~= '' and cjson.decode(ARGV[9])
 
 -- Whether a recipient (its hash h and address e) is on the project's allowlist (the HASH 'al': key →
 -- entry, the hash or '@' and the domain after the address's last '@'). Read only for events that need
@@ -1059,8 +1319,11 @@ local function addTimelineEntry(tl, time, member)
   if ttl then redis.call('PEXPIRE', tl, ttl) end
 end
 
+-- Merges an event's message. Returns its facts before (old, nil when the event created it) and after
+-- (f), and its tracking ID before (oldT) and after (t).
 local function mergeMessage(e)
   local mk = KEYS[e.k]
+  local merged = {}
   local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
@@ -1077,6 +1340,7 @@ local function mergeMessage(e)
       redis.call('ZADD', seenIndex, 0, member)
       moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
     end
+    merged.f, merged.t = e.f, e.t
   else
     local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
     -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
@@ -1123,9 +1387,42 @@ local function mergeMessage(e)
         moveRow(newT, e.q or e.t, 1, now, newB)
       end
     end
+    merged.old, merged.f, merged.oldT, merged.t = oldF, newF, oldT, newT
   end
   if ttl then redis.call('PEXPIRE', mk, ttl) end
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
+  return merged
+end
+
+-- A message's status (core messageStatus) as its 1-based index in messageStatuses: the first whose
+-- fact it has, else the last (sent).
+local STATUS_FACTS = { {{STATUS_FACTS}} }
+local function statusOf(f)
+  for i, mask in ipairs(STATUS_FACTS) do
+    if bit.band(f, mask) ~= 0 then return i end
+  end
+  return #STATUS_FACTS
+end
+-- message.status_changed when the merge created the message or changed its status: the message as
+-- stored now, from and to as status indexes, and the event (its timeline entry's id, type y, time z).
+local function statusChange(e, merged, at)
+  local to = statusOf(merged.f)
+  local from = merged.old and statusOf(merged.old)
+  if from == to then return end
+  local m = redis.call('HMGET', KEYS[e.k], 'p', 'i', 'r', 'f', 'a', 'b', 't', 's')
+  local fields = { 'm', e.key, 'mp', m[1], 'mi', m[2], 'mr', m[3], 'mf', m[4], 'm1', m[5], 'm2', m[6], 'to', to }
+  local function add(name, value)
+    if value then fields[#fields + 1], fields[#fields + 2] = name, value end
+  end
+  add('fr', from)
+  add('mt', m[7])
+  add('ms', m[8])
+  if e.l then
+    add('ei', string.sub(e.e, 1, 32))
+    add('et', e.y)
+    add('eo', e.z)
+  end
+  appendChange('message.status_changed', at, fields)
 end
 
 local outcomes = {}
@@ -1133,7 +1430,7 @@ for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
-    if e.m then mergeMessage(e.m) end
+    local merged = e.m and mergeMessage(e.m)
     local outcome
     if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
       outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
@@ -1142,11 +1439,18 @@ for i, e in ipairs(events) do
       local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
       if not e.s then outcome = ruleOutcome end
     end
+    if merged then
+      -- Without now, a change's time is the event's (its message's lastEventAt).
+      local at = now or e.m.b
+      if feed then statusChange(e.m, merged, at) end
+      if alerts then moveAlerts(prefix, alerts, e.m, merged, at) end
+    end
     outcomes[i] = outcome or 'a'
   else
     outcomes[i] = 'd'
   end
 end
+trimFeed()
 publish(channel, projectId, changed.list)
 return table.concat(outcomes)
 `,
@@ -1274,6 +1578,25 @@ return 'first'
   values,
 );
 
+export const getAlertWindows = loadScript(
+  {
+    name: 'getAlertWindows',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getAlertWindows.lua', 1, 7],
+    ],
+    source: `#!lua flags=no-writes
+-- getAlertWindows: the counters of some alert windows (lua/include/alertWindows.lua).
+-- KEYS the windows' HASHes
+-- Returns per window its n, b, c, bf, cf (n nil for a window never moved).
+local windows = {}
+for i, key in ipairs(KEYS) do windows[i] = redis.call('HMGET', key, 'n', 'b', 'c', 'bf', 'cf') end
+return windows
+`,
+  },
+  values,
+);
+
 export const getLegacySuppressions = loadScript(
   {
     name: 'getLegacySuppressions',
@@ -1316,11 +1639,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -1442,6 +1765,34 @@ return reply
   values,
 );
 
+export const getOutbound = loadScript(
+  {
+    name: 'getOutbound',
+    readOnly: true,
+    lines: [
+      [1, 'lua/getOutbound.lua', 1, 5],
+      [6, 'lua/include/outboundState.lua', 1, 6],
+      [12, 'lua/getOutbound.lua', 6, 3],
+    ],
+    source: `#!lua flags=no-writes
+-- getOutbound: the states of some outbound endpoints.
+-- KEYS the endpoints' HASHes
+-- Returns per endpoint its state (outboundState; the cursor nil for one never leased).
+--@include "outboundState"
+-- An outbound endpoint's state (layout.ts outboundKeyOf): a HASH of c cursor, f failures, fs
+-- failingSince, n nextAttemptAt, p pausedAt, e lastError, s lastSuccessAt (absent for null), o the
+-- lease's owner and u its end. The state as the scripts answer it: those seven, in that order.
+local function outboundState(key)
+  return redis.call('HMGET', key, 'c', 'f', 'fs', 'n', 'p', 'e', 's')
+end
+local states = {}
+for i, key in ipairs(KEYS) do states[i] = outboundState(key) end
+return states
+`,
+  },
+  values,
+);
+
 export const getStats = loadScript(
   {
     name: 'getStats',
@@ -1492,6 +1843,87 @@ for from = 1, n, 1000 do
   end
 end
 return reply
+`,
+  },
+  values,
+);
+
+export const leaseOutbound = loadScript(
+  {
+    name: 'leaseOutbound',
+    readOnly: false,
+    lines: [
+      [1, 'lua/leaseOutbound.lua', 1, 9],
+      [10, 'lua/include/outboundState.lua', 1, 6],
+      [16, 'lua/leaseOutbound.lua', 10, 9],
+    ],
+    source: `#!lua
+-- leaseOutbound: takes or renews the lease on delivering an endpoint's changes: granted when no one
+-- holds it, its holder's ended (until <= now), or owner holds it. An endpoint seen for the first time
+-- starts at the project's latest seq.
+-- KEYS[1] the endpoint's HASH (outboundState)
+-- ARGV[1] owner, ARGV[2] now, ARGV[3] until, ARGV[4] the project's key prefix
+-- Returns the state (outboundState), or nil when another owner holds a lease not ended.
+-- Flags: writes.
+--@include "outboundState"
+-- An outbound endpoint's state (layout.ts outboundKeyOf): a HASH of c cursor, f failures, fs
+-- failingSince, n nextAttemptAt, p pausedAt, e lastError, s lastSuccessAt (absent for null), o the
+-- lease's owner and u its end. The state as the scripts answer it: those seven, in that order.
+local function outboundState(key)
+  return redis.call('HMGET', key, 'c', 'f', 'fs', 'n', 'p', 'e', 's')
+end
+local lease = redis.call('HMGET', KEYS[1], 'c', 'o', 'u')
+if not lease[1] then
+  local seq = redis.call('HGET', ARGV[4] .. 'feed', 'seq') or '0'
+  redis.call('HSET', KEYS[1], 'c', seq, 'f', 0, 'n', 0)
+elseif lease[2] and lease[2] ~= ARGV[1] and tonumber(lease[3]) > tonumber(ARGV[2]) then
+  return false
+end
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'u', ARGV[3])
+return outboundState(KEYS[1])
+`,
+  },
+  values,
+);
+
+export const listChanges = loadScript(
+  {
+    name: 'listChanges',
+    readOnly: true,
+    lines: [
+      [1, 'lua/listChanges.lua', 1, 31],
+    ],
+    source: `#!lua flags=no-writes
+-- listChanges: a page of a project's change feed (lua/include/feed.lua).
+-- KEYS[1] the feed's counter (HASH seq, trimmed), KEYS[2] its STREAM
+-- ARGV[1] after (a seq), ARGV[2] limit, ARGV[3] the kinds wanted as ',kind,kind,' ('' for every
+-- kind), ARGV[4] how many entries a filtered page looks at, at most
+-- Returns { last, trimmed } when after < trimmed (changes after it were deleted), else { last,
+-- trimmed, next, entries } with entries as XRANGE answers them.
+local counter = redis.call('HMGET', KEYS[1], 'seq', 'trimmed')
+local last, trimmed = tonumber(counter[1]) or 0, tonumber(counter[2]) or 0
+local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+if after < trimmed then return { last, trimmed } end
+local function seqOf(entry) return tonumber(string.match(entry[1], '^%d+')) end
+if ARGV[3] == '' then
+  local entries = redis.call('XRANGE', KEYS[2], '(' .. ARGV[1] .. '-0', '+', 'COUNT', limit)
+  return { last, trimmed, #entries > 0 and seqOf(entries[#entries]) or after, entries }
+end
+-- Filtered: looks at up to ARGV[4] entries, so next may pass entries of other kinds.
+local budget, found, nextSeq = tonumber(ARGV[4]), {}, after
+while budget > 0 and #found < limit do
+  local entries = redis.call('XRANGE', KEYS[2], '(' .. string.format('%d', nextSeq) .. '-0', '+', 'COUNT', math.min(budget, limit * 4))
+  if #entries == 0 then break end
+  for _, entry in ipairs(entries) do
+    nextSeq = seqOf(entry)
+    budget = budget - 1
+    if string.find(ARGV[3], ',' .. entry[2][2] .. ',', 1, true) then
+      found[#found + 1] = entry
+      if #found == limit then break end
+    end
+  end
+end
+return { last, trimmed, nextSeq, found }
 `,
   },
   values,
@@ -1636,11 +2068,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -2018,10 +2450,12 @@ export const mergeSuppressions = loadScript(
       [168, 'lua/include/storedSuppression.lua', 6, 1],
       [169, 'lua/include/hex.lua', 1, 14],
       [183, 'lua/include/storedSuppression.lua', 7, 44],
-      [227, 'lua/include/mergeSuppression.lua', 4, 61],
-      [288, 'lua/mergeSuppressions.lua', 12, 1],
-      [289, 'lua/include/publish.lua', 1, 4],
-      [293, 'lua/mergeSuppressions.lua', 13, 7],
+      [227, 'lua/include/mergeSuppression.lua', 4, 5],
+      [232, 'lua/include/feed.lua', 1, 33],
+      [265, 'lua/include/mergeSuppression.lua', 9, 66],
+      [331, 'lua/mergeSuppressions.lua', 12, 1],
+      [332, 'lua/include/publish.lua', 1, 4],
+      [336, 'lua/mergeSuppressions.lua', 13, 10],
     ],
     source: `#!lua
 -- mergeSuppressions: joins each record in order (mergeSuppression); one PUBLISH names every hash it
@@ -2029,7 +2463,7 @@ export const mergeSuppressions = loadScript(
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4..] the HASH
 -- and heads of each stream's list the records name (a record's \`k\`, listOf)
 -- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId,
--- ARGV[4] now ('' for none: nothing is expired)
+-- ARGV[4] now ('' for none: nothing is expired), ARGV[5] the feed's maxLength ('' for no feed)
 -- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2052,11 +2486,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -2253,6 +2687,40 @@ end
 --@include "suppressionValue"
 --@include "orderBytes"
 --@include "before"
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 -- What the provenance join compares after the reason: the cause's time, event ID and source letter
 -- (a, i, u, w: the sources' byte order; core provenanceWins); a record without provenance compares as
 -- the latest, with no ID and the last source.
@@ -2267,8 +2735,10 @@ end
 -- then the smaller source's (core provenanceWins), and expiresAt with the provenance. With now (nil:
 -- nothing expires), s already expired is not written, and a stored record expired at now counts as
 -- absent: s replaces it whole (docs/decisions.md, "Suppressions that expire"). A hash it writes is
--- added to changed (a set with its list in changed.list). Returns the outcome: 's' when it created
--- the suppression, the rank it had when s raised it, else 'a'.
+-- added to changed (a set with its list in changed.list). With the feed open, each change is
+-- appended (an expired record replaced, then added, upgraded or updated), at now (nil: the record's
+-- createdAt). Returns the outcome: 's' when it created the suppression, the rank it had when s
+-- raised it, else 'a'.
 local function mergeSuppression(K, s, changed, now)
   if expired(s.x, now) then return 'a' end
   local v, field, hash = storedSuppression(K, s.h)
@@ -2277,12 +2747,15 @@ local function mergeSuppression(K, s, changed, now)
   if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
   if v and expired(expiresAt, now) then
     orderRemove(K, orderBytes(createdAt) .. hash)
+    suppressionChange(K, 'suppression.expired', now, s.h, v)
     v = false
   end
   if not v then
-    redis.call('HSET', K.s, field, packSuppression(s.r, s.c, s.e, s.p, s.x))
+    local stored = packSuppression(s.r, s.c, s.e, s.p, s.x)
+    redis.call('HSET', K.s, field, stored)
     orderAdd(K, orderBytes(s.c) .. hash)
     indexExpiry(K, s.h, expiresAt, s.x)
+    suppressionChange(K, 'suppression.added', now or s.c, s.h, stored)
     outcome = 's'
   else
     local newRank, newCreatedAt, newProvenance, newExpiresAt = math.max(rank, s.r), math.min(createdAt, s.c), provenance, expiresAt
@@ -2297,7 +2770,11 @@ local function mergeSuppression(K, s, changed, now)
     end
     if newRank == rank and newCreatedAt == createdAt and newProvenance == provenance and newExpiresAt == expiresAt then return outcome end
     if newRank > rank then outcome = tostring(rank) end
-    redis.call('HSET', K.s, field, packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt))
+    local stored = packSuppression(newRank, newCreatedAt, email, newProvenance, newExpiresAt)
+    redis.call('HSET', K.s, field, stored)
+    if stored ~= v then
+      suppressionChange(K, newRank > rank and 'suppression.upgraded' or 'suppression.updated', now or s.c, s.h, stored, v)
+    end
     if newCreatedAt ~= createdAt then
       orderRemove(K, orderBytes(createdAt) .. hash)
       orderAdd(K, orderBytes(newCreatedAt) .. hash)
@@ -2315,13 +2792,111 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
+--@include "feed"
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
 local now = tonumber(ARGV[4])
+feed = openFeed(K.p, ARGV[5])
 local changed, outcomes = { list = {} }, {}
 for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed, now) end
+trimFeed()
 publish(ARGV[2], ARGV[3], changed.list)
 return table.concat(outcomes)
+`,
+  },
+  values,
+);
+
+export const pauseStream = loadScript(
+  {
+    name: 'pauseStream',
+    readOnly: false,
+    lines: [
+      [1, 'lua/pauseStream.lua', 1, 7],
+      [8, 'lua/include/feed.lua', 1, 33],
+      [41, 'lua/pauseStream.lua', 8, 9],
+    ],
+    source: `#!lua
+-- pauseStream: pauses a stream's sending unless it is paused (stream.paused, cause operator).
+-- KEYS[1] the paused streams (HASH stream → pausedAt '|' cause)
+-- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed)
+-- Returns the value of the stream already paused, or nil once paused.
+-- Flags: writes.
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|operator')
+feed = openFeed(ARGV[3], ARGV[4])
+if feed then
+  appendChange('stream.paused', tonumber(ARGV[2]), { 'st', ARGV[1], 'ca', 'operator' })
+  trimFeed()
+end
+return false
+`,
+  },
+  values,
+);
+
+export const purgeChanges = loadScript(
+  {
+    name: 'purgeChanges',
+    readOnly: false,
+    lines: [
+      [1, 'lua/purgeChanges.lua', 1, 20],
+    ],
+    source: `#!lua
+-- purgeChanges: deletes a project's oldest changes older than the feed's maxAgeMs, from the front
+-- (changes after one that is kept stay: the feed keeps no gap), and records the last one deleted.
+-- KEYS[1] the feed's counter (HASH seq, trimmed), KEYS[2] its STREAM
+-- ARGV[1] the time before which a change is deleted (now - maxAgeMs), ARGV[2] the most to look at
+-- Returns how many it deleted.
+-- Flags: writes.
+local cutoff = tonumber(ARGV[1])
+local deleted, through = 0, nil
+for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', tonumber(ARGV[2]))) do
+  -- Fields k (the kind) then a (its time) come first.
+  if tonumber(entry[2][4]) >= cutoff then break end
+  through = tonumber(string.match(entry[1], '^%d+'))
+  deleted = deleted + 1
+end
+if through then
+  redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-0', through + 1))
+  redis.call('HSET', KEYS[1], 'trimmed', string.format('%d', through))
+end
+return deleted
 `,
   },
   values,
@@ -2332,30 +2907,33 @@ export const purgeExpired = loadScript(
     name: 'purgeExpired',
     readOnly: false,
     lines: [
-      [1, 'lua/purgeExpired.lua', 1, 9],
-      [10, 'lua/include/suppressionLayout.lua', 1, 7],
-      [17, 'lua/include/before.lua', 1, 8],
-      [25, 'lua/include/suppressionLayout.lua', 8, 80],
-      [105, 'lua/purgeExpired.lua', 10, 1],
-      [106, 'lua/include/storedSuppression.lua', 1, 3],
-      [109, 'lua/include/suppressionValue.lua', 1, 23],
-      [132, 'lua/include/storedSuppression.lua', 4, 1],
-      [133, 'lua/include/order.lua', 1, 13],
-      [146, 'lua/include/storedSuppression.lua', 5, 1],
-      [147, 'lua/include/orderBytes.lua', 1, 17],
-      [164, 'lua/include/storedSuppression.lua', 6, 1],
-      [165, 'lua/include/hex.lua', 1, 14],
-      [179, 'lua/include/storedSuppression.lua', 7, 44],
-      [223, 'lua/purgeExpired.lua', 11, 1],
-      [224, 'lua/include/publish.lua', 1, 4],
-      [228, 'lua/purgeExpired.lua', 12, 25],
+      [1, 'lua/purgeExpired.lua', 1, 10],
+      [11, 'lua/include/suppressionLayout.lua', 1, 7],
+      [18, 'lua/include/before.lua', 1, 8],
+      [26, 'lua/include/suppressionLayout.lua', 8, 80],
+      [106, 'lua/purgeExpired.lua', 11, 1],
+      [107, 'lua/include/storedSuppression.lua', 1, 3],
+      [110, 'lua/include/suppressionValue.lua', 1, 23],
+      [133, 'lua/include/storedSuppression.lua', 4, 1],
+      [134, 'lua/include/order.lua', 1, 13],
+      [147, 'lua/include/storedSuppression.lua', 5, 1],
+      [148, 'lua/include/orderBytes.lua', 1, 17],
+      [165, 'lua/include/storedSuppression.lua', 6, 1],
+      [166, 'lua/include/hex.lua', 1, 14],
+      [180, 'lua/include/storedSuppression.lua', 7, 44],
+      [224, 'lua/purgeExpired.lua', 12, 1],
+      [225, 'lua/include/publish.lua', 1, 4],
+      [229, 'lua/purgeExpired.lua', 13, 1],
+      [230, 'lua/include/feed.lua', 1, 33],
+      [263, 'lua/purgeExpired.lua', 14, 28],
     ],
     source: `#!lua
 -- purgeExpired: deletes a project's suppressions expired at now, of every list, oldest expiry first,
 -- by its expiry index; one PUBLISH names them.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] the expiry
 -- index 'x' (ZSET: score expiresAt, member the hash in hex, then '.' and the stream for a stream's list)
--- ARGV[1] now, ARGV[2] the most to delete, ARGV[3] invalidation channel, ARGV[4] projectId
+-- ARGV[1] now, ARGV[2] the most to delete, ARGV[3] invalidation channel, ARGV[4] projectId, ARGV[5]
+-- the feed's maxLength ('' for no feed: each deletion appends suppression.expired otherwise)
 -- Returns how many it deleted. Stream lists' keys are named from the project's prefix (its slot).
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2378,11 +2956,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -2577,9 +3155,44 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local now = tonumber(ARGV[1])
 local lists, deleted = {}, {}
+feed = openFeed(K.p, ARGV[5])
 for _, member in ipairs(redis.call('ZRANGE', KEYS[4], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))) do
   local h, stream = string.sub(member, 1, 64), string.sub(member, 66)
   local L = K
@@ -2594,12 +3207,14 @@ for _, member in ipairs(redis.call('ZRANGE', KEYS[4], '-inf', ARGV[1], 'BYSCORE'
   if v then expiresAt = select(5, unpackSuppression(v)) end
   if expired(expiresAt, now) then
     deleteSuppression(L, h)
+    suppressionChange(L, 'suppression.expired', now, h, v)
     deleted[#deleted + 1] = h
   else
     -- The index out of step with the record (every write keeps it in step): it follows the record.
     indexExpiry(L, h, true, expiresAt)
   end
 end
+trimFeed()
 publish(ARGV[3], ARGV[4], deleted)
 return #deleted
 `,
@@ -2612,19 +3227,61 @@ export const removeAllowlistEntry = loadScript(
     name: 'removeAllowlistEntry',
     readOnly: false,
     lines: [
-      [1, 'lua/removeAllowlistEntry.lua', 1, 12],
+      [1, 'lua/removeAllowlistEntry.lua', 1, 8],
+      [9, 'lua/include/feed.lua', 1, 33],
+      [42, 'lua/removeAllowlistEntry.lua', 9, 11],
     ],
     source: `#!lua
 -- removeAllowlistEntry: removes the entry of a key from the project's allowlist.
 -- KEYS[1] allowlist, KEYS[2] allowlistOrder (as addAllowlistEntry's)
--- ARGV[1] key
+-- ARGV[1] key, ARGV[2] now ('' for none), ARGV[3] the project's key prefix, ARGV[4] the feed's
+-- maxLength ('' for no feed)
 -- Returns the value it removed (createdAt ':' entry), or nil.
 -- Flags: writes.
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if not existing then return false end
 local colon = string.find(existing, ':', 1, true)
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], string.sub(existing, colon + 1) .. '\\0' .. string.sub(existing, 1, colon - 1) .. ',' .. ARGV[1])
+feed = openFeed(ARGV[3], ARGV[4])
+if feed then
+  appendChange('allowlist.removed', tonumber(ARGV[2]) or 0, { 'ak', ARGV[1], 'v', existing })
+  trimFeed()
+end
 return existing
 `,
   },
@@ -2652,15 +3309,17 @@ export const removeSuppression = loadScript(
       [180, 'lua/include/storedSuppression.lua', 7, 44],
       [224, 'lua/removeSuppression.lua', 12, 1],
       [225, 'lua/include/publish.lua', 1, 4],
-      [229, 'lua/removeSuppression.lua', 13, 5],
+      [229, 'lua/removeSuppression.lua', 13, 1],
+      [230, 'lua/include/feed.lua', 1, 33],
+      [263, 'lua/removeSuppression.lua', 14, 10],
     ],
     source: `#!lua
 -- removeSuppression: deletes one suppression from a list (expired or not); from the project-wide
 -- list it also forgets the hash's soft-bounce history.
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
--- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (absent
--- for the project-wide list)
+-- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (''
+-- for the project-wide list), ARGV[5] now ('' for none), ARGV[6] the feed's maxLength ('' for no feed)
 -- Returns the value it deleted, or nil.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2683,11 +3342,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -2882,10 +3541,49 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4])
+feed = openFeed(K.p, ARGV[6])
 local existing = deleteSuppression(K, ARGV[1])
 forgetHistory(K, ARGV[1])
-if existing then publish(ARGV[2], ARGV[3], { ARGV[1] }) end
+if existing then
+  suppressionChange(K, 'suppression.removed', tonumber(ARGV[5]) or 0, ARGV[1], existing)
+  trimFeed()
+  publish(ARGV[2], ARGV[3], { ARGV[1] })
+end
 return existing
 `,
   },
@@ -2913,7 +3611,9 @@ export const removeSuppressions = loadScript(
       [180, 'lua/include/storedSuppression.lua', 7, 44],
       [224, 'lua/removeSuppressions.lua', 12, 1],
       [225, 'lua/include/publish.lua', 1, 4],
-      [229, 'lua/removeSuppressions.lua', 13, 10],
+      [229, 'lua/removeSuppressions.lua', 13, 1],
+      [230, 'lua/include/feed.lua', 1, 33],
+      [263, 'lua/removeSuppressions.lua', 14, 16],
     ],
     source: `#!lua
 -- removeSuppressions: deletes each hash from a list (expired or not; from the project-wide list with
@@ -2921,7 +3621,7 @@ export const removeSuppressions = loadScript(
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3] the stream ('' for the project-wide list),
--- ARGV[4..] the hashes (64 hex)
+-- ARGV[4] now ('' for none), ARGV[5] the feed's maxLength ('' for no feed), ARGV[6..] the hashes (64 hex)
 -- Returns per hash the value it deleted, or false.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2944,11 +3644,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
@@ -3143,16 +3843,273 @@ end
 local function publish(channel, projectId, hashes)
   if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
 end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[3])
 local removed, deleted = {}, {}
-for i = 4, #ARGV do
+local at = tonumber(ARGV[4]) or 0
+feed = openFeed(K.p, ARGV[5])
+for i = 6, #ARGV do
   local existing = deleteSuppression(K, ARGV[i])
   forgetHistory(K, ARGV[i])
-  if existing then deleted[#deleted + 1] = ARGV[i] end
-  removed[i - 3] = existing
+  if existing then
+    deleted[#deleted + 1] = ARGV[i]
+    suppressionChange(K, 'suppression.removed', at, ARGV[i], existing)
+  end
+  removed[i - 5] = existing
 end
+trimFeed()
 publish(ARGV[1], ARGV[2], deleted)
 return removed
+`,
+  },
+  values,
+);
+
+export const resumeOutbound = loadScript(
+  {
+    name: 'resumeOutbound',
+    readOnly: false,
+    lines: [
+      [1, 'lua/resumeOutbound.lua', 1, 9],
+      [10, 'lua/include/outboundState.lua', 1, 6],
+      [16, 'lua/resumeOutbound.lua', 10, 1],
+      [17, 'lua/include/feed.lua', 1, 33],
+      [50, 'lua/resumeOutbound.lua', 11, 12],
+    ],
+    source: `#!lua
+-- resumeOutbound: resumes a paused endpoint (pausedAt, failures, failingSince and lastError cleared,
+-- nextAttemptAt 0, the cursor kept) and appends endpoint.resumed; a running endpoint stays as it is.
+-- KEYS[1] the endpoint's HASH (outboundState)
+-- ARGV[1] now, ARGV[2] the endpoint, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength
+-- ('' for no feed)
+-- Returns the state (outboundState), or nil for an endpoint never leased.
+-- Flags: writes.
+--@include "outboundState"
+-- An outbound endpoint's state (layout.ts outboundKeyOf): a HASH of c cursor, f failures, fs
+-- failingSince, n nextAttemptAt, p pausedAt, e lastError, s lastSuccessAt (absent for null), o the
+-- lease's owner and u its end. The state as the scripts answer it: those seven, in that order.
+local function outboundState(key)
+  return redis.call('HMGET', key, 'c', 'f', 'fs', 'n', 'p', 'e', 's')
+end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
+local known = redis.call('HMGET', KEYS[1], 'c', 'p')
+if not known[1] then return false end
+if known[2] then
+  redis.call('HDEL', KEYS[1], 'p', 'fs', 'e')
+  redis.call('HSET', KEYS[1], 'f', 0, 'n', 0)
+  feed = openFeed(ARGV[3], ARGV[4])
+  if feed then
+    appendChange('endpoint.resumed', tonumber(ARGV[1]), { 'ep', ARGV[2] })
+    trimFeed()
+  end
+end
+return outboundState(KEYS[1])
+`,
+  },
+  values,
+);
+
+export const resumeStream = loadScript(
+  {
+    name: 'resumeStream',
+    readOnly: false,
+    lines: [
+      [1, 'lua/resumeStream.lua', 1, 7],
+      [8, 'lua/include/feed.lua', 1, 33],
+      [41, 'lua/resumeStream.lua', 8, 9],
+    ],
+    source: `#!lua
+-- resumeStream: resumes a paused stream (stream.resumed, with the cause that paused it).
+-- KEYS[1] the paused streams (HASH stream → pausedAt '|' cause)
+-- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed)
+-- Returns the value it removed, or nil when the stream was not paused.
+-- Flags: writes.
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if not existing then return false end
+redis.call('HDEL', KEYS[1], ARGV[1])
+feed = openFeed(ARGV[3], ARGV[4])
+if feed then
+  appendChange('stream.resumed', tonumber(ARGV[2]), { 'st', ARGV[1], 'ca', string.match(existing, '|(.*)$') })
+  trimFeed()
+end
+return existing
+`,
+  },
+  values,
+);
+
+export const saveOutbound = loadScript(
+  {
+    name: 'saveOutbound',
+    readOnly: false,
+    lines: [
+      [1, 'lua/saveOutbound.lua', 1, 11],
+      [12, 'lua/include/feed.lua', 1, 33],
+      [45, 'lua/saveOutbound.lua', 12, 19],
+    ],
+    source: `#!lua
+-- saveOutbound: writes an endpoint's progress if owner still holds its lease (ended or not, as long
+-- as no one took it since), and keeps the lease to until. pausedAt going from null to a time appends
+-- endpoint.paused (at that time, with the last error).
+-- KEYS[1] the endpoint's HASH (outboundState)
+-- ARGV[1] owner, ARGV[2] until, ARGV[3] the endpoint, ARGV[4] the project's key prefix, ARGV[5] the
+-- feed's maxLength ('' for no feed), ARGV[6] the fields that are null, space-separated, ARGV[7..]
+-- the others, name and value
+-- Returns 1 when written, 0 when owner no longer holds the lease.
+-- Flags: writes.
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
+local function appendChange(kind, at, fields)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before.
+local function suppressionChange(K, kind, at, h, v, previous)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields)
+end
+local known = redis.call('HMGET', KEYS[1], 'o', 'p')
+if known[1] ~= ARGV[1] then return 0 end
+local nulls = {}
+for name in string.gmatch(ARGV[6], '%S+') do nulls[#nulls + 1] = name end
+if #nulls > 0 then redis.call('HDEL', KEYS[1], unpack(nulls)) end
+local set, pausedAt, lastError = { 'u', ARGV[2] }, nil, nil
+for i = 7, #ARGV, 2 do
+  set[#set + 1], set[#set + 2] = ARGV[i], ARGV[i + 1]
+  if ARGV[i] == 'p' then pausedAt = ARGV[i + 1] elseif ARGV[i] == 'e' then lastError = ARGV[i + 1] end
+end
+redis.call('HSET', KEYS[1], unpack(set))
+feed = openFeed(ARGV[4], ARGV[5])
+if feed and pausedAt and not known[2] then
+  local fields = { 'ep', ARGV[3] }
+  if lastError then fields[3], fields[4] = 'er', lastError end
+  appendChange('endpoint.paused', tonumber(pausedAt), fields)
+  trimFeed()
+end
+return 1
 `,
   },
   values,
@@ -3206,11 +4163,11 @@ local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_
 -- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
 -- whether suppressions of the old layout remain (none can appear during a script). K.p is the
 -- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
--- '.' and the stream for a stream's list) and K.m that member's suffix for this list.
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
 local function suppressionKeys(s, sk, so, stream)
   if stream and stream ~= '' then
     local p = string.sub(sk, 1, -(#stream + 4))
-    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream }
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
   end
   local p = string.sub(sk, 1, -3)
   return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }

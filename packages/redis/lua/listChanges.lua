@@ -1,0 +1,31 @@
+#!lua flags=no-writes
+-- listChanges: a page of a project's change feed (lua/include/feed.lua).
+-- KEYS[1] the feed's counter (HASH seq, trimmed), KEYS[2] its STREAM
+-- ARGV[1] after (a seq), ARGV[2] limit, ARGV[3] the kinds wanted as ',kind,kind,' ('' for every
+-- kind), ARGV[4] how many entries a filtered page looks at, at most
+-- Returns { last, trimmed } when after < trimmed (changes after it were deleted), else { last,
+-- trimmed, next, entries } with entries as XRANGE answers them.
+local counter = redis.call('HMGET', KEYS[1], 'seq', 'trimmed')
+local last, trimmed = tonumber(counter[1]) or 0, tonumber(counter[2]) or 0
+local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+if after < trimmed then return { last, trimmed } end
+local function seqOf(entry) return tonumber(string.match(entry[1], '^%d+')) end
+if ARGV[3] == '' then
+  local entries = redis.call('XRANGE', KEYS[2], '(' .. ARGV[1] .. '-0', '+', 'COUNT', limit)
+  return { last, trimmed, #entries > 0 and seqOf(entries[#entries]) or after, entries }
+end
+-- Filtered: looks at up to ARGV[4] entries, so next may pass entries of other kinds.
+local budget, found, nextSeq = tonumber(ARGV[4]), {}, after
+while budget > 0 and #found < limit do
+  local entries = redis.call('XRANGE', KEYS[2], '(' .. string.format('%d', nextSeq) .. '-0', '+', 'COUNT', math.min(budget, limit * 4))
+  if #entries == 0 then break end
+  for _, entry in ipairs(entries) do
+    nextSeq = seqOf(entry)
+    budget = budget - 1
+    if string.find(ARGV[3], ',' .. entry[2][2] .. ',', 1, true) then
+      found[#found + 1] = entry
+      if #found == limit then break end
+    end
+  end
+end
+return { last, trimmed, nextSeq, found }
