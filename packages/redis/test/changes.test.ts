@@ -3,13 +3,12 @@
 // the feed option the scripts write no feed key; alert windows, paused streams and outbound state are
 // HASHes in the project's slot, on Redis and on Redis Cluster.
 import { randomUUID } from 'node:crypto';
-import { MailwardenError } from '@mailwarden/core';
+import { MailwardenError, type DeliveryEventType } from '@mailwarden/core';
 import {
   Fact,
   createEmailHasher,
   messageKey,
   timelineEntryId,
-  type DeliveryEventType,
   type StoredAlertRule,
   type StoredEvent,
   type SuppressionRecord,
