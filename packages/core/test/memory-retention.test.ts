@@ -50,6 +50,7 @@ describe('memory store retention', () => {
       timelineEntries: 0,
       statsHours: 0,
       softBounceHistories: 0,
+      changes: 0,
     });
   });
 
