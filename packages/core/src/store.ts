@@ -44,6 +44,8 @@ export type {
   SuppressionChange,
 } from './store/changes.js';
 export { changeKinds, changeFeedRetention, DEFAULT_CHANGE_MAX_AGE_MS, DEFAULT_CHANGE_MAX_LENGTH } from './store/changes.js';
+// What a store throws: `store_unavailable` when it cannot be reached, `change_cursor_expired` for a cursor retention overtook.
+export { MailwardenError, isMailwardenError } from './errors.js';
 export { createCheckCache, type CheckCacheOptions } from './store/check-cache.js';
 export { eventOutcomeOfCode } from './store/event-outcome-codes.js';
 export { recipientDomainOf } from './store/recipient-domain.js';

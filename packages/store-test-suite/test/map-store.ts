@@ -1,5 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
+  changeFeedRetention,
   compareCodePoints,
+  Fact,
+  MailwardenError,
   insertTimelineEntry,
   mergeFactTimes,
   statFacts,
@@ -25,6 +29,11 @@ import {
   type TrackingIdRecord,
   type AllowlistEntry,
   type StoredSoftBounceRule,
+  type Change,
+  type ChangeFeedOptions,
+  type OutboundState,
+  type PausedStream,
+  type StoredAlertRule,
   unpackProvenance,
 } from '@mailwarden/core/store';
 
@@ -53,7 +62,28 @@ interface Tables {
   allowlist: Map<string, AllowlistEntry>;
   /** The soft-bounce rule's history by hash: bounces in (at, eventId) order, and the latest delivery. */
   history: Map<string, { bounces: KeptBounce[]; lastDelivery: number | null }>;
+  /** The change feed, oldest first: the counter, and the highest seq retention deleted. */
+  feed: { changes: Change[]; last: number; trimmed: number };
+  /** Alert windows by scope (null: the project's, else a tracking ID's). */
+  windows: Map<string | null, AlertWindowTable>;
+  paused: Map<string, PausedStream>;
+  /** Outbound delivery state by endpoint, with the lease's owner and end. */
+  outbound: Map<string, OutboundState & { owner: string; until: number }>;
 }
+
+/** A window's messages in a ring (`head`: the oldest once full), a slot per key, and its counts. */
+interface AlertWindowTable {
+  slots: { key: string; bounced: boolean; complained: boolean }[];
+  head: number;
+  slotOf: Map<string, number>;
+  bounced: number;
+  complained: number;
+  bounceFiring: boolean;
+  complaintFiring: boolean;
+}
+
+/** A change before the feed numbers it. */
+type NewChange = Change extends infer C ? (C extends Change ? Omit<C, 'seq'> : never) : never;
 
 // The listing orders of the contract: a real store keeps an index in each.
 const newestSuppressionFirst = (a: SuppressionPosition, b: SuppressionPosition) =>
@@ -78,7 +108,8 @@ const isAllowlisted = (t: Tables, hash: string, email: string) =>
 const before = (a: KeptBounce, b: KeptBounce) => a.at - b.at || compareCodePoints(a.eventId, b.eventId);
 
 /** A `Store` over Maps: core's functions decide every merge, the store only keeps and orders. */
-export function createMapStore(): Store {
+export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): Store {
+  const retention = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
   const projects = new Map<string, Tables>();
   const tables = (projectId: string): Tables => {
     let found = projects.get(projectId);
@@ -94,20 +125,38 @@ export function createMapStore(): Store {
         webhookTokens: new Map(),
         allowlist: new Map(),
         history: new Map(),
+        feed: { changes: [], last: 0, trimmed: 0 },
+        windows: new Map(),
+        paused: new Map(),
+        outbound: new Map(),
       };
       projects.set(projectId, found);
     }
     return found;
   };
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
+  // The feed: only when the store keeps one, in the same step as the write (here: the same call).
+  const append = (t: Tables, change: NewChange) => {
+    if (retention === undefined) return;
+    t.feed.last += 1;
+    t.feed.changes.push(structuredClone({ ...change, seq: t.feed.last }) as Change);
+  };
 
   // One event, wholly: a real store makes this one transaction.
-  function apply(t: Tables, event: StoredEvent, now: number | undefined, rule: StoredSoftBounceRule | undefined): EventOutcome {
+  function apply(
+    t: Tables,
+    event: StoredEvent,
+    now: number | undefined,
+    rule: StoredSoftBounceRule | undefined,
+    alerts: StoredAlertRule | undefined,
+  ): EventOutcome {
     if (t.eventKeys.has(event.key)) return 'duplicate';
     t.eventKeys.add(event.key);
+    let moved: { before: MessageRecord | undefined; after: MessageRecord } | undefined;
     if (event.message !== null) {
       const before = t.messages.get(event.message.key);
       const after = mergeMessage(before, { ...event.message });
+      moved = { before, after };
       t.messages.set(after.key, after);
       const beforeTimes = t.factTimes.get(after.key);
       const afterTimes = mergeFactTimes(before, beforeTimes, event.message);
@@ -168,7 +217,84 @@ export function createMapStore(): Store {
           ? 'applied'
           : merge(t, own, now);
     const ruleOutcome = rule === undefined || event.ruleInput === undefined ? 'applied' : countRule(t, event.ruleInput, rule, now);
+    if (moved !== undefined) {
+      // Without `now`, the event's own time.
+      const at = now ?? moved.after.lastEventAt;
+      const from = moved.before === undefined ? null : messageStatus(moved.before.facts);
+      const to = messageStatus(moved.after.facts);
+      const entry = event.timelineEntry;
+      if (entry !== undefined && from !== to)
+        append(t, {
+          kind: 'message.status_changed',
+          at,
+          message: moved.after,
+          from,
+          to,
+          event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+        });
+      if (alerts !== undefined) moveWindows(t, alerts, moved.after, moved.before === undefined, at);
+    }
     return ownOutcome ?? ruleOutcome;
+  }
+
+  // Deliverability alerts (docs/decisions.md in the mailwarden repository, "Deliverability alerts").
+  function moveWindows(t: Tables, alerts: StoredAlertRule, message: MessageRecord, created: boolean, at: number) {
+    const bounced = (message.facts & Fact.hard_bounced) !== 0;
+    const complained = (message.facts & Fact.complained) !== 0;
+    const crossedUp: string[] = [];
+    for (const scope of alerts.trackingIds && message.trackingId !== null ? [null, message.trackingId] : [null]) {
+      let window = t.windows.get(scope);
+      if (created) {
+        window ??= { slots: [], head: 0, slotOf: new Map(), bounced: 0, complained: 0, bounceFiring: false, complaintFiring: false };
+        t.windows.set(scope, window);
+        const slot = { key: message.key, bounced, complained };
+        if (window.slots.length < alerts.window) {
+          window.slotOf.set(message.key, window.slots.length);
+          window.slots.push(slot);
+        } else {
+          // Full: the oldest leaves, with its counts.
+          const oldest = window.slots[window.head]!;
+          window.slotOf.delete(oldest.key);
+          window.bounced -= Number(oldest.bounced);
+          window.complained -= Number(oldest.complained);
+          window.slots[window.head] = slot;
+          window.slotOf.set(message.key, window.head);
+          window.head = (window.head + 1) % window.slots.length;
+        }
+        window.bounced += Number(bounced);
+        window.complained += Number(complained);
+      } else {
+        const index = window?.slotOf.get(message.key);
+        const slot = index === undefined ? undefined : window!.slots[index]!;
+        if (slot === undefined || window === undefined || ((!bounced || slot.bounced) && (!complained || slot.complained))) continue;
+        window.bounced += Number(bounced && !slot.bounced);
+        window.complained += Number(complained && !slot.complained);
+        slot.bounced ||= bounced;
+        slot.complained ||= complained;
+      }
+      if (window === undefined) continue;
+      const messages = window.slots.length;
+      const rates = [
+        { kind: 'alert.bounce_rate' as const, count: window.bounced, firing: window.bounceFiring, ...alerts.bounce },
+        { kind: 'alert.complaint_rate' as const, count: window.complained, firing: window.complaintFiring, ...alerts.complaint },
+      ];
+      for (const { kind, count, firing, firePpm, resolvePpm } of rates) {
+        // Integers only, so every store decides alike.
+        const up = !firing && messages >= alerts.minMessages && count * 1e6 >= firePpm * messages;
+        if (!up && !(firing && count * 1e6 < resolvePpm * messages)) continue;
+        if (kind === 'alert.bounce_rate') window.bounceFiring = up;
+        else window.complaintFiring = up;
+        append(t, { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm });
+        if (up && scope === null) crossedUp.push(kind);
+      }
+    }
+    const cause = crossedUp[0] as PausedStream['cause'] | undefined;
+    if (cause === undefined) return;
+    for (const stream of alerts.pause) {
+      if (t.paused.has(stream)) continue;
+      t.paused.set(stream, { stream, pausedAt: at, cause });
+      append(t, { kind: 'stream.paused', at, stream, cause });
+    }
   }
 
   // The soft-bounce rule (docs/decisions.md in the mailwarden repository, "The soft-bounce rule").
@@ -230,11 +356,10 @@ export function createMapStore(): Store {
             stored.provenance.at === end.at &&
             stored.provenance.event?.eventId === end.eventId
           ) {
-            t.suppressions.set(slot(undefined, input.hash), {
-              ...stored,
-              provenance: candidate.provenance!,
-              ...(expiresAt === undefined ? {} : { expiresAt }),
-            });
+            const remade = { ...stored, provenance: candidate.provenance!, ...(expiresAt === undefined ? {} : { expiresAt }) };
+            t.suppressions.set(slot(undefined, input.hash), remade);
+            if (!isDeepStrictEqual(remade, stored))
+              append(t, { kind: 'suppression.updated', at: now ?? end.at, record: remade, previous: stored });
           } else outcome = merge(t, candidate, now);
           bounces = bounces.filter((kept) => kept.at <= end.at);
           break;
@@ -249,31 +374,47 @@ export function createMapStore(): Store {
   // One suppression joined into its list, wholly: what an event's suppression and a bulk import both do.
   function merge(t: Tables, seen: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
     if (alive(seen, now) === undefined) return 'applied';
-    const at = slot(seen.stream, seen.hash);
-    const known = alive(t.suppressions.get(at), now);
+    const where = slot(seen.stream, seen.hash);
+    const known = alive(t.suppressions.get(where), now);
     if (known === undefined) {
-      t.suppressions.set(at, { ...seen });
+      add(t, where, seen, now ?? seen.createdAt);
       return 'suppressed';
     }
     // The provenance, and its expiry, are the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
     const reason = strongerReason(known.reason, seen.reason);
-    t.suppressions.set(at, {
+    const joined = {
       ...(provenanceWins(seen, known) ? seen : known),
       email: known.email,
       reason,
       createdAt: Math.min(known.createdAt, seen.createdAt),
-    });
+    };
+    t.suppressions.set(where, joined);
+    // The feed tells an upgrade from any other change; the same record is no change.
+    if (reason !== known.reason) append(t, { kind: 'suppression.upgraded', at: now ?? seen.createdAt, record: joined, previous: known });
+    else if (!isDeepStrictEqual(joined, known))
+      append(t, { kind: 'suppression.updated', at: now ?? seen.createdAt, record: joined, previous: known });
     // The outcome says what the event did to the address: here, raised its reason.
     return reason === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
   }
 
+  // A record into a list that has none alive: one there expired is reported as such first.
+  function add(t: Tables, where: string, record: SuppressionRecord, at: number) {
+    const expired = t.suppressions.get(where);
+    if (expired !== undefined) append(t, { kind: 'suppression.expired', at, record: expired });
+    t.suppressions.set(where, { ...record });
+    append(t, { kind: 'suppression.added', at, record });
+  }
+
   // Removal from the project-wide list also forgets the soft-bounce history: the rule counts afresh.
-  function remove(t: Tables, hash: string, stream: string | undefined) {
+  function remove(t: Tables, hash: string, stream: string | undefined, now: number | undefined) {
     const record = t.suppressions.get(slot(stream, hash));
     t.suppressions.delete(slot(stream, hash));
     if (stream === undefined) t.history.delete(hash);
+    if (record !== undefined) append(t, { kind: 'suppression.removed', at: now ?? 0, record });
     return record;
   }
+
+  const outboundOf = ({ owner: _owner, until: _until, ...state }: OutboundState & { owner: string; until: number }): OutboundState => state;
 
   return {
     async getSuppression(projectId, hash, stream, now) {
@@ -283,20 +424,20 @@ export function createMapStore(): Store {
       return hashes.map((hash) => copy(check(tables(projectId), hash, stream, now)));
     },
     async addSuppression(projectId, record, now) {
-      const { suppressions } = tables(projectId);
-      const existing = alive(suppressions.get(slot(record.stream, record.hash)), now);
+      const t = tables(projectId);
+      const existing = alive(t.suppressions.get(slot(record.stream, record.hash)), now);
       if (existing !== undefined) return { record: { ...existing }, created: false };
-      suppressions.set(slot(record.stream, record.hash), { ...record });
+      add(t, slot(record.stream, record.hash), record, now ?? record.createdAt);
       return { record: { ...record }, created: true };
     },
-    async removeSuppression(projectId, hash, stream) {
-      return remove(tables(projectId), hash, stream);
+    async removeSuppression(projectId, hash, stream, now) {
+      return remove(tables(projectId), hash, stream, now);
     },
     async mergeSuppressions(projectId, records, now) {
       return records.map((record) => merge(tables(projectId), record, now));
     },
-    async removeSuppressions(projectId, hashes, stream) {
-      return hashes.map((hash) => remove(tables(projectId), hash, stream));
+    async removeSuppressions(projectId, hashes, stream, now) {
+      return hashes.map((hash) => remove(tables(projectId), hash, stream, now));
     },
     async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
       return [...tables(projectId).suppressions.values()]
@@ -311,7 +452,7 @@ export function createMapStore(): Store {
         .map((record) => ({ ...record }));
     },
     async applyEvents(projectId, events, options = {}) {
-      return events.map((event) => apply(tables(projectId), event, options.now, options.softBounces));
+      return events.map((event) => apply(tables(projectId), event, options.now, options.softBounces, options.alerts));
     },
     async getStats(projectId, { trackingId, interval, from, to }) {
       return sumHours(tables(projectId).buckets.get(trackingId ?? '') ?? [], interval, from, to);
@@ -360,15 +501,18 @@ export function createMapStore(): Store {
         .map((entry) => ({ ...entry }));
     },
     async addAllowlistEntry(projectId, entry) {
-      const { allowlist } = tables(projectId);
-      const existing = allowlist.get(entry.key);
-      if (existing === undefined) allowlist.set(entry.key, { ...entry });
-      return existing === undefined ? { entry: { ...entry }, created: true } : { entry: { ...existing }, created: false };
+      const t = tables(projectId);
+      const existing = t.allowlist.get(entry.key);
+      if (existing !== undefined) return { entry: { ...existing }, created: false };
+      t.allowlist.set(entry.key, { ...entry });
+      append(t, { kind: 'allowlist.added', at: entry.createdAt, entry });
+      return { entry: { ...entry }, created: true };
     },
-    async removeAllowlistEntry(projectId, key) {
-      const { allowlist } = tables(projectId);
-      const entry = allowlist.get(key);
-      allowlist.delete(key);
+    async removeAllowlistEntry(projectId, key, now) {
+      const t = tables(projectId);
+      const entry = t.allowlist.get(key);
+      t.allowlist.delete(key);
+      if (entry !== undefined) append(t, { kind: 'allowlist.removed', at: now ?? 0, entry });
       return entry;
     },
     async findAllowlisted(projectId, recipients) {
@@ -377,13 +521,111 @@ export function createMapStore(): Store {
     async purgeExpired(now) {
       let deleted = 0;
       for (const t of projects.values()) {
-        for (const [at, record] of t.suppressions) {
+        for (const [where, record] of t.suppressions) {
           if (alive(record, now) !== undefined) continue;
-          t.suppressions.delete(at);
+          t.suppressions.delete(where);
+          append(t, { kind: 'suppression.expired', at: now, record });
           deleted += 1;
         }
+        if (retention === undefined) continue;
+        // Retention deletes from the oldest end: the last `maxLength`, none older than `maxAgeMs`.
+        const { feed } = t;
+        let gone = Math.max(0, feed.changes.length - retention.maxLength);
+        while (gone < feed.changes.length && feed.changes[gone]!.at < now - retention.maxAgeMs) gone += 1;
+        if (gone > 0) feed.trimmed = feed.changes[gone - 1]!.seq;
+        feed.changes.splice(0, gone);
       }
       return deleted;
+    },
+    ...(retention === undefined ? {} : { changes: retention }),
+    async listChanges(projectId, { after, limit, kinds }) {
+      if (retention === undefined) return { changes: [], next: after, last: 0 };
+      const { feed } = tables(projectId);
+      if (after < feed.trimmed) throw new MailwardenError('change_cursor_expired', `changes after ${after} are no longer kept`);
+      // Seqs are gapless from trimmed + 1: the first change after `after` is at a known index.
+      const start = Math.max(0, after - feed.trimmed);
+      const filtered = kinds !== undefined && kinds.length > 0;
+      const looked = feed.changes.slice(start, start + (filtered ? Math.max(10 * limit, 1000) : limit));
+      const changes = filtered ? looked.filter((change) => kinds.includes(change.kind)).slice(0, limit) : looked;
+      const next = filtered && changes.length < limit ? (looked.at(-1)?.seq ?? after) : (changes.at(-1)?.seq ?? after);
+      return { changes: structuredClone(changes), next: Math.max(next, after), last: feed.last };
+    },
+    async getAlertWindows(projectId, scopes) {
+      const { windows } = tables(projectId);
+      return scopes.map((trackingId) => {
+        const window = windows.get(trackingId);
+        if (window === undefined) return undefined;
+        const { bounced, complained, bounceFiring, complaintFiring } = window;
+        return { trackingId, messages: window.slots.length, bounced, complained, bounceFiring, complaintFiring };
+      });
+    },
+    async listPausedStreams(projectId) {
+      return [...tables(projectId).paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((paused) => ({ ...paused }));
+    },
+    async pauseStream(projectId, stream, now) {
+      const t = tables(projectId);
+      const existing = t.paused.get(stream);
+      if (existing !== undefined) return { paused: { ...existing }, created: false };
+      t.paused.set(stream, { stream, pausedAt: now, cause: 'operator' });
+      append(t, { kind: 'stream.paused', at: now, stream, cause: 'operator' });
+      return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
+    },
+    async resumeStream(projectId, stream, now) {
+      const t = tables(projectId);
+      const paused = t.paused.get(stream);
+      if (paused === undefined) return undefined;
+      t.paused.delete(stream);
+      append(t, { kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      return { ...paused };
+    },
+    async leaseOutbound(projectId, endpoint, owner, now, until) {
+      const t = tables(projectId);
+      const known = t.outbound.get(endpoint);
+      if (known !== undefined && known.owner !== owner && known.until > now) return undefined;
+      const state = known ?? {
+        endpoint,
+        cursor: t.feed.last,
+        failures: 0,
+        failingSince: null,
+        nextAttemptAt: 0,
+        pausedAt: null,
+        lastError: null,
+        lastSuccessAt: null,
+        owner,
+        until,
+      };
+      t.outbound.set(endpoint, { ...state, owner, until });
+      return outboundOf(state);
+    },
+    async saveOutbound(projectId, endpoint, owner, progress, until) {
+      const t = tables(projectId);
+      const known = t.outbound.get(endpoint);
+      if (known?.owner !== owner) return false;
+      t.outbound.set(endpoint, { ...progress, endpoint, owner, until });
+      if (known.pausedAt === null && progress.pausedAt !== null)
+        append(t, {
+          kind: 'endpoint.paused',
+          at: progress.pausedAt,
+          endpoint,
+          ...(progress.lastError === null ? {} : { error: progress.lastError }),
+        });
+      return true;
+    },
+    async getOutbound(projectId, endpoints) {
+      const { outbound } = tables(projectId);
+      return endpoints.map((endpoint) => {
+        const known = outbound.get(endpoint);
+        return known === undefined ? undefined : outboundOf(known);
+      });
+    },
+    async resumeOutbound(projectId, endpoint, now) {
+      const t = tables(projectId);
+      const known = t.outbound.get(endpoint);
+      if (known === undefined || known.pausedAt === null) return known === undefined ? undefined : outboundOf(known);
+      const resumed = { ...known, failures: 0, failingSince: null, nextAttemptAt: 0, pausedAt: null, lastError: null };
+      t.outbound.set(endpoint, resumed);
+      append(t, { kind: 'endpoint.resumed', at: now, endpoint });
+      return outboundOf(resumed);
     },
     async claimWebhookToken(projectId, token, digest) {
       const { webhookTokens } = tables(projectId);
