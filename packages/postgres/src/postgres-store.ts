@@ -12,9 +12,14 @@ import {
   trackingIdSearchKey,
   HOUR_MS,
   changeFeedRetention,
+  type AlertWindow,
   type AllowlistEntry,
   type ApplyEventsOptions,
+  type Change,
   type ChangeFeedOptions,
+  type ChangeKind,
+  type MessageStatus,
+  type OutboundState,
   type DeliveryInput,
   type SoftBounceInput,
   type MessageRecord,
@@ -270,6 +275,186 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       CROSS JOIN LATERAL (SELECT key FROM ${s}.allowlist WHERE project_id = $1 AND key = k.key OFFSET 0) x`,
   };
 
+  const allowlistEntryJson = `jsonb_build_object('entry', jsonb_build_object('key', key, 'entry', entry, 'createdAt', created_at))`;
+  const streamJson = (cause: string) => `jsonb_build_object('stream', $2::text, 'cause', ${cause})`;
+  /** A change of the feed, as its `data` object is appended (mailwarden_append_changes): `kind`, `at` bound by the statement. */
+  const change = (kind: string, at: string, data: string) => `jsonb_build_object('kind', ${kind}, 'at', ${at}, 'data', ${data})`;
+  /** A suppressions row as a change carries it (toSuppression reads it back through suppressionOfJson). */
+  const rowJson = (alias: string) => `to_jsonb(${alias}) - 'project_id'`;
+  /**
+   * The feed's variants of the writes above (docs/storage.md, "The change feed"), used only when the store
+   * keeps a feed, so a store without one runs the statements it ran before. Each appends what it changed
+   * with mailwarden_append_changes, after its own rows are written (the changes are its argument), so the
+   * project's counter is the statement's last lock.
+   */
+  const feedStatements = {
+    // `old` is the row before the statement: one that the insert wrote over had expired.
+    addSuppression: `WITH old AS (
+        SELECT ${rowJson('o')} AS record_json FROM ${s}.suppressions o WHERE project_id = $1 AND stream = $12 AND hash = $2
+      ), created AS (
+        INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted, stream)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $14, $15, $12)
+        ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
+          created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
+          cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
+          cause_event_id = excluded.cause_event_id, cause_diagnostic = excluded.cause_diagnostic,
+          expires_at = excluded.expires_at, cause_rule = excluded.cause_rule, allowlisted = excluded.allowlisted
+        WHERE s.expires_at <= $16::bigint
+        RETURNING hash, ${rowJson('s')} AS record_json
+      ), notified AS (
+        SELECT ${invalidationOf('hash')} FROM created
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(c ORDER BY n) FROM (
+          SELECT 1 AS n, ${change(`'suppression.expired'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', old.record_json)`)} AS c FROM old, created
+          UNION ALL
+          SELECT 2, ${change(`'suppression.added'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', created.record_json)`)} FROM created) x)) AS seq
+      )
+      SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL, NULL::float8, NULL, NULL, NULL FROM notified
+      WHERE (SELECT count(*) FROM appended) >= 0
+      UNION ALL
+      SELECT false, ${suppressionColumns.slice('hash, '.length)} FROM ${s}.suppressions
+      WHERE project_id = $1 AND stream = $12 AND hash = $2 AND NOT EXISTS (SELECT FROM created)`,
+    removeSuppression: `WITH removed AS (
+        DELETE FROM ${s}.suppressions x WHERE project_id = $1 AND stream = $3 AND hash = $2 RETURNING ${suppressionColumns}, ${rowJson('x')} AS record_json
+      ), forgotten AS (
+        DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND $3 = '' AND hash = $2
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`)}) FROM removed))
+      )
+      SELECT ${suppressionColumns}, ${invalidationOf('hash')}, (SELECT count(*) FROM appended) FROM removed`,
+    // The removals appended in the order the hashes were given.
+    removeSuppressions: `WITH removed AS (
+        DELETE FROM ${s}.suppressions x WHERE project_id = $1 AND stream = $3 AND hash = ANY (string_to_array($2, ','))
+        RETURNING ${suppressionColumns}, ${rowJson('x')} AS record_json
+      ), forgotten AS (
+        DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND $3 = '' AND hash = ANY (string_to_array($2, ','))
+      ), notified AS (
+        SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
+        FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM removed) r GROUP BY chunk
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`)}
+          ORDER BY array_position(string_to_array($2, ','), hash)) FROM removed))
+      )
+      SELECT ${suppressionColumns}, (SELECT count(*) FROM notified), (SELECT count(*) FROM appended) FROM removed`,
+    // Appended soonest expiry first, each at the sweep's `now`.
+    purgeSuppressions: `WITH removed AS (
+        DELETE FROM ${s}.suppressions x WHERE project_id = $1 AND expires_at <= $2 AND (hash, stream) IN (
+          SELECT hash, stream FROM ${s}.suppressions WHERE project_id = $1 AND expires_at <= $2 ORDER BY expires_at LIMIT $3)
+        RETURNING hash, stream, expires_at, ${rowJson('x')} AS record_json
+      ), notified AS (
+        SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
+        FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM (SELECT DISTINCT hash FROM removed) d) r GROUP BY chunk
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.expired'`, '$2::bigint', `jsonb_build_object('record', record_json)`)}
+          ORDER BY expires_at, hash, stream) FROM removed))
+      )
+      SELECT count(*)::float8, (SELECT count(*) FROM notified), (SELECT count(*) FROM appended) FROM removed`,
+    mergeSuppressions: `SELECT codes, ${s}.mailwarden_append_changes($1, NULL)
+      FROM (SELECT ${s}.mailwarden_merge_suppressions($1, $2::text::jsonb) AS codes OFFSET 0) m`,
+    addAllowlistEntry: `WITH created AS (
+        INSERT INTO ${s}.allowlist (project_id, key, entry, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT DO NOTHING
+        RETURNING key, entry, created_at
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.added'`, 'created_at', allowlistEntryJson)}) FROM created))
+      )
+      SELECT true, NULL, NULL::float8 FROM created WHERE (SELECT count(*) FROM appended) >= 0
+      UNION ALL
+      SELECT false, entry, created_at::float8 FROM ${s}.allowlist WHERE project_id = $1 AND key = $2 AND NOT EXISTS (SELECT FROM created)`,
+    removeAllowlistEntry: `WITH removed AS (
+        DELETE FROM ${s}.allowlist WHERE project_id = $1 AND key = $2 RETURNING key, entry, created_at
+      ), appended AS (
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.removed'`, 'coalesce($3::bigint, 0)', allowlistEntryJson)}) FROM removed))
+      )
+      SELECT key, entry, created_at::float8, (SELECT count(*) FROM appended) FROM removed`,
+  };
+
+  /** Appends `changes` (an SQL expression of a jsonb array, or NULL) when the store keeps a feed; a CTE named `appended`. */
+  const appended = (changes: string) =>
+    feed === undefined ? 'appended AS (SELECT NULL)' : `appended AS (SELECT ${s}.mailwarden_append_changes($1, ${changes}))`;
+  const outboundColumns =
+    'cursor::float8, failures, failing_since::float8, next_attempt_at::float8, paused_at::float8, last_error, last_success_at::float8';
+  /** Statements of the feed, the alert windows, paused streams and outbound delivery (docs/storage.md, "The change feed"). */
+  const feedReads = {
+    // The page and the counter in one snapshot. `looked`: at most $3 changes after the cursor, of which
+    // those of the kinds asked ($4, a JSON array; NULL: every kind) are returned, at most $5; the last
+    // looked-at seq tells the reader where to go on when the kinds skipped them all.
+    listChanges: `WITH looked AS (
+        SELECT seq, at, kind, data FROM ${s}.changes WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+      )
+      SELECT NULL::float8, (SELECT last_seq FROM ${s}.change_counters WHERE project_id = $1)::float8,
+             (SELECT trimmed FROM ${s}.change_counters WHERE project_id = $1)::float8, (SELECT max(seq) FROM looked)::float8, NULL
+      UNION ALL
+      (SELECT seq::float8, at::float8, NULL, NULL, jsonb_build_object('kind', kind, 'data', data)::text FROM looked
+       WHERE $4::text IS NULL OR kind IN (SELECT jsonb_array_elements_text($4::text::jsonb))
+       ORDER BY seq LIMIT $5)`,
+    getAlertWindows: `SELECT scope, messages, bounced, complained, bounce_firing, complaint_firing FROM ${s}.alert_windows
+      WHERE project_id = $1 AND scope IN (SELECT jsonb_array_elements_text($2::text::jsonb)) AND messages > 0`,
+    listPausedStreams: `SELECT stream, paused_at::float8, cause FROM ${s}.paused_streams WHERE project_id = $1 ORDER BY stream`,
+    // As addAllowlistEntry: inserted (true), or the stored one (false), or, after a concurrent insert, ask again.
+    pauseStream: `WITH created AS (
+        INSERT INTO ${s}.paused_streams (project_id, stream, paused_at, cause) VALUES ($1, $2, $3, 'operator')
+        ON CONFLICT DO NOTHING
+        RETURNING stream
+      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.paused'`, '$3::bigint', streamJson(`'operator'`))}) FROM created)`)}
+      SELECT true, $3::float8, 'operator' FROM created WHERE (SELECT count(*) FROM appended) >= 0
+      UNION ALL
+      SELECT false, paused_at::float8, cause FROM ${s}.paused_streams WHERE project_id = $1 AND stream = $2 AND NOT EXISTS (SELECT FROM created)`,
+    resumeStream: `WITH removed AS (
+        DELETE FROM ${s}.paused_streams WHERE project_id = $1 AND stream = $2 RETURNING stream, paused_at, cause
+      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.resumed'`, '$3::bigint', streamJson('cause'))}) FROM removed)`)}
+      SELECT paused_at::float8, cause, (SELECT count(*) FROM appended) FROM removed`,
+    // Granted when new (its cursor the project's latest seq), held by $3, or its lease ended at $4.
+    leaseOutbound: `INSERT INTO ${s}.outbound_endpoints AS o (project_id, endpoint, cursor, failures, failing_since, next_attempt_at,
+        paused_at, last_error, last_success_at, owner, lease_until)
+      VALUES ($1, $2, coalesce((SELECT last_seq FROM ${s}.change_counters WHERE project_id = $1), 0), 0, NULL, 0, NULL, NULL, NULL, $3, $5)
+      ON CONFLICT (project_id, endpoint) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+      WHERE o.owner = excluded.owner OR o.lease_until <= $4::bigint
+      RETURNING ${outboundColumns}`,
+    // Written while $3 holds the lease; `endpoint.paused` when paused_at goes from NULL to a time.
+    saveOutbound: `WITH old AS (
+        SELECT paused_at FROM ${s}.outbound_endpoints WHERE project_id = $1 AND endpoint = $2 AND owner = $3 FOR UPDATE
+      ), saved AS (
+        UPDATE ${s}.outbound_endpoints SET cursor = $4, failures = $5, failing_since = $6, next_attempt_at = $7, paused_at = $8,
+          last_error = $9, last_success_at = $10, lease_until = $11
+        WHERE project_id = $1 AND endpoint = $2 AND owner = $3
+        RETURNING 1
+      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.paused'`, '$8::bigint', `jsonb_strip_nulls(jsonb_build_object('endpoint', $2::text, 'error', $9::text))`)})
+          FROM old, saved WHERE old.paused_at IS NULL AND $8::bigint IS NOT NULL)`)}
+      SELECT count(*), (SELECT count(*) FROM appended) FROM saved`,
+    getOutbound: `SELECT endpoint, ${outboundColumns} FROM ${s}.outbound_endpoints
+      WHERE project_id = $1 AND endpoint IN (SELECT jsonb_array_elements_text($2::text::jsonb))`,
+    // A paused endpoint resumes (`endpoint.resumed`); a running one is answered as it is.
+    resumeOutbound: `WITH old AS (
+        SELECT * FROM ${s}.outbound_endpoints WHERE project_id = $1 AND endpoint = $2 FOR UPDATE
+      ), resumed AS (
+        UPDATE ${s}.outbound_endpoints o SET paused_at = NULL, failures = 0, failing_since = NULL, last_error = NULL, next_attempt_at = 0
+        FROM old WHERE o.project_id = $1 AND o.endpoint = $2 AND old.paused_at IS NOT NULL
+        RETURNING o.*
+      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.resumed'`, '$3::bigint', `jsonb_build_object('endpoint', $2::text)`)}) FROM resumed)`)}
+      SELECT ${outboundColumns}, (SELECT count(*) FROM appended) FROM resumed
+      UNION ALL
+      SELECT ${outboundColumns}, 0 FROM old WHERE NOT EXISTS (SELECT FROM resumed)`,
+    // Retention (purgeExpired): the oldest changes, at most $4, up to the first one kept: within the
+    // last $3 of the project and not older than $2. `trimmed` records the highest deleted.
+    trimChanges: `WITH head AS (
+        SELECT seq, at FROM ${s}.changes WHERE project_id = $1 ORDER BY seq LIMIT $4
+      ), kept AS (
+        SELECT min(seq) AS seq FROM head
+        WHERE at >= $2 AND seq > coalesce((SELECT last_seq FROM ${s}.change_counters WHERE project_id = $1), 0) - $3
+      ), deleted AS (
+        DELETE FROM ${s}.changes WHERE project_id = $1
+          AND seq IN (SELECT seq FROM head WHERE seq < coalesce((SELECT seq FROM kept), 9223372036854775807))
+        RETURNING seq
+      ), trimmed AS (
+        UPDATE ${s}.change_counters SET trimmed = greatest(trimmed, (SELECT max(seq) FROM deleted))
+        WHERE project_id = $1 AND EXISTS (SELECT FROM deleted)
+        RETURNING 1
+      )
+      SELECT count(*)::float8, (SELECT count(*) FROM trimmed) FROM deleted`,
+  };
+
   const toSuppression = ([hash, email, reason, createdAt, ...rest]: any[]): SuppressionRecord => {
     const record: SuppressionRecord = { hash, email, reason: reasonFromRank(reason), createdAt };
     const [source, at, provider, messageId, eventId, diagnostic, expiresAt, rule, allowlisted, stream] = rest;
@@ -282,6 +467,49 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     if (stream !== '') record.stream = stream;
     if (expiresAt !== null) record.expiresAt = expiresAt;
     return record;
+  };
+
+  /** A change as mailwarden_append_changes stored it: `data` holds the rest of it, its records as their rows. */
+  const toChange = (seq: number, at: number, { kind, data }: { kind: ChangeKind; data: any }): Change => {
+    switch (kind) {
+      case 'suppression.added':
+      case 'suppression.upgraded':
+      case 'suppression.updated':
+      case 'suppression.removed':
+      case 'suppression.expired': {
+        const record = toSuppression(suppressionColumnsOf(data.record));
+        if (data.previous === undefined) return { seq, at, kind, record };
+        return { seq, at, kind, record, previous: toSuppression(suppressionColumnsOf(data.previous)) };
+      }
+      case 'message.status_changed': {
+        const { id, type, occurredAt } = data.event;
+        return {
+          seq,
+          at,
+          kind,
+          message: toMessageRecord(data.message),
+          from: data.from === null ? null : statusOfCode.get(data.from)!,
+          to: statusOfCode.get(data.to)!,
+          event: { id, type, occurredAt },
+        };
+      }
+      case 'alert.bounce_rate':
+      case 'alert.complaint_rate': {
+        const { trackingId, firing, messages, count, thresholdPpm } = data;
+        return { seq, at, kind, trackingId, firing, messages, count, thresholdPpm };
+      }
+      case 'allowlist.added':
+      case 'allowlist.removed':
+        return { seq, at, kind, entry: data.entry };
+      case 'stream.paused':
+      case 'stream.resumed':
+        return { seq, at, kind, stream: data.stream, cause: data.cause };
+      case 'endpoint.paused':
+      case 'endpoint.resumed':
+        return data.error === undefined
+          ? { seq, at, kind, endpoint: data.endpoint }
+          : { seq, at, kind, endpoint: data.endpoint, error: data.error };
+    }
   };
 
   const toTrackingIdRecord = ([
@@ -343,15 +571,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         now ?? null,
       ];
       for (;;) {
-        const [row] = await attempt(() => query(statements.addSuppression, params));
+        const [row] = await attempt(() => query(feed === undefined ? statements.addSuppression : feedStatements.addSuppression, params));
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
         if (row[0] === true) return { record: { ...record }, created: true };
         return { record: toSuppression([record.hash, ...row.slice(1)]), created: false };
       }
     },
 
-    async removeSuppression(projectId, hash, stream) {
-      const [row] = await attempt(() => query(statements.removeSuppression, [projectId, hash, stream ?? '']));
+    async removeSuppression(projectId, hash, stream, now) {
+      const [row] = await attempt(() =>
+        feed === undefined
+          ? query(statements.removeSuppression, [projectId, hash, stream ?? ''])
+          : query(feedStatements.removeSuppression, [projectId, hash, stream ?? '', now ?? null]),
+      );
       return row === undefined ? undefined : toSuppression(row);
     },
 
@@ -391,8 +623,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async mergeSuppressions(projectId, records, now) {
       const outcomes: SuppressionMergeOutcome[] = [];
       for (let from = 0; from < records.length; from += MERGE_BATCH) {
-        const batch = JSON.stringify({ now: now ?? null, rows: records.slice(from, from + MERGE_BATCH).map(toSuppressionRow) });
-        const [row] = await attempt(() => query(statements.mergeSuppressions, [projectId, batch]));
+        const rows = records.slice(from, from + MERGE_BATCH).map(toSuppressionRow);
+        const batch = JSON.stringify(feed === undefined ? { now: now ?? null, rows } : { now: now ?? null, rows, feed: true });
+        const [row] = await attempt(() =>
+          query(feed === undefined ? statements.mergeSuppressions : feedStatements.mergeSuppressions, [projectId, batch]),
+        );
         for (const code of row![0] as string) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       // A bulk import grows the table faster than autovacuum re-analyzes it, and a plan made from
@@ -407,13 +642,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes, stream) {
+    async removeSuppressions(projectId, hashes, stream, now) {
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += MERGE_BATCH) {
         const batch = hashes.slice(from, from + MERGE_BATCH);
         // NUL cannot be in a PostgreSQL text, nor in a hash: no such row.
+        const joined = batch.filter((hash) => !hash.includes('\0')).join(',');
         const rows = await attempt(() =>
-          query(statements.removeSuppressions, [projectId, batch.filter((hash) => !hash.includes('\0')).join(','), stream ?? '']),
+          feed === undefined
+            ? query(statements.removeSuppressions, [projectId, joined, stream ?? ''])
+            : query(feedStatements.removeSuppressions, [projectId, joined, stream ?? '', now ?? null]),
         );
         const byHash = new Map(rows.map((row) => [row[0] as string, toSuppression(row)]));
         // Each row is deleted once: a hash given twice finds nothing the second time.
@@ -427,7 +665,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     async applyEvents(projectId, events, options = {}) {
       if (events.length === 0) return [];
-      const batch = JSON.stringify(toEventColumns(events, options));
+      const batch = JSON.stringify(toEventColumns(events, options, feed !== undefined));
       const [row] = await attempt(() => query(statements.applyEvents, [projectId, batch])).catch((error: unknown) => {
         // A function older than this release (its schema not migrated yet) reads one object per event
         // and refuses columns before it writes anything: the batch goes again in that shape.
@@ -528,16 +766,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     async addAllowlistEntry(projectId, entry) {
       for (;;) {
-        const [row] = await attempt(() => query(statements.addAllowlistEntry, [projectId, entry.key, entry.entry, entry.createdAt]));
+        const [row] = await attempt(() =>
+          query(feed === undefined ? statements.addAllowlistEntry : feedStatements.addAllowlistEntry, [
+            projectId,
+            entry.key,
+            entry.entry,
+            entry.createdAt,
+          ]),
+        );
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
         if (row[0] === true) return { entry: { ...entry }, created: true };
         return { entry: { key: entry.key, entry: row[1], createdAt: row[2] }, created: false };
       }
     },
 
-    async removeAllowlistEntry(projectId, key) {
+    async removeAllowlistEntry(projectId, key, now) {
       if (key.includes('\0')) return undefined;
-      const [row] = await attempt(() => query(statements.removeAllowlistEntry, [projectId, key]));
+      const [row] = await attempt(() =>
+        feed === undefined
+          ? query(statements.removeAllowlistEntry, [projectId, key])
+          : query(feedStatements.removeAllowlistEntry, [projectId, key, now ?? null]),
+      );
       return row === undefined ? undefined : ({ key: row[0], entry: row[1], createdAt: row[2] } satisfies AllowlistEntry);
     },
 
@@ -625,52 +874,103 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // Expiry is the records' own (docs/decisions.md, "Suppressions that expire"); `now` is the caller's.
       for (const projectId of await projectsOf('suppressions', 'expires_at IS NOT NULL')) {
         for (;;) {
-          const [row] = await attempt(() => query(statements.purgeSuppressions, [projectId, now, PURGE_BATCH]));
+          const statement = feed === undefined ? statements.purgeSuppressions : feedStatements.purgeSuppressions;
+          const [row] = await attempt(() => query(statement, [projectId, now, PURGE_BATCH]));
           const count = row![0] as number;
           purged += count;
           if (count < PURGE_BATCH) break;
         }
       }
       for (const projectId of await projectsOf('soft_bounces')) await sweep(statements.purgeSoftBounces, projectId, now, PURGE_BATCH * 10);
+      // The feed's retention: not counted either. Between sweeps a project may hold more than maxLength.
+      if (feed !== undefined) {
+        for (const projectId of await projectsOf('changes')) {
+          for (;;) {
+            const [row] = await attempt(() =>
+              query(feedReads.trimChanges, [projectId, now - feed.maxAgeMs, feed.maxLength, PURGE_BATCH * 10]),
+            );
+            if ((row![0] as number) < PURGE_BATCH * 10) break;
+          }
+        }
+      }
       return purged;
     },
 
     ...(feed !== undefined && { changes: feed }),
 
-    async listChanges(_projectId, query) {
-      return { changes: [], next: query.after, last: 0 };
+    async listChanges(projectId, { after, limit, kinds }) {
+      if (feed === undefined) return { changes: [], next: after, last: 0 };
+      const filtered = kinds !== undefined && kinds.length > 0;
+      // With kinds, a bounded stretch is looked at (design: 10 × limit, at least 1 000).
+      const look = filtered ? Math.max(10 * limit, 1000) : limit;
+      const [head, ...rows] = await attempt(() =>
+        query(feedReads.listChanges, [projectId, after, look, filtered ? JSON.stringify(kinds) : null, limit]),
+      );
+      const [, last, trimmed, lookedThrough] = head as [null, number | null, number | null, number | null];
+      if (after < (trimmed ?? 0)) {
+        throw new MailwardenError(
+          'change_cursor_expired',
+          `Changes after ${after} were deleted by the feed's retention: start again from a listing.`,
+        );
+      }
+      const changes = rows.sort((a, b) => a[0] - b[0]).map(([seq, at, , , text]) => toChange(seq, at, JSON.parse(text)));
+      const next = changes.length === limit ? changes[changes.length - 1]!.seq : (lookedThrough ?? after);
+      return { changes, next: Math.max(next, after), last: last ?? 0 };
     },
 
-    async getAlertWindows(_projectId, trackingIds) {
-      return trackingIds.map(() => undefined);
+    async getAlertWindows(projectId, trackingIds) {
+      if (trackingIds.length === 0) return [];
+      const scopes = trackingIds.map((trackingId) => trackingId ?? '');
+      const rows = await attempt(() => query(feedReads.getAlertWindows, [projectId, JSON.stringify(scopes)]));
+      const byScope = new Map(rows.map((row) => [row[0] as string, row]));
+      return scopes.map((scope): AlertWindow | undefined => {
+        const row = byScope.get(scope);
+        if (row === undefined) return undefined;
+        const [, messages, bounced, complained, bounceFiring, complaintFiring] = row;
+        return { trackingId: scope === '' ? null : scope, messages, bounced, complained, bounceFiring, complaintFiring };
+      });
     },
 
-    async listPausedStreams() {
-      return [];
+    async listPausedStreams(projectId) {
+      const rows = await attempt(() => query(feedReads.listPausedStreams, [projectId]));
+      return rows.map(([stream, pausedAt, cause]) => ({ stream, pausedAt, cause }));
     },
 
-    async pauseStream(_projectId, stream, now) {
-      return { paused: { stream, pausedAt: now, cause: 'operator' as const }, created: true };
+    async pauseStream(projectId, stream, now) {
+      for (;;) {
+        const [row] = await attempt(() => query(feedReads.pauseStream, [projectId, stream, now]));
+        if (row === undefined) continue; // a concurrent pause won; read it in a new snapshot
+        return { paused: { stream, pausedAt: row[1], cause: row[2] }, created: row[0] === true };
+      }
     },
 
-    async resumeStream() {
-      return undefined;
+    async resumeStream(projectId, stream, now) {
+      const [row] = await attempt(() => query(feedReads.resumeStream, [projectId, stream, now]));
+      return row === undefined ? undefined : { stream, pausedAt: row[0], cause: row[1] };
     },
 
-    async leaseOutbound() {
-      return undefined;
+    async leaseOutbound(projectId, endpoint, owner, now, until) {
+      const [row] = await attempt(() => query(feedReads.leaseOutbound, [projectId, endpoint, owner, now, until]));
+      return row === undefined ? undefined : toOutboundState(endpoint, row);
     },
 
-    async saveOutbound() {
-      return false;
+    async saveOutbound(projectId, endpoint, owner, progress, until) {
+      const { cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt } = progress;
+      const params = [projectId, endpoint, owner, cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt, until];
+      const [row] = await attempt(() => query(feedReads.saveOutbound, params));
+      return Number(row![0]) > 0;
     },
 
-    async getOutbound(_projectId, endpoints) {
-      return endpoints.map(() => undefined);
+    async getOutbound(projectId, endpoints) {
+      if (endpoints.length === 0) return [];
+      const rows = await attempt(() => query(feedReads.getOutbound, [projectId, JSON.stringify(endpoints)]));
+      const byEndpoint = new Map(rows.map(([endpoint, ...state]) => [endpoint as string, toOutboundState(endpoint, state)]));
+      return endpoints.map((endpoint) => byEndpoint.get(endpoint));
     },
 
-    async resumeOutbound() {
-      return undefined;
+    async resumeOutbound(projectId, endpoint, now) {
+      const [row] = await attempt(() => query(feedReads.resumeOutbound, [projectId, endpoint, now]));
+      return row === undefined ? undefined : toOutboundState(endpoint, row);
     },
 
     async close() {
@@ -685,7 +985,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
    * of `only`): one index probe per project.
    */
   async function projectsOf(
-    table: 'messages' | 'event_keys' | 'webhook_tokens' | 'suppressions' | 'soft_bounces',
+    table: 'messages' | 'event_keys' | 'webhook_tokens' | 'suppressions' | 'soft_bounces' | 'changes',
     only = 'true',
   ): Promise<string[]> {
     const rows = await attempt(() =>
@@ -744,6 +1044,37 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
 }
 
+/** An outbound endpoint's state from its columns (`outboundColumns`). */
+function toOutboundState(
+  endpoint: string,
+  [cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt]: any[],
+): OutboundState {
+  return { endpoint, cursor, failures, failingSince, nextAttemptAt, pausedAt, lastError, lastSuccessAt };
+}
+
+/** The statuses by their codes (statusCodes), as the feed keeps a message's `from` and `to`. */
+const statusOfCode = new Map(Object.entries(statusCodes).map(([status, code]) => [code as number, status as MessageStatus]));
+
+/** A suppressions row as a change keeps it (to_jsonb, without project_id), as the columns toSuppression reads. */
+function suppressionColumnsOf(row: Record<string, unknown>): unknown[] {
+  return [
+    row.hash,
+    row.email,
+    row.reason,
+    row.created_at,
+    row.source,
+    row.source_at,
+    row.cause_provider,
+    row.cause_message_id,
+    row.cause_event_id,
+    row.cause_diagnostic,
+    row.expires_at,
+    row.cause_rule,
+    row.allowlisted,
+    row.stream,
+  ];
+}
+
 /** Text LIKE matches literally: its pattern characters and the escape character escaped. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, '\\$&');
@@ -774,7 +1105,11 @@ function toMessageRecord([
  * event's, null where an event has no such part; a column no event has is left out. Columns rather than
  * one object per event: half the JSON, without a key name per value, for PostgreSQL to parse.
  */
-function toEventColumns(events: readonly StoredEvent[], { now, softBounces }: ApplyEventsOptions): Record<string, unknown> {
+function toEventColumns(
+  events: readonly StoredEvent[],
+  { now, softBounces, alerts }: ApplyEventsOptions,
+  feed: boolean,
+): Record<string, unknown> {
   const columns = {
     key: [] as unknown[],
     message_key: [] as unknown[],
@@ -814,6 +1149,8 @@ function toEventColumns(events: readonly StoredEvent[], { now, softBounces }: Ap
   for (const [name, values] of Object.entries(columns)) if (name === 'key' || values.some((value) => value !== null)) sent[name] = values;
   if (now !== undefined) sent.now = now;
   if (softBounces !== undefined) sent.rule = softBounces;
+  if (alerts !== undefined) sent.alerts = alerts;
+  if (feed) sent.feed = true;
   return sent;
 }
 

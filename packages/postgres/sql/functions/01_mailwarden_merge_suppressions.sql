@@ -12,7 +12,8 @@
 -- an object `{ now, rows }` with the caller's clock. Given `now`, a row already expired at it is not
 -- written ('a'), and a stored row expired at it counts as absent: the batch's rows replace it whole
 -- ('s'). The expiry, the rule (`cause_rule`) and `allowlisted` are part of the provenance: they go
--- with it. An array, as the previous release sends it, has no `now`: nothing is expired.
+-- with it. An array, as the previous release sends it, has no `now`: nothing is expired. An object with
+-- `feed` (the store keeps a change feed) is merged row by row by mailwarden_feed_suppressions.
 
 CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_merge_suppressions(p_project_id text, p_rows jsonb) RETURNS text
 LANGUAGE plpgsql AS $fn$
@@ -26,6 +27,10 @@ DECLARE
 BEGIN
   IF jsonb_typeof(p_rows) = 'object' THEN
     v_now := (p_rows->>'now')::bigint;
+    -- With the change feed, row by row (mailwarden_feed_suppressions), which calls this without it.
+    IF p_rows ? 'feed' THEN
+      RETURN {{schema}}.mailwarden_feed_suppressions(p_project_id, v_now, p_rows->'rows');
+    END IF;
     p_rows := p_rows->'rows';
   END IF;
 

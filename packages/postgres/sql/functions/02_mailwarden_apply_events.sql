@@ -11,7 +11,8 @@
 -- only the columns it uses: ROWS FROM zips the columns' arrays side by side, each element read once.
 -- Text columns that are keys compare as bytes (COLLATE "C"). Beside the columns, this release's object
 -- may hold `now` (the caller's clock, for expiry) and `rule` (the project's soft-bounce rule, which reads
--- the `rule_input` column; mailwarden_soft_bounce).
+-- the `rule_input` column; mailwarden_soft_bounce), `feed` (the store keeps a change feed: step 8) and
+-- `alerts` (the project's alert rule: step 7). Without `feed` and `alerts`, it runs what it ran before.
 --
 -- Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
 -- 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
@@ -43,6 +44,11 @@ DECLARE
   v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
+  v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
+  v_alerts jsonb := p_events->'alerts';
+  v_steps jsonb;
+  v_changes jsonb;
+  v_result text;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
   --    rolling deploy, sends one object per event: those are made columns first. Its `stream` is the
@@ -125,6 +131,58 @@ BEGIN
     RETURNING m.key
   )
   SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
+
+  -- 2a. With the feed or alerts: each applied event's message as the events up to it left it (the
+  --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
+  --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
+  IF v_feed OR v_alerts IS NOT NULL THEN
+    WITH e AS (
+      SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
+             c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
+             c.last_event_at::bigint AS last_event_at, nullif(c.timeline, 'null') AS timeline
+      FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                      jsonb_array_elements_text(p_events->'message_key'),
+                      jsonb_array_elements_text(p_events->'tracking_id'),
+                      jsonb_array_elements_text(p_events->'stream'),
+                      jsonb_array_elements_text(p_events->'facts'),
+                      jsonb_array_elements_text(p_events->'first_event_at'),
+                      jsonb_array_elements_text(p_events->'last_event_at'),
+                      jsonb_array_elements(p_events->'timeline'))
+           WITH ORDINALITY AS c(key, message_key, tracking_id, stream, facts, first_event_at, last_event_at, timeline, ord)
+    ), upto AS (
+      SELECT e.*, row_number() OVER w AS n, bit_or(e.facts) OVER w AS facts_to,
+             coalesce(bit_or(e.facts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS facts_prior,
+             min(e.tracking_id) OVER w AS tracking_to, min(e.stream) OVER w AS stream_to,
+             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to
+      FROM e WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
+    ), merged AS (
+      SELECT u.ord, u.message_key, u.timeline, c.key IS NOT NULL AND u.n = 1 AS entered, m.provider, m.message_id, m.recipient,
+             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_prior AS before_facts,
+             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_to AS facts,
+             CASE WHEN c.key IS NULL THEN least(m.tracking_id, u.tracking_to) ELSE u.tracking_to END AS tracking_id,
+             CASE WHEN c.key IS NULL THEN least(m.stream, u.stream_to) ELSE u.stream_to END AS stream,
+             CASE WHEN c.key IS NULL THEN least(m.first_event_at, u.first_to) ELSE u.first_to END AS first_event_at,
+             CASE WHEN c.key IS NULL THEN greatest(m.last_event_at, u.last_to) ELSE u.last_to END AS last_event_at
+      FROM upto u
+      JOIN {{schema}}.messages m ON m.project_id = p_project_id AND m.key = u.message_key
+      LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+    )
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered,
+             'from', CASE WHEN NOT x.entered THEN b.status END, 'to', a.status,
+             'flags', a.flags, 'gained', a.flags & ~b.flags,
+             'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.facts,
+                                          x.first_event_at, x.last_event_at, x.stream),
+             'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt'))
+           ORDER BY x.ord), '[]')
+    INTO v_steps
+    FROM merged x
+    CROSS JOIN LATERAL (SELECT {{> message_status}} AS status, {{> alert_flags}} AS flags
+                        FROM (VALUES (x.before_facts)) AS f(facts)) b
+    CROSS JOIN LATERAL (SELECT {{> message_status}} AS status, {{> alert_flags}} AS flags
+                        FROM (VALUES (x.facts)) AS f(facts)) a;
+  END IF;
 
   -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
   --    touched, summed per tracking ID and applied in tracking-ID order.
@@ -337,7 +395,8 @@ BEGIN
   --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
   --    a `rule_input`), one call for the batch.
   IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
-    SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord) ELSE e.suppression END ORDER BY e.ord),
+           array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
                  WITH ORDINALITY AS c(key, suppression, ord)) e
@@ -346,8 +405,16 @@ BEGIN
         SELECT FROM {{schema}}.allowlist a WHERE a.project_id = p_project_id
           AND a.key IN (e.suppression->>'hash', '@' || substring(e.suppression->>'email' FROM '[^@]*$'))));
     IF v_suppressions IS NOT NULL THEN
-      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_suppressions));
+      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, CASE
+        WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', v_suppressions, 'feed', true)
+        ELSE jsonb_build_object('now', v_now, 'rows', v_suppressions) END);
     END IF;
+    -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
+    --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
+    v_result := (
+      SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+      FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+      LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
   ELSE
     -- 5a. With the rule, event by event (docs/decisions.md, "The soft-bounce rule"): the suppressions
     --     up to an event with a rule input are joined, then the rule runs for it. Only the rule's own
@@ -407,13 +474,15 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || v_event.suppression;
+        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord) ELSE v_event.suppression END;
         v_pending_ords := v_pending_ords || v_event.ord;
         v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;
       CONTINUE WHEN v_event.rule_input IS NULL;
       IF v_event.rule_input->>'hash' = ANY (v_pending_hashes) THEN
-        v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
+        v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, CASE
+          WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending), 'feed', true)
+          ELSE jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)) END);
         FOR i IN 1 .. cardinality(v_pending_ords) LOOP
           v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
         END LOOP;
@@ -421,28 +490,44 @@ BEGIN
         v_pending_ords := '{}';
         v_pending_hashes := '{}';
       END IF;
-      v_code := {{schema}}.mailwarden_soft_bounce(p_project_id, v_rule, v_now, v_event.rule_input, v_event.allowlisted);
+      -- With the feed, the rule's changes are tagged with the event's position (`feed` in its rule).
+      v_code := {{schema}}.mailwarden_soft_bounce(p_project_id, CASE WHEN v_feed THEN v_rule || jsonb_build_object('feed', v_event.ord) ELSE v_rule END,
+        v_now, v_event.rule_input, v_event.allowlisted);
       -- 6a. An event that carried no suppression reports the rule's.
       IF v_code IS NOT NULL AND v_event.suppression IS NULL THEN
         v_event_codes[v_event.ord] := v_code;
       END IF;
     END LOOP;
     IF cardinality(v_pending_ords) > 0 THEN
-      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
+      v_codes := {{schema}}.mailwarden_merge_suppressions(p_project_id, CASE
+        WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending), 'feed', true)
+        ELSE jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)) END);
       FOR i IN 1 .. cardinality(v_pending_ords) LOOP
         v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
       END LOOP;
     END IF;
-    RETURN (
+    v_result := (
       SELECT string_agg(CASE WHEN o.applied THEN v_event_codes[o.ord] ELSE 'd' END, '' ORDER BY o.ord)
       FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
   END IF;
 
-  -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
-  --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
-  RETURN (
-    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
-    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
-    LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
+  -- 7. Alerts: the windows the events moved, after every row above is locked (mailwarden_apply_alerts).
+  IF v_alerts IS NOT NULL THEN
+    v_changes := {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_now, v_steps, v_feed);
+  END IF;
+
+  -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
+  --    rule, `p` 1 and 2), its status change (3), its alert crossings and the streams they paused (4),
+  --    numbered by mailwarden_append_changes, which locks the project's counter last.
+  IF v_feed THEN
+    PERFORM {{schema}}.mailwarden_append_changes(p_project_id, (
+      SELECT coalesce(jsonb_agg(jsonb_build_object('o', x.value->'o', 'p', 3, 'kind', 'message.status_changed',
+               'at', coalesce(v_now, (x.value->'event'->>'occurredAt')::bigint),
+               'data', jsonb_build_object('message', x.value->'message', 'from', x.value->'from', 'to', x.value->'to', 'event', x.value->'event'))
+               ORDER BY x.n), '[]')
+      FROM jsonb_array_elements(v_steps) WITH ORDINALITY AS x(value, n)
+      WHERE (x.value->>'entered')::boolean OR (x.value->>'from')::integer <> (x.value->>'to')::integer) || coalesce(v_changes, '[]'));
+  END IF;
+  RETURN v_result;
 END
 $fn$;

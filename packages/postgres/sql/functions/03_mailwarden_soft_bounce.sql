@@ -7,7 +7,8 @@
 -- locks it first, in hash order (an earlier event of the batch may have deleted it since). History: the
 -- kept bounces as [at, eventId, message, packed bounce], by (at, eventId), and the latest delivery kept.
 -- Returns the code of the rule's join (mailwarden_merge_suppressions) when a window made a suppression,
--- else NULL.
+-- else NULL. With the change feed, p_rule's `feed` is the event's position: the suppression changes the
+-- rule makes are pended with it (`o`, and `p` 2: after the event's own), for mailwarden_apply_events.
 --
 -- It runs once per rule input of a batch, so it runs few statements (each costs far more than the
 -- PL/pgSQL around it): a read of the history, one of the project-wide suppression for a soft bounce
@@ -43,6 +44,9 @@ DECLARE
   v_listed_at bigint;
   v_listed_event text;
   v_listed_by_rule boolean;
+  v_feed integer := (p_rule->>'feed')::integer;
+  v_before {{schema}}.suppressions;
+  v_after {{schema}}.suppressions;
 BEGIN
   -- 1. The history, without what is older than the horizon.
   SELECT array(SELECT b FROM jsonb_array_elements(h.bounces) WITH ORDINALITY AS x(b, n)
@@ -121,10 +125,21 @@ BEGIN
         -- members): the window of the bounces kept now replaces it, which a join would not (same time,
         -- same event).
         IF v_listed_by_rule AND v_listed_at = v_end_at AND v_listed_event = v_end->>1 THEN
+          IF v_feed IS NOT NULL THEN
+            SELECT * INTO v_before FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '' FOR UPDATE;
+          END IF;
           UPDATE {{schema}}.suppressions SET cause_rule = v_rule, expires_at = v_expires
           WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
             AND source_at = v_end_at AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
           v_replaced := FOUND;
+          IF v_replaced AND v_feed IS NOT NULL THEN
+            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            IF v_after IS DISTINCT FROM v_before THEN
+              PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+                'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
+                  'record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))));
+            END IF;
+          END IF;
         END IF;
         IF v_replaced THEN
           v_code := 'a';
@@ -144,16 +159,23 @@ BEGIN
             ON CONFLICT (project_id, hash, stream) DO NOTHING
             RETURNING 's' INTO v_code;
           END IF;
+          IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
+            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+              'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
+              'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));
+          END IF;
           IF v_code IS NOT NULL THEN
             PERFORM pg_notify('{{INVALIDATION_CHANNEL}}', json_build_object(
               'schema', {{schema_literal}}, 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
           ELSE
-            v_code := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', jsonb_build_array(
+            v_code := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_strip_nulls(jsonb_build_object('now', p_now,
+              'feed', CASE WHEN v_feed IS NOT NULL THEN true END, 'rows', jsonb_build_array(
               jsonb_strip_nulls(jsonb_build_object(
                 'hash', v_hash, 'email', p_input->'email', 'reason', {{reasonRanks.hard_bounce}}, 'created_at', v_end->0,
                 'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
                 'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
-                'expires_at', v_expires, 'cause_rule', v_rule)))));
+                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END))))));
           END IF;
         END IF;
         -- Bounces after the suppression cannot move it (step 3d): they need not be kept.

@@ -1,0 +1,53 @@
+-- mailwarden_merge_suppressions with the change feed on (its rows' object has `feed`): the rows joined
+-- one at a time, each by the set-based merge, so every change is seen between two rows (docs/storage.md,
+-- "The change feed"): an expired row replaced ('suppression.expired' then 'suppression.added'), a row
+-- created, upgraded (reason raised) or updated (another column moved: IS DISTINCT FROM, so the same bytes
+-- append nothing). Rows go in key order (hash, stream), as the set-based merge locks them, then in row
+-- order per address. Each change is tagged with its row's `o` (an event's position, when
+-- mailwarden_apply_events sends it; else the row's) and `p` (1; 2 for the soft-bounce rule's) and left
+-- to mailwarden_pend_changes: mailwarden_append_changes orders and numbers them. Returns the codes of
+-- mailwarden_merge_suppressions, per row in row order.
+
+CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_feed_suppressions(p_project_id text, p_now bigint, p_rows jsonb) RETURNS text
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_row record;
+  v_before {{schema}}.suppressions;
+  v_after {{schema}}.suppressions;
+  v_had boolean;
+  v_codes text[] := array_fill(''::text, ARRAY[jsonb_array_length(p_rows)]);
+  v_changes jsonb := '[]';
+  v_tag jsonb;
+  v_at bigint;
+BEGIN
+  FOR v_row IN
+    SELECT x.value, x.ord::integer AS ord, (x.value->>'hash') COLLATE "C" AS hash, coalesce(x.value->>'stream', '') COLLATE "C" AS stream
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(value, ord)
+    ORDER BY 3, 4, 2
+  LOOP
+    SELECT * INTO v_before FROM {{schema}}.suppressions
+    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    v_had := FOUND;
+    v_codes[v_row.ord] := {{schema}}.mailwarden_merge_suppressions(p_project_id,
+      jsonb_build_object('now', p_now, 'rows', jsonb_build_array(v_row.value)));
+    SELECT * INTO v_after FROM {{schema}}.suppressions
+    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
+    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
+    v_at := coalesce(p_now, v_after.created_at);
+    IF v_had AND coalesce(v_before.expires_at <= p_now, false) THEN
+      v_changes := v_changes || (v_tag || jsonb_build_object('kind', 'suppression.expired', 'at', v_at,
+        'data', jsonb_build_object('record', to_jsonb(v_before) - 'project_id')));
+      v_had := false;
+    END IF;
+    v_changes := v_changes || (v_tag || CASE
+      WHEN NOT v_had THEN jsonb_build_object('kind', 'suppression.added', 'at', v_at,
+        'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))
+      ELSE jsonb_build_object('kind', CASE WHEN v_after.reason > v_before.reason THEN 'suppression.upgraded' ELSE 'suppression.updated' END,
+        'at', v_at, 'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))
+      END);
+  END LOOP;
+  PERFORM {{schema}}.mailwarden_pend_changes(v_changes);
+  RETURN array_to_string(v_codes, '');
+END
+$fn$;

@@ -1,0 +1,142 @@
+-- Deliverability alerts (docs/decisions.md, "Deliverability alerts") for one batch of
+-- mailwarden_apply_events, after its suppressions. p_rule is core's StoredAlertRule as JSON, p_steps the
+-- batch's applied events with a message, in event order, as step 2a of mailwarden_apply_events reads
+-- them: `o` (the event's position), `key`, `tid` (the message's tracking ID then), `entered` (the event
+-- created the message), `flags` (its alert flags after the event: 1 hard-bounced, 2 complained), `gained`
+-- (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
+-- leaves with its counts, when the window is full); a flag gained by a message in a window counts once.
+-- After each event, each window it moved is compared with the thresholds in integers (the same
+-- comparison in every store), and a crossing flips its state; the project's window crossing up pauses
+-- the rule's streams not paused yet. Returns the changes (tagged `o`, `p` 4, in the order made: the
+-- project's window, then the tracking ID's, bounces before complaints, then the streams paused), or an
+-- empty array without p_feed.
+--
+-- Locks: the batch's windows first, in scope order ('' the project's), then their slots (only ever
+-- written under their window's lock), then paused_streams: after every lock mailwarden_apply_events
+-- took before, and before the feed's counter.
+
+CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_now bigint, p_steps jsonb, p_feed boolean) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_size integer := (p_rule->>'window')::integer;
+  v_min integer := (p_rule->>'minMessages')::integer;
+  v_bounce_fire bigint := (p_rule->'bounce'->>'firePpm')::bigint;
+  v_bounce_resolve bigint := (p_rule->'bounce'->>'resolvePpm')::bigint;
+  v_complaint_fire bigint := (p_rule->'complaint'->>'firePpm')::bigint;
+  v_complaint_resolve bigint := (p_rule->'complaint'->>'resolvePpm')::bigint;
+  v_by_tracking_id boolean := coalesce((p_rule->>'trackingIds')::boolean, false);
+  v_step record;
+  v_scope text;
+  v_w {{schema}}.alert_windows;
+  v_flags integer;
+  v_old integer;
+  v_slot integer;
+  v_moved boolean;
+  v_up text;
+  v_at bigint;
+  v_stream text;
+  v_changes jsonb := '[]';
+  v_scopes text[];
+BEGIN
+  -- The windows the batch may move, locked in scope order (a window made here and left empty is
+  -- deleted at the end: a window exists once a message entered it).
+  WITH steps AS (
+    SELECT x.value->>'tid' AS tid FROM jsonb_array_elements(p_steps) AS x(value)
+    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
+  ), scopes AS (
+    SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
+                                UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
+  ), locked AS (
+    INSERT INTO {{schema}}.alert_windows AS w (project_id, scope, messages, bounced, complained, bounce_firing, complaint_firing, head)
+    SELECT p_project_id, scope COLLATE "C", 0, 0, 0, false, false, 0 FROM scopes ORDER BY scope COLLATE "C"
+    ON CONFLICT (project_id, scope) DO UPDATE SET head = w.head WHERE false
+    RETURNING w.scope
+  )
+  SELECT array_agg(scope) INTO v_scopes FROM (SELECT scope FROM locked UNION ALL SELECT scope FROM scopes) s;
+  IF v_scopes IS NULL THEN
+    RETURN v_changes;
+  END IF;
+
+  FOR v_step IN
+    SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
+           (x.value->>'entered')::boolean AS entered, (x.value->>'flags')::integer AS flags,
+           (x.value->>'gained')::integer AS gained, (x.value->'event'->>'occurredAt')::bigint AS occurred_at
+    FROM jsonb_array_elements(p_steps) WITH ORDINALITY AS x(value, n)
+    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
+    ORDER BY x.n
+  LOOP
+    v_up := NULL;
+    v_at := coalesce(p_now, v_step.occurred_at);
+    FOREACH v_scope IN ARRAY CASE WHEN v_by_tracking_id AND v_step.tid IS NOT NULL THEN ARRAY['', v_step.tid] ELSE ARRAY[''] END LOOP
+      SELECT * INTO v_w FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = v_scope;
+      v_moved := false;
+      IF v_step.entered THEN
+        v_flags := v_step.flags;
+        IF v_w.messages >= v_size THEN
+          SELECT flags INTO v_old FROM {{schema}}.alert_window_slots
+          WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
+          v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
+          v_w.complained := v_w.complained - (coalesce(v_old, 0) >> 1 & 1);
+        ELSE
+          v_w.messages := v_w.messages + 1;
+        END IF;
+        INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
+        VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
+        ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags;
+        v_w.head := (v_w.head + 1) % v_size;
+        v_moved := true;
+      ELSE
+        SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
+        WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key
+        ORDER BY slot LIMIT 1;
+        v_flags := CASE WHEN FOUND THEN v_step.gained & ~v_old ELSE 0 END;
+        IF v_flags <> 0 THEN
+          UPDATE {{schema}}.alert_window_slots SET flags = v_old | v_flags
+          WHERE project_id = p_project_id AND scope = v_scope AND slot = v_slot;
+          v_moved := true;
+        END IF;
+      END IF;
+      CONTINUE WHEN NOT v_moved;
+      v_w.bounced := v_w.bounced + (v_flags & 1);
+      v_w.complained := v_w.complained + (v_flags >> 1 & 1);
+      -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
+      IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
+        v_w.bounce_firing := true;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_fire));
+        IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.bounce_rate'); END IF;
+      ELSIF v_w.bounce_firing AND v_w.bounced::bigint * 1000000 < v_bounce_resolve * v_w.messages THEN
+        v_w.bounce_firing := false;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_resolve));
+      END IF;
+      IF NOT v_w.complaint_firing AND v_w.messages >= v_min AND v_w.complained::bigint * 1000000 >= v_complaint_fire * v_w.messages THEN
+        v_w.complaint_firing := true;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_fire));
+        IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.complaint_rate'); END IF;
+      ELSIF v_w.complaint_firing AND v_w.complained::bigint * 1000000 < v_complaint_resolve * v_w.messages THEN
+        v_w.complaint_firing := false;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_resolve));
+      END IF;
+      UPDATE {{schema}}.alert_windows SET messages = v_w.messages, bounced = v_w.bounced, complained = v_w.complained,
+        bounce_firing = v_w.bounce_firing, complaint_firing = v_w.complaint_firing, head = v_w.head
+      WHERE project_id = p_project_id AND scope = v_scope;
+    END LOOP;
+    -- The project's window went up: its streams pause, in the rule's order, each once.
+    CONTINUE WHEN v_up IS NULL;
+    FOR v_stream IN SELECT x.value FROM jsonb_array_elements_text(p_rule->'pause') WITH ORDINALITY AS x(value, n) ORDER BY x.n LOOP
+      INSERT INTO {{schema}}.paused_streams (project_id, stream, paused_at, cause) VALUES (p_project_id, v_stream, v_at, v_up)
+      ON CONFLICT DO NOTHING;
+      IF FOUND THEN
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'stream.paused', 'at', v_at,
+          'data', jsonb_build_object('stream', v_stream, 'cause', v_up));
+      END IF;
+    END LOOP;
+  END LOOP;
+
+  DELETE FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND messages = 0;
+  RETURN CASE WHEN p_feed THEN v_changes ELSE '[]' END;
+END
+$fn$;
