@@ -12,6 +12,9 @@ import {
 } from '@mailwarden/core';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import type { MailwardenMetrics } from '../src/metrics.js';
+import { startOutboundEngine } from '../src/outbound/engine.js';
+import { checkOutboundOptions } from '../src/outbound/options.js';
 import { expectMailwardenError } from './expect-mailwarden-error.js';
 import { FakeTime, startReceiver, type Receiver, type ReceivedRequest } from './outbound-receiver.js';
 
@@ -314,6 +317,42 @@ describe('outbound webhooks', () => {
     expect(new Set(deliveredBy)).toEqual(new Set(['a', 'b']));
     const firstArrivals = [...new Set(ids(receiver.received))];
     expect(firstArrivals).toEqual(Array.from({ length: 40 }, (_, index) => `acme:${index + 1}`));
+  });
+});
+
+describe('outbound metrics', () => {
+  test('each attempt counts as delivered or failed, and the lag is reported in changes and seconds', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const time = new FakeTime(START);
+    const store = createMemoryStore({ changes: {} });
+    const calls: unknown[][] = [];
+    const metrics = {
+      outboundDelivery: (...args: unknown[]) => void calls.push(['delivery', ...args]),
+      outboundLag: (...args: unknown[]) => void calls.push(['lag', ...args]),
+    } as Partial<MailwardenMetrics> as MailwardenMetrics;
+    const outbound = checkOutboundOptions({
+      endpoints: { acme: [{ id: 'crm', url: receiver.url, secrets: [SECRET] }] },
+      timers: time.timers,
+      schedule: [5000],
+    });
+    const engine = startOutboundEngine(outbound, { store, now: time.now, logger: logSink().logger, metrics });
+    cleanups.push(() => engine.close());
+    await time.advance(0);
+    const mailwarden = createMailwarden({ store, now: time.now });
+    await suppress(mailwarden, addresses(2));
+    const statuses = [200, 500];
+    receiver.answer = () => ({ status: statuses.shift() ?? 200 });
+    calls.length = 0;
+    await time.advance(3000);
+    // Change 1 delivered, change 2 failed (made at START, failed 1 s later); then two looks while waiting to retry.
+    expect(calls).toEqual([
+      ['delivery', 'crm', 'delivered'],
+      ['delivery', 'crm', 'failed'],
+      ['lag', 'acme', 'crm', 1, 1],
+      ['lag', 'acme', 'crm', 1, 2],
+      ['lag', 'acme', 'crm', 1, 3],
+    ]);
   });
 });
 
