@@ -4,6 +4,7 @@
 import {
   createMailwarden,
   createMemoryStore,
+  DEFAULT_OUTBOUND_SCHEDULE,
   type Mailwarden,
   type MailwardenOptions,
   type MemoryStore,
@@ -185,6 +186,24 @@ describe('outbound webhooks', () => {
     await time.advance(0);
     expect(ids(receiver.received.slice(3))).toEqual(['acme:1', 'acme:2', 'acme:3', 'acme:4', 'acme:5']);
     expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'endpoint.resumed', data: { endpoint: 'crm' } });
+  });
+
+  test("with the default schedule (Svix's), eight attempts over 27 h 35 min, then paused", async () => {
+    expect(DEFAULT_OUTBOUND_SCHEDULE.reduce((sum, delay) => sum + delay, 0)).toBe(((27 * 60 + 35) * 60 + 5) * 1000);
+    const pollMs = 60_000;
+    const { receiver, time, mailwarden } = await setup({}, { pollMs });
+    receiver.answer = () => ({ status: 500 });
+    await suppress(mailwarden, addresses(1));
+    await time.advance(30 * 60 * 60 * 1000);
+    const attempts = receiver.received.map((request) => Number(request.headers['webhook-timestamp']) * 1000);
+    expect(attempts).toHaveLength(8);
+    // Each retry comes at the first look once its delay has passed.
+    for (const [index, delay] of DEFAULT_OUTBOUND_SCHEDULE.entries()) {
+      const gap = attempts[index + 1]! - attempts[index]!;
+      expect(gap).toBeGreaterThanOrEqual(delay);
+      expect(gap).toBeLessThan(delay + pollMs);
+    }
+    expect(await mailwarden.outbound.list('acme')).toMatchObject([{ state: 'paused', failures: 8 }]);
   });
 
   test('a redirect is a failure and its Location is never requested', async () => {
