@@ -52,6 +52,7 @@ export { defaultSuppressionPolicy, type SuppressionDecision, type SuppressionPol
 export type { SuppressionService, AddOptions, StreamOption } from './services/suppression-service.js';
 export type { AllowlistService } from './services/allowlist-service.js';
 export {
+  checkOutboundOptions,
   DEFAULT_OUTBOUND_SCHEDULE,
   type OutboundOptions,
   type OutboundEndpoint,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError, isStreamName } from '@mailwarden/core';
 import { runAllowlistCommand, remoteAllowlist, type AllowlistTarget } from './allowlist.js';
-import { loadConfig, suppressionRulesOf, type ServerConfig } from './config.js';
+import { changeFeedOf, loadConfig, suppressionRulesOf, type ServerConfig } from './config.js';
 import { openStore } from './store.js';
 import { exportFormats, exportSuppressions, type ExportFormat } from './suppressions-file/export.js';
 import { importFormats, isImportFormat } from './suppressions-file/import-formats.js';
@@ -286,7 +286,7 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
   const { config, apiKey } = demo ? withDemoProject(configured) : { config: configured, apiKey: undefined };
   // The demo is read by a person: short log lines, none before the banner. A service logs JSON.
   const demoLog = demo ? createDemoLog() : undefined;
-  const opened = await openStore(process.env, { retentionMs: retentionMs(config) });
+  const opened = await openStore(process.env, { retentionMs: retentionMs(config), changes: changeFeedOf(config) });
   const service = await startService(config, opened, demoLog === undefined ? {} : { logStream: demoLog }).catch(async (error: unknown) => {
     await opened.close();
     throw error;

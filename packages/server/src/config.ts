@@ -1,13 +1,18 @@
 import { readFileSync } from 'node:fs';
 import {
+  type AlertRules,
+  checkAlertRules,
+  checkOutboundOptions,
   checkSuppressionRules,
   MIN_UNSUBSCRIBE_SECRET_LENGTH,
   MailwardenError,
+  type MailwardenOptions,
   type ProviderAuth,
   type SuppressionRules,
   type UnsubscribeLinksOptions,
 } from '@mailwarden/core';
 import { isStreamName } from '@mailwarden/core';
+import type { ChangeFeedOptions } from '@mailwarden/core/store';
 import { z } from 'zod';
 
 // The service's configuration: a JSON file (`--config` or MAILWARDEN_CONFIG) and environment variables,
@@ -114,6 +119,39 @@ const suppressionRules = z
     }
   });
 
+/**
+ * A project's deliverability alerts (docs/server.md, "Deliverability alerts"): their shape here, their
+ * values by core's `checkAlertRules`, as `rules` are checked by `checkSuppressionRules`.
+ */
+const alertRules = z
+  .object({
+    window: z.number().optional(),
+    minMessages: z.number().optional(),
+    bounceRate: z.number().optional(),
+    complaintRate: z.number().optional(),
+    resolveRatio: z.number().optional(),
+    trackingIds: z.boolean().optional(),
+    pauseStreams: z.array(z.string()).optional(),
+  })
+  .strict()
+  .superRefine((rules, context) => {
+    try {
+      checkAlertRules(rules as AlertRules, 'alerts');
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      const [field = '', ...problem] = error.message.split(' ');
+      context.addIssue({ code: 'custom', path: field.split('.').slice(1), message: problem.join(' ') });
+    }
+  });
+
+/**
+ * One outbound webhook endpoint of a project (docs/server.md, "Outbound webhooks"): its shape here, its
+ * values by core's `checkOutboundOptions` (below, with the tuning), the one place that knows them.
+ */
+const outboundEndpoint = z
+  .object({ id: z.string(), url: z.string(), secrets: z.array(z.string()), kinds: z.array(z.string()).optional() })
+  .strict();
+
 const project = z
   .object({
     /** Keys that open this project's API. */
@@ -127,6 +165,10 @@ const project = z
     defaultStream: streamName.optional(),
     /** Suppress after repeated soft bounces, and let suppressions expire: `{ "softBounces": { "bounces": 3, "days": 7 } }`. */
     rules: suppressionRules.optional(),
+    /** Bounce and complaint rates over the last messages, with crossings in the change feed: `{}` for SES's review levels. */
+    alerts: alertRules.optional(),
+    /** Where the project's changes are POSTed, signed (Standard Webhooks), retried and paused when failing too long. */
+    outboundWebhooks: z.array(outboundEndpoint).optional(),
   })
   .strict();
 
@@ -185,12 +227,85 @@ export const configSchema = z
      * allowlisted. Off by default; `serve --demo` turns it on (docs/decisions.md, "Testing SES webhooks").
      */
     unsafeTrustTestSnsCertificate: z.boolean().default(false),
+    /**
+     * The change feed's retention (docs/server.md, "The change feed"). The feed is on when this is given,
+     * or when a project has `alerts` or `outboundWebhooks`; `false` keeps it off (alerts still fire and
+     * pause streams, but their crossings are recorded nowhere).
+     */
+    changes: z
+      .union([z.literal(false), z.object({ maxAgeDays: z.number().positive().optional(), maxLength: z.int().min(1).optional() }).strict()])
+      .optional(),
+    /**
+     * Outbound delivery tuning, for every endpoint (docs/server.md, "Outbound webhooks"); the defaults suit
+     * production. `schedule` is the retry delays in milliseconds: after the last one fails, the endpoint is paused.
+     */
+    outbound: z
+      .object({
+        pollMs: z.number().optional(),
+        leaseMs: z.number().optional(),
+        timeoutMs: z.number().optional(),
+        maxResponseBytes: z.number().optional(),
+        schedule: z.array(z.number()).optional(),
+      })
+      .strict()
+      .default({}),
+    /**
+     * `GET /metrics` in the Prometheus text format (docs/server.md, "Metrics"): at the origin (not under
+     * `basePath`) of the main listener, or only on a listener of its own with `listen`; with `token`, only
+     * for `Authorization: Bearer <token>`.
+     */
+    metrics: z
+      .object({
+        enabled: z.boolean().default(true),
+        token: z.string().min(1).optional(),
+        listen: z
+          .object({ host: z.string().optional(), port: z.int().min(0).max(65535) })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .default({ enabled: true }),
   })
   .strict()
   .refine((config) => config.unsubscribeSecrets === undefined || config.publicUrl !== undefined, {
     message: 'unsubscribeSecrets needs publicUrl: unsubscribe links start with it',
     path: ['publicUrl'],
-  });
+  })
+  .superRefine((config, context) => {
+    const outbound = outboundOf(config);
+    if (outbound === undefined) return;
+    try {
+      checkOutboundOptions(outbound);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      const { path, message } = outboundIssue(error.message);
+      context.addIssue({ code: 'custom', path, message });
+    }
+  })
+  .refine(
+    (config) => config.changes !== false || Object.values(config.projects).every((project) => project.outboundWebhooks === undefined),
+    {
+      message: 'outbound webhooks deliver the change feed: remove "changes": false, or the projects\' outboundWebhooks',
+      path: ['changes'],
+    },
+  );
+
+/**
+ * Core's message about the outbound options (`outbound.endpoints["acme"][0].url must be …`) as an issue
+ * at the configuration's own path (`projects.acme.outboundWebhooks.0.url`).
+ */
+function outboundIssue(message: string): { path: (string | number)[]; message: string } {
+  const endpoint = /^outbound\.endpoints\[("(?:[^"\\]|\\.)*")\]\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?:? ([^]*)$/.exec(message);
+  if (endpoint !== null) {
+    const [, project, index, field, item, problem] = endpoint;
+    const path: (string | number)[] = ['projects', JSON.parse(project!) as string, 'outboundWebhooks', Number(index)];
+    if (field !== undefined) path.push(field);
+    if (item !== undefined) path.push(Number(item));
+    return { path, message: problem! };
+  }
+  const [, field, problem] = /^outbound\.(\w+):? ([^]*)$/.exec(message) ?? [undefined, undefined, message];
+  return { path: field === undefined ? ['outbound'] : ['outbound', field], message: problem! };
+}
 
 export type ServerConfig = z.output<typeof configSchema>;
 export type ServerConfigInput = z.input<typeof configSchema>;
@@ -353,4 +468,40 @@ export function unsubscribeLinksOf(config: ServerConfig, listeningUrl: () => str
   if (config.unsubscribeSecrets === undefined) return undefined;
   const baseUrl = config.publicUrl === undefined ? listeningUrl : `${config.publicUrl.replace(/\/+$/, '')}${config.basePath}`;
   return { baseUrl, secrets: config.unsubscribeSecrets };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The store's `changes` option: the feed's retention, or `undefined` when the feed is off. On when
+ * `changes` is given, or when a project has alerts or outbound webhooks (their crossings and deliveries
+ * are the feed's); `changes: false` keeps it off.
+ */
+export function changeFeedOf(config: ServerConfig): ChangeFeedOptions | undefined {
+  if (config.changes === false) return undefined;
+  const needed = Object.values(config.projects).some((project) => project.alerts !== undefined || project.outboundWebhooks !== undefined);
+  if (config.changes === undefined && !needed) return undefined;
+  const { maxAgeDays, maxLength } = config.changes ?? {};
+  return {
+    ...(maxAgeDays === undefined ? {} : { maxAgeMs: Math.round(maxAgeDays * DAY_MS) }),
+    ...(maxLength === undefined ? {} : { maxLength }),
+  };
+}
+
+/** Each project's alert rules, as `createMailwarden({ alerts })` takes them; `undefined` when no project has any. */
+export function alertRulesOf(config: ServerConfig): ((projectId: string) => AlertRules | undefined) | undefined {
+  const alerts = new Map(
+    Object.entries(config.projects).flatMap(([id, project]) => (project.alerts === undefined ? [] : [[id, project.alerts as AlertRules]])),
+  );
+  return alerts.size === 0 ? undefined : (projectId) => alerts.get(projectId);
+}
+
+/** The outbound webhooks as `createMailwarden({ outbound })` takes them; `undefined` when no project has an endpoint. */
+export function outboundOf(config: ServerConfig): NonNullable<MailwardenOptions['outbound']> | undefined {
+  const endpoints = Object.fromEntries(
+    Object.entries(config.projects).flatMap(([id, project]) =>
+      project.outboundWebhooks === undefined || project.outboundWebhooks.length === 0 ? [] : [[id, project.outboundWebhooks]],
+    ),
+  );
+  return Object.keys(endpoints).length === 0 ? undefined : { ...config.outbound, endpoints };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  type AlertRules,
   eventDetails,
   type DeliveryEvent,
   type DeliveryEventType,
@@ -21,6 +22,13 @@ export const DEMO_DEFAULT_STREAM = 'marketing';
 
 /** The demo project's rules: "suppress after 3 soft bounces in 7 days", as one line of configuration sets it. */
 export const DEMO_RULES: SuppressionRules = { softBounces: { bounces: 3, days: 7 } };
+
+/**
+ * The demo project's deliverability alerts: the defaults, SES's review levels (5 % bounces, 0.1 %
+ * complaints over the last 1 000 messages). The seeded newsletters draw complaints at about 0.9 %, so the
+ * complaint alert fires once while seeding and stays up; bounces stay below 5 % (docs/server.md).
+ */
+export const DEMO_ALERTS = {} satisfies AlertRules;
 
 /** On the demo project's allowlist (a seed inbox): its hard bounce is recorded and suppresses nothing. */
 export const DEMO_ALLOWLISTED = 'seed-inbox@example.com';
@@ -95,8 +103,8 @@ xRPnNZA2rCJOm3iE3aLTej7HFw==
 
 /**
  * The configuration with a `demo` project: a fresh random API key, the demo webhook secrets (unless the
- * configuration gives the project its own), the soft-bounce rule `DEMO_RULES` (unless it has rules of its
- * own), the testing kit's SNS certificate trusted, and one-click
+ * configuration gives the project its own), the soft-bounce rule `DEMO_RULES` and the alerts
+ * `DEMO_ALERTS` (unless it has its own), the testing kit's SNS certificate trusted, and one-click
  * unsubscribe links that work at once: a fresh random secret unless configured, and without a
  * `publicUrl`, links at the address the service listens on, the one the banner prints
  * (docs/unsubscribe.md#the-demo).
@@ -110,6 +118,8 @@ export function withDemoProject(config: ServerConfig): { config: ServerConfig; a
     webhooks: existing?.webhooks ?? demoWebhookAuth,
     defaultStream: existing?.defaultStream ?? DEMO_DEFAULT_STREAM,
     rules: existing?.rules ?? DEMO_RULES,
+    // Alerts turn the change feed on too (config.ts, changeFeedOf): the crossing is its first alert change.
+    alerts: existing?.alerts ?? DEMO_ALERTS,
   };
   return {
     apiKey,

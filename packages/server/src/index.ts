@@ -4,6 +4,9 @@ export {
   apiKeyScopes,
   webhookAuth,
   unsubscribeLinksOf,
+  changeFeedOf,
+  alertRulesOf,
+  outboundOf,
   type ServerConfig,
   type ServerConfigInput,
 } from './config.js';
@@ -17,5 +20,6 @@ export { exportSuppressions, exportFormats, type ExportFormat, type ExportOption
 export { remoteSuppressions, type RemoteOptions } from './suppressions-file/remote.js';
 // The allowlist of a running service over its HTTP API (what `allowlist --url` does).
 export { remoteAllowlist, type AllowlistTarget } from './allowlist.js';
-export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, DEMO_RULES, demoWebhookAuth } from './demo.js';
+export { seedDemo, withDemoProject, demoBanner, DEMO_PROJECT, DEMO_RULES, DEMO_ALERTS, demoWebhookAuth } from './demo.js';
+export type { ServiceMetrics } from './metrics.js';
 export { sendTestWebhooks, type SendTestWebhooksOptions } from './webhooks-send.js';

@@ -2,7 +2,18 @@ import { answerClientError, answerConnect, createMailwarden, isMailwardenError, 
 import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import { apiKeyScopes, defaultStreams, suppressionRulesOf, unsubscribeLinksOf, webhookAuth, type ServerConfig } from './config.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  alertRulesOf,
+  apiKeyScopes,
+  defaultStreams,
+  outboundOf,
+  suppressionRulesOf,
+  unsubscribeLinksOf,
+  webhookAuth,
+  type ServerConfig,
+} from './config.js';
+import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import type { OpenedStore } from './store-settings.js';
 
 export interface Service {
@@ -10,6 +21,8 @@ export interface Service {
   mailwarden: Mailwarden;
   /** The base URL of the API once listening, e.g. `http://127.0.0.1:3000/mailwarden`. */
   url: string;
+  /** `/metrics` on its own listener (`metrics.listen`), once listening; absent when it is served at `url`'s origin or not at all. */
+  metricsUrl?: string;
   /** Stops taking requests, lets in-flight ones finish, then closes the store. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -17,6 +30,8 @@ export interface Service {
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** How often expired data (suppressions, soft-bounce history, token claims, old messages) is purged. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** How often with the change feed on: it reports expiries when the sweep deletes them, and trims old changes. */
+const FEED_PURGE_INTERVAL_MS = 60 * 1000;
 /**
  * Calls of the store's bounded purge per sweep, at most: it goes on while a call deletes something, so a
  * backlog (a large import that expired at once) clears in a few sweeps without one holding the store long.
@@ -31,26 +46,19 @@ const PURGE_CALLS_PER_SWEEP = 100;
 export async function startService(
   config: ServerConfig,
   opened: OpenedStore,
-  options: { logStream?: { write(line: string): void } } = {},
+  options: {
+    logStream?: { write(line: string): void };
+    /** The metrics `/metrics` serves; default a new Prometheus registry (`@mailwarden/prometheus`) when `metrics.enabled`. */
+    metrics?: ServiceMetrics;
+  } = {},
 ): Promise<Service> {
   // The address it listens on (with basePath), once it does: where the demo's unsubscribe links point.
   let listeningUrl = '';
   const unsubscribeLinks = unsubscribeLinksOf(config, () => listeningUrl);
   const rules = suppressionRulesOf(config);
-  const mailwarden = createMailwarden({
-    store: opened.store,
-    ...(rules === undefined ? {} : { rules }),
-    ...(unsubscribeLinks === undefined ? {} : { unsubscribeLinks }),
-    ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
-    ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
-    timeline: { personalData: config.timelinePersonalData },
-    defaultStream: defaultStreams(config),
-    webhooks: {
-      auth: webhookAuth(config),
-      // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.
-      ...(config.unsafeTrustTestSnsCertificate ? { environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } } : {}),
-    },
-  });
+  const alerts = alertRulesOf(config);
+  const outbound = outboundOf(config);
+  const metrics = config.metrics.enabled ? (options.metrics ?? (await createServiceMetrics())) : undefined;
   const app = Fastify({
     trustProxy: config.trustProxy,
     frameworkErrors: mailwardenFrameworkErrors,
@@ -71,6 +79,26 @@ export async function startService(
       serializers: {
         req: (request) => ({ method: request.method, url: redactQuery(request.url), remoteAddress: request.ip }),
       },
+    },
+  });
+  const mailwarden = createMailwarden({
+    store: opened.store,
+    ...(rules === undefined ? {} : { rules }),
+    ...(alerts === undefined ? {} : { alerts }),
+    // Delivery runs on timers of its own, never on a request's path (docs/server.md, "Outbound webhooks").
+    ...(outbound === undefined ? {} : { outbound }),
+    ...(metrics === undefined ? {} : { metrics }),
+    ...(unsubscribeLinks === undefined ? {} : { unsubscribeLinks }),
+    ...(config.hashKey === undefined ? {} : { hashKey: config.hashKey }),
+    ...(config.cursorSecret === undefined ? {} : { cursorSecret: config.cursorSecret }),
+    timeline: { personalData: config.timelinePersonalData },
+    defaultStream: defaultStreams(config),
+    // Outbound failures (an endpoint paused, a cursor overtaken by retention) in the service's own log.
+    logger: app.log,
+    webhooks: {
+      auth: webhookAuth(config),
+      // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.
+      ...(config.unsafeTrustTestSnsCertificate ? { environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } } : {}),
     },
   });
 
@@ -137,7 +165,28 @@ export async function startService(
     openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
   });
 
+  // Prometheus scrapes the origin, whatever basePath is; with `listen`, only a listener of its own answers.
+  const metricsConfig = config.metrics;
+  let metricsApp: FastifyInstance | undefined;
+  if (metrics !== undefined) {
+    if (metricsConfig.listen === undefined) serveMetrics(app, metrics, metricsConfig.token);
+    else {
+      metricsApp = Fastify({ clientErrorHandler: answerClientError, frameworkErrors: mailwardenFrameworkErrors });
+      metricsApp.server.on('connect', answerConnect);
+      metricsApp.setNotFoundHandler((request, reply) =>
+        sendError(reply, new MailwardenError('not_found', `No endpoint at ${request.url.split('?')[0]}.`)),
+      );
+      metricsApp.setErrorHandler((error, _request, reply) =>
+        sendError(reply, frameworkError((error as { statusCode?: number }).statusCode ?? 500)),
+      );
+      serveMetrics(metricsApp, metrics, metricsConfig.token);
+    }
+  }
+
   const purgeExpired = opened.purgeExpired;
+  // With the feed on, expired suppressions become `suppression.expired` changes when the sweep deletes
+  // them: every minute, so the feed reports an expiry within about a minute of it.
+  const purgeIntervalMs = opened.store.changes === undefined ? PURGE_INTERVAL_MS : FEED_PURGE_INTERVAL_MS;
   const purge =
     purgeExpired === undefined
       ? undefined
@@ -146,9 +195,13 @@ export async function startService(
             ({ purged, calls }) => app.log.info({ purged, calls }, 'purged expired data'),
             (error: unknown) => app.log.error({ err: error }, 'purging expired data failed'),
           );
-        }, PURGE_INTERVAL_MS).unref();
+        }, purgeIntervalMs).unref();
 
   const address = await app.listen({ host: config.host, port: config.port });
+  const metricsAddress =
+    metricsApp === undefined
+      ? undefined
+      : await metricsApp.listen({ host: metricsConfig.listen?.host ?? config.host, port: metricsConfig.listen?.port ?? 0 });
   const url = `${address.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}${config.basePath}`;
   listeningUrl = url;
   let closing: Promise<void> | undefined;
@@ -156,11 +209,17 @@ export async function startService(
     app,
     mailwarden,
     url,
+    ...(metricsAddress === undefined
+      ? {}
+      : { metricsUrl: `${metricsAddress.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}/metrics` }),
     close: () =>
       (closing ??= (async () => {
         clearInterval(purge);
         draining = true;
-        await app.close();
+        await Promise.all([app.close(), metricsApp?.close()]);
+        // Outbound delivery stops (a request in flight finishes, bounded by its timeout) before the
+        // store closes under it; then the driver connection. Closing the store twice is harmless.
+        await mailwarden.close();
         await opened.close();
       })()),
   };
@@ -183,6 +242,38 @@ export async function sweepExpired(
     if (deleted === 0) break;
   }
   return { purged, calls };
+}
+
+/**
+ * `GET /metrics` on `app`, at its root: the metrics' text, behind `Authorization: Bearer <token>` when a
+ * token is configured (compared in constant time; 401 with the error body otherwise).
+ */
+function serveMetrics(app: FastifyInstance, metrics: ServiceMetrics, token: string | undefined): void {
+  const expected = token === undefined ? undefined : digest(token);
+  app.get('/metrics', async (request, reply) => {
+    if (expected !== undefined) {
+      const header = request.headers.authorization;
+      if (header === undefined)
+        return sendError(
+          reply.header('www-authenticate', 'Bearer'),
+          new MailwardenError('missing_api_key', 'Send the metrics token: Authorization: Bearer <token>.'),
+        );
+      const given = /^Bearer (.+)$/i.exec(header)?.[1];
+      if (given === undefined || !timingSafeEqual(digest(given), expected))
+        return sendError(
+          reply.header('www-authenticate', 'Bearer'),
+          new MailwardenError('invalid_api_key', 'The metrics token is not valid.'),
+        );
+    }
+    return reply
+      .header('content-type', metrics.contentType)
+      .header('cache-control', 'no-store')
+      .send(await metrics.text());
+  });
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }
 
 function sendError(reply: FastifyReply, error: MailwardenError): FastifyReply {

@@ -1,4 +1,5 @@
 import { MailwardenError, type Store } from '@mailwarden/core';
+import type { ChangeFeedOptions } from '@mailwarden/core/store';
 
 // What store.ts and the remote stores' openers (store-redis.ts, store-postgres.ts) share: the
 // environment and the settings read from it, and what an opened store offers the service. Its own
@@ -65,8 +66,10 @@ export function storeConnectionSettings(env: StoreEnvironment): StoreConnectionS
 /** How long a readiness probe waits to hear itself on the invalidation channel: a live subscriber hears it within milliseconds, and /ready gives up at 500 ms. */
 const INVALIDATION_PROBE_MS = 400;
 
+/** What the store keeps, as its factory's options: messages past their retention, and the change feed (on with `changes`). */
 export interface Retention {
   retention?: { messagesMs: number };
+  changes?: ChangeFeedOptions;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createMemoryStore, MailwardenError } from '@mailwarden/core';
-import { storeConnectionSettings, type OpenedStore, type StoreEnvironment, type StoreKind } from './store-settings.js';
+import type { ChangeFeedOptions } from '@mailwarden/core/store';
+import { storeConnectionSettings, type OpenedStore, type Retention, type StoreEnvironment, type StoreKind } from './store-settings.js';
 
 /** Which store the environment selects: MAILWARDEN_STORE if set, else DATABASE_URL or REDIS_URL, else memory. */
 export function storeKind(env: StoreEnvironment): StoreKind {
@@ -24,11 +25,18 @@ export function storeKind(env: StoreEnvironment): StoreKind {
  * serialized by an advisory lock, so instances may start together). Remote stores get a check cache,
  * kept coherent across instances by the store's invalidations.
  */
-export async function openStore(env: StoreEnvironment, options: { retentionMs?: number | undefined } = {}): Promise<OpenedStore> {
+export async function openStore(
+  env: StoreEnvironment,
+  options: { retentionMs?: number | undefined; changes?: ChangeFeedOptions | undefined } = {},
+): Promise<OpenedStore> {
   const kind = storeKind(env);
-  const retention = options.retentionMs === undefined ? {} : { retention: { messagesMs: options.retentionMs } };
+  const retention: Retention = {
+    ...(options.retentionMs === undefined ? {} : { retention: { messagesMs: options.retentionMs } }),
+    // The change feed, only when configured: without it the stores write exactly what they wrote before.
+    ...(options.changes === undefined ? {} : { changes: options.changes }),
+  };
   if (kind === 'memory') {
-    // The hourly purge forgets what idle projects hold past the retention, and expired token claims.
+    // The purge forgets what idle projects hold past the retention, expired token claims and old changes.
     const store = createMemoryStore(retention);
     return { kind, store, purgeExpired: (now: number) => store.purgeExpired(now), close: () => store.close() };
   }
