@@ -368,3 +368,44 @@ describe('expiry and the allowlist (docs/http.md, "Suppressions that expire", "A
     });
   });
 });
+
+describe('the feed, alerts, paused streams and outbound endpoints (docs/http.md)', () => {
+  const schemaOf = (operation: Operation, status: string) => operation.responses[status]?.content?.['application/json'].schema;
+
+  it('documents the change feed: after, limit and a kind list; 404 without a feed, 410 past retention', () => {
+    const doc = document();
+    const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/changes' });
+    expect(schemaOf(list, '200')).toEqual({ $ref: '#/components/schemas/ChangeList' });
+    expect(list.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'after', 'limit', 'kind']);
+    expect(list.parameters?.find((parameter) => parameter.name === 'kind')?.description).toMatch(/repeated or comma-separated/);
+    expect(list.parameters?.find((parameter) => parameter.name === 'limit')?.schema).toMatchObject({ minimum: 1, maximum: 1000 });
+    expect(list.responses['404']?.description).toContain('`change_feed_not_configured`');
+    expect(list.responses['410']?.description).toContain('`change_cursor_expired`');
+  });
+
+  it('documents alerts, paused streams (pause 201 or 200) and outbound endpoints (404 endpoint_not_found)', () => {
+    const doc = document();
+    const alerts = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/alerts' });
+    expect(schemaOf(alerts, '200')).toEqual({ $ref: '#/components/schemas/AlertStatus' });
+    expect(alerts.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'tracking_id']);
+    expect(alerts.responses['404']?.description).toContain('`alerts_not_configured`');
+
+    const pause = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/streams/{stream}/pause' });
+    for (const status of ['200', '201']) expect(schemaOf(pause, status)).toEqual({ $ref: '#/components/schemas/PausedStream' });
+    expect(pause.requestBody).toBeUndefined();
+    expect(pause.parameters?.[1]).toMatchObject({ name: 'stream', in: 'path', schema: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } });
+    expect(pause.responses['400']?.description).toContain('`invalid_stream`');
+    const resume = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/streams/{stream}/resume' });
+    expect(schemaOf(resume, '200')).toEqual({ $ref: '#/components/schemas/StreamResumed' });
+    const paused = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/streams/paused' });
+    expect(schemaOf(paused, '200')).toEqual({ $ref: '#/components/schemas/PausedStreamList' });
+
+    const endpoints = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/outbound-webhooks' });
+    expect(schemaOf(endpoints, '200')).toEqual({ $ref: '#/components/schemas/OutboundEndpointList' });
+    const resumeEndpoint = operationOf(doc, { method: 'POST', path: '/projects/{projectId}/outbound-webhooks/{endpointId}/resume' });
+    expect(schemaOf(resumeEndpoint, '200')).toEqual({ $ref: '#/components/schemas/OutboundEndpoint' });
+    expect(resumeEndpoint.responses['404']?.description).toContain('`endpoint_not_found`');
+    // The secrets of an endpoint are configuration, never an answer.
+    expect(JSON.stringify(doc.components.schemas.OutboundEndpoint)).not.toContain('secret');
+  });
+});
