@@ -182,7 +182,13 @@ describe('outbound webhooks', () => {
     receiver.answer = () => ({ status: 204 });
     await time.advance(24 * 60 * 60 * 1000);
     expect(receiver.received).toHaveLength(3);
-    expect(await mailwarden.outbound.resume('acme', 'crm')).toMatchObject({ state: 'delivering', cursor: 0, failures: 0, paused_at: null });
+    expect(await mailwarden.outbound.resume('acme', 'crm')).toMatchObject({
+      state: 'delivering',
+      cursor: 0,
+      latest: 5,
+      failures: 0,
+      paused_at: null,
+    });
     await time.advance(0);
     expect(ids(receiver.received.slice(3))).toEqual(['acme:1', 'acme:2', 'acme:3', 'acme:4', 'acme:5']);
     expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'endpoint.resumed', data: { endpoint: 'crm' } });

@@ -57,7 +57,9 @@ export function createOutboundService(
           'endpoint_not_found',
           `Project ${projectId} has no outbound webhook endpoint ${JSON.stringify(String(endpointId))}.`,
         );
-      const [state, latest] = await Promise.all([store.resumeOutbound(projectId, endpoint.id, now()), latestSeq(store, projectId)]);
+      const state = await store.resumeOutbound(projectId, endpoint.id, now());
+      // Read after the resume, so `latest` counts the `endpoint.resumed` it appended.
+      const latest = await latestSeq(store, projectId);
       engine?.wake(projectId, endpoint.id);
       return toEndpointStatus(endpoint, state, latest);
     },
