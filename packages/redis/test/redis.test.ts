@@ -353,12 +353,22 @@ describe('scripts', () => {
     // An expiring suppression lists the project for the sweep, which then runs its script there.
     await store.addSuppression(projectId, { ...a, expiresAt: at(2) });
     await store.purgeExpired!(at(2));
+    // Issue 26: the feed (a store made with one), alert windows, paused streams, outbound state.
+    await store.listChanges(projectId, { after: 0, limit: 10 });
+    await store.getAlertWindows(projectId, [null]);
+    await store.pauseStream(projectId, 'news', at(3));
+    await store.resumeStream(projectId, 'news', at(3));
+    const state = await store.leaseOutbound(projectId, 'crm', 'owner', at(3), at(4));
+    const { endpoint: _, ...progress } = state!;
+    await store.saveOutbound(projectId, 'crm', 'owner', { ...progress, pausedAt: at(3) }, at(4));
+    await store.getOutbound(projectId, ['crm']);
+    await store.resumeOutbound(projectId, 'crm', at(3));
   }
   const shas = Object.values(scripts).map((script) => script.sha);
 
   test('are called by SHA once a server has them: no EVAL after the first use', async () => {
     const { keyPrefix, projectId } = fresh();
-    const store = createRedisStore({ client, keyPrefix });
+    const store = createRedisStore({ client, keyPrefix, changes: {} });
     await everyScript(store, projectId, client, keyPrefix);
     expect(await raw.script('EXISTS', ...shas)).toStrictEqual(shas.map(() => 1));
 
@@ -373,7 +383,7 @@ describe('scripts', () => {
 
   test('are loaded on every master of a cluster that serves a project', async () => {
     const { keyPrefix } = fresh();
-    const store = createRedisStore({ client: cluster, keyPrefix });
+    const store = createRedisStore({ client: cluster, keyPrefix, changes: {} });
     const masters = cluster.nodes('master');
     // One project per master: the slot of its tag decides where it lives.
     const keyOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
