@@ -28,7 +28,10 @@ const layers = {
   /** The memory store: one implementation of the Store interface, which only the composition picks. */
   memoryStore: { files: ['memory-store/'], mayImport: ['domain', 'leaves'] },
   /** Records and rules, the wire schemas, the Store interface and what stores share. */
-  domain: { files: ['messages/', 'suppressions/', 'store/', 'api-schemas.ts', 'api-shapes.ts', 'pagination.ts'], mayImport: ['leaves'] },
+  domain: {
+    files: ['messages/', 'suppressions/', 'store/', 'api-schemas.ts', 'api-shapes.ts', 'pagination.ts', 'metrics.ts'],
+    mayImport: ['leaves'],
+  },
   /** Modules that know nothing of mailwarden's other parts, and the persisted vocabulary every layer speaks. */
   leaves: {
     files: [

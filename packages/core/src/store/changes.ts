@@ -1,7 +1,7 @@
 import type { DeliveryEventType } from '../events/delivery-event.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { MessageStatus } from '../vocabulary.js';
-import type { AllowlistEntry, SuppressionRecord } from './store.js';
+import type { AllowlistEntry, SuppressionRecord } from './records.js';
 
 /**
  * The change feed as a store keeps it (docs/decisions.md, "The change feed"): every change a store
