@@ -3,7 +3,7 @@ import type { MessageStatus, SuppressionReason } from '../vocabulary.js';
 import type { MessageRecord } from '../messages/message.js';
 import type { StatsBucket, StatsInterval } from '../messages/stats.js';
 import type { TimelineEntry } from '../messages/timeline.js';
-import type { SuppressionCause, SuppressionProvenance } from '../suppressions/provenance.js';
+import type { SuppressionCause } from '../suppressions/provenance.js';
 import type { AllowlistEntry, SuppressionRecord } from './records.js';
 import type {
   AlertWindow,
