@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import * as arbitrary from './arbitraries.js';
 import { randomProjectId, storeTest, type StoreConformanceOptions } from './harness.js';
 import { createStoreModel } from './model.js';
-import { type Address, addresses, HOUR, message, messageIdentities, suppression, T0, type MessageIdentity } from './records.js';
+import { type Address, addresses, HOUR, message, suppression, T0, type MessageIdentity } from './records.js';
 import { ruleCalls, storedRule } from './rule-steps.js';
 
 const hashEmail = createEmailHasher();

@@ -279,8 +279,17 @@ interface WindowModel {
  * The alert windows for one applied event whose message is `message` after the merge (`created`: the event
  * made it), as `ApplyEventsOptions.alerts` says: entry, counts, then the thresholds of each window it moved.
  */
-function moveAlertWindows(state: ProjectModel, rule: StoredAlertRule, message: MessageRecord, created: boolean, at: number): void {
-  const scopes = rule.trackingIds && message.trackingId !== null ? [null, message.trackingId] : [null];
+function moveAlertWindows(
+  state: ProjectModel,
+  rule: StoredAlertRule,
+  message: MessageRecord,
+  before: MessageRecord | undefined,
+  at: number,
+): void {
+  const created = before === undefined;
+  // A new message enters its tracking ID's window; a gained fact counts where the key is, under the ID before or after.
+  const ids = new Set([before?.trackingId ?? null, message.trackingId].filter((id) => id !== null));
+  const scopes = rule.trackingIds ? [null, ...ids] : [null];
   const bounced = (message.facts & Fact.hard_bounced) !== 0;
   const complained = (message.facts & Fact.complained) !== 0;
   let pausedBy: PausedStream['cause'] | undefined;
@@ -291,7 +300,7 @@ function moveAlertWindows(state: ProjectModel, rule: StoredAlertRule, message: M
       window ??= { slots: [], bounceFiring: false, complaintFiring: false };
       state.windows.set(scope, window);
       window.slots.push({ key: message.key, bounced, complained });
-      if (window.slots.length > rule.window) window.slots.shift();
+      while (window.slots.length > rule.window) window.slots.shift();
       moved = true;
     } else {
       const slot = window?.slots.find((candidate) => candidate.key === message.key);
@@ -509,7 +518,7 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
               to,
               event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
             });
-          if (alerts !== undefined) moveAlertWindows(state, alerts, after, before === undefined, at);
+          if (alerts !== undefined) moveAlertWindows(state, alerts, after, before, at);
         }
         return ownOutcome ?? ruleOutcome;
       });
@@ -617,12 +626,10 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
         }
         if (retention === undefined) continue;
         const { feed } = state;
-        const kept = feed.changes.filter(
-          (change, index) => change.at >= now - retention.maxAgeMs && index >= feed.changes.length - retention.maxLength,
-        );
-        const gone = feed.changes.length - kept.length;
-        if (gone > 0) feed.trimmed = Math.max(feed.trimmed, feed.changes[gone - 1]!.seq);
-        // Retention deletes from the oldest end only: an old change kept after a newer one deleted would leave a hole.
+        // Retention deletes from the oldest end only: an old change behind a newer one waits for it (no hole).
+        let gone = Math.max(0, feed.changes.length - retention.maxLength);
+        while (gone < feed.changes.length && feed.changes[gone]!.at < now - retention.maxAgeMs) gone += 1;
+        if (gone > 0) feed.trimmed = feed.changes[gone - 1]!.seq;
         feed.changes = feed.changes.slice(gone);
       }
       return deleted;
