@@ -16,10 +16,21 @@ import { collectGarbage } from './measure.js';
 import { postgresSuite } from './postgres.bench.js';
 import { redisSuite } from './redis.bench.js';
 import { rulesSuite } from './rules.bench.js';
+import { feedSuite } from './feed.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
-const suites: BenchSuite[] = [coreSuite, ingestSuite, redisSuite, postgresSuite, rulesSuite, importSuite, httpSuite, dashboardSuite];
+const suites: BenchSuite[] = [
+  coreSuite,
+  ingestSuite,
+  redisSuite,
+  postgresSuite,
+  rulesSuite,
+  feedSuite,
+  importSuite,
+  httpSuite,
+  dashboardSuite,
+];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
