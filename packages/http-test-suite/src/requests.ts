@@ -204,11 +204,18 @@ export function describeRequestTests(open: OpenApp): void {
       expect(document.openapi).toMatch(/^3\.1\./);
       expect(Object.keys(document.paths).sort()).toEqual([
         '/openapi.json',
+        '/projects/{projectId}/alerts',
         '/projects/{projectId}/allowlist',
         '/projects/{projectId}/allowlist/{entry}',
+        '/projects/{projectId}/changes',
         '/projects/{projectId}/messages',
         '/projects/{projectId}/messages/{id}',
+        '/projects/{projectId}/outbound-webhooks',
+        '/projects/{projectId}/outbound-webhooks/{endpointId}/resume',
         '/projects/{projectId}/stats',
+        '/projects/{projectId}/streams/paused',
+        '/projects/{projectId}/streams/{stream}/pause',
+        '/projects/{projectId}/streams/{stream}/resume',
         '/projects/{projectId}/suppressions',
         '/projects/{projectId}/suppressions/bulk',
         '/projects/{projectId}/suppressions/bulk-check',
