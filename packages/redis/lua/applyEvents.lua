@@ -248,11 +248,18 @@ local function addTimelineEntry(tl, time, member)
 end
 
 -- Merges an event's message. Returns its facts before (old, nil when the event created it) and after
--- (f), and its tracking ID before (oldT) and after (t).
+-- (f), its tracking ID before (oldT), and the message as stored now: t, s, a, b, and with the feed p,
+-- i, r.
 local function mergeMessage(e)
   local mk = KEYS[e.k]
   local merged = {}
-  local known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
+  local known
+  -- With the feed, the identity fields too, for a status change.
+  if feed then
+    known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's', 'p', 'i', 'r')
+  else
+    known = redis.call('HMGET', mk, 't', 'f', 'a', 'b', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 's')
+  end
   local seenIndex = e.x and KEYS[e.x]
   if not known[2] then
     local fields = { 'p', e.p, 'i', e.i, 'r', e.r, 'f', e.f, 'a', e.a, 'b', e.b }
@@ -268,7 +275,8 @@ local function mergeMessage(e)
       redis.call('ZADD', seenIndex, 0, member)
       moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
     end
-    merged.f, merged.t = e.f, e.t
+    merged.f, merged.t, merged.s, merged.p, merged.i, merged.r = e.f, e.t, e.s, e.p, e.i, e.r
+    merged.a, merged.b = e.a, e.b
   else
     local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
     -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
@@ -277,7 +285,11 @@ local function mergeMessage(e)
     local newF, newA, newB = bit.bor(oldF, e.f), math.min(oldA, e.a), math.max(oldB, e.b)
     -- The stream joins as the ID does: one beats none; of two (a sender error), the smaller.
     local oldS = known[12] or nil
-    if e.s and e.s ~= oldS and (not oldS or before(e.s, oldS)) then redis.call('HSET', mk, 's', e.s) end
+    local newS = oldS
+    if e.s and e.s ~= oldS and (not oldS or before(e.s, oldS)) then
+      redis.call('HSET', mk, 's', e.s)
+      newS = e.s
+    end
     local oldTimes = factTimes(known, 5, oldF, 0, 0)
     local newTimes, timeFields = factTimes(known, 5, oldF, e.f, e.a)
     if #timeFields > 0 then redis.call('HSET', mk, unpack(timeFields)) end
@@ -316,6 +328,7 @@ local function mergeMessage(e)
       end
     end
     merged.old, merged.f, merged.oldT, merged.t = oldF, newF, oldT, newT
+    merged.s, merged.a, merged.b, merged.p, merged.i, merged.r = newS, newA, newB, known[13], known[14], known[15]
   end
   if ttl then redis.call('PEXPIRE', mk, ttl) end
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
@@ -333,18 +346,17 @@ local function statusOf(f)
 end
 -- message.status_changed when the merge created the message or changed its status: the message as
 -- stored now, from and to as status indexes, and the event (its timeline entry's id, type y, time z).
-local function statusChange(e, merged, at)
-  local to = statusOf(merged.f)
-  local from = merged.old and statusOf(merged.old)
+local function statusChange(e, m, at)
+  local to = statusOf(m.f)
+  local from = m.old and statusOf(m.old)
   if from == to then return end
-  local m = redis.call('HMGET', KEYS[e.k], 'p', 'i', 'r', 'f', 'a', 'b', 't', 's')
-  local fields = { 'm', e.key, 'mp', m[1], 'mi', m[2], 'mr', m[3], 'mf', m[4], 'm1', m[5], 'm2', m[6], 'to', to }
+  local fields = { 'm', e.key, 'mp', m.p, 'mi', m.i, 'mr', m.r, 'mf', m.f, 'm1', m.a, 'm2', m.b, 'to', to }
   local function add(name, value)
     if value then fields[#fields + 1], fields[#fields + 2] = name, value end
   end
   add('fr', from)
-  add('mt', m[7])
-  add('ms', m[8])
+  add('mt', m.t)
+  add('ms', m.s)
   if e.l then
     add('ei', string.sub(e.e, 1, 32))
     add('et', e.y)
