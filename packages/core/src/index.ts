@@ -1,4 +1,5 @@
 export { createMailwarden, type Mailwarden, type MailwardenOptions } from './mailwarden.js';
+export type { MailwardenMetrics } from './metrics.js';
 export type {
   MailwardenHooks,
   EventNotice,

@@ -10,6 +10,8 @@ import { readStats } from './services/stats-service.js';
 import type { ApplyEventsResult, Stats, StatsRangeQuery } from './api-schemas.js';
 import { createMemoryStore } from './memory-store/memory-store.js';
 import type { Store } from './store/store.js';
+import { measureStore } from './store/measured-store.js';
+import type { MailwardenMetrics } from './metrics.js';
 import { defaultSuppressionPolicy, type SuppressionPolicy } from './suppressions/policy.js';
 import { checkSuppressionRules, type SuppressionRules } from './suppressions/rules.js';
 import { createAllowlistService, type AllowlistService } from './services/allowlist-service.js';
@@ -123,6 +125,20 @@ export interface MailwardenOptions {
    * });
    */
   outbound?: OutboundOptions;
+  /**
+   * Where to record metrics: HTTP requests, events received, webhook verification failures, suppressions
+   * added and removed, store operations and errors, dropped hook calls, outbound delivery and lag, alert
+   * rates (docs/metrics.md). `createPrometheusMetrics()` of `@mailwarden/prometheus` makes one. Without
+   * it, nothing is measured and the store is used as given.
+   *
+   * @example
+   * import { createPrometheusMetrics } from '@mailwarden/prometheus';
+   *
+   * const metrics = createPrometheusMetrics();
+   * const mailwarden = createMailwarden({ metrics });
+   * // serve `await metrics.text()` with `metrics.contentType` at GET /metrics
+   */
+  metrics?: MailwardenMetrics;
 }
 
 export interface Mailwarden {
@@ -158,8 +174,10 @@ export interface Mailwarden {
   filterSuppressed(projectId: string, recipients: readonly string[], options?: FilterSuppressedOptions): Promise<FilterSuppressedResult>;
   /** Outbound webhook endpoints: where each stands, and resuming a paused one (docs/outbound-webhooks.md). */
   outbound: OutboundService;
-  /** The store, for lifecycle and for bindings. */
+  /** The store, for lifecycle and for bindings; with `metrics`, the store measured (its calls timed and counted). */
   readonly store: Store;
+  /** Where it records metrics (`MailwardenOptions.metrics`), for the HTTP bindings; absent when none. */
+  readonly metrics?: MailwardenMetrics;
   /**
    * Resolves once every hook call started so far has settled (returned, resolved or rejected): for
    * tests, and for a graceful shutdown that lets hooks finish before `close()` (race it with a timeout:
@@ -187,19 +205,23 @@ export interface Mailwarden {
  * // allowed: ['ok@example.com']
  */
 export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
+  const now = options.now ?? Date.now;
+  const { metrics } = options;
+  const givenStore = options.store ?? createMemoryStore();
   const context: MailwardenContext = {
-    store: options.store ?? createMemoryStore(),
+    // Only with metrics is the store wrapped: without, every call costs what it did.
+    store: metrics === undefined ? givenStore : measureStore(givenStore, metrics, { now }),
     hashEmail: createEmailHasher(options.hashKey),
     cursors: createCursorCodec(options.cursorSecret),
     policy: options.policy ?? defaultSuppressionPolicy,
-    now: options.now ?? Date.now,
+    now,
     timelinePersonalData: options.timeline?.personalData === true,
   };
   if (options.defaultStream !== undefined) context.defaultStream = defaultStreamOf(options.defaultStream);
   if (options.rules !== undefined) context.rules = rulesOf(options.rules);
   if (options.alerts !== undefined) context.alerts = alertRulesOf(options.alerts);
   const logger = options.logger ?? { error: (details, message) => console.error(message, details) };
-  if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls);
+  if (options.on !== undefined) context.hooks = createHookDispatcher(options.on, logger, options.maxPendingHookCalls, metrics);
   const applyEventsOfProject = (projectId: string, events: readonly DeliveryEvent[]) => applyEvents(context, projectId, events);
   // Without configuration every provider is refused, but an unknown provider is still "not found".
   const { store } = context;
@@ -207,12 +229,15 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     applyEventsOfProject,
     options.webhooks ?? { auth: {} },
     store.claimWebhookToken === undefined ? undefined : (...claim) => store.claimWebhookToken!(...claim),
+    metrics,
   );
   const suppressions = createSuppressionService(context);
   const outbound = options.outbound === undefined ? undefined : checkOutboundOptions(options.outbound);
   if (outbound !== undefined && outbound.endpoints.length > 0 && store.changes === undefined)
     throw new RangeError('outbound: endpoints need a store with a change feed (create it with its `changes` option)');
-  const outboundEngine = outbound?.endpoints.length ? startOutboundEngine(outbound, { store, now: context.now, logger }) : undefined;
+  const outboundEngine = outbound?.endpoints.length
+    ? startOutboundEngine(outbound, { store, now: context.now, logger, ...(metrics === undefined ? {} : { metrics }) })
+    : undefined;
   return {
     suppressions,
     messages: createMessageService(context),
@@ -228,6 +253,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     filterSuppressed: (projectId, recipients, filterOptions) => filterSuppressed(context, projectId, recipients, filterOptions),
     outbound: createOutboundService(store, context.now, outbound?.endpoints ?? [], outboundEngine),
     store: context.store,
+    ...(metrics === undefined ? {} : { metrics }),
     hooksSettled: () => context.hooks?.settled() ?? Promise.resolve(),
     close: async () => {
       await outboundEngine?.close();

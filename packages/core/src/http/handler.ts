@@ -67,17 +67,23 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   const compiled: CompiledRoute[] = [...routes, ...unsubscribeRoutes].map(compileRoute);
   let openApiText: string | undefined;
 
-  async function dispatch(request: HttpRequest): Promise<HttpResponse> {
+  /** `routed.template` learns the route's template once the path is matched (for the metrics' `route` label). */
+  async function dispatch(request: HttpRequest, routed?: { template: string }): Promise<HttpResponse> {
     const method = request.method.toUpperCase();
     const segments = pathSegments(request.path);
     if (segments.length === 1 && segments[0] === 'openapi.json') {
+      if (routed !== undefined) routed.template = '/openapi.json';
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);
       openApiText ??= JSON.stringify(createOpenApiDocument(options.openapi));
       return json(200, openApiText, method === 'HEAD');
     }
-    if (segments[0] === 'dashboard') return serveDashboard(request, method);
+    if (segments[0] === 'dashboard') {
+      if (routed !== undefined && options.dashboard !== undefined) routed.template = '/dashboard';
+      return serveDashboard(request, method);
+    }
     const matches = matchRoutes(compiled, segments);
     if (matches.length === 0) throw new MailwardenError('not_found', `No endpoint at ${request.path}.`);
+    if (routed !== undefined) routed.template = matches[0]!.route.path;
     // HEAD reads like GET unless a route answers HEAD itself (webhook probes).
     const match =
       matches.find((candidate) => candidate.route.method === method) ??
@@ -148,15 +154,35 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     return response;
   }
 
+  const handle = async (request: HttpRequest, routed?: { template: string }): Promise<HttpResponse> => {
+    try {
+      return await dispatch(request, routed);
+    } catch (error) {
+      return failure(error, request);
+    }
+  };
+  const { metrics } = mailwarden;
+  if (metrics === undefined) return { handle };
   return {
     async handle(request) {
-      try {
-        return await dispatch(request);
-      } catch (error) {
-        return failure(error, request);
-      }
+      const started = performance.now();
+      const routed = { template: UNMATCHED_ROUTE };
+      const response = await handle(request, routed);
+      metrics.httpRequest(routed.template, methodLabel(request.method), response.status, (performance.now() - started) / 1000);
+      return response;
     },
   };
+}
+
+/** The `route` label of a request no route matched: its path is the caller's text, never a label (docs/metrics.md). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** The methods the API and the dashboard answer or refuse by name; any other is `other`, so the label stays bounded. */
+const methodLabels = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+function methodLabel(method: string): string {
+  const upper = method.toUpperCase();
+  return methodLabels.has(upper) ? upper : 'other';
 }
 
 function json(status: number, body: string, head: boolean): HttpResponse {

@@ -1,4 +1,5 @@
 import type { DeliveryEvent } from '../events/delivery-event.js';
+import type { MailwardenMetrics } from '../metrics.js';
 import { timelineEntryId } from '../messages/timeline.js';
 import type { EventOutcome, StoredEvent, SuppressionRecord } from '../store/store.js';
 import type { SuppressionCause, SuppressionProvenance, SuppressionSource } from '../suppressions/provenance.js';
@@ -113,6 +114,7 @@ export function createHookDispatcher(
   hooks: MailwardenHooks,
   logger: MailwardenLogger,
   maxPending = DEFAULT_MAX_PENDING_HOOK_CALLS,
+  metrics?: MailwardenMetrics,
 ): HookDispatcher {
   if (!Number.isSafeInteger(maxPending) || maxPending < 1)
     throw new RangeError(`maxPendingHookCalls must be a positive integer; got ${maxPending}`);
@@ -175,6 +177,7 @@ export function createHookDispatcher(
       for (const next of calls) {
         if (hooks[next.hook] === undefined) continue;
         if (pending >= maxPending) {
+          metrics?.hookCallsDropped(1);
           if (dropped++ === 0) {
             logger.error(
               { hook: next.hook, ...identify(next) },

@@ -1,14 +1,15 @@
 import { hash } from 'node:crypto';
 import type { DeliveryEvent } from '../events/delivery-event.js';
-import { MailwardenError } from '../errors.js';
+import { MailwardenError, isMailwardenError } from '../errors.js';
 import type { ApplyEventsResult } from '../api-schemas.js';
+import type { MailwardenMetrics } from '../metrics.js';
 import { unauthorized } from './auth.js';
 import { createProcessTokenClaims, type ClaimWebhookToken } from './one-time-tokens.js';
 import { defaultFetchText, type ProviderWebhook, type WebhookEnvironment } from './provider.js';
 import { providerWebhooks, webhookRoute, type ProviderAuth } from './providers.js';
 import type { WebhookReceipt } from './receipt.js';
 import type { WebhookRequest } from './request.js';
-import { webhookRoutes, type WebhookRoute } from './routes.js';
+import { routeProvider, webhookRoutes, type WebhookRoute } from './routes.js';
 
 // Intake is configured per route: the options name the auth each route's definition takes.
 export type { ProviderAuth };
@@ -36,12 +37,14 @@ type Receivers = { [R in WebhookRoute]: ProviderWebhook<NonNullable<ProviderAuth
  * failure before that throws, and the provider's retry is safe (events are deduplicated).
  *
  * `claimToken` records one-time tokens (Mailgun's) across instances: pass the store's
- * `claimWebhookToken`; without it, tokens are remembered by this process only.
+ * `claimWebhookToken`; without it, tokens are remembered by this process only. `metrics` counts the
+ * events received and the requests refused by verification (docs/metrics.md).
  */
 export function createWebhookIngest(
   applyEvents: (projectId: string, events: readonly DeliveryEvent[]) => Promise<ApplyEventsResult>,
   options: WebhookOptions,
   claimToken?: ClaimWebhookToken,
+  metrics?: MailwardenMetrics,
 ): IngestWebhook {
   const environment: WebhookEnvironment = {
     now: Date.now,
@@ -60,7 +63,7 @@ export function createWebhookIngest(
         ? options.auth[projectId]
         : undefined;
 
-  return async (name, projectId, request) => {
+  const ingest: IngestWebhook = async (name, projectId, request) => {
     const route = webhookRoute(name);
     const auth = (await authOf(projectId))?.[route];
     if (auth === undefined) {
@@ -75,6 +78,7 @@ export function createWebhookIngest(
         throw unauthorized(`This ${route} token was already used by a different request.`);
       }
     }
+    if (metrics !== undefined) countReceived(metrics, receipt.events);
     const applied = await applyEvents(projectId, receipt.events);
     // applyEvents numbers its warnings by event; report them by the provider item they came from.
     const warnings = [
@@ -89,4 +93,26 @@ export function createWebhookIngest(
       ...(receipt.notice === undefined ? {} : { notice: receipt.notice }),
     };
   };
+  if (metrics === undefined) return ingest;
+  return async (name, projectId, request) => {
+    try {
+      return await ingest(name, projectId, request);
+    } catch (error) {
+      if (isMailwardenError(error) && error.code === 'webhook_unauthorized')
+        metrics.webhookVerificationFailed(routeProvider(name as WebhookRoute));
+      throw error;
+    }
+  };
+}
+
+/** Counts a verified request's events by provider and type, one call per pair (docs/metrics.md). */
+function countReceived(metrics: MailwardenMetrics, events: readonly DeliveryEvent[]): void {
+  const counts = new Map<string, { event: DeliveryEvent; count: number }>();
+  for (const event of events) {
+    const label = `${event.provider}\n${event.type}`;
+    const seen = counts.get(label);
+    if (seen === undefined) counts.set(label, { event, count: 1 });
+    else seen.count++;
+  }
+  for (const { event, count } of counts.values()) metrics.eventsReceived(event.provider, event.type, count);
 }
