@@ -87,7 +87,7 @@ export interface RedisStoreOptions {
    */
   scanBudget?: number;
   /**
-   * Keep a change feed (docs/storage.md, "The change feed"): every write appends what it changed to
+   * Keep a change feed (docs/storage.md, "The change feed, alerts and outbound state (Redis)"): every write appends what it changed to
    * its project's feed, in the same script. Absent: no feed, and writes cost what they did.
    */
   changes?: ChangeFeedOptions;
