@@ -295,7 +295,7 @@ export const configSchema = z
  * at the configuration's own path (`projects.acme.outboundWebhooks.0.url`).
  */
 function outboundIssue(message: string): { path: (string | number)[]; message: string } {
-  const endpoint = /^outbound\.endpoints\[("(?:[^"\\]|\\.)*")\]\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?:? ([^]*)$/.exec(message);
+  const endpoint = /^outbound\.endpoints\[("(?:[^"\\]|\\.)*")\]\[(\d+)\](?:\.(\w+)(?:\[(\d+)\])?)?:? (.*)$/s.exec(message);
   if (endpoint !== null) {
     const [, project, index, field, item, problem] = endpoint;
     const path: (string | number)[] = ['projects', JSON.parse(project!) as string, 'outboundWebhooks', Number(index)];
@@ -303,7 +303,7 @@ function outboundIssue(message: string): { path: (string | number)[]; message: s
     if (item !== undefined) path.push(Number(item));
     return { path, message: problem! };
   }
-  const [, field, problem] = /^outbound\.(\w+):? ([^]*)$/.exec(message) ?? [undefined, undefined, message];
+  const [, field, problem] = /^outbound\.(\w+):? (.*)$/s.exec(message) ?? [undefined, undefined, message];
   return { path: field === undefined ? ['outbound'] : ['outbound', field], message: problem! };
 }
 

@@ -1,8 +1,10 @@
+import type { MailwardenOptions } from '@mailwarden/core';
+
 /**
  * What `/metrics` serves (docs/server.md, "Metrics"): an exposition in the Prometheus text format. The
  * same object is passed to `createMailwarden({ metrics })`, which records into it.
  */
-export interface ServiceMetrics {
+export interface ServiceMetrics extends NonNullable<MailwardenOptions['metrics']> {
   /** The exposition's `Content-Type`, e.g. `text/plain; version=0.0.4; charset=utf-8`. */
   readonly contentType: string;
   text(): Promise<string>;

@@ -1,8 +1,8 @@
 // The demo data of `serve --demo`, which the screenshots are taken from: its stated size, message
 // histories as providers report them, and campaigns that last days, the same on every start.
-import { createMailwarden, type Mailwarden, type Message, type MessageDetail } from '@mailwarden/core';
+import { createMailwarden, createMemoryStore, type Mailwarden, type Message, type MessageDetail } from '@mailwarden/core';
 import { describe, expect, test, vi } from 'vitest';
-import { DEMO_ALLOWLISTED, DEMO_DEFAULT_STREAM, DEMO_PROJECT, DEMO_RULES, seedDemo } from '../src/demo.js';
+import { DEMO_ALERTS, DEMO_ALLOWLISTED, DEMO_DEFAULT_STREAM, DEMO_PROJECT, DEMO_RULES, seedDemo } from '../src/demo.js';
 
 const now = Date.parse('2026-11-24T10:00:00.000Z');
 const trackingIds = [
@@ -72,6 +72,24 @@ describe('seedDemo', () => {
       suppressed: false,
     });
     expect((await mailwarden.allowlist.list(DEMO_PROJECT)).items.map((item) => item.entry)).toStrictEqual([DEMO_ALLOWLISTED]);
+  });
+
+  test("with the demo's alerts and feed: the bounce alert fires on the first 100 messages and resolves, the complaint alert fires and stays up", async () => {
+    const mailwarden = createMailwarden({
+      store: createMemoryStore({ changes: {} }),
+      now: () => now,
+      rules: DEMO_RULES,
+      alerts: DEMO_ALERTS,
+      defaultStream: { [DEMO_PROJECT]: DEMO_DEFAULT_STREAM },
+    });
+    await seedDemo(mailwarden, now);
+    const { items } = await mailwarden.changes.list(DEMO_PROJECT, { kinds: ['alert'], limit: 1000 });
+    expect(items.map((change) => [change.kind, 'alert' in change ? change.alert : undefined])).toStrictEqual([
+      ['alert.bounce_rate', expect.objectContaining({ firing: true, messages: 100, count: 7 })],
+      ['alert.bounce_rate', expect.objectContaining({ firing: false, messages: 201, count: 8 })],
+      ['alert.complaint_rate', expect.objectContaining({ firing: true, messages: 322, count: 1 })],
+    ]);
+    expect(await mailwarden.alerts.status(DEMO_PROJECT)).toMatchObject({ bounce: { firing: false }, complaint: { firing: true } });
   });
 
   test('the same data on every start, relative to its start', async () => {

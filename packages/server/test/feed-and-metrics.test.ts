@@ -25,9 +25,20 @@ const acme = (project: Record<string, unknown> = {}) => ({ projects: { acme: { a
 const endpoint = { id: 'crm', url: 'https://crm.example.com/hooks', secrets: ['whsec_c2VjcmV0LWtleQ=='] };
 const asAcme = { 'x-api-key': 'acme-key', 'content-type': 'application/json' };
 
-/** A stand-in for the Prometheus registry: what `/metrics` serves, and how often it was asked. */
+/** A stand-in for the Prometheus registry: records nothing, serves a fixed text, and counts how often it was asked. */
 function fakeMetrics(): ServiceMetrics & { scrapes: number } {
+  const ignore = () => {};
   return {
+    httpRequest: ignore,
+    eventsReceived: ignore,
+    webhookVerificationFailed: ignore,
+    suppressionsAdded: ignore,
+    suppressionsRemoved: ignore,
+    storeOperation: ignore,
+    hookCallsDropped: ignore,
+    outboundDelivery: ignore,
+    outboundLag: ignore,
+    alertRates: ignore,
     contentType: 'text/plain; version=0.0.4; charset=utf-8',
     scrapes: 0,
     async text() {
@@ -88,7 +99,11 @@ describe('the change feed, as configured', () => {
   test('changes made through the API are read back from GET /changes, in order', async () => {
     const service = await start(configOf({ ...acme(), changes: {} }));
     for (const email of ['one@example.com', 'two@example.com']) {
-      const added = await fetch(`${service.url}/projects/acme/suppressions`, { method: 'POST', headers: asAcme, body: JSON.stringify({ email }) });
+      const added = await fetch(`${service.url}/projects/acme/suppressions`, {
+        method: 'POST',
+        headers: asAcme,
+        body: JSON.stringify({ email }),
+      });
       expect(added.status).toBe(201);
     }
     const page = await (await fetch(`${service.url}/projects/acme/changes?kind=suppression`, { headers: asAcme })).json();
