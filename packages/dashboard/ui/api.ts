@@ -1,11 +1,16 @@
 import type {
+  AlertStatus,
   AllowlistItem,
   AllowlistPage,
   BulkRemoveResult,
+  ChangeList,
+  EndpointStatus,
+  EndpointStatusList,
   ErrorBody,
   MessageDetail,
   MessagePage,
   MessageStatus,
+  PausedStreamList,
   Provider,
   Stats,
   Suppression,
@@ -75,6 +80,14 @@ export interface DayRange {
   to: string;
 }
 
+export interface ChangeQuery {
+  /** The `seq` of the last change already read; 0 for the start of the feed. */
+  after: number;
+  limit: number;
+  /** Kinds or families (`suppression`, `alert.bounce_rate`…); every kind when empty. */
+  kinds?: readonly string[] | undefined;
+}
+
 /** The public JSON API of one project, called with the signed-in API key. */
 export interface Api {
   messages(query: MessageQuery, signal?: AbortSignal): Promise<MessagePage>;
@@ -105,6 +118,21 @@ export interface Api {
     add(entry: string): Promise<{ entry: AllowlistItem; created: boolean }>;
     /** `entry` as listed: a normalized address or `@domain`. */
     remove(entry: string): Promise<void>;
+  };
+  /** The change feed in order after a cursor (`change_feed_not_configured` without a feed). */
+  changes(query: ChangeQuery, signal?: AbortSignal): Promise<ChangeList>;
+  /** The project's bounce and complaint rates against their thresholds (`alerts_not_configured` without rules). */
+  alerts(signal?: AbortSignal): Promise<AlertStatus>;
+  /** Streams whose sending the send gate blocks until resumed. */
+  streams: {
+    listPaused(signal?: AbortSignal): Promise<PausedStreamList>;
+    /** `false` when it was no longer paused. */
+    resume(stream: string): Promise<boolean>;
+  };
+  /** The configured outbound webhook endpoints and where each stands. */
+  outbound: {
+    list(signal?: AbortSignal): Promise<EndpointStatusList>;
+    resume(endpointId: string): Promise<EndpointStatus>;
   };
 }
 
@@ -182,6 +210,20 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
         return { entry: data, created: status === 201 };
       },
       remove: (entry) => call('DELETE', `allowlist/${pathSegment(entry)}`),
+    },
+    changes: ({ after, limit, kinds }, signal) =>
+      call('GET', 'changes', {
+        query: { after, limit, kind: kinds === undefined || kinds.length === 0 ? undefined : kinds.join(',') },
+        signal,
+      }),
+    alerts: (signal) => call('GET', 'alerts', { signal }),
+    streams: {
+      listPaused: (signal) => call('GET', 'streams/paused', { signal }),
+      resume: async (stream) => (await call<{ resumed: boolean }>('POST', `streams/${pathSegment(stream)}/resume`)).resumed,
+    },
+    outbound: {
+      list: (signal) => call('GET', 'outbound-webhooks', { signal }),
+      resume: (endpointId) => call('POST', `outbound-webhooks/${pathSegment(endpointId)}/resume`),
     },
   };
 }

@@ -2,6 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { createApi, type ApiError } from './api.js';
 import { followLink, navigate, pageHref, pageOf, useLocation } from './location.js';
 import { AllowlistPage } from './pages/allowlist.js';
+import { ChangesPage } from './pages/changes.js';
+import { DeliverabilityPage } from './pages/deliverability.js';
 import { MessagesPage } from './pages/messages.js';
 import { SignInPage } from './pages/sign-in.js';
 import { SuppressionsPage } from './pages/suppressions.js';
@@ -14,6 +16,8 @@ const titles: Record<DashboardPage, string> = {
   'tracking-ids': 'Tracking IDs',
   suppressions: 'Suppressions',
   allowlist: 'Allowlist',
+  deliverability: 'Deliverability',
+  changes: 'Changes',
 };
 
 export function App() {
@@ -93,6 +97,10 @@ function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnTy
           <SuppressionsPage api={api} url={url} />
         ) : page === 'allowlist' ? (
           <AllowlistPage api={api} url={url} />
+        ) : page === 'deliverability' ? (
+          <DeliverabilityPage api={api} />
+        ) : page === 'changes' ? (
+          <ChangesPage api={api} url={url} />
         ) : (
           <h1>Page not found</h1>
         )}

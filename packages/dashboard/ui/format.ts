@@ -6,6 +6,13 @@ export function formatCount(value: number): string {
   return count.format(value);
 }
 
+const fraction = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 2 });
+
+/** A rate the API gives as a fraction, as "6.1%" or "0.09%": two decimals, since complaint thresholds are tenths of a percent. */
+export function formatFraction(value: number): string {
+  return fraction.format(value);
+}
+
 /** The share `part / whole` as "93.1%", or "–" when there is no whole to take a share of. */
 export function formatRate(part: number, whole: number): string {
   return whole === 0 ? '–' : percent.format(part / whole);

@@ -1,0 +1,61 @@
+import type { ChangeView } from '@mailwarden/core';
+import { ApiError, type Api } from '../api.js';
+import { useLoad } from './load.js';
+
+/** Changes a page shows. */
+export const CHANGES_PER_PAGE = 50;
+/** With a kind filter, how far back a page looks for its changes (the API looks through 1 000 at least). */
+const FILTERED_LOOK_BACK = 1000;
+/** The largest cursor the API takes: asking after it answers nothing but the project's latest `seq`. */
+const LAST_CURSOR = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Which stretch of the feed a page shows (docs/dashboard.md, "Changes"): the newest changes before a
+ * `seq` (`before`; the latest without one), or the oldest after one (`after`). Either way a page's
+ * address shows the same changes however many arrive later.
+ */
+export type ChangePosition = { after: number } | { before: number | undefined };
+
+/** A page of the feed: its changes newest first, and the stretch of `seq` it looked through. */
+export interface ChangeStretch {
+  /** Newest first. */
+  items: ChangeView[];
+  /** The stretch looked through is `from + 1` … `through`. */
+  from: number;
+  through: number;
+  latest: number;
+  /** Retention deleted the changes before this stretch: there is nothing older to show. */
+  oldestKept: boolean;
+}
+
+export function useChanges(api: Api, kinds: readonly string[], position: ChangePosition) {
+  const key = 'after' in position ? `after:${position.after}` : `before:${position.before ?? ''}`;
+  return useLoad((signal) => loadChanges(api, kinds, position, signal), [api, kinds.join(','), key]);
+}
+
+async function loadChanges(api: Api, kinds: readonly string[], position: ChangePosition, signal: AbortSignal): Promise<ChangeStretch> {
+  if ('after' in position) {
+    const page = await api.changes({ after: position.after, limit: CHANGES_PER_PAGE, kinds }, signal);
+    return { items: page.items.reverse(), from: position.after, through: page.next_after, latest: page.latest, oldestKept: false };
+  }
+  const latest = (await api.changes({ after: LAST_CURSOR, limit: 1 }, signal)).latest;
+  const end = Math.min(position.before ?? latest + 1, latest + 1);
+  // The API reads forward: read the stretch before `end` and keep its newest. Without a filter the
+  // stretch is exactly a page; with one, it is as far back as the API looks in one call.
+  const filtered = kinds.length > 0;
+  let back = filtered ? FILTERED_LOOK_BACK : CHANGES_PER_PAGE;
+  let shortened = false;
+  for (;;) {
+    const from = Math.max(0, end - 1 - back);
+    try {
+      const page = await api.changes({ after: from, limit: back, kinds }, signal);
+      const items = page.items.filter((change) => change.seq < end).slice(-CHANGES_PER_PAGE);
+      return { items: items.reverse(), from, through: end - 1, latest: page.latest, oldestKept: shortened };
+    } catch (error) {
+      // Retention deleted part of the stretch: look back less, down to what is kept.
+      if (!(error instanceof ApiError && error.code === 'change_cursor_expired') || back <= 1) throw error;
+      back = Math.floor(back / 2);
+      shortened = true;
+    }
+  }
+}

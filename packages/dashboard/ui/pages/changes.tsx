@@ -1,0 +1,290 @@
+import type { ChangeView } from '@mailwarden/core';
+import type { ComponentChildren } from 'preact';
+import type { Api } from '../api.js';
+import { Empty, Failure, Loading } from '../components/states.js';
+import { useChanges, type ChangePosition, type ChangeStretch } from '../data/changes.js';
+import { docsLinks } from '../docs.js';
+import { formatCount, formatFraction, formatTime } from '../format.js';
+import { reasonText, statusLabels, eventLabels } from '../labels.js';
+import { followLink, navigate, pageHref } from '../location.js';
+import { pauseCauseLabels } from './deliverability.js';
+
+/** The kind filter's choices: the API's families (a family stands for each of its kinds). */
+const families = [
+  ['', 'Every change'],
+  ['suppression', 'Suppressions'],
+  ['message', 'Message statuses'],
+  ['alert', 'Alerts'],
+  ['allowlist', 'Allowlist'],
+  ['stream', 'Paused streams'],
+  ['endpoint', 'Outbound endpoints'],
+] as const;
+
+function positionOf(url: URL): ChangePosition {
+  const number = (name: string) => {
+    const text = url.searchParams.get(name);
+    return text !== null && /^[0-9]{1,15}$/.test(text) ? Number(text) : undefined;
+  };
+  const after = number('after');
+  return after === undefined ? { before: number('before') } : { after };
+}
+
+/**
+ * The change feed (docs/dashboard.md, "Changes"), newest first: what the store changed, each in a
+ * sentence with a link to what it is about. The kind filter (`kind`) and the stretch shown (`before`
+ * or `after` a `seq`) are in the address, so a link shows the same changes however many arrive later.
+ */
+export function ChangesPage({ api, url }: { api: Api; url: URL }) {
+  const kind = url.searchParams.get('kind') ?? '';
+  const kinds = kind
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const position = positionOf(url);
+  const changes = useChanges(api, kinds, position);
+  const hrefWith = (next: Record<string, string | undefined>) => pageHref('changes', { kind, ...next });
+  return (
+    <>
+      <h1>Changes</h1>
+      <p class="lead">
+        Every change mailwarden made, newest first: suppressions, message statuses, alerts, the allowlist, paused streams and outbound
+        endpoints. The same changes the API’s feed and the outbound webhooks give, in the same words.
+      </p>
+      <form
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+        }}
+      >
+        <div class="field">
+          <label for="change-kind">Kind</label>
+          <select id="change-kind" value={kind} onChange={(event) => navigate(pageHref('changes', { kind: event.currentTarget.value }))}>
+            {families.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+            {families.some(([value]) => value === kind) ? null : <option value={kind}>{kind}</option>}
+          </select>
+        </div>
+      </form>
+      {changes.state === 'loading' ? (
+        <Loading>Loading the changes…</Loading>
+      ) : changes.state === 'failed' ? (
+        changes.error.code === 'change_feed_not_configured' ? (
+          <p class="note empty">
+            The change feed is off for this service, so there are no changes to show.{' '}
+            <a href={docsLinks.changeFeed}>How to turn on the change feed</a>
+          </p>
+        ) : changes.error.code === 'change_cursor_expired' ? (
+          <Failure error={changes.error} retry={() => navigate(hrefWith({}))} retryLabel="Latest changes" doing="load these changes" />
+        ) : (
+          <Failure error={changes.error} retry={changes.reload} doing="load the changes" />
+        )
+      ) : (
+        <ChangeList
+          stretch={changes.data}
+          filtered={kinds.length > 0}
+          latestShown={'before' in position && position.before === undefined}
+          hrefWith={hrefWith}
+        />
+      )}
+    </>
+  );
+}
+
+function ChangeList({
+  stretch,
+  filtered,
+  latestShown,
+  hrefWith,
+}: {
+  stretch: ChangeStretch;
+  filtered: boolean;
+  latestShown: boolean;
+  hrefWith(next: Record<string, string | undefined>): string;
+}) {
+  const { items, from, through, latest, oldestKept } = stretch;
+  if (latest === 0) return <Empty>No change yet: the feed starts with the next suppression, message or alert.</Empty>;
+  const older = from > 0 && !oldestKept ? hrefWith({ before: String(from + 1) }) : undefined;
+  const newer = through < latest ? hrefWith({ after: String(through) }) : undefined;
+  const stretchText = `changes ${formatCount(from + 1)}–${formatCount(through)} of ${formatCount(latest)}`;
+  return (
+    <>
+      {items.length === 0 ? (
+        <Empty>{filtered ? `None of this kind among ${stretchText}.` : `No changes among ${stretchText}.`}</Empty>
+      ) : (
+        <div class="table-scroll">
+          <table class="changes stacked">
+            <caption>
+              {filtered ? 'Changes of this kind' : 'Changes'}, newest first, among {stretchText}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Change</th>
+                <th scope="col">When</th>
+                <th scope="col" class="number">
+                  Seq
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((change) => (
+                <tr key={change.seq}>
+                  <th scope="row" class="change-sentence">
+                    <ChangeSentence change={change} />
+                  </th>
+                  <td data-label="When">
+                    <time dateTime={change.at}>{formatTime(change.at)}</time>
+                  </td>
+                  <td data-label="Seq" class="number">
+                    {change.seq}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {oldestKept ? <p class="note">Older changes are no longer kept: the feed’s retention deleted them.</p> : null}
+      <nav class="pager" aria-label="Pages of the changes">
+        {latestShown ? null : (
+          <a class="button-link" href={hrefWith({})} onClick={followLink}>
+            Latest changes
+          </a>
+        )}
+        <PagerLink href={newer}>Newer changes</PagerLink>
+        <PagerLink href={older}>Older changes</PagerLink>
+      </nav>
+    </>
+  );
+}
+
+/** A pager's link, or the same words shown as unavailable where there is nowhere to go. */
+function PagerLink({ href, children }: { href: string | undefined; children: ComponentChildren }) {
+  if (href === undefined)
+    return (
+      <span class="button-link" aria-disabled="true">
+        {children}
+      </span>
+    );
+  return (
+    <a class="button-link" href={href} onClick={followLink}>
+      {children}
+    </a>
+  );
+}
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+
+const alertNames = { 'alert.bounce_rate': 'Bounce rate', 'alert.complaint_rate': 'Complaint rate' } as const;
+
+/** A change in a sentence, with a link to what it is about (the suppression, the message, the page that shows it). */
+export function ChangeSentence({ change }: { change: ChangeView }) {
+  const link = (href: string, text: ComponentChildren) => (
+    <a href={href} onClick={followLink}>
+      {text}
+    </a>
+  );
+  switch (change.kind) {
+    case 'suppression.added':
+    case 'suppression.upgraded':
+    case 'suppression.updated':
+    case 'suppression.removed':
+    case 'suppression.expired': {
+      const { suppression, previous } = change;
+      const reason = reasonText(suppression.reason, suppression.source);
+      const stream = suppression.stream ?? undefined;
+      const address = link(pageHref('suppressions', { email: suppression.email, stream }), <bdi class="literal">{suppression.email}</bdi>);
+      const list =
+        stream === undefined ? null : (
+          <>
+            {' '}
+            in stream <bdi class="literal">{stream}</bdi>
+          </>
+        );
+      if (change.kind === 'suppression.added')
+        return (
+          <>
+            {reason} suppression added for {address}
+            {list}
+          </>
+        );
+      if (change.kind === 'suppression.upgraded')
+        return (
+          <>
+            Suppression of {address}
+            {list} upgraded: {previous === undefined ? '' : `${reasonText(previous.reason, previous.source)} → `}
+            {reason}
+          </>
+        );
+      if (change.kind === 'suppression.updated')
+        return (
+          <>
+            {reason} suppression of {address}
+            {list} updated
+          </>
+        );
+      return (
+        <>
+          {reason} suppression of {address}
+          {list} {change.kind === 'suppression.removed' ? 'removed' : 'expired'}
+        </>
+      );
+    }
+    case 'message.status_changed': {
+      const { message, from, to, event } = change;
+      const recipient = link(pageHref('messages', { id: message.id }), <bdi class="literal">{message.recipient}</bdi>);
+      return (
+        <>
+          Message to {recipient} {from === null ? 'first seen as ' : `${statusLabels[from].toLowerCase()} → `}
+          {statusLabels[to].toLowerCase()}
+          <span class="note"> ({eventLabels[event.type].toLowerCase()} event)</span>
+        </>
+      );
+    }
+    case 'alert.bounce_rate':
+    case 'alert.complaint_rate': {
+      const { alert } = change;
+      const scope =
+        alert.tracking_id === null ? null : (
+          <>
+            {' '}
+            of <bdi class="literal">{alert.tracking_id}</bdi>
+          </>
+        );
+      const rate = `${formatFraction(alert.rate)} (${formatCount(alert.count)} of ${formatCount(alert.messages)} messages)`;
+      return (
+        <>
+          {link(pageHref('deliverability'), alertNames[change.kind])}
+          {scope} {rate} {alert.firing ? 'crossed' : 'fell below'} {formatFraction(alert.threshold)}
+          {alert.firing ? ': alert firing' : ': alert resolved'}
+        </>
+      );
+    }
+    case 'allowlist.added':
+    case 'allowlist.removed':
+      return (
+        <>
+          {link(pageHref('allowlist'), <bdi class="literal">{change.entry.entry}</bdi>)}{' '}
+          {change.kind === 'allowlist.added' ? 'added to' : 'removed from'} the allowlist
+        </>
+      );
+    case 'stream.paused':
+    case 'stream.resumed':
+      return (
+        <>
+          Stream {link(pageHref('deliverability'), <bdi class="literal">{change.stream}</bdi>)}{' '}
+          {change.kind === 'stream.paused' ? `paused by ${lowerFirst(pauseCauseLabels[change.cause])}` : 'resumed'}
+        </>
+      );
+    case 'endpoint.paused':
+    case 'endpoint.resumed':
+      return (
+        <>
+          Outbound endpoint {link(pageHref('deliverability'), <bdi class="literal">{change.endpoint}</bdi>)}{' '}
+          {change.kind === 'endpoint.paused' ? `paused after failing${change.error === undefined ? '' : `: ${change.error}`}` : 'resumed'}
+        </>
+      );
+  }
+}
