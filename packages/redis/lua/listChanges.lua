@@ -9,6 +9,7 @@ local counter = redis.call('HMGET', KEYS[1], 'seq', 'trimmed')
 local last, trimmed = tonumber(counter[1]) or 0, tonumber(counter[2]) or 0
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 if after < trimmed then return { last, trimmed } end
+if limit < 1 then return { last, trimmed, after, {} } end
 local function seqOf(entry) return tonumber(string.match(entry[1], '^%d+')) end
 if ARGV[3] == '' then
   local entries = redis.call('XRANGE', KEYS[2], '(' .. ARGV[1] .. '-0', '+', 'COUNT', limit)

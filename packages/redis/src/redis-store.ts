@@ -1006,7 +1006,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async listChanges(projectId, { after, limit, kinds }) {
       if (!Number.isSafeInteger(after) || after < 0) throw new RangeError(`after is not a non-negative integer: ${after}`);
-      if (retention === undefined || limit < 1) return { changes: [], next: after, last: 0 };
+      if (retention === undefined) return { changes: [], next: after, last: 0 };
       const feed = feedKeysOf(projectPrefix(keyPrefix, projectId));
       const filter = kinds === undefined || kinds.length === 0 ? '' : `,${kinds.join(',')},`;
       const reply = (await run(

@@ -223,6 +223,9 @@ describe('the feed', () => {
     const error = await store.listChanges(projectId, { after: 6, limit: 10 }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(MailwardenError);
     expect((error as MailwardenError).code).toBe('change_cursor_expired');
+    // Even asking for nothing: the cursor is checked first.
+    await expect(store.listChanges(projectId, { after: 6, limit: 0 })).rejects.toThrow(MailwardenError);
+    expect(await store.listChanges(projectId, { after: 7, limit: 0 })).toEqual({ changes: [], next: 7, last: 10 });
     expect((await store.listChanges(projectId, { after: 7, limit: 10 })).changes.map((change) => change.seq)).toEqual([8, 9, 10]);
   });
 
