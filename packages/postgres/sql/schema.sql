@@ -9,6 +9,168 @@
 CREATE SCHEMA <schema>;
 
 --
+-- Name: mailwarden_append_changes(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_append_changes(p_project_id text, p_changes jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_pending text := current_setting('mailwarden.changes', true);
+  v_count integer;
+  v_last bigint;
+BEGIN
+  IF coalesce(v_pending, '') <> '' THEN
+    p_changes := v_pending::jsonb || coalesce(p_changes, '[]');
+    PERFORM set_config('mailwarden.changes', '', true);
+  END IF;
+  v_count := coalesce(jsonb_array_length(p_changes), 0);
+  IF v_count = 0 THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO "<schema>".change_counters AS c (project_id, last_seq) VALUES (p_project_id, v_count)
+  ON CONFLICT (project_id) DO UPDATE SET last_seq = c.last_seq + v_count
+  RETURNING c.last_seq INTO v_last;
+  INSERT INTO "<schema>".changes (project_id, seq, at, kind, data)
+  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY coalesce((x.value->>'o')::integer, 0), coalesce((x.value->>'p')::integer, 0), x.n),
+         (x.value->>'at')::bigint, x.value->>'kind', x.value->'data'
+  FROM jsonb_array_elements(p_changes) WITH ORDINALITY AS x(value, n);
+  RETURN v_last;
+END
+$$;
+
+--
+-- Name: mailwarden_apply_alerts(text, jsonb, bigint, jsonb, boolean); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_now bigint, p_steps jsonb, p_feed boolean) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_size integer := (p_rule->>'window')::integer;
+  v_min integer := (p_rule->>'minMessages')::integer;
+  v_bounce_fire bigint := (p_rule->'bounce'->>'firePpm')::bigint;
+  v_bounce_resolve bigint := (p_rule->'bounce'->>'resolvePpm')::bigint;
+  v_complaint_fire bigint := (p_rule->'complaint'->>'firePpm')::bigint;
+  v_complaint_resolve bigint := (p_rule->'complaint'->>'resolvePpm')::bigint;
+  v_by_tracking_id boolean := coalesce((p_rule->>'trackingIds')::boolean, false);
+  v_step record;
+  v_scope text;
+  v_w "<schema>".alert_windows;
+  v_flags integer;
+  v_old integer;
+  v_slot integer;
+  v_moved boolean;
+  v_up text;
+  v_at bigint;
+  v_stream text;
+  v_changes jsonb := '[]';
+  v_scopes text[];
+BEGIN
+  -- The windows the batch may move, locked in scope order (a window made here and left empty is
+  -- deleted at the end: a window exists once a message entered it).
+  WITH steps AS (
+    SELECT x.value->>'tid' AS tid FROM jsonb_array_elements(p_steps) AS x(value)
+    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
+  ), scopes AS (
+    SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
+                                UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
+  ), locked AS (
+    INSERT INTO "<schema>".alert_windows AS w (project_id, scope, messages, bounced, complained, bounce_firing, complaint_firing, head)
+    SELECT p_project_id, scope COLLATE "C", 0, 0, 0, false, false, 0 FROM scopes ORDER BY scope COLLATE "C"
+    ON CONFLICT (project_id, scope) DO UPDATE SET head = w.head WHERE false
+    RETURNING w.scope
+  )
+  SELECT array_agg(scope) INTO v_scopes FROM (SELECT scope FROM locked UNION ALL SELECT scope FROM scopes) s;
+  IF v_scopes IS NULL THEN
+    RETURN v_changes;
+  END IF;
+
+  FOR v_step IN
+    SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
+           (x.value->>'entered')::boolean AS entered, (x.value->>'flags')::integer AS flags,
+           (x.value->>'gained')::integer AS gained, (x.value->'event'->>'occurredAt')::bigint AS occurred_at
+    FROM jsonb_array_elements(p_steps) WITH ORDINALITY AS x(value, n)
+    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
+    ORDER BY x.n
+  LOOP
+    v_up := NULL;
+    v_at := coalesce(p_now, v_step.occurred_at);
+    FOREACH v_scope IN ARRAY CASE WHEN v_by_tracking_id AND v_step.tid IS NOT NULL THEN ARRAY['', v_step.tid] ELSE ARRAY[''] END LOOP
+      SELECT * INTO v_w FROM "<schema>".alert_windows WHERE project_id = p_project_id AND scope = v_scope;
+      v_moved := false;
+      IF v_step.entered THEN
+        v_flags := v_step.flags;
+        IF v_w.messages >= v_size THEN
+          SELECT flags INTO v_old FROM "<schema>".alert_window_slots
+          WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
+          v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
+          v_w.complained := v_w.complained - (coalesce(v_old, 0) >> 1 & 1);
+        ELSE
+          v_w.messages := v_w.messages + 1;
+        END IF;
+        INSERT INTO "<schema>".alert_window_slots AS s (project_id, scope, slot, message_key, flags)
+        VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
+        ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags;
+        v_w.head := (v_w.head + 1) % v_size;
+        v_moved := true;
+      ELSE
+        SELECT slot, flags INTO v_slot, v_old FROM "<schema>".alert_window_slots
+        WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key
+        ORDER BY slot LIMIT 1;
+        v_flags := CASE WHEN FOUND THEN v_step.gained & ~v_old ELSE 0 END;
+        IF v_flags <> 0 THEN
+          UPDATE "<schema>".alert_window_slots SET flags = v_old | v_flags
+          WHERE project_id = p_project_id AND scope = v_scope AND slot = v_slot;
+          v_moved := true;
+        END IF;
+      END IF;
+      CONTINUE WHEN NOT v_moved;
+      v_w.bounced := v_w.bounced + (v_flags & 1);
+      v_w.complained := v_w.complained + (v_flags >> 1 & 1);
+      -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
+      IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
+        v_w.bounce_firing := true;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_fire));
+        IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.bounce_rate'); END IF;
+      ELSIF v_w.bounce_firing AND v_w.bounced::bigint * 1000000 < v_bounce_resolve * v_w.messages THEN
+        v_w.bounce_firing := false;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_resolve));
+      END IF;
+      IF NOT v_w.complaint_firing AND v_w.messages >= v_min AND v_w.complained::bigint * 1000000 >= v_complaint_fire * v_w.messages THEN
+        v_w.complaint_firing := true;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_fire));
+        IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.complaint_rate'); END IF;
+      ELSIF v_w.complaint_firing AND v_w.complained::bigint * 1000000 < v_complaint_resolve * v_w.messages THEN
+        v_w.complaint_firing := false;
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+          'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_resolve));
+      END IF;
+      UPDATE "<schema>".alert_windows SET messages = v_w.messages, bounced = v_w.bounced, complained = v_w.complained,
+        bounce_firing = v_w.bounce_firing, complaint_firing = v_w.complaint_firing, head = v_w.head
+      WHERE project_id = p_project_id AND scope = v_scope;
+    END LOOP;
+    -- The project's window went up: its streams pause, in the rule's order, each once.
+    CONTINUE WHEN v_up IS NULL;
+    FOR v_stream IN SELECT x.value FROM jsonb_array_elements_text(p_rule->'pause') WITH ORDINALITY AS x(value, n) ORDER BY x.n LOOP
+      INSERT INTO "<schema>".paused_streams (project_id, stream, paused_at, cause) VALUES (p_project_id, v_stream, v_at, v_up)
+      ON CONFLICT DO NOTHING;
+      IF FOUND THEN
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'stream.paused', 'at', v_at,
+          'data', jsonb_build_object('stream', v_stream, 'cause', v_up));
+      END IF;
+    END LOOP;
+  END LOOP;
+
+  DELETE FROM "<schema>".alert_windows WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND messages = 0;
+  RETURN CASE WHEN p_feed THEN v_changes ELSE '[]' END;
+END
+$$;
+
+--
 -- Name: mailwarden_apply_events(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
 --
 
@@ -38,6 +200,11 @@ DECLARE
   v_code text;
   -- Computed once: per row, the numeric arithmetic cost as much as the key's insert.
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
+  v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
+  v_alerts jsonb := p_events->'alerts';
+  v_steps jsonb;
+  v_changes jsonb;
+  v_result text;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
   --    rolling deploy, sends one object per event: those are made columns first. Its `stream` is the
@@ -126,6 +293,74 @@ BEGIN
     RETURNING m.key
   )
   SELECT coalesce(array_agg(key), '{}') INTO v_created FROM created;
+
+  -- 2a. With the feed or alerts: each applied event's message as the events up to it left it (the
+  --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
+  --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
+  IF v_feed OR v_alerts IS NOT NULL THEN
+    WITH e AS (
+      SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
+             c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
+             c.last_event_at::bigint AS last_event_at, nullif(c.timeline, 'null') AS timeline
+      FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
+                      jsonb_array_elements_text(p_events->'message_key'),
+                      jsonb_array_elements_text(p_events->'tracking_id'),
+                      jsonb_array_elements_text(p_events->'stream'),
+                      jsonb_array_elements_text(p_events->'facts'),
+                      jsonb_array_elements_text(p_events->'first_event_at'),
+                      jsonb_array_elements_text(p_events->'last_event_at'),
+                      jsonb_array_elements(p_events->'timeline'))
+           WITH ORDINALITY AS c(key, message_key, tracking_id, stream, facts, first_event_at, last_event_at, timeline, ord)
+    ), upto AS (
+      SELECT e.*, row_number() OVER w AS n, bit_or(e.facts) OVER w AS facts_to,
+             coalesce(bit_or(e.facts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS facts_prior,
+             min(e.tracking_id) OVER w AS tracking_to, min(e.stream) OVER w AS stream_to,
+             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to
+      FROM e WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
+    ), merged AS (
+      SELECT u.ord, u.message_key, u.timeline, c.key IS NOT NULL AND u.n = 1 AS entered, m.provider, m.message_id, m.recipient,
+             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_prior AS before_facts,
+             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_to AS facts,
+             CASE WHEN c.key IS NULL THEN least(m.tracking_id, u.tracking_to) ELSE u.tracking_to END AS tracking_id,
+             CASE WHEN c.key IS NULL THEN least(m.stream, u.stream_to) ELSE u.stream_to END AS stream,
+             CASE WHEN c.key IS NULL THEN least(m.first_event_at, u.first_to) ELSE u.first_to END AS first_event_at,
+             CASE WHEN c.key IS NULL THEN greatest(m.last_event_at, u.last_to) ELSE u.last_to END AS last_event_at
+      FROM upto u
+      JOIN "<schema>".messages m ON m.project_id = p_project_id AND m.key = u.message_key
+      LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+    )
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered,
+             'from', CASE WHEN NOT x.entered THEN b.status END, 'to', a.status,
+             'flags', a.flags, 'gained', a.flags & ~b.flags,
+             'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.facts,
+                                          x.first_event_at, x.last_event_at, x.stream),
+             'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt'))
+           ORDER BY x.ord), '[]')
+    INTO v_steps
+    FROM merged x
+    CROSS JOIN LATERAL (SELECT CASE
+      WHEN facts & 32 <> 0 THEN 0
+      WHEN facts & 16 <> 0 THEN 1
+      WHEN facts & 64 <> 0 THEN 2
+      WHEN facts & 4 <> 0 THEN 3
+      WHEN facts & 8 <> 0 THEN 4
+      WHEN facts & 2 <> 0 THEN 5
+      ELSE 6
+    END AS status, ((facts & 16 <> 0)::integer | (facts & 32 <> 0)::integer << 1) AS flags
+                        FROM (VALUES (x.before_facts)) AS f(facts)) b
+    CROSS JOIN LATERAL (SELECT CASE
+      WHEN facts & 32 <> 0 THEN 0
+      WHEN facts & 16 <> 0 THEN 1
+      WHEN facts & 64 <> 0 THEN 2
+      WHEN facts & 4 <> 0 THEN 3
+      WHEN facts & 8 <> 0 THEN 4
+      WHEN facts & 2 <> 0 THEN 5
+      ELSE 6
+    END AS status, ((facts & 16 <> 0)::integer | (facts & 32 <> 0)::integer << 1) AS flags
+                        FROM (VALUES (x.facts)) AS f(facts)) a;
+  END IF;
 
   -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
   --    touched, summed per tracking ID and applied in tracking-ID order.
@@ -398,7 +633,8 @@ BEGIN
   --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
   --    a `rule_input`), one call for the batch.
   IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
-    SELECT jsonb_agg(e.suppression ORDER BY e.ord), array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
+    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord) ELSE e.suppression END ORDER BY e.ord),
+           array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
                  WITH ORDINALITY AS c(key, suppression, ord)) e
@@ -407,8 +643,16 @@ BEGIN
         SELECT FROM "<schema>".allowlist a WHERE a.project_id = p_project_id
           AND a.key IN (e.suppression->>'hash', '@' || substring(e.suppression->>'email' FROM '[^@]*$'))));
     IF v_suppressions IS NOT NULL THEN
-      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', v_suppressions));
+      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, CASE
+        WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', v_suppressions, 'feed', true)
+        ELSE jsonb_build_object('now', v_now, 'rows', v_suppressions) END);
     END IF;
+    -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
+    --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
+    v_result := (
+      SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
+      FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
+      LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
   ELSE
     -- 5a. With the rule, event by event (docs/decisions.md, "The soft-bounce rule"): the suppressions
     --     up to an event with a rule input are joined, then the rule runs for it. Only the rule's own
@@ -468,13 +712,15 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || v_event.suppression;
+        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord) ELSE v_event.suppression END;
         v_pending_ords := v_pending_ords || v_event.ord;
         v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;
       CONTINUE WHEN v_event.rule_input IS NULL;
       IF v_event.rule_input->>'hash' = ANY (v_pending_hashes) THEN
-        v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
+        v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, CASE
+          WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending), 'feed', true)
+          ELSE jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)) END);
         FOR i IN 1 .. cardinality(v_pending_ords) LOOP
           v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
         END LOOP;
@@ -482,29 +728,45 @@ BEGIN
         v_pending_ords := '{}';
         v_pending_hashes := '{}';
       END IF;
-      v_code := "<schema>".mailwarden_soft_bounce(p_project_id, v_rule, v_now, v_event.rule_input, v_event.allowlisted);
+      -- With the feed, the rule's changes are tagged with the event's position (`feed` in its rule).
+      v_code := "<schema>".mailwarden_soft_bounce(p_project_id, CASE WHEN v_feed THEN v_rule || jsonb_build_object('feed', v_event.ord) ELSE v_rule END,
+        v_now, v_event.rule_input, v_event.allowlisted);
       -- 6a. An event that carried no suppression reports the rule's.
       IF v_code IS NOT NULL AND v_event.suppression IS NULL THEN
         v_event_codes[v_event.ord] := v_code;
       END IF;
     END LOOP;
     IF cardinality(v_pending_ords) > 0 THEN
-      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)));
+      v_codes := "<schema>".mailwarden_merge_suppressions(p_project_id, CASE
+        WHEN v_feed THEN jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending), 'feed', true)
+        ELSE jsonb_build_object('now', v_now, 'rows', to_jsonb(v_pending)) END);
       FOR i IN 1 .. cardinality(v_pending_ords) LOOP
         v_event_codes[v_pending_ords[i]] := substr(v_codes, i, 1);
       END LOOP;
     END IF;
-    RETURN (
+    v_result := (
       SELECT string_agg(CASE WHEN o.applied THEN v_event_codes[o.ord] ELSE 'd' END, '' ORDER BY o.ord)
       FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord));
   END IF;
 
-  -- 6. Per event (EventOutcome, as core's eventOutcomeOfCode reads it): 'd' for a duplicate, the
-  --    merge's code for an event with a suppression (the n-th of them gets the n-th code), else 'a'.
-  RETURN (
-    SELECT string_agg(CASE WHEN NOT o.applied THEN 'd' WHEN h.n IS NULL THEN 'a' ELSE substr(v_codes, h.n::integer, 1) END, '' ORDER BY o.ord)
-    FROM unnest(v_outcomes) WITH ORDINALITY AS o(applied, ord)
-    LEFT JOIN unnest(v_suppressed) WITH ORDINALITY AS h(ord, n) ON h.ord = o.ord);
+  -- 7. Alerts: the windows the events moved, after every row above is locked (mailwarden_apply_alerts).
+  IF v_alerts IS NOT NULL THEN
+    v_changes := "<schema>".mailwarden_apply_alerts(p_project_id, v_alerts, v_now, v_steps, v_feed);
+  END IF;
+
+  -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
+  --    rule, `p` 1 and 2), its status change (3), its alert crossings and the streams they paused (4),
+  --    numbered by mailwarden_append_changes, which locks the project's counter last.
+  IF v_feed THEN
+    PERFORM "<schema>".mailwarden_append_changes(p_project_id, (
+      SELECT coalesce(jsonb_agg(jsonb_build_object('o', x.value->'o', 'p', 3, 'kind', 'message.status_changed',
+               'at', coalesce(v_now, (x.value->'event'->>'occurredAt')::bigint),
+               'data', jsonb_build_object('message', x.value->'message', 'from', x.value->'from', 'to', x.value->'to', 'event', x.value->'event'))
+               ORDER BY x.n), '[]')
+      FROM jsonb_array_elements(v_steps) WITH ORDINALITY AS x(value, n)
+      WHERE (x.value->>'entered')::boolean OR (x.value->>'from')::integer <> (x.value->>'to')::integer) || coalesce(v_changes, '[]'));
+  END IF;
+  RETURN v_result;
 END
 $_$;
 
@@ -518,6 +780,55 @@ CREATE FUNCTION <schema>.mailwarden_delete_timelines() RETURNS trigger
 BEGIN
   DELETE FROM "<schema>".timeline_entries t USING deleted d WHERE t.project_id = d.project_id AND t.message_key = d.key;
   RETURN NULL;
+END
+$$;
+
+--
+-- Name: mailwarden_feed_suppressions(text, bigint, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_feed_suppressions(p_project_id text, p_now bigint, p_rows jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_row record;
+  v_before "<schema>".suppressions;
+  v_after "<schema>".suppressions;
+  v_had boolean;
+  v_codes text[] := array_fill(''::text, ARRAY[jsonb_array_length(p_rows)]);
+  v_changes jsonb := '[]';
+  v_tag jsonb;
+  v_at bigint;
+BEGIN
+  FOR v_row IN
+    SELECT x.value, x.ord::integer AS ord, (x.value->>'hash') COLLATE "C" AS hash, coalesce(x.value->>'stream', '') COLLATE "C" AS stream
+    FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(value, ord)
+    ORDER BY 3, 4, 2
+  LOOP
+    SELECT * INTO v_before FROM "<schema>".suppressions
+    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    v_had := FOUND;
+    v_codes[v_row.ord] := "<schema>".mailwarden_merge_suppressions(p_project_id,
+      jsonb_build_object('now', p_now, 'rows', jsonb_build_array(v_row.value)));
+    SELECT * INTO v_after FROM "<schema>".suppressions
+    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
+    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
+    v_at := coalesce(p_now, v_after.created_at);
+    IF v_had AND coalesce(v_before.expires_at <= p_now, false) THEN
+      v_changes := v_changes || (v_tag || jsonb_build_object('kind', 'suppression.expired', 'at', v_at,
+        'data', jsonb_build_object('record', to_jsonb(v_before) - 'project_id')));
+      v_had := false;
+    END IF;
+    v_changes := v_changes || (v_tag || CASE
+      WHEN NOT v_had THEN jsonb_build_object('kind', 'suppression.added', 'at', v_at,
+        'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))
+      ELSE jsonb_build_object('kind', CASE WHEN v_after.reason > v_before.reason THEN 'suppression.upgraded' ELSE 'suppression.updated' END,
+        'at', v_at, 'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))
+      END);
+  END LOOP;
+  PERFORM "<schema>".mailwarden_pend_changes(v_changes);
+  RETURN array_to_string(v_codes, '');
 END
 $$;
 
@@ -538,6 +849,10 @@ DECLARE
 BEGIN
   IF jsonb_typeof(p_rows) = 'object' THEN
     v_now := (p_rows->>'now')::bigint;
+    -- With the change feed, row by row (mailwarden_feed_suppressions), which calls this without it.
+    IF p_rows ? 'feed' THEN
+      RETURN "<schema>".mailwarden_feed_suppressions(p_project_id, v_now, p_rows->'rows');
+    END IF;
     p_rows := p_rows->'rows';
   END IF;
 
@@ -729,6 +1044,21 @@ END
 $$;
 
 --
+-- Name: mailwarden_pend_changes(jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_pend_changes(p_changes jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF jsonb_array_length(p_changes) > 0 THEN
+    PERFORM set_config('mailwarden.changes',
+      (coalesce(nullif(current_setting('mailwarden.changes', true), ''), '[]')::jsonb || p_changes)::text, true);
+  END IF;
+END
+$$;
+
+--
 -- Name: mailwarden_soft_bounce(text, jsonb, bigint, jsonb, boolean); Type: FUNCTION; Schema: <schema>; Owner: -
 --
 
@@ -762,6 +1092,9 @@ DECLARE
   v_listed_at bigint;
   v_listed_event text;
   v_listed_by_rule boolean;
+  v_feed integer := (p_rule->>'feed')::integer;
+  v_before "<schema>".suppressions;
+  v_after "<schema>".suppressions;
 BEGIN
   -- 1. The history, without what is older than the horizon.
   SELECT array(SELECT b FROM jsonb_array_elements(h.bounces) WITH ORDINALITY AS x(b, n)
@@ -840,10 +1173,21 @@ BEGIN
         -- members): the window of the bounces kept now replaces it, which a join would not (same time,
         -- same event).
         IF v_listed_by_rule AND v_listed_at = v_end_at AND v_listed_event = v_end->>1 THEN
+          IF v_feed IS NOT NULL THEN
+            SELECT * INTO v_before FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '' FOR UPDATE;
+          END IF;
           UPDATE "<schema>".suppressions SET cause_rule = v_rule, expires_at = v_expires
           WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
             AND source_at = v_end_at AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
           v_replaced := FOUND;
+          IF v_replaced AND v_feed IS NOT NULL THEN
+            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            IF v_after IS DISTINCT FROM v_before THEN
+              PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+                'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
+                  'record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))));
+            END IF;
+          END IF;
         END IF;
         IF v_replaced THEN
           v_code := 'a';
@@ -863,16 +1207,23 @@ BEGIN
             ON CONFLICT (project_id, hash, stream) DO NOTHING
             RETURNING 's' INTO v_code;
           END IF;
+          IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
+            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+              'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
+              'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));
+          END IF;
           IF v_code IS NOT NULL THEN
             PERFORM pg_notify('mailwarden_invalidations', json_build_object(
               'schema', '<schema>', 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
           ELSE
-            v_code := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', jsonb_build_array(
+            v_code := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_strip_nulls(jsonb_build_object('now', p_now,
+              'feed', CASE WHEN v_feed IS NOT NULL THEN true END, 'rows', jsonb_build_array(
               jsonb_strip_nulls(jsonb_build_object(
                 'hash', v_hash, 'email', p_input->'email', 'reason', 2, 'created_at', v_end->0,
                 'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
                 'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
-                'expires_at', v_expires, 'cause_rule', v_rule)))));
+                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END))))));
           END IF;
         END IF;
         -- Bounces after the suppression cannot move it (step 3d): they need not be kept.
@@ -904,6 +1255,33 @@ END
 $$;
 
 --
+-- Name: alert_window_slots; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.alert_window_slots (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    scope text NOT NULL COLLATE pg_catalog."C",
+    slot integer NOT NULL,
+    message_key text NOT NULL COLLATE pg_catalog."C",
+    flags smallint NOT NULL
+);
+
+--
+-- Name: alert_windows; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.alert_windows (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    scope text NOT NULL COLLATE pg_catalog."C",
+    messages integer NOT NULL,
+    bounced integer NOT NULL,
+    complained integer NOT NULL,
+    bounce_firing boolean NOT NULL,
+    complaint_firing boolean NOT NULL,
+    head integer NOT NULL
+);
+
+--
 -- Name: allowlist; Type: TABLE; Schema: <schema>; Owner: -
 --
 
@@ -912,6 +1290,28 @@ CREATE TABLE <schema>.allowlist (
     key text NOT NULL COLLATE pg_catalog."C",
     entry text NOT NULL COLLATE pg_catalog."C",
     created_at bigint NOT NULL
+);
+
+--
+-- Name: change_counters; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.change_counters (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    last_seq bigint NOT NULL,
+    trimmed bigint DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: changes; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.changes (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    seq bigint NOT NULL,
+    at bigint NOT NULL,
+    kind text NOT NULL COLLATE pg_catalog."C",
+    data jsonb NOT NULL
 );
 
 --
@@ -960,6 +1360,35 @@ END) STORED NOT NULL,
     last_event_at bigint NOT NULL,
     fact_times bigint[],
     stream text COLLATE pg_catalog."C"
+);
+
+--
+-- Name: outbound_endpoints; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.outbound_endpoints (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    endpoint text NOT NULL COLLATE pg_catalog."C",
+    cursor bigint NOT NULL,
+    failures integer NOT NULL,
+    failing_since bigint,
+    next_attempt_at bigint NOT NULL,
+    paused_at bigint,
+    last_error text,
+    last_success_at bigint,
+    owner text NOT NULL,
+    lease_until bigint NOT NULL
+);
+
+--
+-- Name: paused_streams; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.paused_streams (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    stream text NOT NULL COLLATE pg_catalog."C",
+    paused_at bigint NOT NULL,
+    cause text NOT NULL
 );
 
 --
@@ -1057,11 +1486,39 @@ CREATE TABLE <schema>.webhook_tokens (
 );
 
 --
+-- Name: alert_window_slots alert_window_slots_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.alert_window_slots
+    ADD CONSTRAINT alert_window_slots_pkey PRIMARY KEY (project_id, scope, slot);
+
+--
+-- Name: alert_windows alert_windows_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.alert_windows
+    ADD CONSTRAINT alert_windows_pkey PRIMARY KEY (project_id, scope);
+
+--
 -- Name: allowlist allowlist_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
 --
 
 ALTER TABLE ONLY <schema>.allowlist
     ADD CONSTRAINT allowlist_pkey PRIMARY KEY (project_id, key);
+
+--
+-- Name: change_counters change_counters_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.change_counters
+    ADD CONSTRAINT change_counters_pkey PRIMARY KEY (project_id);
+
+--
+-- Name: changes changes_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.changes
+    ADD CONSTRAINT changes_pkey PRIMARY KEY (project_id, seq);
 
 --
 -- Name: event_keys event_keys_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
@@ -1083,6 +1540,20 @@ ALTER TABLE ONLY <schema>.mailwarden_migrations
 
 ALTER TABLE ONLY <schema>.messages
     ADD CONSTRAINT messages_pkey PRIMARY KEY (project_id, key);
+
+--
+-- Name: outbound_endpoints outbound_endpoints_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.outbound_endpoints
+    ADD CONSTRAINT outbound_endpoints_pkey PRIMARY KEY (project_id, endpoint);
+
+--
+-- Name: paused_streams paused_streams_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.paused_streams
+    ADD CONSTRAINT paused_streams_pkey PRIMARY KEY (project_id, stream);
 
 --
 -- Name: soft_bounces soft_bounces_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
@@ -1125,6 +1596,12 @@ ALTER TABLE ONLY <schema>.tracking_ids
 
 ALTER TABLE ONLY <schema>.webhook_tokens
     ADD CONSTRAINT webhook_tokens_pkey PRIMARY KEY (project_id, token);
+
+--
+-- Name: alert_window_slots_by_message; Type: INDEX; Schema: <schema>; Owner: -
+--
+
+CREATE INDEX alert_window_slots_by_message ON <schema>.alert_window_slots USING btree (project_id, scope, message_key);
 
 --
 -- Name: allowlist_by_entry; Type: INDEX; Schema: <schema>; Owner: -

@@ -412,16 +412,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       ON CONFLICT (project_id, endpoint) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
       WHERE o.owner = excluded.owner OR o.lease_until <= $4::bigint
       RETURNING ${outboundColumns}`,
-    // Written while $3 holds the lease; `endpoint.paused` when paused_at goes from NULL to a time.
+    // Written while $3 holds the lease; `endpoint.paused` when paused_at goes from NULL to a time. The
+    // update reads `old`, so it runs after `old` locked the row (and read it as it was).
     saveOutbound: `WITH old AS (
         SELECT paused_at FROM ${s}.outbound_endpoints WHERE project_id = $1 AND endpoint = $2 AND owner = $3 FOR UPDATE
       ), saved AS (
-        UPDATE ${s}.outbound_endpoints SET cursor = $4, failures = $5, failing_since = $6, next_attempt_at = $7, paused_at = $8,
+        UPDATE ${s}.outbound_endpoints o SET cursor = $4, failures = $5, failing_since = $6, next_attempt_at = $7, paused_at = $8,
           last_error = $9, last_success_at = $10, lease_until = $11
-        WHERE project_id = $1 AND endpoint = $2 AND owner = $3
-        RETURNING 1
+        FROM old WHERE o.project_id = $1 AND o.endpoint = $2 AND o.owner = $3
+        RETURNING old.paused_at AS was_paused_at
       ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.paused'`, '$8::bigint', `jsonb_strip_nulls(jsonb_build_object('endpoint', $2::text, 'error', $9::text))`)})
-          FROM old, saved WHERE old.paused_at IS NULL AND $8::bigint IS NOT NULL)`)}
+          FROM saved WHERE was_paused_at IS NULL AND $8::bigint IS NOT NULL)`)}
       SELECT count(*), (SELECT count(*) FROM appended) FROM saved`,
     getOutbound: `SELECT endpoint, ${outboundColumns} FROM ${s}.outbound_endpoints
       WHERE project_id = $1 AND endpoint IN (SELECT jsonb_array_elements_text($2::text::jsonb))`,
@@ -945,7 +946,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async resumeStream(projectId, stream, now) {
-      const [row] = await attempt(() => query(feedReads.resumeStream, [projectId, stream, now]));
+      // The time is the change's: sent only to a store that appends one.
+      const [row] = await attempt(() => query(feedReads.resumeStream, feed === undefined ? [projectId, stream] : [projectId, stream, now]));
       return row === undefined ? undefined : { stream, pausedAt: row[0], cause: row[1] };
     },
 
@@ -969,7 +971,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async resumeOutbound(projectId, endpoint, now) {
-      const [row] = await attempt(() => query(feedReads.resumeOutbound, [projectId, endpoint, now]));
+      const [row] = await attempt(() =>
+        query(feedReads.resumeOutbound, feed === undefined ? [projectId, endpoint] : [projectId, endpoint, now]),
+      );
       return row === undefined ? undefined : toOutboundState(endpoint, row);
     },
 

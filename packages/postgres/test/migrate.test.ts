@@ -62,8 +62,13 @@ describe('migrate', () => {
         WHERE n.nspname = ${schema} AND t.relname <> 'mailwarden_migrations'
         ORDER BY 1`;
       expect(indexes.map((row) => row.index)).toStrictEqual([
+        'alert_window_slots_by_message',
+        'alert_window_slots_pkey',
+        'alert_windows_pkey',
         'allowlist_by_entry',
         'allowlist_pkey',
+        'change_counters_pkey',
+        'changes_pkey',
         'event_keys_by_seen_at',
         'event_keys_pkey',
         'messages_by_last_event_at',
@@ -76,6 +81,8 @@ describe('migrate', () => {
         'messages_by_tracking_id',
         'messages_newest_first',
         'messages_pkey',
+        'outbound_endpoints_pkey',
+        'paused_streams_pkey',
         'soft_bounces_by_forget_at',
         'soft_bounces_pkey',
         'stat_buckets_pkey',

@@ -266,7 +266,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
   test('every row becomes project-wide and is found as before; a stream list starts empty', async () => {
     const schema = await versionTenSchema();
     try {
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12, 13]);
       const [counts] = await sql.unsafe(`SELECT count(*)::int AS rows, count(*) FILTER (WHERE stream = '')::int AS project_wide
         FROM "${schema}".suppressions`);
       expect(counts).toStrictEqual({ rows: 50, project_wide: 50 });
@@ -319,7 +319,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
         [schema],
       );
       expect(invalid).toBeDefined();
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12, 13]);
       // The valid ones swapped in as they were; the invalid one dropped and built again (and version 12's two).
       const after = ((await sql.unsafe(indexes, [schema]))[0]!.oids as unknown[]).filter((oid) => !built!.oids.includes(oid));
       expect(after).toHaveLength(3);
@@ -341,7 +341,16 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       const store = createPostgresStore({ sql, schema });
       await store.addSuppression('acme', { hash: hashOf(7), email: 'user7@example.com', reason: 'manual', createdAt: T0, stream: 'news' });
       const s = `"${schema}"`;
-      // Version 12 first, as docs/storage.md says (its own section), then 11.
+      // Version 13 first, then 12, as docs/storage.md says (each its own section), then 11.
+      await sql.begin(async (tx) => {
+        await tx.unsafe(
+          `DROP TABLE ${s}.changes, ${s}.change_counters, ${s}.alert_windows, ${s}.alert_window_slots, ${s}.paused_streams, ${s}.outbound_endpoints`,
+        );
+        for (const name of ['feed_suppressions', 'apply_alerts', 'append_changes', 'pend_changes']) {
+          await tx.unsafe(`DROP FUNCTION IF EXISTS ${s}.mailwarden_${name}`);
+        }
+        await tx.unsafe(`DELETE FROM ${s}.mailwarden_migrations WHERE version = 13`);
+      });
       await sql.begin(async (tx) => {
         await tx.unsafe(`DROP TABLE ${s}.allowlist, ${s}.soft_bounces`);
         await tx.unsafe(`DROP FUNCTION IF EXISTS ${s}.mailwarden_soft_bounce(text, jsonb, bigint, jsonb, boolean)`);
@@ -368,7 +377,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       expect(await tablesOf(schema)).toStrictEqual(await tablesOf(reference));
       const [count] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${s}.suppressions`);
       expect(count!.n).toBe(50);
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([11, 12, 13]);
     } finally {
       await Promise.all([dropSchema(schema), dropSchema(reference)]);
     }

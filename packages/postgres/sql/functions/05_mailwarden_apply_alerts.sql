@@ -76,7 +76,7 @@ BEGIN
           SELECT flags INTO v_old FROM {{schema}}.alert_window_slots
           WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
           v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
-          v_w.complained := v_w.complained - (coalesce(v_old, 0) >> 1 & 1);
+          v_w.complained := v_w.complained - ((coalesce(v_old, 0) >> 1) & 1);
         ELSE
           v_w.messages := v_w.messages + 1;
         END IF;
@@ -98,7 +98,7 @@ BEGIN
       END IF;
       CONTINUE WHEN NOT v_moved;
       v_w.bounced := v_w.bounced + (v_flags & 1);
-      v_w.complained := v_w.complained + (v_flags >> 1 & 1);
+      v_w.complained := v_w.complained + ((v_flags >> 1) & 1);
       -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
       IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
         v_w.bounce_firing := true;

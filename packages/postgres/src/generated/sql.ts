@@ -745,7 +745,7 @@ BEGIN
       WHEN facts & {{Fact.soft_bounced}} <> 0 THEN {{statusCodes.soft_bounced}}
       WHEN facts & {{Fact.deferred}} <> 0 THEN {{statusCodes.deferred}}
       ELSE {{statusCodes.sent}}
-    END AS status, ((facts & {{Fact.hard_bounced}} <> 0)::integer | (facts & {{Fact.complained}} <> 0)::integer << 1) AS flags
+    END AS status, ((facts & {{Fact.hard_bounced}} <> 0)::integer | ((facts & {{Fact.complained}} <> 0)::integer << 1)) AS flags
                         FROM (VALUES (x.before_facts)) AS f(facts)) b
     CROSS JOIN LATERAL (SELECT CASE
       WHEN facts & {{Fact.complained}} <> 0 THEN {{statusCodes.complained}}
@@ -755,7 +755,7 @@ BEGIN
       WHEN facts & {{Fact.soft_bounced}} <> 0 THEN {{statusCodes.soft_bounced}}
       WHEN facts & {{Fact.deferred}} <> 0 THEN {{statusCodes.deferred}}
       ELSE {{statusCodes.sent}}
-    END AS status, ((facts & {{Fact.hard_bounced}} <> 0)::integer | (facts & {{Fact.complained}} <> 0)::integer << 1) AS flags
+    END AS status, ((facts & {{Fact.hard_bounced}} <> 0)::integer | ((facts & {{Fact.complained}} <> 0)::integer << 1)) AS flags
                         FROM (VALUES (x.facts)) AS f(facts)) a;
   END IF;
 
@@ -1475,7 +1475,7 @@ BEGIN
           SELECT flags INTO v_old FROM {{schema}}.alert_window_slots
           WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
           v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
-          v_w.complained := v_w.complained - (coalesce(v_old, 0) >> 1 & 1);
+          v_w.complained := v_w.complained - ((coalesce(v_old, 0) >> 1) & 1);
         ELSE
           v_w.messages := v_w.messages + 1;
         END IF;
@@ -1497,7 +1497,7 @@ BEGIN
       END IF;
       CONTINUE WHEN NOT v_moved;
       v_w.bounced := v_w.bounced + (v_flags & 1);
-      v_w.complained := v_w.complained + (v_flags >> 1 & 1);
+      v_w.complained := v_w.complained + ((v_flags >> 1) & 1);
       -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
       IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
         v_w.bounce_firing := true;
