@@ -1,14 +1,17 @@
 // Benchmarks of the change feed and alerts (issue 26) on each store: what `applyEvents` costs with the
-// feed on, and with the feed and alerts on, against the same events with both off, in the same run.
+// feed on, and with the feed and alerts on, against the same events with both off, in the same run; and
+// how fast outbound webhooks deliver the feed, and how far behind they stay under intake.
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createMailwarden, createMemoryStore, type AlertRules, type Mailwarden, type Store } from '@mailwarden/core';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
 import { createRedisStore } from '@mailwarden/redis';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { eventBatch } from './core.bench.js';
-import { measureGroup, type Measurement, type MeasureOptions } from './measure.js';
-import { formatNanos, formatPercent, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
+import { address, eventBatch, rawHash } from './core.bench.js';
+import { measureGroup, median, type Measurement, type MeasureOptions } from './measure.js';
+import { formatCount, formatNanos, formatPercent, type BenchSuite, type ReportSection, type SuiteContext } from './report.js';
 import { START, startServer } from './store-bench.js';
 
 const EVENTS = 1000;
@@ -32,6 +35,7 @@ export const feedSuite: BenchSuite = {
     const sections: ReportSection[] = [];
     sections.push(
       await feedSection(context, options, { name: 'Memory store', off: createMemoryStore(), on: createMemoryStore({ changes: {} }) }),
+      await outboundSection(context, 'Memory store', createMemoryStore({ changes: {} })),
     );
 
     const redisServer = await startServer('redis', context);
@@ -44,6 +48,7 @@ export const feedSuite: BenchSuite = {
           off: createRedisStore({ client, keyPrefix: `${prefix}off:` }),
           on: createRedisStore({ client, keyPrefix: `${prefix}on:`, changes: {} }),
         }),
+        await outboundSection(context, 'Redis store', createRedisStore({ client, keyPrefix: `${prefix}outbound:`, changes: {} })),
       );
     } finally {
       await client.quit();
@@ -53,6 +58,8 @@ export const feedSuite: BenchSuite = {
     const pgServer = await startServer('postgres', context);
     const schema = 'mailwarden_bench_feed';
     const sql = postgres(pgServer.url, { max: 1, onnotice: () => {} });
+    // Delivery, intake and the lag sampler at once, as a service's pool serves them.
+    const pool = postgres(pgServer.url, { max: 4, onnotice: () => {} });
     try {
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await migrate(sql, { schema });
@@ -64,8 +71,11 @@ export const feedSuite: BenchSuite = {
       for (let b = 0; b < 40; b++) await filler.applyEvents('filler', eventBatch(100_000 + b, START + b * 60_000));
       const analyze = async () => void (await sql.unsafe('ANALYZE'));
       sections.push(await feedSection(context, options, { name: 'PostgreSQL store', off, on, prepare: analyze }));
+      await analyze();
+      sections.push(await outboundSection(context, 'PostgreSQL store', createPostgresStore({ sql: pool, schema, changes: {} })));
     } finally {
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+      await pool.end();
       await sql.end();
       await pgServer.stop();
     }
@@ -129,6 +139,234 @@ async function feedSection(context: SuiteContext, options: MeasureOptions, subje
     ],
     notes: [
       'With the feed off, every write costs what it did before issue 26: `npm run bench:compare` measures that against the revision before (docs/performance-history.md).',
+    ],
+  };
+}
+
+// --- outbound delivery ----------------------------------------------------------------------------------
+
+/** The endpoint every outbound case delivers to, and its secret (any `whsec_` secret signs alike). */
+const ENDPOINT = 'bench';
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+/** How often the engine looks at the endpoint: small, so the figures are delivery's and not the poll's. */
+const POLL_MS = 5;
+/** How often the lag case samples how far behind the endpoint is. */
+const SAMPLE_MS = 20;
+/** The lag case's intake: batches of this many events, one every `LAG_INTERVAL_MS` (500 events/s). */
+const LAG_BATCH = 100;
+const LAG_INTERVAL_MS = 200;
+
+/** A local receiver answering 204 at once, as a quick endpoint does; counts the distinct changes it got. */
+interface Receiver {
+  url: string;
+  /** Distinct `webhook-id`s received. */
+  distinct(): number;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const ids = new Set<string>();
+  const server = createServer((request, response) => {
+    ids.add(String(request.headers['webhook-id']));
+    request.resume();
+    request.on('end', () => response.writeHead(204).end());
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    distinct: () => ids.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Real time, in small steps: the engine runs on real timers here, as in a service. */
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const latestSeq = async (store: Store, project: string) =>
+  (await store.listChanges(project, { after: Number.MAX_SAFE_INTEGER, limit: 1 })).last;
+
+/**
+ * Makes the endpoint's delivery state now, at the project's current end, with a lease already ended: a
+ * new endpoint starts at the end of the feed (docs/outbound-webhooks.md), and the changes made after
+ * this are the ones it must deliver.
+ */
+async function registerEndpoint(store: Store, project: string): Promise<void> {
+  const now = Date.now();
+  if ((await store.leaseOutbound(project, ENDPOINT, 'bench-setup', now, now)) === undefined) throw new Error('the endpoint is leased');
+}
+
+/** One instance delivering `project`'s endpoint to `url`, polling fast; intake on the same instance. */
+function deliveringInstance(store: Store, project: string, url: string): Mailwarden {
+  return createMailwarden({
+    store,
+    outbound: { endpoints: { [project]: [{ id: ENDPOINT, url, secrets: [SECRET] }] }, pollMs: POLL_MS },
+  });
+}
+
+/** Waits until the endpoint's saved cursor reaches `last`; resolves with the time it did (`performance.now()`). */
+async function caughtUp(store: Store, project: string, last: number, receiver: Receiver, expected: number): Promise<number> {
+  for (;;) {
+    // The receiver's count is free to read; the cursor is read only once every change has arrived.
+    if (receiver.distinct() >= expected) {
+      const [state] = await store.getOutbound(project, [ENDPOINT]);
+      if (state !== undefined && state.cursor >= last) return performance.now();
+    }
+    await pause(1);
+  }
+}
+
+interface Throughput {
+  changes: number;
+  seconds: number;
+}
+
+/** Fills a new project's feed with `changes` suppressions added, then times one instance delivering them all. */
+async function deliveryThroughput(store: Store, changes: number): Promise<Throughput> {
+  const project = `outbound-${randomUUID()}`;
+  const receiver = await startReceiver();
+  try {
+    await registerEndpoint(store, project);
+    const now = Date.now();
+    for (let done = 0; done < changes; done += 1000) {
+      const records = Array.from({ length: Math.min(1000, changes - done) }, (_, i) => {
+        const email = address(20_000_000 + done + i);
+        return { hash: rawHash(email), email, reason: 'manual' as const, createdAt: now };
+      });
+      await store.mergeSuppressions(project, records, now);
+    }
+    const last = await latestSeq(store, project);
+    if (last !== changes) throw new Error(`the feed holds ${last} changes, not ${changes}`);
+    const started = performance.now();
+    const mailwarden = deliveringInstance(store, project, receiver.url);
+    try {
+      const ended = await caughtUp(store, project, last, receiver, changes);
+      return { changes, seconds: (ended - started) / 1000 };
+    } finally {
+      await mailwarden.close();
+    }
+  } finally {
+    await receiver.close();
+  }
+}
+
+interface Lag {
+  events: number;
+  changes: number;
+  /** Changes behind (`latest - cursor`) at each sample. */
+  behind: number[];
+  /** Age of the oldest undelivered change at each sample, in ms (0 when caught up). */
+  ageMs: number[];
+  /** From the last batch applied to the endpoint caught up. */
+  drainSeconds: number;
+}
+
+/**
+ * Applies `batches` batches of `LAG_BATCH` events, one every `LAG_INTERVAL_MS` (as a service receiving
+ * webhooks at that rate), on the instance that delivers; samples how far behind the endpoint is meanwhile.
+ */
+async function feedLag(store: Store, batches: number): Promise<Lag> {
+  const project = `lag-${randomUUID()}`;
+  const receiver = await startReceiver();
+  try {
+    await registerEndpoint(store, project);
+    const mailwarden = deliveringInstance(store, project, receiver.url);
+    const behind: number[] = [];
+    const ageMs: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const [state] = await store.getOutbound(project, [ENDPOINT]);
+        const cursor = state?.cursor ?? 0;
+        const page = await store.listChanges(project, { after: cursor, limit: 1 });
+        behind.push(page.last - cursor);
+        const oldest = page.changes[0];
+        ageMs.push(oldest === undefined ? 0 : Math.max(0, Date.now() - oldest.at));
+        await pause(SAMPLE_MS);
+      }
+    })();
+    try {
+      const started = performance.now();
+      let events = 0;
+      for (let b = 0; b < batches; b++) {
+        // A fixed rate: each batch starts at its slot, or at once when the previous one overran it.
+        const wait = started + b * LAG_INTERVAL_MS - performance.now();
+        if (wait > 0) await pause(wait);
+        const result = await mailwarden.applyEvents(project, eventBatch(b).slice(0, LAG_BATCH));
+        events += result.accepted;
+      }
+      const intakeEnded = performance.now();
+      const last = await latestSeq(store, project);
+      const ended = await caughtUp(store, project, last, receiver, last);
+      return {
+        events,
+        changes: last,
+        behind,
+        ageMs,
+        drainSeconds: (ended - intakeEnded) / 1000,
+      };
+    } finally {
+      sampling = false;
+      await sampler;
+      await mailwarden.close();
+    }
+  } finally {
+    await receiver.close();
+  }
+}
+
+/** Delivery throughput and feed lag under intake, on one store with its feed on. */
+async function outboundSection(context: SuiteContext, name: string, store: Store): Promise<ReportSection> {
+  const changes = context.quick ? 1000 : 5000;
+  const batches = context.quick ? 5 : 20;
+  context.log(`${name}: outbound delivery of ${changes} changes…`);
+  const throughput = await deliveryThroughput(store, changes);
+  context.log(`${name}: feed lag under intake, ${batches} batches of ${LAG_BATCH} events…`);
+  const lag = await feedLag(store, batches);
+  const rate = throughput.changes / throughput.seconds;
+  // The nominal rate: the last batch's slot ends one interval after it starts.
+  const intakeSeconds = (batches * LAG_INTERVAL_MS) / 1000;
+  const ms = (value: number) => `${formatCount(value)} ms`;
+  return {
+    title: `${name}: outbound delivery`,
+    intro: [
+      `One instance's outbound engine delivering one endpoint to a local receiver (node:http on 127.0.0.1, in the same process, ` +
+        `answering 204 at once), polling every ${POLL_MS} ms. **Throughput**: the feed filled with ${formatCount(changes)} ` +
+        "`suppression.added` changes first (`mergeSuppressions`, 1 000 at a time), then timed from the instance's creation to the " +
+        "endpoint's saved cursor reaching the last change. **Lag**: the same instance applies " +
+        `${batches} batches of ${LAG_BATCH} new events, one every ${LAG_INTERVAL_MS} ms (${formatCount((LAG_BATCH * 1000) / LAG_INTERVAL_MS)} events/s), ` +
+        `while it delivers; every ${SAMPLE_MS} ms a sampler reads the changes behind (\`latest − cursor\`) and the age of the ` +
+        'oldest undelivered change, from the first batch until the endpoint has caught up.',
+    ],
+    tables: [
+      {
+        columns: ['case', 'changes', 'figure'],
+        rows: [
+          [
+            'delivery throughput',
+            formatCount(throughput.changes),
+            `${formatCount(rate)} changes/s (${formatNanos(1e9 / rate)} per change)`,
+          ],
+          [
+            'intake meanwhile (lag case)',
+            formatCount(lag.changes),
+            `${formatCount(lag.events / intakeSeconds)} events/s, ${formatCount(lag.changes / intakeSeconds)} changes/s`,
+          ],
+          ['changes behind, median / max', '', `${formatCount(median(lag.behind))} / ${formatCount(Math.max(...lag.behind))}`],
+          ['oldest undelivered change, median / max', '', `${ms(median(lag.ageMs))} / ${ms(Math.max(...lag.ageMs))}`],
+          ['caught up after the last batch', '', ms(lag.drainSeconds * 1000)],
+        ],
+      },
+    ],
+    notes: [
+      'Each change is one POST, awaited, then one `saveOutbound` (the cursor, in the store) before the next: delivery to one ' +
+        'endpoint is sequential by design (feed order, at least once), so its throughput is one request and one store write per ' +
+        'change, and a receiver farther away than 127.0.0.1 lowers it in proportion to its round trip.',
     ],
   };
 }
