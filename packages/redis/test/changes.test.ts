@@ -304,6 +304,25 @@ describe('alert windows', () => {
   });
 });
 
+describe('Redis Cluster slots', () => {
+  test("every key a project's writes make, feed, windows, paused streams and endpoints included, is in its slot", async () => {
+    const { keyPrefix, tag, projectId, store } = fresh(cluster);
+    const alerts = rule({ window: 2, minMessages: 1, trackingIds: true, pause: ['marketing'] });
+    await store.applyEvents(projectId, [event(0, 'bounced', T0, 'welcome'), event(1, 'sent', T0, 'welcome')], { now: T0, alerts });
+    await store.addSuppression(projectId, record(1, T0, { expiresAt: T0 + 1 }), T0);
+    await store.pauseStream(projectId, 'news', T0);
+    await store.leaseOutbound(projectId, 'crm', 'a', T0, T0 + 10);
+    await store.purgeExpired(T0 + 2);
+    const keys = (await Promise.all(cluster.nodes('master').map((node) => node.keys(`${keyPrefix}*`)))).flat();
+    const outside = keys.filter((key) => !key.startsWith(tag)).sort();
+    expect(outside).toEqual([`${keyPrefix}expiring-projects`, `${keyPrefix}feed-projects`]);
+    const inside = keys.filter((key) => key.startsWith(tag));
+    for (const suffix of ['feed', 'changes', 'aw', 'aw:welcome', 'paused', 'ob:crm']) expect(inside).toContain(`${tag}${suffix}`);
+    const slots = new Set(await Promise.all(inside.map((key) => cluster.cluster('KEYSLOT', key))));
+    expect(slots.size).toBe(1);
+  });
+});
+
 describe('outbound state', () => {
   test.each(servers)('%s: one lease at a time, a new endpoint starts at the latest seq, saves need the lease', async (_, redis) => {
     const { tag, projectId, store } = fresh(redis());
