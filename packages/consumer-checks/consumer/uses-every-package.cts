@@ -8,6 +8,7 @@ import dashboard = require('@mailwarden/dashboard');
 import mailwardenExpress = require('@mailwarden/express');
 import mailwardenFastify = require('@mailwarden/fastify');
 import mailwardenPostgres = require('@mailwarden/postgres');
+import mailwardenPrometheus = require('@mailwarden/prometheus');
 import mailwardenRedis = require('@mailwarden/redis');
 import server = require('@mailwarden/server');
 import express = require('express');
@@ -19,6 +20,12 @@ export async function embedded(): Promise<boolean> {
   const mailwarden = core.createMailwarden({ store: core.createMemoryStore() });
   await mailwarden.suppressions.add('acme', 'bob@example.com');
   return schemas.checkSuppressionResponseSchema.parse(await mailwarden.suppressions.check('acme', 'bob@example.com')).suppressed;
+}
+
+export async function measured(): Promise<string> {
+  const metrics = mailwardenPrometheus.createPrometheusMetrics({ defaultMetrics: false });
+  await core.createMailwarden({ metrics }).suppressions.add('acme', 'bob@example.com');
+  return metrics.text();
 }
 
 export async function onRedis(url: string): Promise<core.Store> {

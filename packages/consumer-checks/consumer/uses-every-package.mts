@@ -16,6 +16,7 @@ import { createDashboard, dashboardFor, type Dashboard } from '@mailwarden/dashb
 import { createMailwardenRouter } from '@mailwarden/express';
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
+import { createPrometheusMetrics, type PrometheusMetrics } from '@mailwarden/prometheus';
 import { createRedisStore } from '@mailwarden/redis';
 import { loadConfig, openStore, startService, type Service } from '@mailwarden/server';
 import express from 'express';
@@ -87,6 +88,12 @@ export function codeOf(error: unknown): string | undefined {
 export const hashed: string = createEmailHasher()('bob@example.com');
 export const thrown = new MailwardenError('store_unavailable', 'The store did not answer.');
 export type Written = StoredEvent['suppression'];
+
+export async function measured(): Promise<string> {
+  const metrics: PrometheusMetrics = createPrometheusMetrics({ projectLabel: true });
+  await createMailwarden({ metrics }).suppressions.add('acme', 'bob@example.com');
+  return `${metrics.contentType}\n${await metrics.text()}`;
+}
 
 export async function service(): Promise<Service> {
   const config = loadConfig({ env: {} });

@@ -37,6 +37,7 @@ const expectedExports: Record<string, string[]> = {
   '@mailwarden/postgres': ['createPostgresStore', 'migrate'],
   '@mailwarden/express': ['createMailwardenRouter'],
   '@mailwarden/fastify': ['mailwardenPlugin', 'mailwardenFrameworkErrors'],
+  '@mailwarden/prometheus': ['createPrometheusMetrics'],
   '@mailwarden/dashboard': ['createDashboard', 'dashboardFor', 'dashboardPages'],
   '@mailwarden/server': ['startService', 'loadConfig', 'openStore', 'importSuppressions', 'exportSuppressions'],
   '@mailwarden/store-test-suite': ['runStoreConformanceSuite', 'runCheckCacheSuite', 'createStoreModel'],
