@@ -347,6 +347,8 @@ end
 -- message.status_changed when the merge created the message or changed its status: the message as
 -- stored now, from and to as status indexes, and the event (its timeline entry's id, type y, time z).
 local function statusChange(e, m, at)
+  -- An event without its timeline entry names no event (the service always gives one; the model appends none).
+  if not e.l then return end
   local to = statusOf(m.f)
   local from = m.old and statusOf(m.old)
   if from == to then return end
@@ -357,11 +359,9 @@ local function statusChange(e, m, at)
   add('fr', from)
   add('mt', m.t)
   add('ms', m.s)
-  if e.l then
-    add('ei', string.sub(e.e, 1, 32))
-    add('et', e.y)
-    add('eo', e.z)
-  end
+  add('ei', string.sub(e.e, 1, 32))
+  add('et', e.y)
+  add('eo', e.z)
   appendChange('message.status_changed', at, fields)
 end
 

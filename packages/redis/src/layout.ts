@@ -412,12 +412,7 @@ export function decodeChange(id: string, list: readonly string[]): Change {
         ),
         from: from === undefined ? null : messageStatuses[Number(from) - 1]!,
         to: messageStatuses[Number(field('to')) - 1]!,
-        // An event stored without its timeline entry (none does: the service always makes one) names no event.
-        event: {
-          id: fields.get('ei') ?? '',
-          type: (fields.get('et') ?? 'unknown') as DeliveryEventType,
-          occurredAt: Number(fields.get('eo') ?? at),
-        },
+        event: { id: field('ei'), type: field('et') as DeliveryEventType, occurredAt: Number(field('eo')) },
       };
       return change;
     }
