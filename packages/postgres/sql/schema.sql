@@ -105,7 +105,7 @@ BEGIN
           SELECT flags INTO v_old FROM "<schema>".alert_window_slots
           WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
           v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
-          v_w.complained := v_w.complained - (coalesce(v_old, 0) >> 1 & 1);
+          v_w.complained := v_w.complained - ((coalesce(v_old, 0) >> 1) & 1);
         ELSE
           v_w.messages := v_w.messages + 1;
         END IF;
@@ -127,7 +127,7 @@ BEGIN
       END IF;
       CONTINUE WHEN NOT v_moved;
       v_w.bounced := v_w.bounced + (v_flags & 1);
-      v_w.complained := v_w.complained + (v_flags >> 1 & 1);
+      v_w.complained := v_w.complained + ((v_flags >> 1) & 1);
       -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
       IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
         v_w.bounce_firing := true;
@@ -348,7 +348,7 @@ BEGIN
       WHEN facts & 8 <> 0 THEN 4
       WHEN facts & 2 <> 0 THEN 5
       ELSE 6
-    END AS status, ((facts & 16 <> 0)::integer | (facts & 32 <> 0)::integer << 1) AS flags
+    END AS status, ((facts & 16 <> 0)::integer | ((facts & 32 <> 0)::integer << 1)) AS flags
                         FROM (VALUES (x.before_facts)) AS f(facts)) b
     CROSS JOIN LATERAL (SELECT CASE
       WHEN facts & 32 <> 0 THEN 0
@@ -358,7 +358,7 @@ BEGIN
       WHEN facts & 8 <> 0 THEN 4
       WHEN facts & 2 <> 0 THEN 5
       ELSE 6
-    END AS status, ((facts & 16 <> 0)::integer | (facts & 32 <> 0)::integer << 1) AS flags
+    END AS status, ((facts & 16 <> 0)::integer | ((facts & 32 <> 0)::integer << 1)) AS flags
                         FROM (VALUES (x.facts)) AS f(facts)) a;
   END IF;
 

@@ -120,3 +120,135 @@ describe('the feed in one transaction', () => {
     }
   });
 });
+
+describe('concurrent feed writes', () => {
+  test('a reader polling while two instances write never sees a gap: every seq once, in order', async () => {
+    const { schema, drop } = await freshStore(sql);
+    const clients = [connect({ max: 2 }), connect({ max: 2 }), connect({ max: 1 })];
+    const [first, second, reader] = clients.map((client) => createPostgresStore({ sql: client, schema, changes: {} }));
+    try {
+      const ROUNDS = 30;
+      let writing = true;
+      const write = async (store: typeof first, name: string) => {
+        for (let round = 0; round < ROUNDS; round++) {
+          // Each batch creates two messages (two changes), in one transaction.
+          await store!.applyEvents(
+            project,
+            [event(`${name}-${round}-a`, Fact.sent, T + round), event(`${name}-${round}-b`, Fact.sent, T + round)],
+            {
+              now: T + round,
+            },
+          );
+        }
+      };
+      const seen: number[] = [];
+      const read = async () => {
+        for (;;) {
+          const done = !writing;
+          const page = await reader!.listChanges(project, { after: seen.at(-1) ?? 0, limit: 7 });
+          // The page continues the cursor with no seq missing: a later change never shows before an earlier one.
+          expect(page.changes.map(({ seq }) => seq)).toEqual(page.changes.map((_, index) => (seen.at(-1) ?? 0) + index + 1));
+          seen.push(...page.changes.map(({ seq }) => seq));
+          if (done && page.next === page.last) return;
+        }
+      };
+      const reading = read();
+      await Promise.all([write(first, 'one'), write(second, 'two')]);
+      writing = false;
+      await reading;
+      expect(seen).toEqual(Array.from({ length: 4 * ROUNDS }, (_, index) => index + 1));
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+      await drop();
+    }
+  });
+});
+
+describe('migration 13 on a schema at version 12', () => {
+  test('keeps every row; the feed starts at 1 and a new endpoint at the latest seq', async () => {
+    const schema = randomSchema();
+    const names = { identifier: `"${schema}"`, literal: `'${schema}'` };
+    try {
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`CREATE SCHEMA "${schema}"`);
+        await tx.unsafe(`CREATE TABLE "${schema}".mailwarden_migrations (
+          version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+        for (const migration of migrations.filter(({ version }) => version <= 12)) {
+          await tx.unsafe(migration.sql(names));
+          await tx.unsafe(`INSERT INTO "${schema}".mailwarden_migrations (version, name) VALUES ($1, $2)`, [
+            migration.version,
+            migration.name,
+          ]);
+        }
+        await tx.unsafe(
+          `INSERT INTO "${schema}".suppressions (project_id, hash, email, reason, created_at, source, source_at, stream)
+           SELECT 'acme', lpad(to_hex(i), 64, '0'), 'user' || i || '@example.com', 1 + i % 3, $1::bigint + i, 'api', $1::bigint + i, ''
+           FROM generate_series(1, 20) AS i`,
+          [T],
+        );
+      });
+      const before = await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash`);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([13]);
+      expect(await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash`)).toStrictEqual(before);
+      const store = createPostgresStore({ sql, schema, changes: {} });
+      // A suppression there before the feed: its removal is the feed's first change.
+      await store.removeSuppression(project, '0'.repeat(63) + '1', undefined, T + 100);
+      const page = await store.listChanges(project, { after: 0, limit: 10 });
+      expect(page.changes).toMatchObject([{ seq: 1, kind: 'suppression.removed', at: T + 100, record: { email: 'user1@example.com' } }]);
+      expect(await store.leaseOutbound(project, 'crm', 'one', T, T + 1000)).toMatchObject({ cursor: 1, failures: 0 });
+    } finally {
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+});
+
+describe('alert windows and retention as SQL keeps them', () => {
+  test('a full window reuses the oldest slot; an empty window is not kept', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    const rule: StoredAlertRule = {
+      window: 3,
+      minMessages: 1,
+      bounce: { firePpm: 500_000, resolvePpm: 400_000 },
+      complaint: { firePpm: 1_000, resolvePpm: 800 },
+      trackingIds: false,
+      pause: ['news'],
+    };
+    try {
+      const events = ['a', 'b', 'c', 'd'].map((id, index) => event(id, Fact.sent | Fact.delivered, T + index));
+      await store.applyEvents(project, events, { now: T, alerts: rule });
+      // An event of a message that is in no window (made before alerts) moves nothing, and makes no window.
+      await store.applyEvents(project, [event('old', Fact.sent, T, { trackingId: 'promo' })], { now: T });
+      await store.applyEvents(project, [hardBounce('old', T + 9)], { now: T, alerts: { ...rule, trackingIds: true } });
+      const slots = await sql.unsafe(`SELECT scope, slot, message_key, flags FROM "${schema}".alert_window_slots ORDER BY slot`);
+      expect(slots.map(({ slot, message_key }) => [slot, message_key])).toEqual([
+        [0, events[3]!.message!.key],
+        [1, events[1]!.message!.key],
+        [2, events[2]!.message!.key],
+      ]);
+      expect(await sql.unsafe(`SELECT scope, messages, head FROM "${schema}".alert_windows`)).toEqual([
+        { scope: '', messages: 3, head: 1 },
+      ]);
+      expect(await store.listPausedStreams(project)).toEqual([]);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('retention deletes the oldest changes up to the first one kept, and a cursor before them expires', async () => {
+    const { schema, store, drop } = await freshStore(sql, { changes: { maxLength: 3, maxAgeMs: 1000 } });
+    try {
+      for (let n = 0; n < 6; n++) await store.pauseStream(project, `s${n}`, T + n * 100);
+      await store.purgeExpired(T + 100);
+      // The last 3 are kept by length; by age, nothing is older than T + 100 - 1000.
+      expect(await sql.unsafe(`SELECT trimmed::int FROM "${schema}".change_counters`)).toEqual([{ trimmed: 3 }]);
+      await expect(store.listChanges(project, { after: 2, limit: 10 })).rejects.toMatchObject({ code: 'change_cursor_expired' });
+      expect((await store.listChanges(project, { after: 3, limit: 10 })).changes.map(({ seq }) => seq)).toEqual([4, 5, 6]);
+      await store.purgeExpired(T + 1450);
+      // At T + 1450, those before T + 450 are too old: seq 4 and 5 (at T + 300 and T + 400).
+      await expect(store.listChanges(project, { after: 4, limit: 10 })).rejects.toMatchObject({ code: 'change_cursor_expired' });
+      expect(await store.listChanges(project, { after: 5, limit: 10 })).toMatchObject({ changes: [{ seq: 6 }], next: 6, last: 6 });
+    } finally {
+      await drop();
+    }
+  });
+});
