@@ -3,7 +3,7 @@
 // Debian's chromium, or CHROMIUM_PATH).
 import { mkdirSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
-import { loadConfig } from '../packages/server/src/config.js';
+import { changeFeedOf, loadConfig } from '../packages/server/src/config.js';
 import { seedDemo, withDemoProject, DEMO_PROJECT } from '../packages/server/src/demo.js';
 import { startService } from '../packages/server/src/service.js';
 import { openStore } from '../packages/server/src/store.js';
@@ -12,7 +12,8 @@ const output = new URL('../docs/dashboard/', import.meta.url);
 mkdirSync(output, { recursive: true });
 
 const { config, apiKey } = withDemoProject(loadConfig({ env: { PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn' } }));
-const opened = await openStore({});
+// The demo's alerts turn the change feed on, as `mailwarden serve --demo` does.
+const opened = await openStore({}, { changes: changeFeedOf(config) });
 const service = await startService(config, opened);
 await seedDemo(service.mailwarden);
 // The demo sends in no stream, so its unsubscribes are project-wide: for the pictures of a stream's list,
@@ -27,6 +28,8 @@ for (const entry of ['@example-company.com', 'seed.gmail@example.com', 'seed.yah
   await service.mailwarden.allowlist.add(DEMO_PROJECT, entry);
 }
 await service.mailwarden.suppressions.add(DEMO_PROJECT, 'seed.yahoo@example.org', { ttl: 7 * 86_400 });
+// A stream an operator paused, so the Deliverability page shows one with its Resume button.
+await service.mailwarden.streams.pause(DEMO_PROJECT, 'newsletter');
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -122,6 +125,20 @@ try {
   await page.getByRole('table').waitFor();
   await shoot('allowlist');
 
+  // The demo's rates against SES's review levels, the paused stream, and no outbound endpoint (the demo has none).
+  await page.getByRole('link', { name: 'Deliverability' }).click();
+  await page.locator('.rate-card').first().waitFor();
+  await page.getByRole('table', { name: /^Streams whose mail/ }).waitFor();
+  await shoot('deliverability');
+
+  // The feed, newest first; then only the alerts' crossings.
+  await page.getByRole('link', { name: 'Changes' }).click();
+  await page.getByRole('table').waitFor();
+  await shoot('changes');
+  await page.getByLabel('Kind').selectOption('alert');
+  await page.getByRole('table', { name: /^Changes of this kind/ }).waitFor();
+  await shoot('changes-alerts');
+
   // One stream's list, and a check for mail of that stream saying which list holds the address.
   await page.goto(`${service.url}/dashboard/suppressions?stream=newsletter`);
   await page.getByRole('table').waitFor();
@@ -182,6 +199,15 @@ try {
   await phone.goto(`${service.url}/dashboard/allowlist`);
   await phone.getByRole('table').waitFor();
   await shoot('allowlist-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/deliverability`);
+  await phone.locator('.rate-card').first().waitFor();
+  await phone.getByRole('table', { name: /^Streams whose mail/ }).waitFor();
+  await shoot('deliverability-phone', phone);
+
+  await phone.goto(`${service.url}/dashboard/changes`);
+  await phone.getByRole('table').waitFor();
+  await shoot('changes-phone', phone);
 } finally {
   await browser.close();
   await service.close();

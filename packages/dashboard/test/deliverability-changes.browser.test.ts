@@ -192,6 +192,20 @@ test('changes page by stretches of the feed, newer and older, and a link keeps i
   await pager.getByRole('link', { name: 'Latest changes' }).click();
   await expect.poll(seqs).toStrictEqual(range(121, 72));
   expect((await columnTexts(page, 'Change'))[0]).toBe('Manual suppression added for late@example.com');
+  // A filter looks further back, a thousand changes at a time, for a kind written long ago.
+  await app.mailwarden.allowlist.add(projects.globex, 'seed@example.com');
+  for (const batch of [0, 1]) {
+    await app.mailwarden.suppressions.addMany(
+      projects.globex,
+      Array.from({ length: 550 }, (_, i) => ({ email: `q${batch}-${i}@example.com` })),
+    );
+  }
+  await page.goto(`${dashboardUrl(app, 'changes')}?kind=allowlist`);
+  await expect.poll(() => columnTexts(page, 'Change')).toStrictEqual(['seed@example.com added to the allowlist']);
+  expect(await page.getByRole('table').locator('caption').textContent()).toBe(
+    'Changes of this kind, newest first, among changes 1–1,222 of 1,222',
+  );
+  expect(await pager.locator('[aria-disabled="true"]').allTextContents()).toStrictEqual(['Newer changes', 'Older changes']);
   await watched.close();
 });
 

@@ -6,6 +6,8 @@ import { useLoad } from './load.js';
 export const CHANGES_PER_PAGE = 50;
 /** With a kind filter, how far back a page looks for its changes (the API looks through 1 000 at least). */
 const FILTERED_LOOK_BACK = 1000;
+/** With a kind filter, the most looks a page takes back through the feed for its changes. */
+const FILTERED_LOOKS = 10;
 /** The largest cursor the API takes: asking after it answers nothing but the project's latest `seq`. */
 const LAST_CURSOR = Number.MAX_SAFE_INTEGER;
 
@@ -41,16 +43,20 @@ async function loadChanges(api: Api, kinds: readonly string[], position: ChangeP
   const latest = (await api.changes({ after: LAST_CURSOR, limit: 1 }, signal)).latest;
   const end = Math.min(position.before ?? latest + 1, latest + 1);
   // The API reads forward: read the stretch before `end` and keep its newest. Without a filter the
-  // stretch is exactly a page; with one, it is as far back as the API looks in one call.
+  // stretch is exactly a page; with one, it grows back a look at a time until a page is found.
   const filtered = kinds.length > 0;
   let back = filtered ? FILTERED_LOOK_BACK : CHANGES_PER_PAGE;
+  let items: ChangeView[] = [];
+  let from = end - 1;
   let shortened = false;
-  for (;;) {
-    const from = Math.max(0, end - 1 - back);
+  for (let looks = 0; from > 0 && items.length < CHANGES_PER_PAGE && looks < FILTERED_LOOKS; looks++) {
+    const start = Math.max(0, from - back);
     try {
-      const page = await api.changes({ after: from, limit: back, kinds }, signal);
-      const items = page.items.filter((change) => change.seq < end).slice(-CHANGES_PER_PAGE);
-      return { items: items.reverse(), from, through: end - 1, latest: page.latest, oldestKept: shortened };
+      const page = await api.changes({ after: start, limit: back, kinds }, signal);
+      items = [...page.items.filter((change) => change.seq <= from), ...items];
+      from = start;
+      // Past the changes retention deleted there is nothing more to look for.
+      if (!filtered || shortened) break;
     } catch (error) {
       // Retention deleted part of the stretch: look back less, down to what is kept.
       if (!(error instanceof ApiError && error.code === 'change_cursor_expired') || back <= 1) throw error;
@@ -58,4 +64,8 @@ async function loadChanges(api: Api, kinds: readonly string[], position: ChangeP
       shortened = true;
     }
   }
+  const kept = items.slice(-CHANGES_PER_PAGE);
+  // More found than a page shows: the older ones are the next page's, so this stretch ends at the oldest kept.
+  if (items.length > kept.length) from = kept[0]!.seq - 1;
+  return { items: kept.reverse(), from, through: end - 1, latest, oldestKept: shortened };
 }

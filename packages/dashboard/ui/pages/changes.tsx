@@ -1,11 +1,11 @@
-import type { ChangeView } from '@mailwarden/core';
+import type { ChangeView, Suppression } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
 import type { Api } from '../api.js';
 import { Empty, Failure, Loading } from '../components/states.js';
 import { useChanges, type ChangePosition, type ChangeStretch } from '../data/changes.js';
 import { docsLinks } from '../docs.js';
 import { formatCount, formatFraction, formatTime } from '../format.js';
-import { reasonText, statusLabels, eventLabels } from '../labels.js';
+import { eventLabels, reasonLabels, statusLabels } from '../labels.js';
 import { followLink, navigate, pageHref } from '../location.js';
 import { pauseCauseLabels } from './deliverability.js';
 
@@ -175,6 +175,10 @@ function PagerLink({ href, children }: { href: string | undefined; children: Com
   );
 }
 
+/** A suppression's reason before the word "suppression": an unsubscribe says so (its reason is `manual`). */
+const reasonOf = (suppression: Suppression): string =>
+  suppression.source === 'unsubscribe' ? 'Unsubscribe' : reasonLabels[suppression.reason];
+
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 const alertNames = { 'alert.bounce_rate': 'Bounce rate', 'alert.complaint_rate': 'Complaint rate' } as const;
@@ -193,7 +197,7 @@ export function ChangeSentence({ change }: { change: ChangeView }) {
     case 'suppression.removed':
     case 'suppression.expired': {
       const { suppression, previous } = change;
-      const reason = reasonText(suppression.reason, suppression.source);
+      const reason = reasonOf(suppression);
       const stream = suppression.stream ?? undefined;
       const address = link(pageHref('suppressions', { email: suppression.email, stream }), <bdi class="literal">{suppression.email}</bdi>);
       const list =
@@ -214,7 +218,7 @@ export function ChangeSentence({ change }: { change: ChangeView }) {
         return (
           <>
             Suppression of {address}
-            {list} upgraded: {previous === undefined ? '' : `${reasonText(previous.reason, previous.source)} → `}
+            {list} upgraded: {previous === undefined ? '' : `${reasonOf(previous)} → `}
             {reason}
           </>
         );
