@@ -1,16 +1,16 @@
-import type { MailwardenOptions } from '@mailwarden/core';
+import type { PrometheusMetrics } from '@mailwarden/prometheus';
 
 /**
- * What `/metrics` serves (docs/server.md, "Metrics"): an exposition in the Prometheus text format. The
- * same object is passed to `createMailwarden({ metrics })`, which records into it.
+ * What the service records and serves at `/metrics` (docs/server.md, "Metrics"): the calls mailwarden
+ * makes (`createMailwarden({ metrics })`) and their exposition in the Prometheus text format.
  */
-export interface ServiceMetrics extends NonNullable<MailwardenOptions['metrics']> {
-  /** The exposition's `Content-Type`, e.g. `text/plain; version=0.0.4; charset=utf-8`. */
-  readonly contentType: string;
-  text(): Promise<string>;
-}
+export type ServiceMetrics = Omit<PrometheusMetrics, 'registry'>;
 
-/** A Prometheus registry of the service's own, with process metrics; `undefined` until `@mailwarden/prometheus` is wired. */
-export async function createServiceMetrics(): Promise<ServiceMetrics | undefined> {
-  return undefined;
+/**
+ * A Prometheus registry of the service's own, with process metrics. Loaded only when metrics are on, so
+ * a service without them loads no prom-client.
+ */
+export async function createServiceMetrics(): Promise<ServiceMetrics> {
+  const { createPrometheusMetrics } = await import('@mailwarden/prometheus');
+  return createPrometheusMetrics();
 }

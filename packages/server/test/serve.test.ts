@@ -352,13 +352,20 @@ describe('mailwarden serve --demo, as a process', () => {
       // Nothing but the banner: no deprecation or other process warning from a dependency's options.
       expect(output).not.toMatch(/Warning|Deprecation|FSTDEP/);
       const commands = output.split('\n').filter((line) => line.trim().startsWith('curl '));
-      expect(commands).toHaveLength(5);
-      const [check, add, messages, link, openapi] = await Promise.all(
+      expect(commands).toHaveLength(6);
+      const [check, add, messages, alerts, link, openapi] = await Promise.all(
         commands.map(async (command) => JSON.parse((await run('sh', ['-c', command])).stdout)),
       );
       expect(check).toMatchObject({ email: 'bounced@example.com', suppressed: true, reason: 'hard_bounce' });
       expect(add).toMatchObject({ email: 'someone@example.com', reason: 'manual' });
       expect(messages.items.length).toBeGreaterThan(0);
+      expect(alerts).toMatchObject({ window: 1000, bounce: { firing: false }, complaint: { firing: true } });
+      // The printed /metrics answers without a token, in the Prometheus text format.
+      const metrics = await fetch(/^Metrics for Prometheus: (\S+)$/m.exec(output)![1]!);
+      expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(await metrics.text()).toMatch(
+        /^mailwarden_http_requests_total\{route="\/projects\/\{projectId\}\/alerts",method="GET",status="200"\} 1$/m,
+      );
       expect(openapi.openapi).toBe('3.1.0');
       // The printed key makes a one-click unsubscribe link that works at once: a page, then the unsubscribe.
       expect(link.url.startsWith(`${demo.url}/projects/demo/unsubscribe/`), link.url).toBe(true);
