@@ -192,7 +192,8 @@ export async function startService(
       ? undefined
       : setInterval(() => {
           sweepExpired(purgeExpired, Date.now()).then(
-            ({ purged, calls }) => app.log.info({ purged, calls }, 'purged expired data'),
+            // A sweep that found nothing is a debug line: with the feed on, sweeps come every minute.
+            ({ purged, calls }) => app.log[purged === 0 ? 'debug' : 'info']({ purged, calls }, 'purged expired data'),
             (error: unknown) => app.log.error({ err: error }, 'purging expired data failed'),
           );
         }, purgeIntervalMs).unref();
