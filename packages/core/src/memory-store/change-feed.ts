@@ -29,9 +29,12 @@ export class ChangeFeed {
     return this.entries.length - this.head;
   }
 
-  /** Appends a change the caller made for the feed alone (the feed keeps it as given). */
+  /** Appends a change the caller made for the feed alone: the feed keeps that very object, its `seq` set. */
   append(change: NewChange): void {
-    this.entries.push({ seq: ++this.last, ...change } as Change);
+    // Numbered in place, not copied: one object per change, kept until retention drops it.
+    const numbered = change as Change;
+    numbered.seq = ++this.last;
+    this.entries.push(numbered);
     if (this.size > this.retention.maxLength) this.dropOldest();
   }
 

@@ -317,7 +317,8 @@ class ProjectState {
         feed.append({
           kind: 'message.status_changed',
           at,
-          message: { ...after },
+          // Shared, not copied: a stored message is replaced on each merge, never changed in place.
+          message: after,
           from,
           to,
           event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
