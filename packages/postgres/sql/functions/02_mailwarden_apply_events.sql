@@ -135,6 +135,11 @@ BEGIN
   -- 2a. With the feed or alerts: each applied event's message as the events up to it left it (the
   --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
   --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
+  --     The feed's status changes (`p` 3) and the steps mailwarden_apply_alerts reads (the events that
+  --     created their message or gave it an alert flag) are made at once. The stored rows are read by
+  --     one primary-key probe per message (LATERAL … OFFSET 0), as getSuppressions reads, so a plan
+  --     never scans a project's messages. Neither list is ordered here: mailwarden_append_changes and
+  --     mailwarden_apply_alerts order them by `o`.
   IF v_feed OR v_alerts IS NOT NULL THEN
     WITH e AS (
       SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
@@ -156,6 +161,10 @@ BEGIN
              min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to
       FROM e WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
       WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
+    ), stored AS MATERIALIZED (
+      SELECT m.* FROM (SELECT DISTINCT message_key FROM upto) k
+      CROSS JOIN LATERAL (SELECT m.key, m.provider, m.message_id, m.recipient, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
+                          FROM {{schema}}.messages m WHERE m.project_id = p_project_id AND m.key = k.message_key OFFSET 0) m
     ), merged AS (
       SELECT u.ord, u.message_key, u.timeline, c.key IS NOT NULL AND u.n = 1 AS entered, m.provider, m.message_id, m.recipient,
              CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_prior AS before_facts,
@@ -165,23 +174,31 @@ BEGIN
              CASE WHEN c.key IS NULL THEN least(m.first_event_at, u.first_to) ELSE u.first_to END AS first_event_at,
              CASE WHEN c.key IS NULL THEN greatest(m.last_event_at, u.last_to) ELSE u.last_to END AS last_event_at
       FROM upto u
-      JOIN {{schema}}.messages m ON m.project_id = p_project_id AND m.key = u.message_key
+      JOIN stored m ON m.key = u.message_key
       LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+    ), after AS (
+      -- The includes read `facts`: the message's after the event here, before it in `x` below.
+      SELECT y.*, {{> message_status}} AS to_status, {{> alert_flags}} AS to_flags FROM merged y
+    ), x AS (
+      SELECT y.*, {{> message_status}} AS from_status, {{> alert_flags}} AS from_flags
+      FROM (SELECT a.ord, a.message_key, a.timeline, a.entered, a.provider, a.message_id, a.recipient, a.tracking_id, a.stream,
+                   a.first_event_at, a.last_event_at, a.facts AS after_facts, a.before_facts AS facts, a.to_status, a.to_flags
+            FROM after a) y
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object(
-             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered,
-             'from', CASE WHEN NOT x.entered THEN b.status END, 'to', a.status,
-             'flags', a.flags, 'gained', a.flags & ~b.flags,
-             'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.facts,
-                                          x.first_event_at, x.last_event_at, x.stream),
-             'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt'))
-           ORDER BY x.ord), '[]')
-    INTO v_steps
-    FROM merged x
-    CROSS JOIN LATERAL (SELECT {{> message_status}} AS status, {{> alert_flags}} AS flags
-                        FROM (VALUES (x.before_facts)) AS f(facts)) b
-    CROSS JOIN LATERAL (SELECT {{> message_status}} AS status, {{> alert_flags}} AS flags
-                        FROM (VALUES (x.facts)) AS f(facts)) a;
+             'o', x.ord, 'p', 3, 'kind', 'message.status_changed', 'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint),
+             'data', jsonb_build_object(
+               'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
+                                            x.first_event_at, x.last_event_at, x.stream),
+               'from', CASE WHEN NOT x.entered THEN x.from_status END, 'to', x.to_status,
+               'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt')))
+) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
+           coalesce(jsonb_agg(jsonb_build_object(
+             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
+             'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint))
+) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
+    INTO v_changes, v_steps
+    FROM x;
   END IF;
 
   -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
@@ -513,20 +530,14 @@ BEGIN
 
   -- 7. Alerts: the windows the events moved, after every row above is locked (mailwarden_apply_alerts).
   IF v_alerts IS NOT NULL THEN
-    v_changes := {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_now, v_steps, v_feed);
+    v_changes := v_changes || {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_steps, v_feed);
   END IF;
 
   -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
   --    rule, `p` 1 and 2), its status change (3), its alert crossings and the streams they paused (4),
   --    numbered by mailwarden_append_changes, which locks the project's counter last.
   IF v_feed THEN
-    PERFORM {{schema}}.mailwarden_append_changes(p_project_id, (
-      SELECT coalesce(jsonb_agg(jsonb_build_object('o', x.value->'o', 'p', 3, 'kind', 'message.status_changed',
-               'at', coalesce(v_now, (x.value->'event'->>'occurredAt')::bigint),
-               'data', jsonb_build_object('message', x.value->'message', 'from', x.value->'from', 'to', x.value->'to', 'event', x.value->'event'))
-               ORDER BY x.n), '[]')
-      FROM jsonb_array_elements(v_steps) WITH ORDINALITY AS x(value, n)
-      WHERE (x.value->>'entered')::boolean OR (x.value->>'from')::integer <> (x.value->>'to')::integer) || coalesce(v_changes, '[]'));
+    PERFORM {{schema}}.mailwarden_append_changes(p_project_id, v_changes);
   END IF;
   RETURN v_result;
 END

@@ -1,9 +1,13 @@
--- mailwarden_merge_suppressions with the change feed on (its rows' object has `feed`): the rows joined
--- one at a time, each by the set-based merge, so every change is seen between two rows (docs/storage.md,
--- "The change feed"): an expired row replaced ('suppression.expired' then 'suppression.added'), a row
--- created, upgraded (reason raised) or updated (another column moved: IS DISTINCT FROM, so the same bytes
--- append nothing). Rows go in key order (hash, stream), as the set-based merge locks them, then in row
--- order per address. Each change is tagged with its row's `o` (an event's position, when
+-- mailwarden_merge_suppressions with the change feed on (its rows' object has `feed`): each row's change
+-- (docs/storage.md, "The change feed"): an expired row replaced ('suppression.expired' then
+-- 'suppression.added'), a row created, upgraded (reason raised) or updated (another column moved: IS
+-- DISTINCT FROM, so the same bytes append nothing). When each address has one row (most batches), the
+-- rows' addresses are locked and read in key order, merged in one set-based call, and read again. Else
+-- the rows are joined one at a time, each by the set-based merge, so every change is seen between two
+-- rows: in key order (hash, stream), as the set-based merge locks them, then in row order per address.
+-- A row's previous state is read under its lock, except an address another transaction creates between
+-- that read and the merge: then the change says `added` where `upgraded` or `updated` was due (the
+-- record is the stored one either way). Each change is tagged with its row's `o` (an event's position, when
 -- mailwarden_apply_events sends it; else the row's) and `p` (1; 2 for the soft-bounce rule's) and left
 -- to mailwarden_pend_changes: mailwarden_append_changes orders and numbers them. Returns the codes of
 -- mailwarden_merge_suppressions, per row in row order.
@@ -19,14 +23,53 @@ DECLARE
   v_changes jsonb := '[]';
   v_tag jsonb;
   v_at bigint;
+  v_rows_before jsonb;
+  v_rows_after jsonb;
+  v_merged text;
 BEGIN
+  IF (SELECT count(DISTINCT (x.value->>'hash', coalesce(x.value->>'stream', ''))) = count(*) FROM jsonb_array_elements(p_rows) AS x(value)) THEN
+    SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_before
+    FROM (SELECT s.* FROM {{schema}}.suppressions s
+          JOIN jsonb_array_elements(p_rows) AS x(value)
+            ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '')
+          ORDER BY s.hash, s.stream FOR UPDATE OF s) s;
+    v_merged := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', p_rows));
+    SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_after
+    FROM {{schema}}.suppressions s
+    JOIN jsonb_array_elements(p_rows) AS x(value)
+      ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '');
+    WITH rows AS (
+      SELECT x.value, x.ord, v_rows_before->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS before,
+             v_rows_after->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS after
+      FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(value, ord)
+    ), changed AS (
+      SELECT r.*, coalesce((r.before->>'expires_at')::bigint <= p_now, false) AS expired FROM rows r
+      WHERE r.after IS NOT NULL AND r.after IS DISTINCT FROM r.before
+    ), made AS (
+      SELECT value, ord, after, 1 AS n, 'suppression.expired' AS kind, jsonb_build_object('record', before) AS data FROM changed WHERE expired
+      UNION ALL
+      SELECT value, ord, after, 2,
+             CASE WHEN before IS NULL OR expired THEN 'suppression.added'
+                  WHEN (after->>'reason')::integer > (before->>'reason')::integer THEN 'suppression.upgraded'
+                  ELSE 'suppression.updated' END,
+             CASE WHEN before IS NULL OR expired THEN jsonb_build_object('record', after)
+                  ELSE jsonb_build_object('record', after, 'previous', before) END
+      FROM changed
+    )
+    SELECT coalesce(jsonb_agg(jsonb_build_object('o', coalesce((value->>'o')::integer, ord), 'p', coalesce((value->>'p')::integer, 1),
+             'kind', kind, 'at', coalesce(p_now, (after->>'created_at')::bigint), 'data', data) ORDER BY ord, n), '[]')
+    INTO v_changes FROM made;
+    PERFORM {{schema}}.mailwarden_pend_changes(v_changes);
+    RETURN v_merged;
+  END IF;
+
   FOR v_row IN
     SELECT x.value, x.ord::integer AS ord, (x.value->>'hash') COLLATE "C" AS hash, coalesce(x.value->>'stream', '') COLLATE "C" AS stream
     FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(value, ord)
     ORDER BY 3, 4, 2
   LOOP
     SELECT * INTO v_before FROM {{schema}}.suppressions
-    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream FOR UPDATE;
     v_had := FOUND;
     v_codes[v_row.ord] := {{schema}}.mailwarden_merge_suppressions(p_project_id,
       jsonb_build_object('now', p_now, 'rows', jsonb_build_array(v_row.value)));

@@ -1,9 +1,9 @@
 -- Deliverability alerts (docs/decisions.md, "Deliverability alerts") for one batch of
 -- mailwarden_apply_events, after its suppressions. p_rule is core's StoredAlertRule as JSON, p_steps the
--- batch's applied events with a message, in event order, as step 2a of mailwarden_apply_events reads
--- them: `o` (the event's position), `key`, `tid` (the message's tracking ID then), `entered` (the event
--- created the message), `flags` (its alert flags after the event: 1 hard-bounced, 2 complained), `gained`
--- (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
+-- batch's applied events that created their message or gave it an alert flag, in event order, as step
+-- 2a of mailwarden_apply_events reads them, in any order: `o` (the event's position, the order they go in), `at` (the change's time), `key`,
+-- `tid` (the message's tracking ID then), `entered` (the event created the message), `flags` (its alert
+-- flags after the event: 1 hard-bounced, 2 complained), `gained` (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
 -- leaves with its counts, when the window is full); a flag gained by a message in a window counts once.
 -- After each event, each window it moved is compared with the thresholds in integers (the same
 -- comparison in every store), and a crossing flips its state; the project's window crossing up pauses
@@ -15,7 +15,7 @@
 -- written under their window's lock), then paused_streams: after every lock mailwarden_apply_events
 -- took before, and before the feed's counter.
 
-CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_now bigint, p_steps jsonb, p_feed boolean) RETURNS jsonb
+CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_steps jsonb, p_feed boolean) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_size integer := (p_rule->>'window')::integer;
@@ -42,7 +42,6 @@ BEGIN
   -- deleted at the end: a window exists once a message entered it).
   WITH steps AS (
     SELECT x.value->>'tid' AS tid FROM jsonb_array_elements(p_steps) AS x(value)
-    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
   ), scopes AS (
     SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
                                 UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
@@ -60,13 +59,12 @@ BEGIN
   FOR v_step IN
     SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
            (x.value->>'entered')::boolean AS entered, (x.value->>'flags')::integer AS flags,
-           (x.value->>'gained')::integer AS gained, (x.value->'event'->>'occurredAt')::bigint AS occurred_at
-    FROM jsonb_array_elements(p_steps) WITH ORDINALITY AS x(value, n)
-    WHERE (x.value->>'entered')::boolean OR (x.value->>'gained')::integer <> 0
-    ORDER BY x.n
+           (x.value->>'gained')::integer AS gained, (x.value->>'at')::bigint AS at
+    FROM jsonb_array_elements(p_steps) AS x(value)
+    ORDER BY 1
   LOOP
     v_up := NULL;
-    v_at := coalesce(p_now, v_step.occurred_at);
+    v_at := v_step.at;
     FOREACH v_scope IN ARRAY CASE WHEN v_by_tracking_id AND v_step.tid IS NOT NULL THEN ARRAY['', v_step.tid] ELSE ARRAY[''] END LOOP
       SELECT * INTO v_w FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = v_scope;
       v_moved := false;
