@@ -234,6 +234,49 @@ describe('alert windows and retention as SQL keeps them', () => {
     }
   });
 
+  test('a window whose rule shrank keeps its latest messages; a message held that comes back is not held twice', async () => {
+    const { schema, store, drop } = await freshStore(sql);
+    const rule = (window: number): StoredAlertRule => ({
+      window,
+      minMessages: 100,
+      bounce: { firePpm: 500_000, resolvePpm: 400_000 },
+      complaint: { firePpm: 1_000, resolvePpm: 800 },
+      trackingIds: false,
+      pause: [],
+    });
+    const windowOf = async () => (await store.getAlertWindows(project, [null]))[0];
+    const slotsOf = async () =>
+      (await sql.unsafe(`SELECT slot, message_key FROM "${schema}".alert_window_slots ORDER BY slot`)).map(({ slot, message_key }) => [
+        slot,
+        message_key,
+      ]);
+    try {
+      const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map((id, index) =>
+        id === 'b' ? hardBounce(id, T + index) : event(id, Fact.sent | Fact.delivered, T + index),
+      );
+      await store.applyEvents(project, [a!, b!, c!, d!], { now: T, alerts: rule(3) });
+      expect(await windowOf()).toMatchObject({ messages: 3, bounced: 1 });
+      // Size 2: b (bounced) leaves with its count, c and d stay; then e pushes c out.
+      await store.applyEvents(project, [e!], { now: T, alerts: rule(2) });
+      expect(await windowOf()).toMatchObject({ messages: 2, bounced: 0 });
+      expect(await slotsOf()).toEqual([
+        [0, e!.message!.key],
+        [1, d!.message!.key],
+      ]);
+      // Retention forgot d; a complaint makes it anew: it counts in its slot, and enters no other.
+      await sql.unsafe(`DELETE FROM "${schema}".messages WHERE key = $1`, [d!.message!.key]);
+      const complaint = event('d', Fact.sent | Fact.complained, T + 9);
+      await store.applyEvents(project, [complaint], { now: T, alerts: rule(2) });
+      expect(await windowOf()).toMatchObject({ messages: 2, bounced: 0, complained: 1 });
+      expect(await slotsOf()).toEqual([
+        [0, e!.message!.key],
+        [1, d!.message!.key],
+      ]);
+    } finally {
+      await drop();
+    }
+  });
+
   test('retention deletes the oldest changes up to the first one kept, and a cursor before them expires', async () => {
     const { schema, store, drop } = await freshStore(sql, { changes: { maxLength: 3, maxAgeMs: 1000 } });
     try {

@@ -4,7 +4,9 @@
 -- 2a of mailwarden_apply_events reads them, in any order: `o` (the event's position, the order they go in), `at` (the change's time), `key`,
 -- `tid` (the message's tracking ID then), `entered` (the event created the message), `flags` (its alert
 -- flags after the event: 1 hard-bounced, 2 complained), `gained` (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
--- leaves with its counts, when the window is full); a flag gained by a message in a window counts once.
+-- leaves with its counts, when the window is full); a flag gained by a message in a window counts once,
+-- and so does a message held already that enters again (retention forgot it, an event made it anew). A
+-- window whose rule's size changed is first renumbered for the new size, keeping its latest messages.
 -- After each event, each window it moved is compared with the thresholds in integers (the same
 -- comparison in every store), and a crossing flips its state; the project's window crossing up pauses
 -- the rule's streams not paused yet. Returns the changes (tagged `o`, `p` 4, in the order made: the
@@ -46,8 +48,8 @@ BEGIN
     SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
                                 UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
   ), locked AS (
-    INSERT INTO {{schema}}.alert_windows AS w (project_id, scope, messages, bounced, complained, bounce_firing, complaint_firing, head)
-    SELECT p_project_id, scope COLLATE "C", 0, 0, 0, false, false, 0 FROM scopes ORDER BY scope COLLATE "C"
+    INSERT INTO {{schema}}.alert_windows AS w (project_id, scope, size, messages, bounced, complained, bounce_firing, complaint_firing, head)
+    SELECT p_project_id, scope COLLATE "C", v_size, 0, 0, 0, false, false, 0 FROM scopes ORDER BY scope COLLATE "C"
     ON CONFLICT (project_id, scope) DO UPDATE SET head = w.head WHERE false
     RETURNING w.scope
   )
@@ -55,6 +57,31 @@ BEGIN
   IF v_scopes IS NULL THEN
     RETURN v_changes;
   END IF;
+
+  -- A window of another size: its slots by age (rank 0 the oldest), the latest `v_size` kept and
+  -- renumbered from 0 (negated first, so no two rows share a slot meanwhile), the others dropped.
+  FOR v_w IN SELECT * FROM {{schema}}.alert_windows
+             WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND size <> v_size AND messages > 0 LOOP
+    WITH ranked AS (
+      SELECT slot, (slot - CASE WHEN v_w.messages < v_w.size THEN 0 ELSE v_w.head END + v_w.size) % v_w.size
+                   - greatest(v_w.messages - v_size, 0) AS rank
+      FROM {{schema}}.alert_window_slots WHERE project_id = p_project_id AND scope = v_w.scope
+    ), dropped AS (
+      DELETE FROM {{schema}}.alert_window_slots s USING ranked r
+      WHERE s.project_id = p_project_id AND s.scope = v_w.scope AND s.slot = r.slot AND r.rank < 0
+      RETURNING s.flags
+    ), moved AS (
+      UPDATE {{schema}}.alert_window_slots s SET slot = -1 - r.rank FROM ranked r
+      WHERE s.project_id = p_project_id AND s.scope = v_w.scope AND s.slot = r.slot AND r.rank >= 0
+      RETURNING 1
+    )
+    SELECT coalesce(sum(flags & 1), 0), coalesce(sum((flags >> 1) & 1), 0) INTO v_old, v_slot FROM dropped;
+    UPDATE {{schema}}.alert_window_slots SET slot = -1 - slot WHERE project_id = p_project_id AND scope = v_w.scope;
+    UPDATE {{schema}}.alert_windows SET size = v_size, messages = least(messages, v_size), head = least(messages, v_size) % v_size,
+      bounced = bounced - v_old, complained = complained - v_slot
+    WHERE project_id = p_project_id AND scope = v_w.scope;
+  END LOOP;
+  UPDATE {{schema}}.alert_windows SET size = v_size WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND size <> v_size;
 
   FOR v_step IN
     SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
@@ -68,7 +95,12 @@ BEGIN
     FOREACH v_scope IN ARRAY CASE WHEN v_by_tracking_id AND v_step.tid IS NOT NULL THEN ARRAY['', v_step.tid] ELSE ARRAY[''] END LOOP
       SELECT * INTO v_w FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = v_scope;
       v_moved := false;
+      v_slot := NULL;
       IF v_step.entered THEN
+        SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
+        WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key;
+      END IF;
+      IF v_step.entered AND v_slot IS NULL THEN
         v_flags := v_step.flags;
         IF v_w.messages >= v_size THEN
           SELECT flags INTO v_old FROM {{schema}}.alert_window_slots
@@ -84,10 +116,12 @@ BEGIN
         v_w.head := (v_w.head + 1) % v_size;
         v_moved := true;
       ELSE
-        SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
-        WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key
-        ORDER BY slot LIMIT 1;
-        v_flags := CASE WHEN FOUND THEN v_step.gained & ~v_old ELSE 0 END;
+        IF NOT v_step.entered THEN
+          SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
+          WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key;
+        END IF;
+        -- Held already: what the event gave it counts (all its flags, for a message entering again).
+        v_flags := CASE WHEN v_slot IS NOT NULL THEN (CASE WHEN v_step.entered THEN v_step.flags ELSE v_step.gained END) & ~v_old ELSE 0 END;
         IF v_flags <> 0 THEN
           UPDATE {{schema}}.alert_window_slots SET flags = v_old | v_flags
           WHERE project_id = p_project_id AND scope = v_scope AND slot = v_slot;

@@ -23,11 +23,13 @@ CREATE TABLE {{schema}}.change_counters (
   trimmed bigint NOT NULL DEFAULT 0
 );
 
--- An alert window per project ('' scope) and per tracking ID: its counts and state, and `head`, the
--- slot the next message entering takes (the oldest one's when the window is full).
+-- An alert window per project ('' scope) and per tracking ID: its counts and state, `size` (the rule's
+-- window its slots are numbered for), and `head`, the slot the next message entering takes (the oldest
+-- one's when the window is full).
 CREATE TABLE {{schema}}.alert_windows (
   project_id text COLLATE "C" NOT NULL,
   scope text COLLATE "C" NOT NULL,
+  size integer NOT NULL,
   messages integer NOT NULL,
   bounced integer NOT NULL,
   complained integer NOT NULL,
