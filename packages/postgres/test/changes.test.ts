@@ -192,7 +192,7 @@ describe('migration 13 on a schema at version 12', () => {
       expect(await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash`)).toStrictEqual(before);
       const store = createPostgresStore({ sql, schema, changes: {} });
       // A suppression there before the feed: its removal is the feed's first change.
-      await store.removeSuppression(project, '0'.repeat(63) + '1', undefined, T + 100);
+      await store.removeSuppression(project, `${'0'.repeat(63)}1`, undefined, T + 100);
       const page = await store.listChanges(project, { after: 0, limit: 10 });
       expect(page.changes).toMatchObject([{ seq: 1, kind: 'suppression.removed', at: T + 100, record: { email: 'user1@example.com' } }]);
       expect(await store.leaseOutbound(project, 'crm', 'one', T, T + 1000)).toMatchObject({ cursor: 1, failures: 0 });

@@ -697,46 +697,54 @@ BEGIN
   --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
   --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
   --     The feed's status changes (\`p\` 3) and the steps mailwarden_apply_alerts reads (the events that
-  --     created their message or gave it an alert flag) are made at once. The stored rows are read by
-  --     one primary-key probe per message (LATERAL … OFFSET 0), as getSuppressions reads, so a plan
-  --     never scans a project's messages. Neither list is ordered here: mailwarden_append_changes and
+  --     created their message or gave it an alert flag) are made at once. The stored rows (of messages
+  --     step 2 did not create) are read by one primary-key probe per message (LATERAL … OFFSET 0), as
+  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither list is ordered here: mailwarden_append_changes and
   --     mailwarden_apply_alerts order them by \`o\`.
   IF v_feed OR v_alerts IS NOT NULL THEN
     WITH e AS (
       SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
              c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
-             c.last_event_at::bigint AS last_event_at, nullif(c.timeline, 'null') AS timeline
+             c.last_event_at::bigint AS last_event_at, nullif(c.timeline, 'null') AS timeline,
+             c.provider, c.message_id, c.recipient
       FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
                       jsonb_array_elements_text(p_events->'message_key'),
+                      jsonb_array_elements_text(p_events->'provider'),
+                      jsonb_array_elements_text(p_events->'message_id'),
+                      jsonb_array_elements_text(p_events->'recipient'),
                       jsonb_array_elements_text(p_events->'tracking_id'),
                       jsonb_array_elements_text(p_events->'stream'),
                       jsonb_array_elements_text(p_events->'facts'),
                       jsonb_array_elements_text(p_events->'first_event_at'),
                       jsonb_array_elements_text(p_events->'last_event_at'),
                       jsonb_array_elements(p_events->'timeline'))
-           WITH ORDINALITY AS c(key, message_key, tracking_id, stream, facts, first_event_at, last_event_at, timeline, ord)
+           WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, stream, facts, first_event_at,
+                                last_event_at, timeline, ord)
     ), upto AS (
       SELECT e.*, row_number() OVER w AS n, bit_or(e.facts) OVER w AS facts_to,
              coalesce(bit_or(e.facts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS facts_prior,
              min(e.tracking_id) OVER w AS tracking_to, min(e.stream) OVER w AS stream_to,
-             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to
+             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to,
+             -- A message step 2 created has the batch's identity fields, as step 2 joined them.
+             min(e.provider) OVER k AS new_provider, min(e.message_id) OVER k AS new_message_id, min(e.recipient) OVER k AS new_recipient
       FROM e WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
-      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
+      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord), k AS (PARTITION BY e.message_key)
     ), stored AS MATERIALIZED (
-      SELECT m.* FROM (SELECT DISTINCT message_key FROM upto) k
+      SELECT m.* FROM (SELECT DISTINCT message_key FROM upto EXCEPT SELECT unnest(v_created)) k
       CROSS JOIN LATERAL (SELECT m.key, m.provider, m.message_id, m.recipient, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
                           FROM {{schema}}.messages m WHERE m.project_id = p_project_id AND m.key = k.message_key OFFSET 0) m
     ), merged AS (
-      SELECT u.ord, u.message_key, u.timeline, c.key IS NOT NULL AND u.n = 1 AS entered, m.provider, m.message_id, m.recipient,
-             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_prior AS before_facts,
-             CASE WHEN c.key IS NULL THEN m.facts ELSE 0 END | u.facts_to AS facts,
-             CASE WHEN c.key IS NULL THEN least(m.tracking_id, u.tracking_to) ELSE u.tracking_to END AS tracking_id,
-             CASE WHEN c.key IS NULL THEN least(m.stream, u.stream_to) ELSE u.stream_to END AS stream,
-             CASE WHEN c.key IS NULL THEN least(m.first_event_at, u.first_to) ELSE u.first_to END AS first_event_at,
-             CASE WHEN c.key IS NULL THEN greatest(m.last_event_at, u.last_to) ELSE u.last_to END AS last_event_at
+      SELECT u.ord, u.message_key, u.timeline, m.key IS NULL AND u.n = 1 AS entered,
+             coalesce(m.provider, u.new_provider) AS provider, coalesce(m.message_id, u.new_message_id) AS message_id,
+             coalesce(m.recipient, u.new_recipient) AS recipient,
+             coalesce(m.facts, 0) | u.facts_prior AS before_facts,
+             coalesce(m.facts, 0) | u.facts_to AS facts,
+             CASE WHEN m.key IS NULL THEN u.tracking_to ELSE least(m.tracking_id, u.tracking_to) END AS tracking_id,
+             CASE WHEN m.key IS NULL THEN u.stream_to ELSE least(m.stream, u.stream_to) END AS stream,
+             CASE WHEN m.key IS NULL THEN u.first_to ELSE least(m.first_event_at, u.first_to) END AS first_event_at,
+             CASE WHEN m.key IS NULL THEN u.last_to ELSE greatest(m.last_event_at, u.last_to) END AS last_event_at
       FROM upto u
-      JOIN stored m ON m.key = u.message_key
-      LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+      LEFT JOIN stored m ON m.key = u.message_key
     ), after AS (
       -- The includes read \`facts\`: the message's after the event here, before it in \`x\` below.
       SELECT y.*, CASE
@@ -768,12 +776,12 @@ BEGIN
                'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
                                             x.first_event_at, x.last_event_at, x.stream),
                'from', CASE WHEN NOT x.entered THEN x.from_status END, 'to', x.to_status,
-               'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt')))
-) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
+               'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt'))))
+             FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
            coalesce(jsonb_agg(jsonb_build_object(
              'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
-             'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint))
-) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
+             'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint)))
+             FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
     INTO v_changes, v_steps
     FROM x;
   END IF;
