@@ -39,6 +39,12 @@ DECLARE
   v_stream text;
   v_changes jsonb := '[]';
   v_scopes text[];
+  -- The windows' rows, read once after they are locked and written back once at the end.
+  v_names text[];
+  v_windows {{schema}}.alert_windows[];
+  v_index integer;
+  -- Messages entering that their window holds already (scope, a newline, key): few, read at once.
+  v_held text[];
 BEGIN
   -- The windows the batch may move, locked in scope order (a window made here and left empty is
   -- deleted at the end: a window exists once a message entered it).
@@ -82,6 +88,13 @@ BEGIN
     WHERE project_id = p_project_id AND scope = v_w.scope;
   END LOOP;
   UPDATE {{schema}}.alert_windows SET size = v_size WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND size <> v_size;
+  SELECT array_agg(w.scope), array_agg(w) INTO v_names, v_windows
+  FROM {{schema}}.alert_windows w WHERE w.project_id = p_project_id AND w.scope = ANY (v_scopes);
+  SELECT coalesce(array_agg(s.scope || E'\n' || s.message_key), '{}') INTO v_held
+  FROM {{schema}}.alert_window_slots s
+  JOIN jsonb_array_elements(p_steps) AS x(value)
+    ON s.project_id = p_project_id AND s.message_key = (x.value->>'key') COLLATE "C"
+  WHERE (x.value->>'entered')::boolean AND s.scope = ANY (v_scopes);
 
   FOR v_step IN
     SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
@@ -93,26 +106,32 @@ BEGIN
     v_up := NULL;
     v_at := v_step.at;
     FOREACH v_scope IN ARRAY CASE WHEN v_by_tracking_id AND v_step.tid IS NOT NULL THEN ARRAY['', v_step.tid] ELSE ARRAY[''] END LOOP
-      SELECT * INTO v_w FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = v_scope;
+      v_index := array_position(v_names, v_scope);
+      v_w := v_windows[v_index];
       v_moved := false;
       v_slot := NULL;
-      IF v_step.entered THEN
+      IF v_step.entered AND v_scope || E'\n' || v_step.key = ANY (v_held) THEN
         SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
         WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key;
       END IF;
       IF v_step.entered AND v_slot IS NULL THEN
         v_flags := v_step.flags;
+        -- The head slot taken, and what it held (the oldest message, when the window is full).
+        v_old := NULL;
+        WITH oldest AS (
+          SELECT flags FROM {{schema}}.alert_window_slots WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head
+        ), taken AS (
+          INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
+          VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
+          ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags
+        )
+        SELECT flags INTO v_old FROM oldest;
         IF v_w.messages >= v_size THEN
-          SELECT flags INTO v_old FROM {{schema}}.alert_window_slots
-          WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head;
           v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
           v_w.complained := v_w.complained - ((coalesce(v_old, 0) >> 1) & 1);
         ELSE
           v_w.messages := v_w.messages + 1;
         END IF;
-        INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
-        VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
-        ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags;
         v_w.head := (v_w.head + 1) % v_size;
         v_moved := true;
       ELSE
@@ -152,9 +171,7 @@ BEGIN
         v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_resolve));
       END IF;
-      UPDATE {{schema}}.alert_windows SET messages = v_w.messages, bounced = v_w.bounced, complained = v_w.complained,
-        bounce_firing = v_w.bounce_firing, complaint_firing = v_w.complaint_firing, head = v_w.head
-      WHERE project_id = p_project_id AND scope = v_scope;
+      v_windows[v_index] := v_w;
     END LOOP;
     -- The project's window went up: its streams pause, in the rule's order, each once.
     CONTINUE WHEN v_up IS NULL;
@@ -168,6 +185,9 @@ BEGIN
     END LOOP;
   END LOOP;
 
+  UPDATE {{schema}}.alert_windows w SET messages = x.messages, bounced = x.bounced, complained = x.complained,
+    bounce_firing = x.bounce_firing, complaint_firing = x.complaint_firing, head = x.head
+  FROM unnest(v_windows) x WHERE w.project_id = p_project_id AND w.scope = x.scope;
   DELETE FROM {{schema}}.alert_windows WHERE project_id = p_project_id AND scope = ANY (v_scopes) AND messages = 0;
   RETURN CASE WHEN p_feed THEN v_changes ELSE '[]' END;
 END
