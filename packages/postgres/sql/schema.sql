@@ -423,11 +423,11 @@ BEGIN
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object(
              'o', x.ord, 'p', 3, 'kind', 'message.status_changed', 'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint),
-             'data', jsonb_build_object(
-               'message', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
-                                            x.first_event_at, x.last_event_at, x.stream),
-               'from', CASE WHEN NOT x.entered THEN x.from_status END, 'to', x.to_status,
-               'event', jsonb_build_object('id', x.timeline->'id', 'type', x.timeline->'type', 'occurredAt', x.timeline->'occurredAt'))))
+             -- One flat array (nested objects cost as much again to build): the message's columns as
+             -- toMessageRecord reads them, from and to, the event's id, type and time.
+             'data', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
+                                       x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')))
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
            coalesce(jsonb_agg(jsonb_build_object(
              'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,

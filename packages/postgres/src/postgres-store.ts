@@ -483,14 +483,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return { seq, at, kind, record, previous: toSuppression(suppressionColumnsOf(data.previous)) };
       }
       case 'message.status_changed': {
-        const { id, type, occurredAt } = data.event;
+        // One array: the message's columns, from and to as status codes, the event's id, type and time.
+        const [from, to, id, type, occurredAt] = data.slice(9);
         return {
           seq,
           at,
           kind,
-          message: toMessageRecord(data.message),
-          from: data.from === null ? null : statusOfCode.get(data.from)!,
-          to: statusOfCode.get(data.to)!,
+          message: toMessageRecord(data.slice(0, 9)),
+          from: from === null ? null : statusOfCode.get(from)!,
+          to: statusOfCode.get(to)!,
           event: { id, type, occurredAt },
         };
       }
