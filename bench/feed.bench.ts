@@ -46,60 +46,70 @@ export const feedSuite: BenchSuite = {
     // The memory store's batches take milliseconds, and a garbage collection lands in some: more of them per sample.
     const memoryOptions: MeasureOptions = context.quick ? options : { samples: 9, operationsPerSample: 20 };
     const sections: ReportSection[] = [];
-    sections.push(
-      await feedSection(context, memoryOptions, {
-        name: 'Memory store',
-        off: createMemoryStore(),
-        on: createMemoryStore({ changes: {} }),
-        notes: [MEMORY_PROFILE],
-      }),
-      await outboundSection(context, 'Memory store', createMemoryStore({ changes: {} })),
-    );
-
-    const redisServer = await startServer('redis', context);
-    const client = new Redis(redisServer.url);
-    try {
-      const prefix = `bench:${randomUUID()}:`;
+    // `FEED_STORES=postgres npm run bench -- feed` while working on one store; the doc's run measures all.
+    const wanted = (store: string) => process.env.FEED_STORES === undefined || process.env.FEED_STORES.split(',').includes(store);
+    if (wanted('memory'))
       sections.push(
-        await feedSection(context, options, {
-          name: 'Redis store',
-          off: createRedisStore({ client, keyPrefix: `${prefix}off:` }),
-          on: createRedisStore({ client, keyPrefix: `${prefix}on:`, changes: {} }),
+        await feedSection(context, memoryOptions, {
+          name: 'Memory store',
+          off: createMemoryStore(),
+          on: createMemoryStore({ changes: {} }),
+          notes: [MEMORY_PROFILE],
         }),
-        await outboundSection(context, 'Redis store', createRedisStore({ client, keyPrefix: `${prefix}outbound:`, changes: {} })),
+        await outboundSection(context, 'Memory store', createMemoryStore({ changes: {} })),
       );
-    } finally {
-      await client.quit();
-      await redisServer.stop();
-    }
 
-    const pgServer = await startServer('postgres', context);
-    const schema = 'mailwarden_bench_feed';
-    const sql = postgres(pgServer.url, { max: 1, onnotice: () => {} });
-    // Delivery, intake and the lag sampler at once, as a service's pool serves them.
-    const pool = postgres(pgServer.url, { max: 4, onnotice: () => {} });
-    try {
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await migrate(sql, { schema });
-      const off = createPostgresStore({ sql, schema });
-      const on = createPostgresStore({ sql, schema, changes: {} });
-      // Tables already holding a project's worth of events, analyzed as autovacuum would
-      // (docs/storage.md, "PostgreSQL at scale").
-      const filler = createMailwarden({ store: on, alerts: ALERTS, now: () => START + 400 * 60_000 });
-      for (let b = 0; b < 40; b++) await filler.applyEvents('filler', eventBatch(100_000 + b, START + b * 60_000));
-      const analyze = async () => void (await sql.unsafe('ANALYZE'));
-      sections.push(await feedSection(context, options, { name: 'PostgreSQL store', off, on, prepare: analyze }));
-      await analyze();
-      sections.push(await outboundSection(context, 'PostgreSQL store', createPostgresStore({ sql: pool, schema, changes: {} })));
-    } finally {
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
-      await pool.end();
-      await sql.end();
-      await pgServer.stop();
-    }
+    if (wanted('redis')) await redisSections(context, options, sections);
+    if (wanted('postgres')) await postgresSections(context, options, sections);
     return sections;
   },
 };
+
+async function redisSections(context: SuiteContext, options: MeasureOptions, sections: ReportSection[]): Promise<void> {
+  const redisServer = await startServer('redis', context);
+  const client = new Redis(redisServer.url);
+  try {
+    const prefix = `bench:${randomUUID()}:`;
+    sections.push(
+      await feedSection(context, options, {
+        name: 'Redis store',
+        off: createRedisStore({ client, keyPrefix: `${prefix}off:` }),
+        on: createRedisStore({ client, keyPrefix: `${prefix}on:`, changes: {} }),
+      }),
+      await outboundSection(context, 'Redis store', createRedisStore({ client, keyPrefix: `${prefix}outbound:`, changes: {} })),
+    );
+  } finally {
+    await client.quit();
+    await redisServer.stop();
+  }
+}
+
+async function postgresSections(context: SuiteContext, options: MeasureOptions, sections: ReportSection[]): Promise<void> {
+  const pgServer = await startServer('postgres', context);
+  const schema = 'mailwarden_bench_feed';
+  const sql = postgres(pgServer.url, { max: 1, onnotice: () => {} });
+  // Delivery, intake and the lag sampler at once, as a service's pool serves them.
+  const pool = postgres(pgServer.url, { max: 4, onnotice: () => {} });
+  try {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await migrate(sql, { schema });
+    const off = createPostgresStore({ sql, schema });
+    const on = createPostgresStore({ sql, schema, changes: {} });
+    // Tables already holding a project's worth of events, analyzed as autovacuum would
+    // (docs/storage.md, "PostgreSQL at scale").
+    const filler = createMailwarden({ store: on, alerts: ALERTS, now: () => START + 400 * 60_000 });
+    for (let b = 0; b < 40; b++) await filler.applyEvents('filler', eventBatch(100_000 + b, START + b * 60_000));
+    const analyze = async () => void (await sql.unsafe('ANALYZE'));
+    sections.push(await feedSection(context, options, { name: 'PostgreSQL store', off, on, prepare: analyze }));
+    await analyze();
+    sections.push(await outboundSection(context, 'PostgreSQL store', createPostgresStore({ sql: pool, schema, changes: {} })));
+  } finally {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+    await pool.end();
+    await sql.end();
+    await pgServer.stop();
+  }
+}
 
 async function feedSection(context: SuiteContext, options: MeasureOptions, subject: Subject): Promise<ReportSection> {
   let clock = START;
