@@ -47,7 +47,11 @@ DECLARE
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
   v_steps jsonb;
-  v_changes jsonb;
+  v_changes jsonb := '[]';
+  -- The status changes (step 2a) as columns: mailwarden_append_changes_with_statuses.
+  v_status_o integer[];
+  v_status_at bigint[];
+  v_status_data jsonb[];
   v_result text;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
@@ -193,19 +197,19 @@ BEGIN
                    a.first_event_at, a.last_event_at, a.facts AS after_facts, a.before_facts AS facts, a.to_status, a.to_flags
             FROM after a) y
     )
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-             'o', x.ord, 'p', 3, 'kind', 'message.status_changed', 'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint),
-             -- One flat array (nested objects cost as much again to build): the message's columns as
-             -- toMessageRecord reads them, from and to, the event's id, type and time.
-             'data', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
+    SELECT array_agg(x.ord) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
+           array_agg(coalesce(v_now, (x.timeline->>'occurredAt')::bigint)) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
+           -- One flat array (nested objects cost as much again to build): the message's columns as
+           -- toMessageRecord reads them, from and to, the event's id, type and time.
+           array_agg(jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
                                        x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
-                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')))
-             FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
+             FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            coalesce(jsonb_agg(jsonb_build_object(
              'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
              'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint)))
              FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
-    INTO v_changes, v_steps
+    INTO v_status_o, v_status_at, v_status_data, v_steps
     FROM x;
   END IF;
 
@@ -543,9 +547,9 @@ BEGIN
 
   -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
   --    rule, `p` 1 and 2), its status change (3), its alert crossings and the streams they paused (4),
-  --    numbered by mailwarden_append_changes, which locks the project's counter last.
+  --    numbered by mailwarden_append_changes_with_statuses, which locks the project's counter last.
   IF v_feed THEN
-    PERFORM {{schema}}.mailwarden_append_changes(p_project_id, v_changes);
+    PERFORM {{schema}}.mailwarden_append_changes_with_statuses(p_project_id, v_changes, v_status_o, v_status_at, v_status_data);
   END IF;
   RETURN v_result;
 END

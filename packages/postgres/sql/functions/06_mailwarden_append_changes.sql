@@ -8,26 +8,7 @@
 
 CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_append_changes(p_project_id text, p_changes jsonb) RETURNS bigint
 LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_pending text := current_setting('mailwarden.changes', true);
-  v_count integer;
-  v_last bigint;
 BEGIN
-  IF coalesce(v_pending, '') <> '' THEN
-    p_changes := v_pending::jsonb || coalesce(p_changes, '[]');
-    PERFORM set_config('mailwarden.changes', '', true);
-  END IF;
-  v_count := coalesce(jsonb_array_length(p_changes), 0);
-  IF v_count = 0 THEN
-    RETURN NULL;
-  END IF;
-  INSERT INTO {{schema}}.change_counters AS c (project_id, last_seq) VALUES (p_project_id, v_count)
-  ON CONFLICT (project_id) DO UPDATE SET last_seq = c.last_seq + v_count
-  RETURNING c.last_seq INTO v_last;
-  INSERT INTO {{schema}}.changes (project_id, seq, at, kind, data)
-  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY coalesce((x.value->>'o')::integer, 0), coalesce((x.value->>'p')::integer, 0), x.n),
-         (x.value->>'at')::bigint, x.value->>'kind', x.value->'data'
-  FROM jsonb_array_elements(p_changes) WITH ORDINALITY AS x(value, n);
-  RETURN v_last;
+  RETURN {{schema}}.mailwarden_append_changes_with_statuses(p_project_id, p_changes, NULL, NULL, NULL);
 END
 $fn$;

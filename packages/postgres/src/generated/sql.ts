@@ -602,7 +602,11 @@ DECLARE
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
   v_steps jsonb;
-  v_changes jsonb;
+  v_changes jsonb := '[]';
+  -- The status changes (step 2a) as columns: mailwarden_append_changes_with_statuses.
+  v_status_o integer[];
+  v_status_at bigint[];
+  v_status_data jsonb[];
   v_result text;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
@@ -770,19 +774,19 @@ BEGIN
                    a.first_event_at, a.last_event_at, a.facts AS after_facts, a.before_facts AS facts, a.to_status, a.to_flags
             FROM after a) y
     )
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-             'o', x.ord, 'p', 3, 'kind', 'message.status_changed', 'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint),
-             -- One flat array (nested objects cost as much again to build): the message's columns as
-             -- toMessageRecord reads them, from and to, the event's id, type and time.
-             'data', jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
+    SELECT array_agg(x.ord) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
+           array_agg(coalesce(v_now, (x.timeline->>'occurredAt')::bigint)) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
+           -- One flat array (nested objects cost as much again to build): the message's columns as
+           -- toMessageRecord reads them, from and to, the event's id, type and time.
+           array_agg(jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
                                        x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
-                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')))
-             FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)), '[]'),
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
+             FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            coalesce(jsonb_agg(jsonb_build_object(
              'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
              'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint)))
              FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
-    INTO v_changes, v_steps
+    INTO v_status_o, v_status_at, v_status_data, v_steps
     FROM x;
   END IF;
 
@@ -1180,9 +1184,9 @@ BEGIN
 
   -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
   --    rule, \`p\` 1 and 2), its status change (3), its alert crossings and the streams they paused (4),
-  --    numbered by mailwarden_append_changes, which locks the project's counter last.
+  --    numbered by mailwarden_append_changes_with_statuses, which locks the project's counter last.
   IF v_feed THEN
-    PERFORM {{schema}}.mailwarden_append_changes(p_project_id, v_changes);
+    PERFORM {{schema}}.mailwarden_append_changes_with_statuses(p_project_id, v_changes, v_status_o, v_status_at, v_status_data);
   END IF;
   RETURN v_result;
 END
@@ -1502,6 +1506,24 @@ DECLARE
   v_index integer;
   -- Messages entering that their window holds already (scope, a newline, key): few, read at once.
   v_held text[];
+  -- The usual batch (no message entering is held already, no window takes more messages than its
+  -- size): the slots are read at once before the walk and written at once after it, instead of one
+  -- statement per message. Per window (v_names' order) the messages entering so far (v_used), and
+  -- from v_start the flags of the slots they take, as stored before the batch (v_taken).
+  v_fast boolean;
+  v_used integer[];
+  v_start integer[];
+  v_taken integer[];
+  -- The walk's slot writes: the messages entering (w_*), and the flags gained by messages held from
+  -- before the batch (g_*, few).
+  w_scope text[] := '{}';
+  w_slot integer[] := '{}';
+  w_key text[] := '{}';
+  w_flags integer[] := '{}';
+  g_scope text[] := '{}';
+  g_slot integer[] := '{}';
+  g_flags integer[] := '{}';
+  v_pos integer;
 BEGIN
   -- The windows the batch may move, locked in scope order (a window made here and left empty is
   -- deleted at the end: a window exists once a message entered it).
@@ -1552,6 +1574,26 @@ BEGIN
   JOIN jsonb_array_elements(p_steps) AS x(value)
     ON s.project_id = p_project_id AND s.message_key = (x.value->>'key') COLLATE "C"
   WHERE (x.value->>'entered')::boolean AND s.scope = ANY (v_scopes);
+  WITH entering AS (
+    SELECT scope COLLATE "C" AS scope, count(*)::integer AS n
+    FROM (SELECT ''::text AS scope FROM jsonb_array_elements(p_steps) AS x(value) WHERE (x.value->>'entered')::boolean
+          UNION ALL SELECT x.value->>'tid' FROM jsonb_array_elements(p_steps) AS x(value)
+          WHERE v_by_tracking_id AND (x.value->>'entered')::boolean AND x.value->>'tid' IS NOT NULL) s
+    GROUP BY 1
+  ), w AS (
+    SELECT j, coalesce(e.n, 0) AS n, (sum(coalesce(e.n, 0)) OVER (ORDER BY j) - coalesce(e.n, 0) + 1)::integer AS start
+    FROM generate_subscripts(v_windows, 1) AS j LEFT JOIN entering e ON e.scope = (v_windows[j]).scope
+  )
+  SELECT cardinality(v_held) = 0 AND bool_and(w.n <= v_size), array_agg(w.n ORDER BY w.j), array_agg(w.start ORDER BY w.j)
+  INTO v_fast, v_used, v_start FROM w;
+  IF v_fast THEN
+    SELECT coalesce(array_agg(coalesce(s.flags, 0) ORDER BY w.j, g.i), '{}') INTO v_taken
+    FROM generate_subscripts(v_windows, 1) AS w(j)
+    CROSS JOIN generate_series(0, v_used[w.j] - 1) AS g(i)
+    LEFT JOIN {{schema}}.alert_window_slots s
+      ON s.project_id = p_project_id AND s.scope = (v_windows[w.j]).scope AND s.slot = ((v_windows[w.j]).head + g.i) % v_size;
+    v_used := array_fill(0, ARRAY[cardinality(v_windows)]);
+  END IF;
 
   FOR v_step IN
     SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
@@ -1575,14 +1617,27 @@ BEGIN
         v_flags := v_step.flags;
         -- The head slot taken, and what it held (the oldest message, when the window is full).
         v_old := NULL;
-        WITH oldest AS (
-          SELECT flags FROM {{schema}}.alert_window_slots WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head
-        ), taken AS (
-          INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
-          VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
-          ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags
-        )
-        SELECT flags INTO v_old FROM oldest;
+        IF v_fast THEN
+          -- As stored before the batch, or as a gain below left it; written after the walk.
+          v_old := v_taken[v_start[v_index] + v_used[v_index]];
+          FOR i IN 1 .. cardinality(g_slot) LOOP
+            IF g_scope[i] = v_scope AND g_slot[i] = v_w.head THEN v_old := g_flags[i]; END IF;
+          END LOOP;
+          v_used[v_index] := v_used[v_index] + 1;
+          w_scope := w_scope || v_scope;
+          w_slot := w_slot || v_w.head;
+          w_key := w_key || v_step.key::text;
+          w_flags := w_flags || v_flags;
+        ELSE
+          WITH oldest AS (
+            SELECT flags FROM {{schema}}.alert_window_slots WHERE project_id = p_project_id AND scope = v_scope AND slot = v_w.head
+          ), taken AS (
+            INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
+            VALUES (p_project_id, v_scope, v_w.head, v_step.key, v_flags)
+            ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags
+          )
+          SELECT flags INTO v_old FROM oldest;
+        END IF;
         IF v_w.messages >= v_size THEN
           v_w.bounced := v_w.bounced - (coalesce(v_old, 0) & 1);
           v_w.complained := v_w.complained - ((coalesce(v_old, 0) >> 1) & 1);
@@ -1592,13 +1647,41 @@ BEGIN
         v_w.head := (v_w.head + 1) % v_size;
         v_moved := true;
       ELSE
-        IF NOT v_step.entered THEN
+        v_pos := NULL;
+        IF v_fast THEN
+          -- Entered in this batch (then still held), or held from before unless a message entering
+          -- took its slot already in this batch.
+          FOR i IN 1 .. coalesce(cardinality(array_positions(w_key, v_step.key::text)), 0) LOOP
+            IF w_scope[(array_positions(w_key, v_step.key::text))[i]] = v_scope THEN v_pos := (array_positions(w_key, v_step.key::text))[i]; END IF;
+          END LOOP;
+          IF v_pos IS NOT NULL THEN
+            v_slot := w_slot[v_pos];
+            v_old := w_flags[v_pos];
+          ELSE
+            SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
+            WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key;
+            IF (v_slot - v_w.head + v_used[v_index] + v_size) % v_size < v_used[v_index] THEN
+              v_slot := NULL;
+            END IF;
+            FOR i IN 1 .. cardinality(g_slot) LOOP
+              IF g_scope[i] = v_scope AND g_slot[i] = v_slot THEN v_old := g_flags[i]; END IF;
+            END LOOP;
+          END IF;
+        ELSIF NOT v_step.entered THEN
           SELECT slot, flags INTO v_slot, v_old FROM {{schema}}.alert_window_slots
           WHERE project_id = p_project_id AND scope = v_scope AND message_key = v_step.key;
         END IF;
         -- Held already: what the event gave it counts (all its flags, for a message entering again).
         v_flags := CASE WHEN v_slot IS NOT NULL THEN (CASE WHEN v_step.entered THEN v_step.flags ELSE v_step.gained END) & ~v_old ELSE 0 END;
-        IF v_flags <> 0 THEN
+        IF v_flags <> 0 AND v_pos IS NOT NULL THEN
+          w_flags[v_pos] := v_old | v_flags;
+          v_moved := true;
+        ELSIF v_flags <> 0 AND v_fast THEN
+          g_scope := g_scope || v_scope;
+          g_slot := g_slot || v_slot;
+          g_flags := g_flags || (v_old | v_flags);
+          v_moved := true;
+        ELSIF v_flags <> 0 THEN
           UPDATE {{schema}}.alert_window_slots SET flags = v_old | v_flags
           WHERE project_id = p_project_id AND scope = v_scope AND slot = v_slot;
           v_moved := true;
@@ -1642,6 +1725,18 @@ BEGIN
     END LOOP;
   END LOOP;
 
+  IF v_fast THEN
+    -- A slot's latest gain holds the most flags; a slot a message entering took later is written by
+    -- the second statement.
+    UPDATE {{schema}}.alert_window_slots s SET flags = g.flags
+    FROM (SELECT x.scope, x.slot, max(x.flags) AS flags FROM unnest(g_scope, g_slot, g_flags) AS x(scope, slot, flags) GROUP BY 1, 2) g
+    WHERE s.project_id = p_project_id AND s.scope = g.scope COLLATE "C" AND s.slot = g.slot;
+    INSERT INTO {{schema}}.alert_window_slots AS s (project_id, scope, slot, message_key, flags)
+    SELECT p_project_id, x.scope, x.slot, x.key, x.flags
+    FROM unnest(w_scope, w_slot, w_key, w_flags) AS x(scope, slot, key, flags)
+    ORDER BY x.scope COLLATE "C", x.slot
+    ON CONFLICT (project_id, scope, slot) DO UPDATE SET message_key = excluded.message_key, flags = excluded.flags;
+  END IF;
   UPDATE {{schema}}.alert_windows w SET messages = x.messages, bounced = x.bounced, complained = x.complained,
     bounce_firing = x.bounce_firing, complaint_firing = x.complaint_firing, head = x.head
   FROM unnest(v_windows) x WHERE w.project_id = p_project_id AND w.scope = x.scope;
@@ -1656,27 +1751,8 @@ END
     returns: 'bigint',
     language: 'plpgsql',
     body: `
-DECLARE
-  v_pending text := current_setting('mailwarden.changes', true);
-  v_count integer;
-  v_last bigint;
 BEGIN
-  IF coalesce(v_pending, '') <> '' THEN
-    p_changes := v_pending::jsonb || coalesce(p_changes, '[]');
-    PERFORM set_config('mailwarden.changes', '', true);
-  END IF;
-  v_count := coalesce(jsonb_array_length(p_changes), 0);
-  IF v_count = 0 THEN
-    RETURN NULL;
-  END IF;
-  INSERT INTO {{schema}}.change_counters AS c (project_id, last_seq) VALUES (p_project_id, v_count)
-  ON CONFLICT (project_id) DO UPDATE SET last_seq = c.last_seq + v_count
-  RETURNING c.last_seq INTO v_last;
-  INSERT INTO {{schema}}.changes (project_id, seq, at, kind, data)
-  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY coalesce((x.value->>'o')::integer, 0), coalesce((x.value->>'p')::integer, 0), x.n),
-         (x.value->>'at')::bigint, x.value->>'kind', x.value->'data'
-  FROM jsonb_array_elements(p_changes) WITH ORDINALITY AS x(value, n);
-  RETURN v_last;
+  RETURN {{schema}}.mailwarden_append_changes_with_statuses(p_project_id, p_changes, NULL, NULL, NULL);
 END
 `,
   },
@@ -1691,6 +1767,40 @@ BEGIN
     PERFORM set_config('mailwarden.changes',
       (coalesce(nullif(current_setting('mailwarden.changes', true), ''), '[]')::jsonb || p_changes)::text, true);
   END IF;
+END
+`,
+  },
+  {
+    name: 'mailwarden_append_changes_with_statuses',
+    arguments: 'p_project_id text, p_changes jsonb, p_status_o integer[], p_status_at bigint[], p_status_data jsonb[]',
+    returns: 'bigint',
+    language: 'plpgsql',
+    body: `
+DECLARE
+  v_pending text := current_setting('mailwarden.changes', true);
+  v_count integer;
+  v_last bigint;
+BEGIN
+  IF coalesce(v_pending, '') <> '' THEN
+    p_changes := v_pending::jsonb || coalesce(p_changes, '[]');
+    PERFORM set_config('mailwarden.changes', '', true);
+  END IF;
+  v_count := coalesce(jsonb_array_length(p_changes), 0) + coalesce(cardinality(p_status_o), 0);
+  IF v_count = 0 THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO {{schema}}.change_counters AS c (project_id, last_seq) VALUES (p_project_id, v_count)
+  ON CONFLICT (project_id) DO UPDATE SET last_seq = c.last_seq + v_count
+  RETURNING c.last_seq INTO v_last;
+  INSERT INTO {{schema}}.changes (project_id, seq, at, kind, data)
+  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY x.o, x.p, x.n), x.at, x.kind, x.data
+  FROM (SELECT coalesce((x.value->>'o')::integer, 0) AS o, coalesce((x.value->>'p')::integer, 0) AS p, x.n,
+               (x.value->>'at')::bigint AS at, x.value->>'kind' AS kind, x.value->'data' AS data
+        FROM jsonb_array_elements(coalesce(p_changes, '[]')) WITH ORDINALITY AS x(value, n)
+        UNION ALL
+        SELECT s.o, 3, 0, s.at, 'message.status_changed', s.data
+        FROM unnest(p_status_o, p_status_at, p_status_data) AS s(o, at, data)) x;
+  RETURN v_last;
 END
 `,
   },
