@@ -10,6 +10,7 @@ import {
   type StoredEvent,
   type SuppressionRecord,
 } from '@mailwarden/core/store';
+import { createMemoryStore } from '@mailwarden/core';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createPostgresStore, migrate, migrations } from '../src/index.js';
 import { connect, freshStore, randomSchema } from './database.js';
@@ -272,6 +273,45 @@ describe('alert windows and retention as SQL keeps them', () => {
         [0, e!.message!.key],
         [1, d!.message!.key],
       ]);
+    } finally {
+      await drop();
+    }
+  });
+
+  test('a batch whose messages entering push out a message that gains a flag in it counts as the memory store does', async () => {
+    // The batch path of mailwarden_apply_alerts writes slots after its walk: a gain before the message
+    // leaves counts and leaves with it, one after counts nowhere, two gains stay and leave together.
+    const { store, drop } = await freshStore(sql, { changes: {} });
+    const memory = createMemoryStore({ changes: {} });
+    const rule: StoredAlertRule = {
+      window: 3,
+      minMessages: 1,
+      bounce: { firePpm: 500_000, resolvePpm: 400_000 },
+      complaint: { firePpm: 300_000, resolvePpm: 200_000 },
+      trackingIds: false,
+      pause: [],
+    };
+    const complaint = (id: string, at: number) => event(id, Fact.sent | Fact.complained, at);
+    const delivered = (id: string, at: number) => event(id, Fact.sent | Fact.delivered, at);
+    const batches = [
+      [delivered('a', T), delivered('b', T + 1), delivered('c', T + 2)],
+      [complaint('a', T + 3), delivered('d', T + 4)],
+      [delivered('e', T + 5), complaint('b', T + 6)],
+      [hardBounce('c', T + 7), complaint('c', T + 8), delivered('f', T + 9)],
+      // Two gains of a message held from before, kept by its slot until a later batch pushes it out.
+      [hardBounce('d', T + 10), complaint('d', T + 11)],
+      [delivered('g', T + 12)],
+    ];
+    try {
+      for (const batch of batches) {
+        await store.applyEvents(project, batch, { now: T, alerts: rule });
+        await memory.applyEvents(project, batch, { now: T, alerts: rule });
+        expect(await store.getAlertWindows(project, [null])).toEqual(await memory.getAlertWindows(project, [null]));
+      }
+      const alertsOf = async (of: typeof memory) =>
+        (await of.listChanges(project, { after: 0, limit: 1000, kinds: ['alert.bounce_rate', 'alert.complaint_rate'] })).changes;
+      expect(await alertsOf(store)).toEqual(await alertsOf(memory));
+      expect((await alertsOf(store)).length).toBeGreaterThan(0);
     } finally {
       await drop();
     }
