@@ -365,6 +365,14 @@ local function statusChange(e, m, at)
   appendChange('message.status_changed', at, fields)
 end
 
+if alerts then
+  local messageKeys = {}
+  for _, e in ipairs(events) do
+    if e.m then messageKeys[#messageKeys + 1] = e.m.key end
+  end
+  prefetchWindows(messageKeys, alerts.w)
+end
+
 local outcomes = {}
 for i, e in ipairs(events) do
   local fresh
@@ -390,6 +398,7 @@ for i, e in ipairs(events) do
     outcomes[i] = 'd'
   end
 end
+flushWindows()
 trimFeed()
 publish(channel, projectId, changed.list)
 return table.concat(outcomes)

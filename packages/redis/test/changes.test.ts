@@ -302,6 +302,37 @@ describe('alert windows', () => {
     await store.applyEvents(projectId, [event(9, 'bounced', T0)], { now: T0 });
     expect(await redis().hget(`${tag}aw`, 'i')).toBe('4');
   });
+
+  // A script reads a window once and writes it once at its end (docs/storage.md): messages that enter
+  // and leave within one batch, a mark of one entered in it, and a shrunk rule leave the same HASH.
+  test.each(servers)('%s: a window moved many times in one script is stored as event by event', async (_, redis) => {
+    const { tag, projectId, store } = fresh(redis(), null);
+    const events = [event(0, 'bounced', T0), event(1, 'complained', T0), ...[2, 3, 4, 5].map((i) => event(i, 'sent', T0))];
+    await store.applyEvents(
+      projectId,
+      [...events, { ...event(5, 'complained', T0 + 1), message: { ...events[5]!.message, facts: Fact.complained } }],
+      {
+        now: T0,
+        alerts: rule({ window: 3, minMessages: 1 }),
+      },
+    );
+    const keyOf = (i: number) => events[i]?.message.key ?? messageKey('postmark', `message-${i}`, `user-${i}@example.com`);
+    expect(await redis().hgetall(`${tag}aw`)).toEqual({
+      n: '3',
+      b: '0',
+      c: '1',
+      i: '6',
+      s4: `0${keyOf(3)}`,
+      s5: `0${keyOf(4)}`,
+      s6: `2${keyOf(5)}`,
+      [`k${keyOf(3)}`]: '4',
+      [`k${keyOf(4)}`]: '5',
+      [`k${keyOf(5)}`]: '6',
+    });
+    // A rule shrunk to one message pushes out every older one, its counts with it.
+    await store.applyEvents(projectId, [event(6, 'sent', T0)], { now: T0, alerts: rule({ window: 1, minMessages: 1 }) });
+    expect(await redis().hgetall(`${tag}aw`)).toEqual({ n: '1', b: '0', c: '0', i: '7', s7: `0${keyOf(6)}`, [`k${keyOf(6)}`]: '7' });
+  });
 });
 
 describe('Redis Cluster slots', () => {
