@@ -46,7 +46,14 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
-  v_steps jsonb;
+  -- The steps of mailwarden_apply_alerts (step 2a), as columns.
+  v_step_o integer[];
+  v_step_key text[];
+  v_step_tid text[];
+  v_step_entered boolean[];
+  v_step_flags integer[];
+  v_step_gained integer[];
+  v_step_at bigint[];
   v_changes jsonb := '[]';
   -- The status changes (step 2a) as columns: mailwarden_append_changes_with_statuses.
   v_status_o integer[];
@@ -142,8 +149,8 @@ BEGIN
   --     The feed's status changes (`p` 3) and the steps mailwarden_apply_alerts reads (the events that
   --     created their message or gave it an alert flag) are made at once. The stored rows (of messages
   --     step 2 did not create) are read by one primary-key probe per message (LATERAL … OFFSET 0), as
-  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither list is ordered here: mailwarden_append_changes and
-  --     mailwarden_apply_alerts order them by `o`.
+  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither is ordered here:
+  --     mailwarden_append_changes_with_statuses and mailwarden_apply_alerts order them by `o`.
   IF v_feed OR v_alerts IS NOT NULL THEN
     WITH e AS (
       SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
@@ -205,11 +212,16 @@ BEGIN
                                        x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
                                        x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
-           coalesce(jsonb_agg(jsonb_build_object(
-             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
-             'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint)))
-             FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
-    INTO v_status_o, v_status_at, v_status_data, v_steps
+           -- One aggregate node: every array sees the rows in the same order.
+           array_agg(x.ord) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.message_key) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.tracking_id) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.entered) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.to_flags) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.to_flags & ~x.from_flags) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(coalesce(v_now, (x.timeline->>'occurredAt')::bigint))
+             FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0))
+    INTO v_status_o, v_status_at, v_status_data, v_step_o, v_step_key, v_step_tid, v_step_entered, v_step_flags, v_step_gained, v_step_at
     FROM x;
   END IF;
 
@@ -542,7 +554,8 @@ BEGIN
 
   -- 7. Alerts: the windows the events moved, after every row above is locked (mailwarden_apply_alerts).
   IF v_alerts IS NOT NULL THEN
-    v_changes := v_changes || {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_steps, v_feed);
+    v_changes := v_changes || {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_step_o, v_step_key, v_step_tid, v_step_entered,
+      v_step_flags, v_step_gained, v_step_at, v_feed);
   END IF;
 
   -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the

@@ -1,9 +1,10 @@
 -- Deliverability alerts (docs/decisions.md, "Deliverability alerts") for one batch of
--- mailwarden_apply_events, after its suppressions. p_rule is core's StoredAlertRule as JSON, p_steps the
--- batch's applied events that created their message or gave it an alert flag, in event order, as step
--- 2a of mailwarden_apply_events reads them, in any order: `o` (the event's position, the order they go in), `at` (the change's time), `key`,
--- `tid` (the message's tracking ID then), `entered` (the event created the message), `flags` (its alert
--- flags after the event: 1 hard-bounced, 2 complained), `gained` (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
+-- mailwarden_apply_events, after its suppressions. p_rule is core's StoredAlertRule as JSON; the steps,
+-- as columns (the n-th element of each array one step), are the batch's applied events that created
+-- their message or gave it an alert flag, as step 2a of mailwarden_apply_events reads them, in any
+-- order: p_o (the event's position, the order they go in), p_at (the change's time), p_key, p_tid (the
+-- message's tracking ID then), p_entered (the event created the message), p_flags (its alert flags
+-- after the event: 1 hard-bounced, 2 complained), p_gained (the flags the event added). A message entering a window takes its `head` slot (the oldest's, which
 -- leaves with its counts, when the window is full); a flag gained by a message in a window counts once,
 -- and so does a message held already that enters again (retention forgot it, an event made it anew). A
 -- window whose rule's size changed is first renumbered for the new size, keeping its latest messages.
@@ -17,7 +18,7 @@
 -- written under their window's lock), then paused_streams: after every lock mailwarden_apply_events
 -- took before, and before the feed's counter.
 
-CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_steps jsonb, p_feed boolean) RETURNS jsonb
+CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_apply_alerts(p_project_id text, p_rule jsonb, p_o integer[], p_key text[], p_tid text[], p_entered boolean[], p_flags integer[], p_gained integer[], p_at bigint[], p_feed boolean) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_size integer := (p_rule->>'window')::integer;
@@ -67,7 +68,7 @@ BEGIN
   -- The windows the batch may move, locked in scope order (a window made here and left empty is
   -- deleted at the end: a window exists once a message entered it).
   WITH steps AS (
-    SELECT x.value->>'tid' AS tid FROM jsonb_array_elements(p_steps) AS x(value)
+    SELECT unnest(p_tid) AS tid
   ), scopes AS (
     SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
                                 UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
@@ -110,14 +111,14 @@ BEGIN
   FROM {{schema}}.alert_windows w WHERE w.project_id = p_project_id AND w.scope = ANY (v_scopes);
   SELECT coalesce(array_agg(s.scope || E'\n' || s.message_key), '{}') INTO v_held
   FROM {{schema}}.alert_window_slots s
-  JOIN jsonb_array_elements(p_steps) AS x(value)
-    ON s.project_id = p_project_id AND s.message_key = (x.value->>'key') COLLATE "C"
-  WHERE (x.value->>'entered')::boolean AND s.scope = ANY (v_scopes);
+  JOIN unnest(p_key, p_entered) AS x(key, entered)
+    ON s.project_id = p_project_id AND s.message_key = x.key COLLATE "C"
+  WHERE x.entered AND s.scope = ANY (v_scopes);
   WITH entering AS (
     SELECT scope COLLATE "C" AS scope, count(*)::integer AS n
-    FROM (SELECT ''::text AS scope FROM jsonb_array_elements(p_steps) AS x(value) WHERE (x.value->>'entered')::boolean
-          UNION ALL SELECT x.value->>'tid' FROM jsonb_array_elements(p_steps) AS x(value)
-          WHERE v_by_tracking_id AND (x.value->>'entered')::boolean AND x.value->>'tid' IS NOT NULL) s
+    FROM (SELECT ''::text AS scope FROM unnest(p_entered) AS x(entered) WHERE x.entered
+          UNION ALL SELECT x.tid FROM unnest(p_tid, p_entered) AS x(tid, entered)
+          WHERE v_by_tracking_id AND x.entered AND x.tid IS NOT NULL) s
     GROUP BY 1
   ), w AS (
     SELECT j, coalesce(e.n, 0) AS n, (sum(coalesce(e.n, 0)) OVER (ORDER BY j) - coalesce(e.n, 0) + 1)::integer AS start
@@ -135,10 +136,8 @@ BEGIN
   END IF;
 
   FOR v_step IN
-    SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
-           (x.value->>'entered')::boolean AS entered, (x.value->>'flags')::integer AS flags,
-           (x.value->>'gained')::integer AS gained, (x.value->>'at')::bigint AS at
-    FROM jsonb_array_elements(p_steps) AS x(value)
+    SELECT x.o, x.key COLLATE "C" AS key, x.tid, x.entered, x.flags, x.gained, x.at
+    FROM unnest(p_o, p_key, p_tid, p_entered, p_flags, p_gained, p_at) AS x(o, key, tid, entered, flags, gained, at)
     ORDER BY 1
   LOOP
     v_up := NULL;

@@ -601,7 +601,14 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
-  v_steps jsonb;
+  -- The steps of mailwarden_apply_alerts (step 2a), as columns.
+  v_step_o integer[];
+  v_step_key text[];
+  v_step_tid text[];
+  v_step_entered boolean[];
+  v_step_flags integer[];
+  v_step_gained integer[];
+  v_step_at bigint[];
   v_changes jsonb := '[]';
   -- The status changes (step 2a) as columns: mailwarden_append_changes_with_statuses.
   v_status_o integer[];
@@ -703,8 +710,8 @@ BEGIN
   --     The feed's status changes (\`p\` 3) and the steps mailwarden_apply_alerts reads (the events that
   --     created their message or gave it an alert flag) are made at once. The stored rows (of messages
   --     step 2 did not create) are read by one primary-key probe per message (LATERAL … OFFSET 0), as
-  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither list is ordered here: mailwarden_append_changes and
-  --     mailwarden_apply_alerts order them by \`o\`.
+  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither is ordered here:
+  --     mailwarden_append_changes_with_statuses and mailwarden_apply_alerts order them by \`o\`.
   IF v_feed OR v_alerts IS NOT NULL THEN
     WITH e AS (
       SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
@@ -782,11 +789,16 @@ BEGIN
                                        x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
                                        x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
-           coalesce(jsonb_agg(jsonb_build_object(
-             'o', x.ord, 'key', x.message_key, 'tid', x.tracking_id, 'entered', x.entered, 'flags', x.to_flags, 'gained', x.to_flags & ~x.from_flags,
-             'at', coalesce(v_now, (x.timeline->>'occurredAt')::bigint)))
-             FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)), '[]')
-    INTO v_status_o, v_status_at, v_status_data, v_steps
+           -- One aggregate node: every array sees the rows in the same order.
+           array_agg(x.ord) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.message_key) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.tracking_id) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.entered) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.to_flags) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(x.to_flags & ~x.from_flags) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
+           array_agg(coalesce(v_now, (x.timeline->>'occurredAt')::bigint))
+             FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0))
+    INTO v_status_o, v_status_at, v_status_data, v_step_o, v_step_key, v_step_tid, v_step_entered, v_step_flags, v_step_gained, v_step_at
     FROM x;
   END IF;
 
@@ -1179,7 +1191,8 @@ BEGIN
 
   -- 7. Alerts: the windows the events moved, after every row above is locked (mailwarden_apply_alerts).
   IF v_alerts IS NOT NULL THEN
-    v_changes := v_changes || {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_steps, v_feed);
+    v_changes := v_changes || {{schema}}.mailwarden_apply_alerts(p_project_id, v_alerts, v_step_o, v_step_key, v_step_tid, v_step_entered,
+      v_step_flags, v_step_gained, v_step_at, v_feed);
   END IF;
 
   -- 8. The feed: per event, its suppression changes (pended by mailwarden_feed_suppressions and the
@@ -1476,7 +1489,7 @@ END
   },
   {
     name: 'mailwarden_apply_alerts',
-    arguments: 'p_project_id text, p_rule jsonb, p_steps jsonb, p_feed boolean',
+    arguments: 'p_project_id text, p_rule jsonb, p_o integer[], p_key text[], p_tid text[], p_entered boolean[], p_flags integer[], p_gained integer[], p_at bigint[], p_feed boolean',
     returns: 'jsonb',
     language: 'plpgsql',
     body: `
@@ -1528,7 +1541,7 @@ BEGIN
   -- The windows the batch may move, locked in scope order (a window made here and left empty is
   -- deleted at the end: a window exists once a message entered it).
   WITH steps AS (
-    SELECT x.value->>'tid' AS tid FROM jsonb_array_elements(p_steps) AS x(value)
+    SELECT unnest(p_tid) AS tid
   ), scopes AS (
     SELECT DISTINCT scope FROM (SELECT ''::text AS scope FROM steps
                                 UNION ALL SELECT tid FROM steps WHERE v_by_tracking_id AND tid IS NOT NULL) s
@@ -1571,14 +1584,14 @@ BEGIN
   FROM {{schema}}.alert_windows w WHERE w.project_id = p_project_id AND w.scope = ANY (v_scopes);
   SELECT coalesce(array_agg(s.scope || E'\\n' || s.message_key), '{}') INTO v_held
   FROM {{schema}}.alert_window_slots s
-  JOIN jsonb_array_elements(p_steps) AS x(value)
-    ON s.project_id = p_project_id AND s.message_key = (x.value->>'key') COLLATE "C"
-  WHERE (x.value->>'entered')::boolean AND s.scope = ANY (v_scopes);
+  JOIN unnest(p_key, p_entered) AS x(key, entered)
+    ON s.project_id = p_project_id AND s.message_key = x.key COLLATE "C"
+  WHERE x.entered AND s.scope = ANY (v_scopes);
   WITH entering AS (
     SELECT scope COLLATE "C" AS scope, count(*)::integer AS n
-    FROM (SELECT ''::text AS scope FROM jsonb_array_elements(p_steps) AS x(value) WHERE (x.value->>'entered')::boolean
-          UNION ALL SELECT x.value->>'tid' FROM jsonb_array_elements(p_steps) AS x(value)
-          WHERE v_by_tracking_id AND (x.value->>'entered')::boolean AND x.value->>'tid' IS NOT NULL) s
+    FROM (SELECT ''::text AS scope FROM unnest(p_entered) AS x(entered) WHERE x.entered
+          UNION ALL SELECT x.tid FROM unnest(p_tid, p_entered) AS x(tid, entered)
+          WHERE v_by_tracking_id AND x.entered AND x.tid IS NOT NULL) s
     GROUP BY 1
   ), w AS (
     SELECT j, coalesce(e.n, 0) AS n, (sum(coalesce(e.n, 0)) OVER (ORDER BY j) - coalesce(e.n, 0) + 1)::integer AS start
@@ -1596,10 +1609,8 @@ BEGIN
   END IF;
 
   FOR v_step IN
-    SELECT (x.value->>'o')::integer AS o, (x.value->>'key') COLLATE "C" AS key, x.value->>'tid' AS tid,
-           (x.value->>'entered')::boolean AS entered, (x.value->>'flags')::integer AS flags,
-           (x.value->>'gained')::integer AS gained, (x.value->>'at')::bigint AS at
-    FROM jsonb_array_elements(p_steps) AS x(value)
+    SELECT x.o, x.key COLLATE "C" AS key, x.tid, x.entered, x.flags, x.gained, x.at
+    FROM unnest(p_o, p_key, p_tid, p_entered, p_flags, p_gained, p_at) AS x(o, key, tid, entered, flags, gained, at)
     ORDER BY 1
   LOOP
     v_up := NULL;
