@@ -346,7 +346,7 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
         await tx.unsafe(
           `DROP TABLE ${s}.changes, ${s}.change_counters, ${s}.alert_windows, ${s}.alert_window_slots, ${s}.paused_streams, ${s}.outbound_endpoints`,
         );
-        for (const name of ['feed_suppressions', 'apply_alerts', 'append_changes', 'pend_changes']) {
+        for (const name of ['feed_suppressions', 'apply_alerts', 'append_changes', 'append_changes_with_statuses', 'pend_changes']) {
           await tx.unsafe(`DROP FUNCTION IF EXISTS ${s}.mailwarden_${name}`);
         }
         await tx.unsafe(`DELETE FROM ${s}.mailwarden_migrations WHERE version = 13`);
