@@ -6,6 +6,7 @@ import {
   Fact,
   messageKey,
   timelineEntryId,
+  type Store,
   type StoredAlertRule,
   type StoredEvent,
   type SuppressionRecord,
@@ -308,7 +309,7 @@ describe('alert windows and retention as SQL keeps them', () => {
         await memory.applyEvents(project, batch, { now: T, alerts: rule });
         expect(await store.getAlertWindows(project, [null])).toEqual(await memory.getAlertWindows(project, [null]));
       }
-      const alertsOf = async (of: typeof memory) =>
+      const alertsOf = async (of: Store) =>
         (await of.listChanges(project, { after: 0, limit: 1000, kinds: ['alert.bounce_rate', 'alert.complaint_rate'] })).changes;
       expect(await alertsOf(store)).toEqual(await alertsOf(memory));
       expect((await alertsOf(store)).length).toBeGreaterThan(0);

@@ -310,13 +310,13 @@ describe('alert windows', () => {
     const events = [event(0, 'bounced', T0), event(1, 'complained', T0), ...[2, 3, 4, 5].map((i) => event(i, 'sent', T0))];
     await store.applyEvents(
       projectId,
-      [...events, { ...event(5, 'complained', T0 + 1), message: { ...events[5]!.message, facts: Fact.complained } }],
+      [...events, { ...event(5, 'complained', T0 + 1), message: { ...events[5]!.message!, facts: Fact.complained } }],
       {
         now: T0,
         alerts: rule({ window: 3, minMessages: 1 }),
       },
     );
-    const keyOf = (i: number) => events[i]?.message.key ?? messageKey('postmark', `message-${i}`, `user-${i}@example.com`);
+    const keyOf = (i: number) => events[i]?.message?.key ?? messageKey('postmark', `message-${i}`, `user-${i}@example.com`);
     expect(await redis().hgetall(`${tag}aw`)).toEqual({
       n: '3',
       b: '0',
