@@ -102,7 +102,9 @@ test('deliverability: the rates against their thresholds in words, a paused stre
   await page.getByText('Over the last 20 messages the project sent (its window): 11 so far.').waitFor();
   const bounce = card(page, 'Bounce rate');
   expect(await bounce.locator('.rate-figure').textContent()).toBe('9.09% 1 of 11 hard-bounced');
-  expect(await bounce.locator('.alert-state').textContent()).toBe('Firing · Alert firing: the rate reached 5%. It resolves below 4%.');
+  expect(await bounce.locator('.alert-state').textContent()).toBe(
+    'Firing · Alert firing: the rate reached the 5% threshold. It resolves below 4%.',
+  );
   expect(await card(page, 'Complaint rate').locator('.alert-state').textContent()).toBe('OK · No alert: below the 0.1% threshold.');
 
   // The crossing paused marketing; resuming it asks first, and Cancel changes nothing.

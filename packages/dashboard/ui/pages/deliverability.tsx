@@ -111,7 +111,7 @@ function Rate({
   // Percent of the bar's width (an SVG: the dashboard's CSP allows no inline styles).
   const at = (value: number) => Math.min(100, (value / scale) * 100);
   const state = rate.firing
-    ? `Alert firing: the rate reached ${formatFraction(rate.threshold)}. It resolves below ${formatFraction(rate.resolve_below)}.`
+    ? `Alert firing: the rate reached the ${formatFraction(rate.threshold)} threshold. It resolves below ${formatFraction(rate.resolve_below)}.`
     : enough
       ? `No alert: below the ${formatFraction(rate.threshold)} threshold.`
       : `No alert: too few messages yet to judge (threshold ${formatFraction(rate.threshold)}).`;
