@@ -742,10 +742,6 @@ BEGIN
                  WITH ORDINALITY AS c(message_key, tracking_id, stream, facts, first_event_at, last_event_at, ord)) e
       WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
       WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
-    ), stored AS MATERIALIZED (
-      SELECT m.* FROM (SELECT DISTINCT message_key FROM upto EXCEPT SELECT unnest(v_created)) k
-      CROSS JOIN LATERAL (SELECT m.key, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
-                          FROM {{schema}}.messages m WHERE m.project_id = p_project_id AND m.key = k.message_key OFFSET 0) m
     ), merged AS (
       SELECT u.ord, u.message_key, m.key IS NULL AND u.n = 1 AS entered,
              coalesce(m.facts, 0) | u.facts_prior AS before_facts,
@@ -755,7 +751,9 @@ BEGIN
              CASE WHEN m.key IS NULL THEN u.first_to ELSE least(m.first_event_at, u.first_to) END AS first_event_at,
              CASE WHEN m.key IS NULL THEN u.last_to ELSE greatest(m.last_event_at, u.last_to) END AS last_event_at
       FROM upto u
-      LEFT JOIN stored m ON m.key = u.message_key
+      LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+      LEFT JOIN LATERAL (SELECT m.key, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
+                         FROM {{schema}}.messages m WHERE c.key IS NULL AND m.project_id = p_project_id AND m.key = u.message_key OFFSET 0) m ON true
     ), after AS (
       -- The includes read \`facts\`: the message's after the event here, before it in \`x\` below.
       SELECT y.*, CASE
