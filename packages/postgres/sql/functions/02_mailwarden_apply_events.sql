@@ -152,9 +152,9 @@ BEGIN
   --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
   --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
   --     The feed's status changes (`p` 3) and the steps mailwarden_apply_alerts reads (the events that
-  --     created their message or gave it an alert flag) are made at once. The stored rows (of messages
-  --     step 2 did not create) are read by one primary-key probe per message (LATERAL … OFFSET 0), as
-  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither is ordered here:
+  --     created their message or gave it an alert flag) are made at once. Only an event whose message
+  --     step 2 did not create reads the stored row, by a primary-key probe (LATERAL … OFFSET 0), as
+  --     getSuppressions reads: a batch of new messages reads none. Neither is ordered here:
   --     mailwarden_append_changes_with_statuses and mailwarden_apply_alerts order them by `o`.
   --     Only the columns the merge reads go through the sort and the windows (each copies its rows);
   --     the rest is read by position, once per event. A message's provider, id and recipient are its
@@ -165,10 +165,10 @@ BEGIN
     v_recipients := p_events->'recipient';
     v_timelines_sent := p_events->'timeline';
     WITH upto AS (
-      SELECT e.*, row_number() OVER w AS n, bit_or(e.facts) OVER w AS facts_to,
-             coalesce(bit_or(e.facts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS facts_prior,
-             min(e.tracking_id) OVER w AS tracking_to, min(e.stream) OVER w AS stream_to,
-             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to
+      -- The events before this one (one window, so one pass); merged below with this one's.
+      SELECT e.*, row_number() OVER w AS n, coalesce(bit_or(e.facts) OVER w, 0) AS facts_prior,
+             min(e.tracking_id) OVER w AS tracking_prior, min(e.stream) OVER w AS stream_prior,
+             min(e.first_event_at) OVER w AS first_prior, max(e.last_event_at) OVER w AS last_prior
       FROM (SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
                    c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
                    c.last_event_at::bigint AS last_event_at
@@ -180,15 +180,16 @@ BEGIN
                             jsonb_array_elements_text(p_events->'last_event_at'))
                  WITH ORDINALITY AS c(message_key, tracking_id, stream, facts, first_event_at, last_event_at, ord)) e
       WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
-      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord)
+      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
     ), merged AS (
       SELECT u.ord, u.message_key, m.key IS NULL AND u.n = 1 AS entered,
              coalesce(m.facts, 0) | u.facts_prior AS before_facts,
-             coalesce(m.facts, 0) | u.facts_to AS facts,
-             CASE WHEN m.key IS NULL THEN u.tracking_to ELSE least(m.tracking_id, u.tracking_to) END AS tracking_id,
-             CASE WHEN m.key IS NULL THEN u.stream_to ELSE least(m.stream, u.stream_to) END AS stream,
-             CASE WHEN m.key IS NULL THEN u.first_to ELSE least(m.first_event_at, u.first_to) END AS first_event_at,
-             CASE WHEN m.key IS NULL THEN u.last_to ELSE greatest(m.last_event_at, u.last_to) END AS last_event_at
+             coalesce(m.facts, 0) | u.facts_prior | u.facts AS facts,
+             -- least() and greatest() skip nulls: no stored row, no earlier event, or no value.
+             least(m.tracking_id, u.tracking_prior, u.tracking_id) AS tracking_id,
+             least(m.stream, u.stream_prior, u.stream) AS stream,
+             least(m.first_event_at, u.first_prior, u.first_event_at) AS first_event_at,
+             greatest(m.last_event_at, u.last_prior, u.last_event_at) AS last_event_at
       FROM upto u
       LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
       LEFT JOIN LATERAL (SELECT m.key, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
