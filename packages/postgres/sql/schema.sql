@@ -370,6 +370,11 @@ DECLARE
   v_status_o integer[];
   v_status_at bigint[];
   v_status_data jsonb[];
+  -- The batch's columns step 2a reads by an event's position (`ord` - 1).
+  v_providers jsonb;
+  v_message_ids jsonb;
+  v_recipients jsonb;
+  v_timelines_sent jsonb;
   v_result text;
 BEGIN
   -- 0. The batch comes as columns (toEventColumns). An instance of the previous release, during a
@@ -464,54 +469,48 @@ BEGIN
   --     stored row before the batch, read here before step 3 merges it, joined with the batch's events
   --     in order), its status before and after, and its alert flags (docs/storage.md, "The change feed").
   --     The feed's status changes (`p` 3) and the steps mailwarden_apply_alerts reads (the events that
-  --     created their message or gave it an alert flag) are made at once. The stored rows (of messages
-  --     step 2 did not create) are read by one primary-key probe per message (LATERAL … OFFSET 0), as
-  --     getSuppressions reads, and materialized, so a plan never joins each probe with the batch. Neither is ordered here:
+  --     created their message or gave it an alert flag) are made at once. Only an event whose message
+  --     step 2 did not create reads the stored row, by a primary-key probe (LATERAL … OFFSET 0), as
+  --     getSuppressions reads: a batch of new messages reads none. Neither is ordered here:
   --     mailwarden_append_changes_with_statuses and mailwarden_apply_alerts order them by `o`.
+  --     Only the columns the merge reads go through the sort and the windows (each copies its rows);
+  --     the rest is read by position, once per event. A message's provider, id and recipient are its
+  --     event's: its key is their digest (messageKey), so every event and the stored row agree.
   IF v_feed OR v_alerts IS NOT NULL THEN
-    WITH e AS (
-      SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
-             c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
-             c.last_event_at::bigint AS last_event_at, nullif(c.timeline, 'null') AS timeline,
-             c.provider, c.message_id, c.recipient
-      FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'),
-                      jsonb_array_elements_text(p_events->'message_key'),
-                      jsonb_array_elements_text(p_events->'provider'),
-                      jsonb_array_elements_text(p_events->'message_id'),
-                      jsonb_array_elements_text(p_events->'recipient'),
-                      jsonb_array_elements_text(p_events->'tracking_id'),
-                      jsonb_array_elements_text(p_events->'stream'),
-                      jsonb_array_elements_text(p_events->'facts'),
-                      jsonb_array_elements_text(p_events->'first_event_at'),
-                      jsonb_array_elements_text(p_events->'last_event_at'),
-                      jsonb_array_elements(p_events->'timeline'))
-           WITH ORDINALITY AS c(key, message_key, provider, message_id, recipient, tracking_id, stream, facts, first_event_at,
-                                last_event_at, timeline, ord)
-    ), upto AS (
-      SELECT e.*, row_number() OVER w AS n, bit_or(e.facts) OVER w AS facts_to,
-             coalesce(bit_or(e.facts) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS facts_prior,
-             min(e.tracking_id) OVER w AS tracking_to, min(e.stream) OVER w AS stream_to,
-             min(e.first_event_at) OVER w AS first_to, max(e.last_event_at) OVER w AS last_to,
-             -- A message step 2 created has the batch's identity fields, as step 2 joined them.
-             min(e.provider) OVER k AS new_provider, min(e.message_id) OVER k AS new_message_id, min(e.recipient) OVER k AS new_recipient
-      FROM e WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
-      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord), k AS (PARTITION BY e.message_key)
-    ), stored AS MATERIALIZED (
-      SELECT m.* FROM (SELECT DISTINCT message_key FROM upto EXCEPT SELECT unnest(v_created)) k
-      CROSS JOIN LATERAL (SELECT m.key, m.provider, m.message_id, m.recipient, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
-                          FROM "<schema>".messages m WHERE m.project_id = p_project_id AND m.key = k.message_key OFFSET 0) m
+    v_providers := p_events->'provider';
+    v_message_ids := p_events->'message_id';
+    v_recipients := p_events->'recipient';
+    v_timelines_sent := p_events->'timeline';
+    WITH upto AS (
+      -- The events before this one (one window, so one pass); merged below with this one's.
+      SELECT e.*, row_number() OVER w AS n, coalesce(bit_or(e.facts) OVER w, 0) AS facts_prior,
+             min(e.tracking_id) OVER w AS tracking_prior, min(e.stream) OVER w AS stream_prior,
+             min(e.first_event_at) OVER w AS first_prior, max(e.last_event_at) OVER w AS last_prior
+      FROM (SELECT c.ord::integer AS ord, c.message_key COLLATE "C" AS message_key, c.tracking_id COLLATE "C" AS tracking_id,
+                   c.stream COLLATE "C" AS stream, c.facts::integer AS facts, c.first_event_at::bigint AS first_event_at,
+                   c.last_event_at::bigint AS last_event_at
+            FROM ROWS FROM (jsonb_array_elements_text(p_events->'message_key'),
+                            jsonb_array_elements_text(p_events->'tracking_id'),
+                            jsonb_array_elements_text(p_events->'stream'),
+                            jsonb_array_elements_text(p_events->'facts'),
+                            jsonb_array_elements_text(p_events->'first_event_at'),
+                            jsonb_array_elements_text(p_events->'last_event_at'))
+                 WITH ORDINALITY AS c(message_key, tracking_id, stream, facts, first_event_at, last_event_at, ord)) e
+      WHERE v_outcomes[e.ord] AND e.message_key IS NOT NULL
+      WINDOW w AS (PARTITION BY e.message_key ORDER BY e.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
     ), merged AS (
-      SELECT u.ord, u.message_key, u.timeline, m.key IS NULL AND u.n = 1 AS entered,
-             coalesce(m.provider, u.new_provider) AS provider, coalesce(m.message_id, u.new_message_id) AS message_id,
-             coalesce(m.recipient, u.new_recipient) AS recipient,
+      SELECT u.ord, u.message_key, m.key IS NULL AND u.n = 1 AS entered,
              coalesce(m.facts, 0) | u.facts_prior AS before_facts,
-             coalesce(m.facts, 0) | u.facts_to AS facts,
-             CASE WHEN m.key IS NULL THEN u.tracking_to ELSE least(m.tracking_id, u.tracking_to) END AS tracking_id,
-             CASE WHEN m.key IS NULL THEN u.stream_to ELSE least(m.stream, u.stream_to) END AS stream,
-             CASE WHEN m.key IS NULL THEN u.first_to ELSE least(m.first_event_at, u.first_to) END AS first_event_at,
-             CASE WHEN m.key IS NULL THEN u.last_to ELSE greatest(m.last_event_at, u.last_to) END AS last_event_at
+             coalesce(m.facts, 0) | u.facts_prior | u.facts AS facts,
+             -- least() and greatest() skip nulls: no stored row, no earlier event, or no value.
+             least(m.tracking_id, u.tracking_prior, u.tracking_id) AS tracking_id,
+             least(m.stream, u.stream_prior, u.stream) AS stream,
+             least(m.first_event_at, u.first_prior, u.first_event_at) AS first_event_at,
+             greatest(m.last_event_at, u.last_prior, u.last_event_at) AS last_event_at
       FROM upto u
-      LEFT JOIN stored m ON m.key = u.message_key
+      LEFT JOIN unnest(v_created) AS c(key) ON c.key = u.message_key
+      LEFT JOIN LATERAL (SELECT m.key, m.tracking_id, m.stream, m.facts, m.first_event_at, m.last_event_at
+                         FROM "<schema>".messages m WHERE c.key IS NULL AND m.project_id = p_project_id AND m.key = u.message_key OFFSET 0) m ON true
     ), after AS (
       -- The includes read `facts`: the message's after the event here, before it in `x` below.
       SELECT y.*, CASE
@@ -533,16 +532,19 @@ BEGIN
       WHEN facts & 2 <> 0 THEN 5
       ELSE 6
     END AS from_status, ((facts & 16 <> 0)::integer | ((facts & 32 <> 0)::integer << 1)) AS from_flags
-      FROM (SELECT a.ord, a.message_key, a.timeline, a.entered, a.provider, a.message_id, a.recipient, a.tracking_id, a.stream,
-                   a.first_event_at, a.last_event_at, a.facts AS after_facts, a.before_facts AS facts, a.to_status, a.to_flags
-            FROM after a) y
+      -- OFFSET 0: the event's timeline entry is looked up once, not once per use below.
+      FROM (SELECT a.ord, a.message_key, a.entered, a.tracking_id, a.stream, a.first_event_at, a.last_event_at,
+                   a.facts AS after_facts, a.before_facts AS facts, a.to_status, a.to_flags,
+                   v_timelines_sent->(a.ord - 1) AS timeline
+            FROM after a OFFSET 0) y
     )
     SELECT array_agg(x.ord) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            array_agg(coalesce(v_now, (x.timeline->>'occurredAt')::bigint)) FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            -- One flat array (nested objects cost as much again to build): the message's columns as
            -- toMessageRecord reads them, from and to, the event's id, type and time.
-           array_agg(jsonb_build_array(x.message_key, x.provider, x.message_id, x.recipient, x.tracking_id, x.after_facts,
-                                       x.first_event_at, x.last_event_at, x.stream, CASE WHEN NOT x.entered THEN x.from_status END,
+           array_agg(jsonb_build_array(x.message_key, v_providers->(x.ord - 1), v_message_ids->(x.ord - 1), v_recipients->(x.ord - 1),
+                                       x.tracking_id, x.after_facts, x.first_event_at, x.last_event_at, x.stream,
+                                       CASE WHEN NOT x.entered THEN x.from_status END,
                                        x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            -- One aggregate node: every array sees the rows in the same order.
