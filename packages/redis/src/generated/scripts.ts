@@ -439,7 +439,7 @@ export const applyEvents = loadScript(
       [529, 'lua/include/searchBlocks.lua', 1, 16],
       [545, 'lua/applyEvents.lua', 33, 2],
       [547, 'lua/include/alertWindows.lua', 1, 189],
-      [736, 'lua/applyEvents.lua', 35, 370],
+      [736, 'lua/applyEvents.lua', 35, 375],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -1393,10 +1393,11 @@ end
 
 -- Merges an event's message. Returns its facts before (old, nil when the event created it) and after
 -- (f), its tracking ID before (oldT), and the message as stored now: t, s, a, b, and with the feed p,
--- i, r.
+-- i, r; false without the feed and alerts (nothing reads it then).
 local function mergeMessage(e)
   local mk = KEYS[e.k]
-  local merged = {}
+  -- What the feed and the alert windows read; nothing to build without either.
+  local merged = (feed or alerts) and {}
   local known
   -- With the feed, the identity fields too, for a status change.
   if feed then
@@ -1419,8 +1420,10 @@ local function mergeMessage(e)
       redis.call('ZADD', seenIndex, 0, member)
       moveRow(e.t, e.q or e.t, 1, counters(e.f), e.b)
     end
-    merged.f, merged.t, merged.s, merged.p, merged.i, merged.r = e.f, e.t, e.s, e.p, e.i, e.r
-    merged.a, merged.b = e.a, e.b
+    if merged then
+      merged.f, merged.t, merged.s, merged.p, merged.i, merged.r = e.f, e.t, e.s, e.p, e.i, e.r
+      merged.a, merged.b = e.a, e.b
+    end
   else
     local oldT, oldF, oldA, oldB = known[1] or nil, tonumber(known[2]), tonumber(known[3]), tonumber(known[4])
     -- joinTrackingIds: an ID beats none; of two, the smaller in byte order.
@@ -1471,8 +1474,10 @@ local function mergeMessage(e)
         moveRow(newT, e.q or e.t, 1, now, newB)
       end
     end
-    merged.old, merged.f, merged.oldT, merged.t = oldF, newF, oldT, newT
-    merged.s, merged.a, merged.b, merged.p, merged.i, merged.r = newS, newA, newB, known[13], known[14], known[15]
+    if merged then
+      merged.old, merged.f, merged.oldT, merged.t = oldF, newF, oldT, newT
+      merged.s, merged.a, merged.b, merged.p, merged.i, merged.r = newS, newA, newB, known[13], known[14], known[15]
+    end
   end
   if ttl then redis.call('PEXPIRE', mk, ttl) end
   if e.l then addTimelineEntry(KEYS[e.l], e.z, e.e) end
@@ -1522,7 +1527,7 @@ for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
-    local merged = e.m and mergeMessage(e.m)
+    local merged = e.m and mergeMessage(e.m) or nil
     local outcome
     if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
       outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
