@@ -998,15 +998,18 @@ DECLARE
 BEGIN
   IF (SELECT count(DISTINCT (x.value->>'hash', coalesce(x.value->>'stream', ''))) = count(*) FROM jsonb_array_elements(p_rows) AS x(value)) THEN
     SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_before
-    FROM (SELECT s.* FROM "<schema>".suppressions s
-          JOIN jsonb_array_elements(p_rows) AS x(value)
-            ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '')
-          ORDER BY s.hash, s.stream FOR UPDATE OF s) s;
+    FROM (SELECT (x.value->>'hash') COLLATE "C" AS hash, coalesce(x.value->>'stream', '') COLLATE "C" AS stream
+          FROM jsonb_array_elements(p_rows) AS x(value) ORDER BY 1, 2 OFFSET 0) x
+    CROSS JOIN LATERAL (SELECT s.* FROM "<schema>".suppressions s
+                        WHERE s.project_id = (SELECT p_project_id) AND s.hash = x.hash AND s.stream = x.stream
+                        LIMIT 1 FOR UPDATE) s;
     v_merged := "<schema>".mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', p_rows));
     SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_after
-    FROM "<schema>".suppressions s
-    JOIN jsonb_array_elements(p_rows) AS x(value)
-      ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '');
+    FROM jsonb_array_elements(p_rows) AS x(value)
+    CROSS JOIN LATERAL (SELECT s.* FROM "<schema>".suppressions s
+                        WHERE s.project_id = (SELECT p_project_id) AND s.hash = (x.value->>'hash') COLLATE "C"
+                          AND s.stream = coalesce(x.value->>'stream', '') COLLATE "C"
+                        LIMIT 1) s;
     WITH rows AS (
       SELECT x.value, x.ord, v_rows_before->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS before,
              v_rows_after->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS after
@@ -1038,12 +1041,12 @@ BEGIN
     ORDER BY 3, 4, 2
   LOOP
     SELECT * INTO v_before FROM "<schema>".suppressions
-    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream FOR UPDATE;
+    WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream FOR UPDATE;
     v_had := FOUND;
     v_codes[v_row.ord] := "<schema>".mailwarden_merge_suppressions(p_project_id,
       jsonb_build_object('now', p_now, 'rows', jsonb_build_array(v_row.value)));
     SELECT * INTO v_after FROM "<schema>".suppressions
-    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream;
     CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
     v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
     v_at := coalesce(p_now, v_after.created_at);
@@ -1123,8 +1126,9 @@ BEGIN
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
   --    Looked up from the batch's addresses, one primary-key probe each (a scalar subquery: a join
-  --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
-  --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
+  --    planned while the table's statistics said it was small hash-joins a scan of the whole project;
+  --    the project as an InitPlan, since a project newer than the statistics looks empty and any index
+  --    on project_id then ties with the key: docs/storage.md, "The change feed"), leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
   --    A row expired at v_now is written over, but was not there before (its reason NULL).
   WITH seen_events AS (
@@ -1145,7 +1149,7 @@ BEGIN
   ), before AS (
     SELECT e.key,
            (SELECT x.reason FROM "<schema>".suppressions x
-            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash
+            WHERE x.project_id = (SELECT p_project_id) AND x.stream = e.stream AND x.hash = e.hash
               AND NOT coalesce(x.expires_at <= v_now, false)) AS reason
     FROM seen e
     LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key
@@ -1406,14 +1410,14 @@ BEGIN
         -- same event).
         IF v_listed_by_rule AND v_listed_at = v_end_at AND v_listed_event = v_end->>1 THEN
           IF v_feed IS NOT NULL THEN
-            SELECT * INTO v_before FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '' FOR UPDATE;
+            SELECT * INTO v_before FROM "<schema>".suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '' FOR UPDATE;
           END IF;
           UPDATE "<schema>".suppressions SET cause_rule = v_rule, expires_at = v_expires
           WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
             AND source_at = v_end_at AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
           v_replaced := FOUND;
           IF v_replaced AND v_feed IS NOT NULL THEN
-            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             IF v_after IS DISTINCT FROM v_before THEN
               PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
                 'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
@@ -1440,7 +1444,7 @@ BEGIN
             RETURNING 's' INTO v_code;
           END IF;
           IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
-            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
               'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
               'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));

@@ -1,6 +1,7 @@
 // The PostgreSQL feed beyond what conformance compares (docs/storage.md, "The change feed"): a failing
 // batch leaves no change, a concurrent reader never sees a gap, migration 13 on a schema at version 12,
-// a store without a feed writes no feed row, and the alert windows and outbound leases as SQL holds them.
+// a store without a feed writes no feed row, the suppressions read by primary key in a project newer than
+// the statistics, and the alert windows and outbound leases as SQL holds them.
 import {
   createEmailHasher,
   Fact,
@@ -118,6 +119,53 @@ describe('the feed in one transaction', () => {
       ).toEqual([{ changes: 0, counters: 0 }]);
       expect(await store.listChanges(project, { after: 3, limit: 10 })).toEqual({ changes: [], next: 3, last: 0 });
     } finally {
+      await drop();
+    }
+  });
+});
+
+describe('a project newer than the statistics', () => {
+  // ANALYZE saw only another project, so this one is estimated empty and any index on project_id ties
+  // with the primary key: each read of a batch's suppressions must still be one probe of the key, not a
+  // scan of the project's list (auto_explain shows the plans of the statements inside the functions).
+  test("the feed's merge reads each address through the primary key, set-based and row by row", async () => {
+    const { schema, store, drop } = await freshStore(sql, { changes: {} });
+    const plans: string[] = [];
+    const explained = connect({ max: 1, onnotice: (notice) => void plans.push(String(notice.message)) });
+    try {
+      const record = (i: number, reason: SuppressionRecord['reason'] = 'manual'): SuppressionRecord => {
+        const email = `user${i}@example.com`;
+        return { hash: hashEmail(email), email, reason, createdAt: T + i };
+      };
+      const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+      await store.mergeSuppressions(
+        'old',
+        range(0, 300).map((i) => record(i)),
+        T,
+      );
+      await sql.unsafe(`ANALYZE "${schema}".suppressions`);
+      await store.mergeSuppressions(
+        project,
+        range(0, 300).map((i) => record(i)),
+        T,
+      );
+      await explained.unsafe(`LOAD 'auto_explain'`);
+      await explained.unsafe(
+        'SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET client_min_messages = log',
+      );
+      const probed = createPostgresStore({ sql: explained, schema, changes: {} });
+      // Each address once (the set-based reads), then one twice (row by row): existing and new addresses.
+      await probed.mergeSuppressions(
+        project,
+        range(290, 310).map((i) => record(i, 'hard_bounce')),
+        T + 1,
+      );
+      await probed.mergeSuppressions(project, [record(280, 'complaint'), record(280, 'complaint'), record(320)], T + 2);
+      const reads = plans.flatMap((plan) => plan.split('\n').filter((line) => /Scan .* on suppressions\b/.test(line)));
+      expect(reads.length).toBeGreaterThan(3);
+      for (const read of reads) expect(read).toMatch(/Index Scan using suppressions_pkey on suppressions\b/);
+    } finally {
+      await explained.end();
       await drop();
     }
   });

@@ -50,14 +50,15 @@ BEGIN
   -- 2. The rows that were there: read (a new snapshot: locked rows, as committed) and joined.
   --    Only rows that changed are written, and only they and the created ones are invalidated.
   --    Looked up from the batch's addresses, one primary-key probe each (a scalar subquery: a join
-  --    planned while the table's statistics said it was small hash-joins a scan of the whole project),
-  --    leaving out those just created (a hash anti-join, not a scan of an array). Every address left
+  --    planned while the table's statistics said it was small hash-joins a scan of the whole project;
+  --    the project as an InitPlan, since a project newer than the statistics looks empty and any index
+  --    on project_id then ties with the key: docs/storage.md, "The change feed"), leaving out those just created (a hash anti-join, not a scan of an array). Every address left
   --    has a row: step 1 locked it.
   --    A row expired at v_now is written over, but was not there before (its reason NULL).
   WITH {{> suppression_events}}, before AS (
     SELECT e.key,
            (SELECT x.reason FROM {{schema}}.suppressions x
-            WHERE x.project_id = p_project_id AND x.stream = e.stream AND x.hash = e.hash
+            WHERE x.project_id = (SELECT p_project_id) AND x.stream = e.stream AND x.hash = e.hash
               AND NOT coalesce(x.expires_at <= v_now, false)) AS reason
     FROM seen e
     LEFT JOIN unnest(v_suppressed) AS c(key) ON c.key = e.key

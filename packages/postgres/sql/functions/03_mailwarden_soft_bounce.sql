@@ -126,14 +126,14 @@ BEGIN
         -- same event).
         IF v_listed_by_rule AND v_listed_at = v_end_at AND v_listed_event = v_end->>1 THEN
           IF v_feed IS NOT NULL THEN
-            SELECT * INTO v_before FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '' FOR UPDATE;
+            SELECT * INTO v_before FROM {{schema}}.suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '' FOR UPDATE;
           END IF;
           UPDATE {{schema}}.suppressions SET cause_rule = v_rule, expires_at = v_expires
           WHERE project_id = p_project_id AND hash = v_hash AND stream = '' AND cause_rule IS NOT NULL
             AND source_at = v_end_at AND cause_event_id = v_end->>1 AND NOT coalesce(expires_at <= p_now, false);
           v_replaced := FOUND;
           IF v_replaced AND v_feed IS NOT NULL THEN
-            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             IF v_after IS DISTINCT FROM v_before THEN
               PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
                 'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
@@ -160,7 +160,7 @@ BEGIN
             RETURNING 's' INTO v_code;
           END IF;
           IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
-            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = p_project_id AND hash = v_hash AND stream = '';
+            SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
               'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
               'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));

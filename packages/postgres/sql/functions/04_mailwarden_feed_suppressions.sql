@@ -10,7 +10,10 @@
 -- record is the stored one either way). Each change is tagged with its row's `o` (an event's position, when
 -- mailwarden_apply_events sends it; else the row's) and `p` (1; 2 for the soft-bounce rule's) and left
 -- to mailwarden_pend_changes: mailwarden_append_changes orders and numbers them. Returns the codes of
--- mailwarden_merge_suppressions, per row in row order.
+-- mailwarden_merge_suppressions, per row in row order. Every read of a row is a primary-key probe (a
+-- LATERAL subquery with LIMIT 1, the project as an InitPlan): a project newer than the statistics is
+-- estimated empty, and a join or a probe with its value then scans the project's whole list through
+-- another index (docs/storage.md, "The change feed").
 
 CREATE OR REPLACE FUNCTION {{schema}}.mailwarden_feed_suppressions(p_project_id text, p_now bigint, p_rows jsonb) RETURNS text
 LANGUAGE plpgsql AS $fn$
@@ -29,15 +32,18 @@ DECLARE
 BEGIN
   IF (SELECT count(DISTINCT (x.value->>'hash', coalesce(x.value->>'stream', ''))) = count(*) FROM jsonb_array_elements(p_rows) AS x(value)) THEN
     SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_before
-    FROM (SELECT s.* FROM {{schema}}.suppressions s
-          JOIN jsonb_array_elements(p_rows) AS x(value)
-            ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '')
-          ORDER BY s.hash, s.stream FOR UPDATE OF s) s;
+    FROM (SELECT (x.value->>'hash') COLLATE "C" AS hash, coalesce(x.value->>'stream', '') COLLATE "C" AS stream
+          FROM jsonb_array_elements(p_rows) AS x(value) ORDER BY 1, 2 OFFSET 0) x
+    CROSS JOIN LATERAL (SELECT s.* FROM {{schema}}.suppressions s
+                        WHERE s.project_id = (SELECT p_project_id) AND s.hash = x.hash AND s.stream = x.stream
+                        LIMIT 1 FOR UPDATE) s;
     v_merged := {{schema}}.mailwarden_merge_suppressions(p_project_id, jsonb_build_object('now', p_now, 'rows', p_rows));
     SELECT jsonb_object_agg(s.hash || s.stream, to_jsonb(s) - 'project_id') INTO v_rows_after
-    FROM {{schema}}.suppressions s
-    JOIN jsonb_array_elements(p_rows) AS x(value)
-      ON s.project_id = p_project_id AND s.hash = x.value->>'hash' AND s.stream = coalesce(x.value->>'stream', '');
+    FROM jsonb_array_elements(p_rows) AS x(value)
+    CROSS JOIN LATERAL (SELECT s.* FROM {{schema}}.suppressions s
+                        WHERE s.project_id = (SELECT p_project_id) AND s.hash = (x.value->>'hash') COLLATE "C"
+                          AND s.stream = coalesce(x.value->>'stream', '') COLLATE "C"
+                        LIMIT 1) s;
     WITH rows AS (
       SELECT x.value, x.ord, v_rows_before->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS before,
              v_rows_after->((x.value->>'hash') || coalesce(x.value->>'stream', '')) AS after
@@ -69,12 +75,12 @@ BEGIN
     ORDER BY 3, 4, 2
   LOOP
     SELECT * INTO v_before FROM {{schema}}.suppressions
-    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream FOR UPDATE;
+    WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream FOR UPDATE;
     v_had := FOUND;
     v_codes[v_row.ord] := {{schema}}.mailwarden_merge_suppressions(p_project_id,
       jsonb_build_object('now', p_now, 'rows', jsonb_build_array(v_row.value)));
     SELECT * INTO v_after FROM {{schema}}.suppressions
-    WHERE project_id = p_project_id AND hash = v_row.hash AND stream = v_row.stream;
+    WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream;
     CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
     v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
     v_at := coalesce(p_now, v_after.created_at);
