@@ -136,6 +136,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   /** A row that is not expired at `$n` (NULL: none is), as an SQL condition. */
   const unexpired = (n: number) => `NOT coalesce(expires_at <= $${n}::bigint, false)`;
   const trackingIdColumns = 'tracking_id, messages, delivered, bounced, complained, last_event_at::float8, opened, clicked, unsubscribed';
+  // `addSuppression`'s insert, with and without the feed: the row, or one written over a row expired at $16.
+  const insertSuppression = `INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
+          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted, stream)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $14, $15, $12)
+        ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
+          created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
+          cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
+          cause_event_id = excluded.cause_event_id, cause_diagnostic = excluded.cause_diagnostic,
+          expires_at = excluded.expires_at, cause_rule = excluded.cause_rule, allowlisted = excluded.allowlisted
+        WHERE s.expires_at <= $16::bigint`;
   const statements = {
     // A check reads every list's row of the hash, one range of the primary key (project_id, hash, stream),
     // and `listOf` picks. No condition on `stream`: with `stream = ''`, the listing indexes, which lead
@@ -154,15 +164,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     // No row: the conflicting row was committed after this statement's snapshot, so it cannot be read
     // here; the caller asks again.
     addSuppression: `WITH created AS (
-        INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
-          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted, stream)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $14, $15, $12)
-        ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
-          created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
-          cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
-          cause_event_id = excluded.cause_event_id, cause_diagnostic = excluded.cause_diagnostic,
-          expires_at = excluded.expires_at, cause_rule = excluded.cause_rule, allowlisted = excluded.allowlisted
-        WHERE s.expires_at <= $16::bigint
+        ${insertSuppression}
         RETURNING hash
       ), notified AS (
         SELECT ${invalidationOf('hash')} FROM created
@@ -292,15 +294,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     addSuppression: `WITH old AS (
         SELECT ${rowJson('o')} AS record_json FROM ${s}.suppressions o WHERE project_id = $1 AND stream = $12 AND hash = $2
       ), created AS (
-        INSERT INTO ${s}.suppressions AS s (project_id, hash, email, reason, created_at,
-          source, source_at, cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted, stream)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13, $14, $15, $12)
-        ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
-          created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
-          cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
-          cause_event_id = excluded.cause_event_id, cause_diagnostic = excluded.cause_diagnostic,
-          expires_at = excluded.expires_at, cause_rule = excluded.cause_rule, allowlisted = excluded.allowlisted
-        WHERE s.expires_at <= $16::bigint
+        ${insertSuppression}
         RETURNING hash, ${rowJson('s')} AS record_json
       ), notified AS (
         SELECT ${invalidationOf('hash')} FROM created
