@@ -24,6 +24,8 @@ export type {
   DeliveryInput,
   AllowlistEntry,
   AllowlistQuery,
+  AddressErasure,
+  ErasureResult,
 } from './store/store.js';
 export type {
   AlertChange,
@@ -42,7 +44,12 @@ export type {
   StoredAlertRule,
   StreamChange,
   SuppressionChange,
+  ErasureChange,
+  KeyChange,
+  AuditedKey,
+  SyncedKey,
 } from './store/changes.js';
+export { actorMatches, erasedEmail, ruleActors, CONFIG_ACTOR, type Actor } from './store/actor.js';
 export { changeKinds, changeFeedRetention, DEFAULT_CHANGE_MAX_AGE_MS, DEFAULT_CHANGE_MAX_LENGTH } from './store/changes.js';
 // What a store throws: `store_unavailable` when it cannot be reached, `change_cursor_expired` for a cursor retention overtook.
 export { MailwardenError, isMailwardenError } from './errors.js';

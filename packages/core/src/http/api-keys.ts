@@ -1,6 +1,15 @@
 import { hash } from 'node:crypto';
 import { MailwardenError } from '../errors.js';
 
+/**
+ * What a key may do in the projects it opens (docs/http.md, "Scopes"); each route needs one
+ * (`Route.scope`): `check` what a sending app does at send time (checks, unsubscribe links), `read`
+ * listings, messages, stats, the feed, `write` adds and removals (one, bulk, allowlist), `admin` what a
+ * project's operator does (erasure, pausing and resuming). A key configured without scopes has all four.
+ */
+export const apiScopes = ['check', 'read', 'write', 'admin'] as const;
+export type ApiScope = (typeof apiScopes)[number];
+
 /** What one API key may reach: a list of project ids, or `'*'` for every project (an admin key). */
 export type ApiKeyScope = readonly string[] | '*';
 

@@ -23,6 +23,11 @@ export interface HttpRequest {
    * signatures cover the original bytes.
    */
   parsedBody?: unknown;
+  /**
+   * The client's address as the binding sees it (Express's `req.ip`, Fastify's `request.ip`: behind a
+   * trusted proxy, the forwarded one), for per-client rate limits. Absent: limited as one unknown client.
+   */
+  remoteAddress?: string;
 }
 
 /** A response as the handler decides it; bindings copy it onto the framework's reply unchanged. */

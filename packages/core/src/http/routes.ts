@@ -48,6 +48,7 @@ import {
 import { assertCheckSize } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
 import { webhookChallenge, webhookRoute, webhookUnavailableStatus } from '../webhooks/providers.js';
+import type { ApiScope } from './api-keys.js';
 import type { HttpRequest, HttpResponse } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
@@ -70,6 +71,9 @@ export interface RouteInput {
   /** The body bytes exactly as received (webhooks). */
   bytes(): Promise<Uint8Array>;
   request: HttpRequest;
+  /** API-key routes: who calls, for the audit trail (`keyActor` of the key's name), and what its key may do. */
+  actor?: string;
+  scopes?: readonly ApiScope[];
 }
 
 export interface RouteResult {
@@ -88,6 +92,12 @@ export interface Route {
   /** OpenAPI-style template: `/projects/{projectId}/suppressions/{hash}`. */
   path: string;
   auth: RouteAuth;
+  /**
+   * API-key routes: the scope a key needs (docs/http.md, "Scopes"); a key without it gets
+   * `insufficient_scope`. Absent on an API-key route: any key of the project (`GET …/api-key`).
+   * This table is the one place that says who may do what: the handler, OpenAPI and the docs read it.
+   */
+  scope?: ApiScope;
   operationId: string;
   summary: string;
   description?: string;
@@ -150,6 +160,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/suppressions',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listSuppressions',
     summary: "List the project-wide list or a stream's, newest first, optionally by reason, the start of the address and creation time",
     query: listSuppressionsQuerySchema,
@@ -165,6 +176,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/suppressions',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'addSuppression',
     summary: "Suppress an address by hand (reason manual), in the project-wide list or a stream's",
     description:
@@ -193,6 +205,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/suppressions/check',
     auth: 'api_key',
+    scope: 'check',
     operationId: 'checkSuppression',
     summary: 'Check one address, for any mail or for mail of one stream',
     description:
@@ -209,6 +222,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/suppressions/check',
     auth: 'api_key',
+    scope: 'check',
     operationId: 'checkSuppressions',
     summary: 'Check up to 100 addresses',
     description:
@@ -228,6 +242,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/suppressions/bulk-check',
     auth: 'api_key',
+    scope: 'check',
     operationId: 'checkSuppressionsInBulk',
     summary: 'Check up to 1 000 addresses',
     description:
@@ -245,6 +260,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/suppressions/bulk',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'addSuppressions',
     summary: 'Suppress up to 1 000 addresses, each with its reason and time',
     description:
@@ -268,6 +284,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/suppressions/bulk-delete',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'removeSuppressions',
     summary: 'Remove up to 1 000 suppressions, by address or hash',
     description:
@@ -288,6 +305,7 @@ export const routes: readonly Route[] = [
     method: 'DELETE',
     path: '/projects/{projectId}/suppressions/{hash}',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'removeSuppression',
     summary: "Remove a suppression by its hash, from the project-wide list or a stream's",
     query: removeSuppressionQuerySchema,
@@ -302,6 +320,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/allowlist',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listAllowlist',
     summary: 'List the addresses and domains that automatic rules never suppress, by entry in code-point order',
     query: listAllowlistQuerySchema,
@@ -313,6 +332,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/allowlist',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'addAllowlistEntry',
     summary: 'Allowlist an address or a domain (`@example.com`): bounces, complaints and the soft-bounce rule never suppress it',
     description:
@@ -333,6 +353,7 @@ export const routes: readonly Route[] = [
     method: 'DELETE',
     path: '/projects/{projectId}/allowlist/{entry}',
     auth: 'api_key',
+    scope: 'write',
     operationId: 'removeAllowlistEntry',
     summary: 'Remove an address or a domain from the allowlist',
     description: 'The entry as it was added, URL-encoded (`%40example.com` or `@example.com` for a domain); normalized as on add.',
@@ -347,6 +368,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/messages',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listMessages',
     summary:
       'List messages, newest first, optionally by tracking ID, status, recipient (whole, its start or its domain), provider, stream and time of the last event',
@@ -362,6 +384,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/messages/{id}',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'getMessage',
     summary: 'One message with its timeline',
     description:
@@ -381,6 +404,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/tracking-ids',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listTrackingIds',
     summary: 'List tracking IDs with their counters, or look up one exactly',
     query: listTrackingIdsQuerySchema,
@@ -395,6 +419,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/tracking-ids/{trackingId}/stats',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'getTrackingIdStats',
     summary: "One tracking ID's counts over time, per UTC hour or day",
     description: STATS_DESCRIPTION,
@@ -411,6 +436,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/stats',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'getProjectStats',
     summary: "The project's counts over time, per UTC hour or day",
     description: STATS_DESCRIPTION,
@@ -426,6 +452,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/changes',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listChanges',
     summary: "Read the project's change feed in order, after a cursor, optionally by kind",
     description:
@@ -446,6 +473,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/alerts',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'getAlertStatus',
     summary: 'The bounce and complaint rates of the recent messages, against their thresholds, and the paused streams',
     description:
@@ -466,6 +494,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/streams/paused',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listPausedStreams',
     summary: "The project's paused streams, by name",
     description: STREAM_PAUSE_DESCRIPTION,
@@ -477,6 +506,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/streams/{stream}/pause',
     auth: 'api_key',
+    scope: 'admin',
     operationId: 'pauseStream',
     summary: "Pause a stream's sending",
     description: `Answers 201 when this call paused it, 200 with the paused stream unchanged when it already was. ${STREAM_PAUSE_DESCRIPTION}`,
@@ -494,6 +524,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/streams/{stream}/resume',
     auth: 'api_key',
+    scope: 'admin',
     operationId: 'resumeStream',
     summary: "Resume a stream's sending",
     description: '`resumed: false` when it was not paused (a retried resume is harmless).',
@@ -508,6 +539,7 @@ export const routes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/outbound-webhooks',
     auth: 'api_key',
+    scope: 'read',
     operationId: 'listOutboundWebhooks',
     summary: "The project's outbound webhook endpoints and where each stands",
     description:
@@ -521,6 +553,7 @@ export const routes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/outbound-webhooks/{endpointId}/resume',
     auth: 'api_key',
+    scope: 'admin',
     operationId: 'resumeOutboundWebhook',
     summary: 'Resume a paused endpoint from its cursor: nothing is lost',
     description: 'Clears its failures and tries the next change at once. An endpoint that is not paused is answered as it is.',

@@ -28,6 +28,7 @@ export const unsubscribeRoutes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/unsubscribe-links',
     auth: 'api_key',
+    scope: 'check',
     operationId: 'createUnsubscribeLink',
     summary: 'Make a one-click unsubscribe link (RFC 8058) for one recipient, from one stream or from everything',
     description:

@@ -44,6 +44,10 @@ export const changeKinds = [
   'stream.resumed',
   'endpoint.paused',
   'endpoint.resumed',
+  'address.erased',
+  'key.added',
+  'key.updated',
+  'key.removed',
 ] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
@@ -52,6 +56,12 @@ interface ChangeBase {
   seq: number;
   /** The caller's clock (`now`) when the change was made, epoch milliseconds. */
   at: number;
+  /**
+   * Who made it (`store/actor.ts`: `key:<name>`, `webhook:<provider>:<event>`, `rule:<rule>`,
+   * `import:<run>`, `unsubscribe[:<stream>]`, `config`): the audit trail. Absent when the writer named
+   * none (an in-process call without `actor`, or a change stored before actors existed).
+   */
+  actor?: string;
 }
 
 /**
@@ -122,7 +132,49 @@ export interface EndpointChange extends ChangeBase {
   error?: string;
 }
 
-export type Change = SuppressionChange | MessageStatusChange | AlertChange | AllowlistChange | StreamChange | EndpointChange;
+/**
+ * An address was erased (`Store.eraseAddress`): every trace of it went, the feed's earlier changes
+ * about it included, and what still blocks it is listed here by hash, its email replaced by
+ * `erasedEmail(hash)`. Never carries the address. Replay: set each of `records` in its list, and
+ * remove the allowlist entry of `hash`.
+ */
+export interface ErasureChange extends ChangeBase {
+  kind: 'address.erased';
+  hash: string;
+  /** The hash's suppressions after the erasure, one per list that holds it (the project-wide one always). */
+  records: SuppressionRecord[];
+  /** How many messages (with their timelines and dedup keys) and feed changes went. */
+  messages: number;
+  changes: number;
+}
+
+/** An API key as the audit trail names it: never the key, nor its hash. */
+export interface AuditedKey {
+  name: string;
+  /** Its scopes, sorted (`apiScopes` order). */
+  scopes: string[];
+}
+
+/**
+ * The keys that open a project changed (`Store.syncApiKeys`): a name appeared (`key.added`), its
+ * scopes or its secret changed (`key.updated`), or it went (`key.removed`).
+ */
+export interface KeyChange extends ChangeBase {
+  kind: 'key.added' | 'key.updated' | 'key.removed';
+  key: AuditedKey;
+  /** `key.updated` only: the key as it was. */
+  previous?: AuditedKey;
+}
+
+export type Change =
+  | SuppressionChange
+  | MessageStatusChange
+  | AlertChange
+  | AllowlistChange
+  | StreamChange
+  | EndpointChange
+  | ErasureChange
+  | KeyChange;
 
 export interface ChangeQuery {
   /** The `seq` of the last change already read; 0 for the start of the feed. */
@@ -131,6 +183,16 @@ export interface ChangeQuery {
   limit: number;
   /** Only changes of these kinds; absent or empty: every kind. */
   kinds?: readonly ChangeKind[];
+  /**
+   * Only changes whose `actor` matches one of these (`actorMatches`): equal to it, or starting with it
+   * and a `:` (`key` matches every key, `webhook:ses` every SES event). Absent or empty: any actor.
+   */
+  actors?: readonly string[];
+  /**
+   * Only changes about this address hash: suppression changes of it (`record.hash`), allowlist changes
+   * of it (`entry.key`), its erasures (`hash`). Combines with `kinds` and `actors` (all must match).
+   */
+  hash?: string;
 }
 
 export interface ChangePage {
@@ -138,12 +200,21 @@ export interface ChangePage {
   changes: Change[];
   /**
    * Where the next call starts (`after`): the last change's `seq`, or further when the store looked at
-   * changes the `kinds` filter skipped (a store looks at a bounded number per call). Never past a change
+   * changes the filters skipped (a store looks at a bounded number per call). Never past a change
    * not yet read that matches.
    */
   next: number;
   /** The project's latest `seq` (0 when it has none): `next === last` means caught up. */
   last: number;
+}
+
+/** A key as `Store.syncApiKeys` compares it. */
+export interface SyncedKey extends AuditedKey {
+  /**
+   * Changes when the key's secret changes (the service gives the first 16 hex of the SHA-256 of its
+   * stored hash): stored to tell a rotation apart, never shown.
+   */
+  version: string;
 }
 
 /** An alert window's rule, as a store applies it (`ApplyEventsOptions.alerts`), made by the service from the project's `AlertRules`. */

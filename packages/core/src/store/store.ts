@@ -8,6 +8,8 @@ import type { AllowlistEntry, SuppressionRecord } from './records.js';
 import type {
   AlertWindow,
   ChangeFeedOptions,
+  KeyChange,
+  SyncedKey,
   ChangePage,
   ChangeQuery,
   OutboundProgress,
@@ -153,6 +155,38 @@ export interface StoredEvent {
    * has the rule and the event is a soft bounce, or a delivery when the rule resets on one.
    */
   ruleInput?: SoftBounceInput | DeliveryInput;
+  /**
+   * Who sent it, for the feed (`webhookActor(provider, type)`): the actor of the event's suppression and
+   * status changes. A suppression the soft-bounce rule makes is `ruleActors.softBounces`'s, an alert
+   * crossing and the streams it pauses `ruleActors.alerts`'s, an expired record it replaces
+   * `ruleActors.expiry`'s.
+   */
+  actor?: string;
+}
+
+/**
+ * What `Store.eraseAddress` needs: the address in every form the service knows, and what to keep of it
+ * (docs/decisions.md, "Erasure").
+ */
+export interface AddressErasure {
+  hash: string;
+  /** The address as normalized (`normalizeEmail`): messages whose `recipient` is this go. */
+  email: string;
+  /** Every text of the address a dedup key may embed (as given, normalized, lower-cased, JSON-escaped), each non-empty. */
+  forms: readonly string[];
+  /** What the project-wide list gets when it holds no live record of `hash` at `now`: `erasedEmail(hash)`, reason `manual`, source `api`, `createdAt` = `now`, no expiry. */
+  suppression: SuppressionRecord;
+  now: number;
+  actor?: string;
+}
+
+/** What an erasure did (`Store.eraseAddress`). */
+export interface ErasureResult {
+  /** The hash's suppressions after it, one per list that holds it (the project-wide one first, then by stream name). */
+  records: SuppressionRecord[];
+  /** Messages deleted (with their timelines and dedup keys), and feed changes deleted. */
+  messages: number;
+  changes: number;
 }
 
 /** A message with its timeline, oldest event first (`compareTimelineEntries`), at most `TIMELINE_CAP` entries. */
@@ -254,6 +288,8 @@ export interface TrackingIdQuery {
  * Every write appends what it changed to the project's change feed, in the same atomic step, when the
  * store keeps one (`changes`; the kinds and what each carries: `store/changes.ts`). A change's `at` is
  * the write's `now`; a write given none uses the record's own time (`createdAt`), or 0 for a removal.
+ * A change's `actor` is the write's `actor` (`store/actor.ts`), absent when it got none; changes a
+ * store makes by a rule carry that rule's (`ruleActors`).
  *
  * The conformance suite in `@mailwarden/store-test-suite` is the executable form of this contract.
  */
@@ -278,7 +314,12 @@ export interface Store {
    * unchanged, with `created: false` (an existing suppression is never downgraded). With `now`, an
    * existing record expired at `now` counts as absent: the given one replaces it (`created: true`).
    */
-  addSuppression(projectId: string, record: SuppressionRecord, now?: number): Promise<{ record: SuppressionRecord; created: boolean }>;
+  addSuppression(
+    projectId: string,
+    record: SuppressionRecord,
+    now?: number,
+    actor?: string,
+  ): Promise<{ record: SuppressionRecord; created: boolean }>;
 
   /**
    * Deletes a suppression from one list atomically: the project-wide list without `stream`, else that
@@ -286,7 +327,7 @@ export interface Store {
    * list had none. Removing from the project-wide list also forgets the hash's soft-bounce history, so the
    * rule counts afresh.
    */
-  removeSuppression(projectId: string, hash: string, stream?: string, now?: number): Promise<SuppressionRecord | undefined>;
+  removeSuppression(projectId: string, hash: string, stream?: string, now?: number, actor?: string): Promise<SuppressionRecord | undefined>;
 
   /**
    * Bulk import: joins each record into the list of its `stream` as an event's suppression joins (reason
@@ -300,7 +341,7 @@ export interface Store {
    * (the join's winner keeps its own). With `now`, a stored record expired at `now` counts as absent, and
    * a given record already expired at `now` is not written (`applied`).
    */
-  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[], now?: number): Promise<SuppressionMergeOutcome[]>;
+  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[], now?: number, actor?: string): Promise<SuppressionMergeOutcome[]>;
 
   /**
    * Bulk removal from one list (the project-wide one without `stream`, else that stream's): deletes
@@ -313,6 +354,7 @@ export interface Store {
     hashes: readonly string[],
     stream?: string,
     now?: number,
+    actor?: string,
   ): Promise<(SuppressionRecord | undefined)[]>;
 
   /**
@@ -381,10 +423,10 @@ export interface Store {
   listAllowlist(projectId: string, query: AllowlistQuery): Promise<AllowlistEntry[]>;
 
   /** Adds an entry if its `key` is absent. Returns the stored entry: the given one (`created`) or the existing one. */
-  addAllowlistEntry(projectId: string, entry: AllowlistEntry): Promise<{ entry: AllowlistEntry; created: boolean }>;
+  addAllowlistEntry(projectId: string, entry: AllowlistEntry, actor?: string): Promise<{ entry: AllowlistEntry; created: boolean }>;
 
   /** Removes the entry of `key`. Returns it, or `undefined` when there was none. */
-  removeAllowlistEntry(projectId: string, key: string, now?: number): Promise<AllowlistEntry | undefined>;
+  removeAllowlistEntry(projectId: string, key: string, now?: number, actor?: string): Promise<AllowlistEntry | undefined>;
 
   /**
    * Whether each recipient is allowlisted: its hash, or `@` and the text after the last `@` of its
@@ -412,10 +454,10 @@ export interface Store {
   listPausedStreams(projectId: string): Promise<PausedStream[]>;
 
   /** Pauses a stream's sending (`stream.paused`, cause `operator`) unless already paused. Returns the paused stream, and whether this call paused it. */
-  pauseStream(projectId: string, stream: string, now: number): Promise<{ paused: PausedStream; created: boolean }>;
+  pauseStream(projectId: string, stream: string, now: number, actor?: string): Promise<{ paused: PausedStream; created: boolean }>;
 
   /** Resumes a paused stream (`stream.resumed` with its cause). Returns what was paused, or `undefined` when it was not. */
-  resumeStream(projectId: string, stream: string, now: number): Promise<PausedStream | undefined>;
+  resumeStream(projectId: string, stream: string, now: number, actor?: string): Promise<PausedStream | undefined>;
 
   /**
    * Takes (or renews) the lease on delivering one endpoint's changes: granted when no one holds it, its
@@ -441,7 +483,42 @@ export interface Store {
    * `nextAttemptAt` 0, its cursor kept (nothing is lost), `endpoint.resumed` appended. Returns the state,
    * or `undefined` when it was never leased. A running endpoint is returned unchanged (nothing appended).
    */
-  resumeOutbound(projectId: string, endpoint: string, now: number): Promise<OutboundState | undefined>;
+  resumeOutbound(projectId: string, endpoint: string, now: number, actor?: string): Promise<OutboundState | undefined>;
+
+  /**
+   * Erases an address from the project, atomically (docs/decisions.md, "Erasure"), keeping what blocks it:
+   * - Its suppressions (`hash`, every list) stay, with `email` = `erasure.suppression.email`, no
+   *   `diagnostic` in their provenance (`event`, each of `rule.events`); the project-wide one also loses
+   *   its `expiresAt`. When the project-wide list holds none live at `now`, `erasure.suppression` is
+   *   written there (an expired one replaced without a change of its own).
+   * - Its allowlist entry (key `hash`) is removed.
+   * - Messages whose `recipient` is `email` are deleted with their timelines, recipient indexes and the
+   *   dedup keys of their events (`<provider>:<eventKey>` of each timeline entry); so are dedup keys that
+   *   contain any of `forms`, and the hash's soft-bounce history. Tracking-ID rows, stats and alert
+   *   windows stay: counts, not addresses.
+   * - The feed's changes about it are deleted (suppression changes of `hash`, allowlist changes of key
+   *   `hash`, `message.status_changed` whose message's `recipient` is `email`; earlier erasures stay), and
+   *   `address.erased` is appended (when the store keeps a feed) with `actor` at `now`.
+   * - Check caches drop `hash`. Calling it again erases nothing more and appends another `address.erased`.
+   */
+  eraseAddress(projectId: string, erasure: AddressErasure): Promise<ErasureResult>;
+
+  /**
+   * Makes the project's stored list of keys (by `name`) equal to `keys`, atomically, and appends for each
+   * difference, in name order: `key.added`, `key.updated` (its scopes or `version` differ) or
+   * `key.removed`, with `actor` at `now`. Returns the changes it appended (their `seq` 0 when the store
+   * keeps no feed; it keeps the list all the same): none when the list was already equal (another
+   * instance synced first).
+   */
+  syncApiKeys(projectId: string, keys: readonly SyncedKey[], now: number, actor: string): Promise<KeyChange[]>;
+
+  /**
+   * Optional, for rate limits shared by every instance (docs/http.md, "Rate limits"): counts one request
+   * in each bucket's current window (`Math.floor(now / windowMs)`), atomically per bucket, and returns
+   * each bucket's count in that window after it, in the order given. One round trip. A window's count may
+   * be forgotten once the window has ended. Buckets are the limiter's names, not a project's data.
+   */
+  hitRateLimits?(buckets: readonly string[], windowMs: number, now: number): Promise<number[]>;
 
   /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
