@@ -31,6 +31,8 @@ const documentedStatus: Record<ErrorCode, number> = {
   invalid_api_key: 401,
   webhook_unauthorized: 401,
   forbidden: 403,
+  // Scoped keys (docs/http.md, "Scopes"): a key of the project without the route's scope.
+  insufficient_scope: 403,
   not_found: 404,
   suppression_not_found: 404,
   // The allowlist (docs/core.md, "Allowlist"): removing an entry that is not there.
@@ -47,6 +49,8 @@ const documentedStatus: Record<ErrorCode, number> = {
   change_cursor_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  // Rate limits (docs/http.md, "Rate limits"): over a bucket's limit for its window.
+  rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,
   store_unavailable: 503,

@@ -154,25 +154,25 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       return results;
     },
 
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       try {
-        return await (now === undefined ? store.addSuppression(projectId, record) : store.addSuppression(projectId, record, now));
+        return await store.addSuppression(projectId, record, ...given(now, actor));
       } finally {
         invalidate(projectId, [record.hash]);
       }
     },
 
-    async removeSuppression(projectId, hash, stream, now) {
+    async removeSuppression(projectId, hash, stream, now, actor) {
       try {
-        return await store.removeSuppression(projectId, hash, ...given(stream, now));
+        return await store.removeSuppression(projectId, hash, ...given(stream, now, actor));
       } finally {
         invalidate(projectId, [hash]);
       }
     },
 
-    async mergeSuppressions(projectId, records, now) {
+    async mergeSuppressions(projectId, records, now, actor) {
       try {
-        return await (now === undefined ? store.mergeSuppressions(projectId, records) : store.mergeSuppressions(projectId, records, now));
+        return await store.mergeSuppressions(projectId, records, ...given(now, actor));
       } finally {
         if (records.length > 0)
           invalidate(
@@ -182,9 +182,9 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
       }
     },
 
-    async removeSuppressions(projectId, hashes, stream, now) {
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
       try {
-        return await store.removeSuppressions(projectId, hashes, ...given(stream, now));
+        return await store.removeSuppressions(projectId, hashes, ...given(stream, now, actor));
       } finally {
         if (hashes.length > 0) invalidate(projectId, hashes);
       }
@@ -210,8 +210,8 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     getStats: (projectId, query) => store.getStats(projectId, query),
     // The allowlist is not cached: it is read on writes (adds, imports), never on the check path.
     listAllowlist: (projectId, query) => store.listAllowlist(projectId, query),
-    addAllowlistEntry: (projectId, entry) => store.addAllowlistEntry(projectId, entry),
-    removeAllowlistEntry: (projectId, key, now) => store.removeAllowlistEntry(projectId, key, ...given(now)),
+    addAllowlistEntry: (projectId, entry, actor) => store.addAllowlistEntry(projectId, entry, ...given(actor)),
+    removeAllowlistEntry: (projectId, key, now, actor) => store.removeAllowlistEntry(projectId, key, ...given(now, actor)),
     findAllowlisted: (projectId, recipients) => store.findAllowlisted(projectId, recipients),
     // The feed, alerts, paused streams and outbound state: never cached (the send gate reads paused
     // streams itself; a pause must block at once).
@@ -219,12 +219,26 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     listChanges: (projectId, query) => store.listChanges(projectId, query),
     getAlertWindows: (projectId, scopes) => store.getAlertWindows(projectId, scopes),
     listPausedStreams: (projectId) => store.listPausedStreams(projectId),
-    pauseStream: (projectId, stream, now) => store.pauseStream(projectId, stream, now),
-    resumeStream: (projectId, stream, now) => store.resumeStream(projectId, stream, now),
+    pauseStream: (projectId, stream, now, actor) => store.pauseStream(projectId, stream, now, ...given(actor)),
+    resumeStream: (projectId, stream, now, actor) => store.resumeStream(projectId, stream, now, ...given(actor)),
     leaseOutbound: (projectId, endpoint, owner, now, until) => store.leaseOutbound(projectId, endpoint, owner, now, until),
     saveOutbound: (projectId, endpoint, owner, progress, until) => store.saveOutbound(projectId, endpoint, owner, progress, until),
     getOutbound: (projectId, endpoints) => store.getOutbound(projectId, endpoints),
-    resumeOutbound: (projectId, endpoint, now) => store.resumeOutbound(projectId, endpoint, now),
+    resumeOutbound: (projectId, endpoint, now, actor) => store.resumeOutbound(projectId, endpoint, now, ...given(actor)),
+
+    async eraseAddress(projectId, erasure) {
+      try {
+        return await store.eraseAddress(projectId, erasure);
+      } finally {
+        // The erased hash's answers go at once, not when the store's invalidation comes back (docs/decisions.md, "Erasure").
+        invalidate(projectId, [erasure.hash]);
+      }
+    },
+    // Keys and rate counters are not suppressions: nothing cached changes.
+    syncApiKeys: (projectId, keys, now, actor) => store.syncApiKeys(projectId, keys, now, actor),
+    ...(store.hitRateLimits === undefined
+      ? {}
+      : { hitRateLimits: (buckets, windowMs, now) => store.hitRateLimits!(buckets, windowMs, now) }),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),

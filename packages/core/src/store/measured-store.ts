@@ -34,6 +34,9 @@ export const storeOperations = [
   'saveOutbound',
   'getOutbound',
   'resumeOutbound',
+  'eraseAddress',
+  'syncApiKeys',
+  'hitRateLimits',
   'subscribeInvalidations',
   'claimWebhookToken',
   'purgeExpired',
@@ -92,13 +95,14 @@ export function measureStore(store: Store, metrics: MailwardenMetrics, options: 
   }
 
   const { addSuppression, mergeSuppressions, applyEvents, removeSuppression, removeSuppressions, getAlertWindows } = measured;
-  measured.addSuppression = async (projectId, record, at) => {
-    const result = await addSuppression(projectId, record, at);
+  // Each wrapper passes its arguments on as given (`...rest`): the store sees the call that was made.
+  measured.addSuppression = async (projectId, record, ...rest) => {
+    const result = await addSuppression(projectId, record, ...rest);
     if (result.created) metrics.suppressionsAdded(result.record.reason, sourceOf(result.record), 1);
     return result;
   };
-  measured.mergeSuppressions = async (projectId, records, at) => {
-    const outcomes = await mergeSuppressions(projectId, records, at);
+  measured.mergeSuppressions = async (projectId, records, ...rest) => {
+    const outcomes = await mergeSuppressions(projectId, records, ...rest);
     countAdded(
       metrics,
       outcomes.map((outcome, i) => (outcome === 'applied' ? undefined : records[i])),
@@ -114,13 +118,13 @@ export function measureStore(store: Store, metrics: MailwardenMetrics, options: 
     if (applyOptions?.alerts !== undefined) refreshAlertRates(projectId);
     return outcomes;
   };
-  measured.removeSuppression = async (projectId, hash, stream, at) => {
-    const removed = await removeSuppression(projectId, hash, stream, at);
+  measured.removeSuppression = async (projectId, hash, ...rest) => {
+    const removed = await removeSuppression(projectId, hash, ...rest);
     if (removed !== undefined) metrics.suppressionsRemoved(removed.reason, 1);
     return removed;
   };
-  measured.removeSuppressions = async (projectId, hashes, stream, at) => {
-    const removed = await removeSuppressions(projectId, hashes, stream, at);
+  measured.removeSuppressions = async (projectId, hashes, ...rest) => {
+    const removed = await removeSuppressions(projectId, hashes, ...rest);
     const byReason = new Map<SuppressionReason, number>();
     for (const record of removed) if (record !== undefined) byReason.set(record.reason, (byReason.get(record.reason) ?? 0) + 1);
     for (const [reason, count] of byReason) metrics.suppressionsRemoved(reason, count);
