@@ -962,6 +962,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return { ...known.state };
     },
 
+    async eraseAddress() {
+      throw new Error('eraseAddress: not yet');
+    },
+
+    async syncApiKeys() {
+      return [];
+    },
+
     async close() {
       projects.clear();
       tokens.clear();
