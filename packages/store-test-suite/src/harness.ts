@@ -49,7 +49,21 @@ export interface StoreConformanceOptions {
     pausedStreams?: boolean;
     /** Outbound delivery state (issue 26): leases, takeover, progress, pause and resume. */
     outbound?: boolean;
+    /** The audit trail (issue 27): every write's actor and the rules' on its changes; the feed filtered by actor and by hash. */
+    audit?: boolean;
+    /** Erasure (issue 27): `eraseAddress` keeps the address blocked by hash and forgets it otherwise; with `dump`, in no form anywhere. */
+    erasure?: boolean;
+    /** API keys (issue 27): `syncApiKeys` appends each difference once, whoever syncs at once. */
+    apiKeys?: boolean;
+    /** Shared rate limits (issue 27): `hitRateLimits` counts per bucket and window, exactly under concurrent hits. Skipped for a store without it. */
+    rateLimits?: boolean;
   };
+  /**
+   * Everything the store holds, as text: every key and value, row or structure, of every project (the
+   * erasure group searches it for any form of an erased address; docs/decisions.md, "Erasure"). Without
+   * it, the erasure group checks what the API reads, and says in its test title that no dump was searched.
+   */
+  dump?: (store: Store) => Promise<string>;
   /** Runs of each property test (model-based, hostile events, webhook tokens). Default 50: raise it to hunt, lower it for a slow store. */
   numRuns?: number;
   /** Each test's time limit in milliseconds, passed to `test`. Default 60 000: one test stores a 6 000-event batch, another runs `numRuns` command sequences. */

@@ -2,6 +2,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { MailwardenError, strongerReason, type Store } from '@mailwarden/core';
 import {
   changeFeedRetention,
+  actorMatches,
+  ruleActors,
+  type AddressErasure,
+  type ErasureResult,
+  type KeyChange,
+  type SyncedKey,
   Fact,
   type AlertChange,
   type Change,
@@ -66,7 +72,7 @@ function joinSuppression(known: SuppressionRecord, seen: SuppressionRecord): Sup
  * Joins `seen` into the list of its stream and says what that did to its address there. At `now`, a
  * `seen` already expired is not written, and a stored record expired counts as absent (`seen` replaces it).
  */
-function merge(state: ProjectModel, seen: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+function merge(state: ProjectModel, seen: SuppressionRecord, now: number | undefined, actor: string | undefined): SuppressionMergeOutcome {
   if (expired(seen, now)) return 'applied';
   const list = listOf(state, seen.stream);
   const known = live(list, seen.hash, now);
@@ -74,36 +80,40 @@ function merge(state: ProjectModel, seen: SuppressionRecord, now: number | undef
   if (known === undefined) {
     replaceExpired(state, list, seen.hash, at);
     list.set(seen.hash, structuredClone(seen));
-    append(state, { kind: 'suppression.added', at, record: structuredClone(seen) });
+    append(state, { kind: 'suppression.added', at, record: structuredClone(seen) }, actor);
     return 'suppressed';
   }
   const joined = joinSuppression(known, seen);
   list.set(seen.hash, joined);
   const upgraded = strongerReason(known.reason, seen.reason) !== known.reason;
   if (upgraded || !isDeepStrictEqual(known, joined))
-    append(state, {
-      kind: upgraded ? 'suppression.upgraded' : 'suppression.updated',
-      at,
-      record: structuredClone(joined),
-      previous: structuredClone(known),
-    });
+    append(
+      state,
+      {
+        kind: upgraded ? 'suppression.upgraded' : 'suppression.updated',
+        at,
+        record: structuredClone(joined),
+        previous: structuredClone(known),
+      },
+      actor,
+    );
   return upgraded ? `upgraded_from_${known.reason}` : 'applied';
 }
 
 /** A change as a write makes it: the feed numbers it. */
 type NewChange = Change extends infer C ? (C extends Change ? Omit<C, 'seq'> : never) : never;
 
-/** Appends to the project's feed when the store keeps one (docs/decisions.md, "The change feed"). */
-function append(state: ProjectModel, change: NewChange): void {
+/** Appends to the project's feed when the store keeps one (docs/decisions.md, "The change feed"), with its actor when it has one. */
+function append(state: ProjectModel, change: NewChange, actor: string | undefined): void {
   if (!state.feed.on) return;
   state.feed.last += 1;
-  state.feed.changes.push({ seq: state.feed.last, ...change } as Change);
+  state.feed.changes.push({ seq: state.feed.last, ...change, ...(actor === undefined ? {} : { actor }) } as Change);
 }
 
 /** A write about to replace the stored record of `hash`, expired at its `now`: that record's `suppression.expired` comes first. */
 function replaceExpired(state: ProjectModel, list: Map<string, SuppressionRecord>, hash: string, at: number): void {
   const stored = list.get(hash);
-  if (stored !== undefined) append(state, { kind: 'suppression.expired', at, record: structuredClone(stored) });
+  if (stored !== undefined) append(state, { kind: 'suppression.expired', at, record: structuredClone(stored) }, ruleActors.expiry);
 }
 
 /** The list of `stream` (the project-wide one when absent): each independent of the others. */
@@ -229,14 +239,18 @@ function applyRule(
     };
     state.suppressions.set(input.hash, replaced);
     if (!isDeepStrictEqual(stored, replaced))
-      append(state, {
-        kind: 'suppression.updated',
-        at: now ?? candidate.createdAt,
-        record: structuredClone(replaced),
-        previous: structuredClone(stored),
-      });
+      append(
+        state,
+        {
+          kind: 'suppression.updated',
+          at: now ?? candidate.createdAt,
+          record: structuredClone(replaced),
+          previous: structuredClone(stored),
+        },
+        ruleActors.softBounces,
+      );
   }
-  const outcome = sameEnd ? 'applied' : merge(state, candidate, now);
+  const outcome = sameEnd ? 'applied' : merge(state, candidate, now, ruleActors.softBounces);
   // Bounces after a suppression cannot move it (step 3d would skip them): forget them.
   bounces = bounces.filter((bounce) => bounce.at <= end.at);
   save();
@@ -267,6 +281,10 @@ interface ProjectModel {
   paused: Map<string, PausedStream>;
   /** Outbound delivery state by endpoint, with its lease. */
   outbound: Map<string, OutboundState & { owner: string; until: number }>;
+  /** The keys `syncApiKeys` last made the project's, by name. */
+  keys: Map<string, SyncedKey>;
+  /** Erased messages as counts alone (no key, no recipient): tracking-ID rows and stats keep them (docs/decisions.md, "Erasure"). */
+  erased: { message: MessageRecord; seen: MessageRecord[] }[];
 }
 
 interface WindowModel {
@@ -322,10 +340,14 @@ function moveAlertWindows(
       if (!up && !down) continue;
       if (bounce) window.bounceFiring = up;
       else window.complaintFiring = up;
-      append(state, { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm } satisfies Omit<
-        AlertChange,
-        'seq'
-      >);
+      append(
+        state,
+        { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm } satisfies Omit<
+          AlertChange,
+          'seq'
+        >,
+        ruleActors.alerts,
+      );
       if (up && scope === null) pausedBy ??= kind;
     }
   }
@@ -334,8 +356,77 @@ function moveAlertWindows(
     if (state.paused.has(stream)) continue;
     const paused: PausedStream = { stream, pausedAt: at, cause: pausedBy };
     state.paused.set(stream, paused);
-    append(state, { kind: 'stream.paused', at, stream, cause: pausedBy });
+    append(state, { kind: 'stream.paused', at, stream, cause: pausedBy }, ruleActors.alerts);
   }
+}
+
+/** The address hash a change is about (`ChangeQuery.hash`): a suppression's, an allowlist entry's key, an erasure's. */
+function hashOf(change: Change): string | undefined {
+  if ('record' in change) return change.record.hash;
+  if ('entry' in change) return change.entry.key;
+  if (change.kind === 'address.erased') return change.hash;
+  return undefined;
+}
+
+/** Every message tracking-ID rows count: the stored ones and the erased ones' counts. */
+function countedMessages(state: ProjectModel): MessageRecord[] {
+  return [...state.messages.values(), ...state.erased.map((ghost) => ghost.message)];
+}
+
+/** A record as erasure keeps it: the placeholder email, no diagnostic in its provenance. */
+function erasedRecord(record: SuppressionRecord, email: string): SuppressionRecord {
+  const { provenance } = record;
+  const kept = structuredClone({ ...record, email });
+  if (provenance === undefined) return kept;
+  const { event, rule } = kept.provenance!;
+  if (event !== undefined) event.diagnostic = null;
+  if (rule !== undefined) for (const bounce of rule.events) bounce.diagnostic = null;
+  return kept;
+}
+
+/** `Store.eraseAddress`, as its contract lists it, step by step. */
+function erase(state: ProjectModel, erasure: AddressErasure): ErasureResult {
+  const { hash, email, forms, now } = erasure;
+  const placeholder = erasure.suppression.email;
+  // 1. Suppressions stay, by hash only; the project-wide one without expiry, or the erasure's when none is live.
+  const wide = live(state.suppressions, hash, now);
+  if (wide === undefined) state.suppressions.set(hash, structuredClone(erasure.suppression));
+  else {
+    const { expiresAt: _expiresAt, ...lasting } = erasedRecord(wide, placeholder);
+    state.suppressions.set(hash, lasting);
+  }
+  const records = [structuredClone(state.suppressions.get(hash)!)];
+  for (const stream of [...state.streams.keys()].sort(compareCodePoints)) {
+    const list = state.streams.get(stream)!;
+    const record = list.get(hash);
+    if (record === undefined) continue;
+    list.set(hash, erasedRecord(record, placeholder));
+    records.push(structuredClone(list.get(hash)!));
+  }
+  // 2. The allowlist entry and the rule's history.
+  state.allowlist.delete(hash);
+  state.history.delete(hash);
+  // 3. Messages to it, their timelines and their events' dedup keys; counts stay, without key or recipient.
+  const gone = [...state.messages.values()].filter((message) => message.recipient === email);
+  for (const message of gone) {
+    for (const entry of state.entries.get(message.key) ?? []) state.eventKeys.delete(`${entry.provider}:${entry.eventKey}`);
+    const blank = (record: MessageRecord) => ({ ...record, key: '', recipient: '', messageId: '' });
+    state.erased.push({ message: blank(message), seen: (state.seen.get(message.key) ?? []).map(blank) });
+    state.messages.delete(message.key);
+    state.entries.delete(message.key);
+    state.seen.delete(message.key);
+  }
+  for (const key of state.eventKeys) if (forms.some((form) => key.includes(form))) state.eventKeys.delete(key);
+  // 4. The feed's changes about it; earlier erasures stay.
+  const about = (change: Change) =>
+    change.kind === 'message.status_changed'
+      ? change.message.recipient === email
+      : change.kind !== 'address.erased' && hashOf(change) === hash;
+  const before = state.feed.changes.length;
+  state.feed.changes = state.feed.changes.filter((change) => !about(change));
+  const result = { records, messages: gone.length, changes: before - state.feed.changes.length };
+  append(state, { kind: 'address.erased', at: now, hash, ...structuredClone(result) }, erasure.actor);
+  return result;
 }
 
 /** Newest first: `createdAt` descending, then `hash` ascending. */
@@ -415,20 +506,24 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       windows: new Map(),
       paused: new Map(),
       outbound: new Map(),
+      keys: new Map(),
+      erased: [],
     };
     projects.set(projectId, state);
     return state;
   };
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : structuredClone(record));
   /** Removing from the project-wide list forgets the hash's soft-bounce history: the rule counts afresh. */
-  const remove = (state: ProjectModel, hash: string, stream: string | undefined, now: number | undefined) => {
+  const remove = (state: ProjectModel, hash: string, stream: string | undefined, now: number | undefined, actor: string | undefined) => {
     const suppressions = listOf(state, stream);
     const record = suppressions.get(hash);
     suppressions.delete(hash);
     if (stream === undefined) state.history.delete(hash);
-    if (record !== undefined) append(state, { kind: 'suppression.removed', at: now ?? 0, record: structuredClone(record) });
+    if (record !== undefined) append(state, { kind: 'suppression.removed', at: now ?? 0, record: structuredClone(record) }, actor);
     return copy(record);
   };
+  /** Rate-limit counters of every instance sharing the store, by bucket: the window counted and its count. */
+  const rateCounters = new Map<string, { window: number; count: number }>();
   const outboundState = ({ owner: _owner, until: _until, ...state }: OutboundState & { owner: string; until: number }): OutboundState => ({
     ...state,
   });
@@ -442,7 +537,7 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       return hashes.map((hash) => copy(check(project(projectId), hash, stream, now)));
     },
 
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       const state = project(projectId);
       const suppressions = listOf(state, record.stream);
       const existing = live(suppressions, record.hash, now);
@@ -450,22 +545,22 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       const at = now ?? record.createdAt;
       replaceExpired(state, suppressions, record.hash, at);
       suppressions.set(record.hash, structuredClone(record));
-      append(state, { kind: 'suppression.added', at, record: structuredClone(record) });
+      append(state, { kind: 'suppression.added', at, record: structuredClone(record) }, actor);
       return { record: structuredClone(record), created: true };
     },
 
-    async removeSuppression(projectId, hash, stream, now) {
-      return remove(project(projectId), hash, stream, now);
+    async removeSuppression(projectId, hash, stream, now, actor) {
+      return remove(project(projectId), hash, stream, now, actor);
     },
 
-    async mergeSuppressions(projectId, records, now) {
+    async mergeSuppressions(projectId, records, now, actor) {
       const state = project(projectId);
-      return records.map((record) => merge(state, record, now));
+      return records.map((record) => merge(state, record, now, actor));
     },
 
-    async removeSuppressions(projectId, hashes, stream, now) {
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
       const state = project(projectId);
-      return hashes.map((hash) => remove(state, hash, stream, now));
+      return hashes.map((hash) => remove(state, hash, stream, now, actor));
     },
 
     async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
@@ -499,7 +594,11 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
         // An allowlisted recipient gets no suppression from the provider's report; an unsubscribe still is one.
         const own = event.suppression;
         const ownOutcome =
-          own === null ? undefined : own.provenance?.source === 'webhook' && allowlisted(state, own) ? 'applied' : merge(state, own, now);
+          own === null
+            ? undefined
+            : own.provenance?.source === 'webhook' && allowlisted(state, own)
+              ? 'applied'
+              : merge(state, own, now, event.actor);
         const ruleOutcome =
           softBounces === undefined || event.ruleInput === undefined ? 'applied' : applyRule(state, event.ruleInput, softBounces, now);
         if (event.message !== null) {
@@ -510,14 +609,18 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
           const to = messageStatus(after.facts);
           const entry = event.timelineEntry;
           if (entry !== undefined && (from === null || from !== to))
-            append(state, {
-              kind: 'message.status_changed',
-              at,
-              message: { ...after },
-              from,
-              to,
-              event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
-            });
+            append(
+              state,
+              {
+                kind: 'message.status_changed',
+                at,
+                message: { ...after },
+                from,
+                to,
+                event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+              },
+              event.actor,
+            );
           if (alerts !== undefined) moveAlertWindows(state, alerts, after, before, at);
         }
         return ownOutcome ?? ruleOutcome;
@@ -551,7 +654,7 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
     },
 
     async listTrackingIds(projectId, { search, limit, after }) {
-      return trackingIdRows(project(projectId).messages.values())
+      return trackingIdRows(countedMessages(project(projectId)))
         .sort((a, b) => compareCodePoints(a.trackingId, b.trackingId))
         .filter((row) => search === undefined || trackingIdSearchKey(row.trackingId).includes(search))
         .filter((row) => after === undefined || compareCodePoints(row.trackingId, after) > 0)
@@ -559,16 +662,17 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
     },
 
     async getTrackingId(projectId, trackingId) {
-      return trackingIdRows(project(projectId).messages.values()).find((row) => row.trackingId === trackingId);
+      return trackingIdRows(countedMessages(project(projectId))).find((row) => row.trackingId === trackingId);
     },
 
     async getStats(projectId, { trackingId, interval, from, to }) {
       // By definition: a message counts 1 for a fact in the hour of the earliest event with that fact,
       // under the tracking ID it has now.
-      const { messages, seen } = project(projectId);
+      const state = project(projectId);
+      const counted = [...[...state.seen].map(([key, records]) => ({ message: state.messages.get(key)!, seen: records })), ...state.erased];
       const hours = new Map<number, number[]>();
-      for (const [key, records] of seen) {
-        if (trackingId !== undefined && messages.get(key)!.trackingId !== trackingId) continue;
+      for (const { message, seen: records } of counted) {
+        if (trackingId !== undefined && message.trackingId !== trackingId) continue;
         statFacts.forEach((bit, column) => {
           const times = records.filter((record) => (record.facts & bit) !== 0).map((record) => record.firstEventAt);
           if (times.length === 0) return;
@@ -589,20 +693,20 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
         .map((entry) => ({ ...entry }));
     },
 
-    async addAllowlistEntry(projectId, entry) {
+    async addAllowlistEntry(projectId, entry, actor) {
       const state = project(projectId);
       const existing = state.allowlist.get(entry.key);
       if (existing !== undefined) return { entry: { ...existing }, created: false };
       state.allowlist.set(entry.key, { ...entry });
-      append(state, { kind: 'allowlist.added', at: entry.createdAt, entry: { ...entry } });
+      append(state, { kind: 'allowlist.added', at: entry.createdAt, entry: { ...entry } }, actor);
       return { entry: { ...entry }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key, now) {
+    async removeAllowlistEntry(projectId, key, now, actor) {
       const state = project(projectId);
       const entry = state.allowlist.get(key);
       state.allowlist.delete(key);
-      if (entry !== undefined) append(state, { kind: 'allowlist.removed', at: now ?? 0, entry: { ...entry } });
+      if (entry !== undefined) append(state, { kind: 'allowlist.removed', at: now ?? 0, entry: { ...entry } }, actor);
       return copy(entry);
     },
 
@@ -620,7 +724,7 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
           for (const [hash, record] of list) {
             if (!expired(record, now)) continue;
             list.delete(hash);
-            append(state, { kind: 'suppression.expired', at: now, record: structuredClone(record) });
+            append(state, { kind: 'suppression.expired', at: now, record: structuredClone(record) }, ruleActors.expiry);
             deleted += 1;
           }
         }
@@ -637,7 +741,7 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
 
     ...(retention === undefined ? {} : { changes: retention }),
 
-    async listChanges(projectId, { after, limit, kinds }) {
+    async listChanges(projectId, { after, limit, kinds, actors, hash }) {
       const { feed } = project(projectId);
       if (!feed.on) return { changes: [], next: after, last: 0 };
       if (after < feed.trimmed)
@@ -646,13 +750,18 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
           `Changes after ${after} are no longer kept; the oldest kept follows ${feed.trimmed}.`,
         );
       const pending = feed.changes.filter((change) => change.seq > after);
-      if (kinds === undefined || kinds.length === 0) {
+      const filtered = (kinds !== undefined && kinds.length > 0) || (actors !== undefined && actors.length > 0) || hash !== undefined;
+      if (!filtered) {
         const changes = pending.slice(0, limit);
         return { changes: structuredClone(changes), next: changes.at(-1)?.seq ?? after, last: feed.last };
       }
+      const matches = (change: Change) =>
+        (kinds === undefined || kinds.length === 0 || kinds.includes(change.kind)) &&
+        (actors === undefined || actors.length === 0 || actors.some((actor) => actorMatches(change.actor, actor))) &&
+        (hash === undefined || hashOf(change) === hash);
       // A bounded look: at most this many changes, so a filter matching little costs no more than a page of everything.
       const looked = pending.slice(0, Math.max(10 * limit, 1000));
-      const changes = looked.filter((change) => kinds.includes(change.kind)).slice(0, limit);
+      const changes = looked.filter(matches).slice(0, limit);
       const next = changes.length === limit ? changes.at(-1)!.seq : (looked.at(-1)?.seq ?? after);
       return { changes: structuredClone(changes), next, last: feed.last };
     },
@@ -677,22 +786,22 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       return [...project(projectId).paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((paused) => ({ ...paused }));
     },
 
-    async pauseStream(projectId, stream, now) {
+    async pauseStream(projectId, stream, now, actor) {
       const state = project(projectId);
       const existing = state.paused.get(stream);
       if (existing !== undefined) return { paused: { ...existing }, created: false };
       const paused: PausedStream = { stream, pausedAt: now, cause: 'operator' };
       state.paused.set(stream, paused);
-      append(state, { kind: 'stream.paused', at: now, stream, cause: 'operator' });
+      append(state, { kind: 'stream.paused', at: now, stream, cause: 'operator' }, actor);
       return { paused: { ...paused }, created: true };
     },
 
-    async resumeStream(projectId, stream, now) {
+    async resumeStream(projectId, stream, now, actor) {
       const state = project(projectId);
       const paused = state.paused.get(stream);
       if (paused === undefined) return undefined;
       state.paused.delete(stream);
-      append(state, { kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      append(state, { kind: 'stream.resumed', at: now, stream, cause: paused.cause }, actor);
       return { ...paused };
     },
 
@@ -722,12 +831,16 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       if (known === undefined || known.owner !== owner) return false;
       state.outbound.set(endpoint, { ...progress, endpoint, owner, until });
       if (known.pausedAt === null && progress.pausedAt !== null)
-        append(state, {
-          kind: 'endpoint.paused',
-          at: progress.pausedAt,
-          endpoint,
-          ...(progress.lastError === null ? {} : { error: progress.lastError }),
-        });
+        append(
+          state,
+          {
+            kind: 'endpoint.paused',
+            at: progress.pausedAt,
+            endpoint,
+            ...(progress.lastError === null ? {} : { error: progress.lastError }),
+          },
+          ruleActors.outbound,
+        );
       return true;
     },
 
@@ -739,14 +852,14 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       });
     },
 
-    async resumeOutbound(projectId, endpoint, now) {
+    async resumeOutbound(projectId, endpoint, now, actor) {
       const state = project(projectId);
       const known = state.outbound.get(endpoint);
       if (known === undefined) return undefined;
       if (known.pausedAt === null) return outboundState(known);
       const resumed = { ...known, pausedAt: null, failures: 0, failingSince: null, lastError: null, nextAttemptAt: 0 };
       state.outbound.set(endpoint, resumed);
-      append(state, { kind: 'endpoint.resumed', at: now, endpoint });
+      append(state, { kind: 'endpoint.resumed', at: now, endpoint }, actor);
       return outboundState(resumed);
     },
 
@@ -758,6 +871,43 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
         return 'first';
       }
       return known === digest ? 'same' : 'conflict';
+    },
+
+    async eraseAddress(projectId, erasure) {
+      return erase(project(projectId), erasure);
+    },
+
+    async syncApiKeys(projectId, keys, now, actor) {
+      const state = project(projectId);
+      const given = new Map(keys.map((key) => [key.name, key]));
+      const names = [...new Set([...state.keys.keys(), ...given.keys()])].sort(compareCodePoints);
+      const changes: KeyChange[] = [];
+      const audited = ({ name, scopes }: SyncedKey) => ({ name, scopes: [...scopes] });
+      for (const name of names) {
+        const before = state.keys.get(name);
+        const after = given.get(name);
+        let change: Omit<KeyChange, 'seq'> | undefined;
+        if (before === undefined) change = { kind: 'key.added', at: now, key: audited(after!) };
+        else if (after === undefined) change = { kind: 'key.removed', at: now, key: audited(before) };
+        else if (before.version !== after.version || !isDeepStrictEqual(before.scopes, after.scopes))
+          change = { kind: 'key.updated', at: now, key: audited(after), previous: audited(before) };
+        if (change === undefined) continue;
+        append(state, change, actor);
+        changes.push({ seq: state.feed.on ? state.feed.last : 0, ...change, actor } as KeyChange);
+      }
+      state.keys = new Map([...given].map(([name, key]) => [name, { ...key, scopes: [...key.scopes] }]));
+      return changes;
+    },
+
+    async hitRateLimits(buckets, windowMs, now) {
+      const window = Math.floor(now / windowMs);
+      return buckets.map((bucket) => {
+        const known = rateCounters.get(bucket);
+        const counter = known !== undefined && known.window === window ? known : { window, count: 0 };
+        counter.count += 1;
+        rateCounters.set(bucket, counter);
+        return counter.count;
+      });
     },
 
     async close() {},
