@@ -613,7 +613,19 @@ const changeFields = {
   seq: z.int().min(1).meta({ description: "The change's place in its project's feed: increasing in the order changes were made." }),
   project: z.string(),
 };
-const changeAt = { at: timestamp.meta({ description: "When the change was made (the writing call's clock)." }) };
+const changeAt = {
+  at: timestamp.meta({ description: "When the change was made (the writing call's clock)." }),
+  actor: z.string().optional().meta({
+    description:
+      'Who made it (docs/decisions.md, "The audit trail"): `key:<name>`, `webhook:<provider>:<event>`, `rule:<rule>`, `import:<run>`, `unsubscribe[:<stream>]` or `config`. Absent when the writer named none.',
+  }),
+};
+const auditedKeySchema = z
+  .object({
+    name: z.string().meta({ description: "The key's configured name (never the key, nor its hash)." }),
+    scopes: z.array(z.string()).meta({ description: 'What it may do (`check`, `read`, `write`, `admin`), in that order.' }),
+  })
+  .meta({ id: 'AuditedKey' });
 const pausedCauseSchema = z.enum(['alert.bounce_rate', 'alert.complaint_rate', 'operator']).meta({
   description: 'What paused it: the alert that crossed, or an operator.',
 });
@@ -674,6 +686,24 @@ export const changeViewSchema = z
       ...changeAt,
       endpoint: z.string().meta({ description: "The outbound endpoint's id, as configured." }),
       error: z.string().optional().meta({ description: '`endpoint.paused` only: the last failure (`HTTP 503`, `timeout`, …).' }),
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.literal('address.erased'),
+      ...changeAt,
+      hash: z.string().meta({ description: "The erased address's hash: the change never carries the address." }),
+      records: z.array(suppressionSchema).meta({
+        description: 'What still blocks it, one per list that holds it (the project-wide one first), its email the placeholder.',
+      }),
+      messages: z.int().min(0).meta({ description: 'Messages deleted, with their timelines.' }),
+      changes: z.int().min(0).meta({ description: "The feed's changes about the address deleted." }),
+    }),
+    z.object({
+      ...changeFields,
+      kind: z.enum(['key.added', 'key.updated', 'key.removed']),
+      ...changeAt,
+      key: auditedKeySchema,
+      previous: auditedKeySchema.optional().meta({ description: '`key.updated` only: the key as it was.' }),
     }),
   ])
   .meta({

@@ -3,6 +3,7 @@ import { MailwardenError } from '../errors.js';
 import { assertProjectId } from '../input.js';
 import type { OutboundState } from '../store/changes.js';
 import type { Store } from '../store/store.js';
+import { actorOf, type ActorOption } from '../services/actor-option.js';
 import { formatTimestamp } from '../timestamp.js';
 import type { OutboundEngine } from './engine.js';
 import type { CheckedEndpoint } from './options.js';
@@ -26,7 +27,7 @@ export interface OutboundService {
    * @example
    * await mailwarden.outbound.resume('acme', 'crm');
    */
-  resume(projectId: string, endpointId: string): Promise<EndpointStatus>;
+  resume(projectId: string, endpointId: string, options?: ActorOption): Promise<EndpointStatus>;
 }
 
 /** The outbound service over the checked endpoints; `engine` is woken after a resume so delivery starts at once. */
@@ -50,14 +51,15 @@ export function createOutboundService(
       ]);
       return configured.map((endpoint, index) => toEndpointStatus(endpoint, states[index], latest));
     },
-    async resume(projectId, endpointId) {
+    async resume(projectId, endpointId, options) {
+      const actor = actorOf(options);
       const endpoint = endpointsOf(assertProjectId(projectId)).find((candidate) => candidate.id === endpointId);
       if (endpoint === undefined)
         throw new MailwardenError(
           'endpoint_not_found',
           `Project ${projectId} has no outbound webhook endpoint ${JSON.stringify(String(endpointId))}.`,
         );
-      const state = await store.resumeOutbound(projectId, endpoint.id, now());
+      const state = await store.resumeOutbound(projectId, endpoint.id, now(), actor);
       // Read after the resume, so `latest` counts the `endpoint.resumed` it appended.
       const latest = await latestSeq(store, projectId);
       engine?.wake(projectId, endpoint.id);

@@ -7,6 +7,7 @@ import { paginate } from '../pagination.js';
 import { formatTimestamp } from '../timestamp.js';
 import { listAllowlistQuerySchema, type AllowlistItem, type AllowlistPage, type ListAllowlistQuery } from '../api-schemas.js';
 import type { AllowlistEntry } from '../store/store.js';
+import { actorOf, type ActorOption } from './actor-option.js';
 
 /**
  * A project's allowlist: exact addresses and whole domains (`@example.com`, no subdomains) that
@@ -30,7 +31,7 @@ export interface AllowlistService {
    * await mailwarden.allowlist.add('acme', 'seed-inbox@example.com');
    * await mailwarden.allowlist.add('acme', '@our-company.example');
    */
-  add(projectId: string, entry: string): Promise<{ entry: AllowlistItem; created: boolean }>;
+  add(projectId: string, entry: string, options?: ActorOption): Promise<{ entry: AllowlistItem; created: boolean }>;
   /**
    * Removes an entry, named as it was added (normalized the same way), or throws
    * `allowlist_entry_not_found`.
@@ -38,7 +39,7 @@ export interface AllowlistService {
    * @example
    * await mailwarden.allowlist.remove('acme', '@our-company.example');
    */
-  remove(projectId: string, entry: string): Promise<{ deleted: true; entry: string }>;
+  remove(projectId: string, entry: string, options?: ActorOption): Promise<{ deleted: true; entry: string }>;
 }
 
 const position = z.object({ e: z.string() });
@@ -91,17 +92,19 @@ export function createAllowlistService(context: MailwardenContext): AllowlistSer
       return { items, next_cursor: page.next_cursor, count: items.length };
     },
 
-    async add(projectId, text) {
+    async add(projectId, text, options) {
       assertProjectId(projectId);
+      const actor = actorOf(options);
       const { key, entry } = allowlistEntryOf(text, hashEmail);
-      const added = await store.addAllowlistEntry(projectId, { key, entry, createdAt: Math.trunc(context.now()) });
+      const added = await store.addAllowlistEntry(projectId, { key, entry, createdAt: Math.trunc(context.now()) }, actor);
       return { entry: toAllowlistItem(added.entry), created: added.created };
     },
 
-    async remove(projectId, text) {
+    async remove(projectId, text, options) {
       assertProjectId(projectId);
+      const actor = actorOf(options);
       const { key, entry } = allowlistEntryOf(text, hashEmail);
-      const removed = await store.removeAllowlistEntry(projectId, key, Math.trunc(context.now()));
+      const removed = await store.removeAllowlistEntry(projectId, key, Math.trunc(context.now()), actor);
       if (removed === undefined) {
         throw new MailwardenError('allowlist_entry_not_found', 'No allowlist entry of this project is this address or domain.', {
           details: { entry },

@@ -14,6 +14,7 @@ import { checkTrackingId, trackingIdSearchKey } from '../tracking-id.js';
 import { eventDetails, personalDetails, type DeliveryEvent, type EventDetails } from '../events/delivery-event.js';
 import { plainDeliveryEvent } from '../events/plain-delivery-event.js';
 import { isStreamName } from '../stream.js';
+import { webhookActor } from '../store/actor.js';
 
 /**
  * Records normalized events: dedup by event key, message-state merge, per-tracking-ID counters and
@@ -163,6 +164,8 @@ function prepareEvent(
     trackingIdSearchKey: trackingId === null ? null : trackingIdSearchKey(trackingId),
     suppression,
     ...(event.messageId === null || facts === 0 ? {} : { timelineEntry: timelineEntryOf(context, event, key) }),
+    // The audit trail's name for what the provider reported (docs/decisions.md, "The audit trail").
+    actor: webhookActor(event.provider, event.type),
   };
   if (softBounces !== undefined) {
     if (event.type === 'bounced' && event.bounceClass === 'soft') {

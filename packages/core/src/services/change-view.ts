@@ -1,7 +1,7 @@
 import { formatTimestamp } from '../timestamp.js';
 import { MailwardenError } from '../errors.js';
 import type { ChangeView } from '../api-schemas.js';
-import { changeKinds, type Change, type ChangeKind } from '../store/changes.js';
+import { changeKinds, type AuditedKey, type Change, type ChangeKind } from '../store/changes.js';
 import { toAllowlistItem } from './allowlist-service.js';
 import { toMessage } from './message-service.js';
 import { toSuppression } from './suppression-service.js';
@@ -13,7 +13,9 @@ import { toSuppression } from './suppression-service.js';
  */
 export function toChangeView(projectId: string, change: Change): ChangeView {
   const head = { id: `${projectId}:${change.seq}`, seq: change.seq, project: projectId };
+  // `actor` follows `at` only when the writer named one: a change without keeps its bytes.
   const at = formatTimestamp(change.at);
+  const by = change.actor === undefined ? {} : { actor: change.actor };
   switch (change.kind) {
     case 'suppression.added':
     case 'suppression.upgraded':
@@ -24,6 +26,7 @@ export function toChangeView(projectId: string, change: Change): ChangeView {
         ...head,
         kind: change.kind,
         at,
+        ...by,
         suppression: toSuppression(change.record),
         ...(change.previous === undefined ? {} : { previous: toSuppression(change.previous) }),
       };
@@ -32,6 +35,7 @@ export function toChangeView(projectId: string, change: Change): ChangeView {
         ...head,
         kind: change.kind,
         at,
+        ...by,
         message: toMessage(change.message),
         from: change.from,
         to: change.to,
@@ -43,6 +47,7 @@ export function toChangeView(projectId: string, change: Change): ChangeView {
         ...head,
         kind: change.kind,
         at,
+        ...by,
         alert: {
           tracking_id: change.trackingId,
           firing: change.firing,
@@ -54,21 +59,53 @@ export function toChangeView(projectId: string, change: Change): ChangeView {
       };
     case 'allowlist.added':
     case 'allowlist.removed':
-      return { ...head, kind: change.kind, at, entry: toAllowlistItem(change.entry) };
+      return { ...head, kind: change.kind, at, ...by, entry: toAllowlistItem(change.entry) };
     case 'stream.paused':
     case 'stream.resumed':
-      return { ...head, kind: change.kind, at, stream: change.stream, cause: change.cause };
+      return { ...head, kind: change.kind, at, ...by, stream: change.stream, cause: change.cause };
     case 'endpoint.paused':
     case 'endpoint.resumed':
-      return { ...head, kind: change.kind, at, endpoint: change.endpoint, ...(change.error === undefined ? {} : { error: change.error }) };
+      return {
+        ...head,
+        kind: change.kind,
+        at,
+        ...by,
+        endpoint: change.endpoint,
+        ...(change.error === undefined ? {} : { error: change.error }),
+      };
+    case 'address.erased':
+      return {
+        ...head,
+        kind: change.kind,
+        at,
+        ...by,
+        hash: change.hash,
+        records: change.records.map(toSuppression),
+        messages: change.messages,
+        changes: change.changes,
+      };
+    case 'key.added':
+    case 'key.updated':
+    case 'key.removed':
+      return {
+        ...head,
+        kind: change.kind,
+        at,
+        ...by,
+        key: auditedKey(change.key),
+        ...(change.previous === undefined ? {} : { previous: auditedKey(change.previous) }),
+      };
   }
 }
+
+/** Only the name and scopes: a store's `SyncedKey` also has a `version`, never shown. */
+const auditedKey = (key: AuditedKey): AuditedKey => ({ name: key.name, scopes: [...key.scopes] });
 
 /** `count` of `messages` as a fraction; 0 for an empty window. */
 export const rateOf = (count: number, messages: number): number => (messages === 0 ? 0 : count / messages);
 
 /** The families a reader may name instead of kinds: each stands for the kinds that start with it and a dot. */
-export const changeFamilies = ['suppression', 'message', 'alert', 'allowlist', 'stream', 'endpoint'] as const;
+export const changeFamilies = ['suppression', 'message', 'alert', 'allowlist', 'stream', 'endpoint', 'address', 'key'] as const;
 export type ChangeFamily = (typeof changeFamilies)[number];
 /** What a reader may name to filter the feed: a kind, or a family of kinds. */
 export type ChangeKindFilter = ChangeKind | ChangeFamily;

@@ -4,6 +4,7 @@ import { assertStreamName } from '../stream.js';
 import { formatTimestamp } from '../timestamp.js';
 import type { PausedStreamList, PausedStreamView } from '../api-schemas.js';
 import type { PausedStream } from '../store/changes.js';
+import { actorOf, type ActorOption } from './actor-option.js';
 
 /**
  * Paused streams (docs/core.md, "Paused streams"): while a stream is paused, the send gate blocks every
@@ -25,14 +26,14 @@ export interface StreamService {
    * @example
    * await mailwarden.streams.pause('acme', 'marketing');
    */
-  pause(projectId: string, stream: string): Promise<{ paused: PausedStreamView; created: boolean }>;
+  pause(projectId: string, stream: string, options?: ActorOption): Promise<{ paused: PausedStreamView; created: boolean }>;
   /**
    * Resumes a paused stream; `resumed` is false when it was not paused.
    *
    * @example
    * await mailwarden.streams.resume('acme', 'marketing'); // { stream: 'marketing', resumed: true }
    */
-  resume(projectId: string, stream: string): Promise<{ stream: string; resumed: boolean }>;
+  resume(projectId: string, stream: string, options?: ActorOption): Promise<{ stream: string; resumed: boolean }>;
 }
 
 export function toPausedStreamView(paused: PausedStream): PausedStreamView {
@@ -48,17 +49,19 @@ export function createStreamService(context: MailwardenContext): StreamService {
       return { items: paused.map(toPausedStreamView) };
     },
 
-    async pause(projectId, stream) {
+    async pause(projectId, stream, options) {
       assertProjectId(projectId);
       assertStreamName(stream);
-      const { paused, created } = await store.pauseStream(projectId, stream, Math.trunc(context.now()));
+      const actor = actorOf(options);
+      const { paused, created } = await store.pauseStream(projectId, stream, Math.trunc(context.now()), actor);
       return { paused: toPausedStreamView(paused), created };
     },
 
-    async resume(projectId, stream) {
+    async resume(projectId, stream, options) {
       assertProjectId(projectId);
       assertStreamName(stream);
-      const resumed = await store.resumeStream(projectId, stream, Math.trunc(context.now()));
+      const actor = actorOf(options);
+      const resumed = await store.resumeStream(projectId, stream, Math.trunc(context.now()), actor);
       return { stream, resumed: resumed !== undefined };
     },
   };

@@ -29,6 +29,7 @@ import {
 } from '../api-schemas.js';
 import type { Store, SuppressionRecord } from '../store/store.js';
 import { assertStreamName } from '../stream.js';
+import { actorOf, type ActorOption } from './actor-option.js';
 import { ruleExpiresAt } from '../suppressions/rules.js';
 import type { SuppressionProvenance } from '../suppressions/provenance.js';
 
@@ -46,7 +47,10 @@ export interface StreamOption {
 /** Who asked for a suppression added by hand: recorded as its provenance's `source`. */
 export type AddSource = 'api' | 'import' | 'unsubscribe';
 
-export interface AddOptions extends StreamOption {
+/** A removal's options: the list, and who removes (`actor`, for the audit trail). */
+export interface RemoveOptions extends StreamOption, ActorOption {}
+
+export interface AddOptions extends StreamOption, ActorOption {
   /**
    * `api` by default; `import` for bulk imports such as the CLI's; `unsubscribe` when the recipient
    * asked (a sender's own preference page, an imported unsubscribe list): still reason `manual`, told
@@ -103,7 +107,7 @@ export interface SuppressionService {
    * Removes a suppression by its hash from one list (the project-wide one, or `stream`'s, never both),
    * or throws `suppression_not_found`. With a stream the answer names it.
    */
-  remove(projectId: string, hash: string, options?: StreamOption): Promise<{ deleted: true; hash: string; stream?: string }>;
+  remove(projectId: string, hash: string, options?: RemoveOptions): Promise<{ deleted: true; hash: string; stream?: string }>;
   /**
    * Suppresses up to 1 000 addresses in one store round trip, each with its reason (default `manual`)
    * and time (default now), joined as events join: a stronger reason upgrades, the earliest time
@@ -122,7 +126,7 @@ export interface SuppressionService {
    * Removes up to 1 000 suppressions from one list (the project-wide one, or `stream`'s), each named by
    * its address or its hash, in one store round trip; one result per item, in order.
    */
-  removeMany(projectId: string, items: readonly BulkRemoveItem[], options?: StreamOption): Promise<{ results: BulkRemoveResult[] }>;
+  removeMany(projectId: string, items: readonly BulkRemoveItem[], options?: RemoveOptions): Promise<{ results: BulkRemoveResult[] }>;
   /** The hash of an address, as the store and the API use it. Throws `invalid_email`. */
   hashOf(email: string): string;
 }
@@ -348,6 +352,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async add(projectId, email, options) {
       assertProjectId(projectId);
       const stream = streamOf(options);
+      const actor = actorOf(options);
       const normalized = normalizeEmail(email);
       // Whole milliseconds, as event times and the wire format have: a clock such as
       // `performance.timeOrigin + performance.now()` would otherwise put a fraction into cursors.
@@ -364,7 +369,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         givenExpiry(options ?? {}, now, { expiresAt: 'expires_at', ttl: 'ttl' }) ?? ruleExpiresAt(context.rules?.(projectId), candidate);
       if (expiresAt !== undefined) candidate.expiresAt = expiresAt;
       await markAllowlisted(store, projectId, [candidate]);
-      const { record, created } = await store.addSuppression(projectId, candidate, now);
+      const { record, created } = await store.addSuppression(projectId, candidate, now, actor);
       if (created && context.hooks?.wants.suppressed)
         context.hooks.notify([{ hook: 'suppressed', notice: suppressedNotice(projectId, record, null) }]);
       return { suppression: toSuppression(record), created };
@@ -373,13 +378,14 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async remove(projectId, hash, options) {
       assertProjectId(projectId);
       const stream = streamOf(options);
+      const actor = actorOf(options);
       const key = typeof hash === 'string' ? hash.toLowerCase() : '';
       if (!isEmailHash(key)) {
         throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.');
       }
       // The clock goes with the removal: the feed records the change at it (docs/core.md, "Change feed").
       const now = Math.trunc(context.now());
-      const removed = await store.removeSuppression(projectId, key, stream, now);
+      const removed = await store.removeSuppression(projectId, key, stream, now, actor);
       // An expired suppression was deleted all the same, but it no longer suppressed: there was none to remove.
       if (removed === undefined || isExpired(removed, now)) {
         if (stream !== undefined) {
@@ -400,6 +406,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async addMany(projectId, items, options) {
       assertProjectId(projectId);
       const stream = streamOf(options);
+      const actor = actorOf(options);
       assertBulk(items);
       const now = Math.trunc(context.now());
       const source = sourceOf(options);
@@ -437,7 +444,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         records.push(record);
       });
       await markAllowlisted(store, projectId, records);
-      const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records, now);
+      const outcomes = records.length === 0 ? [] : await store.mergeSuppressions(projectId, records, now, actor);
       const notices: HookCall[] = [];
       outcomes.forEach((outcome, i) => {
         const result = results[positions[i]!] as Extract<BulkAddResult, { hash: string }>;
@@ -455,6 +462,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
     async removeMany(projectId, items, options) {
       assertProjectId(projectId);
       const stream = streamOf(options);
+      const actor = actorOf(options);
       assertBulk(items);
       const results: BulkRemoveResult[] = [];
       const hashes: string[] = [];
@@ -484,7 +492,7 @@ export function createSuppressionService(context: MailwardenContext): Suppressio
         results.push({ hash, deleted: false });
       });
       const now = Math.trunc(context.now());
-      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, stream, now);
+      const removed = hashes.length === 0 ? [] : await store.removeSuppressions(projectId, hashes, stream, now, actor);
       const notices: HookCall[] = [];
       removed.forEach((record, i) => {
         // An expired one no longer suppressed: it is gone, and was not removed by this call.

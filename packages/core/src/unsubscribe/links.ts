@@ -3,6 +3,7 @@ import { MailwardenError } from '../errors.js';
 import { assertProjectId } from '../input.js';
 import type { SuppressionService } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
+import { unsubscribeActor } from '../store/actor.js';
 import { createUnsubscribeTokenCodec, type UnsubscribeTokenCodec } from './token.js';
 
 /** `MailwardenOptions.unsubscribeLinks`: where links point and the secrets that seal their tokens. */
@@ -119,6 +120,7 @@ export function createUnsubscribeLinks(
       const { created } = await suppressions.add(projectId, target.email, {
         source: 'unsubscribe',
         ...(target.stream === null ? {} : { stream: target.stream }),
+        actor: unsubscribeActor(target.stream ?? undefined),
       });
       return { ...target, created };
     },
