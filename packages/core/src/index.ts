@@ -269,6 +269,15 @@ export { createHttpHandler, type DashboardFiles, type HttpHandler, type HttpHand
 export type { HttpRequest, HttpResponse, HttpHeaders } from './http/request.js';
 export { answerClientError, answerConnect } from './http/client-errors.js';
 export { unsubscribePageContentSecurityPolicy } from './http/unsubscribe-page.js';
+export {
+  checkRateLimits,
+  createRateLimiter,
+  defaultRateLimits,
+  type RateLimitBucket,
+  type RateLimitExceeded,
+  type RateLimiter,
+  type RateLimitOptions,
+} from './http/rate-limits.js';
 export type { ApiKeys, ApiKeyScope } from './http/api-keys.js';
 export { routes, type Route, type RouteAuth, type RouteMethod } from './http/routes.js';
 export { createOpenApiDocument, type OpenApiOptions } from './http/openapi.js';

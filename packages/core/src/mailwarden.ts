@@ -178,6 +178,8 @@ export interface Mailwarden {
   readonly store: Store;
   /** Where it records metrics (`MailwardenOptions.metrics`), for the HTTP bindings; absent when none. */
   readonly metrics?: MailwardenMetrics;
+  /** Its clock (`MailwardenOptions.now`), for the HTTP handler's rate-limit windows. */
+  readonly now: () => number;
   /**
    * Resolves once every hook call started so far has settled (returned, resolved or rejected): for
    * tests, and for a graceful shutdown that lets hooks finish before `close()` (race it with a timeout:
@@ -254,6 +256,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     outbound: createOutboundService(store, context.now, outbound?.endpoints ?? [], outboundEngine),
     store: context.store,
     ...(metrics === undefined ? {} : { metrics }),
+    now,
     hooksSettled: () => context.hooks?.settled() ?? Promise.resolve(),
     close: async () => {
       await outboundEngine?.close();

@@ -5,6 +5,7 @@ import type { Mailwarden } from '../mailwarden.js';
 import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
 import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.js';
+import { createRateLimiter, rateLimitBucketOf, rateLimitedError, type RateLimitExceeded, type RateLimitOptions } from './rate-limits.js';
 import { firstHeader, type HttpHeaders, type HttpRequest, type HttpResponse } from './request.js';
 import { routes, type Route, type RouteInput } from './routes.js';
 import { unsubscribeRoutes } from './unsubscribe-routes.js';
@@ -28,6 +29,12 @@ export interface HttpHandlerOptions {
    * `dashboard: true` does this). Without it, `/dashboard/` answers 404.
    */
   dashboard?: DashboardFiles;
+  /**
+   * Fixed-window rate limits per client address, key, unsubscribe and webhook address (docs/http.md,
+   * "Rate limits"), counted in the store when it can (shared by every instance). Off when absent or
+   * `false`; `{}` is on with the defaults.
+   */
+  rateLimits?: RateLimitOptions | false;
 }
 
 /** The dashboard's static files: what `createDashboard()` of `@mailwarden/dashboard` returns. */
@@ -65,6 +72,10 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   const webhookLimit = options.bodyLimits?.webhook ?? 10 * MiB;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
   const compiled: CompiledRoute[] = [...routes, ...unsubscribeRoutes].map(compileRoute);
+  const limiter =
+    options.rateLimits === undefined || options.rateLimits === false
+      ? undefined
+      : createRateLimiter(mailwarden.store, options.rateLimits, { now: mailwarden.now, logger });
   let openApiText: string | undefined;
 
   /** `routed.template` learns the route's template once the path is matched (for the metrics' `route` label). */
@@ -99,6 +110,11 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   }
 
   async function runRoute(request: HttpRequest, method: string, route: Route, params: Record<string, string>): Promise<HttpResponse> {
+    // The address's bucket before any key or signature is checked: a flood of bad keys is refused too.
+    if (limiter !== undefined) {
+      const exceeded = await limiter.hit(rateLimitBucketOf(route), request.remoteAddress ?? 'unknown');
+      if (exceeded !== undefined) return rateLimited(exceeded, method === 'HEAD');
+    }
     if (route.auth === 'api_key') await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!);
     const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
     const input: RouteInput = {
@@ -189,6 +205,16 @@ function json(status: number, body: string, head: boolean): HttpResponse {
   const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
   if (body !== '') headers['content-type'] = 'application/json; charset=utf-8';
   return { status, headers, body: head ? '' : body };
+}
+
+/** A 429 with `Retry-After` and the `RateLimit-*` fields; those are never on a success, whose bytes stay as they were. */
+function rateLimited(exceeded: RateLimitExceeded, head: boolean): HttpResponse {
+  const response = json(429, errorText(rateLimitedError(exceeded)), head);
+  response.headers['retry-after'] = String(exceeded.retryAfterSeconds);
+  response.headers['ratelimit-limit'] = String(exceeded.limit);
+  response.headers['ratelimit-remaining'] = '0';
+  response.headers['ratelimit-reset'] = String(exceeded.retryAfterSeconds);
+  return response;
 }
 
 /** The error body as JSON; without its details if they cannot be serialized, so an answer is always sent. */
