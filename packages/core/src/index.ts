@@ -48,9 +48,11 @@ export type { ChangeService, ListChangesQuery, FollowChangesOptions } from './se
 export { toChangeView, parseChangeKinds, changeFamilies, type ChangeFamily, type ChangeKindFilter } from './services/change-view.js';
 export type { AlertService, AlertStatusQuery } from './services/alert-service.js';
 export type { StreamService } from './services/stream-service.js';
+export { erasureForms, type ErasureService } from './services/erasure-service.js';
+export { parseActorFilter, type ActorOption } from './services/actor-option.js';
 export { changeKinds, type ChangeKind, type Change } from './store/changes.js';
 export { defaultSuppressionPolicy, type SuppressionDecision, type SuppressionPolicy } from './suppressions/policy.js';
-export type { SuppressionService, AddOptions, StreamOption } from './services/suppression-service.js';
+export type { SuppressionService, AddOptions, RemoveOptions, StreamOption } from './services/suppression-service.js';
 export type { AllowlistService } from './services/allowlist-service.js';
 export {
   checkOutboundOptions,
@@ -278,6 +280,15 @@ export {
   type RateLimiter,
   type RateLimitOptions,
 } from './http/rate-limits.js';
-export type { ApiKeys, ApiKeyScope } from './http/api-keys.js';
+export {
+  apiScopes,
+  unnamedKeyName,
+  type ApiKeys,
+  type ApiKeyScope,
+  type ApiKeyEntry,
+  type ApiKeyGrant,
+  type ApiScope,
+} from './http/api-keys.js';
+export { unsubscribeRoutes } from './http/unsubscribe-routes.js';
 export { routes, type Route, type RouteAuth, type RouteMethod } from './http/routes.js';
 export { createOpenApiDocument, type OpenApiOptions } from './http/openapi.js';

@@ -66,4 +66,5 @@ export {
   alertStatusSchema,
   alertStatusQuerySchema,
 } from './api-schemas.js';
+export { apiKeyInfoSchema } from './http/api-keys.js';
 export type * from './api-shapes.js';

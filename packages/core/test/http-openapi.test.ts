@@ -62,6 +62,8 @@ const codesOf = (route: Route): ErrorCode[] => [
   ...route.errors,
   ...errorsOfKind[route.auth],
   ...(route.requestBody === undefined ? [] : (['payload_too_large', 'unsupported_media_type'] as const)),
+  // docs/http.md, "Scopes": a route that needs a scope refuses a key without it.
+  ...(route.scope === undefined ? [] : (['insufficient_scope'] as const)),
 ];
 
 describe('createOpenApiDocument', () => {
@@ -147,6 +149,28 @@ describe('createOpenApiDocument', () => {
     expect(operationOf(doc, { method: 'POST', path: '/projects/{projectId}/webhooks/{provider}' }).description).toMatch(
       /provider's own mechanism/,
     );
+  });
+
+  it('says each API-key route\'s scope, as x-mailwarden-scope and in its description (docs/http.md, "Scopes")', () => {
+    const doc = document();
+    for (const route of routes) {
+      const operation = operationOf(doc, route) as Operation & { 'x-mailwarden-scope'?: string };
+      expect(operation['x-mailwarden-scope'], route.operationId).toBe(route.scope);
+      if (route.scope !== undefined) {
+        expect(operation.description).toContain(`Needs a key with the \`${route.scope}\` scope`);
+        expect(operation.responses['403']?.description).toContain('`insufficient_scope`');
+      } else if (route.auth === 'api_key') {
+        expect(operation.description).toContain('Any key of the project may call it');
+        expect(operation.responses['403']?.description).not.toContain('insufficient_scope');
+      }
+    }
+    // Every API-key route but the one that says what a key may do needs a scope.
+    expect(routes.filter((route) => route.auth === 'api_key' && route.scope === undefined).map((route) => route.operationId)).toEqual([
+      'getApiKey',
+    ]);
+    const apiKey = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/api-key' });
+    expect(apiKey.responses['200']?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyInfo' });
+    expect(doc.components.schemas.ApiKeyInfo).toMatchObject({ required: ['name', 'scopes'] });
   });
 
   it('describes parameters, bodies and both success statuses of addSuppression', () => {

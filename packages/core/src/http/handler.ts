@@ -2,7 +2,8 @@ import { parse as parseQueryString } from 'node:querystring';
 import { MailwardenError, isMailwardenError, type ErrorBody } from '../errors.js';
 import type { MailwardenLogger } from '../services/hooks.js';
 import type { Mailwarden } from '../mailwarden.js';
-import { createApiKeyCheck, type ApiKeys } from './api-keys.js';
+import { keyActor } from '../store/actor.js';
+import { createApiKeyCheck, type ApiKeys, type ApiScope, type PresentedKey } from './api-keys.js';
 import { MiB, assertJsonMediaType, parseJsonBody, readBody } from './body.js';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.js';
 import { createRateLimiter, rateLimitBucketOf, rateLimitedError, type RateLimitExceeded, type RateLimitOptions } from './rate-limits.js';
@@ -14,7 +15,7 @@ import { unsubscribeRoutes } from './unsubscribe-routes.js';
 export type HttpLogger = MailwardenLogger;
 
 export interface HttpHandlerOptions {
-  /** The `X-API-Key` keys and the projects each opens; see `ApiKeys`. */
+  /** The `X-API-Key` keys, the projects each opens and its scopes; see `ApiKeys`. */
   apiKeys: ApiKeys;
   /** Default: `console.error`. Bindings pass the framework's logger. */
   logger?: HttpLogger;
@@ -115,7 +116,8 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       const exceeded = await limiter.hit(rateLimitBucketOf(route), request.remoteAddress ?? 'unknown');
       if (exceeded !== undefined) return rateLimited(exceeded, method === 'HEAD');
     }
-    if (route.auth === 'api_key') await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!);
+    const key = route.auth === 'api_key' ? await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!) : undefined;
+    if (key !== undefined && route.scope !== undefined && !key.scopes.includes(route.scope)) throw insufficientScope(route.scope, key);
     const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
     const input: RouteInput = {
       params,
@@ -136,6 +138,7 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
         return readBody(request.headers, request.body, limit);
       },
       request,
+      ...(key === undefined ? {} : { actor: keyActor(key.name), scopes: key.scopes }),
     };
     const result = await route.run(mailwarden, input);
     if (result.response !== undefined) return method === 'HEAD' ? { ...result.response, body: '' } : result.response;
@@ -224,6 +227,13 @@ function errorText(error: MailwardenError): string {
   } catch {
     return JSON.stringify({ error: { code: error.code, message: error.message } } satisfies ErrorBody);
   }
+}
+
+/** A key of the project without the route's scope (docs/http.md, "Scopes"): the message names the scope needed. */
+function insufficientScope(required: ApiScope, key: PresentedKey): MailwardenError {
+  return new MailwardenError('insufficient_scope', `This API key lacks the "${required}" scope this request needs.`, {
+    details: { required, scopes: key.scopes },
+  });
 }
 
 function methodNotAllowed(allow: string[]): MailwardenError {

@@ -119,7 +119,12 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
     });
 
   const errorResponses = (route: Operation): JsonObject => {
-    const codes = new Set([...route.errors, ...errorsOfKind[route.auth], ...(route.requestBody ? requestBodyErrors : [])]);
+    const codes = new Set([
+      ...route.errors,
+      ...errorsOfKind[route.auth],
+      ...(route.requestBody ? requestBodyErrors : []),
+      ...(route.scope === undefined ? [] : (['insufficient_scope'] as const)),
+    ]);
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of errorCodes.filter((candidate) => codes.has(candidate))) {
       byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
@@ -157,10 +162,12 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
     for (const [status, { description, schema }] of Object.entries(route.responses)) {
       responses[status] = { description, ...(schema === undefined ? {} : { content: content(jsonSchema(schema, 'output')) }) };
     }
+    const description = [route.description, scopeSentence(route)].filter((text) => text !== undefined).join(' ');
     return {
       operationId: route.operationId,
       summary: route.summary,
-      ...(route.description === undefined ? {} : { description: route.description }),
+      ...(description === '' ? {} : { description }),
+      ...(route.scope === undefined ? {} : { 'x-mailwarden-scope': route.scope }),
       ...(parameters.length === 0 ? {} : { parameters }),
       ...(route.requestBody === undefined
         ? {}
@@ -190,6 +197,14 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
     },
   });
+}
+
+/** What key an API-key route needs, as its description says it (docs/http.md, "Scopes"). */
+function scopeSentence(route: Operation): string | undefined {
+  if (route.auth !== 'api_key') return undefined;
+  return route.scope === undefined
+    ? 'Any key of the project may call it, whatever its scopes.'
+    : `Needs a key with the \`${route.scope}\` scope (\`insufficient_scope\` otherwise).`;
 }
 
 /** Points zod's `#/$defs/<Id>` references at `#/components/schemas/<Id>`. */

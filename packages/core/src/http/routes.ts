@@ -48,7 +48,7 @@ import {
 import { assertCheckSize } from '../services/suppression-service.js';
 import { assertStreamName } from '../stream.js';
 import { webhookChallenge, webhookRoute, webhookUnavailableStatus } from '../webhooks/providers.js';
-import type { ApiScope } from './api-keys.js';
+import { apiKeyInfoSchema, type ApiScope } from './api-keys.js';
 import type { HttpRequest, HttpResponse } from './request.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'HEAD';
@@ -563,6 +563,19 @@ export const routes: readonly Route[] = [
       status: 200,
       body: await mailwarden.outbound.resume(params.projectId!, params.endpointId!),
     }),
+  },
+  {
+    method: 'GET',
+    path: '/projects/{projectId}/api-key',
+    auth: 'api_key',
+    operationId: 'getApiKey',
+    summary: 'The name and scopes of the key this request presents',
+    description:
+      'So a client (the dashboard) learns what its key may do before it tries. Never answers the key or its hash.',
+    responses: { 200: { description: "The key's name and scopes.", schema: apiKeyInfoSchema } },
+    errors: [],
+    // `actor` is `key:<name>` on every API-key route (the handler's keyActor).
+    run: async (_mailwarden, { actor, scopes }) => ({ status: 200, body: { name: actor!.slice('key:'.length), scopes } }),
   },
   {
     method: 'POST',
