@@ -42,6 +42,8 @@ function toHttpRequest(request: Request): HttpRequest {
     path: queryStart === -1 ? url : url.slice(0, queryStart),
     query: queryStart === -1 ? '' : url.slice(queryStart + 1),
     headers: request.headers,
+    // `req.ip` follows the app's `trust proxy` setting: the forwarded client only behind a trusted proxy.
+    ...(request.ip === undefined ? {} : { remoteAddress: request.ip }),
   };
   if (!consumed) return { ...base, body: request };
   // An earlier body parser read the stream: its raw bytes (express.raw) are the body; a parsed value

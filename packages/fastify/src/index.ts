@@ -36,6 +36,8 @@ export const mailwardenPlugin: FastifyPluginAsync<MailwardenPluginOptions> = asy
       path: path === '' ? '/' : path,
       query: queryStart === -1 ? '' : url.slice(queryStart + 1),
       headers: request.headers,
+      // `request.ip` follows the app's `trustProxy`: the forwarded client only behind a trusted proxy.
+      remoteAddress: request.ip,
       ...(body === undefined ? {} : { body: body as AsyncIterable<Uint8Array> }),
     };
   };
