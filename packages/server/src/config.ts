@@ -265,6 +265,24 @@ export const configSchema = z
       })
       .strict()
       .default({ enabled: true }),
+    /**
+     * Requests per fixed window per client address, key, unsubscribe and webhook address (docs/server.md,
+     * "Rate limits"), counted in the store so every instance shares them. On with the defaults; `false` turns them off.
+     */
+    rateLimits: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            windowSeconds: z.int().min(1).optional(),
+            perClient: z.int().min(0).optional(),
+            perKey: z.int().min(0).optional(),
+            unsubscribe: z.int().min(0).optional(),
+            webhooks: z.int().min(0).optional(),
+          })
+          .strict(),
+      ])
+      .default({}),
   })
   .strict()
   .refine((config) => config.unsubscribeSecrets === undefined || config.publicUrl !== undefined, {

@@ -162,6 +162,7 @@ export async function startService(
     mailwarden,
     apiKeys: apiKeyScopes(config),
     dashboard: config.dashboard,
+    rateLimits: config.rateLimits,
     openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
   });
 
