@@ -140,6 +140,11 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       request,
       ...(key === undefined ? {} : { actor: keyActor(key.name), scopes: key.scopes }),
     };
+    if (limiter !== undefined && key !== undefined) {
+      // By the key's name, as its actor: a rotated key (new secret, same name) keeps its count.
+      const exceeded = await limiter.hit('key', key.name);
+      if (exceeded !== undefined) return rateLimited(exceeded, method === 'HEAD');
+    }
     const result = await route.run(mailwarden, input);
     if (result.response !== undefined) return method === 'HEAD' ? { ...result.response, body: '' } : result.response;
     return json(result.status, result.body === undefined ? '' : JSON.stringify(result.body), method === 'HEAD');
