@@ -570,8 +570,7 @@ export const routes: readonly Route[] = [
     auth: 'api_key',
     operationId: 'getApiKey',
     summary: 'The name and scopes of the key this request presents',
-    description:
-      'So a client (the dashboard) learns what its key may do before it tries. Never answers the key or its hash.',
+    description: 'So a client (the dashboard) learns what its key may do before it tries. Never answers the key or its hash.',
     responses: { 200: { description: "The key's name and scopes.", schema: apiKeyInfoSchema } },
     errors: [],
     // `actor` is `key:<name>` on every API-key route (the handler's keyActor).
