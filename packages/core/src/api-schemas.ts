@@ -603,9 +603,23 @@ export const listChangesQuerySchema = z.object({
     .optional()
     .meta({
       description:
-        'Only changes of these kinds: a kind (`suppression.added`) or a family (`suppression`, `message`, `alert`, `allowlist`, `stream`, `endpoint`); repeated or comma-separated. Absent: every kind.',
+        'Only changes of these kinds: a kind (`suppression.added`) or a family (`suppression`, `message`, `alert`, `allowlist`, `stream`, `endpoint`, `address`, `key`); repeated or comma-separated. Absent: every kind.',
       examples: ['suppression', 'suppression.added,message.status_changed'],
     }),
+  actor: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .meta({
+      description:
+        'Only changes by these actors: an actor (`key:ops`) or a prefix of whole segments (`key`, `webhook:ses`); repeated or comma-separated. Absent: any actor (changes without one included).',
+      examples: ['key:ops', 'webhook:ses,rule'],
+    }),
+  hash: z.string().optional().meta({
+    description: 'Only changes about this address hash (64 hex): its suppressions, allowlist entry and erasures. Not with `email`.',
+  }),
+  email: z.string().optional().meta({
+    description: 'Only changes about this address, hashed by the service as `hash` would name it. Not with `hash`.',
+  }),
 });
 
 const changeFields = {
@@ -714,10 +728,33 @@ export const changeViewSchema = z
 export const changeListSchema = z
   .object({
     items: z.array(changeViewSchema),
-    next_after: z.int().min(0).meta({ description: 'Pass as `after` for the next page (past changes a `kind` filter skipped).' }),
+    next_after: z.int().min(0).meta({ description: 'Pass as `after` for the next page (past changes the filters skipped).' }),
     latest: z.int().min(0).meta({ description: "The project's latest `seq` (0: none yet): `next_after === latest` means caught up." }),
   })
   .meta({ id: 'ChangeList' });
+
+export const eraseAddressRequestSchema = z.object({
+  email: z.string().meta({
+    description: 'The address to erase, in any form (normalized as suppressions are); `invalid_email` otherwise.',
+    examples: ['jane.doe@example.com'],
+  }),
+});
+export const erasureSchema = z
+  .object({
+    hash: z.string().meta({ description: "The address's hash: what the project keeps of it." }),
+    email: z.string().meta({ description: 'The placeholder its suppressions now show: the first 16 hex of the hash `@erased.invalid`.' }),
+    suppressed: z.literal(true).meta({ description: 'Always true: the address stays blocked, project-wide, with no expiry.' }),
+    records: z.array(suppressionSchema).meta({
+      description:
+        'Its suppressions after the erasure, one per list that holds it (the project-wide one first), with the placeholder email.',
+    }),
+    messages: z.int().min(0).meta({ description: 'Messages deleted, with their timelines.' }),
+    changes: z.int().min(0).meta({ description: "The feed's changes about the address deleted." }),
+  })
+  .meta({
+    id: 'Erasure',
+    description: 'What an erasure did (docs/decisions.md, "Erasure"): every trace of the address went but a suppression of its hash.',
+  });
 
 export const pausedStreamSchema = z
   .object({ stream: streamName, paused_at: timestamp, cause: pausedCauseSchema })
@@ -821,6 +858,7 @@ export type ListAllowlistQuery = z.input<typeof listAllowlistQuerySchema>;
 export type SuppressionRuleView = z.infer<typeof suppressionRuleSchema>;
 export type ChangeView = z.infer<typeof changeViewSchema>;
 export type ChangeList = z.infer<typeof changeListSchema>;
+export type Erasure = z.infer<typeof erasureSchema>;
 export type PausedStreamView = z.infer<typeof pausedStreamSchema>;
 export type PausedStreamList = z.infer<typeof pausedStreamListSchema>;
 export type AlertStatus = z.infer<typeof alertStatusSchema>;

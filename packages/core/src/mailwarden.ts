@@ -17,6 +17,7 @@ import { checkSuppressionRules, type SuppressionRules } from './suppressions/rul
 import { createAllowlistService, type AllowlistService } from './services/allowlist-service.js';
 import { filterSuppressed, type FilterSuppressedOptions, type FilterSuppressedResult } from './services/send-gate.js';
 import { createSuppressionService, type SuppressionService } from './services/suppression-service.js';
+import { createErasureService, type ErasureService } from './services/erasure-service.js';
 import { createChangeService, type ChangeService } from './services/change-service.js';
 import { createAlertService, type AlertService } from './services/alert-service.js';
 import { createStreamService, type StreamService } from './services/stream-service.js';
@@ -155,6 +156,8 @@ export interface Mailwarden {
   alerts: AlertService;
   /** Paused streams, which the send gate blocks (docs/core.md, "Paused streams"). */
   streams: StreamService;
+  /** Erasure on request that keeps the address blocked, by hash only (docs/core.md, "Erasure"). */
+  erasures: ErasureService;
   /**
    * Counts over time of the whole project, as `trackingIds.stats` gives them for one tracking ID.
    *
@@ -249,6 +252,7 @@ export function createMailwarden(options: MailwardenOptions = {}): Mailwarden {
     changes: createChangeService(context),
     alerts: createAlertService(context),
     streams: createStreamService(context),
+    erasures: createErasureService(context),
     stats: (projectId, query) => readStats(context, projectId, null, query),
     applyEvents: applyEventsOfProject,
     ingestWebhook,

@@ -7,6 +7,8 @@ import {
   addAllowlistEntryRequestSchema,
   addSuppressionRequestSchema,
   addSuppressionResponseSchema,
+  eraseAddressRequestSchema,
+  erasureSchema,
   allowlistEntrySchema,
   applyEventsResultSchema,
   batchCheckRequestSchema,
@@ -138,6 +140,10 @@ function queryStream(stream: string | undefined): { stream?: string } {
 function bodyStream(stream: string | null | undefined): { stream?: string } {
   return stream === undefined || stream === null ? {} : { stream: assertStreamName(stream) };
 }
+/** The calling key's actor as a service's option (docs/core.md, "Actors"); none when the handler named none. */
+function by(actor: string | undefined): { actor?: string } {
+  return actor === undefined ? {} : { actor };
+}
 
 /**
  * The body of a request that has one names its stream; a `?stream=` there is refused rather than ignored
@@ -188,12 +194,13 @@ export const routes: readonly Route[] = [
       200: { description: 'Already suppressed; the stored record, unchanged.', schema: addSuppressionResponseSchema },
     },
     errors: ['invalid_request', 'invalid_email', 'invalid_stream'],
-    run: async (mailwarden, { params, query, json }) => {
+    run: async (mailwarden, { params, query, json, actor }) => {
       refuseQueryStream(query);
       const { email, source, stream, expires_at, ttl } = parseInput(addSuppressionRequestSchema, await json(), 'request body');
       const { suppression, created } = await mailwarden.suppressions.add(params.projectId!, email, {
         ...(source === undefined ? {} : { source }),
         ...bodyStream(stream),
+        ...by(actor),
         // The service refuses both together, and a time not after now (docs/http.md, "Suppressions that expire").
         ...(expires_at === undefined ? {} : { expiresAt: expires_at }),
         ...(ttl === undefined ? {} : { ttl }),
@@ -268,7 +275,7 @@ export const routes: readonly Route[] = [
     requestBody: bulkAddRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkAddResponseSchema } },
     errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, query, json }) => {
+    run: async (mailwarden, { params, query, json, actor }) => {
       refuseQueryStream(query);
       const { items, source, stream } = parseInput(bulkBody, await json(), 'request body');
       return {
@@ -276,6 +283,7 @@ export const routes: readonly Route[] = [
         body: await mailwarden.suppressions.addMany(params.projectId!, items as BulkAddItem[], {
           ...(source === undefined ? {} : { source }),
           ...bodyStream(stream),
+          ...by(actor),
         }),
       };
     },
@@ -292,12 +300,15 @@ export const routes: readonly Route[] = [
     requestBody: bulkRemoveRequestSchema,
     responses: { 200: { description: 'One result per item.', schema: bulkRemoveResponseSchema } },
     errors: ['invalid_request', 'batch_too_large', 'invalid_stream'],
-    run: async (mailwarden, { params, query, json }) => {
+    run: async (mailwarden, { params, query, json, actor }) => {
       refuseQueryStream(query);
       const { items, stream } = parseInput(bulkBody, await json(), 'request body');
       return {
         status: 200,
-        body: await mailwarden.suppressions.removeMany(params.projectId!, items as BulkRemoveItem[], bodyStream(stream)),
+        body: await mailwarden.suppressions.removeMany(params.projectId!, items as BulkRemoveItem[], {
+          ...bodyStream(stream),
+          ...by(actor),
+        }),
       };
     },
   },
@@ -311,9 +322,31 @@ export const routes: readonly Route[] = [
     query: removeSuppressionQuerySchema,
     responses: { 200: { description: 'Removed.', schema: removeSuppressionResponseSchema } },
     errors: ['invalid_request', 'suppression_not_found', 'invalid_stream'],
-    run: async (mailwarden, { params, query }) => {
+    run: async (mailwarden, { params, query, actor }) => {
       const { stream } = parseInput(removeSuppressionQuerySchema, query, 'query');
-      return { status: 200, body: await mailwarden.suppressions.remove(params.projectId!, params.hash!, queryStream(stream)) };
+      return {
+        status: 200,
+        body: await mailwarden.suppressions.remove(params.projectId!, params.hash!, { ...queryStream(stream), ...by(actor) }),
+      };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/projects/{projectId}/erasures',
+    auth: 'api_key',
+    scope: 'admin',
+    operationId: 'eraseAddress',
+    summary: 'Erase an address on request, keeping it blocked by hash only',
+    description:
+      "Every stored trace of the address goes (its messages and timelines, allowlist entry, dedup keys, the feed's changes about it, the email text of its suppressions), " +
+      'while the project-wide list keeps a suppression of its hash with the placeholder email `<hash16>@erased.invalid` and no expiry, so checks still answer suppressed. ' +
+      'Idempotent: again, it erases nothing more and records another `address.erased` (docs/decisions.md, "Erasure").',
+    requestBody: eraseAddressRequestSchema,
+    responses: { 200: { description: 'Erased; what remains.', schema: erasureSchema } },
+    errors: ['invalid_request', 'invalid_email'],
+    run: async (mailwarden, { params, json, actor }) => {
+      const { email } = parseInput(eraseAddressRequestSchema, await json(), 'request body');
+      return { status: 200, body: await mailwarden.erasures.erase(params.projectId!, email, by(actor)) };
     },
   },
   {
@@ -343,9 +376,9 @@ export const routes: readonly Route[] = [
       200: { description: 'Already allowlisted; the stored entry, unchanged.', schema: allowlistEntrySchema },
     },
     errors: ['invalid_request', 'invalid_email'],
-    run: async (mailwarden, { params, json }) => {
+    run: async (mailwarden, { params, json, actor }) => {
       const { entry: text } = parseInput(addAllowlistEntryRequestSchema, await json(), 'request body');
-      const { entry, created } = await mailwarden.allowlist.add(params.projectId!, text);
+      const { entry, created } = await mailwarden.allowlist.add(params.projectId!, text, by(actor));
       return { status: created ? 201 : 200, body: entry };
     },
   },
@@ -359,8 +392,8 @@ export const routes: readonly Route[] = [
     description: 'The entry as it was added, URL-encoded (`%40example.com` or `@example.com` for a domain); normalized as on add.',
     responses: { 204: { description: 'Removed.' } },
     errors: ['invalid_request', 'invalid_email', 'allowlist_entry_not_found'],
-    run: async (mailwarden, { params }) => {
-      await mailwarden.allowlist.remove(params.projectId!, params.entry!);
+    run: async (mailwarden, { params, actor }) => {
+      await mailwarden.allowlist.remove(params.projectId!, params.entry!, by(actor));
       return { status: 204 };
     },
   },
@@ -454,19 +487,27 @@ export const routes: readonly Route[] = [
     auth: 'api_key',
     scope: 'read',
     operationId: 'listChanges',
-    summary: "Read the project's change feed in order, after a cursor, optionally by kind",
+    summary: "Read the project's change feed in order, after a cursor, optionally by kind, actor and address: the audit trail",
     description:
       'Every change the store made, in the order it made them, each numbered by `seq` (per project, from 1). Pass `next_after` back as `after` to read on; ' +
-      '`next_after === latest` means caught up. With `kind`, a page may be empty yet move `next_after` past changes of other kinds. ' +
+      '`next_after === latest` means caught up. With `kind`, `actor`, `hash` or `email` (all must match), a page may be empty yet move `next_after` past changes the filters skip. ' +
+      'Each change names its `actor` when the writer gave one (`key:<name>` for a request with that key). ' +
       'An `after` older than what retention keeps is 410 `change_cursor_expired`. Needs a store with a feed (`change_feed_not_configured` otherwise).',
     query: listChangesQuerySchema,
-    repeatableQuery: ['kind'],
+    repeatableQuery: ['kind', 'actor'],
     responses: { 200: { description: 'A page of changes.', schema: changeListSchema } },
-    errors: ['invalid_request', 'change_feed_not_configured', 'change_cursor_expired'],
+    errors: ['invalid_request', 'invalid_email', 'change_feed_not_configured', 'change_cursor_expired'],
     // The service checks each parameter and names it in `details`, as the listings' do.
     run: async (mailwarden, { params, query }) => ({
       status: 200,
-      body: await mailwarden.changes.list(params.projectId!, { after: query.after, limit: query.limit, kinds: query.kind }),
+      body: await mailwarden.changes.list(params.projectId!, {
+        after: query.after,
+        limit: query.limit,
+        kinds: query.kind,
+        actors: query.actor,
+        hash: query.hash,
+        email: query.email,
+      }),
     }),
   },
   {
@@ -515,8 +556,8 @@ export const routes: readonly Route[] = [
       200: { description: 'Already paused; as it was paused.', schema: pausedStreamSchema },
     },
     errors: ['invalid_request', 'invalid_stream'],
-    run: async (mailwarden, { params }) => {
-      const { paused, created } = await mailwarden.streams.pause(params.projectId!, params.stream!);
+    run: async (mailwarden, { params, actor }) => {
+      const { paused, created } = await mailwarden.streams.pause(params.projectId!, params.stream!, by(actor));
       return { status: created ? 201 : 200, body: paused };
     },
   },
@@ -530,9 +571,9 @@ export const routes: readonly Route[] = [
     description: '`resumed: false` when it was not paused (a retried resume is harmless).',
     responses: { 200: { description: 'Whether it was paused.', schema: resumeStreamResponseSchema } },
     errors: ['invalid_request', 'invalid_stream'],
-    run: async (mailwarden, { params }) => ({
+    run: async (mailwarden, { params, actor }) => ({
       status: 200,
-      body: await mailwarden.streams.resume(params.projectId!, params.stream!),
+      body: await mailwarden.streams.resume(params.projectId!, params.stream!, by(actor)),
     }),
   },
   {
@@ -559,9 +600,9 @@ export const routes: readonly Route[] = [
     description: 'Clears its failures and tries the next change at once. An endpoint that is not paused is answered as it is.',
     responses: { 200: { description: 'The endpoint now.', schema: endpointStatusSchema } },
     errors: ['invalid_request', 'endpoint_not_found'],
-    run: async (mailwarden, { params }) => ({
+    run: async (mailwarden, { params, actor }) => ({
       status: 200,
-      body: await mailwarden.outbound.resume(params.projectId!, params.endpointId!),
+      body: await mailwarden.outbound.resume(params.projectId!, params.endpointId!, by(actor)),
     }),
   },
   {

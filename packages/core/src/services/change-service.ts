@@ -9,7 +9,10 @@ import {
   type ChangeList,
   type ChangeView,
 } from '../api-schemas.js';
-import type { ChangeKind } from '../store/changes.js';
+import type { ChangeQuery } from '../store/changes.js';
+import { isEmailHash } from '../email/hash.js';
+import { normalizeEmail } from '../email/normalize.js';
+import { parseActorFilter } from './actor-option.js';
 import { parseChangeKinds, toChangeView } from './change-view.js';
 import { z } from 'zod';
 
@@ -18,8 +21,14 @@ export interface ListChangesQuery {
   after?: number | string;
   /** Changes per page, 1 to 1 000; default 100. */
   limit?: number | string;
-  /** Only these kinds: kinds or families (`suppression`, `message`, `alert`, `allowlist`, `stream`, `endpoint`), an array or comma-separated. */
+  /** Only these kinds: kinds or families (`suppression`, `message`, `alert`, `allowlist`, `stream`, `endpoint`, `address`, `key`), an array or comma-separated. */
   kinds?: string | readonly string[];
+  /** Only changes by these actors: each an actor or a prefix of whole segments (`key`, `key:ops`, `webhook:ses`), an array or comma-separated. */
+  actors?: string | readonly string[];
+  /** Only changes about the address of this hash (64 hex): its suppressions, allowlist entry and erasures. Not with `email`. */
+  hash?: string;
+  /** Only changes about this address (hashed here, never sent to the store). Not with `hash`. */
+  email?: string;
 }
 
 export interface FollowChangesOptions {
@@ -27,6 +36,12 @@ export interface FollowChangesOptions {
   after?: number;
   /** Only these kinds, as `ListChangesQuery.kinds`. */
   kinds?: string | readonly string[];
+  /** Only these actors, as `ListChangesQuery.actors`. */
+  actors?: string | readonly string[];
+  /** Only changes about this hash, as `ListChangesQuery.hash`. */
+  hash?: string;
+  /** Only changes about this address, as `ListChangesQuery.email`. */
+  email?: string;
   /** How long to wait before asking again once caught up, in milliseconds; default 1 000. */
   pollMs?: number;
   /** Ends the iteration (quietly) when aborted. */
@@ -77,18 +92,30 @@ export function createChangeService(context: MailwardenContext): ChangeService {
     if (store.changes === undefined)
       throw new MailwardenError('change_feed_not_configured', 'This store keeps no change feed: create it with its `changes` option.');
   };
-  const parseKinds = (kinds: unknown): ChangeKind[] | undefined => parseChangeKinds(kinds as string | readonly string[] | undefined);
+  /** The store's filters of a query (kinds, actors, hash), only those named: an unfiltered read is the call it always was. */
+  const filtersOf = (
+    query: Pick<ListChangesQuery, 'kinds' | 'actors' | 'hash' | 'email'>,
+  ): Pick<ChangeQuery, 'kinds' | 'actors' | 'hash'> => {
+    const kinds = parseChangeKinds(query.kinds as string | readonly string[] | undefined);
+    const actors = parseActorFilter(query.actors as string | readonly string[] | undefined);
+    const hash = hashFilter(query, context.hashEmail);
+    return {
+      ...(kinds === undefined ? {} : { kinds }),
+      ...(actors === undefined ? {} : { actors }),
+      ...(hash === undefined ? {} : { hash }),
+    };
+  };
 
   return {
     async list(projectId, query = {}) {
       assertProjectId(projectId);
       assertFeed();
       const parsed = parseInput(changeQuerySchema, { after: query.after, limit: query.limit }, 'change query');
-      const kinds = parseKinds(query.kinds);
+      const filters = filtersOf(query);
       const page = await store.listChanges(projectId, {
         after: parsed.after ?? 0,
         limit: parsed.limit ?? DEFAULT_CHANGE_PAGE_SIZE,
-        ...(kinds === undefined ? {} : { kinds }),
+        ...filters,
       });
       return { items: page.changes.map((change) => toChangeView(projectId, change)), next_after: page.next, latest: page.last };
     },
@@ -98,7 +125,7 @@ export function createChangeService(context: MailwardenContext): ChangeService {
       assertProjectId(projectId);
       assertFeed();
       const { after } = parseInput(changeQuerySchema, { after: options.after }, 'follow options');
-      const kinds = parseKinds(options.kinds);
+      const filters = filtersOf(options);
       const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
       if (!(typeof pollMs === 'number' && pollMs > 0 && Number.isFinite(pollMs)))
         throw new MailwardenError('invalid_request', 'Invalid pollMs: expected a number of milliseconds above 0.');
@@ -110,7 +137,7 @@ export function createChangeService(context: MailwardenContext): ChangeService {
           const page = await store.listChanges(projectId, {
             after: cursor,
             limit: FOLLOW_PAGE_SIZE,
-            ...(kinds === undefined ? {} : { kinds }),
+            ...filters,
           });
           for (const change of page.changes) {
             if (aborted()) return;
@@ -122,6 +149,20 @@ export function createChangeService(context: MailwardenContext): ChangeService {
       })();
     },
   };
+}
+
+/** The hash a reader filters by: `hash` as given (64 hex, any case) or `email` hashed; `invalid_request` for both or a bad hash, `invalid_email` for a bad address. */
+function hashFilter(query: { hash?: unknown; email?: unknown }, hashEmail: (email: string) => string): string | undefined {
+  const { hash, email } = query;
+  if (hash !== undefined && email !== undefined) throw new MailwardenError('invalid_request', 'Give hash or email, not both.');
+  if (email !== undefined) return hashEmail(normalizeEmail(email as string));
+  if (hash === undefined) return undefined;
+  const key = typeof hash === 'string' ? hash.toLowerCase() : '';
+  if (!isEmailHash(key))
+    throw new MailwardenError('invalid_request', 'Invalid hash: expected 64 hexadecimal characters.', {
+      details: [{ path: 'hash', message: 'expected 64 hexadecimal characters' }],
+    });
+  return key;
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
