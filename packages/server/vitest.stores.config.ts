@@ -5,6 +5,7 @@ export const storeTests = [
   'test/alerts-across-instances.test.ts',
   'test/hooks-across-instances.test.ts',
   'test/outbound-kill.test.ts',
+  'test/rate-limits-across-instances.test.ts',
   'test/store-outage.test.ts',
   'test/suppressions-file.test.ts',
   'test/suppressions-file-cli.test.ts',
