@@ -29,3 +29,4 @@ export { postalWebhook, createPostalKeyPair, signPostalBody, type PostalWebhookO
 
 export { webhooksFor, type WebhooksForOptions } from './testing/webhooks-for.js';
 export { webhookUrl, postWebhook } from './testing/post-webhook.js';
+export { dumpMemoryStore } from './memory-store/dump.js';

@@ -129,13 +129,19 @@ describe('memory store change feed', () => {
     await store.purgeExpired(T0 + 40);
     expect(await all(store)).toEqual([
       { seq: 1, kind: 'suppression.added', at: T0, record: suppression(1, T0, { expiresAt: T0 + 10 }) },
-      { seq: 2, kind: 'suppression.expired', at: T0 + 20, record: suppression(1, T0, { expiresAt: T0 + 10 }) },
+      { seq: 2, kind: 'suppression.expired', at: T0 + 20, actor: 'rule:expiry', record: suppression(1, T0, { expiresAt: T0 + 10 }) },
       { seq: 3, kind: 'suppression.added', at: T0 + 20, record: suppression(1, T0 + 20) },
       { seq: 4, kind: 'suppression.added', at: T0, record: suppression(2, T0, { expiresAt: T0 + 10, stream: 'news' }) },
-      { seq: 5, kind: 'suppression.expired', at: T0 + 30, record: suppression(2, T0, { expiresAt: T0 + 10, stream: 'news' }) },
+      {
+        seq: 5,
+        kind: 'suppression.expired',
+        at: T0 + 30,
+        actor: 'rule:expiry',
+        record: suppression(2, T0, { expiresAt: T0 + 10, stream: 'news' }),
+      },
       { seq: 6, kind: 'suppression.added', at: T0 + 30, record: suppression(2, T0 + 30, { stream: 'news' }) },
       { seq: 7, kind: 'suppression.added', at: T0, record: suppression(3, T0, { expiresAt: T0 + 10 }) },
-      { seq: 8, kind: 'suppression.expired', at: T0 + 40, record: suppression(3, T0, { expiresAt: T0 + 10 }) },
+      { seq: 8, kind: 'suppression.expired', at: T0 + 40, actor: 'rule:expiry', record: suppression(3, T0, { expiresAt: T0 + 10 }) },
     ]);
   });
 
@@ -248,13 +254,14 @@ describe('memory store alert windows', () => {
         seq: 5,
         kind: 'alert.bounce_rate',
         at: T0 + 1,
+        actor: 'rule:alerts',
         trackingId: null,
         firing: true,
         messages: 4,
         count: 1,
         thresholdPpm: 200_000,
       },
-      { seq: 6, kind: 'stream.paused', at: T0 + 1, stream: 'news', cause: 'alert.bounce_rate' },
+      { seq: 6, kind: 'stream.paused', at: T0 + 1, actor: 'rule:alerts', stream: 'news', cause: 'alert.bounce_rate' },
     ]);
     expect(await store.listPausedStreams(P)).toEqual([{ stream: 'news', pausedAt: T0 + 1, cause: 'alert.bounce_rate' }]);
     // 1 of 6 = 16.7 %: not below 16 %; 1 of 7 = 14.3 % is.
@@ -266,6 +273,7 @@ describe('memory store alert windows', () => {
       seq: 10,
       kind: 'alert.bounce_rate',
       at: T0 + 3,
+      actor: 'rule:alerts',
       trackingId: null,
       firing: false,
       messages: 7,
@@ -338,7 +346,7 @@ describe('memory store paused streams and outbound state', () => {
     expect(await store.resumeOutbound(P, 'none', T0 + 91)).toBeUndefined();
     expect(await store.getOutbound(P, ['crm', 'none'])).toEqual([state, undefined]);
     expect((await all(store)).slice(1)).toEqual([
-      { seq: 2, kind: 'endpoint.paused', at: T0 + 80, endpoint: 'crm', error: 'HTTP 503' },
+      { seq: 2, kind: 'endpoint.paused', at: T0 + 80, actor: 'rule:outbound', endpoint: 'crm', error: 'HTTP 503' },
       { seq: 3, kind: 'endpoint.resumed', at: T0 + 90, endpoint: 'crm' },
     ]);
   });

@@ -31,6 +31,18 @@ export class EventKeys {
     this.stamps.push(now);
   }
 
+  /** Forgets every key `erased` picks (an erasure: docs/decisions.md, "Memory store: erasure and actors"). Returns how many. */
+  erase(erased: (key: string) => boolean): number {
+    const gone = new Set<string>();
+    for (const key of this.keys) if (erased(key)) gone.add(key);
+    if (gone.size === 0) return 0;
+    for (const key of gone) this.keys.delete(key);
+    // Blanked in the queue too, as retention blanks what it forgets: the text must not stay.
+    const { queue } = this;
+    for (let i = this.head; i < queue.length; i++) if (gone.has(queue[i]!)) queue[i] = '';
+    return gone.size;
+  }
+
   /**
    * Forgets the keys applied before `time`. A key stamped before the clock started (`-Infinity`)
    * counts as applied at `startedAt`, the clock's first reading.

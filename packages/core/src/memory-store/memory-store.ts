@@ -7,8 +7,10 @@ import { compareCodePoints, trackingIdSearchKey } from '../tracking-id.js';
 import { recipientDomainOf } from '../store/recipient-domain.js';
 import { reasonRank } from '../suppressions/reason.js';
 import type {
+  AddressErasure,
   AllowlistEntry,
   AllowlistQuery,
+  ErasureResult,
   ApplyEventsOptions,
   EventOutcome,
   MessageQuery,
@@ -23,12 +25,15 @@ import type {
 import {
   changeFeedRetention,
   type ChangeFeedOptions,
+  type KeyChange,
   type OutboundProgress,
+  type SyncedKey,
   type OutboundState,
   type PausedStream,
   type StoredAlertRule,
 } from '../store/changes.js';
-import { packProvenance, type SuppressionProvenance } from '../suppressions/provenance.js';
+import { packProvenance, type SuppressionCause, type SuppressionProvenance } from '../suppressions/provenance.js';
+import { ruleActors } from '../store/actor.js';
 import { AlertWindows } from './alert-windows.js';
 import { ChangeFeed } from './change-feed.js';
 import { EventClock } from './event-clock.js';
@@ -65,6 +70,14 @@ export interface MemoryRetention {
   maxMessages?: number;
 }
 
+/** Ended rate-limit windows one `hitRateLimits` call deletes at most, besides one per bucket it counts. */
+const RATE_PRUNE_BUDGET = 64;
+
+/** A key as the audit trail names it: its name and scopes, never its version. */
+function auditedKey(key: SyncedKey): { name: string; scopes: string[] } {
+  return { name: key.name, scopes: [...key.scopes] };
+}
+
 /** Suppressions and soft-bounce histories one `purgeExpired` call deletes at most, per kind (docs/storage.md). */
 export const PURGE_BUDGET = 1_000;
 
@@ -89,7 +102,7 @@ export interface RetainedEntries {
 
 /** What `createMemoryStore` returns: a `Store` with every optional method but invalidations, and a count of its entries. */
 export type MemoryStore = Store &
-  Required<Pick<Store, 'claimWebhookToken' | 'purgeExpired'>> & {
+  Required<Pick<Store, 'claimWebhookToken' | 'purgeExpired' | 'hitRateLimits'>> & {
     /** How many entries the store holds now: for tests, metrics and sizing (see docs/storage.md). */
     retained(): RetainedEntries;
   };
@@ -208,6 +221,30 @@ interface MessageSlot {
   timeline: TimelineEntry[];
 }
 
+/** A cause without what the receiving server or the complainant said (it may quote the address). */
+function withoutDiagnostic<C extends SuppressionCause>(cause: C): C {
+  return { ...cause, diagnostic: null };
+}
+
+/**
+ * A suppression as an erasure keeps it: the placeholder email, no diagnostic in its provenance, and,
+ * `forGood` (the project-wide list), no `expiresAt` (docs/decisions.md, "Erasure").
+ */
+function scrub(record: SuppressionRecord, email: string, forGood: boolean): SuppressionRecord {
+  const { provenance, expiresAt } = record;
+  const kept: SuppressionRecord = { hash: record.hash, email, reason: record.reason, createdAt: record.createdAt };
+  if (provenance !== undefined) {
+    const { event, rule } = provenance;
+    kept.provenance = {
+      ...provenance,
+      ...(event !== undefined && { event: withoutDiagnostic(event) }),
+      ...(rule !== undefined && { rule: { ...rule, events: rule.events.map(withoutDiagnostic) } }),
+    };
+  }
+  if (!forGood && expiresAt !== undefined) kept.expiresAt = expiresAt;
+  return kept;
+}
+
 class ProjectState {
   /** The project-wide list. */
   readonly suppressions = new SuppressionTable();
@@ -235,6 +272,8 @@ class ProjectState {
   readonly pausedStreams = new Map<string, PausedStream>();
   /** Outbound endpoints' delivery state and lease, by endpoint. */
   readonly outbound = new Map<string, OutboundLease>();
+  /** The keys that open the project, by name (`Store.syncApiKeys`). */
+  readonly apiKeys = new Map<string, SyncedKey>();
 
   /**
    * `expires`: whether the store has a retention, so messages and keys are queued to be forgotten.
@@ -286,7 +325,7 @@ class ProjectState {
     let outcome: EventOutcome = 'applied';
     // An allowlisted recipient's bounce or complaint is recorded, not suppressed; an unsubscribe is (docs/decisions.md, "The allowlist").
     if (own !== null && !(own.provenance?.source === 'webhook' && this.isAllowlisted(own.hash, own.email))) {
-      outcome = this.mergeSuppression(own, now);
+      outcome = this.mergeSuppression(own, now, event.actor);
     }
     if (input !== undefined) {
       const ruleOutcome = this.softBounces.count(input, rule!, now, this);
@@ -314,36 +353,39 @@ class ProjectState {
       const to = messageStatus(after.facts);
       if (from !== to) {
         const entry = event.timelineEntry!;
-        feed.append({
-          kind: 'message.status_changed',
-          at,
-          // Shared, not copied: a stored message is replaced on each merge, never changed in place.
-          message: after,
-          from,
-          to,
-          event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
-        });
+        feed.append(
+          {
+            kind: 'message.status_changed',
+            at,
+            // Shared, not copied: a stored message is replaced on each merge, never changed in place.
+            message: after,
+            from,
+            to,
+            event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+          },
+          event.actor,
+        );
       }
     }
     if (alerts === undefined) return;
     this.alertWindows ??= new AlertWindows();
     const crossings = this.alertWindows.move(after.key, before, after, alerts);
     if (crossings.length === 0) return;
-    for (const crossing of crossings) feed?.append({ ...crossing, at });
+    for (const crossing of crossings) feed?.append({ ...crossing, at }, ruleActors.alerts);
     // The project's window going up pauses the configured streams; going down resumes nothing.
     for (const crossing of crossings) {
       if (crossing.trackingId !== null || !crossing.firing) continue;
-      for (const stream of alerts.pause) this.pause(stream, at, crossing.kind);
+      for (const stream of alerts.pause) this.pause(stream, at, crossing.kind, ruleActors.alerts);
     }
   }
 
   /** Pauses a stream unless it is paused (`stream.paused`). Returns the paused stream, and whether this paused it. */
-  pause(stream: string, at: number, cause: PausedStream['cause']): { paused: PausedStream; created: boolean } {
+  pause(stream: string, at: number, cause: PausedStream['cause'], actor: string | undefined): { paused: PausedStream; created: boolean } {
     const known = this.pausedStreams.get(stream);
     if (known !== undefined) return { paused: { ...known }, created: false };
     const paused: PausedStream = { stream, pausedAt: at, cause };
     this.pausedStreams.set(stream, paused);
-    this.feed?.append({ kind: 'stream.paused', at, stream, cause });
+    this.feed?.append({ kind: 'stream.paused', at, stream, cause }, actor);
     return { paused: { ...paused }, created: true };
   }
 
@@ -388,13 +430,13 @@ class ProjectState {
    * Joins one suppression into its list (`SuppressionTable.upsert`) and says what that did to its
    * address there. One already expired at `now` is not written.
    */
-  mergeSuppression(record: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+  mergeSuppression(record: SuppressionRecord, now: number | undefined, actor: string | undefined): SuppressionMergeOutcome {
     if (now !== undefined && record.expiresAt !== undefined && record.expiresAt <= now) return 'applied';
     const table = this.list(record.stream);
     // With the feed: the entry as stored, expired or not, to tell a replaced expired one.
     const prior = this.feed === undefined ? undefined : table.get(record.hash);
     const before = table.upsert(record, now);
-    if (this.feed !== undefined) this.appendSuppressionChanges(table, record.hash, prior, before, now ?? record.createdAt);
+    if (this.feed !== undefined) this.appendSuppressionChanges(table, record.hash, prior, before, now ?? record.createdAt, actor);
     if (before === undefined) return 'suppressed';
     return reasonRank(record.reason) > reasonRank(before.reason) ? `upgraded_from_${before.reason}` : 'applied';
   }
@@ -402,7 +444,7 @@ class ProjectState {
   /**
    * Appends what a write did to one entry of `table` (`prior`: the entry before, expired or not;
    * `before`: the one the write joined into, `undefined` when it created the entry): an expired entry
-   * replaced, then added, upgraded, or updated when a stored field really moved.
+   * replaced (the expiry rule's), then added, upgraded, or updated when a stored field really moved (`actor`'s).
    */
   appendSuppressionChanges(
     table: SuppressionTable,
@@ -410,17 +452,18 @@ class ProjectState {
     prior: SuppressionRecord | undefined,
     before: SuppressionRecord | undefined,
     at: number,
+    actor: string | undefined,
   ): void {
     const feed = this.feed!;
     const record = table.get(hash);
     if (record === undefined) return;
     if (before === undefined) {
-      if (prior !== undefined) feed.append({ kind: 'suppression.expired', at, record: prior });
-      feed.append({ kind: 'suppression.added', at, record });
+      if (prior !== undefined) feed.append({ kind: 'suppression.expired', at, record: prior }, ruleActors.expiry);
+      feed.append({ kind: 'suppression.added', at, record }, actor);
     } else if (reasonRank(record.reason) > reasonRank(before.reason)) {
-      feed.append({ kind: 'suppression.upgraded', at, record, previous: before });
+      feed.append({ kind: 'suppression.upgraded', at, record, previous: before }, actor);
     } else if (!sameSuppression(before, record)) {
-      feed.append({ kind: 'suppression.updated', at, record, previous: before });
+      feed.append({ kind: 'suppression.updated', at, record, previous: before }, actor);
     }
   }
 
@@ -428,15 +471,21 @@ class ProjectState {
   replaceRuleProvenance(hash: string, provenance: SuppressionProvenance, expiresAt: number | undefined, at: number): void {
     const before = this.feed === undefined ? undefined : this.suppressions.get(hash);
     this.suppressions.replaceProvenance(hash, provenance, expiresAt);
-    if (before !== undefined) this.appendSuppressionChanges(this.suppressions, hash, before, before, at);
+    if (before !== undefined) this.appendSuppressionChanges(this.suppressions, hash, before, before, at, ruleActors.softBounces);
   }
 
   /** Deletes an entry of one list; with the feed, appends `suppression.removed` (`at`: `now`, else 0). */
-  removeSuppression(table: SuppressionTable | undefined, hash: string, stream: string | undefined, now: number | undefined) {
+  removeSuppression(
+    table: SuppressionTable | undefined,
+    hash: string,
+    stream: string | undefined,
+    now: number | undefined,
+    actor: string | undefined,
+  ) {
     const record = table?.get(hash);
     if (record !== undefined) {
       table!.remove(hash);
-      this.feed?.append({ kind: 'suppression.removed', at: now ?? 0, record });
+      this.feed?.append({ kind: 'suppression.removed', at: now ?? 0, record }, actor);
     }
     if (stream === undefined) this.softBounces.forget(hash);
     return record;
@@ -481,7 +530,9 @@ class ProjectState {
   removeExpiredSuppressions(now: number, budget: number): number {
     const feed = this.feed;
     const expired =
-      feed === undefined ? undefined : (record: SuppressionRecord) => feed.append({ kind: 'suppression.expired', at: now, record });
+      feed === undefined
+        ? undefined
+        : (record: SuppressionRecord) => feed.append({ kind: 'suppression.expired', at: now, record }, ruleActors.expiry);
     let removed = this.suppressions.removeExpired(now, budget, expired).length;
     for (const table of this.streams.values()) {
       if (removed >= budget) break;
@@ -490,8 +541,80 @@ class ProjectState {
     return removed;
   }
 
+  /**
+   * `Store.eraseAddress` (docs/decisions.md, "Memory store: erasure and actors"), in one synchronous
+   * step: every structure that holds the address forgets it; its suppressions stay, by hash.
+   */
+  erase(erasure: AddressErasure): ErasureResult {
+    const { hash, email, forms, now } = erasure;
+    // Checked before anything changes, so an erasure is done wholly or not at all.
+    if (!isEmailHash(hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(hash)}`);
+    if (forms.some((form) => form === '')) throw new TypeError('an erasure form is empty');
+    // Messages of the address, with their timelines and the dedup keys of their events.
+    const eventKeys = new Set<string>();
+    let messages = 0;
+    for (const slot of [...this.messages.values()]) {
+      if (slot.record.recipient !== email) continue;
+      for (const entry of slot.timeline) eventKeys.add(`${entry.provider}:${entry.eventKey}`);
+      this.forgetMessage(slot);
+      messages++;
+    }
+    this.eventKeys.erase((key) => eventKeys.has(key) || forms.some((form) => key.includes(form)));
+    // The last merge's record is kept between calls: it may be one of these messages.
+    this.mergedFrom = undefined;
+    this.softBounces.forget(hash);
+    const allowed = this.allowlist.get(hash);
+    if (allowed !== undefined) {
+      this.allowlist.delete(hash);
+      this.allowlistOrder.remove(allowed);
+    }
+    const changes =
+      this.feed?.erase((change) => {
+        switch (change.kind) {
+          case 'suppression.added':
+          case 'suppression.upgraded':
+          case 'suppression.updated':
+          case 'suppression.removed':
+          case 'suppression.expired':
+            return change.record.hash === hash;
+          case 'allowlist.added':
+          case 'allowlist.removed':
+            return change.entry.key === hash;
+          case 'message.status_changed':
+            return change.message.recipient === email;
+          default:
+            return false;
+        }
+      }) ?? 0;
+    // What blocks it stays, by hash: the placeholder email, no diagnostics; project-wide for good.
+    const placeholder = erasure.suppression.email;
+    const wide = this.suppressions.get(hash, now);
+    const records = [
+      this.rewrite(this.suppressions, hash, wide === undefined ? { ...erasure.suppression } : scrub(wide, placeholder, true)),
+    ];
+    const streams = [...this.streams.keys()].sort(compareCodePoints);
+    for (const stream of streams) {
+      const table = this.streams.get(stream)!;
+      const held = table.get(hash);
+      if (held !== undefined) records.push(this.rewrite(table, hash, scrub(held, placeholder, false)));
+    }
+    const result: ErasureResult = { records, messages, changes };
+    this.feed?.append(
+      { kind: 'address.erased', at: now, hash, records: records.map((record) => ({ ...record })), messages, changes },
+      erasure.actor,
+    );
+    return result;
+  }
+
+  /** Replaces the entry of `hash` in `table` by `record` (made anew: an expired one goes without a change). Returns a copy. */
+  private rewrite(table: SuppressionTable, hash: string, record: SuppressionRecord): SuppressionRecord {
+    table.remove(hash);
+    table.add({ ...record, hash });
+    return table.get(hash)!;
+  }
+
   private forgetMessage(slot: MessageSlot): void {
-    this.expiry!.remove(slot);
+    this.expiry?.remove(slot);
     this.messages.delete(slot.key);
     this.messageOrder.remove(slot);
     if (slot.record.trackingId !== null) this.trackingIds.get(slot.record.trackingId)?.messages.remove(slot);
@@ -656,6 +779,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const forgetExpiredIn = (state: ProjectState): number =>
     (retentionMs === undefined ? 0 : state.forgetBefore(clock.now - retentionMs)) +
     (maxMessages === undefined ? 0 : state.forgetBeyond(maxMessages));
+  // Rate-limit counts by bucket, window length and window (`hitRateLimits`), oldest window first (roughly).
+  const rateCounts = new Map<string, { count: number; end: number }>();
   const forgetExpiredTokens = (): void => {
     for (let oldest = tokenExpiry.last(); oldest !== undefined && oldest.expiresAt < clock.now; oldest = tokenExpiry.last()) {
       tokenExpiry.remove(oldest);
@@ -663,7 +788,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     }
   };
 
-  return {
+  const store: MemoryStore = {
     async getSuppression(projectId, hash, stream, now) {
       const state = existing(projectId);
       return state?.check(hash, stream, stream === undefined ? undefined : state.existingList(stream), now);
@@ -676,35 +801,35 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return hashes.map((hash) => state.check(hash, stream, streamList, now));
     },
 
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       const state = project(projectId);
       const table = state.list(record.stream);
       if (state.feed === undefined) return table.add({ ...record }, now);
       // With the feed: the entry as stored, expired or not, to tell a replaced expired one.
       const prior = table.get(record.hash);
       const added = table.add({ ...record }, now);
-      if (added.created) state.appendSuppressionChanges(table, record.hash, prior, undefined, now ?? record.createdAt);
+      if (added.created) state.appendSuppressionChanges(table, record.hash, prior, undefined, now ?? record.createdAt, actor);
       return added;
     },
 
-    async removeSuppression(projectId, hash, stream, now) {
+    async removeSuppression(projectId, hash, stream, now, actor) {
       const state = existing(projectId);
-      return state?.removeSuppression(state.existingList(stream), hash, stream, now);
+      return state?.removeSuppression(state.existingList(stream), hash, stream, now, actor);
     },
 
-    async mergeSuppressions(projectId, records, now) {
+    async mergeSuppressions(projectId, records, now, actor) {
       // Checked before anything changes, so a bad record fails the whole call.
       for (const record of records) {
         if (!isEmailHash(record.hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(record.hash)}`);
       }
       const state = records.length === 0 ? undefined : project(projectId);
-      return records.map((record) => state!.mergeSuppression({ ...record }, now));
+      return records.map((record) => state!.mergeSuppression({ ...record }, now, actor));
     },
 
-    async removeSuppressions(projectId, hashes, stream, now) {
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
       const state = existing(projectId);
       const table = state?.existingList(stream);
-      return hashes.map((hash) => state?.removeSuppression(table, hash, stream, now));
+      return hashes.map((hash) => state?.removeSuppression(table, hash, stream, now, actor));
     },
 
     async listSuppressions(projectId, query: SuppressionQuery): Promise<SuppressionRecord[]> {
@@ -789,24 +914,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return page;
     },
 
-    async addAllowlistEntry(projectId, entry) {
+    async addAllowlistEntry(projectId, entry, actor) {
       const state = project(projectId);
       const known = state.allowlist.get(entry.key);
       if (known !== undefined) return { entry: { ...known }, created: false };
       const stored = { ...entry };
       state.allowlist.set(stored.key, stored);
       state.allowlistOrder.insert(stored);
-      state.feed?.append({ kind: 'allowlist.added', at: stored.createdAt, entry: { ...stored } });
+      state.feed?.append({ kind: 'allowlist.added', at: stored.createdAt, entry: { ...stored } }, actor);
       return { entry: { ...stored }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key, now) {
+    async removeAllowlistEntry(projectId, key, now, actor) {
       const state = existing(projectId);
       const known = state?.allowlist.get(key);
       if (known === undefined) return undefined;
       state!.allowlist.delete(key);
       state!.allowlistOrder.remove(known);
-      state!.feed?.append({ kind: 'allowlist.removed', at: now ?? 0, entry: { ...known } });
+      state!.feed?.append({ kind: 'allowlist.removed', at: now ?? 0, entry: { ...known } }, actor);
       return { ...known };
     },
 
@@ -893,16 +1018,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return [...paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((stream) => ({ ...stream }));
     },
 
-    async pauseStream(projectId, stream, now) {
-      return project(projectId).pause(stream, now, 'operator');
+    async pauseStream(projectId, stream, now, actor) {
+      return project(projectId).pause(stream, now, 'operator', actor);
     },
 
-    async resumeStream(projectId, stream, now) {
+    async resumeStream(projectId, stream, now, actor) {
       const state = existing(projectId);
       const paused = state?.pausedStreams.get(stream);
       if (paused === undefined) return undefined;
       state!.pausedStreams.delete(stream);
-      state!.feed?.append({ kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      state!.feed?.append({ kind: 'stream.resumed', at: now, stream, cause: paused.cause }, actor);
       return { ...paused };
     },
 
@@ -933,12 +1058,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       known.state = { endpoint, ...outboundProgressOf(progress) };
       known.until = until;
       if (!wasPaused && progress.pausedAt !== null) {
-        state!.feed?.append({
-          kind: 'endpoint.paused',
-          at: progress.pausedAt,
-          endpoint,
-          ...(progress.lastError !== null && { error: progress.lastError }),
-        });
+        state!.feed?.append(
+          {
+            kind: 'endpoint.paused',
+            at: progress.pausedAt,
+            endpoint,
+            ...(progress.lastError !== null && { error: progress.lastError }),
+          },
+          ruleActors.outbound,
+        );
       }
       return true;
     },
@@ -951,29 +1079,79 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       });
     },
 
-    async resumeOutbound(projectId, endpoint, now) {
+    async resumeOutbound(projectId, endpoint, now, actor) {
       const state = existing(projectId);
       const known = state?.outbound.get(endpoint);
       if (known === undefined) return undefined;
       if (known.state.pausedAt !== null) {
         known.state = { ...known.state, pausedAt: null, failures: 0, failingSince: null, lastError: null, nextAttemptAt: 0 };
-        state!.feed?.append({ kind: 'endpoint.resumed', at: now, endpoint });
+        state!.feed?.append({ kind: 'endpoint.resumed', at: now, endpoint }, actor);
       }
       return { ...known.state };
     },
 
-    async eraseAddress() {
-      throw new Error('eraseAddress: not yet');
+    async eraseAddress(projectId, erasure) {
+      return project(projectId).erase(erasure);
     },
 
-    async syncApiKeys() {
-      return [];
+    async syncApiKeys(projectId, keys, now, actor) {
+      const state = project(projectId);
+      const stored = state.apiKeys;
+      const wanted = new Map(keys.map((key) => [key.name, key]));
+      const names = [...new Set([...stored.keys(), ...wanted.keys()])].sort(compareCodePoints);
+      const changes: KeyChange[] = [];
+      for (const name of names) {
+        const was = stored.get(name);
+        const is = wanted.get(name);
+        let change: Omit<KeyChange, 'seq'>;
+        if (was === undefined) change = { kind: 'key.added', at: now, key: auditedKey(is!) };
+        else if (is === undefined) change = { kind: 'key.removed', at: now, key: auditedKey(was) };
+        else if (was.version !== is.version || was.scopes.join(',') !== is.scopes.join(','))
+          change = { kind: 'key.updated', at: now, key: auditedKey(is), previous: auditedKey(was) };
+        else continue;
+        if (is === undefined) stored.delete(name);
+        else stored.set(name, { name, scopes: [...is.scopes], version: is.version });
+        // Without a feed the list is kept all the same, and the change is returned with `seq` 0.
+        const appended = state.feed?.append(structuredClone(change), actor);
+        changes.push(appended === undefined ? { ...change, seq: 0, actor } : (structuredClone(appended) as KeyChange));
+      }
+      return changes;
+    },
+
+    async hitRateLimits(buckets, windowMs, now) {
+      if (!(Number.isSafeInteger(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be a positive integer: ${windowMs}`);
+      const window = Math.floor(now / windowMs);
+      const end = (window + 1) * windowMs;
+      // Windows that ended go on the way, oldest first: a bounded look per call keeps memory bounded.
+      let budget = RATE_PRUNE_BUDGET + buckets.length;
+      for (const [key, count] of rateCounts) {
+        if (budget-- === 0 || count.end > now) break;
+        rateCounts.delete(key);
+      }
+      return buckets.map((bucket) => {
+        const key = `${bucket}\u0000${windowMs}\u0000${window}`;
+        const count = rateCounts.get(key);
+        if (count !== undefined) return ++count.count;
+        rateCounts.set(key, { count: 1, end });
+        return 1;
+      });
     },
 
     async close() {
       projects.clear();
+      rateCounts.clear();
       tokens.clear();
       tokenExpiry = new SortedList<TokenClaim>(compareClaims);
     },
-  } satisfies MemoryStore;
+  };
+  heldBy.set(store, () => ({ clock, projects, tokens, tokenExpiry, rateCounts }));
+  return store;
+}
+
+/** Every structure of each memory store, for `dumpMemoryStore` (tests): never read on a request. */
+const heldBy = new WeakMap<object, () => object>();
+
+/** Everything a memory store made by `createMemoryStore` holds, its structures as they are; `undefined` for any other store. */
+export function memoryStoreStructures(store: object): object | undefined {
+  return heldBy.get(store)?.();
 }

@@ -1,5 +1,6 @@
 import type { DeliveryInput, SoftBounceInput, StoredSoftBounceRule, SuppressionMergeOutcome, SuppressionRecord } from '../store/store.js';
 import type { SuppressionCause, SuppressionProvenance } from '../suppressions/provenance.js';
+import { ruleActors } from '../store/actor.js';
 import type { SuppressionTable } from './suppression-table.js';
 
 /** A soft bounce the rule keeps: its time, its message and the cause a rule's provenance lists. */
@@ -22,8 +23,8 @@ export interface RuleProject {
   /** The project-wide list (step 3d reads it). */
   readonly suppressions: SuppressionTable;
   isAllowlisted(hash: string, email: string): boolean;
-  /** Joins a record into its list as an event's suppression joins. */
-  mergeSuppression(record: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome;
+  /** Joins a record into its list as an event's suppression joins; `actor` for the feed. */
+  mergeSuppression(record: SuppressionRecord, now: number | undefined, actor: string | undefined): SuppressionMergeOutcome;
   /** Replaces the provenance (and `expiresAt`, when given) of the project-wide entry of `hash`; `at` for the feed. */
   replaceRuleProvenance(hash: string, provenance: SuppressionProvenance, expiresAt: number | undefined, at: number): void;
 }
@@ -115,7 +116,7 @@ export class SoftBounceHistories {
           // window of the bounces kept now replaces it, which a join would not do (same time, same event).
           project.replaceRuleProvenance(input.hash, candidate.provenance!, candidate.expiresAt, now ?? candidate.createdAt);
         } else {
-          outcome = project.mergeSuppression(candidate, now);
+          outcome = project.mergeSuppression(candidate, now, ruleActors.softBounces);
         }
         // Bounces after the suppression cannot move it (step 3d): they need not be kept.
         bounces = bounces.filter((bounce) => bounce.at <= last.at);
