@@ -12,6 +12,7 @@ import { describeMessageTests } from './messages.js';
 import { describeOutboundWebhookTests } from './outbound-webhooks.js';
 import { describePausedStreamTests } from './paused-streams.js';
 import { describeRequestTests } from './requests.js';
+import { describeScopeTests } from './scopes.js';
 import { describeStatsTests } from './stats.js';
 import { describeStoreFailureTests } from './store-failures.js';
 import { describeSoftBounceRuleTests } from './soft-bounce-rule.js';
@@ -40,6 +41,7 @@ export function runHttpConformanceSuite(options: HttpConformanceOptions): void {
   const open = appOpener(options);
   describe(`${options.name} conforms to the HTTP API`, () => {
     describeAuthTests(open);
+    describeScopeTests(open);
     describeSuppressionTests(open);
     describeStreamTests(open);
     describeExpiryTests(open);

@@ -58,6 +58,8 @@ export interface TestAppOptions {
   secrets?: Record<keyof Projects, ProviderSecrets>;
   /** Default: `API_KEYS` mapped onto the projects. */
   apiKeys?: ApiKeys;
+  /** Keys that name this app's projects (a list of entries with scopes, say), in place of `apiKeys`. */
+  apiKeysOf?: (projects: Projects) => ApiKeys;
   retryAfterSeconds?: number;
   /** Suppression rules of either project (the soft-bounce rule, expiry); default none. */
   rules?: Partial<Record<keyof Projects, SuppressionRules>>;
@@ -96,6 +98,16 @@ export function randomProjects(): Projects {
   return { acme: `acme-${suffix}`, globex: `globex-${suffix}` };
 }
 
+/** `API_KEYS` on the projects: the map form, every key with every scope. */
+function defaultApiKeys(projects: Projects): ApiKeys {
+  return {
+    [API_KEYS.acme]: projects.acme,
+    [API_KEYS.globex]: projects.globex,
+    [API_KEYS.both]: [projects.acme, projects.globex],
+    [API_KEYS.admin]: '*',
+  };
+}
+
 /** Serves a mailwarden (the host's, or a fresh one on `store`) through `start`, for the projects of one test. */
 export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const projects = options.projects ?? randomProjects();
@@ -111,12 +123,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   );
   const logged: LoggedError[] = [];
   const logger: HttpLogger = { error: (context, message) => void logged.push({ context, message }) };
-  const apiKeys = options.apiKeys ?? {
-    [API_KEYS.acme]: projects.acme,
-    [API_KEYS.globex]: projects.globex,
-    [API_KEYS.both]: [projects.acme, projects.globex],
-    [API_KEYS.admin]: '*',
-  };
+  const apiKeys = options.apiKeysOf?.(projects) ?? options.apiKeys ?? defaultApiKeys(projects);
   let server: RunningServer;
   try {
     server = await options.start({
