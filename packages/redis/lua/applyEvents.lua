@@ -13,6 +13,8 @@
 -- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
 -- the rank it raised from, 'a'; eventOutcomeOfCode).
 --
+-- An event's `a` is its actor (StoredEvent.actor), absent for none.
+--
 -- Per applied event, after its message: its own suppression `s` (not written when it comes from a
 -- webhook and the recipient is allowlisted), then the soft-bounce rule's input `u`, then its
 -- message's status change (the feed), then the alert windows.
@@ -383,20 +385,27 @@ for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
+    -- The event's actor (its webhook's); the rules' changes name their rule.
+    actor = e.a or false
     local merged = e.m and mergeMessage(e.m) or nil
     local outcome
     if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
       outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
     end
     if e.u and rule then
+      actor = RULE_SOFT_BOUNCES
       local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
+      actor = e.a or false
       if not e.s then outcome = ruleOutcome end
     end
     if merged then
       -- Without now, a change's time is the event's (its message's lastEventAt).
       local at = now or e.m.b
       if feed then statusChange(e.m, merged, at) end
-      if alerts then moveAlerts(prefix, alerts, e.m, merged, at) end
+      if alerts then
+        actor = RULE_ALERTS
+        moveAlerts(prefix, alerts, e.m, merged, at)
+      end
     end
     outcomes[i] = outcome or 'a'
   else

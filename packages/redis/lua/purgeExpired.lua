@@ -15,6 +15,7 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local now = tonumber(ARGV[1])
 local lists, deleted = {}, {}
 feed = openFeed(K.p, ARGV[5])
+actor = RULE_EXPIRY
 for _, member in ipairs(redis.call('ZRANGE', KEYS[4], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))) do
   local h, stream = string.sub(member, 1, 64), string.sub(member, 66)
   local L = K

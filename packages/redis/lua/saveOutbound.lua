@@ -24,7 +24,7 @@ feed = openFeed(ARGV[4], ARGV[5])
 if feed and pausedAt and not known[2] then
   local fields = { 'ep', ARGV[3] }
   if lastError then fields[3], fields[4] = 'er', lastError end
-  appendChange('endpoint.paused', tonumber(pausedAt), fields)
+  appendChange('endpoint.paused', tonumber(pausedAt), fields, RULE_OUTBOUND)
   trimFeed()
 end
 return 1

@@ -5,6 +5,7 @@ import {
   type ChangeKind,
   type MessageStatusChange,
   type OutboundState,
+  type AuditedKey,
   type PausedStream,
   packProvenance,
   unpackProvenance,
@@ -117,6 +118,18 @@ export const feedKeysOf = (prefix: string): { counter: string; changes: string }
  */
 export const alertWindowKeyOf = (prefix: string, trackingId: string | null): string =>
   trackingId === null ? `${prefix}aw` : `${prefix}aw:${trackingId}`;
+
+/**
+ * HASH, the project's API keys as the audit trail last recorded them (`Store.syncApiKeys`): name →
+ * `version|scope,scope` (never the key nor its hash). lua/syncApiKeys.lua names it the same way.
+ */
+export const apiKeysKeyOf = (prefix: string): string => `${prefix}keys`;
+
+/**
+ * STRING, one rate-limit bucket's count in one fixed window (`Store.hitRateLimits`): outside every
+ * project's slot, expiring a little after its window ends.
+ */
+export const rateLimitKeyOf = (keyPrefix: string, bucket: string, window: number): string => `${keyPrefix}rl:${bucket}:${window}`;
 
 /** HASH, the project's paused streams: stream → `pausedAt|cause`. */
 export const pausedStreamsKeyOf = (prefix: string): string => `${prefix}paused`;
@@ -364,13 +377,26 @@ export function decodeMessage(reply: readonly (string | null)[], at: number): Me
  * `v` packed value, `w` the value before, `t` stream; status changes `m` key, `mp mi mr mt mf m1 m2 ms`
  * the message's fields, `fr`/`to` status indexes (1-based, `messageStatuses`), `ei et eo` the event;
  * alerts `fi` firing, `n` messages, `c` count, `th` threshold, `tr` tracking ID; allowlist `ak` key, `v`
- * its HASH value; streams `st`, `ca` cause; endpoints `ep`, `er` error.
+ * its HASH value; streams `st`, `ca` cause; endpoints `ep`, `er` error; erasures `h` hash, `n` messages,
+ * `c` changes, `v` the project-wide record and `v.<stream>` each stream's; keys `kn` name, `ks`
+ * scopes and `kw` those before. Every kind: `by` its actor, only when it has one.
  */
 export function decodeChange(id: string, list: readonly string[]): Change {
   const fields = new Map<string, string>();
   for (let at = 0; at < list.length; at += 2) fields.set(list[at]!, list[at + 1]!);
+  const change = decodeChangeFields(Number(id.slice(0, id.indexOf('-'))), fields);
+  const actor = fields.get('by');
+  // Placed after `at`, as `ChangeBase` lists it.
+  if (actor === undefined) return change;
+  const { seq, at, ...rest } = change;
+  return { seq, at, actor, ...rest } as Change;
+}
+
+/** Scopes as stored (`,`-separated), as a list. */
+const scopesOf = (stored: string): string[] => (stored === '' ? [] : stored.split(','));
+
+function decodeChangeFields(seq: number, fields: ReadonlyMap<string, string>): Change {
   const field = (name: string): string => fields.get(name)!;
-  const seq = Number(id.slice(0, id.indexOf('-')));
   const at = Number(field('a'));
   const kind = field('k') as ChangeKind;
   switch (kind) {
@@ -438,6 +464,22 @@ export function decodeChange(id: string, list: readonly string[]): Change {
     case 'endpoint.resumed': {
       const error = fields.get('er');
       return { seq, at, kind, endpoint: field('ep'), ...(error !== undefined && { error }) };
+    }
+    case 'address.erased': {
+      const hash = field('h');
+      const records: SuppressionRecord[] = [];
+      for (const [name, value] of fields) {
+        if (name === 'v') records.push(unpackSuppression(hash, value));
+        else if (name.startsWith('v.')) records.push(unpackSuppression(hash, value, name.slice(2)));
+      }
+      return { seq, at, kind, hash, records, messages: Number(field('n')), changes: Number(field('c')) };
+    }
+    case 'key.added':
+    case 'key.updated':
+    case 'key.removed': {
+      const key: AuditedKey = { name: field('kn'), scopes: scopesOf(field('ks')) };
+      const previous = fields.get('kw');
+      return { seq, at, kind, key, ...(previous !== undefined && { previous: { name: key.name, scopes: scopesOf(previous) } }) };
     }
   }
 }

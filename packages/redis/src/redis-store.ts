@@ -26,6 +26,7 @@ import {
   type SuppressionRecord,
   type TrackingIdRecord,
   type WebhookTokenClaim,
+  type KeyChange,
 } from '@mailwarden/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import {
@@ -61,6 +62,8 @@ import {
   feedProjectsKeyOf,
   outboundKeyOf,
   pausedStreamsKeyOf,
+  apiKeysKeyOf,
+  rateLimitKeyOf,
 } from './layout.js';
 import * as scripts from './generated/scripts.js';
 import { locateScriptError, type Script } from './script.js';
@@ -95,7 +98,7 @@ export interface RedisStoreOptions {
 
 /** A `Store` whose optional parts this store always has, and a probe of its invalidation subscribers. */
 export type RedisStore = Store &
-  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>> & {
+  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired' | 'hitRateLimits'>> & {
     /**
      * Whether invalidations reach this store's subscriptions now: publishes a probe on the invalidation
      * channel (other subscribers ignore it) and resolves `true` once every subscription has heard it, or
@@ -134,6 +137,13 @@ const UPGRADE_RETRY_MS = 10_000;
 export const PURGE_CHANGES_PER_CALL = 10_000;
 /** Changes a filtered page of the feed looks at, at least (10 × its limit otherwise). */
 const CHANGE_SCAN_MIN = 1000;
+/** How long a rate-limit window's count outlives the window (the callers' clocks differ a little). */
+const RATE_LIMIT_MARGIN_MS = 1000;
+/** A text as a SCAN pattern that matches exactly it (`*`, `?`, `[`, `]` and `\` escaped). */
+const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
+/** Scopes as `syncApiKeys` stores them (`,`-separated), as a list. */
+const scopeList = (stored: string): string[] => (stored === '' ? [] : stored.split(','));
+
 /** Tracking IDs one call of buildSearchBlocks puts in blocks at most: about 1 µs each. */
 const BUILD_PER_CALL = 5000;
 
@@ -333,6 +343,8 @@ interface ScriptEvent {
   };
   s?: ScriptSuppression;
   u?: ScriptRuleInput;
+  /** The event's actor (`StoredEvent.actor`), with the feed on. */
+  a?: string;
 }
 
 /**
@@ -460,6 +472,50 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     projectPrefix(keyPrefix, projectId);
     await client.sadd(expiringProjectsKeyOf(keyPrefix), projectId).catch(fail);
     registered.add(projectId);
+  };
+  /**
+   * Every key matching a SCAN pattern, of every master on a Cluster (a pattern with a project's hash
+   * tag matches keys of one node only). Walks the whole keyspace: for erasures, not for hot paths.
+   */
+  const scanKeys = async (pattern: string): Promise<string[]> => {
+    const nodes: (Redis | Cluster)[] = client.isCluster ? (client as Cluster).nodes('master') : [client];
+    const found: string[] = [];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000).catch(fail);
+        cursor = next;
+        found.push(...keys);
+      } while (cursor !== '0');
+    }
+    return found;
+  };
+  /** The keys of a project's messages to `recipient`, read from its message order `scanBudget` members a call. */
+  const recipientMessages = async (projectId: string, recipient: string): Promise<string[]> => {
+    const keys = projectKeys(keyPrefix, projectId);
+    const found: string[] = [];
+    let start = '-';
+    for (;;) {
+      const [resume, ...messageKeys] = (await run(
+        scripts.findRecipientMessages,
+        [keys.messageOrder],
+        [keys.prefix, start, scanBudget, recipient],
+      )) as string[];
+      found.push(...messageKeys);
+      if (!resume) return found;
+      start = `(${resume}`;
+    }
+  };
+  /** Counts one hit in each key (INCR, then PEXPIRE `ttl`) in one pipeline: the keys share a node. */
+  const countHits = async (keys: readonly string[], ttl: number): Promise<number[]> => {
+    const pipeline = client.pipeline();
+    for (const key of keys) pipeline.incr(key).pexpire(key, ttl);
+    const results = (await pipeline.exec().catch(fail)) ?? [];
+    return keys.map((_, i) => {
+      const [error, count] = results[2 * i] ?? [new Error('Connection is closed.'), 0];
+      if (error) fail(error);
+      return Number(count);
+    });
   };
   /**
    * Deletes changes older than `before` from the feeds of the projects in the registry, from each
@@ -659,6 +715,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       if (event.suppression !== null) encodedEvent.s = scriptSuppression(event.suppression, listIndex);
       // Without a rule the input is ignored (ApplyEventsOptions.softBounces), so it is not sent.
       if (event.ruleInput !== undefined && rule !== '') encodedEvent.u = scriptRuleInput(event.ruleInput);
+      // Only the feed stores it: without one, the events cost what they did.
+      if (event.actor !== undefined && feed !== '') encodedEvent.a = event.actor;
       return encodedEvent;
     });
     return {
@@ -684,7 +742,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return values.map((value, index) => (value == null ? undefined : live(unpackSuppression(hashes[index]!, value), now)));
     },
 
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       assertSuppression(record);
       const { hash, email, reason, createdAt, provenance, stream, expiresAt } = record;
       if (expiresAt !== undefined) await registerExpiring(projectId);
@@ -699,6 +757,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         now ?? '',
         expiresAt ?? '',
         feed,
+        actor ?? '',
       ])) as string | null;
       if (existing !== null) return { record: unpackSuppression(hash, existing, stream), created: false };
       return {
@@ -715,16 +774,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       };
     },
 
-    async removeSuppression(projectId, hash, stream, now) {
+    async removeSuppression(projectId, hash, stream, now, actor) {
       const keys = suppressionKeys(projectId, stream);
       if (!isEmailHash(hash)) return undefined;
       if (now !== undefined) assertTime(now, 'now');
-      const args = [hash, channel, projectId, stream ?? '', now ?? '', await feedArg(projectId)];
+      const args = [hash, channel, projectId, stream ?? '', now ?? '', await feedArg(projectId), actor ?? ''];
       const removed = (await run(scripts.removeSuppression, keys, args)) as string | null;
       return removed === null ? undefined : unpackSuppression(hash, removed, stream);
     },
 
-    async mergeSuppressions(projectId, records, now) {
+    async mergeSuppressions(projectId, records, now, actor) {
       const outcomes: SuppressionMergeOutcome[] = [];
       if (records.some((record) => record.expiresAt !== undefined)) await registerExpiring(projectId);
       const feed = await feedArg(projectId);
@@ -740,13 +799,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         const listIndex = streamListIndex(projectPrefix(keyPrefix, projectId), keyIndex);
         // Encoded whole before the call: a malformed record throws here, before anything is written.
         const batch = JSON.stringify(records.slice(from, from + RECORDS_PER_CALL).map((record) => scriptSuppression(record, listIndex)));
-        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId, now ?? '', feed])) as string;
+        const codes = (await run(scripts.mergeSuppressions, keys, [batch, channel, projectId, now ?? '', feed, actor ?? ''])) as string;
         for (const code of codes) outcomes.push(eventOutcomeOfCode(code) as SuppressionMergeOutcome);
       }
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes, stream, now) {
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
       const keys = suppressionKeys(projectId, stream);
       if (now !== undefined) assertTime(now, 'now');
       const feed = await feedArg(projectId);
@@ -760,6 +819,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           stream ?? '',
           now ?? '',
           feed,
+          actor ?? '',
           ...batch.filter(isEmailHash),
         ])) as (string | null)[];
         let at = 0;
@@ -946,25 +1006,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return members.map(decodeAllowlistMember);
     },
 
-    async addAllowlistEntry(projectId, entry) {
+    async addAllowlistEntry(projectId, entry, actor) {
       assertTime(entry.createdAt, 'createdAt');
       const keys = projectKeys(keyPrefix, projectId);
       const existing = (await run(
         scripts.addAllowlistEntry,
         [keys.allowlist, keys.allowlistOrder],
-        [entry.key, entry.entry, entry.createdAt, keys.prefix, await feedArg(projectId)],
+        [entry.key, entry.entry, entry.createdAt, keys.prefix, await feedArg(projectId), actor ?? ''],
       )) as string | null;
       if (existing !== null) return { entry: decodeAllowlistValue(entry.key, existing), created: false };
       return { entry: { key: entry.key, entry: entry.entry, createdAt: entry.createdAt }, created: true };
     },
 
-    async removeAllowlistEntry(projectId, key, now) {
+    async removeAllowlistEntry(projectId, key, now, actor) {
       if (now !== undefined) assertTime(now, 'now');
       const keys = projectKeys(keyPrefix, projectId);
       const removed = (await run(
         scripts.removeAllowlistEntry,
         [keys.allowlist, keys.allowlistOrder],
-        [key, now ?? '', keys.prefix, await feedArg(projectId)],
+        [key, now ?? '', keys.prefix, await feedArg(projectId), actor ?? ''],
       )) as string | null;
       return removed === null ? undefined : decodeAllowlistValue(key, removed);
     },
@@ -1004,7 +1064,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     ...(retention !== undefined && { changes: retention }),
 
-    async listChanges(projectId, { after, limit, kinds }) {
+    async listChanges(projectId, { after, limit, kinds, actors, hash }) {
       if (!Number.isSafeInteger(after) || after < 0) throw new RangeError(`after is not a non-negative integer: ${after}`);
       if (retention === undefined) return { changes: [], next: after, last: 0 };
       const feed = feedKeysOf(projectPrefix(keyPrefix, projectId));
@@ -1012,7 +1072,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const reply = (await run(
         scripts.listChanges,
         [feed.counter, feed.changes],
-        [after, limit, filter, Math.max(CHANGE_SCAN_MIN, 10 * limit)],
+        [after, limit, filter, Math.max(CHANGE_SCAN_MIN, 10 * limit), hash ?? '', ...(actors ?? [])],
         false,
       )) as [number, number, number?, [string, string[]][]?];
       const [last, trimmed, next, entries] = reply;
@@ -1054,22 +1114,26 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         .map((stream) => decodePausedStream(stream, paused[stream]!));
     },
 
-    async pauseStream(projectId, stream, now) {
+    async pauseStream(projectId, stream, now, actor) {
       assertTime(now, 'now');
       const prefix = projectPrefix(keyPrefix, projectId);
-      const existing = (await run(scripts.pauseStream, [pausedStreamsKeyOf(prefix)], [stream, now, prefix, await feedArg(projectId)])) as
-        | string
-        | null;
+      const existing = (await run(
+        scripts.pauseStream,
+        [pausedStreamsKeyOf(prefix)],
+        [stream, now, prefix, await feedArg(projectId), actor ?? ''],
+      )) as string | null;
       if (existing !== null) return { paused: decodePausedStream(stream, existing), created: false };
       return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
     },
 
-    async resumeStream(projectId, stream, now) {
+    async resumeStream(projectId, stream, now, actor) {
       assertTime(now, 'now');
       const prefix = projectPrefix(keyPrefix, projectId);
-      const removed = (await run(scripts.resumeStream, [pausedStreamsKeyOf(prefix)], [stream, now, prefix, await feedArg(projectId)])) as
-        | string
-        | null;
+      const removed = (await run(
+        scripts.resumeStream,
+        [pausedStreamsKeyOf(prefix)],
+        [stream, now, prefix, await feedArg(projectId), actor ?? ''],
+      )) as string | null;
       return removed === null ? undefined : decodePausedStream(stream, removed);
     },
 
@@ -1111,15 +1175,101 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return reply.map((state, i) => decodeOutboundState(endpoints[i]!, state));
     },
 
-    async resumeOutbound(projectId, endpoint, now) {
+    async resumeOutbound(projectId, endpoint, now, actor) {
       assertTime(now, 'now');
       const prefix = projectPrefix(keyPrefix, projectId);
       const reply = (await run(
         scripts.resumeOutbound,
         [outboundKeyOf(prefix, endpoint)],
-        [now, endpoint, prefix, await feedArg(projectId)],
+        [now, endpoint, prefix, await feedArg(projectId), actor ?? ''],
       )) as (string | null)[] | null;
       return reply === null ? undefined : decodeOutboundState(endpoint, reply);
+    },
+
+    async eraseAddress(projectId, { hash, email, forms, suppression, now, actor }) {
+      if (!isEmailHash(hash)) throw new TypeError(`not a suppression hash: ${JSON.stringify(hash)}`);
+      assertTime(now, 'now');
+      assertSuppression(suppression);
+      const keys = projectKeys(keyPrefix, projectId);
+      const feed = await feedArg(projectId);
+      // What the one step needs to know beforehand (docs/decisions.md, "Redis: erasure and actors
+      // (issue 27)"): the stream lists, the messages to the address, and dedup keys holding a form of it.
+      const glob = globEscape(keys.prefix);
+      const streams = (await scanKeys(`${glob}s.*`))
+        .map((key) => key.slice(keys.prefix.length + 2))
+        .filter(isStreamName)
+        .sort(compareCodePoints);
+      const messageKeys = await recipientMessages(projectId, email);
+      const dedupKeys = new Set<string>();
+      for (const form of new Set(forms)) {
+        if (form !== '') for (const key of await scanKeys(`${glob}e:*${globEscape(form)}*`)) dedupKeys.add(key);
+      }
+      const streamKeys = streams.flatMap((stream) => {
+        const list = streamSuppressionKeys(keys.prefix, stream);
+        return [list.suppressions, list.suppressionHeads];
+      });
+      const reply = (await run(
+        scripts.eraseAddress,
+        [keys.suppressions, keys.suppressionHeads, keys.legacySuppressionOrder, keys.messageOrder, ...streamKeys],
+        [
+          keys.prefix,
+          hash,
+          email,
+          now,
+          actor ?? '',
+          feed,
+          channel,
+          projectId,
+          suppression.email,
+          packSuppression({ ...suppression, expiresAt: undefined }),
+          suppression.createdAt,
+          JSON.stringify(streams),
+          JSON.stringify(messageKeys),
+          JSON.stringify([...dedupKeys]),
+        ],
+      )) as (string | number)[];
+      const records: SuppressionRecord[] = [];
+      for (let at = 2; at < reply.length; at += 2) {
+        const stream = String(reply[at]);
+        records.push(unpackSuppression(hash, String(reply[at + 1]), stream === '' ? undefined : stream));
+      }
+      return { records, messages: Number(reply[0]), changes: Number(reply[1]) };
+    },
+
+    async syncApiKeys(projectId, apiKeys, now, actor) {
+      assertTime(now, 'now');
+      const prefix = projectPrefix(keyPrefix, projectId);
+      const given = apiKeys.flatMap((key) => [key.name, `${key.version}|${key.scopes.join(',')}`]);
+      const reply = (await run(scripts.syncApiKeys, [apiKeysKeyOf(prefix)], [prefix, await feedArg(projectId), actor, now, ...given])) as (
+        | string
+        | number
+      )[];
+      const changes: KeyChange[] = [];
+      for (let at = 0; at < reply.length; at += 5) {
+        const kind = reply[at] as KeyChange['kind'];
+        const key = { name: String(reply[at + 2]), scopes: scopeList(String(reply[at + 3])) };
+        changes.push({
+          seq: Number(reply[at + 1]),
+          at: now,
+          actor,
+          kind,
+          key,
+          ...(kind === 'key.updated' && { previous: { name: key.name, scopes: scopeList(String(reply[at + 4])) } }),
+        });
+      }
+      return changes;
+    },
+
+    async hitRateLimits(buckets, windowMs, now) {
+      assertTime(now, 'now');
+      if (!(Number.isSafeInteger(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be a positive integer: ${windowMs}`);
+      if (buckets.length === 0) return [];
+      const window = Math.floor(now / windowMs);
+      const ttl = (window + 1) * windowMs - now + RATE_LIMIT_MARGIN_MS;
+      const keys = buckets.map((bucket) => rateLimitKeyOf(keyPrefix, bucket, window));
+      // A Cluster spreads the buckets over slots: one pipeline per bucket, in parallel.
+      if (!client.isCluster) return countHits(keys, ttl);
+      return (await Promise.all(keys.map((key) => countHits([key], ttl)))).map(([count]) => count!);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

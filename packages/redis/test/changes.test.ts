@@ -135,7 +135,8 @@ describe('the feed', () => {
     const { changes, next, last } = await store.listChanges(projectId, { after: 0, limit: 10 });
     expect(changes).toEqual([
       { seq: 1, at: T0, kind: 'suppression.added', record: first },
-      { seq: 2, at: T0 + 20, kind: 'suppression.expired', record: first },
+      // Replaced after it expired: the expiry rule's change (core ruleActors).
+      { seq: 2, at: T0 + 20, actor: 'rule:expiry', kind: 'suppression.expired', record: first },
       { seq: 3, at: T0 + 20, kind: 'suppression.added', record: second },
       { seq: 4, at: T0 + 30, kind: 'suppression.upgraded', record: { ...second, reason: 'complaint' }, previous: second },
       { seq: 5, at: T0 + 40, kind: 'suppression.removed', record: { ...second, reason: 'complaint' } },
@@ -193,7 +194,7 @@ describe('the feed', () => {
       { seq: 4, at: T0 + 7, kind: 'allowlist.removed', entry: { key: '@example.org', entry: '@example.org', createdAt: T0 + 6 } },
       { seq: 5, at: T0 + 8, kind: 'stream.paused', stream: 'marketing', cause: 'operator' },
       { seq: 6, at: T0 + 9, kind: 'stream.resumed', stream: 'marketing', cause: 'operator' },
-      { seq: 7, at: T0 + 10, kind: 'endpoint.paused', endpoint: 'crm', error: 'HTTP 503' },
+      { seq: 7, at: T0 + 10, actor: 'rule:outbound', kind: 'endpoint.paused', endpoint: 'crm', error: 'HTTP 503' },
       { seq: 8, at: T0 + 11, kind: 'endpoint.resumed', endpoint: 'crm' },
     ]);
     // Filtered: only the kinds asked, and next past what was looked at.
@@ -273,7 +274,9 @@ describe('alert windows', () => {
     await store.applyEvents(projectId, [event(4, 'sent', T0 + 20, 'welcome')], { now: T0 + 20, alerts });
     await store.applyEvents(projectId, [event(5, 'sent', T0 + 30, 'welcome')], { now: T0 + 30, alerts });
     const { changes } = await store.listChanges(projectId, { after: 0, limit: 50, kinds: ['alert.bounce_rate', 'stream.paused'] });
-    expect(changes.map(({ seq: _seq, ...change }) => change)).toEqual([
+    // Crossings and the streams they pause are the alert rule's (core ruleActors).
+    expect(changes.map((change) => change.actor)).toEqual(changes.map(() => 'rule:alerts'));
+    expect(changes.map(({ seq: _seq, actor: _actor, ...change }) => change)).toEqual([
       { at: T0 + 10, kind: 'alert.bounce_rate', trackingId: null, firing: true, messages: 4, count: 1, thresholdPpm: 250_000 },
       { at: T0 + 10, kind: 'alert.bounce_rate', trackingId: 'welcome', firing: true, messages: 4, count: 1, thresholdPpm: 250_000 },
       { at: T0 + 10, kind: 'stream.paused', stream: 'marketing', cause: 'alert.bounce_rate' },

@@ -32,7 +32,7 @@ local function mergeSuppression(K, s, changed, now)
   if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
   if v and expired(expiresAt, now) then
     orderRemove(K, orderBytes(createdAt) .. hash)
-    suppressionChange(K, 'suppression.expired', now, s.h, v)
+    suppressionChange(K, 'suppression.expired', now, s.h, v, nil, RULE_EXPIRY)
     v = false
   end
   if not v then

@@ -33,15 +33,15 @@ export const addAllowlistEntry = loadScript(
     readOnly: false,
     lines: [
       [1, 'lua/addAllowlistEntry.lua', 1, 9],
-      [10, 'lua/include/feed.lua', 1, 33],
-      [43, 'lua/addAllowlistEntry.lua', 10, 10],
+      [10, 'lua/include/feed.lua', 1, 44],
+      [54, 'lua/addAllowlistEntry.lua', 10, 11],
     ],
     source: `#!lua
 -- addAllowlistEntry: adds an entry to the project's allowlist unless its key is there.
 -- KEYS[1] allowlist (HASH key → createdAt ':' entry), KEYS[2] allowlistOrder (ZSET, scores 0: entry,
 -- NUL, createdAt ',' key; layout.ts allowlistMember)
 -- ARGV[1] key, ARGV[2] entry, ARGV[3] createdAt, ARGV[4] the project's key prefix, ARGV[5] the
--- feed's maxLength ('' for no feed)
+-- feed's maxLength ('' for no feed), ARGV[6] the actor ('' for none)
 -- Returns the existing value, or nil once added.
 -- Flags: writes.
 --@include "feed"
@@ -50,14 +50,25 @@ export const addAllowlistEntry = loadScript(
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -70,19 +81,20 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then return existing end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3] .. ':' .. ARGV[2])
 redis.call('ZADD', KEYS[2], 0, ARGV[2] .. '\\0' .. ARGV[3] .. ',' .. ARGV[1])
 feed = openFeed(ARGV[4], ARGV[5])
+actor = ARGV[6] ~= '' and ARGV[6]
 if feed then
   appendChange('allowlist.added', tonumber(ARGV[3]), { 'ak', ARGV[1], 'v', ARGV[3] .. ':' .. ARGV[2] })
   trimFeed()
@@ -115,8 +127,8 @@ export const addSuppression = loadScript(
       [226, 'lua/addSuppression.lua', 14, 2],
       [228, 'lua/include/publish.lua', 1, 4],
       [232, 'lua/addSuppression.lua', 16, 1],
-      [233, 'lua/include/feed.lua', 1, 33],
-      [266, 'lua/addSuppression.lua', 17, 18],
+      [233, 'lua/include/feed.lua', 1, 44],
+      [277, 'lua/addSuppression.lua', 17, 19],
     ],
     source: `#!lua
 -- addSuppression: stores one suppression in a list unless its hash has one there already (one
@@ -126,7 +138,7 @@ export const addSuppression = loadScript(
 -- ARGV[1] hash (64 hex), ARGV[2] packed record (layout.ts packSuppression), ARGV[3] createdAt,
 -- ARGV[4] invalidation channel, ARGV[5] projectId, ARGV[6] the stream ('' for the project-wide list),
 -- ARGV[7] now ('' for none: nothing is expired), ARGV[8] the record's expiresAt ('' for none),
--- ARGV[9] the feed's maxLength ('' for no feed)
+-- ARGV[9] the feed's maxLength ('' for no feed), ARGV[10] the actor ('' for none)
 -- Returns the existing value, or nil once created.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -355,14 +367,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -375,24 +398,25 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[6])
 local now = tonumber(ARGV[7])
 feed = openFeed(K.p, ARGV[9])
+actor = ARGV[10] ~= '' and ARGV[10]
 local existing, field, hash = storedSuppression(K, ARGV[1])
 if existing then
   local _, createdAt, _, _, expiresAt = unpackSuppression(existing)
   if not expired(expiresAt, now) then return existing end
   orderRemove(K, orderBytes(createdAt) .. hash)
   indexExpiry(K, ARGV[1], expiresAt, nil)
-  suppressionChange(K, 'suppression.expired', now, ARGV[1], existing)
+  suppressionChange(K, 'suppression.expired', now, ARGV[1], existing, nil, RULE_EXPIRY)
 end
 redis.call('HSET', K.s, field, ARGV[2])
 orderAdd(K, orderBytes(tonumber(ARGV[3])) .. hash)
@@ -411,35 +435,35 @@ export const applyEvents = loadScript(
     name: 'applyEvents',
     readOnly: false,
     lines: [
-      [1, 'lua/applyEvents.lua', 1, 25],
-      [26, 'lua/include/suppressionLayout.lua', 1, 7],
-      [33, 'lua/include/before.lua', 1, 8],
-      [41, 'lua/include/suppressionLayout.lua', 8, 80],
-      [121, 'lua/applyEvents.lua', 26, 1],
-      [122, 'lua/include/mergeSuppression.lua', 1, 3],
-      [125, 'lua/include/storedSuppression.lua', 1, 3],
-      [128, 'lua/include/suppressionValue.lua', 1, 23],
-      [151, 'lua/include/storedSuppression.lua', 4, 1],
-      [152, 'lua/include/order.lua', 1, 13],
-      [165, 'lua/include/storedSuppression.lua', 5, 1],
-      [166, 'lua/include/orderBytes.lua', 1, 17],
-      [183, 'lua/include/storedSuppression.lua', 6, 1],
-      [184, 'lua/include/hex.lua', 1, 14],
-      [198, 'lua/include/storedSuppression.lua', 7, 44],
-      [242, 'lua/include/mergeSuppression.lua', 4, 5],
-      [247, 'lua/include/feed.lua', 1, 33],
-      [280, 'lua/include/mergeSuppression.lua', 9, 66],
-      [346, 'lua/applyEvents.lua', 27, 1],
-      [347, 'lua/include/softBounceRule.lua', 1, 155],
-      [502, 'lua/applyEvents.lua', 28, 1],
-      [503, 'lua/include/publish.lua', 1, 4],
-      [507, 'lua/applyEvents.lua', 29, 3],
-      [510, 'lua/include/trackingIdMember.lua', 1, 18],
-      [528, 'lua/applyEvents.lua', 32, 1],
-      [529, 'lua/include/searchBlocks.lua', 1, 16],
-      [545, 'lua/applyEvents.lua', 33, 2],
-      [547, 'lua/include/alertWindows.lua', 1, 189],
-      [736, 'lua/applyEvents.lua', 35, 375],
+      [1, 'lua/applyEvents.lua', 1, 27],
+      [28, 'lua/include/suppressionLayout.lua', 1, 7],
+      [35, 'lua/include/before.lua', 1, 8],
+      [43, 'lua/include/suppressionLayout.lua', 8, 80],
+      [123, 'lua/applyEvents.lua', 28, 1],
+      [124, 'lua/include/mergeSuppression.lua', 1, 3],
+      [127, 'lua/include/storedSuppression.lua', 1, 3],
+      [130, 'lua/include/suppressionValue.lua', 1, 23],
+      [153, 'lua/include/storedSuppression.lua', 4, 1],
+      [154, 'lua/include/order.lua', 1, 13],
+      [167, 'lua/include/storedSuppression.lua', 5, 1],
+      [168, 'lua/include/orderBytes.lua', 1, 17],
+      [185, 'lua/include/storedSuppression.lua', 6, 1],
+      [186, 'lua/include/hex.lua', 1, 14],
+      [200, 'lua/include/storedSuppression.lua', 7, 44],
+      [244, 'lua/include/mergeSuppression.lua', 4, 5],
+      [249, 'lua/include/feed.lua', 1, 44],
+      [293, 'lua/include/mergeSuppression.lua', 9, 66],
+      [359, 'lua/applyEvents.lua', 29, 1],
+      [360, 'lua/include/softBounceRule.lua', 1, 155],
+      [515, 'lua/applyEvents.lua', 30, 1],
+      [516, 'lua/include/publish.lua', 1, 4],
+      [520, 'lua/applyEvents.lua', 31, 3],
+      [523, 'lua/include/trackingIdMember.lua', 1, 18],
+      [541, 'lua/applyEvents.lua', 34, 1],
+      [542, 'lua/include/searchBlocks.lua', 1, 16],
+      [558, 'lua/applyEvents.lua', 35, 2],
+      [560, 'lua/include/alertWindows.lua', 1, 189],
+      [749, 'lua/applyEvents.lua', 37, 382],
     ],
     source: `#!lua
 -- applyEvents: applies a batch of stored events, each whole: the dedup key, the message merge
@@ -455,6 +479,8 @@ export const applyEvents = loadScript(
 -- for none: no window is read or written)
 -- Returns one character per event: 'd' duplicate, else the outcome of its suppression ('s' created,
 -- the rank it raised from, 'a'; eventOutcomeOfCode).
+--
+-- An event's \`a\` is its actor (StoredEvent.actor), absent for none.
 --
 -- Per applied event, after its message: its own suppression \`s\` (not written when it comes from a
 -- webhook and the recipient is allowlisted), then the soft-bounce rule's input \`u\`, then its
@@ -692,14 +718,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -712,13 +749,13 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 -- What the provenance join compares after the reason: the cause's time, event ID and source letter
 -- (a, i, u, w: the sources' byte order; core provenanceWins); a record without provenance compares as
@@ -746,7 +783,7 @@ local function mergeSuppression(K, s, changed, now)
   if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
   if v and expired(expiresAt, now) then
     orderRemove(K, orderBytes(createdAt) .. hash)
-    suppressionChange(K, 'suppression.expired', now, s.h, v)
+    suppressionChange(K, 'suppression.expired', now, s.h, v, nil, RULE_EXPIRY)
     v = false
   end
   if not v then
@@ -1527,20 +1564,27 @@ for i, e in ipairs(events) do
   local fresh
   if ttl then fresh = redis.call('SET', KEYS[e.d], '1', 'NX', 'PX', ttl) else fresh = redis.call('SET', KEYS[e.d], '1', 'NX') end
   if fresh then
+    -- The event's actor (its webhook's); the rules' changes name their rule.
+    actor = e.a or false
     local merged = e.m and mergeMessage(e.m) or nil
     local outcome
     if e.s and not (string.byte(e.s.p or '', 1) == 119 and allowlisted(e.s)) then
       outcome = mergeSuppression(listOf(K, e.s), e.s, changed, now)
     end
     if e.u and rule then
+      actor = RULE_SOFT_BOUNCES
       local ruleOutcome = countRuleInput(K, e.u, rule, now, changed, allowlisted)
+      actor = e.a or false
       if not e.s then outcome = ruleOutcome end
     end
     if merged then
       -- Without now, a change's time is the event's (its message's lastEventAt).
       local at = now or e.m.b
       if feed then statusChange(e.m, merged, at) end
-      if alerts then moveAlerts(prefix, alerts, e.m, merged, at) end
+      if alerts then
+        actor = RULE_ALERTS
+        moveAlerts(prefix, alerts, e.m, merged, at)
+      end
     end
     outcomes[i] = outcome or 'a'
   else
@@ -1671,6 +1715,486 @@ if known then
 end
 if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2]) end
 return 'first'
+`,
+  },
+  values,
+);
+
+export const eraseAddress = loadScript(
+  {
+    name: 'eraseAddress',
+    readOnly: false,
+    lines: [
+      [1, 'lua/eraseAddress.lua', 1, 20],
+      [21, 'lua/include/suppressionLayout.lua', 1, 7],
+      [28, 'lua/include/before.lua', 1, 8],
+      [36, 'lua/include/suppressionLayout.lua', 8, 80],
+      [116, 'lua/eraseAddress.lua', 21, 1],
+      [117, 'lua/include/storedSuppression.lua', 1, 3],
+      [120, 'lua/include/suppressionValue.lua', 1, 23],
+      [143, 'lua/include/storedSuppression.lua', 4, 1],
+      [144, 'lua/include/order.lua', 1, 13],
+      [157, 'lua/include/storedSuppression.lua', 5, 1],
+      [158, 'lua/include/orderBytes.lua', 1, 17],
+      [175, 'lua/include/storedSuppression.lua', 6, 1],
+      [176, 'lua/include/hex.lua', 1, 14],
+      [190, 'lua/include/storedSuppression.lua', 7, 44],
+      [234, 'lua/eraseAddress.lua', 22, 1],
+      [235, 'lua/include/publish.lua', 1, 4],
+      [239, 'lua/eraseAddress.lua', 23, 2],
+      [241, 'lua/include/feed.lua', 1, 44],
+      [285, 'lua/eraseAddress.lua', 25, 138],
+    ],
+    source: `#!lua
+-- eraseAddress: erases an address from a project in one step, keeping what blocks it (core
+-- Store.eraseAddress; docs/decisions.md, "Erasure", and "Redis: erasure and actors (issue 27)").
+-- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4] messageOrder,
+-- KEYS[5..] the HASH and heads of each stream's list named in ARGV[12], two keys per stream, in order
+-- ARGV[1] the project's key prefix, ARGV[2] the hash (64 hex), ARGV[3] the address as normalized,
+-- ARGV[4] now, ARGV[5] the actor ('' for none), ARGV[6] the feed's maxLength ('' for no feed),
+-- ARGV[7] invalidation channel, ARGV[8] projectId, ARGV[9] the placeholder email (erasedEmail),
+-- ARGV[10] the record the project-wide list gets when it holds none live (packed), ARGV[11] its
+-- createdAt, ARGV[12] the streams whose lists exist (JSON, by name), ARGV[13] the keys of messages
+-- that may be the address's (JSON: each checked here), ARGV[14] dedup keys that contain a form of
+-- the address (JSON, whole key names under the prefix)
+-- Returns { messages deleted, changes deleted, then per list that holds the hash its stream ('' for
+-- the project-wide list, first) and its value }.
+-- Flags: writes.
+--
+-- Keys not in KEYS, all under the prefix, so in the project's slot: the messages 'm:<key>', their
+-- timelines 'tl:<key>' and tracking-ID orders 'mt:<id>', dedup keys 'e:<provider>:<eventKey>', the
+-- soft-bounce history 'sh:<hash>', the allowlist 'al' and 'ao', the expiry index 'x' and the feed.
+--@include "suppressionLayout"
+-- Suppressions (layout.ts): K.s the HASH, field the binary first FIELD_BYTES of the hash; K.sk the
+-- heads of the order blocks ('' and block members), each block 'sb:<head>' a ZSET (scores 0) of the
+-- members from its head to the next head, member = orderBytes(createdAt) .. the binary hash; K.so the
+-- order that releases before the blocks wrote, only while some of their suppressions are not upgraded.
+-- A stream's list (layout.ts streamSuppressionKeys) is laid out the same: K.s 's.<stream>', K.sk
+-- 'sk.<stream>', blocks 'sb.<stream>:<head>', and no old layout.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local FIELD_BYTES, ORDER_BLOCK_MAX = {{SUPPRESSION_FIELD_BYTES}}, {{SUPPRESSION_BLOCK_MAX}}
+-- The project-wide list (stream nil or '') or a stream's, K.b the start of its block names. K.legacy:
+-- whether suppressions of the old layout remain (none can appear during a script). K.p is the
+-- project's key prefix, K.x its expiry index (a ZSET: score expiresAt, member the hash in hex, then
+-- '.' and the stream for a stream's list) and K.m that member's suffix for this list; K.t the stream.
+local function suppressionKeys(s, sk, so, stream)
+  if stream and stream ~= '' then
+    local p = string.sub(sk, 1, -(#stream + 4))
+    return { s = s, sk = sk, legacy = false, b = p .. 'sb.' .. stream .. ':', p = p, x = p .. 'x', m = '.' .. stream, t = stream }
+  end
+  local p = string.sub(sk, 1, -3)
+  return { s = s, sk = sk, so = so, legacy = redis.call('EXISTS', so) == 1, b = p .. 'sb:', p = p, x = p .. 'x', m = '' }
+end
+-- Keeps the expiry index in step with a record of hash h (64 hex) whose expiresAt went from old to
+-- new (nil: none): only records that expire are in it, so a project without them has no index.
+local function indexExpiry(K, h, old, new)
+  if new then
+    if new ~= old then redis.call('ZADD', K.x, string.format('%d', new), h .. K.m) end
+  elseif old then
+    redis.call('ZREM', K.x, h .. K.m)
+  end
+end
+-- The list a record s joins: K (the project-wide one) without s.t, else stream s.t's, whose HASH and
+-- heads are KEYS[s.k] and KEYS[s.k + 1]; each list's keys made once per script.
+local streamLists = {}
+local function listOf(K, s)
+  if not s.t then return K end
+  local L = streamLists[s.t]
+  if not L then
+    L = suppressionKeys(KEYS[s.k], KEYS[s.k + 1], nil, s.t)
+    streamLists[s.t] = L
+  end
+  return L
+end
+-- layout.ts suppressionField (of the binary hash) and suppressionMember = orderBytes(createdAt) .. hash.
+local function fieldOf(hash) return string.sub(hash, 1, FIELD_BYTES) end
+local function fieldOfMember(member) return string.sub(member, 9, 8 + FIELD_BYTES) end
+local function orderBlockKey(K, head) return K.b .. head end
+-- The head of the block that holds a member (or would), nil when there is no block yet.
+local function orderHead(K, member)
+  return redis.call('ZRANGE', K.sk, '[' .. member, '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+end
+-- Adds a member to its block. A full block splits first: its later half moves to a new block; all of
+-- it when the member comes before every one (suppressions arrive newest first: the old block then
+-- fills again from the front), none when it comes after every one.
+local function orderAdd(K, member)
+  local head = orderHead(K, member)
+  if not head then
+    head = ''
+    redis.call('ZADD', K.sk, 0, head)
+  end
+  local block = orderBlockKey(K, head)
+  if redis.call('ZCARD', block) >= ORDER_BLOCK_MAX then
+    local members = redis.call('ZRANGE', block, 0, -1)
+    local from = math.floor(#members / 2) + 1
+    if before(member, members[1]) then from = 1 elseif before(members[#members], member) then from = #members + 1 end
+    local newHead = members[from] or member
+    if from <= #members then
+      local moved = {}
+      for i = from, #members do moved[#moved + 1], moved[#moved + 2] = 0, members[i] end
+      redis.call('ZADD', orderBlockKey(K, newHead), unpack(moved))
+      redis.call('ZREMRANGEBYLEX', block, '[' .. newHead, '+')
+    end
+    redis.call('ZADD', K.sk, 0, newHead)
+    if not before(member, newHead) then block = orderBlockKey(K, newHead) end
+  end
+  redis.call('ZADD', block, 0, member)
+end
+-- Removes a member from its block. An emptied block goes (its range falls to the block before); the
+-- first block's head, '', stays while other blocks do.
+local function orderRemove(K, member)
+  local head = orderHead(K, member)
+  if not head then return end
+  local block = orderBlockKey(K, head)
+  redis.call('ZREM', block, member)
+  if redis.call('EXISTS', block) == 1 then return end
+  if head ~= '' then redis.call('ZREM', K.sk, head) end
+  -- The last suppression gone: the heads go too.
+  if redis.call('ZCARD', K.sk) == 1 and redis.call('EXISTS', orderBlockKey(K, '')) == 0 then redis.call('DEL', K.sk) end
+end
+--@include "storedSuppression"
+-- Reading and deleting one suppression by hash, upgrading it first when the old layout holds it.
+--@include "suppressionLayout"
+--@include "suppressionValue"
+-- The suppression HASH value: rank digit, createdAt, ':', email, then NUL and the packed provenance
+-- when there is one, then \\1 and expiresAt when there is one (layout.ts packSuppression; an email
+-- holds no control character and packed provenance is JSON, which escapes them).
+local function unpackSuppression(v)
+  local colon = string.find(v, ':', 2, true)
+  local expiresAt, body = nil, v
+  local x = string.find(v, '\\1', colon + 1, true)
+  if x then expiresAt, body = tonumber(string.sub(v, x + 1)), string.sub(v, 1, x - 1) end
+  local nul = string.find(body, '\\0', colon + 1, true)
+  local email, provenance = string.sub(body, colon + 1), nil
+  if nul then email, provenance = string.sub(body, colon + 1, nul - 1), string.sub(body, nul + 1) end
+  return tonumber(string.sub(v, 1, 1)), tonumber(string.sub(v, 2, colon - 1)), email, provenance, expiresAt
+end
+local function packSuppression(rank, createdAt, email, provenance, expiresAt)
+  local v = string.format('%d%d:', rank, createdAt) .. email
+  if provenance then v = v .. '\\0' .. provenance end
+  if expiresAt then v = v .. '\\1' .. string.format('%d', expiresAt) end
+  return v
+end
+-- Whether a record that stops suppressing at expiresAt (nil: never) is expired at now (nil: nothing is).
+local function expired(expiresAt, now)
+  return expiresAt ~= nil and now ~= nil and expiresAt <= now
+end
+--@include "order"
+-- The order of messages (layout.ts orderOf): a 17-character member prefix, newest first in byte order.
+-- Also the order of suppressions in the layout before order blocks (legacySuppressionOrder).
+local MAX = {{ORDER_MAX}}
+local function order(t)
+  if t >= 0 then return string.format('0%016d', MAX - t) end
+  return string.format('1%016d', -t)
+end
+-- The time of an order member (cheaper than formatting one to compare).
+local function timeOf(member)
+  local v = tonumber(string.sub(member, 2, 17))
+  if string.byte(member, 1) == 48 then return MAX - v end
+  return -v
+end
+--@include "orderBytes"
+-- layout.ts orderBytes: the order's two parts in binary, 8 bytes (the order of suppression members).
+--@include "order"
+local function orderBytes(t)
+  local v, sign, bytes = MAX - t, 0, {}
+  if t < 0 then v, sign = -t, 1 end
+  for i = 7, 1, -1 do
+    bytes[i] = v % 256
+    v = math.floor(v / 256)
+  end
+  return string.char(sign, unpack(bytes))
+end
+local function timeOfBytes(b)
+  local v = 0
+  for i = 2, 8 do v = v * 256 + string.byte(b, i) end
+  if string.byte(b, 1) == 0 then return MAX - v end
+  return -v
+end
+--@include "hex"
+-- A hash (64 hex) in binary, 8 digits at a time (several times faster than a byte at a time).
+local function unhex(h)
+  local bytes, n = {}, 0
+  for i = 1, #h, 8 do
+    local v = tonumber(string.sub(h, i, i + 7), 16)
+    bytes[n + 1], bytes[n + 2] = math.floor(v / 16777216), math.floor(v / 65536) % 256
+    bytes[n + 3], bytes[n + 4] = math.floor(v / 256) % 256, v % 256
+    n = n + 4
+  end
+  return string.char(unpack(bytes))
+end
+local function hex(b)
+  return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- Moves one suppression that a release before the blocks wrote (its member of K.so) to the blocks:
+-- the value under the binary field, the member into its block. Returns the value, or false.
+local function upgradeSuppression(K, legacyMember)
+  local h = string.sub(legacyMember, 18)
+  local v = redis.call('HGET', K.s, h)
+  if v then
+    local hash = unhex(h)
+    redis.call('HDEL', K.s, h)
+    redis.call('HSET', K.s, fieldOf(hash), v)
+    orderAdd(K, orderBytes(timeOf(legacyMember)) .. hash)
+  end
+  redis.call('ZREM', K.so, legacyMember)
+  return v
+end
+-- The stored value of hash h (64 hex), or false, then its HASH field and the hash in binary. A
+-- suppression still in the old layout (its field the 64-hex hash) is upgraded first, so writes see
+-- one layout.
+local function storedSuppression(K, h)
+  local hash = unhex(h)
+  local field = fieldOf(hash)
+  local v = redis.call('HGET', K.s, field)
+  if v or not K.legacy then return v, field, hash end
+  local legacy = redis.call('HGET', K.s, h)
+  if legacy then
+    local _, createdAt = unpackSuppression(legacy)
+    return upgradeSuppression(K, order(createdAt) .. h), field, hash
+  end
+  return false, field, hash
+end
+-- Deletes the suppression of hash h. Returns the value it deleted, or false.
+local function deleteSuppression(K, h)
+  local v, field, hash = storedSuppression(K, h)
+  if not v then return false end
+  local _, createdAt, _, _, expiresAt = unpackSuppression(v)
+  redis.call('HDEL', K.s, field)
+  orderRemove(K, orderBytes(createdAt) .. hash)
+  indexExpiry(K, h, expiresAt, nil)
+  return v
+end
+-- Removal from the project-wide list also forgets the hash's soft-bounce history (lua/include/softBounceRule.lua),
+-- so the rule counts afresh.
+local function forgetHistory(K, h)
+  if K.m == '' then redis.call('DEL', K.p .. 'sh:' .. h) end
+end
+--@include "publish"
+-- An invalidation (core SuppressionInvalidation): the hashes of a project whose suppressions changed.
+local function publish(channel, projectId, hashes)
+  if #hashes > 0 then redis.call('PUBLISH', channel, cjson.encode({ projectId = projectId, hashes = hashes })) end
+end
+--@include "order"
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields, by)
+end
+local prefix, h, email, now, placeholder = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[9]
+feed = openFeed(prefix, ARGV[6])
+actor = ARGV[5] ~= '' and ARGV[5]
+
+-- JSON of a decoded provenance part: its numbers are integers but for a rule's days (cjson.encode
+-- would write times with 14 digits).
+local function json(v)
+  if v == nil or v == cjson.null then return 'null' end
+  if type(v) == 'number' then
+    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return string.format('%d', v) end
+    return string.format('%.17g', v)
+  end
+  if type(v) == 'string' then return cjson.encode(v) end
+  local items = {}
+  for i, x in ipairs(v) do items[i] = json(x) end
+  return '[' .. table.concat(items, ',') .. ']'
+end
+-- Packed provenance (core packProvenance) without diagnostics, the event's and each rule bounce's:
+-- SMTP replies quote addresses.
+local function withoutDiagnostics(provenance)
+  if not provenance then return nil end
+  local head, rest = string.match(provenance, '^([^,]*,[^,]*,)(.*)$')
+  if rest == '' then return provenance end
+  local parts = cjson.decode(rest)
+  parts[3] = cjson.null
+  local rule = parts[4]
+  if type(rule) == 'table' and type(rule[4]) == 'table' then
+    for _, bounce in ipairs(rule[4]) do bounce[5] = cjson.null end
+  end
+  return head .. json(parts)
+end
+-- The hash's record in list K rewritten with the placeholder email and no diagnostics (in the
+-- project-wide list, no expiry either), or false when K holds none (in the project-wide list, none
+-- live: an expired one goes without a change of its own).
+local function eraseIn(K, projectWide)
+  local v, field = storedSuppression(K, h)
+  if not v then return false end
+  local rank, createdAt, _, provenance, expiresAt = unpackSuppression(v)
+  if projectWide and expired(expiresAt, now) then
+    deleteSuppression(K, h)
+    return false
+  end
+  local newExpiresAt = expiresAt
+  if projectWide then newExpiresAt = nil end
+  local stored = packSuppression(rank, createdAt, placeholder, withoutDiagnostics(provenance), newExpiresAt)
+  if stored ~= v then redis.call('HSET', K.s, field, stored) end
+  indexExpiry(K, h, expiresAt, newExpiresAt)
+  return stored
+end
+
+-- Suppressions: kept by hash.
+local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
+local records = { '', eraseIn(K, true) }
+if not records[2] then
+  local _, field, hash = storedSuppression(K, h)
+  redis.call('HSET', K.s, field, ARGV[10])
+  orderAdd(K, orderBytes(tonumber(ARGV[11])) .. hash)
+  records[2] = ARGV[10]
+end
+for i, stream in ipairs(cjson.decode(ARGV[12])) do
+  local v = eraseIn(suppressionKeys(KEYS[3 + 2 * i], KEYS[4 + 2 * i], nil, stream), false)
+  if v then records[#records + 1], records[#records + 2] = stream, v end
+end
+
+-- The allowlist entry of the hash (its entry is the address): an erased address is blocked.
+local entry = redis.call('HGET', prefix .. 'al', h)
+if entry then
+  local colon = string.find(entry, ':', 1, true)
+  redis.call('HDEL', prefix .. 'al', h)
+  redis.call('ZREM', prefix .. 'ao', string.sub(entry, colon + 1) .. '\\0' .. string.sub(entry, 1, colon - 1) .. ',' .. h)
+end
+
+-- Messages to the address, with their timelines, order entries and their events' dedup keys.
+local messages = 0
+for _, key in ipairs(cjson.decode(ARGV[13])) do
+  local mk, tl = prefix .. 'm:' .. key, prefix .. 'tl:' .. key
+  local m = redis.call('HMGET', mk, 'r', 't', 'a')
+  if m[1] == email then
+    local member = order(tonumber(m[3])) .. key
+    redis.call('ZREM', KEYS[4], member)
+    if m[2] then redis.call('ZREM', prefix .. 'mt:' .. m[2], member) end
+    for _, timelineMember in ipairs(redis.call('ZRANGE', tl, 0, -1)) do
+      local e = cjson.decode(string.sub(timelineMember, 33))
+      redis.call('DEL', prefix .. 'e:' .. e.provider .. ':' .. e.eventKey)
+    end
+    redis.call('DEL', mk, tl)
+    messages = messages + 1
+  end
+end
+local eventPrefix = prefix .. 'e:'
+for _, key in ipairs(cjson.decode(ARGV[14])) do
+  if string.sub(key, 1, #eventPrefix) == eventPrefix then redis.call('DEL', key) end
+end
+redis.call('DEL', prefix .. 'sh:' .. h)
+
+-- The feed's changes about it: suppression changes of the hash, allowlist changes of its key, status
+-- changes of its messages (earlier erasures stay). Read whole, 1000 entries a call.
+local changes, stream, start = 0, prefix .. 'changes', '-'
+while true do
+  local entries = redis.call('XRANGE', stream, start, '+', 'COUNT', 1000)
+  if #entries == 0 then break end
+  local doomed = {}
+  for _, e in ipairs(entries) do
+    local f = e[2]
+    local kind, about = f[2], nil
+    if string.sub(kind, 1, 12) == 'suppression.' then about = 'h'
+    elseif string.sub(kind, 1, 10) == 'allowlist.' then about = 'ak'
+    elseif kind == 'message.status_changed' then about = 'mr' end
+    if about then
+      local want = about == 'mr' and email or h
+      for i = 5, #f, 2 do
+        if f[i] == about then
+          if f[i + 1] == want then doomed[#doomed + 1] = e[1] end
+          break
+        end
+      end
+    end
+  end
+  if #doomed > 0 then
+    redis.call('XDEL', stream, unpack(doomed))
+    changes = changes + #doomed
+  end
+  start = '(' .. entries[#entries][1]
+end
+
+if feed then
+  local fields = { 'h', h, 'n', messages, 'c', changes }
+  for i = 1, #records, 2 do
+    fields[#fields + 1] = records[i] == '' and 'v' or 'v.' .. records[i]
+    fields[#fields + 1] = records[i + 1]
+  end
+  appendChange('address.erased', now, fields)
+  trimFeed()
+end
+publish(ARGV[7], ARGV[8], { h })
+local reply = { messages, changes }
+for _, v in ipairs(records) do reply[#reply + 1] = v end
+return reply
+`,
+  },
+  values,
+);
+
+export const findRecipientMessages = loadScript(
+  {
+    name: 'findRecipientMessages',
+    readOnly: true,
+    lines: [
+      [1, 'lua/findRecipientMessages.lua', 1, 16],
+    ],
+    source: `#!lua flags=no-writes
+-- findRecipientMessages: the keys of messages to one recipient, from a stretch of the message order
+-- (what eraseAddress deletes: Redis keeps no index of recipients, so the order is read in stretches
+-- before the erasure's one step, which checks each message again).
+-- KEYS[1] messageOrder
+-- ARGV[1] the project's key prefix, ARGV[2] ZRANGE BYLEX start, ARGV[3] how many members to read,
+-- ARGV[4] the recipient (normalized)
+-- Returns { the last member read when there may be more ('' when done), then the keys found }.
+local count = tonumber(ARGV[3])
+local members = redis.call('ZRANGE', KEYS[1], ARGV[2], '+', 'BYLEX', 'LIMIT', 0, count)
+local reply = { #members == count and members[#members] or '' }
+for _, member in ipairs(members) do
+  local key = string.sub(member, 18)
+  if redis.call('HGET', ARGV[1] .. 'm:' .. key, 'r') == ARGV[4] then reply[#reply + 1] = key end
+end
+return reply
 `,
   },
   values,
@@ -1989,13 +2513,14 @@ export const listChanges = loadScript(
     name: 'listChanges',
     readOnly: true,
     lines: [
-      [1, 'lua/listChanges.lua', 1, 32],
+      [1, 'lua/listChanges.lua', 1, 53],
     ],
     source: `#!lua flags=no-writes
 -- listChanges: a page of a project's change feed (lua/include/feed.lua).
 -- KEYS[1] the feed's counter (HASH seq, trimmed), KEYS[2] its STREAM
 -- ARGV[1] after (a seq), ARGV[2] limit, ARGV[3] the kinds wanted as ',kind,kind,' ('' for every
--- kind), ARGV[4] how many entries a filtered page looks at, at most
+-- kind), ARGV[4] how many entries a filtered page looks at, at most, ARGV[5] the hash wanted ('' for
+-- any), ARGV[6..] the actors wanted (none: any; core actorMatches: equal, or a prefix and ':')
 -- Returns { last, trimmed } when after < trimmed (changes after it were deleted), else { last,
 -- trimmed, next, entries } with entries as XRANGE answers them.
 local counter = redis.call('HMGET', KEYS[1], 'seq', 'trimmed')
@@ -2004,11 +2529,31 @@ local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 if after < trimmed then return { last, trimmed } end
 if limit < 1 then return { last, trimmed, after, {} } end
 local function seqOf(entry) return tonumber(string.match(entry[1], '^%d+')) end
-if ARGV[3] == '' then
+local kinds, hash, actors = ARGV[3], ARGV[5], #ARGV - 5
+if kinds == '' and hash == '' and actors == 0 then
   local entries = redis.call('XRANGE', KEYS[2], '(' .. ARGV[1] .. '-0', '+', 'COUNT', limit)
   return { last, trimmed, #entries > 0 and seqOf(entries[#entries]) or after, entries }
 end
--- Filtered: looks at up to ARGV[4] entries, so next may pass entries of other kinds.
+-- Whether an entry (its fields: k kind, a at, then by its actor when it has one) passes the filters:
+-- its kind, its hash (field h of suppression changes and erasures, ak of allowlist changes) and its actor.
+local function wanted(fields)
+  if kinds ~= '' and not string.find(kinds, ',' .. fields[2] .. ',', 1, true) then return false end
+  if hash == '' and actors == 0 then return true end
+  local by, h
+  for i = 5, #fields, 2 do
+    local name = fields[i]
+    if name == 'by' then by = fields[i + 1] elseif name == 'h' or name == 'ak' then h = fields[i + 1] end
+  end
+  if hash ~= '' and h ~= hash then return false end
+  if actors == 0 then return true end
+  if not by then return false end
+  for i = 6, #ARGV do
+    local a = ARGV[i]
+    if by == a or (#by > #a and string.sub(by, 1, #a + 1) == a .. ':') then return true end
+  end
+  return false
+end
+-- Filtered: looks at up to ARGV[4] entries, so next may pass entries the filters skip.
 local budget, found, nextSeq = tonumber(ARGV[4]), {}, after
 while budget > 0 and #found < limit do
   local entries = redis.call('XRANGE', KEYS[2], '(' .. string.format('%d', nextSeq) .. '-0', '+', 'COUNT', math.min(budget, limit * 4))
@@ -2016,7 +2561,7 @@ while budget > 0 and #found < limit do
   for _, entry in ipairs(entries) do
     nextSeq = seqOf(entry)
     budget = budget - 1
-    if string.find(ARGV[3], ',' .. entry[2][2] .. ',', 1, true) then
+    if wanted(entry[2]) then
       found[#found + 1] = entry
       if #found == limit then break end
     end
@@ -2534,27 +3079,27 @@ export const mergeSuppressions = loadScript(
     name: 'mergeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/mergeSuppressions.lua', 1, 10],
-      [11, 'lua/include/suppressionLayout.lua', 1, 7],
-      [18, 'lua/include/before.lua', 1, 8],
-      [26, 'lua/include/suppressionLayout.lua', 8, 80],
-      [106, 'lua/mergeSuppressions.lua', 11, 1],
-      [107, 'lua/include/mergeSuppression.lua', 1, 3],
-      [110, 'lua/include/storedSuppression.lua', 1, 3],
-      [113, 'lua/include/suppressionValue.lua', 1, 23],
-      [136, 'lua/include/storedSuppression.lua', 4, 1],
-      [137, 'lua/include/order.lua', 1, 13],
-      [150, 'lua/include/storedSuppression.lua', 5, 1],
-      [151, 'lua/include/orderBytes.lua', 1, 17],
-      [168, 'lua/include/storedSuppression.lua', 6, 1],
-      [169, 'lua/include/hex.lua', 1, 14],
-      [183, 'lua/include/storedSuppression.lua', 7, 44],
-      [227, 'lua/include/mergeSuppression.lua', 4, 5],
-      [232, 'lua/include/feed.lua', 1, 33],
-      [265, 'lua/include/mergeSuppression.lua', 9, 66],
-      [331, 'lua/mergeSuppressions.lua', 12, 1],
-      [332, 'lua/include/publish.lua', 1, 4],
-      [336, 'lua/mergeSuppressions.lua', 13, 10],
+      [1, 'lua/mergeSuppressions.lua', 1, 11],
+      [12, 'lua/include/suppressionLayout.lua', 1, 7],
+      [19, 'lua/include/before.lua', 1, 8],
+      [27, 'lua/include/suppressionLayout.lua', 8, 80],
+      [107, 'lua/mergeSuppressions.lua', 12, 1],
+      [108, 'lua/include/mergeSuppression.lua', 1, 3],
+      [111, 'lua/include/storedSuppression.lua', 1, 3],
+      [114, 'lua/include/suppressionValue.lua', 1, 23],
+      [137, 'lua/include/storedSuppression.lua', 4, 1],
+      [138, 'lua/include/order.lua', 1, 13],
+      [151, 'lua/include/storedSuppression.lua', 5, 1],
+      [152, 'lua/include/orderBytes.lua', 1, 17],
+      [169, 'lua/include/storedSuppression.lua', 6, 1],
+      [170, 'lua/include/hex.lua', 1, 14],
+      [184, 'lua/include/storedSuppression.lua', 7, 44],
+      [228, 'lua/include/mergeSuppression.lua', 4, 5],
+      [233, 'lua/include/feed.lua', 1, 44],
+      [277, 'lua/include/mergeSuppression.lua', 9, 66],
+      [343, 'lua/mergeSuppressions.lua', 13, 1],
+      [344, 'lua/include/publish.lua', 1, 4],
+      [348, 'lua/mergeSuppressions.lua', 14, 11],
     ],
     source: `#!lua
 -- mergeSuppressions: joins each record in order (mergeSuppression); one PUBLISH names every hash it
@@ -2562,7 +3107,8 @@ export const mergeSuppressions = loadScript(
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder, KEYS[4..] the HASH
 -- and heads of each stream's list the records name (a record's \`k\`, listOf)
 -- ARGV[1] the records as JSON (as applyEvents' \`s\`), ARGV[2] invalidation channel, ARGV[3] projectId,
--- ARGV[4] now ('' for none: nothing is expired), ARGV[5] the feed's maxLength ('' for no feed)
+-- ARGV[4] now ('' for none: nothing is expired), ARGV[5] the feed's maxLength ('' for no feed),
+-- ARGV[6] the actor ('' for none)
 -- Returns one character per record: 's', the rank an upgrade raised from, or 'a'.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -2792,14 +3338,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -2812,13 +3369,13 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 -- What the provenance join compares after the reason: the cause's time, event ID and source letter
 -- (a, i, u, w: the sources' byte order; core provenanceWins); a record without provenance compares as
@@ -2846,7 +3403,7 @@ local function mergeSuppression(K, s, changed, now)
   if v then rank, createdAt, email, provenance, expiresAt = unpackSuppression(v) end
   if v and expired(expiresAt, now) then
     orderRemove(K, orderBytes(createdAt) .. hash)
-    suppressionChange(K, 'suppression.expired', now, s.h, v)
+    suppressionChange(K, 'suppression.expired', now, s.h, v, nil, RULE_EXPIRY)
     v = false
   end
   if not v then
@@ -2896,6 +3453,7 @@ local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local records = cjson.decode(ARGV[1])
 local now = tonumber(ARGV[4])
 feed = openFeed(K.p, ARGV[5])
+actor = ARGV[6] ~= '' and ARGV[6]
 local changed, outcomes = { list = {} }, {}
 for i, s in ipairs(records) do outcomes[i] = mergeSuppression(listOf(K, s), s, changed, now) end
 trimFeed()
@@ -2911,14 +3469,15 @@ export const pauseStream = loadScript(
     name: 'pauseStream',
     readOnly: false,
     lines: [
-      [1, 'lua/pauseStream.lua', 1, 7],
-      [8, 'lua/include/feed.lua', 1, 33],
-      [41, 'lua/pauseStream.lua', 8, 9],
+      [1, 'lua/pauseStream.lua', 1, 8],
+      [9, 'lua/include/feed.lua', 1, 44],
+      [53, 'lua/pauseStream.lua', 9, 10],
     ],
     source: `#!lua
 -- pauseStream: pauses a stream's sending unless it is paused (stream.paused, cause operator).
 -- KEYS[1] the paused streams (HASH stream → pausedAt '|' cause)
--- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed)
+-- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed),
+-- ARGV[5] the actor ('' for none)
 -- Returns the value of the stream already paused, or nil once paused.
 -- Flags: writes.
 --@include "feed"
@@ -2927,14 +3486,25 @@ export const pauseStream = loadScript(
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -2947,18 +3517,19 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then return existing end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|operator')
 feed = openFeed(ARGV[3], ARGV[4])
+actor = ARGV[5] ~= '' and ARGV[5]
 if feed then
   appendChange('stream.paused', tonumber(ARGV[2]), { 'st', ARGV[1], 'ca', 'operator' })
   trimFeed()
@@ -3023,8 +3594,8 @@ export const purgeExpired = loadScript(
       [224, 'lua/purgeExpired.lua', 12, 1],
       [225, 'lua/include/publish.lua', 1, 4],
       [229, 'lua/purgeExpired.lua', 13, 1],
-      [230, 'lua/include/feed.lua', 1, 33],
-      [263, 'lua/purgeExpired.lua', 14, 28],
+      [230, 'lua/include/feed.lua', 1, 44],
+      [274, 'lua/purgeExpired.lua', 14, 29],
     ],
     source: `#!lua
 -- purgeExpired: deletes a project's suppressions expired at now, of every list, oldest expiry first,
@@ -3260,14 +3831,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -3280,18 +3862,19 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3])
 local now = tonumber(ARGV[1])
 local lists, deleted = {}, {}
 feed = openFeed(K.p, ARGV[5])
+actor = RULE_EXPIRY
 for _, member in ipairs(redis.call('ZRANGE', KEYS[4], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))) do
   local h, stream = string.sub(member, 1, 64), string.sub(member, 66)
   local L = K
@@ -3327,14 +3910,14 @@ export const removeAllowlistEntry = loadScript(
     readOnly: false,
     lines: [
       [1, 'lua/removeAllowlistEntry.lua', 1, 8],
-      [9, 'lua/include/feed.lua', 1, 33],
-      [42, 'lua/removeAllowlistEntry.lua', 9, 11],
+      [9, 'lua/include/feed.lua', 1, 44],
+      [53, 'lua/removeAllowlistEntry.lua', 9, 12],
     ],
     source: `#!lua
 -- removeAllowlistEntry: removes the entry of a key from the project's allowlist.
 -- KEYS[1] allowlist, KEYS[2] allowlistOrder (as addAllowlistEntry's)
 -- ARGV[1] key, ARGV[2] now ('' for none), ARGV[3] the project's key prefix, ARGV[4] the feed's
--- maxLength ('' for no feed)
+-- maxLength ('' for no feed), ARGV[5] the actor ('' for none)
 -- Returns the value it removed (createdAt ':' entry), or nil.
 -- Flags: writes.
 --@include "feed"
@@ -3343,14 +3926,25 @@ export const removeAllowlistEntry = loadScript(
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -3363,13 +3957,13 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if not existing then return false end
@@ -3377,6 +3971,7 @@ local colon = string.find(existing, ':', 1, true)
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], string.sub(existing, colon + 1) .. '\\0' .. string.sub(existing, 1, colon - 1) .. ',' .. ARGV[1])
 feed = openFeed(ARGV[3], ARGV[4])
+actor = ARGV[5] ~= '' and ARGV[5]
 if feed then
   appendChange('allowlist.removed', tonumber(ARGV[2]) or 0, { 'ak', ARGV[1], 'v', existing })
   trimFeed()
@@ -3392,25 +3987,25 @@ export const removeSuppression = loadScript(
     name: 'removeSuppression',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppression.lua', 1, 10],
-      [11, 'lua/include/suppressionLayout.lua', 1, 7],
-      [18, 'lua/include/before.lua', 1, 8],
-      [26, 'lua/include/suppressionLayout.lua', 8, 80],
-      [106, 'lua/removeSuppression.lua', 11, 1],
-      [107, 'lua/include/storedSuppression.lua', 1, 3],
-      [110, 'lua/include/suppressionValue.lua', 1, 23],
-      [133, 'lua/include/storedSuppression.lua', 4, 1],
-      [134, 'lua/include/order.lua', 1, 13],
-      [147, 'lua/include/storedSuppression.lua', 5, 1],
-      [148, 'lua/include/orderBytes.lua', 1, 17],
-      [165, 'lua/include/storedSuppression.lua', 6, 1],
-      [166, 'lua/include/hex.lua', 1, 14],
-      [180, 'lua/include/storedSuppression.lua', 7, 44],
-      [224, 'lua/removeSuppression.lua', 12, 1],
-      [225, 'lua/include/publish.lua', 1, 4],
-      [229, 'lua/removeSuppression.lua', 13, 1],
-      [230, 'lua/include/feed.lua', 1, 33],
-      [263, 'lua/removeSuppression.lua', 14, 10],
+      [1, 'lua/removeSuppression.lua', 1, 11],
+      [12, 'lua/include/suppressionLayout.lua', 1, 7],
+      [19, 'lua/include/before.lua', 1, 8],
+      [27, 'lua/include/suppressionLayout.lua', 8, 80],
+      [107, 'lua/removeSuppression.lua', 12, 1],
+      [108, 'lua/include/storedSuppression.lua', 1, 3],
+      [111, 'lua/include/suppressionValue.lua', 1, 23],
+      [134, 'lua/include/storedSuppression.lua', 4, 1],
+      [135, 'lua/include/order.lua', 1, 13],
+      [148, 'lua/include/storedSuppression.lua', 5, 1],
+      [149, 'lua/include/orderBytes.lua', 1, 17],
+      [166, 'lua/include/storedSuppression.lua', 6, 1],
+      [167, 'lua/include/hex.lua', 1, 14],
+      [181, 'lua/include/storedSuppression.lua', 7, 44],
+      [225, 'lua/removeSuppression.lua', 13, 1],
+      [226, 'lua/include/publish.lua', 1, 4],
+      [230, 'lua/removeSuppression.lua', 14, 1],
+      [231, 'lua/include/feed.lua', 1, 44],
+      [275, 'lua/removeSuppression.lua', 15, 11],
     ],
     source: `#!lua
 -- removeSuppression: deletes one suppression from a list (expired or not); from the project-wide
@@ -3418,7 +4013,8 @@ export const removeSuppression = loadScript(
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] hash (64 hex), ARGV[2] invalidation channel, ARGV[3] projectId, ARGV[4] the stream (''
--- for the project-wide list), ARGV[5] now ('' for none), ARGV[6] the feed's maxLength ('' for no feed)
+-- for the project-wide list), ARGV[5] now ('' for none), ARGV[6] the feed's maxLength ('' for no feed),
+-- ARGV[7] the actor ('' for none)
 -- Returns the value it deleted, or nil.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -3646,14 +4242,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -3666,16 +4273,17 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[4])
 feed = openFeed(K.p, ARGV[6])
+actor = ARGV[7] ~= '' and ARGV[7]
 local existing = deleteSuppression(K, ARGV[1])
 forgetHistory(K, ARGV[1])
 if existing then
@@ -3694,25 +4302,25 @@ export const removeSuppressions = loadScript(
     name: 'removeSuppressions',
     readOnly: false,
     lines: [
-      [1, 'lua/removeSuppressions.lua', 1, 10],
-      [11, 'lua/include/suppressionLayout.lua', 1, 7],
-      [18, 'lua/include/before.lua', 1, 8],
-      [26, 'lua/include/suppressionLayout.lua', 8, 80],
-      [106, 'lua/removeSuppressions.lua', 11, 1],
-      [107, 'lua/include/storedSuppression.lua', 1, 3],
-      [110, 'lua/include/suppressionValue.lua', 1, 23],
-      [133, 'lua/include/storedSuppression.lua', 4, 1],
-      [134, 'lua/include/order.lua', 1, 13],
-      [147, 'lua/include/storedSuppression.lua', 5, 1],
-      [148, 'lua/include/orderBytes.lua', 1, 17],
-      [165, 'lua/include/storedSuppression.lua', 6, 1],
-      [166, 'lua/include/hex.lua', 1, 14],
-      [180, 'lua/include/storedSuppression.lua', 7, 44],
-      [224, 'lua/removeSuppressions.lua', 12, 1],
-      [225, 'lua/include/publish.lua', 1, 4],
-      [229, 'lua/removeSuppressions.lua', 13, 1],
-      [230, 'lua/include/feed.lua', 1, 33],
-      [263, 'lua/removeSuppressions.lua', 14, 16],
+      [1, 'lua/removeSuppressions.lua', 1, 11],
+      [12, 'lua/include/suppressionLayout.lua', 1, 7],
+      [19, 'lua/include/before.lua', 1, 8],
+      [27, 'lua/include/suppressionLayout.lua', 8, 80],
+      [107, 'lua/removeSuppressions.lua', 12, 1],
+      [108, 'lua/include/storedSuppression.lua', 1, 3],
+      [111, 'lua/include/suppressionValue.lua', 1, 23],
+      [134, 'lua/include/storedSuppression.lua', 4, 1],
+      [135, 'lua/include/order.lua', 1, 13],
+      [148, 'lua/include/storedSuppression.lua', 5, 1],
+      [149, 'lua/include/orderBytes.lua', 1, 17],
+      [166, 'lua/include/storedSuppression.lua', 6, 1],
+      [167, 'lua/include/hex.lua', 1, 14],
+      [181, 'lua/include/storedSuppression.lua', 7, 44],
+      [225, 'lua/removeSuppressions.lua', 13, 1],
+      [226, 'lua/include/publish.lua', 1, 4],
+      [230, 'lua/removeSuppressions.lua', 14, 1],
+      [231, 'lua/include/feed.lua', 1, 44],
+      [275, 'lua/removeSuppressions.lua', 15, 17],
     ],
     source: `#!lua
 -- removeSuppressions: deletes each hash from a list (expired or not; from the project-wide list with
@@ -3720,7 +4328,8 @@ export const removeSuppressions = loadScript(
 -- KEYS[1] suppressions, KEYS[2] suppressionHeads, KEYS[3] legacySuppressionOrder (of a stream's list:
 -- its HASH and heads, no KEYS[3])
 -- ARGV[1] invalidation channel, ARGV[2] projectId, ARGV[3] the stream ('' for the project-wide list),
--- ARGV[4] now ('' for none), ARGV[5] the feed's maxLength ('' for no feed), ARGV[6..] the hashes (64 hex)
+-- ARGV[4] now ('' for none), ARGV[5] the feed's maxLength ('' for no feed), ARGV[6] the actor ('' for none),
+-- ARGV[7..] the hashes (64 hex)
 -- Returns per hash the value it deleted, or false.
 -- Flags: writes.
 --@include "suppressionLayout"
@@ -3948,14 +4557,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -3968,26 +4588,27 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local K = suppressionKeys(KEYS[1], KEYS[2], KEYS[3], ARGV[3])
 local removed, deleted = {}, {}
 local at = tonumber(ARGV[4]) or 0
 feed = openFeed(K.p, ARGV[5])
-for i = 6, #ARGV do
+actor = ARGV[6] ~= '' and ARGV[6]
+for i = 7, #ARGV do
   local existing = deleteSuppression(K, ARGV[i])
   forgetHistory(K, ARGV[i])
   if existing then
     deleted[#deleted + 1] = ARGV[i]
     suppressionChange(K, 'suppression.removed', at, ARGV[i], existing)
   end
-  removed[i - 5] = existing
+  removed[i - 6] = existing
 end
 trimFeed()
 publish(ARGV[1], ARGV[2], deleted)
@@ -4005,15 +4626,15 @@ export const resumeOutbound = loadScript(
       [1, 'lua/resumeOutbound.lua', 1, 9],
       [10, 'lua/include/outboundState.lua', 1, 6],
       [16, 'lua/resumeOutbound.lua', 10, 1],
-      [17, 'lua/include/feed.lua', 1, 33],
-      [50, 'lua/resumeOutbound.lua', 11, 12],
+      [17, 'lua/include/feed.lua', 1, 44],
+      [61, 'lua/resumeOutbound.lua', 11, 13],
     ],
     source: `#!lua
 -- resumeOutbound: resumes a paused endpoint (pausedAt, failures, failingSince and lastError cleared,
 -- nextAttemptAt 0, the cursor kept) and appends endpoint.resumed; a running endpoint stays as it is.
 -- KEYS[1] the endpoint's HASH (outboundState)
 -- ARGV[1] now, ARGV[2] the endpoint, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength
--- ('' for no feed)
+-- ('' for no feed), ARGV[5] the actor ('' for none)
 -- Returns the state (outboundState), or nil for an endpoint never leased.
 -- Flags: writes.
 --@include "outboundState"
@@ -4029,14 +4650,25 @@ end
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -4049,13 +4681,13 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local known = redis.call('HMGET', KEYS[1], 'c', 'p')
 if not known[1] then return false end
@@ -4063,6 +4695,7 @@ if known[2] then
   redis.call('HDEL', KEYS[1], 'p', 'fs', 'e')
   redis.call('HSET', KEYS[1], 'f', 0, 'n', 0)
   feed = openFeed(ARGV[3], ARGV[4])
+  actor = ARGV[5] ~= '' and ARGV[5]
   if feed then
     appendChange('endpoint.resumed', tonumber(ARGV[1]), { 'ep', ARGV[2] })
     trimFeed()
@@ -4079,14 +4712,15 @@ export const resumeStream = loadScript(
     name: 'resumeStream',
     readOnly: false,
     lines: [
-      [1, 'lua/resumeStream.lua', 1, 7],
-      [8, 'lua/include/feed.lua', 1, 33],
-      [41, 'lua/resumeStream.lua', 8, 9],
+      [1, 'lua/resumeStream.lua', 1, 8],
+      [9, 'lua/include/feed.lua', 1, 44],
+      [53, 'lua/resumeStream.lua', 9, 10],
     ],
     source: `#!lua
 -- resumeStream: resumes a paused stream (stream.resumed, with the cause that paused it).
 -- KEYS[1] the paused streams (HASH stream → pausedAt '|' cause)
--- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed)
+-- ARGV[1] stream, ARGV[2] now, ARGV[3] the project's key prefix, ARGV[4] the feed's maxLength ('' for no feed),
+-- ARGV[5] the actor ('' for none)
 -- Returns the value it removed, or nil when the stream was not paused.
 -- Flags: writes.
 --@include "feed"
@@ -4095,14 +4729,25 @@ export const resumeStream = loadScript(
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -4115,18 +4760,19 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if not existing then return false end
 redis.call('HDEL', KEYS[1], ARGV[1])
 feed = openFeed(ARGV[3], ARGV[4])
+actor = ARGV[5] ~= '' and ARGV[5]
 if feed then
   appendChange('stream.resumed', tonumber(ARGV[2]), { 'st', ARGV[1], 'ca', string.match(existing, '|(.*)$') })
   trimFeed()
@@ -4143,8 +4789,8 @@ export const saveOutbound = loadScript(
     readOnly: false,
     lines: [
       [1, 'lua/saveOutbound.lua', 1, 11],
-      [12, 'lua/include/feed.lua', 1, 33],
-      [45, 'lua/saveOutbound.lua', 12, 19],
+      [12, 'lua/include/feed.lua', 1, 44],
+      [56, 'lua/saveOutbound.lua', 12, 19],
     ],
     source: `#!lua
 -- saveOutbound: writes an endpoint's progress if owner still holds its lease (ended or not, as long
@@ -4162,14 +4808,25 @@ export const saveOutbound = loadScript(
 -- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
 -- store keeps no feed: then feed stays false and nothing is appended.
 local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
 local function openFeed(prefix, maxLength)
   if not maxLength or maxLength == '' then return false end
   return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
 end
--- Appends one change: kind, at (nil: 0) and the kind's fields (name, value pairs).
-local function appendChange(kind, at, fields)
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
   local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
-  redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
   feed.last = seq
 end
 -- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
@@ -4182,13 +4839,13 @@ local function trimFeed()
   redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
 end
 -- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
--- v as stored (packSuppression) and, for upgraded and updated, the value before.
-local function suppressionChange(K, kind, at, h, v, previous)
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
   if not feed then return end
   local fields = { 'h', h, 'v', v }
   if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
   if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
-  appendChange(kind, at, fields)
+  appendChange(kind, at, fields, by)
 end
 local known = redis.call('HMGET', KEYS[1], 'o', 'p')
 if known[1] ~= ARGV[1] then return 0 end
@@ -4205,10 +4862,123 @@ feed = openFeed(ARGV[4], ARGV[5])
 if feed and pausedAt and not known[2] then
   local fields = { 'ep', ARGV[3] }
   if lastError then fields[3], fields[4] = 'er', lastError end
-  appendChange('endpoint.paused', tonumber(pausedAt), fields)
+  appendChange('endpoint.paused', tonumber(pausedAt), fields, RULE_OUTBOUND)
   trimFeed()
 end
 return 1
+`,
+  },
+  values,
+);
+
+export const syncApiKeys = loadScript(
+  {
+    name: 'syncApiKeys',
+    readOnly: false,
+    lines: [
+      [1, 'lua/syncApiKeys.lua', 1, 10],
+      [11, 'lua/include/before.lua', 1, 8],
+      [19, 'lua/syncApiKeys.lua', 11, 1],
+      [20, 'lua/include/feed.lua', 1, 44],
+      [64, 'lua/syncApiKeys.lua', 12, 34],
+    ],
+    source: `#!lua
+-- syncApiKeys: makes the project's stored keys equal to the given ones, and appends per difference,
+-- in name order, key.added, key.updated or key.removed (core Store.syncApiKeys).
+-- KEYS[1] the project's keys (layout.ts apiKeysKeyOf: HASH name → version '|' scopes)
+-- ARGV[1] the project's key prefix, ARGV[2] the feed's maxLength ('' for no feed), ARGV[3] the
+-- actor, ARGV[4] now, ARGV[5..] per key its name and value, each name once
+-- Returns per change its kind, seq (0 without a feed), name, scopes and the scopes before ('' but
+-- for key.updated).
+-- Flags: writes.
+--@include "before"
+-- Byte order, whatever the server's locale (Lua's < on strings uses strcoll).
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+--@include "feed"
+-- The change feed (layout.ts feedKeysOf): per project a HASH 'feed' (seq: the last change's number,
+-- trimmed: the highest deleted by retention) and a STREAM 'changes' (ID '<seq>-0', fields k kind and a
+-- at first, then the kind's own). A script opens it from an ARGV, the feed's maxLength or '' when the
+-- store keeps no feed: then feed stays false and nothing is appended.
+local feed = false
+-- Who makes the script's changes (core store/actor.ts), false for none: a script sets it from its
+-- ARGV; each change stores it as field 'by', and only when set (docs/storage-internals.md).
+local actor = false
+-- The actors of the rules a script applies itself (core ruleActors).
+local RULE_SOFT_BOUNCES, RULE_EXPIRY, RULE_ALERTS, RULE_OUTBOUND = 'rule:soft_bounces', 'rule:expiry', 'rule:alerts', 'rule:outbound'
+local function openFeed(prefix, maxLength)
+  if not maxLength or maxLength == '' then return false end
+  return { h = prefix .. 'feed', s = prefix .. 'changes', max = tonumber(maxLength) }
+end
+-- Appends one change: kind, at (nil: 0), the kind's fields (name, value pairs) and its actor, by
+-- (nil: the script's actor).
+local function appendChange(kind, at, fields, by)
+  local seq = redis.call('HINCRBY', feed.h, 'seq', 1)
+  by = by or actor
+  if by then
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), 'by', by, unpack(fields))
+  else
+    redis.call('XADD', feed.s, string.format('%d-0', seq), 'k', kind, 'a', string.format('%d', at or 0), unpack(fields))
+  end
+  feed.last = seq
+end
+-- Keeps the last max changes, exactly (XADD's MAXLEN ~ is not), once at the end of a script that appended.
+local function trimFeed()
+  if not feed or not feed.last then return end
+  local trimmed = tonumber(redis.call('HGET', feed.h, 'trimmed') or '0')
+  if feed.last - trimmed <= feed.max then return end
+  trimmed = feed.last - feed.max
+  redis.call('XTRIM', feed.s, 'MINID', string.format('%d-0', trimmed + 1))
+  redis.call('HSET', feed.h, 'trimmed', string.format('%d', trimmed))
+end
+-- A suppression change of list K (its stream K.t, nil for the project-wide list): hash h, the value
+-- v as stored (packSuppression) and, for upgraded and updated, the value before; by as appendChange's.
+local function suppressionChange(K, kind, at, h, v, previous, by)
+  if not feed then return end
+  local fields = { 'h', h, 'v', v }
+  if K.t then fields[#fields + 1], fields[#fields + 2] = 't', K.t end
+  if previous then fields[#fields + 1], fields[#fields + 2] = 'w', previous end
+  appendChange(kind, at, fields, by)
+end
+feed = openFeed(ARGV[1], ARGV[2])
+actor = ARGV[3] ~= '' and ARGV[3]
+local now = tonumber(ARGV[4])
+local stored, given, names = redis.call('HGETALL', KEYS[1]), {}, {}
+local old = {}
+for i = 1, #stored, 2 do
+  old[stored[i]] = stored[i + 1]
+  names[#names + 1] = stored[i]
+end
+for i = 5, #ARGV, 2 do
+  given[ARGV[i]] = ARGV[i + 1]
+  if not old[ARGV[i]] then names[#names + 1] = ARGV[i] end
+end
+table.sort(names, before)
+local function scopesOf(v) return string.match(v, '|(.*)$') end
+local reply = {}
+for _, name in ipairs(names) do
+  local o, n = old[name], given[name]
+  local kind
+  if not o then kind = 'key.added' elseif not n then kind = 'key.removed' elseif o ~= n then kind = 'key.updated' end
+  if kind then
+    if n then redis.call('HSET', KEYS[1], name, n) else redis.call('HDEL', KEYS[1], name) end
+    local fields = { 'kn', name, 'ks', scopesOf(n or o) }
+    if kind == 'key.updated' then fields[5], fields[6] = 'kw', scopesOf(o) end
+    local seq = 0
+    if feed then
+      appendChange(kind, now, fields)
+      seq = feed.last
+    end
+    for _, v in ipairs({ kind, seq, name, scopesOf(n or o), kind == 'key.updated' and scopesOf(o) or '' }) do reply[#reply + 1] = v end
+  end
+end
+trimFeed()
+return reply
 `,
   },
   values,
