@@ -1,6 +1,9 @@
 import { describeAlertTests, describePausedStreamTests } from './alerts.js';
 import { describeAllowlistTests } from './allowlist.js';
+import { describeApiKeyTests } from './api-keys.js';
+import { describeAuditTests } from './audit.js';
 import { describeBulkTests } from './bulk.js';
+import { describeErasureTests } from './erasure.js';
 import { describeEventTests } from './events.js';
 import { describeExpiryTests } from './expiry.js';
 import { describeChangeFeedTests } from './feed.js';
@@ -11,6 +14,7 @@ import { describeListingTests } from './listings.js';
 import { describeModelBasedTests } from './model-based.js';
 import { describeOutboundTests } from './outbound.js';
 import { describeProvenanceTests } from './provenance.js';
+import { describeRateLimitTests } from './rate-limits.js';
 import { describeSoftBounceRuleTests } from './soft-bounce-rule.js';
 import { describeSuppressionTests } from './suppressions.js';
 import { describeStatsTests } from './stats.js';
@@ -20,6 +24,7 @@ import { describeWebhookTokenTests } from './webhook-tokens.js';
 
 export type { DescribeFunction, StoreConformanceOptions, StoreOptions, TestFunction } from './harness.js';
 export { createStoreModel, timelineOf } from './model.js';
+export { erasureOf } from './erasure.js';
 export { runCheckCacheSuite, type CheckCacheSuiteOptions } from './check-cache.js';
 
 /** Long enough for the 6 000-event batch and the property tests on a remote store. */
@@ -68,5 +73,9 @@ export function runStoreConformanceSuite(options: StoreConformanceOptions): void
     if (runs('alerts')) describeAlertTests(suite);
     if (runs('pausedStreams')) describePausedStreamTests(suite);
     if (runs('outbound')) describeOutboundTests(suite);
+    if (runs('audit')) describeAuditTests(suite);
+    if (runs('erasure')) describeErasureTests(suite);
+    if (runs('apiKeys')) describeApiKeyTests(suite);
+    if (runs('rateLimits')) describeRateLimitTests(suite);
   });
 }

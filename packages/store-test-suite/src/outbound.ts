@@ -87,7 +87,7 @@ export function describeOutboundTests(options: StoreConformanceOptions): void {
       });
       expect(await store.resumeOutbound(projectId, 'other', T0 + 4)).toBeUndefined();
       expect(await readFeed(store, projectId)).toEqual([
-        { seq: 1, kind: 'endpoint.paused', at: T0 + 2, endpoint: 'crm', error: 'timeout' },
+        { seq: 1, kind: 'endpoint.paused', at: T0 + 2, actor: 'rule:outbound', endpoint: 'crm', error: 'timeout' },
         { seq: 2, kind: 'endpoint.resumed', at: T0 + 3, endpoint: 'crm' },
       ]);
     });
