@@ -43,13 +43,14 @@ BEGIN
   INSERT INTO "<schema>".change_counters AS c (project_id, last_seq) VALUES (p_project_id, v_count)
   ON CONFLICT (project_id) DO UPDATE SET last_seq = c.last_seq + v_count
   RETURNING c.last_seq INTO v_last;
-  INSERT INTO "<schema>".changes (project_id, seq, at, kind, data)
-  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY x.o, x.p, x.n), x.at, x.kind, x.data
+  INSERT INTO "<schema>".changes (project_id, seq, at, kind, data, actor)
+  SELECT p_project_id, v_last - v_count + row_number() OVER (ORDER BY x.o, x.p, x.n), x.at, x.kind, x.data, x.actor
   FROM (SELECT coalesce((x.value->>'o')::integer, 0) AS o, coalesce((x.value->>'p')::integer, 0) AS p, x.n,
-               (x.value->>'at')::bigint AS at, x.value->>'kind' AS kind, x.value->'data' AS data
+               (x.value->>'at')::bigint AS at, x.value->>'kind' AS kind, x.value->'data' AS data, x.value->>'actor' AS actor
         FROM jsonb_array_elements(coalesce(p_changes, '[]')) WITH ORDINALITY AS x(value, n)
         UNION ALL
-        SELECT s.o, 3, 0, s.at, 'message.status_changed', s.data
+        SELECT s.o, 3, 0, s.at, 'message.status_changed',
+               CASE WHEN jsonb_array_length(s.data) > 14 THEN s.data - 14 ELSE s.data END, s.data->>14
         FROM unnest(p_status_o, p_status_at, p_status_data) AS s(o, at, data)) x;
   RETURN v_last;
 END
@@ -273,22 +274,22 @@ BEGIN
       -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
       IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
         v_w.bounce_firing := true;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', 'rule:alerts', 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_fire));
         IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.bounce_rate'); END IF;
       ELSIF v_w.bounce_firing AND v_w.bounced::bigint * 1000000 < v_bounce_resolve * v_w.messages THEN
         v_w.bounce_firing := false;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', 'rule:alerts', 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_resolve));
       END IF;
       IF NOT v_w.complaint_firing AND v_w.messages >= v_min AND v_w.complained::bigint * 1000000 >= v_complaint_fire * v_w.messages THEN
         v_w.complaint_firing := true;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', 'rule:alerts', 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_fire));
         IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.complaint_rate'); END IF;
       ELSIF v_w.complaint_firing AND v_w.complained::bigint * 1000000 < v_complaint_resolve * v_w.messages THEN
         v_w.complaint_firing := false;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', 'rule:alerts', 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_resolve));
       END IF;
       v_windows[v_index] := v_w;
@@ -299,7 +300,7 @@ BEGIN
       INSERT INTO "<schema>".paused_streams (project_id, stream, paused_at, cause) VALUES (p_project_id, v_stream, v_at, v_up)
       ON CONFLICT DO NOTHING;
       IF FOUND THEN
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'stream.paused', 'at', v_at,
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', 'rule:alerts', 'kind', 'stream.paused', 'at', v_at,
           'data', jsonb_build_object('stream', v_stream, 'cause', v_up));
       END IF;
     END LOOP;
@@ -357,6 +358,8 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
+  -- Who sent each event (the `actor` column, sent only when an event has one): its changes' actor.
+  v_actors jsonb := p_events->'actor';
   -- The steps of mailwarden_apply_alerts (step 2a), as columns.
   v_step_o integer[];
   v_step_key text[];
@@ -545,7 +548,9 @@ BEGIN
            array_agg(jsonb_build_array(x.message_key, v_providers->(x.ord - 1), v_message_ids->(x.ord - 1), v_recipients->(x.ord - 1),
                                        x.tracking_id, x.after_facts, x.first_event_at, x.last_event_at, x.stream,
                                        CASE WHEN NOT x.entered THEN x.from_status END,
-                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')
+                     -- The event's actor as a 15th element (a JSON string appends itself), only when sent.
+                     || CASE WHEN v_actors IS NULL THEN '[]' ELSE v_actors->(x.ord - 1) END)
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            -- One aggregate node: every array sees the rows in the same order.
            array_agg(x.ord) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
@@ -831,7 +836,8 @@ BEGIN
   --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
   --    a `rule_input`), one call for the batch.
   IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
-    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord) ELSE e.suppression END ORDER BY e.ord),
+    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord, 'actor', v_actors->(e.ord - 1))
+                          ELSE e.suppression END ORDER BY e.ord),
            array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
@@ -910,7 +916,8 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord) ELSE v_event.suppression END;
+        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord, 'actor', v_actors->(v_event.ord - 1))
+                                       ELSE v_event.suppression END;
         v_pending_ords := v_pending_ords || v_event.ord;
         v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;
@@ -977,6 +984,83 @@ END
 $$;
 
 --
+-- Name: mailwarden_erase_address(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_erase_address(p_project_id text, p_erasure jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_hash text := p_erasure->>'hash';
+  v_email text := p_erasure->>'email';
+  v_now bigint := (p_erasure->>'now')::bigint;
+  v_row jsonb := p_erasure->'suppression';
+  v_keys text[];
+  v_messages integer;
+  v_changes integer;
+  v_records jsonb;
+  v_seq bigint;
+BEGIN
+  -- 1. The recipient's messages, locked in key order as applyEvents locks them, then their events' dedup
+  --    keys (`<provider>:<eventKey>` of each timeline entry) and any key that embeds a form.
+  SELECT coalesce(array_agg(m.key ORDER BY m.key), '{}') INTO v_keys
+  FROM (SELECT key FROM "<schema>".messages WHERE project_id = p_project_id AND recipient = v_email ORDER BY key FOR UPDATE) m;
+  v_messages := cardinality(v_keys);
+  DELETE FROM "<schema>".event_keys e
+  WHERE e.project_id = p_project_id AND e.key IN (
+    SELECT (t.entry->>'provider') || ':' || (t.entry->>'eventKey') FROM "<schema>".timeline_entries t
+    WHERE t.project_id = p_project_id AND t.message_key = ANY (v_keys));
+  DELETE FROM "<schema>".event_keys e
+  WHERE e.project_id = p_project_id
+    AND EXISTS (SELECT FROM jsonb_array_elements_text(p_erasure->'forms') AS f(form) WHERE strpos(e.key, f.form) > 0);
+  DELETE FROM "<schema>".messages WHERE project_id = p_project_id AND key = ANY (v_keys);
+
+  -- 2. Its soft-bounce history and allowlist entry.
+  DELETE FROM "<schema>".soft_bounces WHERE project_id = p_project_id AND hash = v_hash;
+  DELETE FROM "<schema>".allowlist WHERE project_id = p_project_id AND key = v_hash;
+
+  -- 3. The project-wide suppression, written when there is none live at `now` (an expired one replaced),
+  --    else locked as it is; then every list's row of the hash loses the address.
+  INSERT INTO "<schema>".suppressions AS s (project_id, stream, hash, email, reason, created_at, source, source_at,
+                                            cause_provider, cause_message_id, cause_event_id, cause_diagnostic, expires_at, cause_rule, allowlisted)
+  VALUES (p_project_id, '', v_hash, v_row->>'email', (v_row->>'reason')::smallint, (v_row->>'created_at')::bigint,
+          v_row->>'source', (v_row->>'source_at')::bigint, v_row->>'cause_provider', v_row->>'cause_message_id',
+          v_row->>'cause_event_id', NULL, NULL, NULL, NULL)
+  ON CONFLICT (project_id, hash, stream) DO UPDATE SET email = excluded.email, reason = excluded.reason,
+    created_at = excluded.created_at, source = excluded.source, source_at = excluded.source_at,
+    cause_provider = excluded.cause_provider, cause_message_id = excluded.cause_message_id,
+    cause_event_id = excluded.cause_event_id, cause_diagnostic = NULL, expires_at = NULL, cause_rule = NULL, allowlisted = NULL
+  WHERE s.expires_at <= v_now;
+  UPDATE "<schema>".suppressions SET email = v_row->>'email', cause_diagnostic = NULL,
+    expires_at = CASE WHEN stream = '' THEN NULL ELSE expires_at END,
+    -- The rule's bounces as packProvenance packs them, [provider, messageId, eventId, at, diagnostic]: no diagnostic.
+    cause_rule = CASE WHEN cause_rule IS NOT NULL THEN (
+      SELECT jsonb_build_array(r->0, r->1, r->2, coalesce(
+               (SELECT jsonb_agg(jsonb_set(b, '{4}', 'null') ORDER BY n) FROM jsonb_array_elements(r->3) WITH ORDINALITY AS x(b, n)), '[]'))::text
+      FROM (SELECT cause_rule::jsonb AS r) x) END
+  WHERE project_id = p_project_id AND hash = v_hash;
+  SELECT jsonb_agg(to_jsonb(s) - 'project_id' ORDER BY s.stream) INTO v_records
+  FROM "<schema>".suppressions s WHERE s.project_id = p_project_id AND s.hash = v_hash;
+  PERFORM pg_notify('mailwarden_invalidations', json_build_object(
+    'schema', '<schema>', 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
+
+  -- 4. The feed's changes about it (earlier erasures stay), then the erasure, with the counter locked last.
+  DELETE FROM "<schema>".changes c
+  WHERE c.project_id = p_project_id AND c.kind <> 'address.erased' AND (
+    c.data->'record'->>'hash' = v_hash
+    OR (c.kind IN ('allowlist.added', 'allowlist.removed') AND c.data->'entry'->>'key' = v_hash)
+    OR (c.kind = 'message.status_changed' AND c.data->>3 = v_email));
+  GET DIAGNOSTICS v_changes = ROW_COUNT;
+  IF p_erasure ? 'feed' THEN
+    v_seq := "<schema>".mailwarden_append_changes(p_project_id, jsonb_build_array(jsonb_build_object(
+      'kind', 'address.erased', 'at', v_now, 'actor', p_erasure->>'actor',
+      'data', jsonb_build_object('hash', v_hash, 'records', v_records, 'messages', v_messages, 'changes', v_changes))));
+  END IF;
+  RETURN jsonb_build_object('records', v_records, 'messages', v_messages, 'changes', v_changes, 'seq', v_seq);
+END
+$$;
+
+--
 -- Name: mailwarden_feed_suppressions(text, bigint, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
 --
 
@@ -1029,6 +1113,7 @@ BEGIN
       FROM changed
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object('o', coalesce((value->>'o')::integer, ord), 'p', coalesce((value->>'p')::integer, 1),
+             'actor', CASE WHEN n = 1 THEN 'rule:expiry' ELSE value->>'actor' END,
              'kind', kind, 'at', coalesce(p_now, (after->>'created_at')::bigint), 'data', data) ORDER BY ord, n), '[]')
     INTO v_changes FROM made;
     PERFORM "<schema>".mailwarden_pend_changes(v_changes);
@@ -1048,10 +1133,11 @@ BEGIN
     SELECT * INTO v_after FROM "<schema>".suppressions
     WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream;
     CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
-    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
+    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1),
+      'actor', v_row.value->>'actor');
     v_at := coalesce(p_now, v_after.created_at);
     IF v_had AND coalesce(v_before.expires_at <= p_now, false) THEN
-      v_changes := v_changes || (v_tag || jsonb_build_object('kind', 'suppression.expired', 'at', v_at,
+      v_changes := v_changes || (v_tag || jsonb_build_object('actor', 'rule:expiry', 'kind', 'suppression.expired', 'at', v_at,
         'data', jsonb_build_object('record', to_jsonb(v_before) - 'project_id')));
       v_had := false;
     END IF;
@@ -1419,7 +1505,7 @@ BEGIN
           IF v_replaced AND v_feed IS NOT NULL THEN
             SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             IF v_after IS DISTINCT FROM v_before THEN
-              PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+              PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2, 'actor', 'rule:soft_bounces',
                 'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
                   'record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))));
             END IF;
@@ -1445,7 +1531,7 @@ BEGIN
           END IF;
           IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
             SELECT * INTO v_after FROM "<schema>".suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
-            PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+            PERFORM "<schema>".mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2, 'actor', 'rule:soft_bounces',
               'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
               'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));
           END IF;
@@ -1459,7 +1545,8 @@ BEGIN
                 'hash', v_hash, 'email', p_input->'email', 'reason', 2, 'created_at', v_end->0,
                 'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
                 'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
-                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END))))));
+                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END,
+                'actor', CASE WHEN v_feed IS NOT NULL THEN 'rule:soft_bounces' END))))));
           END IF;
         END IF;
         -- Bounces after the suppression cannot move it (step 3d): they need not be kept.
@@ -1487,6 +1574,48 @@ BEGIN
       bounces = excluded.bounces, last_delivery = excluded.last_delivery, forget_at = excluded.forget_at;
   END IF;
   RETURN v_code;
+END
+$$;
+
+--
+-- Name: mailwarden_sync_api_keys(text, jsonb); Type: FUNCTION; Schema: <schema>; Owner: -
+--
+
+CREATE FUNCTION <schema>.mailwarden_sync_api_keys(p_project_id text, p_sync jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_changes jsonb;
+  v_last bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('<schema>' || ':api_keys:' || p_project_id, 0));
+  WITH given AS (
+    SELECT (k->>'name') COLLATE "C" AS name, array(SELECT jsonb_array_elements_text(k->'scopes')) AS scopes, k->>'version' AS version
+    FROM jsonb_array_elements(p_sync->'keys') AS x(k)
+  ), diff AS (
+    SELECT coalesce(g.name, a.name) AS name, g.scopes, g.version, a.scopes AS old_scopes,
+           CASE WHEN a.name IS NULL THEN 'key.added' WHEN g.name IS NULL THEN 'key.removed' ELSE 'key.updated' END AS kind
+    FROM given g FULL JOIN (SELECT name, scopes, version FROM "<schema>".api_keys WHERE project_id = p_project_id) a ON a.name = g.name
+    WHERE g.name IS NULL OR a.name IS NULL OR g.scopes <> a.scopes OR g.version <> a.version
+  ), removed AS (
+    DELETE FROM "<schema>".api_keys a USING diff d WHERE a.project_id = p_project_id AND a.name = d.name AND d.kind = 'key.removed'
+  ), written AS (
+    INSERT INTO "<schema>".api_keys AS a (project_id, name, scopes, version)
+    SELECT p_project_id, name, scopes, version FROM diff WHERE kind <> 'key.removed' ORDER BY name
+    ON CONFLICT (project_id, name) DO UPDATE SET scopes = excluded.scopes, version = excluded.version
+  )
+  SELECT coalesce(jsonb_agg(jsonb_build_object('kind', kind, 'at', (p_sync->>'now')::bigint, 'actor', p_sync->>'actor', 'data',
+           CASE kind
+             WHEN 'key.added' THEN jsonb_build_object('key', jsonb_build_object('name', name, 'scopes', to_jsonb(scopes)))
+             WHEN 'key.removed' THEN jsonb_build_object('key', jsonb_build_object('name', name, 'scopes', to_jsonb(old_scopes)))
+             ELSE jsonb_build_object('key', jsonb_build_object('name', name, 'scopes', to_jsonb(scopes)),
+                                     'previous', jsonb_build_object('name', name, 'scopes', to_jsonb(old_scopes))) END)
+           ORDER BY name), '[]')
+  INTO v_changes FROM diff;
+  IF p_sync ? 'feed' AND jsonb_array_length(v_changes) > 0 THEN
+    v_last := "<schema>".mailwarden_append_changes(p_project_id, v_changes);
+  END IF;
+  RETURN jsonb_build_object('changes', v_changes, 'last', v_last);
 END
 $$;
 
@@ -1530,6 +1659,17 @@ CREATE TABLE <schema>.allowlist (
 );
 
 --
+-- Name: api_keys; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE TABLE <schema>.api_keys (
+    project_id text NOT NULL COLLATE pg_catalog."C",
+    name text NOT NULL COLLATE pg_catalog."C",
+    scopes text[] NOT NULL,
+    version text NOT NULL COLLATE pg_catalog."C"
+);
+
+--
 -- Name: change_counters; Type: TABLE; Schema: <schema>; Owner: -
 --
 
@@ -1548,7 +1688,8 @@ CREATE TABLE <schema>.changes (
     seq bigint NOT NULL,
     at bigint NOT NULL,
     kind text NOT NULL COLLATE pg_catalog."C",
-    data jsonb NOT NULL
+    data jsonb NOT NULL,
+    actor text COLLATE pg_catalog."C"
 );
 
 --
@@ -1626,6 +1767,16 @@ CREATE TABLE <schema>.paused_streams (
     stream text NOT NULL COLLATE pg_catalog."C",
     paused_at bigint NOT NULL,
     cause text NOT NULL
+);
+
+--
+-- Name: rate_limits; Type: TABLE; Schema: <schema>; Owner: -
+--
+
+CREATE UNLOGGED TABLE <schema>.rate_limits (
+    bucket text NOT NULL COLLATE pg_catalog."C",
+    window_end bigint NOT NULL,
+    count integer NOT NULL
 );
 
 --
@@ -1744,6 +1895,13 @@ ALTER TABLE ONLY <schema>.allowlist
     ADD CONSTRAINT allowlist_pkey PRIMARY KEY (project_id, key);
 
 --
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (project_id, name);
+
+--
 -- Name: change_counters change_counters_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
 --
 
@@ -1791,6 +1949,13 @@ ALTER TABLE ONLY <schema>.outbound_endpoints
 
 ALTER TABLE ONLY <schema>.paused_streams
     ADD CONSTRAINT paused_streams_pkey PRIMARY KEY (project_id, stream);
+
+--
+-- Name: rate_limits rate_limits_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -
+--
+
+ALTER TABLE ONLY <schema>.rate_limits
+    ADD CONSTRAINT rate_limits_pkey PRIMARY KEY (bucket, window_end);
 
 --
 -- Name: soft_bounces soft_bounces_pkey; Type: CONSTRAINT; Schema: <schema>; Owner: -

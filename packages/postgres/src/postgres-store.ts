@@ -12,12 +12,16 @@ import {
   trackingIdSearchKey,
   HOUR_MS,
   changeFeedRetention,
+  ruleActors,
   type AlertWindow,
+  type AddressErasure,
   type AllowlistEntry,
   type ApplyEventsOptions,
   type Change,
   type ChangeFeedOptions,
   type ChangeKind,
+  type ChangeQuery,
+  type KeyChange,
   type MessageStatus,
   type OutboundState,
   type DeliveryInput,
@@ -56,7 +60,7 @@ export interface PostgresStoreOptions {
 
 /** A `Store` whose optional parts this store always has, and a probe of its invalidation listeners. */
 export type PostgresStore = Store &
-  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired'>> & {
+  Required<Pick<Store, 'subscribeInvalidations' | 'claimWebhookToken' | 'purgeExpired' | 'hitRateLimits'>> & {
     /**
      * Whether invalidations reach this store's subscriptions now: sends a probe notification on the
      * invalidation channel (other listeners ignore it) and resolves `true` once every subscription has
@@ -275,12 +279,28 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     // One primary-key probe per key, as getSuppressions; the keys travel as one JSON text.
     findAllowlisted: `SELECT x.key FROM jsonb_array_elements_text($2::text::jsonb) AS k(key)
       CROSS JOIN LATERAL (SELECT key FROM ${s}.allowlist WHERE project_id = $1 AND key = k.key OFFSET 0) x`,
+    eraseAddress: `SELECT ${s}.mailwarden_erase_address($1, $2::text::jsonb)::text`,
+    syncApiKeys: `SELECT ${s}.mailwarden_sync_api_keys($1, $2::text::jsonb)::text`,
+    // Every bucket of the call in one upsert, in bucket order (so concurrent calls lock alike); a bucket
+    // named twice counts twice. The window is named by its end ($2), which purgeExpired compares with now.
+    hitRateLimits: `WITH hits AS (
+        SELECT b.bucket COLLATE "C" AS bucket, count(*)::integer AS n FROM jsonb_array_elements_text($1::text::jsonb) AS b(bucket) GROUP BY 1
+      )
+      INSERT INTO ${s}.rate_limits AS r (bucket, window_end, count)
+      SELECT bucket, $2::bigint, n FROM hits ORDER BY bucket
+      ON CONFLICT (bucket, window_end) DO UPDATE SET count = r.count + excluded.count
+      RETURNING bucket, count`,
+    purgeRateLimits: `DELETE FROM ${s}.rate_limits WHERE (bucket, window_end) IN (
+      SELECT bucket, window_end FROM ${s}.rate_limits WHERE window_end <= $1 LIMIT $2)`,
   };
 
   const allowlistEntryJson = `jsonb_build_object('entry', jsonb_build_object('key', key, 'entry', entry, 'createdAt', created_at))`;
   const streamJson = (cause: string) => `jsonb_build_object('stream', $2::text, 'cause', ${cause})`;
-  /** A change of the feed, as its `data` object is appended (mailwarden_append_changes): `kind`, `at` bound by the statement. */
-  const change = (kind: string, at: string, data: string) => `jsonb_build_object('kind', ${kind}, 'at', ${at}, 'data', ${data})`;
+  /** A change of the feed, as its `data` object is appended (mailwarden_append_changes): `kind`, `at` and `actor` (NULL: none) bound by the statement. */
+  const change = (kind: string, at: string, data: string, actor: string) =>
+    `jsonb_build_object('kind', ${kind}, 'at', ${at}, 'actor', ${actor}, 'data', ${data})`;
+  /** A rule's actor (core's ruleActors) as an SQL literal: the changes a store makes by a rule carry it. */
+  const rule = (actor: string) => `'${actor}'`;
   /** A suppressions row as a change carries it (toSuppression reads it back through suppressionOfJson). */
   const rowJson = (alias: string) => `to_jsonb(${alias}) - 'project_id'`;
   /**
@@ -300,9 +320,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         SELECT ${invalidationOf('hash')} FROM created
       ), appended AS (
         SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(c ORDER BY n) FROM (
-          SELECT 1 AS n, ${change(`'suppression.expired'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', old.record_json)`)} AS c FROM old, created
+          SELECT 1 AS n, ${change(`'suppression.expired'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', old.record_json)`, rule(ruleActors.expiry))} AS c
+          FROM old, created
           UNION ALL
-          SELECT 2, ${change(`'suppression.added'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', created.record_json)`)} FROM created) x)) AS seq
+          SELECT 2, ${change(`'suppression.added'`, 'coalesce($16::bigint, $5::bigint)', `jsonb_build_object('record', created.record_json)`, '$17::text')} FROM created) x)) AS seq
       )
       SELECT true, NULL, NULL, NULL::float8, NULL, NULL::float8, NULL, NULL, NULL, NULL, NULL::float8, NULL, NULL, NULL FROM notified
       WHERE (SELECT count(*) FROM appended) >= 0
@@ -314,7 +335,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       ), forgotten AS (
         DELETE FROM ${s}.soft_bounces WHERE project_id = $1 AND $3 = '' AND hash = $2
       ), appended AS (
-        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`)}) FROM removed))
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`, '$5::text')}) FROM removed))
       )
       SELECT ${suppressionColumns}, ${invalidationOf('hash')}, (SELECT count(*) FROM appended) FROM removed`,
     // The removals appended in the order the hashes were given.
@@ -327,7 +348,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
         FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM removed) r GROUP BY chunk
       ), appended AS (
-        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`)}
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.removed'`, 'coalesce($4::bigint, 0)', `jsonb_build_object('record', record_json)`, '$5::text')}
           ORDER BY array_position(string_to_array($2, ','), hash)) FROM removed))
       )
       SELECT ${suppressionColumns}, (SELECT count(*) FROM notified), (SELECT count(*) FROM appended) FROM removed`,
@@ -340,7 +361,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         SELECT pg_notify('${INVALIDATION_CHANNEL}', json_build_object('schema', ${literal}, 'projectId', $1::text, 'hashes', json_agg(hash))::text)
         FROM (SELECT hash, (row_number() OVER () - 1) / 100 AS chunk FROM (SELECT DISTINCT hash FROM removed) d) r GROUP BY chunk
       ), appended AS (
-        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.expired'`, '$2::bigint', `jsonb_build_object('record', record_json)`)}
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'suppression.expired'`, '$2::bigint', `jsonb_build_object('record', record_json)`, rule(ruleActors.expiry))}
           ORDER BY expires_at, hash, stream) FROM removed))
       )
       SELECT count(*)::float8, (SELECT count(*) FROM notified), (SELECT count(*) FROM appended) FROM removed`,
@@ -351,7 +372,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         ON CONFLICT DO NOTHING
         RETURNING key, entry, created_at
       ), appended AS (
-        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.added'`, 'created_at', allowlistEntryJson)}) FROM created))
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.added'`, 'created_at', allowlistEntryJson, '$5::text')}) FROM created))
       )
       SELECT true, NULL, NULL::float8 FROM created WHERE (SELECT count(*) FROM appended) >= 0
       UNION ALL
@@ -359,7 +380,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     removeAllowlistEntry: `WITH removed AS (
         DELETE FROM ${s}.allowlist WHERE project_id = $1 AND key = $2 RETURNING key, entry, created_at
       ), appended AS (
-        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.removed'`, 'coalesce($3::bigint, 0)', allowlistEntryJson)}) FROM removed))
+        SELECT ${s}.mailwarden_append_changes($1, (SELECT jsonb_agg(${change(`'allowlist.removed'`, 'coalesce($3::bigint, 0)', allowlistEntryJson, '$4::text')}) FROM removed))
       )
       SELECT key, entry, created_at::float8, (SELECT count(*) FROM appended) FROM removed`,
   };
@@ -371,17 +392,24 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     'cursor::float8, failures, failing_since::float8, next_attempt_at::float8, paused_at::float8, last_error, last_success_at::float8';
   /** Statements of the feed, the alert windows, paused streams and outbound delivery (docs/storage.md, "The change feed"). */
   const feedReads = {
-    // The page and the counter in one snapshot. `looked`: at most $3 changes after the cursor, of which
-    // those of the kinds asked ($4, a JSON array; NULL: every kind) are returned, at most $5; the last
-    // looked-at seq tells the reader where to go on when the kinds skipped them all.
+    // The page and the counter in one snapshot. `looked`: at most $3 changes after the cursor (a range of
+    // the primary key), of which those that match every filter given (NULL: none) are returned, at most
+    // $5: the kinds ($4, a JSON array), the actors ($6, a JSON array; each equal, or a prefix then `:`),
+    // the hash ($7: a suppression change's record, an allowlist change's entry key, an erasure's). The
+    // last looked-at seq tells the reader where to go on when the filters skipped them all.
     listChanges: `WITH looked AS (
-        SELECT seq, at, kind, data FROM ${s}.changes WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+        SELECT seq, at, kind, data, actor FROM ${s}.changes WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
       )
       SELECT NULL::float8, (SELECT last_seq FROM ${s}.change_counters WHERE project_id = $1)::float8,
-             (SELECT trimmed FROM ${s}.change_counters WHERE project_id = $1)::float8, (SELECT max(seq) FROM looked)::float8, NULL
+             (SELECT trimmed FROM ${s}.change_counters WHERE project_id = $1)::float8, (SELECT max(seq) FROM looked)::float8, NULL, NULL
       UNION ALL
-      (SELECT seq::float8, at::float8, NULL, NULL, jsonb_build_object('kind', kind, 'data', data)::text FROM looked
-       WHERE $4::text IS NULL OR kind IN (SELECT jsonb_array_elements_text($4::text::jsonb))
+      (SELECT seq::float8, at::float8, NULL, NULL, jsonb_build_object('kind', kind, 'data', data)::text, actor FROM looked
+       WHERE ($4::text IS NULL OR kind IN (SELECT jsonb_array_elements_text($4::text::jsonb)))
+         AND ($6::text IS NULL OR EXISTS (SELECT FROM jsonb_array_elements_text($6::text::jsonb) AS f(actor)
+                                          WHERE looked.actor = f.actor OR starts_with(looked.actor, f.actor || ':')))
+         AND ($7::text IS NULL OR coalesce(data->'record'->>'hash',
+                                           CASE WHEN kind IN ('allowlist.added', 'allowlist.removed') THEN data->'entry'->>'key' END,
+                                           CASE WHEN kind = 'address.erased' THEN data->>'hash' END) = $7::text)
        ORDER BY seq LIMIT $5)`,
     getAlertWindows: `SELECT scope, messages, bounced, complained, bounce_firing, complaint_firing FROM ${s}.alert_windows
       WHERE project_id = $1 AND scope IN (SELECT jsonb_array_elements_text($2::text::jsonb)) AND messages > 0`,
@@ -391,13 +419,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         INSERT INTO ${s}.paused_streams (project_id, stream, paused_at, cause) VALUES ($1, $2, $3, 'operator')
         ON CONFLICT DO NOTHING
         RETURNING stream
-      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.paused'`, '$3::bigint', streamJson(`'operator'`))}) FROM created)`)}
+      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.paused'`, '$3::bigint', streamJson(`'operator'`), '$4::text')}) FROM created)`)}
       SELECT true, $3::float8, 'operator' FROM created WHERE (SELECT count(*) FROM appended) >= 0
       UNION ALL
       SELECT false, paused_at::float8, cause FROM ${s}.paused_streams WHERE project_id = $1 AND stream = $2 AND NOT EXISTS (SELECT FROM created)`,
     resumeStream: `WITH removed AS (
         DELETE FROM ${s}.paused_streams WHERE project_id = $1 AND stream = $2 RETURNING stream, paused_at, cause
-      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.resumed'`, '$3::bigint', streamJson('cause'))}) FROM removed)`)}
+      ), ${appended(`(SELECT jsonb_agg(${change(`'stream.resumed'`, '$3::bigint', streamJson('cause'), '$4::text')}) FROM removed)`)}
       SELECT paused_at::float8, cause, (SELECT count(*) FROM appended) FROM removed`,
     // Granted when new (its cursor the project's latest seq), held by $3, or its lease ended at $4.
     leaseOutbound: `INSERT INTO ${s}.outbound_endpoints AS o (project_id, endpoint, cursor, failures, failing_since, next_attempt_at,
@@ -415,7 +443,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           last_error = $9, last_success_at = $10, lease_until = $11
         FROM old WHERE o.project_id = $1 AND o.endpoint = $2 AND o.owner = $3
         RETURNING old.paused_at AS was_paused_at
-      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.paused'`, '$8::bigint', `jsonb_strip_nulls(jsonb_build_object('endpoint', $2::text, 'error', $9::text))`)})
+      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.paused'`, '$8::bigint', `jsonb_strip_nulls(jsonb_build_object('endpoint', $2::text, 'error', $9::text))`, rule(ruleActors.outbound))})
           FROM saved WHERE was_paused_at IS NULL AND $8::bigint IS NOT NULL)`)}
       SELECT count(*), (SELECT count(*) FROM appended) FROM saved`,
     getOutbound: `SELECT endpoint, ${outboundColumns} FROM ${s}.outbound_endpoints
@@ -427,7 +455,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         UPDATE ${s}.outbound_endpoints o SET paused_at = NULL, failures = 0, failing_since = NULL, last_error = NULL, next_attempt_at = 0
         FROM old WHERE o.project_id = $1 AND o.endpoint = $2 AND old.paused_at IS NOT NULL
         RETURNING o.*
-      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.resumed'`, '$3::bigint', `jsonb_build_object('endpoint', $2::text)`)}) FROM resumed)`)}
+      ), ${appended(`(SELECT jsonb_agg(${change(`'endpoint.resumed'`, '$3::bigint', `jsonb_build_object('endpoint', $2::text)`, '$4::text')}) FROM resumed)`)}
       SELECT ${outboundColumns}, (SELECT count(*) FROM appended) FROM resumed
       UNION ALL
       SELECT ${outboundColumns}, 0 FROM old WHERE NOT EXISTS (SELECT FROM resumed)`,
@@ -464,8 +492,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     return record;
   };
 
+  /** A change as mailwarden_append_changes stored it, with its actor when it has one. */
+  const toChange = (seq: number, at: number, stored: { kind: ChangeKind; data: any }, actor: string | null): Change => {
+    const change = changeOf(seq, at, stored);
+    if (actor !== null) change.actor = actor;
+    return change;
+  };
+
   /** A change as mailwarden_append_changes stored it: `data` holds the rest of it, its records as their rows. */
-  const toChange = (seq: number, at: number, { kind, data }: { kind: ChangeKind; data: any }): Change => {
+  const changeOf = (seq: number, at: number, { kind, data }: { kind: ChangeKind; data: any }): Change => {
     switch (kind) {
       case 'suppression.added':
       case 'suppression.upgraded':
@@ -505,6 +540,20 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         return data.error === undefined
           ? { seq, at, kind, endpoint: data.endpoint }
           : { seq, at, kind, endpoint: data.endpoint, error: data.error };
+      case 'address.erased':
+        return {
+          seq,
+          at,
+          kind,
+          hash: data.hash,
+          records: data.records.map((row: Record<string, unknown>) => toSuppression(suppressionColumnsOf(row))),
+          messages: data.messages,
+          changes: data.changes,
+        };
+      case 'key.added':
+      case 'key.updated':
+      case 'key.removed':
+        return data.previous === undefined ? { seq, at, kind, key: data.key } : { seq, at, kind, key: data.key, previous: data.previous };
     }
   };
 
@@ -553,7 +602,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       const params = [
         projectId,
         record.hash,
@@ -566,6 +615,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         ...ruleColumns(record),
         now ?? null,
       ];
+      // The actor only to the feed's statement, which appends it.
+      if (feed !== undefined) params.push(actor ?? null);
       for (;;) {
         const [row] = await attempt(() => query(feed === undefined ? statements.addSuppression : feedStatements.addSuppression, params));
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
@@ -574,11 +625,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     },
 
-    async removeSuppression(projectId, hash, stream, now) {
+    async removeSuppression(projectId, hash, stream, now, actor) {
       const [row] = await attempt(() =>
         feed === undefined
           ? query(statements.removeSuppression, [projectId, hash, stream ?? ''])
-          : query(feedStatements.removeSuppression, [projectId, hash, stream ?? '', now ?? null]),
+          : query(feedStatements.removeSuppression, [projectId, hash, stream ?? '', now ?? null, actor ?? null]),
       );
       return row === undefined ? undefined : toSuppression(row);
     },
@@ -616,10 +667,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return rows.map(toSuppression);
     },
 
-    async mergeSuppressions(projectId, records, now) {
+    async mergeSuppressions(projectId, records, now, actor) {
       const outcomes: SuppressionMergeOutcome[] = [];
+      // With the feed, each row carries the actor its changes get (mailwarden_feed_suppressions).
+      const toRow =
+        feed === undefined || actor === undefined
+          ? toSuppressionRow
+          : (record: SuppressionRecord) => ({ ...toSuppressionRow(record), actor });
       for (let from = 0; from < records.length; from += MERGE_BATCH) {
-        const rows = records.slice(from, from + MERGE_BATCH).map(toSuppressionRow);
+        const rows = records.slice(from, from + MERGE_BATCH).map(toRow);
         const batch = JSON.stringify(feed === undefined ? { now: now ?? null, rows } : { now: now ?? null, rows, feed: true });
         const [row] = await attempt(() =>
           query(feed === undefined ? statements.mergeSuppressions : feedStatements.mergeSuppressions, [projectId, batch]),
@@ -638,7 +694,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return outcomes;
     },
 
-    async removeSuppressions(projectId, hashes, stream, now) {
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
       const removed: (SuppressionRecord | undefined)[] = [];
       for (let from = 0; from < hashes.length; from += MERGE_BATCH) {
         const batch = hashes.slice(from, from + MERGE_BATCH);
@@ -647,7 +703,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         const rows = await attempt(() =>
           feed === undefined
             ? query(statements.removeSuppressions, [projectId, joined, stream ?? ''])
-            : query(feedStatements.removeSuppressions, [projectId, joined, stream ?? '', now ?? null]),
+            : query(feedStatements.removeSuppressions, [projectId, joined, stream ?? '', now ?? null, actor ?? null]),
         );
         const byHash = new Map(rows.map((row) => [row[0] as string, toSuppression(row)]));
         // Each row is deleted once: a hash given twice finds nothing the second time.
@@ -760,15 +816,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return rows.map(([key, entry, createdAt]) => ({ key, entry, createdAt }));
     },
 
-    async addAllowlistEntry(projectId, entry) {
+    async addAllowlistEntry(projectId, entry, actor) {
+      const params: unknown[] = [projectId, entry.key, entry.entry, entry.createdAt];
+      if (feed !== undefined) params.push(actor ?? null);
       for (;;) {
         const [row] = await attempt(() =>
-          query(feed === undefined ? statements.addAllowlistEntry : feedStatements.addAllowlistEntry, [
-            projectId,
-            entry.key,
-            entry.entry,
-            entry.createdAt,
-          ]),
+          query(feed === undefined ? statements.addAllowlistEntry : feedStatements.addAllowlistEntry, params),
         );
         if (row === undefined) continue; // a concurrent insert won; read it in a new snapshot
         if (row[0] === true) return { entry: { ...entry }, created: true };
@@ -776,12 +829,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     },
 
-    async removeAllowlistEntry(projectId, key, now) {
+    async removeAllowlistEntry(projectId, key, now, actor) {
       if (key.includes('\0')) return undefined;
       const [row] = await attempt(() =>
         feed === undefined
           ? query(statements.removeAllowlistEntry, [projectId, key])
-          : query(feedStatements.removeAllowlistEntry, [projectId, key, now ?? null]),
+          : query(feedStatements.removeAllowlistEntry, [projectId, key, now ?? null, actor ?? null]),
       );
       return row === undefined ? undefined : ({ key: row[0], entry: row[1], createdAt: row[2] } satisfies AllowlistEntry);
     },
@@ -878,6 +931,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         }
       }
       for (const projectId of await projectsOf('soft_bounces')) await sweep(statements.purgeSoftBounces, projectId, now, PURGE_BATCH * 10);
+      // Rate-limit windows that have ended (not a project's: one sweep for all).
+      for (;;) {
+        const { count } = await attempt(() => sql.unsafe(statements.purgeRateLimits, [now, PURGE_BATCH * 10], { prepare: true }));
+        if (count < PURGE_BATCH * 10) break;
+      }
       // The feed's retention: not counted either. Between sweeps a project may hold more than maxLength.
       if (feed !== undefined) {
         for (const projectId of await projectsOf('changes')) {
@@ -894,13 +952,15 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     ...(feed !== undefined && { changes: feed }),
 
-    async listChanges(projectId, { after, limit, kinds }) {
+    async listChanges(projectId, { after, limit, kinds, actors, hash }: ChangeQuery) {
       if (feed === undefined) return { changes: [], next: after, last: 0 };
-      const filtered = kinds !== undefined && kinds.length > 0;
-      // With kinds, a bounded stretch is looked at (design: 10 × limit, at least 1 000).
-      const look = filtered ? Math.max(10 * limit, 1000) : limit;
+      const some = (list: readonly string[] | undefined) => (list !== undefined && list.length > 0 ? JSON.stringify(list) : null);
+      const filters = [some(kinds), some(actors), hash ?? null];
+      // With a filter, a bounded stretch is looked at (design: 10 × limit, at least 1 000).
+      const look = filters.some((filter) => filter !== null) ? Math.max(10 * limit, 1000) : limit;
+      const [kindsJson, actorsJson, hashText] = filters;
       const [head, ...rows] = await attempt(() =>
-        query(feedReads.listChanges, [projectId, after, look, filtered ? JSON.stringify(kinds) : null, limit]),
+        query(feedReads.listChanges, [projectId, after, look, kindsJson, limit, actorsJson, hashText]),
       );
       const [, last, trimmed, lookedThrough] = head as [null, number | null, number | null, number | null];
       if (after < (trimmed ?? 0)) {
@@ -909,7 +969,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           `Changes after ${after} were deleted by the feed's retention: start again from a listing.`,
         );
       }
-      const changes = rows.sort((a, b) => a[0] - b[0]).map(([seq, at, , , text]) => toChange(seq, at, JSON.parse(text)));
+      const changes = rows.sort((a, b) => a[0] - b[0]).map(([seq, at, , , text, actor]) => toChange(seq, at, JSON.parse(text), actor));
       const next = changes.length === limit ? changes[changes.length - 1]!.seq : (lookedThrough ?? after);
       return { changes, next: Math.max(next, after), last: last ?? 0 };
     },
@@ -932,17 +992,20 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return rows.map(([stream, pausedAt, cause]) => ({ stream, pausedAt, cause }));
     },
 
-    async pauseStream(projectId, stream, now) {
+    async pauseStream(projectId, stream, now, actor) {
+      const params = feed === undefined ? [projectId, stream, now] : [projectId, stream, now, actor ?? null];
       for (;;) {
-        const [row] = await attempt(() => query(feedReads.pauseStream, [projectId, stream, now]));
+        const [row] = await attempt(() => query(feedReads.pauseStream, params));
         if (row === undefined) continue; // a concurrent pause won; read it in a new snapshot
         return { paused: { stream, pausedAt: row[1], cause: row[2] }, created: row[0] === true };
       }
     },
 
-    async resumeStream(projectId, stream, now) {
-      // The time is the change's: sent only to a store that appends one.
-      const [row] = await attempt(() => query(feedReads.resumeStream, feed === undefined ? [projectId, stream] : [projectId, stream, now]));
+    async resumeStream(projectId, stream, now, actor) {
+      // The time and actor are the change's: sent only to a store that appends one.
+      const [row] = await attempt(() =>
+        query(feedReads.resumeStream, feed === undefined ? [projectId, stream] : [projectId, stream, now, actor ?? null]),
+      );
       return row === undefined ? undefined : { stream, pausedAt: row[0], cause: row[1] };
     },
 
@@ -965,11 +1028,44 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return endpoints.map((endpoint) => byEndpoint.get(endpoint));
     },
 
-    async resumeOutbound(projectId, endpoint, now) {
+    async resumeOutbound(projectId, endpoint, now, actor) {
       const [row] = await attempt(() =>
-        query(feedReads.resumeOutbound, feed === undefined ? [projectId, endpoint] : [projectId, endpoint, now]),
+        query(feedReads.resumeOutbound, feed === undefined ? [projectId, endpoint] : [projectId, endpoint, now, actor ?? null]),
       );
       return row === undefined ? undefined : toOutboundState(endpoint, row);
+    },
+
+    async eraseAddress(projectId, erasure: AddressErasure) {
+      const { hash, email, forms, suppression, now, actor } = erasure;
+      const sent: Record<string, unknown> = { hash, email, forms, now, suppression: toSuppressionRow(suppression) };
+      if (feed !== undefined) Object.assign(sent, { feed: true, actor: actor ?? null });
+      const [row] = await attempt(() => query(statements.eraseAddress, [projectId, JSON.stringify(sent)]));
+      const result = JSON.parse(row![0] as string) as { records: Record<string, unknown>[]; messages: number; changes: number };
+      const records = result.records.map((stored) => toSuppression(suppressionColumnsOf(stored)));
+      return { records, messages: result.messages, changes: result.changes };
+    },
+
+    async syncApiKeys(projectId, keys, now, actor) {
+      const sent: Record<string, unknown> = { keys, now, actor };
+      if (feed !== undefined) sent.feed = true;
+      const [row] = await attempt(() => query(statements.syncApiKeys, [projectId, JSON.stringify(sent)]));
+      const { changes, last } = JSON.parse(row![0] as string) as {
+        changes: { kind: KeyChange['kind']; at: number; actor: string; data: any }[];
+        last: number | null;
+      };
+      // Numbered as appended: the last one is the feed's latest seq; 0 without a feed.
+      return changes.map(({ kind, at, data }, i) => {
+        const seq = last === null ? 0 : last - changes.length + 1 + i;
+        return { ...(changeOf(seq, at, { kind, data }) as KeyChange), actor };
+      });
+    },
+
+    async hitRateLimits(buckets, windowMs, now) {
+      if (buckets.length === 0) return [];
+      const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
+      const rows = await attempt(() => query(statements.hitRateLimits, [JSON.stringify(buckets), windowEnd]));
+      const counts = new Map(rows.map(([bucket, count]) => [bucket as string, count as number]));
+      return buckets.map((bucket) => counts.get(bucket)!);
     },
 
     async close() {
@@ -1124,6 +1220,7 @@ function toEventColumns(
     timeline: [] as unknown[],
     suppression: [] as unknown[],
     rule_input: [] as unknown[],
+    actor: [] as unknown[],
   };
   for (const event of events) {
     const message = event.message;
@@ -1143,6 +1240,8 @@ function toEventColumns(
     columns.suppression.push(event.suppression === null ? null : toSuppressionRow(event.suppression));
     // Without the rule, its inputs are not sent: the function ignores them.
     columns.rule_input.push(softBounces === undefined || event.ruleInput === undefined ? null : toRuleInput(event.ruleInput));
+    // Only the feed stores who sent it; left out (below) when no event names one.
+    columns.actor.push(feed ? (event.actor ?? null) : null);
   }
   const sent: Record<string, unknown> = {};
   for (const [name, values] of Object.entries(columns)) if (name === 'key' || values.some((value) => value !== null)) sent[name] = values;

@@ -1,4 +1,14 @@
-import { counterFacts, Fact, HOUR_MS, reasonRanks, statFacts, statusCodes, TIMELINE_CAP, TIMELINE_LIMITS } from '@mailwarden/core/store';
+import {
+  counterFacts,
+  Fact,
+  HOUR_MS,
+  reasonRanks,
+  ruleActors,
+  statFacts,
+  statusCodes,
+  TIMELINE_CAP,
+  TIMELINE_LIMITS,
+} from '@mailwarden/core/store';
 import { INVALIDATION_CHANNEL, type SchemaNames } from './schema-names.js';
 
 /** A placeholder in the SQL files: `{{name}}`, filled in when the text is run. */
@@ -10,13 +20,15 @@ const entries = (prefix: string, table: Readonly<Record<string, number>>) =>
 /**
  * The values the SQL files name instead of writing them: core's persisted numbers under their names in
  * `@mailwarden/core/store` (`{{Fact.complained}}`, `{{counterFacts.bounced}}`), the counted facts by
- * their 1-based position, as SQL arrays count (`{{statFacts.1}}` is `statFacts[0]`), and the channel.
+ * their 1-based position, as SQL arrays count (`{{statFacts.1}}` is `statFacts[0]`), the actors of the
+ * rules (`'{{ruleActors.expiry}}'`, quoted where used), and the channel.
  */
 const constants: ReadonlyMap<string, string> = new Map([
   ...entries('Fact', Fact),
   ...entries('statusCodes', statusCodes),
   ...entries('reasonRanks', reasonRanks),
   ...entries('counterFacts', counterFacts),
+  ...Object.entries(ruleActors).map(([name, actor]) => [`ruleActors.${name}`, actor] as const),
   ...statFacts.map((bit, i) => [`statFacts.${i + 1}`, String(bit)] as const),
   ...entries('TIMELINE_LIMITS', TIMELINE_LIMITS),
   ['TIMELINE_CAP', String(TIMELINE_CAP)],

@@ -238,7 +238,7 @@ describe('migration 13 on a schema at version 12', () => {
         );
       });
       const before = await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash`);
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([13]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([13, 14]);
       expect(await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash`)).toStrictEqual(before);
       const store = createPostgresStore({ sql, schema, changes: {} });
       // A suppression there before the feed: its removal is the feed's first change.

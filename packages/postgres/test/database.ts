@@ -38,3 +38,25 @@ export async function freshStore(
     },
   };
 }
+
+/**
+ * Every row of every table of `schema`, as text (the erasure proof, docs/decisions.md, "Erasure"): per
+ * table its name, then per row its columns' text output (JSON as JSON, so a JSON-escaped form shows as
+ * it is stored), tab-separated, rows sorted.
+ */
+export async function dumpSchema(sql: Sql, schema: string): Promise<string> {
+  const columns = await sql<{ table_name: string; column_name: string }[]>`
+    SELECT c.table_name, c.column_name FROM information_schema.columns c
+    JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+    WHERE c.table_schema = ${schema} AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position`;
+  const tables = new Map<string, string[]>();
+  for (const { table_name, column_name } of columns) tables.set(table_name, [...(tables.get(table_name) ?? []), column_name]);
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  const parts: string[] = [];
+  for (const [table, names] of tables) {
+    const row = `concat_ws(E'\\t', ${names.map((name) => `coalesce(${quote(name)}::text, '\\N')`).join(', ')})`;
+    const rows = await sql.unsafe(`SELECT ${row} AS row FROM ${quote(schema)}.${quote(table)} ORDER BY 1`).values();
+    parts.push(`${table}\n${rows.map(([text]) => text).join('\n')}`);
+  }
+  return parts.join('\n\n');
+}

@@ -207,7 +207,7 @@ describe('migration 12 on a schema at version 11', () => {
         );
       });
       const before = await sql.unsafe(`SELECT * FROM "${schema}".suppressions ORDER BY hash, stream`);
-      expect((await migrate(sql, { schema })).applied).toStrictEqual([12, 13]);
+      expect((await migrate(sql, { schema })).applied).toStrictEqual([12, 13, 14]);
       const after = await sql.unsafe(
         `SELECT *, expires_at IS NULL AND cause_rule IS NULL AND allowlisted IS NULL AS unset FROM "${schema}".suppressions ORDER BY hash, stream`,
       );

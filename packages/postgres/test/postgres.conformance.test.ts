@@ -1,9 +1,12 @@
 import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
 import { afterAll, describe, expect, test } from 'vitest';
-import { connect, freshStore } from './database.js';
+import { connect, dumpSchema, freshStore } from './database.js';
 
 const sql = connect({ max: 8 });
 afterAll(() => sql.end());
+
+/** Each store's schema, for its dump. */
+const schemas = new WeakMap<object, string>();
 
 // Every test gets a schema of its own, migrated from nothing and dropped when the store is closed.
 runStoreConformanceSuite({
@@ -12,7 +15,10 @@ runStoreConformanceSuite({
   describe,
   expect,
   async createStore(options) {
-    const { store, drop } = await freshStore(sql, options);
-    return { ...store, close: drop };
+    const { schema, store, drop } = await freshStore(sql, options);
+    const created = { ...store, close: drop };
+    schemas.set(created, schema);
+    return created;
   },
+  dump: (store) => dumpSchema(sql, schemas.get(store)!),
 });

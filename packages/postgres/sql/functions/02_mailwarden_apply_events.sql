@@ -13,6 +13,8 @@
 -- may hold `now` (the caller's clock, for expiry) and `rule` (the project's soft-bounce rule, which reads
 -- the `rule_input` column; mailwarden_soft_bounce), `feed` (the store keeps a change feed: step 8) and
 -- `alerts` (the project's alert rule: step 7). Without `feed` and `alerts`, it runs what it ran before.
+-- With the feed, the `actor` column (sent only when an event has one) is the actor of each event's
+-- suppression and status changes; the rules' changes carry the rules' actors (core's ruleActors).
 --
 -- Returns one character per event, as core's `eventOutcomeOfCode` reads it: 'd' duplicate, 'a' applied,
 -- 's' suppressed (created the address's suppression), or the rank of the reason the event upgraded.
@@ -46,6 +48,8 @@ DECLARE
   v_seen_at bigint := (extract(epoch FROM transaction_timestamp()) * 1000)::bigint;
   v_feed boolean := coalesce((p_events->>'feed')::boolean, false);
   v_alerts jsonb := p_events->'alerts';
+  -- Who sent each event (the `actor` column, sent only when an event has one): its changes' actor.
+  v_actors jsonb := p_events->'actor';
   -- The steps of mailwarden_apply_alerts (step 2a), as columns.
   v_step_o integer[];
   v_step_key text[];
@@ -212,7 +216,9 @@ BEGIN
            array_agg(jsonb_build_array(x.message_key, v_providers->(x.ord - 1), v_message_ids->(x.ord - 1), v_recipients->(x.ord - 1),
                                        x.tracking_id, x.after_facts, x.first_event_at, x.last_event_at, x.stream,
                                        CASE WHEN NOT x.entered THEN x.from_status END,
-                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')
+                     -- The event's actor as a 15th element (a JSON string appends itself), only when sent.
+                     || CASE WHEN v_actors IS NULL THEN '[]' ELSE v_actors->(x.ord - 1) END)
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            -- One aggregate node: every array sees the rows in the same order.
            array_agg(x.ord) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
@@ -438,7 +444,8 @@ BEGIN
   --    events with one look the allowlist up). Without the soft-bounce rule (`rule`, and events with
   --    a `rule_input`), one call for the batch.
   IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
-    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord) ELSE e.suppression END ORDER BY e.ord),
+    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord, 'actor', v_actors->(e.ord - 1))
+                          ELSE e.suppression END ORDER BY e.ord),
            array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
@@ -517,7 +524,8 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord) ELSE v_event.suppression END;
+        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord, 'actor', v_actors->(v_event.ord - 1))
+                                       ELSE v_event.suppression END;
         v_pending_ords := v_pending_ords || v_event.ord;
         v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;

@@ -8,7 +8,8 @@
 -- kept bounces as [at, eventId, message, packed bounce], by (at, eventId), and the latest delivery kept.
 -- Returns the code of the rule's join (mailwarden_merge_suppressions) when a window made a suppression,
 -- else NULL. With the change feed, p_rule's `feed` is the event's position: the suppression changes the
--- rule makes are pended with it (`o`, and `p` 2: after the event's own), for mailwarden_apply_events.
+-- rule makes are pended with it (`o`, and `p` 2: after the event's own) and the rule's actor, for
+-- mailwarden_apply_events.
 --
 -- It runs once per rule input of a batch, so it runs few statements (each costs far more than the
 -- PL/pgSQL around it): a read of the history, one of the project-wide suppression for a soft bounce
@@ -135,7 +136,7 @@ BEGIN
           IF v_replaced AND v_feed IS NOT NULL THEN
             SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
             IF v_after IS DISTINCT FROM v_before THEN
-              PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+              PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2, 'actor', '{{ruleActors.softBounces}}',
                 'kind', 'suppression.updated', 'at', coalesce(p_now, v_after.created_at), 'data', jsonb_build_object(
                   'record', to_jsonb(v_after) - 'project_id', 'previous', to_jsonb(v_before) - 'project_id'))));
             END IF;
@@ -161,7 +162,7 @@ BEGIN
           END IF;
           IF v_code IS NOT NULL AND v_feed IS NOT NULL THEN
             SELECT * INTO v_after FROM {{schema}}.suppressions WHERE project_id = (SELECT p_project_id) AND hash = v_hash AND stream = '';
-            PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2,
+            PERFORM {{schema}}.mailwarden_pend_changes(jsonb_build_array(jsonb_build_object('o', v_feed, 'p', 2, 'actor', '{{ruleActors.softBounces}}',
               'kind', 'suppression.added', 'at', coalesce(p_now, v_after.created_at),
               'data', jsonb_build_object('record', to_jsonb(v_after) - 'project_id'))));
           END IF;
@@ -175,7 +176,8 @@ BEGIN
                 'hash', v_hash, 'email', p_input->'email', 'reason', {{reasonRanks.hard_bounce}}, 'created_at', v_end->0,
                 'source', 'webhook', 'source_at', v_end->0, 'cause_event_id', v_end->1,
                 'cause_provider', v_cause->0, 'cause_message_id', v_cause->1, 'cause_diagnostic', v_cause->4,
-                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END))))));
+                'expires_at', v_expires, 'cause_rule', v_rule, 'o', v_feed, 'p', CASE WHEN v_feed IS NOT NULL THEN 2 END,
+                'actor', CASE WHEN v_feed IS NOT NULL THEN '{{ruleActors.softBounces}}' END))))));
           END IF;
         END IF;
         -- Bounces after the suppression cannot move it (step 3d): they need not be kept.

@@ -7,7 +7,8 @@
 -- rows: in key order (hash, stream), as the set-based merge locks them, then in row order per address.
 -- A row's previous state is read under its lock, except an address another transaction creates between
 -- that read and the merge: then the change says `added` where `upgraded` or `updated` was due (the
--- record is the stored one either way). Each change is tagged with its row's `o` (an event's position, when
+-- record is the stored one either way). A change's actor is its row's `actor` (an expired row's, the expiry
+-- rule's). Each change is tagged with its row's `o` (an event's position, when
 -- mailwarden_apply_events sends it; else the row's) and `p` (1; 2 for the soft-bounce rule's) and left
 -- to mailwarden_pend_changes: mailwarden_append_changes orders and numbers them. Returns the codes of
 -- mailwarden_merge_suppressions, per row in row order. Every read of a row is a primary-key probe (a
@@ -63,6 +64,7 @@ BEGIN
       FROM changed
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object('o', coalesce((value->>'o')::integer, ord), 'p', coalesce((value->>'p')::integer, 1),
+             'actor', CASE WHEN n = 1 THEN '{{ruleActors.expiry}}' ELSE value->>'actor' END,
              'kind', kind, 'at', coalesce(p_now, (after->>'created_at')::bigint), 'data', data) ORDER BY ord, n), '[]')
     INTO v_changes FROM made;
     PERFORM {{schema}}.mailwarden_pend_changes(v_changes);
@@ -82,10 +84,11 @@ BEGIN
     SELECT * INTO v_after FROM {{schema}}.suppressions
     WHERE project_id = (SELECT p_project_id) AND hash = v_row.hash AND stream = v_row.stream;
     CONTINUE WHEN NOT FOUND OR (v_had AND v_after IS NOT DISTINCT FROM v_before);
-    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1));
+    v_tag := jsonb_build_object('o', coalesce((v_row.value->>'o')::integer, v_row.ord), 'p', coalesce((v_row.value->>'p')::integer, 1),
+      'actor', v_row.value->>'actor');
     v_at := coalesce(p_now, v_after.created_at);
     IF v_had AND coalesce(v_before.expires_at <= p_now, false) THEN
-      v_changes := v_changes || (v_tag || jsonb_build_object('kind', 'suppression.expired', 'at', v_at,
+      v_changes := v_changes || (v_tag || jsonb_build_object('actor', '{{ruleActors.expiry}}', 'kind', 'suppression.expired', 'at', v_at,
         'data', jsonb_build_object('record', to_jsonb(v_before) - 'project_id')));
       v_had := false;
     END IF;

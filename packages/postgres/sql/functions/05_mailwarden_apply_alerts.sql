@@ -231,22 +231,22 @@ BEGIN
       -- Up at count × 10⁶ ≥ firePpm × messages (with enough messages), down below resolvePpm × messages.
       IF NOT v_w.bounce_firing AND v_w.messages >= v_min AND v_w.bounced::bigint * 1000000 >= v_bounce_fire * v_w.messages THEN
         v_w.bounce_firing := true;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', '{{ruleActors.alerts}}', 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_fire));
         IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.bounce_rate'); END IF;
       ELSIF v_w.bounce_firing AND v_w.bounced::bigint * 1000000 < v_bounce_resolve * v_w.messages THEN
         v_w.bounce_firing := false;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', '{{ruleActors.alerts}}', 'kind', 'alert.bounce_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.bounced, 'thresholdPpm', v_bounce_resolve));
       END IF;
       IF NOT v_w.complaint_firing AND v_w.messages >= v_min AND v_w.complained::bigint * 1000000 >= v_complaint_fire * v_w.messages THEN
         v_w.complaint_firing := true;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', '{{ruleActors.alerts}}', 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', true, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_fire));
         IF v_scope = '' THEN v_up := coalesce(v_up, 'alert.complaint_rate'); END IF;
       ELSIF v_w.complaint_firing AND v_w.complained::bigint * 1000000 < v_complaint_resolve * v_w.messages THEN
         v_w.complaint_firing := false;
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', '{{ruleActors.alerts}}', 'kind', 'alert.complaint_rate', 'at', v_at, 'data', jsonb_build_object(
           'trackingId', nullif(v_scope, ''), 'firing', false, 'messages', v_w.messages, 'count', v_w.complained, 'thresholdPpm', v_complaint_resolve));
       END IF;
       v_windows[v_index] := v_w;
@@ -257,7 +257,7 @@ BEGIN
       INSERT INTO {{schema}}.paused_streams (project_id, stream, paused_at, cause) VALUES (p_project_id, v_stream, v_at, v_up)
       ON CONFLICT DO NOTHING;
       IF FOUND THEN
-        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'kind', 'stream.paused', 'at', v_at,
+        v_changes := v_changes || jsonb_build_object('o', v_step.o, 'p', 4, 'actor', '{{ruleActors.alerts}}', 'kind', 'stream.paused', 'at', v_at,
           'data', jsonb_build_object('stream', v_stream, 'cause', v_up));
       END IF;
     END LOOP;
