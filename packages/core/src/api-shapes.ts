@@ -29,6 +29,7 @@ export type {
   ListAllowlistQuery,
   ChangeView,
   ChangeList,
+  Erasure,
   PausedStreamView,
   PausedStreamList,
   AlertStatus,

@@ -60,6 +60,8 @@ export {
   listChangesQuerySchema,
   changeViewSchema,
   changeListSchema,
+  eraseAddressRequestSchema,
+  erasureSchema,
   pausedStreamSchema,
   pausedStreamListSchema,
   resumeStreamResponseSchema,
