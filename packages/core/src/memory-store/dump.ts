@@ -11,7 +11,11 @@ export async function dumpMemoryStore(store: object): Promise<string> {
   return JSON.stringify(structures, (_key, value: unknown) => {
     if (value instanceof Map) return { map: [...value.entries()] };
     if (value instanceof Set) return { set: [...value] };
-    if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+    // Without the trailing zero bytes: the unused capacity says nothing.
+    if (ArrayBuffer.isView(value))
+      return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        .toString('hex')
+        .replace(/(00)+$/, '');
     if (value === Number.NEGATIVE_INFINITY || value === Number.POSITIVE_INFINITY) return String(value);
     return value;
   });
