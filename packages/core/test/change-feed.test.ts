@@ -64,13 +64,24 @@ describe('changes.list', () => {
     const detail = await mailwarden.messages.get('acme', message.id);
     const changes = await allChanges(mailwarden);
     expect(changes.slice(1)).toEqual([
-      { id: 'acme:2', seq: 2, project: 'acme', kind: 'suppression.upgraded', at: iso(T0 + 1000), suppression, previous: before },
+      // The provider's event is their actor (docs/decisions.md, "The audit trail"), shown after `at`.
+      {
+        id: 'acme:2',
+        seq: 2,
+        project: 'acme',
+        kind: 'suppression.upgraded',
+        at: iso(T0 + 1000),
+        actor: 'webhook:postmark:bounced',
+        suppression,
+        previous: before,
+      },
       {
         id: 'acme:3',
         seq: 3,
         project: 'acme',
         kind: 'message.status_changed',
         at: iso(T0 + 1000),
+        actor: 'webhook:postmark:bounced',
         message,
         from: null,
         to: 'bounced',
