@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createMailwarden, isMailwardenError, isStreamName } from '@mailwarden/core';
@@ -16,6 +17,7 @@ import type { SuppressionTarget } from './suppressions-file/target.js';
 
 const USAGE = `Usage:
   mailwarden serve [--config <file>] [--demo]
+  mailwarden keys new --scopes check,read,write,admin [--name <name>] [--project <id> | --admin]
   mailwarden suppressions import <file> --project <id> [--format <format>] [--stream <name>]
       [--group-stream <group>=<stream>]… [--rejects <file>] [--restart] [--url <service URL> [--api-key <key>]] [--config <file>]
   mailwarden suppressions export --project <id> [--format csv|jsonl|ses-import] [--stream <name>] [--manual-as BOUNCE|COMPLAINT]
@@ -38,7 +40,9 @@ The store comes from the environment: memory by default, REDIS_URL or DATABASE_U
 webhooks send signs with --secret (Mailgun's signing key, Mandrill's webhook key, Resend's whsec_ secret, MailerSend's signing secret,
 user:password for Postmark, SparkPost, Brevo, Mailjet and an EventBridge Basic connection), --private-key (SendGrid, Postal) or --topic-arn (SES), else the secrets of --config, else the demo's.
 With --type unsubscribe, --unsubscribe-group (SendGrid) and --topic (SES, either route) name the provider's own scope.
-Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.`;
+keys new prints a new API key once, and the item to paste into the configuration (its hash, never the key).
+Configuration: a JSON file (--config or MAILWARDEN_CONFIG) and environment variables; see docs/server.md.
+serve reloads keys and webhook and unsubscribe secrets on SIGHUP and when the file changes.`;
 
 /** How long in-flight requests may take to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -59,7 +63,14 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
-  if (command === 'serve') return serve(loadConfig({ file: values.config }), values.demo);
+  if (command === 'serve') return serve(loadConfig({ file: values.config }), values.demo, values.config);
+  if (command === 'keys' && subcommand === 'new') {
+    const { newKeyCommand } = await import('./keys-new.js');
+    const printed = newKeyCommand({ scopes: values.scopes, name: values.name, projectId: values.project, admin: values.admin });
+    if (typeof printed !== 'string') throw new UsageError(printed.usage);
+    console.log(printed);
+    return 0;
+  }
   if (command === 'webhooks' && subcommand === 'send') {
     if (file === undefined)
       throw new UsageError(
@@ -106,6 +117,8 @@ async function main(argv: string[]): Promise<number> {
       if (stream !== undefined && groupStreams !== undefined)
         throw new UsageError('--stream puts every row in one stream: give it or --group-stream, not both.');
       return withTarget(values.config, remote, async (target, targetName) => {
+        // A local import writes as `import:<run>` (docs/server.md): the run names this one in the audit trail. A remote one is its key's.
+        const run = remote === undefined ? importRun() : undefined;
         const progress = createProgressBar(process.stderr);
         // Ctrl-C lets the batches in flight finish and writes an exact checkpoint; run again to resume.
         const interrupted = new AbortController();
@@ -123,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
           ...(groupStreams === undefined ? {} : { groupStreams }),
           ...(values.rejects === undefined ? {} : { rejects: values.rejects }),
           ...(values.restart ? { restart: true } : {}),
+          ...(run === undefined ? {} : { actor: `import:${run}` }),
           onStart: ({ format: chosen, detectedBy, resumedFromLine }) =>
             console.error(
               `mailwarden: importing ${file} as ${chosen} (${detectedBy === 'given' ? '--format' : `from ${detectedBy}`})` +
@@ -131,7 +145,7 @@ async function main(argv: string[]): Promise<number> {
           onProgress: progress.update,
           signal: interrupted.signal,
         }).finally(() => progress.done());
-        console.log(JSON.stringify(summary, null, 2));
+        console.log(JSON.stringify(run === undefined ? summary : { ...summary, run }, null, 2));
         return summary.invalid === 0 ? 0 : 1;
       });
     }
@@ -191,6 +205,15 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(`Unknown command "${positionals.join(' ')}".`);
 }
 
+/**
+ * An import run's name: its start in ISO 8601's basic format and 6 random hex (`20261127T091500Z-1a2b3c`),
+ * without `:`, which separates an actor's segments (`actor=import:<run>` finds the run's changes).
+ */
+function importRun(): string {
+  const start = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
+  return `${start}-${randomBytes(3).toString('hex')}`;
+}
+
 /** The running service `--url` names, with its key (`--api-key` or MAILWARDEN_API_KEY); undefined without `--url`. */
 function remoteOf(values: { url?: string | undefined; 'api-key'?: string | undefined }): { url: string; apiKey: string } | undefined {
   const apiKey = values['api-key'] ?? process.env.MAILWARDEN_API_KEY;
@@ -209,6 +232,9 @@ function parseCommandLine(argv: string[]) {
       options: {
         config: { type: 'string' },
         demo: { type: 'boolean', default: false },
+        scopes: { type: 'string' },
+        name: { type: 'string' },
+        admin: { type: 'boolean', default: false },
         project: { type: 'string' },
         format: { type: 'string' },
         output: { type: 'string' },
@@ -276,12 +302,13 @@ function version(): string {
   return manifest.version;
 }
 
-async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
+async function serve(configured: ServerConfig, demo: boolean, configFile: string | undefined): Promise<number> {
   // Loaded here, not at the top: an import or export needs no web server (8 MB of the CLI's memory).
-  const [{ retentionMs, startService }, { demoBanner, seedDemo, withDemoProject }, { createDemoLog }] = await Promise.all([
+  const [{ retentionMs, startService }, { demoBanner, seedDemo, withDemoProject }, { createDemoLog }, { watchConfig }] = await Promise.all([
     import('./service.js'),
     import('./demo.js'),
     import('./demo-log.js'),
+    import('./reload.js'),
   ]);
   const { config, apiKey } = demo ? withDemoProject(configured) : { config: configured, apiKey: undefined };
   // The demo is read by a person: short log lines, none before the banner. A service logs JSON.
@@ -297,8 +324,25 @@ async function serve(configured: ServerConfig, demo: boolean): Promise<number> {
     const cli = process.env.npm_lifecycle_event === 'start' ? 'npm run mailwarden --' : 'npx mailwarden';
     demoLog!.printBanner(demoBanner(service.url, apiKey, opened.kind, config.dashboard, cli));
   }
+  // The demo's key and secrets are made at start: it is not reloaded (docs/server.md, "Reloading the configuration").
+  const stopWatching = demo
+    ? () => {}
+    : watchConfig(configFile ?? process.env.MAILWARDEN_CONFIG, (cause) => {
+        let next: ServerConfig;
+        try {
+          next = loadConfig({ file: configFile });
+        } catch (error) {
+          service.app.log.error(
+            { cause, problems: (error as Error).message },
+            'configuration not reloaded: it is not valid; the old one is kept',
+          );
+          return;
+        }
+        service.reload(next).catch((error: unknown) => service.app.log.error({ err: error, cause }, 'configuration reload failed'));
+      });
   return new Promise((resolve) => {
     const stop = (signal: string) => {
+      stopWatching();
       service.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
       const forced = setTimeout(() => {
         service.app.log.error('in-flight requests did not finish in time; exiting');

@@ -11,9 +11,10 @@ import {
   type SuppressionRules,
   type UnsubscribeLinksOptions,
 } from '@mailwarden/core';
-import { isStreamName } from '@mailwarden/core';
+import { apiScopes, isStreamName } from '@mailwarden/core';
 import type { ChangeFeedOptions } from '@mailwarden/core/store';
 import { z } from 'zod';
+import { type ConfiguredKeyItem, keyGrants, keyProblems, type KeyGrant, syncedKeys } from './keys.js';
 
 // The service's configuration: a JSON file (`--config` or MAILWARDEN_CONFIG) and environment variables,
 // validated once at start so a typo fails the start with a clear message, never a later request.
@@ -26,6 +27,27 @@ const sharedSecret = z
     headers: z.array(z.object({ name: z.string().min(1), value: z.string().min(1) })).optional(),
   })
   .strict();
+
+/**
+ * An API key (docs/server.md, "API keys"): a string (the key in clear, every scope), or an object with a
+ * name, the key's `hash` (`mailwarden keys new` prints it) or the `key` itself, and its scopes (absent: all four).
+ */
+const apiKeyItem = z.union([
+  z.string().min(1),
+  z
+    .object({
+      name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'a key name: 1-64 letters, digits, ".", "_" or "-"'),
+      hash: z
+        .string()
+        .regex(/^sha256:[0-9a-f]{64}$/, '"sha256:" and 64 lower-case hex digits, as `mailwarden keys new` prints it')
+        .optional(),
+      key: z.string().min(1).optional(),
+      scopes: z.array(z.enum(apiScopes)).min(1).optional(),
+    })
+    .strict()
+    .refine((item) => (item.hash === undefined) !== (item.key === undefined), "give the key's hash or the key, one of them"),
+]);
+const apiKeyList = z.array(apiKeyItem).min(1);
 
 const streamName = z
   .string()
@@ -154,8 +176,8 @@ const outboundEndpoint = z
 
 const project = z
   .object({
-    /** Keys that open this project's API. */
-    apiKeys: secrets.optional(),
+    /** Keys that open this project's API: strings, or `{ name, hash | key, scopes? }` (docs/server.md, "API keys"). */
+    apiKeys: apiKeyList.optional(),
     /** The project's webhook authentication, per provider (docs/providers/README.md). */
     webhooks: providerAuth.optional(),
     /**
@@ -192,8 +214,8 @@ export const configSchema = z
     hashKey: z.string().min(16).optional(),
     /** Signs pagination cursors. */
     cursorSecret: z.string().min(16).optional(),
-    /** Keys that open every project (operators, the dashboard). */
-    adminApiKeys: secrets.optional(),
+    /** Keys that open every project (operators, the dashboard): as a project's `apiKeys`. */
+    adminApiKeys: apiKeyList.optional(),
     projects: z.record(projectId, project).default({}),
     /** Messages (and their dedup keys) are kept this many days after their last event; default forever. */
     retentionDays: z.number().positive().optional(),
@@ -300,6 +322,9 @@ export const configSchema = z
       context.addIssue({ code: 'custom', path, message });
     }
   })
+  .superRefine((config, context) => {
+    for (const problem of keyProblems(projectKeyItems(config), config.adminApiKeys ?? [])) context.addIssue({ code: 'custom', ...problem });
+  })
   .refine(
     (config) => config.changes !== false || Object.values(config.projects).every((project) => project.outboundWebhooks === undefined),
     {
@@ -374,7 +399,14 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
     throw new MailwardenError('invalid_request', `Invalid configuration${file === undefined ? '' : ` in ${file}`}:\n${problems}`);
   }
-  return addEnvironmentKeys(parsed.data, env.MAILWARDEN_API_KEYS);
+  const config = addEnvironmentKeys(parsed.data, env.MAILWARDEN_API_KEYS);
+  // MAILWARDEN_API_KEYS may name a key the file names otherwise: checked again with them.
+  const keyIssues = keyProblems(projectKeyItems(config), config.adminApiKeys ?? []);
+  if (keyIssues.length > 0) {
+    const problems = keyIssues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n');
+    throw new MailwardenError('invalid_request', `Invalid configuration${file === undefined ? '' : ` in ${file}`}:\n${problems}`);
+  }
+  return config;
 }
 
 function readConfigFile(file: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -439,16 +471,39 @@ function addEnvironmentKeys(config: ServerConfig, pairs: string | undefined): Se
   return { ...config, projects, ...(adminApiKeys.length === 0 ? {} : { adminApiKeys }) };
 }
 
-/** The API-key map of the handler: each key to the projects it opens, `'*'` for admin keys. */
+/** Each project's configured key items (`apiKeys`), admin keys aside. */
+export function projectKeyItems(config: Pick<ServerConfig, 'projects'>): Record<string, ConfiguredKeyItem[]> {
+  return Object.fromEntries(Object.entries(config.projects).map(([id, { apiKeys = [] }]) => [id, apiKeys]));
+}
+
+/**
+ * The keys the handler's resolver looks up: each key's grant (name, projects, scopes) by the hex SHA-256
+ * of the key. Built anew on each reload and swapped whole (docs/server.md, "Reloading the configuration").
+ */
+export function apiKeyGrants(config: ServerConfig): Map<string, KeyGrant> {
+  return keyGrants(projectKeyItems(config), config.adminApiKeys ?? []);
+}
+
+/** The keys of a project as `Store.syncApiKeys` takes them: its own and the admin keys. */
+export function projectApiKeys(config: ServerConfig, projectId: string) {
+  return syncedKeys(config.projects[projectId]?.apiKeys ?? [], config.adminApiKeys ?? []);
+}
+
+/**
+ * The keys given in clear (strings and `key` items) as the handler's old map takes them: each key to the
+ * projects it opens, `'*'` for admin keys. Keys given by their hash are not in it (`apiKeyGrants` has them).
+ */
 export function apiKeyScopes(config: ServerConfig): Record<string, string[] | '*'> {
+  const clear = (item: ConfiguredKeyItem) => (typeof item === 'string' ? item : item.key);
   const scopes = new Map<string, string[] | '*'>();
-  for (const [id, { apiKeys = [] }] of Object.entries(config.projects)) {
-    for (const key of apiKeys) {
+  for (const [id, items] of Object.entries(projectKeyItems(config))) {
+    for (const key of items.map(clear)) {
+      if (key === undefined) continue;
       const scope = scopes.get(key);
       if (scope !== '*') scopes.set(key, [...(scope ?? []), id]);
     }
   }
-  for (const key of config.adminApiKeys ?? []) scopes.set(key, '*');
+  for (const key of (config.adminApiKeys ?? []).map(clear)) if (key !== undefined) scopes.set(key, '*');
   return Object.fromEntries(scopes);
 }
 

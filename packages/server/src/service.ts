@@ -3,10 +3,12 @@ import { fetchSnsCertificateTrustingTestSigner } from '@mailwarden/core/testing'
 import { mailwardenFrameworkErrors, mailwardenPlugin } from '@mailwarden/fastify';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { CONFIG_ACTOR } from '@mailwarden/core/store';
 import {
   alertRulesOf,
-  apiKeyScopes,
+  apiKeyGrants,
   defaultStreams,
+  projectApiKeys,
   outboundOf,
   suppressionRulesOf,
   unsubscribeLinksOf,
@@ -15,6 +17,7 @@ import {
 } from './config.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import type { OpenedStore } from './store-settings.js';
+import { keyNameChanges, restartNeeded } from './reload.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -23,6 +26,13 @@ export interface Service {
   url: string;
   /** `/metrics` on its own listener (`metrics.listen`), once listening; absent when it is served at `url`'s origin or not at all. */
   metricsUrl?: string;
+  /**
+   * Applies a new configuration without a restart (docs/server.md, "Reloading the configuration"): its
+   * keys, webhook secrets and unsubscribe secrets replace the old ones between two requests, then the
+   * keys are synced to the store's feed. Refused (logged at error, the old configuration kept, `false`)
+   * when it changes a setting that needs a restart.
+   */
+  reload(next: ServerConfig): Promise<boolean>;
   /** Stops taking requests, lets in-flight ones finish, then closes the store. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -54,7 +64,10 @@ export async function startService(
 ): Promise<Service> {
   // The address it listens on (with basePath), once it does: where the demo's unsubscribe links point.
   let listeningUrl = '';
-  const unsubscribeLinks = unsubscribeLinksOf(config, () => listeningUrl);
+  // What a reload replaces, swapped whole in one assignment: a request reads either the old or the new.
+  let live = liveSettings(config);
+  const configuredLinks = unsubscribeLinksOf(config, () => listeningUrl);
+  const unsubscribeLinks = configuredLinks === undefined ? undefined : { ...configuredLinks, secrets: () => live.unsubscribeSecrets };
   const rules = suppressionRulesOf(config);
   const alerts = alertRulesOf(config);
   const outbound = outboundOf(config);
@@ -96,7 +109,7 @@ export async function startService(
     // Outbound failures (an endpoint paused, a cursor overtaken by retention) in the service's own log.
     logger: app.log,
     webhooks: {
-      auth: webhookAuth(config),
+      auth: (projectId) => live.webhooks[projectId],
       // Test only (off by default): the testing kit's SNS certificate is trusted besides SNS's own.
       ...(config.unsafeTrustTestSnsCertificate ? { environment: { fetchCertificate: fetchSnsCertificateTrustingTestSigner } } : {}),
     },
@@ -160,7 +173,8 @@ export async function startService(
   await app.register(mailwardenPlugin, {
     prefix: config.basePath,
     mailwarden,
-    apiKeys: apiKeyScopes(config),
+    // Looked up by the key's SHA-256 in the current keys (docs/server.md, "API keys").
+    apiKeys: (key) => live.grants.get(createHash('sha256').update(key).digest('hex')),
     dashboard: config.dashboard,
     rateLimits: config.rateLimits,
     openapi: { servers: [{ url: config.basePath === '' ? '/' : config.basePath }] },
@@ -207,10 +221,36 @@ export async function startService(
   const url = `${address.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}${config.basePath}`;
   listeningUrl = url;
   let closing: Promise<void> | undefined;
+  // Key changes go to the feed: the audit trail's `key.*` changes (docs/server.md, "API keys").
+  // One sync at a time, in reload order: an older sync never lands after a newer one.
+  let syncing = Promise.resolve();
+  const syncKeys = (synced: ServerConfig, removedProjects: readonly string[] = []) =>
+    (syncing = syncing.then(() =>
+      syncApiKeys(opened, synced, removedProjects, (error, projectId) =>
+        app.log.error({ err: error, projectId }, 'recording the API keys in the change feed failed'),
+      ),
+    ));
+  // Not awaited: a store slow to answer at start delays the trail's record, not the service.
+  void syncKeys(config);
+  let current = config;
   return {
     app,
     mailwarden,
     url,
+    async reload(next) {
+      const needRestart = restartNeeded(current, next);
+      if (needRestart.length > 0) {
+        app.log.error({ settings: needRestart }, `configuration not reloaded: a restart applies ${needRestart.join(', ')}`);
+        return false;
+      }
+      const keys = keyNameChanges(current, next);
+      const removedProjects = Object.keys(current.projects).filter((id) => !Object.hasOwn(next.projects, id));
+      live = liveSettings(next);
+      current = next;
+      app.log.info({ keys }, 'configuration reloaded');
+      await syncKeys(next, removedProjects);
+      return true;
+    },
     ...(metricsAddress === undefined
       ? {}
       : { metricsUrl: `${metricsAddress.replace(/:\/\/(0\.0\.0\.0|\[::1?\])/, '://localhost')}/metrics` }),
@@ -218,13 +258,47 @@ export async function startService(
       (closing ??= (async () => {
         clearInterval(purge);
         draining = true;
-        await Promise.all([app.close(), metricsApp?.close()]);
+        await Promise.all([app.close(), metricsApp?.close(), syncing]);
         // Outbound delivery stops (a request in flight finishes, bounded by its timeout) before the
         // store closes under it; then the driver connection. Closing the store twice is harmless.
         await mailwarden.close();
         await opened.close();
       })()),
   };
+}
+
+/** What a reload swaps: the keys' grants by digest, each project's webhook authentication, the unsubscribe secrets. */
+function liveSettings(config: ServerConfig) {
+  return {
+    grants: apiKeyGrants(config),
+    webhooks: webhookAuth(config),
+    unsubscribeSecrets: config.unsubscribeSecrets ?? [],
+  };
+}
+
+/**
+ * Makes each project's stored keys those of `config` (admin keys in every project), and a removed
+ * project's none, as `config` (CONFIG_ACTOR). Only with the feed on: without it nothing reads them, and
+ * the store holds what it held before keys were audited (docs/decisions.md, "Service: keys and reload").
+ * A failure is logged: the service runs on with its keys, the trail misses the change until the next sync.
+ */
+export async function syncApiKeys(
+  opened: OpenedStore,
+  config: ServerConfig,
+  removedProjects: readonly string[],
+  onError: (error: unknown, projectId: string) => void,
+): Promise<void> {
+  if (opened.store.changes === undefined) return;
+  const now = Date.now();
+  const projects = [
+    ...Object.keys(config.projects).map((id) => [id, projectApiKeys(config, id)] as const),
+    ...removedProjects.map((id) => [id, []] as const),
+  ];
+  await Promise.all(
+    projects.map(([projectId, keys]) =>
+      opened.store.syncApiKeys(projectId, keys, now, CONFIG_ACTOR).catch((error: unknown) => onError(error, projectId)),
+    ),
+  );
 }
 
 /**

@@ -16,9 +16,10 @@ export interface UnsubscribeLinksOptions {
   baseUrl: string | (() => string);
   /**
    * Secrets of at least 32 characters. The first seals new tokens; every one opens them, so a new secret
-   * goes first and an old one stays listed as long as links made with it may still be clicked.
+   * goes first and an old one stays listed as long as links made with it may still be clicked. Or a
+   * function read for each link and token, for a host that swaps its secrets while running (the service's reload).
    */
-  secrets: readonly string[];
+  secrets: readonly string[] | (() => readonly string[]);
 }
 
 /** A one-click unsubscribe link and the two headers of RFC 8058 that carry it in a message. */
@@ -72,13 +73,20 @@ export function createUnsubscribeLinks(
   options: UnsubscribeLinksOptions | undefined,
   suppressions: Pick<SuppressionService, 'add'>,
 ): UnsubscribeLinks {
-  let configured: { baseUrl: () => string; codec: UnsubscribeTokenCodec } | undefined;
+  let configured: { baseUrl: () => string; codec: () => UnsubscribeTokenCodec } | undefined;
   if (options !== undefined) {
     const { baseUrl } = options;
     const fixed = typeof baseUrl === 'string' ? linkBase(baseUrl) : undefined;
+    const { secrets } = options;
+    // Secrets given as a function: the codec is made again only when the list it returns is another.
+    let sealed = typeof secrets === 'function' ? undefined : { secrets, codec: createUnsubscribeTokenCodec(secrets) };
     configured = {
       baseUrl: fixed === undefined ? () => linkBase((baseUrl as () => string)()) : () => fixed,
-      codec: createUnsubscribeTokenCodec(options.secrets),
+      codec: () => {
+        const current = typeof secrets === 'function' ? secrets() : secrets;
+        if (sealed?.secrets !== current) sealed = { secrets: current, codec: createUnsubscribeTokenCodec(current) };
+        return sealed.codec;
+      },
     };
   }
   const configuration = () => {
@@ -90,8 +98,7 @@ export function createUnsubscribeLinks(
   };
 
   function read(projectId: string, token: string): UnsubscribeTarget {
-    const { codec } = configuration();
-    const contents = codec.open(token);
+    const contents = configuration().codec().open(token);
     // A token of another project says nothing about this one: refused like a forged one.
     if (contents === undefined || contents.projectId !== projectId) {
       throw new MailwardenError(
@@ -108,7 +115,7 @@ export function createUnsubscribeLinks(
       const normalized = normalizeEmail(email);
       if (stream !== undefined) assertStreamName(stream);
       const { baseUrl, codec } = configuration();
-      const token = codec.seal({ projectId, stream: stream ?? null, email: normalized });
+      const token = codec().seal({ projectId, stream: stream ?? null, email: normalized });
       const url = `${baseUrl()}${unsubscribePath(projectId, token)}`;
       return { url, headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } };
     },

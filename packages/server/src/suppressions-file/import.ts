@@ -61,6 +61,8 @@ export interface ImportOptions {
   rejects?: string | false;
   /** Ignore an existing checkpoint and start from the first record. */
   restart?: boolean;
+  /** Who the adds are in the audit trail (`import:<run>` from the CLI); absent: no actor. */
+  actor?: string;
   /**
    * The clock a row's `expires_at` is compared with: a row expired by it is skipped (counted as
    * `skipped`, listed in the rejects file). Default `Date.now`; give the service's own clock if it has one.
@@ -274,7 +276,7 @@ export async function importSuppressions(service: { suppressions: SuppressionTar
     if (checkpointPath !== undefined && batch.items.length > 0) await writeCheckpoint(checkpointPath, checkpointOf(sending));
     const flight: Flight = {
       ...sending,
-      sent: addBatch(target, projectId, batch.items),
+      sent: addBatch(target, projectId, batch.items, options.actor),
     };
     inFlight.push(flight);
     flight.sent.then(
@@ -476,7 +478,12 @@ function listKey(stream: string | undefined, email: string): string {
  * in file order, as the counts assume: where it comes again from the other source, the items from it on
  * wait for the adds before them (a wave each).
  */
-async function addBatch(target: SuppressionTarget, projectId: string, items: readonly BatchItem[]): Promise<{ results: BulkAddResult[] }> {
+async function addBatch(
+  target: SuppressionTarget,
+  projectId: string,
+  items: readonly BatchItem[],
+  actor: string | undefined,
+): Promise<{ results: BulkAddResult[] }> {
   const results: BulkAddResult[] = new Array(items.length);
   const waves: BatchItem[][] = [[]];
   const sources = new Map<string, ImportSource>();
@@ -497,7 +504,7 @@ async function addBatch(target: SuppressionTarget, projectId: string, items: rea
         const answer = await target.addMany(
           projectId,
           indexes.map((i) => wave[i]!.item),
-          stream === undefined ? { source } : { source, stream },
+          { source, ...(stream === undefined ? {} : { stream }), ...(actor === undefined ? {} : { actor }) },
         );
         if (answer.results.length !== indexes.length) {
           throw new Error(`The store answered ${answer.results.length} results for ${indexes.length} items.`);
