@@ -2,18 +2,30 @@ import { randomUUID } from 'node:crypto';
 import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, test } from 'vitest';
-import { createRedisStore } from '../src/index.js';
+import { createRedisStore, type RedisStoreOptions } from '../src/index.js';
+import { dumpRedis } from './dump.js';
 
 const client = new Redis(inject('redisUrl'));
 afterAll(() => client.quit());
+
+/** Each store's key prefix, for its dump. */
+const prefixes = new WeakMap<object, string>();
+/** A store of a fresh key prefix: the server holds every other test's data too. */
+function freshStore(options: Omit<RedisStoreOptions, 'client' | 'keyPrefix'>) {
+  const keyPrefix = `conformance:${randomUUID()}:`;
+  const store = createRedisStore({ ...options, client, keyPrefix });
+  prefixes.set(store, keyPrefix);
+  return store;
+}
+const dump = (store: object) => dumpRedis(client, prefixes.get(store)!);
 
 runStoreConformanceSuite({
   name: 'Redis store',
   test,
   describe,
   expect,
-  // A fresh key prefix per test: the server holds every other test's data too.
-  createStore: (options) => createRedisStore({ ...options, client, keyPrefix: `conformance:${randomUUID()}:` }),
+  createStore: freshStore,
+  dump,
 });
 
 // Filtered listings that read 2 entries per script call, so every page is stitched from resumed
@@ -23,13 +35,7 @@ runStoreConformanceSuite({
   test,
   describe,
   expect,
-  createStore: (options) =>
-    createRedisStore({
-      ...options,
-      client,
-      keyPrefix: `conformance:${randomUUID()}:`,
-      scanBudget: 2,
-      retention: { messagesMs: 3_600_000 },
-    }),
+  createStore: (options) => freshStore({ ...options, scanBudget: 2, retention: { messagesMs: 3_600_000 } }),
+  dump,
   groups: { suppressions: false },
 });
