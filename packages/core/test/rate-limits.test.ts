@@ -6,7 +6,10 @@ import {
   createHttpHandler,
   createMailwarden,
   createRateLimiter,
+  type ApiKeys,
   type HttpRequest,
+  type RateLimitBucket,
+  type RateLimiter,
   type RateLimitOptions,
 } from '../src/index.js';
 import { createMemoryStore } from '../src/memory-store/memory-store.js';
@@ -22,6 +25,8 @@ function clock(start = T0) {
 
 const silent = { error: () => {} };
 
+const hitOne = async (limiter: RateLimiter, kind: RateLimitBucket, id: string) => (await limiter.hit([[kind, id]]))[0];
+
 describe.each([
   ['in process (a store without hitRateLimits)', () => ({})],
   ['by the memory store', () => createMemoryStore()],
@@ -31,7 +36,7 @@ describe.each([
     const limiter = createRateLimiter(store(), { perClient: 3, perKey: 2 }, { now: time.now, logger: silent });
     const hits = async (kind: 'client' | 'key', id: string, n: number) => {
       const answers = [];
-      for (let i = 0; i < n; i++) answers.push((await limiter.hit(kind, id)) === undefined);
+      for (let i = 0; i < n; i++) answers.push((await hitOne(limiter, kind, id)) === undefined);
       return answers;
     };
     expect(await hits('client', '10.0.0.1', 5)).toStrictEqual([true, true, true, false, false]);
@@ -43,30 +48,44 @@ describe.each([
   test('a new window starts from zero; Retry-After is the whole seconds left, at least 1', async () => {
     const time = clock();
     const limiter = createRateLimiter(store(), { perClient: 1, windowSeconds: 60 }, { now: time.now, logger: silent });
-    expect(await limiter.hit('client', 'a')).toBeUndefined();
-    expect(await limiter.hit('client', 'a')).toStrictEqual({ limit: 1, windowSeconds: 60, retryAfterSeconds: 60 });
+    expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
+    expect(await hitOne(limiter, 'client', 'a')).toStrictEqual({ limit: 1, windowSeconds: 60, retryAfterSeconds: 60 });
     time.set(T0 + 58_001);
-    expect((await limiter.hit('client', 'a'))?.retryAfterSeconds).toBe(2);
+    expect((await hitOne(limiter, 'client', 'a'))?.retryAfterSeconds).toBe(2);
     time.set(T0 + 59_999);
-    expect((await limiter.hit('client', 'a'))?.retryAfterSeconds).toBe(1);
+    expect((await hitOne(limiter, 'client', 'a'))?.retryAfterSeconds).toBe(1);
     time.set(T0 + MINUTE);
-    expect(await limiter.hit('client', 'a')).toBeUndefined();
-    expect((await limiter.hit('client', 'a'))?.retryAfterSeconds).toBe(60);
+    expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
+    expect((await hitOne(limiter, 'client', 'a'))?.retryAfterSeconds).toBe(60);
   });
 });
 
 test('a bucket with limit 0 is not counted at all', async () => {
   const hitRateLimits = vi.fn(async () => [1]);
   const limiter = createRateLimiter({ hitRateLimits }, { unsubscribe: 0 }, { now: Date.now, logger: silent });
-  expect(await limiter.hit('unsubscribe', 'a')).toBeUndefined();
+  expect(await hitOne(limiter, 'unsubscribe', 'a')).toBeUndefined();
   expect(hitRateLimits).not.toHaveBeenCalled();
 });
 
 test('the store counts one bucket per hit, named kind:id, in windows of windowSeconds', async () => {
   const hitRateLimits = vi.fn(async () => [7]);
   const limiter = createRateLimiter({ hitRateLimits }, { windowSeconds: 10, webhooks: 6 }, { now: () => T0, logger: silent });
-  expect(await limiter.hit('webhook', '2001:db8::1')).toStrictEqual({ limit: 6, windowSeconds: 10, retryAfterSeconds: 10 });
+  expect(await hitOne(limiter, 'webhook', '2001:db8::1')).toStrictEqual({ limit: 6, windowSeconds: 10, retryAfterSeconds: 10 });
   expect(hitRateLimits).toHaveBeenCalledWith(['webhook:2001:db8::1'], 10_000, T0);
+});
+
+test("a request's buckets are counted in one store call; one without a limit is not counted", async () => {
+  const hitRateLimits = vi.fn(async (buckets: readonly string[]) => buckets.map(() => 3));
+  const limiter = createRateLimiter({ hitRateLimits }, { perClient: 2, perKey: 5, unsubscribe: 0 }, { now: () => T0, logger: silent });
+  const exceeded = { limit: 2, windowSeconds: 60, retryAfterSeconds: 60 };
+  expect(
+    await limiter.hit([
+      ['client', 'a'],
+      ['unsubscribe', 'a'],
+      ['key', 'ops'],
+    ]),
+  ).toStrictEqual([exceeded, undefined, undefined]);
+  expect(hitRateLimits.mock.calls).toStrictEqual([[['client:a', 'key:ops'], 60_000, T0]]);
 });
 
 test('a failing store lets every request through, logged at most once a minute', async () => {
@@ -77,12 +96,12 @@ test('a failing store lets every request through, logged at most once a minute',
     { perClient: 1 },
     { now: time.now, logger: { error: (_context, message) => logged.push(message) } },
   );
-  for (let i = 0; i < 3; i++) expect(await limiter.hit('client', 'a')).toBeUndefined();
+  for (let i = 0; i < 3; i++) expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
   time.set(T0 + MINUTE - 1);
-  expect(await limiter.hit('client', 'a')).toBeUndefined();
+  expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
   expect(logged).toHaveLength(1);
   time.set(T0 + MINUTE);
-  expect(await limiter.hit('client', 'a')).toBeUndefined();
+  expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
   expect(logged).toHaveLength(2);
 });
 
@@ -104,7 +123,7 @@ describe('through the handler', () => {
     ...overrides,
   });
 
-  function handler(rateLimits?: RateLimitOptions | false) {
+  function handler(rateLimits?: RateLimitOptions | false, apiKeys: ApiKeys = { 'acme-key': 'acme', 'other-key': 'acme' }) {
     const time = clock();
     const mailwarden = createMailwarden({
       now: time.now,
@@ -112,7 +131,7 @@ describe('through the handler', () => {
       webhooks: { auth: { acme: { mailgun: { signingKey: 'k' } } } },
     });
     const http = createHttpHandler(mailwarden, {
-      apiKeys: { 'acme-key': 'acme', 'other-key': 'acme' },
+      apiKeys,
       logger: silent,
       ...(rateLimits === undefined ? {} : { rateLimits }),
     });
@@ -157,6 +176,15 @@ describe('through the handler', () => {
     // Another key of the project, and an unknown key (401, never counted in a key's bucket), are apart.
     expect((await http.handle(acme('10.0.0.3', { headers: { 'x-api-key': 'other-key' } }))).status).toBe(200);
     expect((await http.handle(acme('10.0.0.3', { headers: { 'x-api-key': 'wrong' } }))).status).toBe(401);
+  });
+
+  test("a key's missing scope is answered before its limit", async () => {
+    const { http } = handler({ perKey: 1 }, [{ name: 'checker', key: 'acme-key', projects: ['acme'], scopes: ['check'] }]);
+    const statuses = [];
+    for (let i = 0; i < 2; i++) statuses.push((await http.handle(acme('10.0.0.1'))).status);
+    expect(statuses).toStrictEqual([403, 403]);
+    const check = acme('10.0.0.1', { path: '/projects/acme/suppressions/check', query: 'email=a%40example.com' });
+    expect((await http.handle(check)).status).toBe(429);
   });
 
   test('webhook intake is limited per address before its signature is verified', async () => {

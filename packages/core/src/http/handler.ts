@@ -111,13 +111,29 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
   }
 
   async function runRoute(request: HttpRequest, method: string, route: Route, params: Record<string, string>): Promise<HttpResponse> {
-    // The address's bucket before any key or signature is checked: a flood of bad keys is refused too.
-    if (limiter !== undefined) {
-      const exceeded = await limiter.hit(rateLimitBucketOf(route), request.remoteAddress ?? 'unknown');
-      if (exceeded !== undefined) return rateLimited(exceeded, method === 'HEAD');
+    const presented = route.auth === 'api_key' ? checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!) : undefined;
+    let key: PresentedKey | undefined;
+    let limited: RateLimitExceeded | undefined;
+    if (limiter === undefined) key = await presented;
+    else {
+      // One count for the request's buckets (docs/http.md, "Rate limits"), answered in order: the
+      // address's limit before the key's refusal (a flood of bad keys gets 429s), the key's after its scope.
+      let refused: { error: unknown } | undefined;
+      try {
+        key = await presented;
+      } catch (error) {
+        refused = { error };
+      }
+      const [byAddress, byKey] = await limiter.hit([
+        [rateLimitBucketOf(route), request.remoteAddress ?? 'unknown'],
+        ...(key === undefined ? [] : [['key', key.name] as const]),
+      ]);
+      if (byAddress !== undefined) return rateLimited(byAddress, method === 'HEAD');
+      if (refused !== undefined) throw refused.error;
+      limited = byKey;
     }
-    const key = route.auth === 'api_key' ? await checkApiKey(firstHeader(request.headers, 'x-api-key'), params.projectId!) : undefined;
     if (key !== undefined && route.scope !== undefined && !key.scopes.includes(route.scope)) throw insufficientScope(route.scope, key);
+    if (limited !== undefined) return rateLimited(limited, method === 'HEAD');
     const limit = route.auth === 'webhook' ? webhookLimit : apiLimit;
     const input: RouteInput = {
       params,
@@ -140,11 +156,6 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
       request,
       ...(key === undefined ? {} : { actor: keyActor(key.name), scopes: key.scopes }),
     };
-    if (limiter !== undefined && key !== undefined) {
-      // By the key's name, as its actor: a rotated key (new secret, same name) keeps its count.
-      const exceeded = await limiter.hit('key', key.name);
-      if (exceeded !== undefined) return rateLimited(exceeded, method === 'HEAD');
-    }
     const result = await route.run(mailwarden, input);
     if (result.response !== undefined) return method === 'HEAD' ? { ...result.response, body: '' } : result.response;
     return json(result.status, result.body === undefined ? '' : JSON.stringify(result.body), method === 'HEAD');

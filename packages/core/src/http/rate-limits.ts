@@ -46,10 +46,11 @@ export interface RateLimitExceeded {
 
 export interface RateLimiter {
   /**
-   * Counts one request in the bucket `kind:id`; answers what is exceeded when it is over the limit.
-   * A bucket without a limit costs nothing; a store that fails lets the request through.
+   * Counts one request in each bucket `kind:id` (one store round trip for all); answers, per bucket in
+   * order, what is exceeded when it is over its limit. A bucket without a limit is not counted; a store
+   * that fails lets the request through.
    */
-  hit(kind: RateLimitBucket, id: string): Promise<RateLimitExceeded | undefined>;
+  hit(buckets: readonly (readonly [kind: RateLimitBucket, id: string])[]): Promise<(RateLimitExceeded | undefined)[]>;
 }
 
 /** How often, at most, a failing store's count is logged: a limiter that fails open must not flood the log either. */
@@ -61,7 +62,7 @@ const FAILURE_LOG_INTERVAL_MS = 60_000;
  *
  * @example
  * const limiter = createRateLimiter(mailwarden.store, { perClient: 600 }, { now: Date.now, logger });
- * await limiter.hit('client', request.remoteAddress ?? 'unknown');
+ * const [exceeded] = await limiter.hit([['client', request.remoteAddress ?? 'unknown']]);
  */
 export function createRateLimiter(
   store: Pick<Store, 'hitRateLimits'>,
@@ -73,24 +74,33 @@ export function createRateLimiter(
   const count = store.hitRateLimits === undefined ? createLocalCounter() : store.hitRateLimits.bind(store);
   let loggedAt = -Infinity;
   return {
-    async hit(kind, id) {
-      const limit = limits[limitOf[kind]];
-      if (limit === 0) return undefined;
+    async hit(buckets) {
+      const limited = buckets.filter(([kind]) => limits[limitOf[kind]] > 0);
+      if (limited.length === 0) return buckets.map(() => undefined);
       const now = context.now();
-      let counted: number;
+      let counts: number[];
       try {
-        [counted = 0] = await count([`${kind}:${id}`], windowMs, now);
+        counts = await count(
+          limited.map(([kind, id]) => `${kind}:${id}`),
+          windowMs,
+          now,
+        );
       } catch (error) {
         // Fail open (docs/decisions.md): a store outage must not also refuse what the check cache can answer.
         if (now - loggedAt >= FAILURE_LOG_INTERVAL_MS) {
           loggedAt = now;
           context.logger.error({ err: error }, 'mailwarden: counting a rate limit failed; requests pass unlimited meanwhile');
         }
-        return undefined;
+        return buckets.map(() => undefined);
       }
-      if (counted <= limit) return undefined;
       const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
-      return { limit, windowSeconds: limits.windowSeconds, retryAfterSeconds: Math.max(1, Math.ceil((windowEnd - now) / 1000)) };
+      const retryAfterSeconds = Math.max(1, Math.ceil((windowEnd - now) / 1000));
+      let counted = 0;
+      return buckets.map(([kind]) => {
+        const limit = limits[limitOf[kind]];
+        if (limit === 0) return undefined;
+        return (counts[counted++] ?? 0) <= limit ? undefined : { limit, windowSeconds: limits.windowSeconds, retryAfterSeconds };
+      });
     },
   };
 }
