@@ -1,8 +1,17 @@
 import { createMemoryStore } from '@mailwarden/core';
+import { dumpMemoryStore } from '@mailwarden/core/testing';
 import { runStoreConformanceSuite } from '@mailwarden/store-test-suite';
 import { describe, expect, test } from 'vitest';
 
-runStoreConformanceSuite({ name: 'memory store', test, describe, expect, createStore: (options) => createMemoryStore(options) });
+// `dump`: every structure the store holds, so the erasure group proves an erased address is in none.
+runStoreConformanceSuite({
+  name: 'memory store',
+  test,
+  describe,
+  expect,
+  createStore: (options) => createMemoryStore(options),
+  dump: dumpMemoryStore,
+});
 
 // The suite's event times lie seconds apart, so a retention of a minute forgets nothing it checks: this
 // run shows that keeping messages and keys in expiry order changes no answer.
@@ -12,4 +21,5 @@ runStoreConformanceSuite({
   describe,
   expect,
   createStore: (options) => createMemoryStore({ ...options, retention: { messagesMs: 60_000 } }),
+  dump: dumpMemoryStore,
 });
