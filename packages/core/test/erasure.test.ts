@@ -2,7 +2,15 @@
 // service and the HTTP route with the memory store: the address goes from messages, the allowlist and
 // the feed, its suppressions stay by hash with the placeholder email, checks still answer suppressed.
 // What a store holds afterwards, byte for byte, is the conformance suite's (`dump`).
-import { createHttpHandler, createMailwarden, createMemoryStore, erasureForms, type DeliveryEvent, type Erasure } from '@mailwarden/core';
+import {
+  createHttpHandler,
+  createMailwarden,
+  createMemoryStore,
+  createOpenApiDocument,
+  erasureForms,
+  type DeliveryEvent,
+  type Erasure,
+} from '@mailwarden/core';
 import { createCheckCache, erasedEmail } from '@mailwarden/core/store';
 import { changeListSchema, erasureSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
@@ -196,5 +204,28 @@ describe('POST /projects/{projectId}/erasures', () => {
   test('needs the admin scope: a write key gets 403 insufficient_scope', async () => {
     const answer = await http().erase({ email: NORMALIZED }, 'write-key');
     expect([answer.status, answer.body.error.code]).toEqual([403, 'insufficient_scope']);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  type Operation = {
+    'x-mailwarden-scope'?: string;
+    requestBody?: { content: Record<string, { schema: unknown }> };
+    responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+    parameters?: { name: string }[];
+  };
+  const paths = (createOpenApiDocument() as unknown as { paths: Record<string, Record<string, Operation>> }).paths;
+
+  test('lists POST …/erasures with its body and answer, scope admin', () => {
+    const erase = paths['/projects/{projectId}/erasures']?.post;
+    expect(erase?.['x-mailwarden-scope']).toBe('admin');
+    expect(erase?.requestBody?.content['application/json']?.schema).toBeDefined();
+    expect(erase?.responses['200']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Erasure' });
+    expect(Object.keys(erase?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400']));
+  });
+
+  test("lists the feed's actor, hash and email filters", () => {
+    const names = paths['/projects/{projectId}/changes']?.get?.parameters?.map((parameter) => parameter.name);
+    expect(names).toEqual(expect.arrayContaining(['kind', 'actor', 'hash', 'email']));
   });
 });
