@@ -17,6 +17,7 @@ import { postgresSuite } from './postgres.bench.js';
 import { redisSuite } from './redis.bench.js';
 import { rulesSuite } from './rules.bench.js';
 import { feedSuite } from './feed.bench.js';
+import { rateLimitsSuite } from './rate-limits.bench.js';
 import { renderSection, type BenchSuite, type ReportSection } from './report.js';
 
 /** Every suite, in the order of the doc. Add Redis, Postgres and HTTP suites here. */
@@ -27,6 +28,7 @@ const suites: BenchSuite[] = [
   postgresSuite,
   rulesSuite,
   feedSuite,
+  rateLimitsSuite,
   importSuite,
   httpSuite,
   dashboardSuite,
