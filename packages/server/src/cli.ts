@@ -340,6 +340,11 @@ async function serve(configured: ServerConfig, demo: boolean, configFile: string
         }
         service.reload(next).catch((error: unknown) => service.app.log.error({ err: error, cause }, 'configuration reload failed'));
       });
+  if (!demo)
+    service.app.log.info(
+      { file: configFile ?? process.env.MAILWARDEN_CONFIG },
+      'reloading on SIGHUP and when the configuration file changes',
+    );
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       stopWatching();

@@ -396,7 +396,10 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
   }
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
+    const problems = parsed.error.issues
+      .flatMap(branchIssues)
+      .map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`)
+      .join('\n');
     throw new MailwardenError('invalid_request', `Invalid configuration${file === undefined ? '' : ` in ${file}`}:\n${problems}`);
   }
   const config = addEnvironmentKeys(parsed.data, env.MAILWARDEN_API_KEYS);
@@ -407,6 +410,17 @@ export function loadConfig(options: { file?: string | undefined; env?: NodeJS.Pr
     throw new MailwardenError('invalid_request', `Invalid configuration${file === undefined ? '' : ` in ${file}`}:\n${problems}`);
   }
   return config;
+}
+
+/**
+ * A union's problems as those of the one branch of the value's type (a key item that is an object: the
+ * object's), instead of zod's "Invalid input"; else the union's own.
+ */
+function branchIssues(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string }[] {
+  if (issue.code !== 'invalid_union') return [issue];
+  const typed = issue.errors.filter((branch) => !branch.every((inner) => inner.code === 'invalid_type' && inner.path.length === 0));
+  if (typed.length !== 1) return [issue];
+  return typed[0]!.flatMap((inner) => branchIssues({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue));
 }
 
 function readConfigFile(file: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
