@@ -1,7 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
+  actorMatches,
   changeFeedRetention,
   compareCodePoints,
+  ruleActors,
+  type KeyChange,
+  type SyncedKey,
   Fact,
   MailwardenError,
   insertTimelineEntry,
@@ -69,6 +73,8 @@ interface Tables {
   paused: Map<string, PausedStream>;
   /** Outbound delivery state by endpoint, with the lease's owner and end. */
   outbound: Map<string, OutboundState & { owner: string; until: number }>;
+  /** The keys that open the project, by name, as `syncApiKeys` last made them. */
+  keys: Map<string, SyncedKey>;
 }
 
 /** A window's messages in a ring (`head`: the oldest once full), a slot per key, and its counts. */
@@ -107,8 +113,30 @@ const isAllowlisted = (t: Tables, hash: string, email: string) =>
 
 const before = (a: KeptBounce, b: KeptBounce) => a.at - b.at || compareCodePoints(a.eventId, b.eventId);
 
+/** The address hash a change is about (`ChangeQuery.hash`): a suppression's, an allowlist entry's key, an erasure's. */
+const hashOf = (change: Change) =>
+  'record' in change
+    ? change.record.hash
+    : 'entry' in change
+      ? change.entry.key
+      : change.kind === 'address.erased'
+        ? change.hash
+        : undefined;
+
+/** A suppression as an erasure keeps it: the placeholder email, no diagnostic; project-wide, no expiry. */
+function erased(record: SuppressionRecord, email: string): SuppressionRecord {
+  const kept = structuredClone({ ...record, email });
+  if (kept.stream === undefined) delete kept.expiresAt;
+  if (kept.provenance?.event !== undefined) kept.provenance.event.diagnostic = null;
+  for (const bounce of kept.provenance?.rule?.events ?? []) bounce.diagnostic = null;
+  return kept;
+}
+
+/** The Map store: a `Store`, and everything it holds as text (the conformance suite's `dump`). */
+export type MapStore = Store & { dump(): Promise<string> };
+
 /** A `Store` over Maps: core's functions decide every merge, the store only keeps and orders. */
-export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): Store {
+export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): MapStore {
   const retention = options.changes === undefined ? undefined : changeFeedRetention(options.changes);
   const projects = new Map<string, Tables>();
   const tables = (projectId: string): Tables => {
@@ -129,6 +157,7 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         windows: new Map(),
         paused: new Map(),
         outbound: new Map(),
+        keys: new Map(),
       };
       projects.set(projectId, found);
     }
@@ -136,11 +165,14 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
   };
   const copy = <T extends object>(record: T | undefined): T | undefined => (record === undefined ? undefined : { ...record });
   // The feed: only when the store keeps one, in the same step as the write (here: the same call).
-  const append = (t: Tables, change: NewChange) => {
+  // A change's actor only when the write named one (docs/decisions.md in the mailwarden repository, "The audit trail").
+  const append = (t: Tables, change: NewChange, actor: string | undefined) => {
     if (retention === undefined) return;
     t.feed.last += 1;
-    t.feed.changes.push(structuredClone({ ...change, seq: t.feed.last }) as Change);
+    t.feed.changes.push(structuredClone({ ...change, seq: t.feed.last, ...(actor === undefined ? {} : { actor }) }) as Change);
   };
+  /** Rate-limit counters by bucket: the window counted, and its count. */
+  const rates = new Map<string, { window: number; count: number }>();
 
   // One event, wholly: a real store makes this one transaction.
   function apply(
@@ -215,7 +247,7 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         ? undefined
         : own.provenance?.source === 'webhook' && isAllowlisted(t, own.hash, own.email)
           ? 'applied'
-          : merge(t, own, now);
+          : merge(t, own, now, event.actor);
     const ruleOutcome = rule === undefined || event.ruleInput === undefined ? 'applied' : countRule(t, event.ruleInput, rule, now);
     if (moved !== undefined) {
       // Without `now`, the event's own time.
@@ -224,14 +256,18 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
       const to = messageStatus(moved.after.facts);
       const entry = event.timelineEntry;
       if (entry !== undefined && from !== to)
-        append(t, {
-          kind: 'message.status_changed',
-          at,
-          message: moved.after,
-          from,
-          to,
-          event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
-        });
+        append(
+          t,
+          {
+            kind: 'message.status_changed',
+            at,
+            message: moved.after,
+            from,
+            to,
+            event: { id: entry.id, type: entry.type, occurredAt: entry.occurredAt },
+          },
+          event.actor,
+        );
       if (alerts !== undefined) moveWindows(t, alerts, moved.after, moved.before === undefined, at);
     }
     return ownOutcome ?? ruleOutcome;
@@ -284,7 +320,7 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         if (!up && !(firing && count * 1e6 < resolvePpm * messages)) continue;
         if (kind === 'alert.bounce_rate') window.bounceFiring = up;
         else window.complaintFiring = up;
-        append(t, { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm });
+        append(t, { kind, at, trackingId: scope, firing: up, messages, count, thresholdPpm: up ? firePpm : resolvePpm }, ruleActors.alerts);
         if (up && scope === null) crossedUp.push(kind);
       }
     }
@@ -293,7 +329,7 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
     for (const stream of alerts.pause) {
       if (t.paused.has(stream)) continue;
       t.paused.set(stream, { stream, pausedAt: at, cause });
-      append(t, { kind: 'stream.paused', at, stream, cause });
+      append(t, { kind: 'stream.paused', at, stream, cause }, ruleActors.alerts);
     }
   }
 
@@ -359,8 +395,8 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
             const remade = { ...stored, provenance: candidate.provenance!, ...(expiresAt === undefined ? {} : { expiresAt }) };
             t.suppressions.set(slot(undefined, input.hash), remade);
             if (!isDeepStrictEqual(remade, stored))
-              append(t, { kind: 'suppression.updated', at: now ?? end.at, record: remade, previous: stored });
-          } else outcome = merge(t, candidate, now);
+              append(t, { kind: 'suppression.updated', at: now ?? end.at, record: remade, previous: stored }, ruleActors.softBounces);
+          } else outcome = merge(t, candidate, now, ruleActors.softBounces);
           bounces = bounces.filter((kept) => kept.at <= end.at);
           break;
         }
@@ -372,12 +408,12 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
   }
 
   // One suppression joined into its list, wholly: what an event's suppression and a bulk import both do.
-  function merge(t: Tables, seen: SuppressionRecord, now: number | undefined): SuppressionMergeOutcome {
+  function merge(t: Tables, seen: SuppressionRecord, now: number | undefined, actor: string | undefined): SuppressionMergeOutcome {
     if (alive(seen, now) === undefined) return 'applied';
     const where = slot(seen.stream, seen.hash);
     const known = alive(t.suppressions.get(where), now);
     if (known === undefined) {
-      add(t, where, seen, now ?? seen.createdAt);
+      add(t, where, seen, now ?? seen.createdAt, actor);
       return 'suppressed';
     }
     // The provenance, and its expiry, are the winner's (provenanceWins: the stronger reason's, then the earlier cause's).
@@ -390,27 +426,28 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
     };
     t.suppressions.set(where, joined);
     // The feed tells an upgrade from any other change; the same record is no change.
-    if (reason !== known.reason) append(t, { kind: 'suppression.upgraded', at: now ?? seen.createdAt, record: joined, previous: known });
+    if (reason !== known.reason)
+      append(t, { kind: 'suppression.upgraded', at: now ?? seen.createdAt, record: joined, previous: known }, actor);
     else if (!isDeepStrictEqual(joined, known))
-      append(t, { kind: 'suppression.updated', at: now ?? seen.createdAt, record: joined, previous: known });
+      append(t, { kind: 'suppression.updated', at: now ?? seen.createdAt, record: joined, previous: known }, actor);
     // The outcome says what the event did to the address: here, raised its reason.
     return reason === known.reason ? 'applied' : `upgraded_from_${known.reason}`;
   }
 
   // A record into a list that has none alive: one there expired is reported as such first.
-  function add(t: Tables, where: string, record: SuppressionRecord, at: number) {
+  function add(t: Tables, where: string, record: SuppressionRecord, at: number, actor: string | undefined) {
     const expired = t.suppressions.get(where);
-    if (expired !== undefined) append(t, { kind: 'suppression.expired', at, record: expired });
+    if (expired !== undefined) append(t, { kind: 'suppression.expired', at, record: expired }, ruleActors.expiry);
     t.suppressions.set(where, { ...record });
-    append(t, { kind: 'suppression.added', at, record });
+    append(t, { kind: 'suppression.added', at, record }, actor);
   }
 
   // Removal from the project-wide list also forgets the soft-bounce history: the rule counts afresh.
-  function remove(t: Tables, hash: string, stream: string | undefined, now: number | undefined) {
+  function remove(t: Tables, hash: string, stream: string | undefined, now: number | undefined, actor: string | undefined) {
     const record = t.suppressions.get(slot(stream, hash));
     t.suppressions.delete(slot(stream, hash));
     if (stream === undefined) t.history.delete(hash);
-    if (record !== undefined) append(t, { kind: 'suppression.removed', at: now ?? 0, record });
+    if (record !== undefined) append(t, { kind: 'suppression.removed', at: now ?? 0, record }, actor);
     return record;
   }
 
@@ -423,21 +460,21 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
     async getSuppressions(projectId, hashes, stream, now) {
       return hashes.map((hash) => copy(check(tables(projectId), hash, stream, now)));
     },
-    async addSuppression(projectId, record, now) {
+    async addSuppression(projectId, record, now, actor) {
       const t = tables(projectId);
       const existing = alive(t.suppressions.get(slot(record.stream, record.hash)), now);
       if (existing !== undefined) return { record: { ...existing }, created: false };
-      add(t, slot(record.stream, record.hash), record, now ?? record.createdAt);
+      add(t, slot(record.stream, record.hash), record, now ?? record.createdAt, actor);
       return { record: { ...record }, created: true };
     },
-    async removeSuppression(projectId, hash, stream, now) {
-      return remove(tables(projectId), hash, stream, now);
+    async removeSuppression(projectId, hash, stream, now, actor) {
+      return remove(tables(projectId), hash, stream, now, actor);
     },
-    async mergeSuppressions(projectId, records, now) {
-      return records.map((record) => merge(tables(projectId), record, now));
+    async mergeSuppressions(projectId, records, now, actor) {
+      return records.map((record) => merge(tables(projectId), record, now, actor));
     },
-    async removeSuppressions(projectId, hashes, stream, now) {
-      return hashes.map((hash) => remove(tables(projectId), hash, stream, now));
+    async removeSuppressions(projectId, hashes, stream, now, actor) {
+      return hashes.map((hash) => remove(tables(projectId), hash, stream, now, actor));
     },
     async listSuppressions(projectId, { stream, reason, emailPrefix, from, to, expiring, now, limit, after }) {
       return [...tables(projectId).suppressions.values()]
@@ -500,19 +537,19 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         .slice(0, limit)
         .map((entry) => ({ ...entry }));
     },
-    async addAllowlistEntry(projectId, entry) {
+    async addAllowlistEntry(projectId, entry, actor) {
       const t = tables(projectId);
       const existing = t.allowlist.get(entry.key);
       if (existing !== undefined) return { entry: { ...existing }, created: false };
       t.allowlist.set(entry.key, { ...entry });
-      append(t, { kind: 'allowlist.added', at: entry.createdAt, entry });
+      append(t, { kind: 'allowlist.added', at: entry.createdAt, entry }, actor);
       return { entry: { ...entry }, created: true };
     },
-    async removeAllowlistEntry(projectId, key, now) {
+    async removeAllowlistEntry(projectId, key, now, actor) {
       const t = tables(projectId);
       const entry = t.allowlist.get(key);
       t.allowlist.delete(key);
-      if (entry !== undefined) append(t, { kind: 'allowlist.removed', at: now ?? 0, entry });
+      if (entry !== undefined) append(t, { kind: 'allowlist.removed', at: now ?? 0, entry }, actor);
       return entry;
     },
     async findAllowlisted(projectId, recipients) {
@@ -524,7 +561,7 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         for (const [where, record] of t.suppressions) {
           if (alive(record, now) !== undefined) continue;
           t.suppressions.delete(where);
-          append(t, { kind: 'suppression.expired', at: now, record });
+          append(t, { kind: 'suppression.expired', at: now, record }, ruleActors.expiry);
           deleted += 1;
         }
         if (retention === undefined) continue;
@@ -538,15 +575,20 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
       return deleted;
     },
     ...(retention === undefined ? {} : { changes: retention }),
-    async listChanges(projectId, { after, limit, kinds }) {
+    async listChanges(projectId, { after, limit, kinds, actors, hash }) {
       if (retention === undefined) return { changes: [], next: after, last: 0 };
       const { feed } = tables(projectId);
       if (after < feed.trimmed) throw new MailwardenError('change_cursor_expired', `changes after ${after} are no longer kept`);
-      // Seqs are gapless from trimmed + 1: the first change after `after` is at a known index.
-      const start = Math.max(0, after - feed.trimmed);
-      const filtered = kinds !== undefined && kinds.length > 0;
+      // Erasures leave gaps in the seqs: the first change after `after` is searched for.
+      let start = feed.changes.findIndex((change) => change.seq > after);
+      if (start === -1) start = feed.changes.length;
+      const matches = (change: Change) =>
+        (kinds === undefined || kinds.length === 0 || kinds.includes(change.kind)) &&
+        (actors === undefined || actors.length === 0 || actors.some((actor) => actorMatches(change.actor, actor))) &&
+        (hash === undefined || hashOf(change) === hash);
+      const filtered = (kinds !== undefined && kinds.length > 0) || (actors !== undefined && actors.length > 0) || hash !== undefined;
       const looked = feed.changes.slice(start, start + (filtered ? Math.max(10 * limit, 1000) : limit));
-      const changes = filtered ? looked.filter((change) => kinds.includes(change.kind)).slice(0, limit) : looked;
+      const changes = filtered ? looked.filter(matches).slice(0, limit) : looked;
       const next = filtered && changes.length < limit ? (looked.at(-1)?.seq ?? after) : (changes.at(-1)?.seq ?? after);
       return { changes: structuredClone(changes), next: Math.max(next, after), last: feed.last };
     },
@@ -562,20 +604,20 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
     async listPausedStreams(projectId) {
       return [...tables(projectId).paused.values()].sort((a, b) => compareCodePoints(a.stream, b.stream)).map((paused) => ({ ...paused }));
     },
-    async pauseStream(projectId, stream, now) {
+    async pauseStream(projectId, stream, now, actor) {
       const t = tables(projectId);
       const existing = t.paused.get(stream);
       if (existing !== undefined) return { paused: { ...existing }, created: false };
       t.paused.set(stream, { stream, pausedAt: now, cause: 'operator' });
-      append(t, { kind: 'stream.paused', at: now, stream, cause: 'operator' });
+      append(t, { kind: 'stream.paused', at: now, stream, cause: 'operator' }, actor);
       return { paused: { stream, pausedAt: now, cause: 'operator' }, created: true };
     },
-    async resumeStream(projectId, stream, now) {
+    async resumeStream(projectId, stream, now, actor) {
       const t = tables(projectId);
       const paused = t.paused.get(stream);
       if (paused === undefined) return undefined;
       t.paused.delete(stream);
-      append(t, { kind: 'stream.resumed', at: now, stream, cause: paused.cause });
+      append(t, { kind: 'stream.resumed', at: now, stream, cause: paused.cause }, actor);
       return { ...paused };
     },
     async leaseOutbound(projectId, endpoint, owner, now, until) {
@@ -603,12 +645,16 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
       if (known?.owner !== owner) return false;
       t.outbound.set(endpoint, { ...progress, endpoint, owner, until });
       if (known.pausedAt === null && progress.pausedAt !== null)
-        append(t, {
-          kind: 'endpoint.paused',
-          at: progress.pausedAt,
-          endpoint,
-          ...(progress.lastError === null ? {} : { error: progress.lastError }),
-        });
+        append(
+          t,
+          {
+            kind: 'endpoint.paused',
+            at: progress.pausedAt,
+            endpoint,
+            ...(progress.lastError === null ? {} : { error: progress.lastError }),
+          },
+          ruleActors.outbound,
+        );
       return true;
     },
     async getOutbound(projectId, endpoints) {
@@ -618,13 +664,13 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
         return known === undefined ? undefined : outboundOf(known);
       });
     },
-    async resumeOutbound(projectId, endpoint, now) {
+    async resumeOutbound(projectId, endpoint, now, actor) {
       const t = tables(projectId);
       const known = t.outbound.get(endpoint);
       if (known === undefined || known.pausedAt === null) return known === undefined ? undefined : outboundOf(known);
       const resumed = { ...known, failures: 0, failingSince: null, nextAttemptAt: 0, pausedAt: null, lastError: null };
       t.outbound.set(endpoint, resumed);
-      append(t, { kind: 'endpoint.resumed', at: now, endpoint });
+      append(t, { kind: 'endpoint.resumed', at: now, endpoint }, actor);
       return outboundOf(resumed);
     },
     async claimWebhookToken(projectId, token, digest) {
@@ -632,6 +678,76 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): S
       const known = webhookTokens.get(token);
       if (known === undefined) webhookTokens.set(token, digest);
       return known === undefined ? 'first' : known === digest ? 'same' : 'conflict';
+    },
+    // Erasure (docs/decisions.md in the mailwarden repository, "Erasure"): what blocks it stays, by hash; the rest goes.
+    async eraseAddress(projectId, { hash, email, forms, suppression, now, actor }) {
+      const t = tables(projectId);
+      const wide = alive(t.suppressions.get(slot(undefined, hash)), now);
+      t.suppressions.set(slot(undefined, hash), wide === undefined ? { ...suppression } : erased(wide, suppression.email));
+      const streams = [...t.suppressions.values()]
+        .filter((record) => record.hash === hash && record.stream !== undefined)
+        .sort((a, b) => compareCodePoints(a.stream!, b.stream!));
+      for (const record of streams) t.suppressions.set(slot(record.stream, hash), erased(record, suppression.email));
+      const records = [undefined, ...streams.map((record) => record.stream)].map((stream) => ({
+        ...t.suppressions.get(slot(stream, hash))!,
+      }));
+      t.allowlist.delete(hash);
+      t.history.delete(hash);
+      // Its messages with their timelines and their events' dedup keys; tracking-ID rows, stats and windows are counts and stay.
+      const gone = [...t.messages.values()].filter((message) => message.recipient === email);
+      for (const { key } of gone) {
+        for (const entry of t.timelines.get(key) ?? []) t.eventKeys.delete(`${entry.provider}:${entry.eventKey}`);
+        t.messages.delete(key);
+        t.timelines.delete(key);
+        t.factTimes.delete(key);
+      }
+      for (const key of t.eventKeys) if (forms.some((form) => key.includes(form))) t.eventKeys.delete(key);
+      const about = (change: Change) =>
+        change.kind === 'message.status_changed'
+          ? change.message.recipient === email
+          : change.kind !== 'address.erased' && hashOf(change) === hash;
+      const kept = t.feed.changes.filter((change) => !about(change));
+      const result = { records, messages: gone.length, changes: t.feed.changes.length - kept.length };
+      t.feed.changes = kept;
+      append(t, { kind: 'address.erased', at: now, hash, ...result }, actor);
+      return structuredClone(result);
+    },
+    async syncApiKeys(projectId, keys, now, actor) {
+      const t = tables(projectId);
+      const given = new Map(keys.map((key) => [key.name, key]));
+      const changes: KeyChange[] = [];
+      for (const name of [...new Set([...t.keys.keys(), ...given.keys()])].sort(compareCodePoints)) {
+        const [was, is] = [t.keys.get(name), given.get(name)];
+        const key = is === undefined ? undefined : { name, scopes: [...is.scopes] };
+        const previous = was === undefined ? undefined : { name, scopes: [...was.scopes] };
+        const change: Omit<KeyChange, 'seq'> | undefined =
+          previous === undefined
+            ? { kind: 'key.added', at: now, key: key! }
+            : key === undefined
+              ? { kind: 'key.removed', at: now, key: previous }
+              : was!.version !== is!.version || !isDeepStrictEqual(key.scopes, previous.scopes)
+                ? { kind: 'key.updated', at: now, key, previous }
+                : undefined;
+        if (change === undefined) continue;
+        append(t, change, actor);
+        changes.push({ seq: retention === undefined ? 0 : t.feed.last, ...change, actor } as KeyChange);
+      }
+      t.keys = new Map([...given].map(([name, key]) => [name, { ...key, scopes: [...key.scopes] }]));
+      return changes;
+    },
+    async hitRateLimits(buckets, windowMs, now) {
+      const window = Math.floor(now / windowMs);
+      return buckets.map((bucket) => {
+        const known = rates.get(bucket);
+        const counter = known?.window === window ? known : { window, count: 0 };
+        counter.count += 1;
+        rates.set(bucket, counter);
+        return counter.count;
+      });
+    },
+    async dump() {
+      // Maps and Sets as arrays of their entries: every key and value, as JSON text.
+      return JSON.stringify([...projects], (_key, value) => (value instanceof Map || value instanceof Set ? [...value] : value));
     },
     async close() {},
   };
