@@ -363,6 +363,15 @@ describe('scripts', () => {
     await store.saveOutbound(projectId, 'crm', 'owner', { ...progress, pausedAt: at(3) }, at(4));
     await store.getOutbound(projectId, ['crm']);
     await store.resumeOutbound(projectId, 'crm', at(3));
+    // Issue 27: erasure (with the read that finds the address's messages) and the key list.
+    await store.eraseAddress(projectId, {
+      hash: a.hash,
+      email: a.email,
+      forms: [a.email],
+      suppression: { ...a, email: 'erased@erased.invalid' },
+      now: at(3),
+    });
+    await store.syncApiKeys(projectId, [{ name: 'ops', scopes: ['admin'], version: '0'.repeat(16) }], at(3), 'config');
   }
   const shas = Object.values(scripts).map((script) => script.sha);
 
