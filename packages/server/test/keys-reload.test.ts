@@ -2,6 +2,7 @@
 // the configuration, `mailwarden keys new`, reloads under load through SIGHUP, key sync to the feed from
 // two instances, and the route × scope table through the service.
 import { execFile, spawn } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,7 +137,7 @@ describe('key sync', () => {
     expect(await b.reload(second)).toBe(true);
     const { changes } = await opened.store.listChanges('acme', { after: 0, limit: 100 });
     const summary = (changes as KeyChange[]).map(({ kind, key, actor }) => `${kind} ${key.name} ${key.scopes.join(',')} ${actor}`);
-    const plain = `key-${(await import('node:crypto')).createHash('sha256').update('k-plain').digest('hex').slice(0, 8)}`;
+    const plain = `key-${createHash('sha256').update('k-plain').digest('hex').slice(0, 8)}`;
     expect(summary).toEqual([
       `key.added ${plain} check,read,write,admin config`,
       'key.added ops admin config',
@@ -193,6 +194,48 @@ test('the route × scope table through the service: 403 insufficient_scope exact
       }
     }
   }
+});
+
+test('a reload swaps unsubscribe secrets and webhook secrets: links of a secret still listed open, of a removed one not', async () => {
+  const [first, second] = ['a'.repeat(32), 'b'.repeat(32)];
+  const settings = (secrets: string[], signingKey: string) =>
+    configOf({
+      publicUrl: 'https://mail.example.com',
+      unsubscribeSecrets: secrets,
+      projects: { acme: { apiKeys: ['k'], webhooks: { mailgun: { signingKey } } } },
+    });
+  const service = await start(settings([first], 'mg-1'));
+  const link = async () => {
+    const answer = await fetch(`${service.url}/projects/acme/unsubscribe-links`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'k', 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'reader@example.com' }),
+    });
+    return new URL(((await answer.json()) as { url: string }).url).pathname;
+  };
+  const page = async (path: string) => (await fetch(`${service.url}${path}`)).status;
+  const sealedByFirst = await link();
+  expect(await service.reload(settings([second, first], 'mg-2'))).toBe(true);
+  const sealedBySecond = await link();
+  expect([await page(sealedByFirst), await page(sealedBySecond)]).toEqual([200, 200]);
+  expect(await service.reload(settings([second], 'mg-2'))).toBe(true);
+  expect([await page(sealedByFirst), await page(sealedBySecond)]).toEqual([400, 200]);
+  // Mailgun's signature: HMAC-SHA256 of timestamp and token with the signing key. Only the new key's opens intake.
+  const mailgun = async (signingKey: string) => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const token = 'a'.repeat(50);
+    const signature = createHmac('sha256', signingKey)
+      .update(timestamp + token)
+      .digest('hex');
+    const answer = await fetch(`${service.url}/projects/acme/webhooks/mailgun`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ signature: { timestamp, token, signature }, 'event-data': { event: 'delivered' } }),
+    });
+    return answer.status;
+  };
+  expect(await mailgun('mg-1')).toBe(401);
+  expect(await mailgun('mg-2')).not.toBe(401);
 });
 
 describe('the actor of an import', () => {
