@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { normalizeEmail, type DeliveryEventType, type Store } from '@mailwarden/core';
+import { erasureForms, normalizeEmail, type DeliveryEventType, type Store } from '@mailwarden/core';
 import {
   createEmailHasher,
   erasedEmail,
@@ -20,14 +20,13 @@ const now = T0 + 10 * HOUR;
 
 /**
  * What the erasure service gives `Store.eraseAddress` for an address as a caller typed it
- * (docs/decisions.md, "Erasure"): its hash, its normalized form, every text of it (as given, trimmed,
- * normalized, lower-cased, each JSON-escaped), and the project-wide record that keeps it blocked.
+ * (docs/decisions.md, "Erasure"): its hash, its normalized form, every text of it (`erasureForms`: as
+ * given, trimmed, normalized, lower-cased, each JSON-escaped), and the project-wide record that keeps it blocked.
  */
 export function erasureOf(given: string, at: number, actor?: string): AddressErasure {
   const email = normalizeEmail(given);
   const hash = hashEmail(email);
-  const texts = [given, given.trim(), email, given.toLowerCase()];
-  const forms = [...new Set([...texts, ...texts.map((text) => JSON.stringify(text).slice(1, -1))])].filter((form) => form !== '');
+  const forms = erasureForms(given, email);
   return {
     hash,
     email,
@@ -38,9 +37,9 @@ export function erasureOf(given: string, at: number, actor?: string): AddressEra
   };
 }
 
-/** A fresh address as a caller might type it: padded, mixed case, non-ASCII; with its stored forms. */
+/** A fresh address as a caller might type it: padded (a tab JSON escapes, U+0085 that normalization trims), mixed case, non-ASCII. */
 function person() {
-  const given = ` ${randomUUID()}.Zoë@Example.COM `;
+  const given = `\t${randomUUID()}.Zoë@Example.COM\u0085 `;
   const email = normalizeEmail(given);
   return { given, email, hash: hashEmail(email) };
 }
