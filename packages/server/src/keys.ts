@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { apiScopes, type ApiScope } from '@mailwarden/core';
+import { type ApiKeyGrant, apiScopes, type ApiScope, unnamedKeyName } from '@mailwarden/core';
 import type { SyncedKey } from '@mailwarden/core/store';
 
 // API keys as the service's configuration holds them (docs/server.md, "API keys"): a string (a key in
@@ -18,12 +18,8 @@ export interface ConfiguredKey {
   scopes?: ApiScope[];
 }
 
-/** What a key opens, as the handler's key resolver returns it (docs/design: a grant). */
-export interface KeyGrant {
-  name: string;
-  projects: '*' | string[];
-  scopes?: ApiScope[];
-}
+/** What a key opens, as the handler's key resolver returns it. */
+export type KeyGrant = ApiKeyGrant & { projects: '*' | string[] };
 
 const KEY_PREFIX = 'mw_';
 
@@ -39,11 +35,6 @@ function sha256Hex(text: string): string {
 /** The `hash` the configuration holds for `key`: `sha256:` and the hex SHA-256 of the key. */
 export function keyHash(key: string): string {
   return `sha256:${sha256Hex(key)}`;
-}
-
-/** The name of a key configured as a plain string: `key-` and the first 8 hex of its SHA-256 (as core names an unnamed key). */
-export function unnamedKeyName(key: string): string {
-  return `key-${sha256Hex(key).slice(0, 8)}`;
 }
 
 /** A configured item, normalized. */
