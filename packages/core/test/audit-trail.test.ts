@@ -62,6 +62,9 @@ describe('actors in process', () => {
     ]);
     // Absent, not undefined: a change without an actor is what it was before actors existed.
     expect('actor' in changes.at(-1)!).toBe(false);
+    // Right after `at`: the fields before and after it keep their places.
+    expect(Object.keys(changes[0]!)).toEqual(['id', 'seq', 'project', 'kind', 'at', 'actor', 'suppression']);
+    expect(Object.keys(changes.at(-1)!)).toEqual(['id', 'seq', 'project', 'kind', 'at', 'suppression']);
   });
 
   test('a provider event is its webhook actor; a one-click unsubscribe its token stream', async () => {
