@@ -15,21 +15,34 @@ const INSTANCES = 3;
 const LIMIT = 20;
 const REQUESTS = 90;
 
-function config(): ServerConfig {
+function configFile(content: object): string {
   const file = join(mkdtempSync(join(tmpdir(), 'mailwarden-rate-limits-')), 'config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      port: 0,
-      logLevel: 'silent',
-      dashboard: false,
-      metrics: { enabled: false },
-      // The client's address comes from X-Forwarded-For, so one test process can be several clients.
-      trustProxy: true,
-      rateLimits: { perClient: LIMIT, perKey: 0 },
-      projects: { acme: { apiKeys: ['acme-key'] } },
-    }),
-  );
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+test('rateLimits: on with the defaults, false turns them off, a bad value fails the start', () => {
+  const load = (rateLimits?: unknown) =>
+    loadConfig({ file: configFile({ projects: {}, ...(rateLimits === undefined ? {} : { rateLimits }) }), env: {} }).rateLimits;
+  expect(load()).toStrictEqual({});
+  expect(load(false)).toBe(false);
+  expect(load({ perKey: 0, windowSeconds: 10 })).toStrictEqual({ perKey: 0, windowSeconds: 10 });
+  for (const bad of [{ windowSeconds: 0 }, { perClient: -1 }, { perClient: 1.5 }, { burst: 10 }, true]) {
+    expect(() => load(bad), JSON.stringify(bad)).toThrow(/rateLimits/);
+  }
+});
+
+function config(): ServerConfig {
+  const file = configFile({
+    port: 0,
+    logLevel: 'silent',
+    dashboard: false,
+    metrics: { enabled: false },
+    // The client's address comes from X-Forwarded-For, so one test process can be several clients.
+    trustProxy: true,
+    rateLimits: { perClient: LIMIT, perKey: 0 },
+    projects: { acme: { apiKeys: ['acme-key'] } },
+  });
   return loadConfig({ file, env: {} });
 }
 
