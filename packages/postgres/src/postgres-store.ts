@@ -282,16 +282,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     eraseAddress: `SELECT ${s}.mailwarden_erase_address($1, $2::text::jsonb)::text`,
     syncApiKeys: `SELECT ${s}.mailwarden_sync_api_keys($1, $2::text::jsonb)::text`,
     // Every bucket of the call in one upsert, in bucket order (so concurrent calls lock alike); a bucket
-    // named twice counts twice. The window is named by its end ($2), which purgeExpired compares with now.
+    // named twice counts twice. The window is named by its length ($2) and end ($3): purgeExpired compares the end with now.
     hitRateLimits: `WITH hits AS (
         SELECT b.bucket COLLATE "C" AS bucket, count(*)::integer AS n FROM jsonb_array_elements_text($1::text::jsonb) AS b(bucket) GROUP BY 1
       )
-      INSERT INTO ${s}.rate_limits AS r (bucket, window_end, count)
-      SELECT bucket, $2::bigint, n FROM hits ORDER BY bucket
-      ON CONFLICT (bucket, window_end) DO UPDATE SET count = r.count + excluded.count
+      INSERT INTO ${s}.rate_limits AS r (bucket, window_ms, window_end, count)
+      SELECT bucket, $2::bigint, $3::bigint, n FROM hits ORDER BY bucket
+      ON CONFLICT (bucket, window_ms, window_end) DO UPDATE SET count = r.count + excluded.count
       RETURNING bucket, count`,
-    purgeRateLimits: `DELETE FROM ${s}.rate_limits WHERE (bucket, window_end) IN (
-      SELECT bucket, window_end FROM ${s}.rate_limits WHERE window_end <= $1 LIMIT $2)`,
+    purgeRateLimits: `DELETE FROM ${s}.rate_limits WHERE (bucket, window_ms, window_end) IN (
+      SELECT bucket, window_ms, window_end FROM ${s}.rate_limits WHERE window_end <= $1 LIMIT $2)`,
   };
 
   const allowlistEntryJson = `jsonb_build_object('entry', jsonb_build_object('key', key, 'entry', entry, 'createdAt', created_at))`;
@@ -1037,7 +1037,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     async eraseAddress(projectId, erasure: AddressErasure) {
       const { hash, email, forms, suppression, now, actor } = erasure;
-      const sent: Record<string, unknown> = { hash, email, forms, now, suppression: toSuppressionRow(suppression) };
+      // PostgreSQL text cannot hold NUL, so no stored key holds a form that has one.
+      const sent: Record<string, unknown> = {
+        hash,
+        email,
+        forms: forms.filter((form) => !form.includes('\0')),
+        now,
+        suppression: toSuppressionRow(suppression),
+      };
       if (feed !== undefined) Object.assign(sent, { feed: true, actor: actor ?? null });
       const [row] = await attempt(() => query(statements.eraseAddress, [projectId, JSON.stringify(sent)]));
       const result = JSON.parse(row![0] as string) as { records: Record<string, unknown>[]; messages: number; changes: number };
@@ -1063,7 +1070,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async hitRateLimits(buckets, windowMs, now) {
       if (buckets.length === 0) return [];
       const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
-      const rows = await attempt(() => query(statements.hitRateLimits, [JSON.stringify(buckets), windowEnd]));
+      const rows = await attempt(() => query(statements.hitRateLimits, [JSON.stringify(buckets), windowMs, windowEnd]));
       const counts = new Map(rows.map(([bucket, count]) => [bucket as string, count as number]));
       return buckets.map((bucket) => counts.get(bucket)!);
     },

@@ -1,4 +1,5 @@
--- The audit trail, key sync and shared rate limits (docs/storage.md, "Actors, keys and rate limits").
+-- The audit trail, key sync and shared rate limits (docs/storage.md, "Actors, erasure, keys and rate
+-- limits (PostgreSQL)").
 -- `changes.actor` is who made a change (core's store/actor.ts): a nullable column added without a
 -- default rewrites nothing, and a change made without an actor keeps NULL, so no stored byte of a
 -- change moves until a writer names one. A column rather than a key of `data`: the feed is filtered
@@ -17,12 +18,14 @@ CREATE TABLE {{schema}}.api_keys (
 );
 
 -- Rate-limit counters shared by every instance (Store.hitRateLimits): one row per bucket and fixed
--- window, `window_end` the window's end (epoch ms), so purgeExpired deletes ended windows without
--- knowing their length. UNLOGGED: not written to the WAL, so counting costs no fsync and no replica
--- traffic; a crash empties the table, which only forgets the current windows' counts (on purpose).
+-- window, named by its length and its end (epoch ms), so limiters with different windows never share
+-- a count and purgeExpired deletes ended windows by their end. UNLOGGED: not written to the WAL, so
+-- counting costs no fsync and no replica traffic; a crash empties the table, which only forgets the
+-- current windows' counts (on purpose).
 CREATE UNLOGGED TABLE {{schema}}.rate_limits (
   bucket text COLLATE "C" NOT NULL,
+  window_ms bigint NOT NULL,
   window_end bigint NOT NULL,
   count integer NOT NULL,
-  PRIMARY KEY (bucket, window_end)
+  PRIMARY KEY (bucket, window_ms, window_end)
 );

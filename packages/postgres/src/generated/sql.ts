@@ -373,14 +373,16 @@ CREATE TABLE {{schema}}.api_keys (
 );
 
 -- Rate-limit counters shared by every instance (Store.hitRateLimits): one row per bucket and fixed
--- window, \`window_end\` the window's end (epoch ms), so purgeExpired deletes ended windows without
--- knowing their length. UNLOGGED: not written to the WAL, so counting costs no fsync and no replica
--- traffic; a crash empties the table, which only forgets the current windows' counts (on purpose).
+-- window, named by its length and its end (epoch ms), so limiters with different windows never share
+-- a count and purgeExpired deletes ended windows by their end. UNLOGGED: not written to the WAL, so
+-- counting costs no fsync and no replica traffic; a crash empties the table, which only forgets the
+-- current windows' counts (on purpose).
 CREATE UNLOGGED TABLE {{schema}}.rate_limits (
   bucket text COLLATE "C" NOT NULL,
+  window_ms bigint NOT NULL,
   window_end bigint NOT NULL,
   count integer NOT NULL,
-  PRIMARY KEY (bucket, window_end)
+  PRIMARY KEY (bucket, window_ms, window_end)
 );
 `,
   },
@@ -820,9 +822,7 @@ BEGIN
            array_agg(jsonb_build_array(x.message_key, v_providers->(x.ord - 1), v_message_ids->(x.ord - 1), v_recipients->(x.ord - 1),
                                        x.tracking_id, x.after_facts, x.first_event_at, x.last_event_at, x.stream,
                                        CASE WHEN NOT x.entered THEN x.from_status END,
-                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt')
-                     -- The event's actor as a 15th element (a JSON string appends itself), only when sent.
-                     || CASE WHEN v_actors IS NULL THEN '[]' ELSE v_actors->(x.ord - 1) END)
+                                       x.to_status, x.timeline->'id', x.timeline->'type', x.timeline->'occurredAt'))
              FILTER (WHERE v_feed AND (x.entered OR x.to_status <> x.from_status)),
            -- One aggregate node: every array sees the rows in the same order.
            array_agg(x.ord) FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0)),
@@ -835,6 +835,11 @@ BEGIN
              FILTER (WHERE v_alerts IS NOT NULL AND (x.entered OR x.to_flags & ~x.from_flags <> 0))
     INTO v_status_o, v_status_at, v_status_data, v_step_o, v_step_key, v_step_tid, v_step_entered, v_step_flags, v_step_gained, v_step_at
     FROM x;
+    -- Each status change's actor, its event's, as a 15th element (mailwarden_append_changes_with_statuses),
+    -- only when the batch names actors: without them, nothing here runs.
+    IF v_actors IS NOT NULL AND v_status_o IS NOT NULL THEN
+      v_status_data := array(SELECT s.data || (v_actors->(s.o - 1)) FROM unnest(v_status_data, v_status_o) WITH ORDINALITY AS s(data, o, n) ORDER BY s.n);
+    END IF;
   END IF;
 
   -- 3. mergeMessage on the existing messages, then trackingIdDeltas of every message the batch
@@ -1108,8 +1113,9 @@ BEGIN
   --    events with one look the allowlist up). Without the soft-bounce rule (\`rule\`, and events with
   --    a \`rule_input\`), one call for the batch.
   IF v_rule IS NULL OR NOT p_events ? 'rule_input' THEN
-    SELECT jsonb_agg(CASE WHEN v_feed THEN e.suppression || jsonb_build_object('o', e.ord, 'actor', v_actors->(e.ord - 1))
-                          ELSE e.suppression END ORDER BY e.ord),
+    SELECT jsonb_agg(CASE WHEN NOT v_feed THEN e.suppression
+                          WHEN v_actors IS NULL THEN e.suppression || jsonb_build_object('o', e.ord)
+                          ELSE e.suppression || jsonb_build_object('o', e.ord, 'actor', v_actors->(e.ord - 1)) END ORDER BY e.ord),
            array_agg(e.ord ORDER BY e.ord) INTO v_suppressions, v_suppressed
     FROM (SELECT c.ord::integer AS ord, c.key COLLATE "C" AS key, nullif(c.suppression, 'null') AS suppression
             FROM ROWS FROM (jsonb_array_elements_text(p_events->'key'), jsonb_array_elements(p_events->'suppression'))
@@ -1188,8 +1194,9 @@ BEGIN
       ORDER BY e.ord
     LOOP
       IF v_event.suppression IS NOT NULL AND NOT (v_event.suppression->>'source' = 'webhook' AND v_event.allowlisted) THEN
-        v_pending := v_pending || CASE WHEN v_feed THEN v_event.suppression || jsonb_build_object('o', v_event.ord, 'actor', v_actors->(v_event.ord - 1))
-                                       ELSE v_event.suppression END;
+        v_pending := v_pending || CASE WHEN NOT v_feed THEN v_event.suppression
+                                       WHEN v_actors IS NULL THEN v_event.suppression || jsonb_build_object('o', v_event.ord)
+                                       ELSE v_event.suppression || jsonb_build_object('o', v_event.ord, 'actor', v_actors->(v_event.ord - 1)) END;
         v_pending_ords := v_pending_ords || v_event.ord;
         v_pending_hashes := v_pending_hashes || (v_event.suppression->>'hash');
       END IF;
