@@ -53,10 +53,11 @@ function refsOf(value: unknown): string[] {
 }
 
 // docs/http.md#errors: the errors every route of a kind may answer, stated again here so the test checks the code.
+// docs/http.md, "Rate limits": with `rateLimits` on, every route may answer `rate_limited`.
 const errorsOfKind: Record<RouteAuth, ErrorCode[]> = {
-  api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'store_unavailable', 'internal_error'],
-  webhook: ['payload_too_large', 'store_unavailable', 'internal_error'],
-  public: ['internal_error'],
+  api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'rate_limited', 'store_unavailable', 'internal_error'],
+  webhook: ['payload_too_large', 'rate_limited', 'store_unavailable', 'internal_error'],
+  public: ['rate_limited', 'internal_error'],
 };
 const codesOf = (route: Route): ErrorCode[] => [
   ...route.errors,
@@ -124,7 +125,7 @@ describe('createOpenApiDocument', () => {
         const response = responses[errorStatus[code]];
         expect(response?.description, `${route.operationId} ${code}`).toContain(`\`${code}\``);
         expect(response?.content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
-        if (errorStatus[code] === 503) expect(response?.headers).toHaveProperty('Retry-After');
+        if (errorStatus[code] === 503 || errorStatus[code] === 429) expect(response?.headers).toHaveProperty('Retry-After');
         documented.add(code);
       }
     }

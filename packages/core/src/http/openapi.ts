@@ -22,11 +22,14 @@ type Operation = Omit<Route, 'run'>;
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const retryAfterHeader = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
 
-/** The errors every route of a kind may answer, beyond its own `errors` (docs/http.md#errors). */
+/**
+ * The errors every route of a kind may answer, beyond its own `errors` (docs/http.md#errors); every
+ * route is rate-limited when the handler's `rateLimits` is on (docs/http.md, "Rate limits").
+ */
 const errorsOfKind: Readonly<Record<RouteAuth, readonly ErrorCode[]>> = {
-  api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'store_unavailable', 'internal_error'],
-  webhook: ['payload_too_large', 'store_unavailable', 'internal_error'],
-  public: ['internal_error'],
+  api_key: ['missing_api_key', 'invalid_api_key', 'forbidden', 'rate_limited', 'store_unavailable', 'internal_error'],
+  webhook: ['payload_too_large', 'rate_limited', 'store_unavailable', 'internal_error'],
+  public: ['rate_limited', 'internal_error'],
 };
 const requestBodyErrors: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
 
@@ -133,14 +136,15 @@ export function createOpenApiDocument(options: OpenApiOptions = {}): Record<stri
     for (const [status, statusCodes] of byStatus) {
       responses[status] = {
         description: `Error codes: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
-        ...(status === 503 ? { headers: { 'Retry-After': retryAfterHeader } } : {}),
+        ...(status === 503 || status === 429 ? { headers: { 'Retry-After': retryAfterHeader } } : {}),
         content: content(ERROR_REF),
       };
     }
     // A route whose provider retries only 429 answers a store outage so (its webhook definition's `storeUnavailableStatus`).
     if (route.storeUnavailableStatus !== undefined && codes.has('store_unavailable')) {
+      const limited = byStatus.has(429) ? `${(responses[429] as { description: string }).description} ` : '';
       responses[429] = {
-        description: 'Error code `store_unavailable`, on the route of a provider that retries only a 429.',
+        description: `${limited}Error code \`store_unavailable\`, on the route of a provider that retries only a 429.`,
         headers: { 'Retry-After': retryAfterHeader },
         content: content(ERROR_REF),
       };
