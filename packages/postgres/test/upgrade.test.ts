@@ -341,7 +341,13 @@ describe('migration 11, suppression lists per stream, on a schema at version 10'
       const store = createPostgresStore({ sql, schema });
       await store.addSuppression('acme', { hash: hashOf(7), email: 'user7@example.com', reason: 'manual', createdAt: T0, stream: 'news' });
       const s = `"${schema}"`;
-      // Version 13 first, then 12, as docs/storage.md says (each its own section), then 11.
+      // Version 14 first, then 13, then 12, as docs/storage.md says (each its own section), then 11.
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`DROP TABLE ${s}.api_keys, ${s}.rate_limits`);
+        await tx.unsafe(`ALTER TABLE ${s}.changes DROP COLUMN actor`);
+        await tx.unsafe(`DROP FUNCTION IF EXISTS ${s}.mailwarden_erase_address, ${s}.mailwarden_sync_api_keys`);
+        await tx.unsafe(`DELETE FROM ${s}.mailwarden_migrations WHERE version = 14`);
+      });
       await sql.begin(async (tx) => {
         await tx.unsafe(
           `DROP TABLE ${s}.changes, ${s}.change_counters, ${s}.alert_windows, ${s}.alert_window_slots, ${s}.paused_streams, ${s}.outbound_endpoints`,
