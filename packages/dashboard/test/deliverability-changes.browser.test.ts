@@ -211,7 +211,7 @@ test('changes page by stretches of the feed, newer and older, and a link keeps i
   await watched.close();
 });
 
-test('changes without a feed say so and link the docs that turn it on', async () => {
+test('changes and a suppression’s history without a feed say so and link the docs that turn it on', async () => {
   const plain = await startDashboardApp();
   try {
     const watched = await openPage(browser, plain, { expectedProblems: [/404/] });
@@ -222,6 +222,11 @@ test('changes without a feed say so and link the docs that turn it on', async ()
     expect(await page.getByRole('link', { name: 'How to turn on the change feed' }).getAttribute('href')).toBe(
       'https://github.com/mailwarden/mailwarden/blob/main/docs/server.md#the-change-feed',
     );
+    // A suppression's history is the feed's too.
+    await plain.mailwarden.suppressions.add(plain.projects.acme, 'kept@example.com');
+    await page.goto(dashboardUrl(plain, 'suppressions'));
+    await page.getByRole('button', { name: 'History of kept@example.com' }).click();
+    await page.getByRole('dialog').getByText('The history needs the change feed, which is off for this service.').waitFor();
     await watched.close();
   } finally {
     await plain.close();

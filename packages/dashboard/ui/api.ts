@@ -2,10 +2,12 @@ import type {
   AlertStatus,
   AllowlistItem,
   AllowlistPage,
+  ApiScope,
   BulkRemoveResult,
   ChangeList,
   EndpointStatus,
   EndpointStatusList,
+  Erasure,
   ErrorBody,
   MessageDetail,
   MessagePage,
@@ -86,10 +88,24 @@ export interface ChangeQuery {
   limit: number;
   /** Kinds or families (`suppression`, `alert.bounce_rate`…); every kind when empty. */
   kinds?: readonly string[] | undefined;
+  /** Actors or prefixes of whole segments (`key`, `key:ops`, `webhook:ses`); any actor when empty. */
+  actors?: readonly string[] | undefined;
+  /** Only changes about the address of this hash: its suppressions, allowlist entry and erasures. */
+  hash?: string | undefined;
+  /** As `hash`, by the address (hashed by the service). */
+  email?: string | undefined;
+}
+
+/** The signed-in key as `GET …/api-key` names it: never the key itself. */
+export interface ApiKeyInfo {
+  name: string;
+  scopes: ApiScope[];
 }
 
 /** The public JSON API of one project, called with the signed-in API key. */
 export interface Api {
+  /** The key's name and scopes; any key of the project may ask. */
+  apiKey(signal?: AbortSignal): Promise<ApiKeyInfo>;
   messages(query: MessageQuery, signal?: AbortSignal): Promise<MessagePage>;
   /** One message with its timeline; `id` is a listed message's `id`. */
   message(id: string, signal?: AbortSignal): Promise<MessageDetail>;
@@ -121,6 +137,8 @@ export interface Api {
   };
   /** The change feed in order after a cursor (`change_feed_not_configured` without a feed). */
   changes(query: ChangeQuery, signal?: AbortSignal): Promise<ChangeList>;
+  /** Erases every trace of an address but a suppression of its hash (scope `admin`). */
+  erase(email: string): Promise<Erasure>;
   /** The project's bounce and complaint rates against their thresholds (`alerts_not_configured` without rules). */
   alerts(signal?: AbortSignal): Promise<AlertStatus>;
   /** Streams whose sending the send gate blocks until resumed. */
@@ -178,6 +196,7 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
   const call = async <T>(...parameters: Parameters<typeof request>): Promise<T> => (await request<T>(...parameters)).data;
 
   return {
+    apiKey: (signal) => call('GET', 'api-key', { signal }),
     messages: (query, signal) => call('GET', 'messages', { query: { ...query }, signal }),
     message: async (id, signal) => call('GET', `messages/${pathSegment(id)}`, { signal }),
     trackingIds: (query, signal) => call('GET', 'tracking-ids', { query: { ...query }, signal }),
@@ -211,11 +230,9 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
       },
       remove: (entry) => call('DELETE', `allowlist/${pathSegment(entry)}`),
     },
-    changes: ({ after, limit, kinds }, signal) =>
-      call('GET', 'changes', {
-        query: { after, limit, kind: kinds === undefined || kinds.length === 0 ? undefined : kinds.join(',') },
-        signal,
-      }),
+    changes: ({ after, limit, kinds, actors, hash, email }, signal) =>
+      call('GET', 'changes', { query: { after, limit, kind: listed(kinds), actor: listed(actors), hash, email }, signal }),
+    erase: (email) => call('POST', 'erasures', { body: { email } }),
     alerts: (signal) => call('GET', 'alerts', { signal }),
     streams: {
       listPaused: (signal) => call('GET', 'streams/paused', { signal }),
@@ -226,6 +243,11 @@ export function createApi(session: Session, onUnauthorized: (error: ApiError) =>
       resume: (endpointId) => call('POST', `outbound-webhooks/${pathSegment(endpointId)}/resume`),
     },
   };
+}
+
+/** A repeatable filter as one comma-separated parameter; none when empty. */
+function listed(values: readonly string[] | undefined): string | undefined {
+  return values === undefined || values.length === 0 ? undefined : values.join(',');
 }
 
 /** A request body with `stream` only when a stream's list is meant, so a project-wide call sends what it always did. */

@@ -1,5 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { createApi, type ApiError } from './api.js';
+import { CannotRead, KeyContext } from './access.js';
+import { createApi, type ApiError, type ApiKeyInfo } from './api.js';
+import { Failure, Loading } from './components/states.js';
+import { useApiKeyInfo } from './data/sign-in.js';
 import { followLink, navigate, pageHref, pageOf, useLocation } from './location.js';
 import { AllowlistPage } from './pages/allowlist.js';
 import { ChangesPage } from './pages/changes.js';
@@ -20,12 +23,25 @@ const titles: Record<DashboardPage, string> = {
   changes: 'Changes',
 };
 
+/** What each page would show, for a key that cannot read it. */
+const cannotReadWhat: Record<DashboardPage, string> = {
+  messages: 'the messages',
+  'tracking-ids': 'the tracking IDs',
+  suppressions: 'the suppression lists',
+  allowlist: 'the allowlist',
+  deliverability: 'the rates, paused streams and outbound endpoints',
+  changes: 'the change feed',
+};
+
 export function App() {
   const [session, setSession] = useState<Session | undefined>(readSession);
   const [signedOutBecause, setSignedOutBecause] = useState<ApiError>();
+  // What the sign-in learnt of the key; after a reload of the tab, asked again.
+  const [key, setKey] = useState<ApiKeyInfo>();
   const signOut = (because?: ApiError) => {
     clearSession();
     setSignedOutBecause(because);
+    setKey(undefined);
     setSession(undefined);
   };
   // A 401 from any call (the key was revoked or rotated) ends the session.
@@ -35,17 +51,29 @@ export function App() {
     return (
       <SignInPage
         notice={signedOutBecause}
-        onSignedIn={(next) => {
+        onSignedIn={(next, info) => {
           setSignedOutBecause(undefined);
+          setKey(info);
           setSession(next);
         }}
       />
     );
   }
-  return <SignedIn session={session} api={api} onSignOut={() => signOut()} />;
+  return <SignedIn session={session} api={api} known={key} onSignOut={() => signOut()} />;
 }
 
-function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnType<typeof createApi>; onSignOut(): void }) {
+function SignedIn({
+  session,
+  api,
+  known,
+  onSignOut,
+}: {
+  session: Session;
+  api: ReturnType<typeof createApi>;
+  known: ApiKeyInfo | undefined;
+  onSignOut(): void;
+}) {
+  const key = useApiKeyInfo(api, known);
   const url = useLocation();
   const shown = pageOf(url);
   const page = shown === 'home' ? 'messages' : shown;
@@ -83,26 +111,46 @@ function SignedIn({ session, api, onSignOut }: { session: Session; api: ReturnTy
           <span>
             Project <strong class="literal">{session.projectId}</strong>
           </span>
+          {key.state === 'done' ? (
+            <span class="key">
+              Signed in as <strong class="literal">{key.data.name}</strong>
+              <span class="scopes"> · scopes: {key.data.scopes.length === 0 ? 'none' : key.data.scopes.join(', ')}</span>
+            </span>
+          ) : null}
           <button type="button" class="quiet" onClick={onSignOut}>
             Sign out
           </button>
         </div>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        {page === 'messages' ? (
-          <MessagesPage api={api} url={url} />
-        ) : page === 'tracking-ids' ? (
-          <TrackingIdsPage api={api} url={url} />
-        ) : page === 'suppressions' ? (
-          <SuppressionsPage api={api} url={url} />
-        ) : page === 'allowlist' ? (
-          <AllowlistPage api={api} url={url} />
-        ) : page === 'deliverability' ? (
-          <DeliverabilityPage api={api} />
-        ) : page === 'changes' ? (
-          <ChangesPage api={api} url={url} />
+        {key.state === 'loading' ? (
+          <Loading>Loading what this key may do…</Loading>
+        ) : key.state === 'failed' ? (
+          <Failure error={key.error} retry={key.reload} doing="read what this key may do" />
         ) : (
-          <h1>Page not found</h1>
+          <KeyContext.Provider value={key.data}>
+            {page === undefined ? (
+              <h1>Page not found</h1>
+            ) : page !== 'suppressions' && !key.data.scopes.includes('read') ? (
+              // The Suppressions page still checks addresses (scope `check`); every other page only reads.
+              <>
+                <h1>{title}</h1>
+                <CannotRead what={cannotReadWhat[page]} />
+              </>
+            ) : page === 'messages' ? (
+              <MessagesPage api={api} url={url} />
+            ) : page === 'tracking-ids' ? (
+              <TrackingIdsPage api={api} url={url} />
+            ) : page === 'suppressions' ? (
+              <SuppressionsPage api={api} url={url} />
+            ) : page === 'allowlist' ? (
+              <AllowlistPage api={api} url={url} />
+            ) : page === 'deliverability' ? (
+              <DeliverabilityPage api={api} />
+            ) : (
+              <ChangesPage api={api} url={url} />
+            )}
+          </KeyContext.Provider>
         )}
       </main>
     </>

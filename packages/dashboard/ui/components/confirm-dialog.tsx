@@ -13,11 +13,13 @@ export function ConfirmDialog(props: {
   title: string;
   confirmLabel: string;
   doing: string;
+  /** An action that deletes: its button is the danger red, as the removal's. */
+  danger?: boolean;
   run(): Promise<unknown>;
   onClose(): void;
   children: ComponentChildren;
 }) {
-  const { title, confirmLabel, doing, run, onClose, children } = props;
+  const { title, confirmLabel, doing, danger = false, run, onClose, children } = props;
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError>();
@@ -41,7 +43,7 @@ export function ConfirmDialog(props: {
       <p id="confirm-description">{children}</p>
       {error === undefined ? null : <Failure error={error} doing={doing} />}
       <div class="dialog-buttons">
-        <button type="button" class="primary" disabled={busy} onClick={() => void confirm()}>
+        <button type="button" class={danger ? 'danger' : 'primary'} disabled={busy} onClick={() => void confirm()}>
           {confirmLabel}
         </button>
         <button type="button" onClick={() => dialog.current?.close()}>

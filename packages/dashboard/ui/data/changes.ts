@@ -4,9 +4,9 @@ import { useLoad } from './load.js';
 
 /** Changes a page shows. */
 export const CHANGES_PER_PAGE = 50;
-/** With a kind filter, how far back a page looks for its changes (the API looks through 1 000 at least). */
+/** With a filter, how far back a page looks for its changes (the API looks through 1 000 at least). */
 const FILTERED_LOOK_BACK = 1000;
-/** With a kind filter, the most looks a page takes back through the feed for its changes. */
+/** With a filter, the most looks a page takes back through the feed for its changes. */
 const FILTERED_LOOKS = 10;
 /** The largest cursor the API takes: asking after it answers nothing but the project's latest `seq`. */
 const LAST_CURSOR = Number.MAX_SAFE_INTEGER;
@@ -30,21 +30,38 @@ export interface ChangeStretch {
   oldestKept: boolean;
 }
 
-export function useChanges(api: Api, kinds: readonly string[], position: ChangePosition) {
-  const key = 'after' in position ? `after:${position.after}` : `before:${position.before ?? ''}`;
-  return useLoad((signal) => loadChanges(api, kinds, position, signal), [api, kinds.join(','), key]);
+/** Which changes a page shows: of these kinds, by these actors, about this address hash (all when empty). */
+export interface ChangeFilters {
+  kinds: readonly string[];
+  actors: readonly string[];
+  hash?: string | undefined;
+  /** As `hash`, by the address (the message page knows its recipient, not its hash). */
+  email?: string | undefined;
 }
 
-async function loadChanges(api: Api, kinds: readonly string[], position: ChangePosition, signal: AbortSignal): Promise<ChangeStretch> {
+export function useChanges(api: Api, filters: ChangeFilters, position: ChangePosition) {
+  const key = 'after' in position ? `after:${position.after}` : `before:${position.before ?? ''}`;
+  const { kinds, actors, hash } = filters;
+  return useLoad((signal) => loadChanges(api, filters, position, signal), [api, kinds.join(','), actors.join(','), hash, key]);
+}
+
+/** The newest changes about one address (by `hash`, or by `email` where the hash is not known), for its History. */
+export function useAddressHistory(api: Api, about: { hash: string } | { email: string }) {
+  const { hash, email } = { hash: undefined, email: undefined, ...about };
+  return useLoad((signal) => loadChanges(api, { kinds: [], actors: [], hash, email }, { before: undefined }, signal), [api, hash, email]);
+}
+
+async function loadChanges(api: Api, filters: ChangeFilters, position: ChangePosition, signal: AbortSignal): Promise<ChangeStretch> {
+  const { kinds, actors, hash, email } = filters;
   if ('after' in position) {
-    const page = await api.changes({ after: position.after, limit: CHANGES_PER_PAGE, kinds }, signal);
+    const page = await api.changes({ after: position.after, limit: CHANGES_PER_PAGE, kinds, actors, hash, email }, signal);
     return { items: page.items.reverse(), from: position.after, through: page.next_after, latest: page.latest, oldestKept: false };
   }
   const latest = (await api.changes({ after: LAST_CURSOR, limit: 1 }, signal)).latest;
   const end = Math.min(position.before ?? latest + 1, latest + 1);
   // The API reads forward: read the stretch before `end` and keep its newest. Without a filter the
   // stretch is exactly a page; with one, it grows back a look at a time until a page is found.
-  const filtered = kinds.length > 0;
+  const filtered = kinds.length > 0 || actors.length > 0 || hash !== undefined || email !== undefined;
   let back = filtered ? FILTERED_LOOK_BACK : CHANGES_PER_PAGE;
   let items: ChangeView[] = [];
   let from = end - 1;
@@ -52,7 +69,7 @@ async function loadChanges(api: Api, kinds: readonly string[], position: ChangeP
   for (let looks = 0; from > 0 && items.length < CHANGES_PER_PAGE && looks < FILTERED_LOOKS; looks++) {
     const start = Math.max(0, from - back);
     try {
-      const page = await api.changes({ after: start, limit: back, kinds }, signal);
+      const page = await api.changes({ after: start, limit: back, kinds, actors, hash, email }, signal);
       items = [...page.items.filter((change) => change.seq <= from), ...items];
       from = start;
       // Past the changes retention deleted there is nothing more to look for.

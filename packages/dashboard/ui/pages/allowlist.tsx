@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { AllowlistItem } from '@mailwarden/core';
+import { useCan } from '../access.js';
 import { ApiError, type Api } from '../api.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { Empty, Failure, Loading } from '../components/states.js';
@@ -24,6 +25,7 @@ export function AllowlistPage({ api, url }: { api: Api; url: URL }) {
     setNotice(message);
     setVersion((value) => value + 1);
   };
+  const canWrite = useCan('write');
   return (
     <>
       <h1>Allowlist</h1>
@@ -31,9 +33,11 @@ export function AllowlistPage({ api, url }: { api: Api; url: URL }) {
         Bounces and complaints never suppress an address on the allowlist, nor any address of a domain on it: their events are still
         recorded. Seed and test inboxes, or your own domain, belong here. An address can still be added to a suppression list by hand.
       </p>
-      <div class="tools">
-        <AddForm api={api} onAdded={changed} />
-      </div>
+      {canWrite ? (
+        <div class="tools">
+          <AddForm api={api} onAdded={changed} />
+        </div>
+      ) : null}
       <p class="notice" role="status">
         {notice}
       </p>
@@ -88,6 +92,7 @@ function AllowlistEntries({ api, url, version, onRemoved }: { api: Api; url: URL
   const pages = usePages(url, PAGE_SIZE);
   const listing = useAllowlistPage(api, PAGE_SIZE, pages.cursor, version);
   const [removal, remove] = useSubmission<string>();
+  const canWrite = useCan('write');
   if (listing.state === 'loading') return <Loading>Loading the allowlist…</Loading>;
   if (listing.state === 'failed')
     return <ListingFailure error={listing.error} pages={pages} reload={listing.reload} doing="load the allowlist" />;
@@ -104,9 +109,11 @@ function AllowlistEntries({ api, url, version, onRemoved }: { api: Api; url: URL
               <th scope="col">Entry</th>
               <th scope="col">Kind</th>
               <th scope="col">Added</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+              {canWrite ? (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              ) : null}
             </tr>
           </thead>
           <tbody>
@@ -119,25 +126,27 @@ function AllowlistEntries({ api, url, version, onRemoved }: { api: Api; url: URL
                 <td data-label="Added">
                   <time dateTime={item.created_at}>{formatTime(item.created_at)}</time>
                 </td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="quiet"
-                    disabled={removal.state === 'busy'}
-                    onClick={() =>
-                      void remove(async () => {
-                        onRemoved(
-                          (await removed(api, item.entry))
-                            ? `Removed ${item.entry} from the allowlist: events may suppress it again.`
-                            : `${item.entry} was no longer on the allowlist; nothing changed.`,
-                        );
-                        return item.entry;
-                      })
-                    }
-                  >
-                    Remove<span class="visually-hidden"> {item.entry}</span>
-                  </button>
-                </td>
+                {canWrite ? (
+                  <td class="actions">
+                    <button
+                      type="button"
+                      class="quiet"
+                      disabled={removal.state === 'busy'}
+                      onClick={() =>
+                        void remove(async () => {
+                          onRemoved(
+                            (await removed(api, item.entry))
+                              ? `Removed ${item.entry} from the allowlist: events may suppress it again.`
+                              : `${item.entry} was no longer on the allowlist; nothing changed.`,
+                          );
+                          return item.entry;
+                        })
+                      }
+                    >
+                      Remove<span class="visually-hidden"> {item.entry}</span>
+                    </button>
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>

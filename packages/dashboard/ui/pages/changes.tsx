@@ -1,8 +1,10 @@
 import type { ChangeView, Suppression } from '@mailwarden/core';
 import type { ComponentChildren } from 'preact';
+import { actorSubject } from '../actors.js';
 import type { Api } from '../api.js';
+import { SearchField } from '../components/search-field.js';
 import { Empty, Failure, Loading } from '../components/states.js';
-import { useChanges, type ChangePosition, type ChangeStretch } from '../data/changes.js';
+import { useChanges, type ChangeFilters, type ChangePosition, type ChangeStretch } from '../data/changes.js';
 import { docsLinks } from '../docs.js';
 import { formatCount, formatFraction, formatTime } from '../format.js';
 import { eventLabels, reasonLabels, statusLabels } from '../labels.js';
@@ -18,7 +20,17 @@ const families = [
   ['allowlist', 'Allowlist'],
   ['stream', 'Paused streams'],
   ['endpoint', 'Outbound endpoints'],
+  ['address', 'Erasures'],
+  ['key', 'API keys'],
 ] as const;
+
+/** A repeatable filter of the page's address: comma-separated, blanks dropped. */
+function listOf(url: URL, name: string): string[] {
+  return (url.searchParams.get(name) ?? '')
+    .split(',')
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+}
 
 function positionOf(url: URL): ChangePosition {
   const number = (name: string) => {
@@ -31,24 +43,24 @@ function positionOf(url: URL): ChangePosition {
 
 /**
  * The change feed (docs/dashboard.md, "Changes"), newest first: what the store changed, each in a
- * sentence with a link to what it is about. The kind filter (`kind`) and the stretch shown (`before`
- * or `after` a `seq`) are in the address, so a link shows the same changes however many arrive later.
+ * sentence with a link to what it is about, and who did it. The filters (`kind`, `actor`, `hash`) and
+ * the stretch shown (`before` or `after` a `seq`) are in the address, so a link shows the same changes
+ * however many arrive later.
  */
 export function ChangesPage({ api, url }: { api: Api; url: URL }) {
   const kind = url.searchParams.get('kind') ?? '';
-  const kinds = kind
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
+  const actor = url.searchParams.get('actor') ?? '';
+  const hash = url.searchParams.get('hash') || undefined;
+  const filters: ChangeFilters = { kinds: listOf(url, 'kind'), actors: listOf(url, 'actor'), hash };
   const position = positionOf(url);
-  const changes = useChanges(api, kinds, position);
-  const hrefWith = (next: Record<string, string | undefined>) => pageHref('changes', { kind, ...next });
+  const changes = useChanges(api, filters, position);
+  const hrefWith = (next: Record<string, string | undefined>) => pageHref('changes', { kind, actor, hash, ...next });
   return (
     <>
       <h1>Changes</h1>
       <p class="lead">
-        Every change mailwarden made, newest first: suppressions, message statuses, alerts, the allowlist, paused streams and outbound
-        endpoints. The same changes the API’s feed and the outbound webhooks give, in the same words.
+        Every change mailwarden made, newest first, and who made it: suppressions, message statuses, alerts, the allowlist, paused streams,
+        outbound endpoints, erasures and API keys. The same changes the API’s feed and the outbound webhooks give, in the same words.
       </p>
       <form
         class="filters"
@@ -58,7 +70,11 @@ export function ChangesPage({ api, url }: { api: Api; url: URL }) {
       >
         <div class="field">
           <label for="change-kind">Kind</label>
-          <select id="change-kind" value={kind} onChange={(event) => navigate(pageHref('changes', { kind: event.currentTarget.value }))}>
+          <select
+            id="change-kind"
+            value={kind}
+            onChange={(event) => navigate(pageHref('changes', { kind: event.currentTarget.value, actor, hash }))}
+          >
             {families.map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
@@ -67,7 +83,23 @@ export function ChangesPage({ api, url }: { api: Api; url: URL }) {
             {families.some(([value]) => value === kind) ? null : <option value={kind}>{kind}</option>}
           </select>
         </div>
+        <SearchField
+          id="change-actor"
+          label="By"
+          value={actor || undefined}
+          placeholder="Anyone"
+          hint="key:ops, key (every key), webhook:ses, rule, import, unsubscribe, config"
+          onChange={(next) => navigate(pageHref('changes', { kind, actor: next, hash }))}
+        />
       </form>
+      {hash === undefined ? null : (
+        <p class="note">
+          Only the changes about one address (hash <span class="literal">{hash.slice(0, 16)}…</span>).{' '}
+          <a href={pageHref('changes', { kind, actor })} onClick={followLink}>
+            Show changes about every address
+          </a>
+        </p>
+      )}
       {changes.state === 'loading' ? (
         <Loading>Loading the changes…</Loading>
       ) : changes.state === 'failed' ? (
@@ -84,7 +116,7 @@ export function ChangesPage({ api, url }: { api: Api; url: URL }) {
       ) : (
         <ChangeList
           stretch={changes.data}
-          filtered={kinds.length > 0}
+          filtered={filters.kinds.length > 0 || filters.actors.length > 0 || hash !== undefined}
           latestShown={'before' in position && position.before === undefined}
           hrefWith={hrefWith}
         />
@@ -112,16 +144,17 @@ function ChangeList({
   return (
     <>
       {items.length === 0 ? (
-        <Empty>{filtered ? `None of this kind among ${stretchText}.` : `No changes among ${stretchText}.`}</Empty>
+        <Empty>{filtered ? `None that match among ${stretchText}.` : `No changes among ${stretchText}.`}</Empty>
       ) : (
         <div class="table-scroll">
           <table class="changes stacked">
             <caption>
-              {filtered ? 'Changes of this kind' : 'Changes'}, newest first, among {stretchText}
+              {filtered ? 'Changes that match' : 'Changes'}, newest first, among {stretchText}
             </caption>
             <thead>
               <tr>
                 <th scope="col">Change</th>
+                <th scope="col">By</th>
                 <th scope="col">When</th>
                 <th scope="col" class="number">
                   Seq
@@ -134,6 +167,9 @@ function ChangeList({
                   <th scope="row" class="change-sentence">
                     <ChangeSentence change={change} />
                   </th>
+                  <td data-label="By">
+                    <ActorName actor={change.actor} />
+                  </td>
                   <td data-label="When">
                     <time dateTime={change.at}>{formatTime(change.at)}</time>
                   </td>
@@ -157,6 +193,16 @@ function ChangeList({
         <PagerLink href={older}>Older changes</PagerLink>
       </nav>
     </>
+  );
+}
+
+/** Who made a change, in words, with the actor as the API names it (what the By filter takes) on hover. */
+export function ActorName({ actor }: { actor: string | undefined }) {
+  if (actor === undefined) return <span class="none">not recorded</span>;
+  return (
+    <span class="actor" title={actor}>
+      <bdi>{actorSubject(actor)}</bdi>
+    </span>
   );
 }
 
@@ -290,5 +336,37 @@ export function ChangeSentence({ change }: { change: ChangeView }) {
           {change.kind === 'endpoint.paused' ? `paused after failing${change.error === undefined ? '' : `: ${change.error}`}` : 'resumed'}
         </>
       );
+    case 'address.erased': {
+      // The change never carries the address: its placeholder is what the lists show now.
+      const placeholder = change.records[0]?.email;
+      return (
+        <>
+          An address erased
+          {placeholder === undefined ? null : (
+            <>, still blocked as {link(pageHref('suppressions', { email: placeholder }), <bdi class="literal">{placeholder}</bdi>)}</>
+          )}
+          <span class="note">
+            {' '}
+            ({formatCount(change.messages)} {change.messages === 1 ? 'message' : 'messages'} and {formatCount(change.changes)}{' '}
+            {change.changes === 1 ? 'change' : 'changes'} deleted)
+          </span>
+        </>
+      );
+    }
+    case 'key.added':
+    case 'key.updated':
+    case 'key.removed': {
+      const verb = { 'key.added': 'added', 'key.updated': 'changed', 'key.removed': 'removed' }[change.kind];
+      return (
+        <>
+          API key <bdi class="literal">{change.key.name}</bdi> {verb}
+          <span class="note">
+            {' '}
+            (scopes: {change.previous === undefined ? '' : `${change.previous.scopes.join(', ') || 'none'} → `}
+            {change.key.scopes.join(', ') || 'none'})
+          </span>
+        </>
+      );
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { AlertRateView, AlertStatus, EndpointStatus, PausedStreamView } from '@mailwarden/core';
+import { useCan } from '../access.js';
 import type { Api } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { Empty, Failure, Loading } from '../components/states.js';
@@ -145,6 +146,8 @@ function Rate({
 function PausedStreams({ api, version, onResumed }: { api: Api; version: number; onResumed(message: string): void }) {
   const listing = usePausedStreams(api, version);
   const [resuming, setResuming] = useState<PausedStreamView>();
+  // Resuming needs `admin`: without it the column is not there at all.
+  const canResume = useCan('admin');
   return (
     <section class="section" aria-labelledby="paused-title">
       <h2 id="paused-title">Paused streams</h2>
@@ -163,9 +166,11 @@ function PausedStreams({ api, version, onResumed }: { api: Api; version: number;
                 <th scope="col">Stream</th>
                 <th scope="col">Paused</th>
                 <th scope="col">By</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                {canResume ? (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
               </tr>
             </thead>
             <tbody>
@@ -178,11 +183,13 @@ function PausedStreams({ api, version, onResumed }: { api: Api; version: number;
                     <time dateTime={paused.paused_at}>{formatTime(paused.paused_at)}</time>
                   </td>
                   <td data-label="By">{pauseCauseLabels[paused.cause]}</td>
-                  <td class="actions">
-                    <button type="button" class="quiet" onClick={() => setResuming(paused)}>
-                      Resume<span class="visually-hidden"> {paused.stream}</span>
-                    </button>
-                  </td>
+                  {canResume ? (
+                    <td class="actions">
+                      <button type="button" class="quiet" onClick={() => setResuming(paused)}>
+                        Resume<span class="visually-hidden"> {paused.stream}</span>
+                      </button>
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>
@@ -216,6 +223,7 @@ function PausedStreams({ api, version, onResumed }: { api: Api; version: number;
 function OutboundEndpoints({ api, version, onResumed }: { api: Api; version: number; onResumed(message: string): void }) {
   const listing = useOutboundEndpoints(api, version);
   const [resume, submit] = useSubmission<void>();
+  const canResume = useCan('admin');
   return (
     <section class="section" aria-labelledby="endpoints-title">
       <h2 id="endpoints-title">Outbound webhooks</h2>
@@ -241,9 +249,11 @@ function OutboundEndpoints({ api, version, onResumed }: { api: Api; version: num
                 <th scope="col">Last success</th>
                 <th scope="col">Last error</th>
                 <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                {canResume ? (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
               </tr>
             </thead>
             <tbody>
@@ -278,23 +288,25 @@ function OutboundEndpoints({ api, version, onResumed }: { api: Api; version: num
                   <td data-label="Next attempt">
                     <Time value={endpoint.next_attempt_at} none={endpoint.state === 'paused' ? 'When resumed' : '–'} />
                   </td>
-                  <td class="actions">
-                    {endpoint.state === 'paused' ? (
-                      <button
-                        type="button"
-                        class="quiet"
-                        disabled={resume.state === 'busy'}
-                        onClick={() =>
-                          void submit(async () => {
-                            await api.outbound.resume(endpoint.id);
-                            onResumed(`Resumed ${endpoint.id}: it delivers again from its cursor, losing nothing.`);
-                          })
-                        }
-                      >
-                        Resume<span class="visually-hidden"> {endpoint.id}</span>
-                      </button>
-                    ) : null}
-                  </td>
+                  {canResume ? (
+                    <td class="actions">
+                      {endpoint.state === 'paused' ? (
+                        <button
+                          type="button"
+                          class="quiet"
+                          disabled={resume.state === 'busy'}
+                          onClick={() =>
+                            void submit(async () => {
+                              await api.outbound.resume(endpoint.id);
+                              onResumed(`Resumed ${endpoint.id}: it delivers again from its cursor, losing nothing.`);
+                            })
+                          }
+                        >
+                          Resume<span class="visually-hidden"> {endpoint.id}</span>
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>

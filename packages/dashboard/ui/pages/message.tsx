@@ -1,7 +1,9 @@
 import type { MessageDetail, TimelineEntryView } from '@mailwarden/core';
 import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCan } from '../access.js';
 import type { Api } from '../api.js';
+import { AddressHistoryDialog } from '../components/address-history.js';
 import { listPhrase } from '../components/list-name.js';
 import { Expiry } from '../components/expiry.js';
 import { RemoveSuppressionDialog } from '../components/remove-suppression-dialog.js';
@@ -21,6 +23,8 @@ const TIMELINE_CAP = 50;
  */
 export function MessageView({ api, id, back, heading }: { api: Api; id: string; back: string; heading: Ref<HTMLHeadingElement> }) {
   const message = useMessage(api, id);
+  // The recipient's suppression is a check: a key without `check` sees the message alone.
+  const canCheck = useCan('check');
   return (
     <article class="message" aria-labelledby="message-title">
       <p class="back">
@@ -49,7 +53,7 @@ export function MessageView({ api, id, back, heading }: { api: Api; id: string; 
       ) : (
         <>
           <MessageFacts message={message.data} />
-          <RecipientSuppression api={api} email={message.data.recipient} stream={message.data.stream} />
+          {canCheck ? <RecipientSuppression api={api} email={message.data.recipient} stream={message.data.stream} /> : null}
           <Timeline timeline={message.data.timeline} />
         </>
       )}
@@ -129,6 +133,8 @@ function MessageFacts({ message }: { message: MessageDetail }) {
 function RecipientSuppression({ api, email, stream }: { api: Api; email: string; stream: string | undefined }) {
   const check = useSuppressionCheck(api, email, stream);
   const [removing, setRemoving] = useState(false);
+  const [showingHistory, setShowingHistory] = useState(false);
+  const canWrite = useCan('write');
   const [removed, setRemoved] = useState<{ done: boolean; list: string | undefined }>();
   const removal = useRef(false);
   // The button that opened the dialog is gone after a removal: the focus goes to what happened.
@@ -200,28 +206,32 @@ function RecipientSuppression({ api, email, stream }: { api: Api; email: string;
       {showCheck && check.state === 'failed' ? (
         <Failure error={check.error} retry={check.reload} doing="check the suppression list" />
       ) : null}
-      {showCheck && check.state === 'done' && check.data.suppressed ? (
-        <>
+      <div class="panel-buttons">
+        <button type="button" onClick={() => setShowingHistory(true)}>
+          History<span class="visually-hidden"> of the suppressions of {email}</span>
+        </button>
+        {canWrite && showCheck && check.state === 'done' && check.data.suppressed ? (
           <button type="button" onClick={() => setRemoving(true)}>
             {holder === undefined ? 'Remove from the suppression list' : 'Remove from the stream’s list'}
           </button>
-          {removing ? (
-            <RemoveSuppressionDialog
-              email={check.data.email}
-              reason={reasonText(check.data.reason, check.data.source)}
-              stream={holder}
-              remove={async () => {
-                removal.current = await api.suppressions.removeAddress(email, { stream: holder });
-              }}
-              onClose={(done) => {
-                setRemoving(false);
-                if (!done) return;
-                setRemoved({ done: removal.current, list: holder });
-                if (stream !== undefined) check.reload();
-              }}
-            />
-          ) : null}
-        </>
+        ) : null}
+      </div>
+      {showingHistory ? <AddressHistoryDialog api={api} email={email} about={{ email }} onClose={() => setShowingHistory(false)} /> : null}
+      {removing && check.state === 'done' && check.data.suppressed ? (
+        <RemoveSuppressionDialog
+          email={check.data.email}
+          reason={reasonText(check.data.reason, check.data.source)}
+          stream={holder}
+          remove={async () => {
+            removal.current = await api.suppressions.removeAddress(email, { stream: holder });
+          }}
+          onClose={(done) => {
+            setRemoving(false);
+            if (!done) return;
+            setRemoved({ done: removal.current, list: holder });
+            if (stream !== undefined) check.reload();
+          }}
+        />
       ) : null}
     </section>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api.js';
+import type { ApiError, ApiKeyInfo } from '../api.js';
 import { Failure } from '../components/states.js';
 import { asApiError } from '../data/load.js';
 import { verifySession } from '../data/sign-in.js';
@@ -9,7 +9,7 @@ import { writeSession, type Session } from '../session.js';
  * Sign in with a project and an API key. The key is tried on the project's API before anything is
  * shown, so a wrong key, or another project's key, shows the API's refusal and nothing of the project.
  */
-export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefined; onSignedIn(session: Session): void }) {
+export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefined; onSignedIn(session: Session, key: ApiKeyInfo): void }) {
   const [projectId, setProjectId] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -20,9 +20,9 @@ export function SignInPage({ notice, onSignedIn }: { notice: ApiError | undefine
     setBusy(true);
     setError(undefined);
     try {
-      await verifySession(session);
+      const key = await verifySession(session);
       writeSession(session);
-      onSignedIn(session);
+      onSignedIn(session, key);
     } catch (failure) {
       setError(asApiError(failure));
       setBusy(false);

@@ -1,7 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Suppression, SuppressionCheck, SuppressionRuleView } from '@mailwarden/core';
+import { CannotRead, useCan } from '../access.js';
 import type { Api, CauseView } from '../api.js';
+import { AddressHistoryDialog } from '../components/address-history.js';
+import { EraseForm } from '../components/erase-form.js';
 import { Expiry } from '../components/expiry.js';
 import { ListingFailure, Pager, usePages } from '../components/pager.js';
 import { listPhrase, listText } from '../components/list-name.js';
@@ -47,6 +50,8 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
     setNotice(message);
     setVersion((value) => value + 1);
   };
+  // Only what the key may do is shown (docs/dashboard.md, "What a key may do").
+  const [canCheck, canRead, canWrite, canErase] = [useCan('check'), useCan('read'), useCan('write'), useCan('admin')];
   return (
     <>
       <h1>Suppressions</h1>
@@ -54,57 +59,79 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
         Addresses on the project-wide list are held back from all sending; hard bounces and complaints are added to it automatically. Each
         stream (a kind of mail, such as a newsletter) has a list of its own, which holds back that stream’s mail only.
       </p>
-      <div class="tools">
-        <CheckForm api={api} version={version} stream={stream} />
-        <AddForm api={api} stream={stream} onAdded={changed} />
-      </div>
+      {canCheck || canWrite || canErase ? (
+        <div class="tools">
+          {canCheck ? <CheckForm api={api} version={version} stream={stream} /> : null}
+          {canWrite ? <AddForm api={api} stream={stream} onAdded={changed} /> : null}
+          {canErase ? <EraseForm api={api} onErased={changed} /> : null}
+        </div>
+      ) : null}
       <p class="notice" role="status">
         {notice}
       </p>
-      <div class="filters">
-        <SearchField
-          id="suppression-stream"
-          label="Stream"
-          value={stream}
-          placeholder="The project-wide list"
-          hint="A stream’s whole name shows its list"
-          onChange={(next) => filter({ stream: next })}
-        />
-        <SearchField
-          id="suppression-search"
-          label="Search addresses"
-          value={emailPrefix}
-          placeholder="The start of an address"
-          onChange={(email) => filter({ email })}
-        />
-        <div class="field">
-          <label for="suppression-expiry">Expiry</label>
-          <select
-            id="suppression-expiry"
-            value={String(expiring ?? '')}
-            onChange={(event) => {
-              const value = event.currentTarget.value;
-              filter({ expiring: value === 'true' ? true : value === 'false' ? false : undefined });
-            }}
-          >
-            {Object.entries(expiryChoices).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-      </div>
-      <SuppressionList
-        api={api}
-        url={url}
-        stream={stream}
-        emailPrefix={emailPrefix}
-        expiring={expiring}
-        version={version}
-        onRemoved={changed}
-      />
+      {canRead ? (
+        <>
+          <SuppressionFilters stream={stream} emailPrefix={emailPrefix} expiring={expiring} filter={filter} />
+          <SuppressionList
+            api={api}
+            url={url}
+            stream={stream}
+            emailPrefix={emailPrefix}
+            expiring={expiring}
+            version={version}
+            onRemoved={changed}
+          />
+        </>
+      ) : (
+        <CannotRead what="the suppression lists" />
+      )}
     </>
+  );
+}
+
+/** The list shown, and its search and expiry filters. */
+function SuppressionFilters(props: {
+  stream: string | undefined;
+  emailPrefix: string | undefined;
+  expiring: boolean | undefined;
+  filter(next: { stream?: string | undefined; email?: string | undefined; expiring?: boolean | undefined }): void;
+}) {
+  const { stream, emailPrefix, expiring, filter } = props;
+  return (
+    <div class="filters">
+      <SearchField
+        id="suppression-stream"
+        label="Stream"
+        value={stream}
+        placeholder="The project-wide list"
+        hint="A stream’s whole name shows its list"
+        onChange={(next) => filter({ stream: next })}
+      />
+      <SearchField
+        id="suppression-search"
+        label="Search addresses"
+        value={emailPrefix}
+        placeholder="The start of an address"
+        onChange={(email) => filter({ email })}
+      />
+      <div class="field">
+        <label for="suppression-expiry">Expiry</label>
+        <select
+          id="suppression-expiry"
+          value={String(expiring ?? '')}
+          onChange={(event) => {
+            const value = event.currentTarget.value;
+            filter({ expiring: value === 'true' ? true : value === 'false' ? false : undefined });
+          }}
+        >
+          {Object.entries(expiryChoices).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </div>
+    </div>
   );
 }
 
@@ -300,6 +327,8 @@ function SuppressionList(props: {
   const { api, url, stream, emailPrefix, expiring, version, onRemoved } = props;
   const pages = usePages(url, PAGE_SIZE);
   const [removing, setRemoving] = useState<Suppression>();
+  const [showing, setShowing] = useState<Suppression>();
+  const canWrite = useCan('write');
   const listing = useSuppressionPage(api, { stream, emailPrefix, expiring }, PAGE_SIZE, pages.cursor, version);
   if (listing.state === 'loading') return <Loading>Loading suppressions…</Loading>;
   if (listing.state === 'failed')
@@ -372,9 +401,14 @@ function SuppressionList(props: {
                   <Provenance suppression={suppression} />
                 </td>
                 <td class="actions">
-                  <button type="button" class="quiet" onClick={() => setRemoving(suppression)}>
-                    Remove<span class="visually-hidden"> {suppression.email}</span>
+                  <button type="button" class="quiet" onClick={() => setShowing(suppression)}>
+                    History<span class="visually-hidden"> of {suppression.email}</span>
                   </button>
+                  {canWrite ? (
+                    <button type="button" class="quiet" onClick={() => setRemoving(suppression)}>
+                      Remove<span class="visually-hidden"> {suppression.email}</span>
+                    </button>
+                  ) : null}
                 </td>
               </tr>
             ))}
@@ -382,6 +416,9 @@ function SuppressionList(props: {
         </table>
       </div>
       <Pager pages={pages} nextCursor={next_cursor} shown={items.length} label="Pages of suppressions" />
+      {showing === undefined ? null : (
+        <AddressHistoryDialog api={api} email={showing.email} about={{ hash: showing.hash }} onClose={() => setShowing(undefined)} />
+      )}
       {removing === undefined ? null : (
         <RemoveSuppressionDialog
           email={removing.email}
