@@ -205,7 +205,7 @@ test('changes page by stretches of the feed, newer and older, and a link keeps i
   await page.goto(`${dashboardUrl(app, 'changes')}?kind=allowlist`);
   await expect.poll(() => columnTexts(page, 'Change')).toStrictEqual(['seed@example.com added to the allowlist']);
   expect(await page.getByRole('table').locator('caption').textContent()).toBe(
-    'Changes of this kind, newest first, among changes 1–1,222 of 1,222',
+    'Changes that match, newest first, among changes 1–1,222 of 1,222',
   );
   expect(await pager.locator('[aria-disabled="true"]').allTextContents()).toStrictEqual(['Newer changes', 'Older changes']);
   await watched.close();
