@@ -281,10 +281,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       CROSS JOIN LATERAL (SELECT key FROM ${s}.allowlist WHERE project_id = $1 AND key = k.key OFFSET 0) x`,
     eraseAddress: `SELECT ${s}.mailwarden_erase_address($1, $2::text::jsonb)::text`,
     syncApiKeys: `SELECT ${s}.mailwarden_sync_api_keys($1, $2::text::jsonb)::text`,
-    // Every bucket of the call in one upsert, in bucket order (so concurrent calls lock alike); a bucket
-    // named twice counts twice. The window is named by its length ($2) and end ($3): purgeExpired compares the end with now.
+    // Every bucket of the call in one upsert, in bucket order (so concurrent calls lock alike); $1 holds
+    // [bucket, hits] pairs, and a bucket named twice counts both. The window is named by its length ($2)
+    // and end ($3): purgeExpired compares the end with now.
     hitRateLimits: `WITH hits AS (
-        SELECT b.bucket COLLATE "C" AS bucket, count(*)::integer AS n FROM jsonb_array_elements_text($1::text::jsonb) AS b(bucket) GROUP BY 1
+        SELECT (b.hit->>0) COLLATE "C" AS bucket, sum((b.hit->>1)::integer)::integer AS n FROM jsonb_array_elements($1::text::jsonb) AS b(hit) GROUP BY 1
       )
       INSERT INTO ${s}.rate_limits AS r (bucket, window_ms, window_end, count)
       SELECT bucket, $2::bigint, $3::bigint, n FROM hits ORDER BY bucket
@@ -1067,12 +1068,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
-    async hitRateLimits(buckets, windowMs, now) {
+    async hitRateLimits(buckets, windowMs, now, counts) {
       if (buckets.length === 0) return [];
       const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
-      const rows = await attempt(() => query(statements.hitRateLimits, [JSON.stringify(buckets), windowMs, windowEnd]));
-      const counts = new Map(rows.map(([bucket, count]) => [bucket as string, count as number]));
-      return buckets.map((bucket) => counts.get(bucket)!);
+      const hits = JSON.stringify(buckets.map((bucket, i) => [bucket, counts?.[i] ?? 1]));
+      const rows = await attempt(() => query(statements.hitRateLimits, [hits, windowMs, windowEnd]));
+      const totals = new Map(rows.map(([bucket, count]) => [bucket as string, count as number]));
+      return buckets.map((bucket) => totals.get(bucket)!);
     },
 
     async close() {

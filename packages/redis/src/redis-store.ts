@@ -506,10 +506,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       start = `(${resume}`;
     }
   };
-  /** Counts one hit in each key (INCR, then PEXPIRE `ttl`) in one pipeline: the keys share a node. */
-  const countHits = async (keys: readonly string[], ttl: number): Promise<number[]> => {
+  /** Adds `hits[i]` to key i (INCRBY, then PEXPIRE `ttl`) in one pipeline: the keys share a node. */
+  const countHits = async (keys: readonly string[], hits: readonly number[], ttl: number): Promise<number[]> => {
     const pipeline = client.pipeline();
-    for (const key of keys) pipeline.incr(key).pexpire(key, ttl);
+    keys.forEach((key, i) => pipeline.incrby(key, hits[i]!).pexpire(key, ttl));
     const results = (await pipeline.exec().catch(fail)) ?? [];
     return keys.map((_, i) => {
       const [error, count] = results[2 * i] ?? [new Error('Connection is closed.'), 0];
@@ -1260,16 +1260,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return changes;
     },
 
-    async hitRateLimits(buckets, windowMs, now) {
+    async hitRateLimits(buckets, windowMs, now, counts) {
       assertTime(now, 'now');
       if (!(Number.isSafeInteger(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be a positive integer: ${windowMs}`);
       if (buckets.length === 0) return [];
       const window = Math.floor(now / windowMs);
       const ttl = (window + 1) * windowMs - now + RATE_LIMIT_MARGIN_MS;
       const keys = buckets.map((bucket) => rateLimitKeyOf(keyPrefix, bucket, window));
+      const hits = buckets.map((_, i) => counts?.[i] ?? 1);
       // A Cluster spreads the buckets over slots: one pipeline per bucket, in parallel.
-      if (!client.isCluster) return countHits(keys, ttl);
-      return (await Promise.all(keys.map((key) => countHits([key], ttl)))).map(([count]) => count!);
+      if (!client.isCluster) return countHits(keys, hits, ttl);
+      return (await Promise.all(keys.map((key, i) => countHits([key], [hits[i]!], ttl)))).map(([count]) => count!);
     },
 
     async claimWebhookToken(projectId, token, digest, expiresAt) {

@@ -899,12 +899,12 @@ export function createStoreModel(options: { changes?: ChangeFeedOptions } = {}):
       return changes;
     },
 
-    async hitRateLimits(buckets, windowMs, now) {
+    async hitRateLimits(buckets, windowMs, now, counts) {
       const window = Math.floor(now / windowMs);
-      return buckets.map((bucket) => {
+      return buckets.map((bucket, i) => {
         const known = rateCounters.get(bucket);
         const counter = known !== undefined && known.window === window ? known : { window, count: 0 };
-        counter.count += 1;
+        counter.count += counts?.[i] ?? 1;
         rateCounters.set(bucket, counter);
         return counter.count;
       });

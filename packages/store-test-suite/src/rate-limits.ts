@@ -29,6 +29,16 @@ export function describeRateLimitTests(options: StoreConformanceOptions): void {
       expect(await store.hitRateLimits([c!], 10_000, start + 10_000)).toStrictEqual([1]);
     });
 
+    // A limiter sends the hits it gathered locally as one count per bucket (docs/http.md, "Rate limits").
+    test('counts adds each count to its bucket; a bucket without one counts 1', async ({ store }) => {
+      if (store.hitRateLimits === undefined) return;
+      const [a, b] = buckets(2);
+      expect(await store.hitRateLimits([a!, b!], MINUTE, start, [5, 1])).toStrictEqual([5, 1]);
+      expect(await store.hitRateLimits([b!, a!], MINUTE, start + 1, [40, 2])).toStrictEqual([41, 7]);
+      expect(await store.hitRateLimits([a!], MINUTE, start + 2)).toStrictEqual([8]);
+      expect(await store.hitRateLimits([a!], MINUTE, start + MINUTE, [3])).toStrictEqual([3]);
+    });
+
     // Three callers hitting at once, as instances sharing the store do: every count is returned exactly once.
     test('three concurrent callers count exactly: each count of a shared bucket answered once', async ({ store }) => {
       if (store.hitRateLimits === undefined) return;

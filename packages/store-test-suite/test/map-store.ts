@@ -735,12 +735,12 @@ export function createMapStore(options: { changes?: ChangeFeedOptions } = {}): M
       t.keys = new Map([...given].map(([name, key]) => [name, { ...key, scopes: [...key.scopes] }]));
       return changes;
     },
-    async hitRateLimits(buckets, windowMs, now) {
+    async hitRateLimits(buckets, windowMs, now, counts) {
       const window = Math.floor(now / windowMs);
-      return buckets.map((bucket) => {
+      return buckets.map((bucket, i) => {
         const known = rates.get(bucket);
         const counter = known?.window === window ? known : { window, count: 0 };
-        counter.count += 1;
+        counter.count += counts?.[i] ?? 1;
         rates.set(bucket, counter);
         return counter.count;
       });

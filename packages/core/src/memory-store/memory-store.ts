@@ -1118,7 +1118,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return changes;
     },
 
-    async hitRateLimits(buckets, windowMs, now) {
+    async hitRateLimits(buckets, windowMs, now, counts) {
       if (!(Number.isSafeInteger(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be a positive integer: ${windowMs}`);
       const window = Math.floor(now / windowMs);
       const end = (window + 1) * windowMs;
@@ -1128,12 +1128,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         if (budget-- === 0 || count.end > now) break;
         rateCounts.delete(key);
       }
-      return buckets.map((bucket) => {
+      return buckets.map((bucket, index) => {
+        const hits = counts?.[index] ?? 1;
         const key = `${bucket}\u0000${windowMs}\u0000${window}`;
         const count = rateCounts.get(key);
-        if (count !== undefined) return ++count.count;
-        rateCounts.set(key, { count: 1, end });
-        return 1;
+        if (count !== undefined) return (count.count += hits);
+        rateCounts.set(key, { count: hits, end });
+        return hits;
       });
     },
 

@@ -238,7 +238,7 @@ export async function createCheckCache(options: CheckCacheOptions): Promise<Stor
     syncApiKeys: (projectId, keys, now, actor) => store.syncApiKeys(projectId, keys, now, actor),
     ...(store.hitRateLimits === undefined
       ? {}
-      : { hitRateLimits: (buckets, windowMs, now) => store.hitRateLimits!(buckets, windowMs, now) }),
+      : { hitRateLimits: (buckets, windowMs, now, counts) => store.hitRateLimits!(buckets, windowMs, now, counts) }),
     ...(store.subscribeInvalidations === undefined
       ? {}
       : { subscribeInvalidations: (listener) => store.subscribeInvalidations!(listener) }),

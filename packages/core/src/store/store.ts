@@ -341,7 +341,12 @@ export interface Store {
    * (the join's winner keeps its own). With `now`, a stored record expired at `now` counts as absent, and
    * a given record already expired at `now` is not written (`applied`).
    */
-  mergeSuppressions(projectId: string, records: readonly SuppressionRecord[], now?: number, actor?: string): Promise<SuppressionMergeOutcome[]>;
+  mergeSuppressions(
+    projectId: string,
+    records: readonly SuppressionRecord[],
+    now?: number,
+    actor?: string,
+  ): Promise<SuppressionMergeOutcome[]>;
 
   /**
    * Bulk removal from one list (the project-wide one without `stream`, else that stream's): deletes
@@ -513,12 +518,13 @@ export interface Store {
   syncApiKeys(projectId: string, keys: readonly SyncedKey[], now: number, actor: string): Promise<KeyChange[]>;
 
   /**
-   * Optional, for rate limits shared by every instance (docs/http.md, "Rate limits"): counts one request
-   * in each bucket's current window (`Math.floor(now / windowMs)`), atomically per bucket, and returns
-   * each bucket's count in that window after it, in the order given. One round trip. A window's count may
-   * be forgotten once the window has ended. Buckets are the limiter's names, not a project's data.
+   * Optional, for rate limits shared by every instance (docs/http.md, "Rate limits"): adds `counts[i]`
+   * requests (a whole number ≥ 1; 1 when `counts` is absent) to bucket i's current window
+   * (`Math.floor(now / windowMs)`), atomically per bucket, and returns each bucket's count in that window
+   * after it, in the order given. One round trip. A window's count may be forgotten once the window has
+   * ended. Buckets are the limiter's names, not a project's data.
    */
-  hitRateLimits?(buckets: readonly string[], windowMs: number, now: number): Promise<number[]>;
+  hitRateLimits?(buckets: readonly string[], windowMs: number, now: number, counts?: readonly number[]): Promise<number[]>;
 
   /**
    * Optional, for check caches across instances: calls `listener` whenever any instance sharing this
