@@ -1043,9 +1043,9 @@ BEGIN
       SELECT jsonb_build_array(r->0, r->1, r->2, coalesce(
                (SELECT jsonb_agg(jsonb_set(b, '{4}', 'null') ORDER BY n) FROM jsonb_array_elements(r->3) WITH ORDINALITY AS x(b, n)), '[]'))::text
       FROM (SELECT cause_rule::jsonb AS r) x) END
-  WHERE project_id = p_project_id AND hash = v_hash;
+  WHERE project_id = (SELECT p_project_id) AND hash = v_hash;
   SELECT jsonb_agg(to_jsonb(s) - 'project_id' ORDER BY s.stream) INTO v_records
-  FROM "<schema>".suppressions s WHERE s.project_id = p_project_id AND s.hash = v_hash;
+  FROM "<schema>".suppressions s WHERE s.project_id = (SELECT p_project_id) AND s.hash = v_hash;
   PERFORM pg_notify('mailwarden_invalidations', json_build_object(
     'schema', '<schema>', 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
 

@@ -11,6 +11,8 @@
 --   rule's bounces'), the project-wide one without expiry; written when none is live at `now`;
 -- - the feed's changes about it (suppressions and allowlist entries of the hash, status changes of its
 --   messages), then `address.erased`.
+-- The hash's suppressions are read through the primary key whatever the statistics (the project as an
+-- InitPlan, as mailwarden_feed_suppressions reads them).
 -- Tracking-ID rows, stats, alert windows (message keys are digests) stay: counts, not addresses.
 -- Returns {records, messages, changes, seq}: `seq` the erasure's, NULL without a feed.
 
@@ -64,9 +66,9 @@ BEGIN
       SELECT jsonb_build_array(r->0, r->1, r->2, coalesce(
                (SELECT jsonb_agg(jsonb_set(b, '{4}', 'null') ORDER BY n) FROM jsonb_array_elements(r->3) WITH ORDINALITY AS x(b, n)), '[]'))::text
       FROM (SELECT cause_rule::jsonb AS r) x) END
-  WHERE project_id = p_project_id AND hash = v_hash;
+  WHERE project_id = (SELECT p_project_id) AND hash = v_hash;
   SELECT jsonb_agg(to_jsonb(s) - 'project_id' ORDER BY s.stream) INTO v_records
-  FROM {{schema}}.suppressions s WHERE s.project_id = p_project_id AND s.hash = v_hash;
+  FROM {{schema}}.suppressions s WHERE s.project_id = (SELECT p_project_id) AND s.hash = v_hash;
   PERFORM pg_notify('{{INVALIDATION_CHANNEL}}', json_build_object(
     'schema', {{schema_literal}}, 'projectId', p_project_id, 'hashes', json_build_array(v_hash))::text);
 
