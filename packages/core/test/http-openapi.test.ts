@@ -397,12 +397,13 @@ describe('expiry and the allowlist (docs/http.md, "Suppressions that expire", "A
 describe('the feed, alerts, paused streams and outbound endpoints (docs/http.md)', () => {
   const schemaOf = (operation: Operation, status: string) => operation.responses[status]?.content?.['application/json'].schema;
 
-  it('documents the change feed: after, limit and a kind list; 404 without a feed, 410 past retention', () => {
+  it('documents the change feed: after, limit, kind and actor lists, hash or email; 404 without a feed, 410 past retention', () => {
     const doc = document();
     const list = operationOf(doc, { method: 'GET', path: '/projects/{projectId}/changes' });
     expect(schemaOf(list, '200')).toEqual({ $ref: '#/components/schemas/ChangeList' });
-    expect(list.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'after', 'limit', 'kind']);
+    expect(list.parameters?.map((parameter) => parameter.name)).toEqual(['projectId', 'after', 'limit', 'kind', 'actor', 'hash', 'email']);
     expect(list.parameters?.find((parameter) => parameter.name === 'kind')?.description).toMatch(/repeated or comma-separated/);
+    expect(list.parameters?.find((parameter) => parameter.name === 'actor')?.description).toMatch(/repeated or comma-separated/);
     expect(list.parameters?.find((parameter) => parameter.name === 'limit')?.schema).toMatchObject({ minimum: 1, maximum: 1000 });
     expect(list.responses['404']?.description).toContain('`change_feed_not_configured`');
     expect(list.responses['410']?.description).toContain('`change_cursor_expired`');
