@@ -9,6 +9,9 @@ import type { ApiKeyInfo } from './api.js';
  */
 export const KeyContext = createContext<ApiKeyInfo>({ name: '', scopes: [] });
 
+/** Every scope, in the API's order (core's `apiScopes`, which the bundle does not import: core is types only here). */
+export const scopeNames: readonly ApiScope[] = ['check', 'read', 'write', 'admin'];
+
 /** Whether the signed-in key has `scope`. */
 export function useCan(scope: ApiScope): boolean {
   return useContext(KeyContext).scopes.includes(scope);

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { CannotRead, KeyContext } from './access.js';
+import type { ApiScope } from '@mailwarden/core';
+import { CannotRead, KeyContext, scopeNames } from './access.js';
 import { createApi, type ApiError, type ApiKeyInfo } from './api.js';
 import { Failure, Loading } from './components/states.js';
 import { useApiKeyInfo } from './data/sign-in.js';
@@ -32,6 +33,12 @@ const cannotReadWhat: Record<DashboardPage, string> = {
   deliverability: 'the rates, paused streams and outbound endpoints',
   changes: 'the change feed',
 };
+
+/** "scopes: read, write"; a key with all four (as one configured without scopes) says so, keeping the header one row. */
+function scopesLabel(scopes: readonly ApiScope[]): string {
+  if (scopeNames.every((scope) => scopes.includes(scope))) return 'all scopes';
+  return `scopes: ${scopes.length === 0 ? 'none' : scopes.join(', ')}`;
+}
 
 export function App() {
   const [session, setSession] = useState<Session | undefined>(readSession);
@@ -108,15 +115,17 @@ function SignedIn({
           ))}
         </nav>
         <div class="who">
-          <span>
-            Project <strong class="literal">{session.projectId}</strong>
-          </span>
-          {key.state === 'done' ? (
-            <span class="key">
-              Signed in as <strong class="literal">{key.data.name}</strong>
-              <span class="scopes"> · scopes: {key.data.scopes.length === 0 ? 'none' : key.data.scopes.join(', ')}</span>
+          {/* Two short lines beside Sign out, so the header stays one row on a laptop. */}
+          <div class="identity">
+            <span>
+              Project <strong class="literal">{session.projectId}</strong>
             </span>
-          ) : null}
+            {key.state === 'done' ? (
+              <span class="key">
+                Signed in as <strong class="literal">{key.data.name}</strong> · {scopesLabel(key.data.scopes)}
+              </span>
+            ) : null}
+          </div>
           <button type="button" class="quiet" onClick={onSignOut}>
             Sign out
           </button>
