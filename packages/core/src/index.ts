@@ -275,6 +275,8 @@ export {
   checkRateLimits,
   createRateLimiter,
   defaultRateLimits,
+  RATE_SYNC_INTERVAL_MS,
+  rateSyncSize,
   type RateLimitBucket,
   type RateLimitExceeded,
   type RateLimiter,

@@ -1,16 +1,20 @@
 // Rate limits (docs/http.md, "Rate limits"): the limiter with an injected clock, counted in process and
-// by a store's `hitRateLimits`, then through the handler: which bucket a request counts in, the 429.
+// by a store's `hitRateLimits` (a double that answers when told: a request never waits for it), then
+// through the handler: which bucket a request counts in, the 429.
 import { describe, expect, test, vi } from 'vitest';
 import {
   checkRateLimits,
   createHttpHandler,
   createMailwarden,
   createRateLimiter,
+  RATE_SYNC_INTERVAL_MS,
+  rateSyncSize,
   type ApiKeys,
   type HttpRequest,
   type RateLimitBucket,
   type RateLimiter,
   type RateLimitOptions,
+  type Store,
 } from '../src/index.js';
 import { createMemoryStore } from '../src/memory-store/memory-store.js';
 
@@ -25,7 +29,12 @@ function clock(start = T0) {
 
 const silent = { error: () => {} };
 
-const hitOne = async (limiter: RateLimiter, kind: RateLimitBucket, id: string) => (await limiter.hit([[kind, id]]))[0];
+/** One hit's answer, after which the store's answer (if any) lands, as between a process's requests. */
+async function hitOne(limiter: RateLimiter, kind: RateLimitBucket, id: string) {
+  const [exceeded] = limiter.hit([[kind, id]]);
+  await new Promise(setImmediate);
+  return exceeded;
+}
 
 describe.each([
   ['in process (a store without hitRateLimits)', () => ({})],
@@ -67,42 +76,155 @@ test('a bucket with limit 0 is not counted at all', async () => {
   expect(hitRateLimits).not.toHaveBeenCalled();
 });
 
-test('the store counts one bucket per hit, named kind:id, in windows of windowSeconds', async () => {
-  const hitRateLimits = vi.fn(async () => [7]);
-  const limiter = createRateLimiter({ hitRateLimits }, { windowSeconds: 10, webhooks: 6 }, { now: () => T0, logger: silent });
-  expect(await hitOne(limiter, 'webhook', '2001:db8::1')).toStrictEqual({ limit: 6, windowSeconds: 10, retryAfterSeconds: 10 });
-  expect(hitRateLimits).toHaveBeenCalledWith(['webhook:2001:db8::1'], 10_000, T0);
-});
+/** A store double that records each `hitRateLimits` call and answers it only when the test says. */
+function recordingStore() {
+  const calls: { buckets: readonly string[]; windowMs: number; now: number; counts: readonly number[] | undefined }[] = [];
+  const answers: { resolve: (totals: number[]) => void; reject: (error: Error) => void }[] = [];
+  const store: Pick<Store, 'hitRateLimits'> = {
+    hitRateLimits: (buckets, windowMs, now, counts) =>
+      new Promise((resolve, reject) => {
+        calls.push({ buckets, windowMs, now, counts });
+        answers.push({ resolve, reject });
+      }),
+  };
+  /** Answers call `index` with the store's totals, and lets the limiter take them in. */
+  const answer = async (index: number, totals: number[] | Error) => {
+    if (totals instanceof Error) answers[index]!.reject(totals);
+    else answers[index]!.resolve(totals);
+    await new Promise(setImmediate);
+  };
+  return { store, calls, answer };
+}
 
-test("a request's buckets are counted in one store call; one without a limit is not counted", async () => {
-  const hitRateLimits = vi.fn(async (buckets: readonly string[]) => buckets.map(() => 3));
-  const limiter = createRateLimiter({ hitRateLimits }, { perClient: 2, perKey: 5, unsubscribe: 0 }, { now: () => T0, logger: silent });
-  const exceeded = { limit: 2, windowSeconds: 60, retryAfterSeconds: 60 };
-  expect(
-    await limiter.hit([
+/** Whether each of `n` hits of one bucket passed. */
+function hits(limiter: RateLimiter, kind: RateLimitBucket, id: string, n: number): boolean[] {
+  return Array.from({ length: n }, () => limiter.hit([[kind, id]])[0] === undefined);
+}
+
+describe('off the request path, over a shared store', () => {
+  test('a request is answered before the store answers: the store is told in the background', () => {
+    const { store, calls } = recordingStore();
+    const limiter = createRateLimiter(store, { windowSeconds: 10, webhooks: 6 }, { now: () => T0, logger: silent });
+    // The store never answers here, yet every hit is decided: 6 pass, the 7th is over by this instance's own count.
+    expect(hits(limiter, 'webhook', '2001:db8::1', 7)).toStrictEqual([true, true, true, true, true, true, false]);
+    expect(limiter.hit([['webhook', '2001:db8::1']])).toStrictEqual([{ limit: 6, windowSeconds: 10, retryAfterSeconds: 10 }]);
+    // Named kind:id, in windows of windowSeconds: the first hit asked at once, and one call at a time per bucket.
+    expect(calls).toStrictEqual([{ buckets: ['webhook:2001:db8::1'], windowMs: 10_000, now: T0, counts: [1] }]);
+  });
+
+  test(`a bucket's hits are sent at its first hit, then every ${rateSyncSize(500)} when its limit is 500`, async () => {
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 500 }, { now: () => T0, logger: silent });
+    expect(rateSyncSize(500)).toBe(10);
+    hits(limiter, 'client', 'a', 1);
+    await answer(0, [1]);
+    hits(limiter, 'client', 'a', 9);
+    expect(calls).toHaveLength(1);
+    hits(limiter, 'client', 'a', 1);
+    expect(calls.map(({ counts }) => counts)).toStrictEqual([[1], [10]]);
+    // A limit under 50 sends every hit; 0 none (not counted at all).
+    expect([rateSyncSize(1), rateSyncSize(50), rateSyncSize(51), rateSyncSize(6000)]).toStrictEqual([1, 1, 2, 120]);
+  });
+
+  test(`hits waiting ${RATE_SYNC_INTERVAL_MS} ms go with the next request, every due bucket in one call`, async () => {
+    const time = clock();
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 500, perKey: 500 }, { now: time.now, logger: silent });
+    limiter.hit([
       ['client', 'a'],
-      ['unsubscribe', 'a'],
       ['key', 'ops'],
-    ]),
-  ).toStrictEqual([exceeded, undefined, undefined]);
-  expect(hitRateLimits.mock.calls).toStrictEqual([[['client:a', 'key:ops'], 60_000, T0]]);
-});
+    ]);
+    expect(calls[0]?.buckets).toStrictEqual(['client:a', 'key:ops']);
+    await answer(0, [1, 1]);
+    time.set(T0 + 10);
+    limiter.hit([['client', 'a']]);
+    time.set(T0 + 20);
+    limiter.hit([['key', 'ops']]);
+    time.set(T0 + 10 + RATE_SYNC_INTERVAL_MS - 1);
+    limiter.hit([['client', 'a']]);
+    expect(calls).toHaveLength(1);
+    // Another client's first hit, and client:a's oldest unsent hit is due; key:ops's is 10 ms younger.
+    time.set(T0 + 10 + RATE_SYNC_INTERVAL_MS);
+    limiter.hit([['client', 'b']]);
+    expect(calls[1]).toMatchObject({ buckets: ['client:b', 'client:a'], counts: [1, 2], now: T0 + 10 + RATE_SYNC_INTERVAL_MS });
+  });
 
-test('a failing store lets every request through, logged at most once a minute', async () => {
-  const time = clock();
-  const logged: string[] = [];
-  const limiter = createRateLimiter(
-    { hitRateLimits: async () => Promise.reject(new Error('connection refused')) },
-    { perClient: 1 },
-    { now: time.now, logger: { error: (_context, message) => logged.push(message) } },
-  );
-  for (let i = 0; i < 3; i++) expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
-  time.set(T0 + MINUTE - 1);
-  expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
-  expect(logged).toHaveLength(1);
-  time.set(T0 + MINUTE);
-  expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
-  expect(logged).toHaveLength(2);
+  test('one call under way per bucket: hits meanwhile wait for its answer, then go together', async () => {
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 5 }, { now: () => T0, logger: silent });
+    hits(limiter, 'client', 'a', 3);
+    expect(calls.map(({ counts }) => counts)).toStrictEqual([[1]]);
+    await answer(0, [1]);
+    hits(limiter, 'client', 'a', 1);
+    expect(calls.map(({ counts }) => counts)).toStrictEqual([[1], [3]]);
+  });
+
+  test("other instances' hits count once the store's answer shows them", async () => {
+    const { store, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 50 }, { now: () => T0, logger: silent });
+    expect(hits(limiter, 'client', 'a', 1)).toStrictEqual([true]);
+    // The store's count is 48: the other instances counted 47.
+    await answer(0, [48]);
+    expect(hits(limiter, 'client', 'a', 3)).toStrictEqual([true, true, false]);
+  });
+
+  test("once the store's count is over, hits are refused without another call", async () => {
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 50 }, { now: () => T0, logger: silent });
+    hits(limiter, 'client', 'a', 1);
+    await answer(0, [120]);
+    expect(hits(limiter, 'client', 'a', 100)).toStrictEqual(Array.from({ length: 100 }, () => false));
+    expect(calls).toHaveLength(1);
+  });
+
+  test("a new window starts from zero; an ended window's late answer changes nothing", async () => {
+    const time = clock();
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 2 }, { now: time.now, logger: silent });
+    expect(hits(limiter, 'client', 'a', 3)).toStrictEqual([true, true, false]);
+    time.set(T0 + MINUTE);
+    expect(hits(limiter, 'client', 'a', 1)).toStrictEqual([true]);
+    expect(calls.map(({ now, counts }) => [now, counts])).toStrictEqual([
+      [T0, [1]],
+      [T0 + MINUTE, [1]],
+    ]);
+    await answer(0, [3]);
+    expect(hits(limiter, 'client', 'a', 2)).toStrictEqual([true, false]);
+  });
+
+  test('a failing store lets requests through, its hits dropped, logged at most once a minute', async () => {
+    const time = clock();
+    const logged: string[] = [];
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(
+      store,
+      { perClient: 1 },
+      { now: time.now, logger: { error: (_context, message) => logged.push(message) } },
+    );
+    for (let i = 0; i < 3; i++) {
+      expect(hits(limiter, 'client', 'a', 1)).toStrictEqual([true]);
+      await answer(i, new Error('connection refused'));
+    }
+    expect(calls.map(({ counts }) => counts)).toStrictEqual([[1], [1], [1]]);
+    expect(logged).toHaveLength(1);
+    time.set(T0 + MINUTE);
+    hits(limiter, 'client', 'a', 1);
+    await answer(3, new Error('connection refused'));
+    expect(logged).toHaveLength(2);
+  });
+
+  test('a store that throws at once is a failing store too', async () => {
+    const limiter = createRateLimiter(
+      {
+        hitRateLimits: () => {
+          throw new Error('not connected');
+        },
+      },
+      { perClient: 1 },
+      { now: () => T0, logger: silent },
+    );
+    for (let i = 0; i < 2; i++) expect(await hitOne(limiter, 'client', 'a')).toBeUndefined();
+  });
 });
 
 test.each([

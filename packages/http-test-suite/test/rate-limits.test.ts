@@ -10,9 +10,9 @@ describe.each(Object.entries(bindings))('%s', (_name, start) => {
     const memory = createMemoryStore();
     const store: Store = {
       ...memory,
-      hitRateLimits: (buckets, windowMs, now) => {
+      hitRateLimits: (buckets, windowMs, now, counts) => {
         counted.push(...buckets);
-        return memory.hitRateLimits(buckets, windowMs, now);
+        return memory.hitRateLimits(buckets, windowMs, now, counts);
       },
     };
     const server = await start({

@@ -1,11 +1,14 @@
 // Rate limits across instances (issue 27, "Proven"): three services share one Redis or PostgreSQL store;
 // one client spreads its requests over the three and gets about its limit of 200s in all, the rest 429,
 // never a 5xx, while another client is still served. Windows are fixed and real time runs, so a burst
-// may straddle a window's end: at most twice the limit then.
+// may straddle a window's end: twice the limit then. Each instance answers from its own view and sends
+// its hits in the background (docs/decisions.md, "Rate limits off the request path"), so it may also pass
+// the hits the others have not sent yet: a sync's worth each (`rateSyncSize`, 1 for this limit).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rateSyncSize } from '@mailwarden/core';
 import { describe, expect, inject, test } from 'vitest';
 import { loadConfig, type ServerConfig } from '../src/config.js';
 import { startService, type Service } from '../src/service.js';
@@ -80,7 +83,7 @@ describe('rate limits across instances sharing a store', () => {
       expect(statuses.filter((status) => status !== 200 && status !== 429)).toStrictEqual([]);
       const served = statuses.filter((status) => status === 200).length;
       expect(served).toBeGreaterThanOrEqual(LIMIT);
-      expect(served).toBeLessThanOrEqual(2 * LIMIT);
+      expect(served).toBeLessThanOrEqual(2 * LIMIT + INSTANCES * rateSyncSize(LIMIT));
       // Another client is served by every instance meanwhile.
       for (const service of services) expect((await check(service, '203.0.113.7')).status).toBe(200);
     } finally {

@@ -116,15 +116,15 @@ export function createHttpHandler(mailwarden: Mailwarden, options: HttpHandlerOp
     let limited: RateLimitExceeded | undefined;
     if (limiter === undefined) key = await presented;
     else {
-      // One count for the request's buckets (docs/http.md, "Rate limits"), answered in order: the
-      // address's limit before the key's refusal (a flood of bad keys gets 429s), the key's after its scope.
+      // The request's buckets counted together (docs/http.md, "Rate limits"), answered at once, in order:
+      // the address's limit before the key's refusal (a flood of bad keys gets 429s), the key's after its scope.
       let refused: { error: unknown } | undefined;
       try {
         key = await presented;
       } catch (error) {
         refused = { error };
       }
-      const [byAddress, byKey] = await limiter.hit([
+      const [byAddress, byKey] = limiter.hit([
         [rateLimitBucketOf(route), request.remoteAddress ?? 'unknown'],
         ...(key === undefined ? [] : [['key', key.name] as const]),
       ]);

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { MailwardenError } from '../errors.js';
 import type { MailwardenLogger } from '../services/hooks.js';
 import type { Store } from '../store/store.js';
@@ -46,23 +47,50 @@ export interface RateLimitExceeded {
 
 export interface RateLimiter {
   /**
-   * Counts one request in each bucket `kind:id` (one store round trip for all); answers, per bucket in
-   * order, what is exceeded when it is over its limit. A bucket without a limit is not counted; a store
-   * that fails lets the request through.
+   * Counts one request in each bucket `kind:id` and answers at once, per bucket in order, what is
+   * exceeded when it is over its limit: the count is this instance's view (the store's count at its last
+   * sync plus the hits not yet sent), and the store is told in the background. A bucket without a limit
+   * is not counted; a store that fails lets the requests through.
    */
-  hit(buckets: readonly (readonly [kind: RateLimitBucket, id: string])[]): Promise<(RateLimitExceeded | undefined)[]>;
+  hit(buckets: readonly (readonly [kind: RateLimitBucket, id: string])[]): (RateLimitExceeded | undefined)[];
 }
 
 /** How often, at most, a failing store's count is logged: a limiter that fails open must not flood the log either. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 
+/** How long, at most, a bucket's hits wait in an instance before they are sent to the store (checked on requests). */
+export const RATE_SYNC_INTERVAL_MS = 250;
+
+/** A bucket's hits are sent once this many wait: a 50th of its limit, so instances lag each other by little. */
+export const rateSyncSize = (limit: number): number => Math.max(1, Math.ceil(limit / 50));
+
+/** Buckets an instance keeps a count of at most; the least recently hit go first (the next hit asks the store again). */
+const MAX_BUCKETS = 100_000;
+
+/** One bucket's count in one window as this instance sees it (docs/decisions.md, "Rate limits off the request path"). */
+interface WindowCount {
+  readonly bucket: string;
+  readonly window: number;
+  /** The store's count at the last sync's answer. */
+  known: number;
+  /** This instance's hits not yet sent. */
+  pending: number;
+  /** The hits of the sync under way; 0 when none is (one at a time per bucket). */
+  sending: number;
+  /** When the oldest pending hit was counted. */
+  pendingSince: number;
+}
+
 /**
  * Fixed-window limits counted by `store.hitRateLimits` (shared by every instance on the store), or, for a
- * store without it, in this process with the same windows. Throws `RangeError` for a bad option.
+ * store without it, in this process by the same code over a local counter. A request never waits for the
+ * store: each instance answers from its own view and sends its hits in the background, a bucket's at
+ * its first hit in a window, then every `rateSyncSize(limit)` hits or `RATE_SYNC_INTERVAL_MS`, all due
+ * buckets in one call. Throws `RangeError` for a bad option.
  *
  * @example
  * const limiter = createRateLimiter(mailwarden.store, { perClient: 600 }, { now: Date.now, logger });
- * const [exceeded] = await limiter.hit([['client', request.remoteAddress ?? 'unknown']]);
+ * const [exceeded] = limiter.hit([['client', request.remoteAddress ?? 'unknown']]);
  */
 export function createRateLimiter(
   store: Pick<Store, 'hitRateLimits'>,
@@ -72,37 +100,91 @@ export function createRateLimiter(
   const limits = checkRateLimits(options);
   const windowMs = limits.windowSeconds * 1000;
   const count = store.hitRateLimits === undefined ? createLocalCounter() : store.hitRateLimits.bind(store);
+  const counts = new LRUCache<string, WindowCount>({ max: MAX_BUCKETS });
+  // Counts with hits not yet sent, in the order their oldest hit came: the front is the longest waiting.
+  const unsent = new Set<WindowCount>();
   let loggedAt = -Infinity;
+
+  const failed = (error: unknown): void => {
+    // Fail open (docs/decisions.md): the hits are dropped, so a store outage does not refuse what the check cache can answer.
+    const now = context.now();
+    if (now - loggedAt < FAILURE_LOG_INTERVAL_MS) return;
+    loggedAt = now;
+    context.logger.error({ err: error }, 'mailwarden: counting a rate limit failed; requests pass unlimited meanwhile');
+  };
+
+  const sync = (due: WindowCount[], now: number): void => {
+    for (const windowCount of due) {
+      windowCount.sending = windowCount.pending;
+      windowCount.pending = 0;
+      unsent.delete(windowCount);
+    }
+    let counted: Promise<number[]>;
+    try {
+      counted = count(
+        due.map(({ bucket }) => bucket),
+        windowMs,
+        now,
+        due.map(({ sending }) => sending),
+      );
+    } catch (error) {
+      counted = Promise.reject(error);
+    }
+    counted.then(
+      (totals) => {
+        due.forEach((windowCount, i) => {
+          windowCount.known = totals[i] ?? windowCount.known + windowCount.sending;
+          windowCount.sending = 0;
+        });
+      },
+      (error: unknown) => {
+        for (const windowCount of due) windowCount.sending = 0;
+        failed(error);
+      },
+    );
+  };
+
   return {
-    async hit(buckets) {
-      const limited = buckets.filter(([kind]) => limits[limitOf[kind]] > 0);
-      if (limited.length === 0) return buckets.map(() => undefined);
+    hit(buckets) {
       const now = context.now();
-      let counts: number[];
-      try {
-        counts = await count(
-          limited.map(([kind, id]) => `${kind}:${id}`),
-          windowMs,
-          now,
-        );
-      } catch (error) {
-        // Fail open (docs/decisions.md): a store outage must not also refuse what the check cache can answer.
-        if (now - loggedAt >= FAILURE_LOG_INTERVAL_MS) {
-          loggedAt = now;
-          context.logger.error({ err: error }, 'mailwarden: counting a rate limit failed; requests pass unlimited meanwhile');
-        }
-        return buckets.map(() => undefined);
-      }
-      const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
-      const retryAfterSeconds = Math.max(1, Math.ceil((windowEnd - now) / 1000));
-      let counted = 0;
-      return buckets.map(([kind]) => {
+      const window = Math.floor(now / windowMs);
+      const due = new Set<WindowCount>();
+      const answers = buckets.map(([kind, id]): RateLimitExceeded | undefined => {
         const limit = limits[limitOf[kind]];
         if (limit === 0) return undefined;
-        return (counts[counted++] ?? 0) <= limit ? undefined : { limit, windowSeconds: limits.windowSeconds, retryAfterSeconds };
+        const bucket = `${kind}:${id}`;
+        let windowCount = counts.get(bucket);
+        if (windowCount === undefined || windowCount.window !== window) {
+          windowCount = { bucket, window, known: 0, pending: 0, sending: 0, pendingSince: now };
+          counts.set(bucket, windowCount);
+          // The first hit in a window asks the store at once: other instances' hits show by the next.
+          due.add(windowCount);
+        }
+        // Over by the store's own count: refused to the window's end, so more hits would change no answer.
+        if (windowCount.known >= limit) return exceeded(limit, now);
+        if (windowCount.pending === 0) {
+          windowCount.pendingSince = now;
+          unsent.add(windowCount);
+        }
+        windowCount.pending += 1;
+        if (windowCount.pending >= rateSyncSize(limit)) due.add(windowCount);
+        return windowCount.known + windowCount.sending + windowCount.pending > limit ? exceeded(limit, now) : undefined;
       });
+      for (const windowCount of unsent) {
+        if (windowCount.window !== window) unsent.delete(windowCount);
+        else if (now - windowCount.pendingSince < RATE_SYNC_INTERVAL_MS) break;
+        else due.add(windowCount);
+      }
+      const ready = [...due].filter(({ sending, pending }) => sending === 0 && pending > 0);
+      if (ready.length > 0) sync(ready, now);
+      return answers;
     },
   };
+
+  function exceeded(limit: number, now: number): RateLimitExceeded {
+    const windowEnd = (Math.floor(now / windowMs) + 1) * windowMs;
+    return { limit, windowSeconds: limits.windowSeconds, retryAfterSeconds: Math.max(1, Math.ceil((windowEnd - now) / 1000)) };
+  }
 }
 
 /** The `rate_limited` error of an exceeded limit, with the details docs/errors.md promises. */
@@ -135,16 +217,16 @@ export function checkRateLimits(options: RateLimitOptions): Required<RateLimitOp
  */
 function createLocalCounter(): NonNullable<Store['hitRateLimits']> {
   let currentWindow = Number.NaN;
-  const counts = new Map<string, number>();
-  return async (buckets, windowMs, now) => {
+  const totals = new Map<string, number>();
+  return async (buckets, windowMs, now, counts) => {
     const window = Math.floor(now / windowMs);
     if (window !== currentWindow) {
       currentWindow = window;
-      counts.clear();
+      totals.clear();
     }
-    return buckets.map((bucket) => {
-      const counted = (counts.get(bucket) ?? 0) + 1;
-      counts.set(bucket, counted);
+    return buckets.map((bucket, i) => {
+      const counted = (totals.get(bucket) ?? 0) + (counts?.[i] ?? 1);
+      totals.set(bucket, counted);
       return counted;
     });
   };
