@@ -1,6 +1,7 @@
 // Screenshots of every dashboard page for docs/dashboard.md, taken from the demo data as a new user
 // sees it, on a laptop (1280×900) and a phone (390×844, `*-phone.png`): `npm run screenshots` (needs
 // Debian's chromium, or CHROMIUM_PATH).
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
 import { changeFeedOf, loadConfig } from '../packages/server/src/config.js';
@@ -11,7 +12,26 @@ import { openStore } from '../packages/server/src/store.js';
 const output = new URL('../docs/dashboard/', import.meta.url);
 mkdirSync(output, { recursive: true });
 
-const { config, apiKey } = withDemoProject(loadConfig({ env: { PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn' } }));
+const demo = withDemoProject(loadConfig({ env: { PORT: '0', MAILWARDEN_LOG_LEVEL: 'warn' } }));
+// Named keys beside the demo's, so the header reads as an operator's would: `ops` may do everything,
+// `support` only read (docs/dashboard.md, "What a key may do").
+const apiKey = `mw_ops_${randomBytes(16).toString('hex')}`;
+const supportKey = `mw_support_${randomBytes(16).toString('hex')}`;
+const demoProject = demo.config.projects[DEMO_PROJECT]!;
+const config = {
+  ...demo.config,
+  projects: {
+    ...demo.config.projects,
+    [DEMO_PROJECT]: {
+      ...demoProject,
+      apiKeys: [
+        ...(demoProject.apiKeys ?? []),
+        { name: 'ops', key: apiKey, scopes: ['check', 'read', 'write', 'admin'] as const },
+        { name: 'support', key: supportKey, scopes: ['read'] as const },
+      ],
+    },
+  },
+};
 // The demo's alerts turn the change feed on, as `mailwarden serve --demo` does.
 const opened = await openStore({}, { changes: changeFeedOf(config) });
 const service = await startService(config, opened);
@@ -136,7 +156,7 @@ try {
   await page.getByRole('table').waitFor();
   await shoot('changes');
   await page.getByLabel('Kind').selectOption('alert');
-  await page.getByRole('table', { name: /^Changes of this kind/ }).waitFor();
+  await page.getByRole('table', { name: /^Changes that match/ }).waitFor();
   await shoot('changes-alerts');
 
   // One stream's list, and a check for mail of that stream saying which list holds the address.
@@ -146,6 +166,34 @@ try {
   await page.getByRole('button', { name: 'Check' }).click();
   await page.getByText('is suppressed for stream').waitFor();
   await shoot('suppressions-stream');
+
+  // Erasure: the confirmation names what goes and what stays; then what remains.
+  await page.goto(`${service.url}/dashboard/suppressions`);
+  await page.getByRole('table').waitFor();
+  await page.getByLabel('Email to erase').fill('do-not-mail@example.net');
+  await page.getByRole('button', { name: 'Erase…' }).click();
+  await page.getByRole('dialog').waitFor();
+  await shoot('suppressions-erase');
+  await page.getByRole('dialog').getByRole('button', { name: 'Erase', exact: true }).click();
+  await page.getByText('Erased. The address is kept as').waitFor();
+  await shoot('suppressions-erased');
+
+  // The feed by who made each change: the keys' changes only.
+  await page.goto(`${service.url}/dashboard/changes?actor=key`);
+  await page.getByRole('table').waitFor();
+  await shoot('changes-actor');
+
+  // A read-only key: the same page without a control that changes anything, nor the check.
+  const support = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  await support.goto(`${service.url}/dashboard/`);
+  await support.getByLabel('Project').fill(DEMO_PROJECT);
+  await support.getByLabel('API key').fill(supportKey);
+  await support.getByRole('button', { name: 'Sign in' }).click();
+  await support.getByRole('table').waitFor();
+  await support.goto(`${service.url}/dashboard/suppressions`);
+  await support.getByRole('table').waitFor();
+  await shoot('suppressions-read-only', support);
+  await support.close();
 
   // The same pages on a phone: listings as stacked rows, nothing wider than the screen.
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
@@ -208,6 +256,25 @@ try {
   await phone.goto(`${service.url}/dashboard/changes`);
   await phone.getByRole('table').waitFor();
   await shoot('changes-phone', phone);
+
+  // Last, as it changes bounced@example.com, which the pages above show as the bounce suppressed it: a
+  // history where the provider's bounce added it, then the ops key removed it and added it back by hand.
+  await page.goto(`${service.url}/dashboard/suppressions?email=bounced%40`);
+  await page.getByRole('button', { name: 'Remove bounced@example.com' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+  await page.getByText('Removed bounced@example.com').waitFor();
+  await page.getByLabel('Email to suppress').fill('bounced@example.com');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByText('Added bounced@example.com').waitFor();
+  await page.getByRole('button', { name: 'History of bounced@example.com' }).click();
+  await page.getByRole('dialog').locator('.history-entries').waitFor();
+  await shoot('suppressions-history');
+  await page.keyboard.press('Escape');
+
+  await phone.goto(`${service.url}/dashboard/suppressions?email=bounced%40`);
+  await phone.getByRole('button', { name: 'History of bounced@example.com' }).click();
+  await phone.getByRole('dialog').locator('.history-entries').waitFor();
+  await shoot('suppressions-history-phone', phone);
 } finally {
   await browser.close();
   await service.close();

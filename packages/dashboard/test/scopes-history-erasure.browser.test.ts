@@ -127,7 +127,7 @@ test('a write key adds and removes; the history names who did it; the Changes pa
   await page.reload();
 
   const history = page.getByRole('dialog', { name: 'History of someone@example.com' });
-  const entries = () => history.locator('.history-entries li > span').allTextContents();
+  const entries = () => history.locator('.history-sentence').allTextContents();
   await page.getByRole('button', { name: 'History of someone@example.com' }).click();
   await expect
     .poll(entries)
@@ -139,7 +139,7 @@ test('a write key adds and removes; the history names who did it; the Changes pa
   await history.getByRole('button', { name: 'Close' }).click();
   await page.getByRole('button', { name: 'History of angry@example.com' }).click();
   await expect
-    .poll(() => page.getByRole('dialog').locator('.history-entries li > span').allTextContents())
+    .poll(() => page.getByRole('dialog').locator('.history-sentence').allTextContents())
     .toStrictEqual(['SendGrid complaint event added it to the project-wide list (Complaint)']);
   await page.keyboard.press('Escape');
 
@@ -156,6 +156,7 @@ test('a write key adds and removes; the history names who did it; the Changes pa
   // The admin key erases through the form, after a confirmation naming what goes and what stays.
   await page.getByRole('button', { name: 'Sign out' }).click();
   await signIn(page, app, { key: keys.admin });
+  expect(await page.locator('.who .key').textContent()).toBe('Signed in as dpo · all scopes');
   await nav(page, 'Suppressions');
   await page.getByLabel('Email to erase').fill('angry@example.com');
   await page.getByRole('button', { name: 'Erase…' }).click();
@@ -180,7 +181,7 @@ test('a write key adds and removes; the history names who did it; the Changes pa
   // Its history now is the erasure alone, by the admin key.
   await page.getByRole('button', { name: `History of ${placeholder}` }).click();
   await expect
-    .poll(() => page.getByRole('dialog').locator('.history-entries li > span').allTextContents())
+    .poll(() => page.getByRole('dialog').locator('.history-sentence').allTextContents())
     .toStrictEqual(['Key dpo erased the address (1 message and 3 changes deleted)']);
   await watched.close();
 });

@@ -52,7 +52,7 @@ export function AddressHistoryDialog(props: { api: Api; email: string; about: { 
           {history.data.items.map((change) => (
             <li key={change.seq}>
               <time dateTime={change.at}>{formatTime(change.at)}</time>
-              <span>
+              <span class="history-sentence">
                 <HistorySentence change={change} />
               </span>
             </li>
