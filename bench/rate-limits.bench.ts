@@ -1,6 +1,8 @@
 // Rate limits (issue 27): what they add to a single check through the core handler, on each store. The
-// same check with `rateLimits` on (limits never reached) and off, sampled in turn; with the store's
-// `hitRateLimits`, on costs one more round trip a request (the client's and the key's buckets in one call).
+// same check with `rateLimits` on (limits never reached) and off, sampled in turn. A request never waits
+// for the store's `hitRateLimits`: the limiter sends its hits in the background, here every 250 ms (a limit
+// this high is never a 50th full), so on costs the limiter's own bookkeeping (docs/decisions.md, "Rate
+// limits off the request path").
 import { randomUUID } from 'node:crypto';
 import { createHttpHandler, createMailwarden, type HttpRequest, type Store } from '@mailwarden/core';
 import { createPostgresStore, migrate } from '@mailwarden/postgres';
