@@ -145,6 +145,12 @@ describe('createCheckCache', () => {
     expect(observed.listeners.size).toBe(0);
   });
 
+  it("passes a rate limiter's counts on to the store", async () => {
+    const cache = await createCheckCache({ store: createMemoryStore() });
+    expect(await cache.hitRateLimits!(['client:a', 'key:ops'], 60_000, 0, [5, 2])).toStrictEqual([5, 2]);
+    expect(await cache.hitRateLimits!(['client:a'], 60_000, 1)).toStrictEqual([6]);
+  });
+
   describe('with streams', () => {
     const inStream = (email: string, stream: string, createdAt = 1_000) => ({ ...record(email, createdAt), stream });
 
