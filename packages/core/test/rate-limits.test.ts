@@ -159,6 +159,30 @@ describe('off the request path, over a shared store', () => {
     expect(calls.map(({ counts }) => counts)).toStrictEqual([[1], [3]]);
   });
 
+  test('hits that came during a slow call wait from its answer on; other buckets go meanwhile', async () => {
+    const time = clock();
+    const { store, calls, answer } = recordingStore();
+    const limiter = createRateLimiter(store, { perClient: 500 }, { now: time.now, logger: silent });
+    limiter.hit([['client', 'a']]);
+    time.set(T0 + 10);
+    hits(limiter, 'client', 'a', 2);
+    time.set(T0 + 300);
+    limiter.hit([['client', 'b']]);
+    expect(calls.map(({ buckets }) => buckets)).toStrictEqual([['client:a'], ['client:b']]);
+    await answer(0, [1]);
+    time.set(T0 + 300 + RATE_SYNC_INTERVAL_MS - 1);
+    limiter.hit([['client', 'c']]);
+    time.set(T0 + 300 + RATE_SYNC_INTERVAL_MS);
+    limiter.hit([['client', 'd']]);
+    expect(calls.slice(2).map(({ buckets, counts }) => [buckets, counts])).toStrictEqual([
+      [['client:c'], [1]],
+      [
+        ['client:d', 'client:a'],
+        [1, 2],
+      ],
+    ]);
+  });
+
   test("other instances' hits count once the store's answer shows them", async () => {
     const { store, answer } = recordingStore();
     const limiter = createRateLimiter(store, { perClient: 50 }, { now: () => T0, logger: silent });

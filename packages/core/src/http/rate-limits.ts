@@ -101,7 +101,7 @@ export function createRateLimiter(
   const windowMs = limits.windowSeconds * 1000;
   const count = store.hitRateLimits === undefined ? createLocalCounter() : store.hitRateLimits.bind(store);
   const counts = new LRUCache<string, WindowCount>({ max: MAX_BUCKETS });
-  // Counts with hits not yet sent, in the order their oldest hit came: the front is the longest waiting.
+  // Counts with hits not yet sent and no call under way, in the order their wait began: the front waited longest.
   const unsent = new Set<WindowCount>();
   let loggedAt = -Infinity;
 
@@ -134,14 +134,25 @@ export function createRateLimiter(
       (totals) => {
         due.forEach((windowCount, i) => {
           windowCount.known = totals[i] ?? windowCount.known + windowCount.sending;
-          windowCount.sending = 0;
         });
+        answered(due);
       },
       (error: unknown) => {
-        for (const windowCount of due) windowCount.sending = 0;
+        answered(due);
         failed(error);
       },
     );
+  };
+
+  /** Hits that came while a call was under way wait their turn from its answer on. */
+  const answered = (due: WindowCount[]): void => {
+    const now = context.now();
+    for (const windowCount of due) {
+      windowCount.sending = 0;
+      if (windowCount.pending === 0) continue;
+      windowCount.pendingSince = now;
+      unsent.add(windowCount);
+    }
   };
 
   return {
@@ -162,7 +173,8 @@ export function createRateLimiter(
         }
         // Over by the store's own count: refused to the window's end, so more hits would change no answer.
         if (windowCount.known >= limit) return exceeded(limit, now);
-        if (windowCount.pending === 0) {
+        // A count with a call under way waits for its answer (see answered), so the scan below skips none.
+        if (windowCount.pending === 0 && windowCount.sending === 0) {
           windowCount.pendingSince = now;
           unsent.add(windowCount);
         }
