@@ -100,7 +100,7 @@ export function createRateLimiter(
   const limits = checkRateLimits(options);
   const windowMs = limits.windowSeconds * 1000;
   const count = store.hitRateLimits === undefined ? createLocalCounter() : store.hitRateLimits.bind(store);
-  const counts = new LRUCache<string, WindowCount>({ max: MAX_BUCKETS });
+  const windowCounts = new LRUCache<string, WindowCount>({ max: MAX_BUCKETS });
   // Counts with hits not yet sent and no call under way, in the order their wait began: the front waited longest.
   const unsent = new Set<WindowCount>();
   let loggedAt = -Infinity;
@@ -164,10 +164,10 @@ export function createRateLimiter(
         const limit = limits[limitOf[kind]];
         if (limit === 0) return undefined;
         const bucket = `${kind}:${id}`;
-        let windowCount = counts.get(bucket);
+        let windowCount = windowCounts.get(bucket);
         if (windowCount === undefined || windowCount.window !== window) {
           windowCount = { bucket, window, known: 0, pending: 0, sending: 0, pendingSince: now };
-          counts.set(bucket, windowCount);
+          windowCounts.set(bucket, windowCount);
           // The first hit in a window asks the store at once: other instances' hits show by the next.
           due.add(windowCount);
         }
