@@ -13,7 +13,7 @@ const plural = (count: number, one: string, many: string) => `${formatCount(coun
  * forgotten. Asks for the address, then confirms what goes and what stays (docs/decisions.md,
  * "Erasure"), then shows what remains: the placeholder its suppressions show and the counts deleted.
  */
-export function EraseForm({ api, onErased }: { api: Api; onErased(message: string): void }) {
+export function EraseForm({ api, onErased }: { api: Api; onErased(): void }) {
   const [email, setEmail] = useState('');
   const [confirming, setConfirming] = useState<string>();
   const [outcome, submit] = useSubmission<Erasure>();
@@ -65,7 +65,8 @@ export function EraseForm({ api, onErased }: { api: Api; onErased(message: strin
             // The dialog shows a failure itself; the form keeps only what was done.
             await submit(async () => erasure);
             setEmail('');
-            onErased(`Erased ${confirming}: it is now listed as ${erasure.email}, still suppressed.`);
+            // The form's own result says what was done; the page only lists again (the address is not repeated).
+            onErased();
           }}
           onClose={() => setConfirming(undefined)}
         >

@@ -63,7 +63,7 @@ export function SuppressionsPage({ api, url }: { api: Api; url: URL }) {
         <div class="tools">
           {canCheck ? <CheckForm api={api} version={version} stream={stream} /> : null}
           {canWrite ? <AddForm api={api} stream={stream} onAdded={changed} /> : null}
-          {canErase ? <EraseForm api={api} onErased={changed} /> : null}
+          {canErase ? <EraseForm api={api} onErased={() => changed('')} /> : null}
         </div>
       ) : null}
       <p class="notice" role="status">
