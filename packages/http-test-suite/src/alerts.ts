@@ -63,9 +63,17 @@ export function describeAlertTests(open: OpenApp): void {
           project: acme,
           kind: 'alert.bounce_rate',
           at: iso(CLOCK_START),
+          actor: 'rule:alerts',
           alert: { tracking_id: null, firing: true, messages: 4, count: 1, rate: 0.25, threshold: 0.25 },
         },
-        { project: acme, kind: 'stream.paused', at: iso(CLOCK_START), stream: 'marketing', cause: 'alert.bounce_rate' },
+        {
+          project: acme,
+          kind: 'stream.paused',
+          at: iso(CLOCK_START),
+          actor: 'rule:alerts',
+          stream: 'marketing',
+          cause: 'alert.bounce_rate',
+        },
       ]);
       expect(page.items[1]!.seq).toBe(page.items[0]!.seq + 1);
     });

@@ -1,10 +1,11 @@
+import { unnamedKeyName } from '@mailwarden/core';
 import { allowlistEntrySchema, changeListSchema, suppressionSchema } from '@mailwarden/core/schemas';
 import { describe, expect, test } from 'vitest';
 import { CLOCK_START } from './clock.js';
 import { expectError, expectSuccess } from './expect-answer.js';
 import type { OpenApp } from './harness.js';
 import { TRACKING_ID, sendgridEvents } from './provider-requests.js';
-import type { TestApp } from './test-app.js';
+import { API_KEYS, type TestApp } from './test-app.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -77,7 +78,9 @@ export function describeChangeFeedTests(open: OpenApp): void {
       const { suppression, entry, paused } = await writeSome(app);
 
       const all = await changes(app);
-      const base = (seq: number, kind: string, at: number) => ({ id: `${acme}:${seq}`, seq, project: acme, kind, at: iso(at) });
+      // Each write names its key (unnamed in a map: `key-` and 8 hex of its SHA-256), never the key itself.
+      const actor = `key:${unnamedKeyName(API_KEYS.acme)}`;
+      const base = (seq: number, kind: string, at: number) => ({ id: `${acme}:${seq}`, seq, project: acme, kind, at: iso(at), actor });
       expect(all).toEqual({
         items: [
           { ...base(1, 'suppression.added', CLOCK_START), suppression },
