@@ -1390,8 +1390,12 @@ const REFUSED_FOR_NOW = new Set(['25006', '57014']);
 /** Deadlock and serialization failure: the transaction was rolled back whole and may simply run again. */
 const CONFLICT = new Set(['40P01', '40001']);
 
+/**
+ * Connection failures (class 08), and a login refused (class 28: a role locked, a password rotated), which
+ * postgres.js reports on whichever call opened the new connection.
+ */
 function isUnreachable(code: unknown): boolean {
-  return typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08'));
+  return typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08') || code.startsWith('28'));
 }
 
 const unavailable = (cause: unknown) => new MailwardenError('store_unavailable', 'The PostgreSQL store cannot be reached.', { cause });
