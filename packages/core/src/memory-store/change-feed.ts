@@ -11,7 +11,7 @@ const LOOK_AHEAD_MIN = 1_000;
 const LOOK_AHEAD_PER_ITEM = 10;
 
 /** The hash a change is about, for `ChangeQuery.hash`: a suppression's, an allowlist entry's key, an erasure's. */
-function hashOf(change: Change): string | undefined {
+export function hashOf(change: Change): string | undefined {
   switch (change.kind) {
     case 'suppression.added':
     case 'suppression.upgraded':

@@ -35,7 +35,7 @@ import {
 import { packProvenance, type SuppressionCause, type SuppressionProvenance } from '../suppressions/provenance.js';
 import { ruleActors } from '../store/actor.js';
 import { AlertWindows } from './alert-windows.js';
-import { ChangeFeed } from './change-feed.js';
+import { ChangeFeed, hashOf } from './change-feed.js';
 import { EventClock } from './event-clock.js';
 import { EventKeys } from './event-keys.js';
 import { SoftBounceHistories } from './soft-bounce-histories.js';
@@ -568,24 +568,13 @@ class ProjectState {
       this.allowlist.delete(hash);
       this.allowlistOrder.remove(allowed);
     }
+    // The changes about it: of its hash (earlier erasures stay), and its messages' status changes.
     const changes =
-      this.feed?.erase((change) => {
-        switch (change.kind) {
-          case 'suppression.added':
-          case 'suppression.upgraded':
-          case 'suppression.updated':
-          case 'suppression.removed':
-          case 'suppression.expired':
-            return change.record.hash === hash;
-          case 'allowlist.added':
-          case 'allowlist.removed':
-            return change.entry.key === hash;
-          case 'message.status_changed':
-            return change.message.recipient === email;
-          default:
-            return false;
-        }
-      }) ?? 0;
+      this.feed?.erase((change) =>
+        change.kind === 'message.status_changed'
+          ? change.message.recipient === email
+          : change.kind !== 'address.erased' && hashOf(change) === hash,
+      ) ?? 0;
     // What blocks it stays, by hash: the placeholder email, no diagnostics; project-wide for good.
     const placeholder = erasure.suppression.email;
     const wide = this.suppressions.get(hash, now);
