@@ -489,8 +489,9 @@ function foldMembers(members: readonly string[], name: string): string {
 }
 
 /**
- * Mailgun's 16 kB of `o:`/`h:`/`v:` options, counted in the smallest reading (UTF-8 bytes of names and
- * values, folding white space not counted), so the helper refuses only what Mailgun would refuse anyway.
+ * Mailgun's 16 kB of `o:`/`h:`/`v:` options, counted as sent: the UTF-8 bytes of every name and value, the
+ * folding white space in `X-Mailgun-Variables` too, ours included (Mailgun receives those bytes), so what
+ * the helper lets through Mailgun takes (docs/providers/mailgun.md#carrier-limits-and-encodings).
  */
 function checkOptionsSize(pairs: readonly [string, unknown][]): void {
   let bytes = 0;
@@ -508,7 +509,7 @@ function checkOptionsSize(pairs: readonly [string, unknown][]): void {
 }
 
 function valueBytes(value: unknown): number {
-  if (typeof value === 'string') return Buffer.byteLength(value.replace(/\r\n[ \t]/g, ''), 'utf8');
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
   if (value instanceof Blob) return value.size;
   return Buffer.byteLength(JSON.stringify(value) ?? String(value), 'utf8');
 }

@@ -63,8 +63,9 @@ function callerHeaderText(variables: Record<string, unknown>): string {
 
 /**
  * Mailgun's 16 kB counted independently of the helper, with the smallest encoding the carrier allows:
- * UTF-8 bytes of every o:/h:/v: name and value, the ID plain in `v:service_id`, or (header carrier) one more
- * compact member in the caller's JSON, control characters escaped since a header line cannot hold them.
+ * UTF-8 bytes of every o:/h:/v: name and value as sent, the ID plain in `v:service_id` beside the caller's
+ * header as given, or (header carrier) one more compact member in the caller's JSON, control characters
+ * escaped since a header line cannot hold them, folded only where the 998-octet line forces it.
  */
 function smallestOptionBytes(
   fields: Record<string, unknown>,
@@ -73,32 +74,52 @@ function smallestOptionBytes(
   via: 'variable' | 'header',
   stream: string | undefined,
 ): number {
-  const streamBytes =
-    stream === undefined
-      ? 0
-      : via === 'variable'
-        ? Buffer.byteLength(`v:service_stream${stream}`)
-        : Buffer.byteLength(`,"service_stream":"${stream}"`);
   const options = Object.entries(fields)
     .filter(([name]) => /^[ho]:/i.test(name) && name !== 'h:X-Mailgun-Variables')
     .reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(String(value)), 0);
-  const callerJson = existing === undefined ? undefined : JSON.stringify(existing); // callerHeaderText unfolded
+  const callerText = fields['h:X-Mailgun-Variables'];
   if (via === 'variable') {
-    const header = callerJson === undefined ? 0 : Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(callerJson);
+    const header = callerText === undefined ? 0 : Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(String(callerText));
     // An ID with CR or LF or a leading U+FEFF can only go base64url-encoded, with its marker (a multipart body
     // would change it otherwise). Counterexample: "\ufeff  \u0800😀        " just under the limit was refused.
     const idBytes =
       /[\r\n]/.test(id) || id.startsWith('\ufeff')
         ? Buffer.from(id, 'utf8').toString('base64url').length + Buffer.byteLength('v:service_id_encb64u')
         : Buffer.byteLength(id);
+    const streamBytes = stream === undefined ? 0 : Buffer.byteLength(`v:service_stream${stream}`);
     return options + header + Buffer.byteLength('v:service_id') + idBytes + streamBytes;
   }
   // `=?` is escaped too (\u003d?): a receiver could otherwise decode it as an RFC 2047 encoded word.
   const ours = `"service_id":${JSON.stringify(id)
     .replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
     .replaceAll('=?', '\\u003d?')}`;
-  const merged = callerJson === undefined || callerJson === '{}' ? `{${ours}}` : `${callerJson.slice(0, -1)},${ours}}`;
-  return options + Buffer.byteLength('h:X-Mailgun-Variables') + Buffer.byteLength(merged) + streamBytes;
+  const members = [
+    ...Object.entries(existing ?? {}).map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`),
+    ours,
+    ...(stream === undefined ? [] : [`"service_stream":"${stream}"`]),
+  ];
+  return options + Buffer.byteLength('h:X-Mailgun-Variables') + foldedObjectBytes(members);
+}
+
+/**
+ * The bytes of `{member,member,…}` in an `X-Mailgun-Variables` header, plus 3 (CRLF and a space) for each
+ * fold: the fewest a 998-octet line allows, each line filled before the next begins. Counterexample: a
+ * caller's 983-octet line left no room for `service_id`, the helper's fold was not counted, and Mailgun
+ * got 16,385 bytes of options.
+ */
+function foldedObjectBytes(members: readonly string[]): number {
+  let bytes = 0;
+  let line = Buffer.byteLength('X-Mailgun-Variables: ');
+  members.forEach((member, i) => {
+    const piece = 1 + Buffer.byteLength(member) + (i === members.length - 1 ? 1 : 0); // `{` or `,`, and the last `}`
+    if (i > 0 && line + piece > 998) {
+      bytes += 3;
+      line = 1;
+    }
+    bytes += piece;
+    line += piece;
+  });
+  return bytes;
 }
 
 describe('Mailgun carrier round trip (the carrier law of docs/decisions.md)', () => {
@@ -274,6 +295,28 @@ describe('Mailgun carrier limit, pinned', () => {
         else expect(mailgunApiUserVariables(attachMailgunTrackingId(fields, id, { via: 'variable', stream }))).toMatchObject({});
       }
     }
+  });
+
+  it("counts the fold it adds before service_id when the caller's line has no room (counterexample of the round trip)", () => {
+    // Seed 6800074: the caller's variables filled 983 octets of the header line, so service_id went after a
+    // fold (CRLF and a space) that the count left out, and Mailgun got 16,385 bytes of options, 1 over.
+    const existing = { '    ': 'v'.repeat(550), '     \\ ': 'v'.repeat(388) };
+    const id = `${' '.repeat(100)}"${' '.repeat(13)}"${' '.repeat(13)}`;
+    const stream = '0--_--';
+    const fields = (size: number) => ({
+      from: 'news@mg.example.com',
+      to: 'jane@example.com',
+      'h:X-Filler': 'f'.repeat(size),
+      'h:X-Mailgun-Variables': JSON.stringify(existing),
+    });
+    const attach = (size: number) => attachMailgunTrackingId(fields(size), id, { via: 'header', stream });
+    expect(smallestOptionBytes(fields(15_215), existing, id, 'header', stream)).toBe(16_384);
+    const attached = attach(15_215);
+    expect(attached['h:X-Mailgun-Variables']).toContain('"\r\n ,"service_id"');
+    expect(mailgunApiUserVariables(attached)).toMatchObject({ service_id: id, service_stream: stream });
+    expect(() => attach(15_216)).toThrow(
+      expect.objectContaining({ code: 'tracking_id_not_carriable', message: expect.stringContaining('would be 16385 bytes') }),
+    );
   });
 });
 
