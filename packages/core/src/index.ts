@@ -284,6 +284,9 @@ export {
 } from './http/rate-limits.js';
 export {
   apiScopes,
+  apiKeyHash,
+  isApiKeyHash,
+  isApiKeyName,
   unnamedKeyName,
   type ApiKeys,
   type ApiKeyScope,

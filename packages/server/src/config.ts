@@ -11,7 +11,7 @@ import {
   type SuppressionRules,
   type UnsubscribeLinksOptions,
 } from '@mailwarden/core';
-import { apiScopes, isStreamName } from '@mailwarden/core';
+import { apiScopes, isApiKeyHash, isApiKeyName, isStreamName } from '@mailwarden/core';
 import type { ChangeFeedOptions } from '@mailwarden/core/store';
 import { z } from 'zod';
 import { type ConfiguredKeyItem, keyGrants, keyProblems, type KeyGrant, syncedKeys } from './keys.js';
@@ -36,11 +36,8 @@ const apiKeyItem = z.union([
   z.string().min(1),
   z
     .object({
-      name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'a key name: 1-64 letters, digits, ".", "_" or "-"'),
-      hash: z
-        .string()
-        .regex(/^sha256:[0-9a-f]{64}$/, '"sha256:" and 64 lower-case hex digits, as `mailwarden keys new` prints it')
-        .optional(),
+      name: z.string().refine(isApiKeyName, 'a key name: 1-64 letters, digits, ".", "_" or "-"'),
+      hash: z.string().refine(isApiKeyHash, '"sha256:" and 64 lower-case hex digits, as `mailwarden keys new` prints it').optional(),
       key: z.string().min(1).optional(),
       scopes: z.array(z.enum(apiScopes)).min(1).optional(),
     })

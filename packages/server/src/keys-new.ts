@@ -1,7 +1,5 @@
-import { apiScopes, type ApiScope } from '@mailwarden/core';
-import { keyHash, newApiKey } from './keys.js';
-
-const KEY_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+import { apiKeyHash, apiScopes, isApiKeyName, type ApiScope } from '@mailwarden/core';
+import { newApiKey } from './keys.js';
 
 /**
  * `mailwarden keys new`: a new key, printed once, and the configuration item to paste, with the key's
@@ -19,10 +17,10 @@ export function newKeyCommand(options: {
   if (unknown !== undefined) return { usage: `--scopes: ${JSON.stringify(unknown)} is not a scope: ${apiScopes.join(', ')}.` };
   if (options.admin && options.projectId !== undefined) return { usage: 'Give --project or --admin, not both.' };
   const name = options.name ?? (options.admin ? 'admin' : 'app');
-  if (!KEY_NAME.test(name)) return { usage: `--name ${JSON.stringify(name)}: a key name is 1-64 letters, digits, ".", "_" or "-".` };
+  if (!isApiKeyName(name)) return { usage: `--name ${JSON.stringify(name)}: a key name is 1-64 letters, digits, ".", "_" or "-".` };
   const key = newApiKey();
   const scopes = apiScopes.filter((scope: ApiScope) => given.includes(scope));
-  const item = JSON.stringify({ name, hash: keyHash(key), scopes });
+  const item = JSON.stringify({ name, hash: apiKeyHash(key), scopes });
   const where = options.admin
     ? 'to "adminApiKeys" (every project)'
     : options.projectId === undefined

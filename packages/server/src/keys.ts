@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ApiKeyGrant, apiScopes, type ApiScope, unnamedKeyName } from '@mailwarden/core';
+import { type ApiKeyGrant, apiKeyHash, apiScopes, type ApiScope, unnamedKeyName } from '@mailwarden/core';
 import type { SyncedKey } from '@mailwarden/core/store';
 
 // API keys as the service's configuration holds them (docs/server.md, "API keys"): a string (a key in
@@ -32,15 +32,10 @@ function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The `hash` the configuration holds for `key`: `sha256:` and the hex SHA-256 of the key. */
-export function keyHash(key: string): string {
-  return `sha256:${sha256Hex(key)}`;
-}
-
 /** A configured item, normalized. */
 export function configuredKey(item: ConfiguredKeyItem): ConfiguredKey {
-  if (typeof item === 'string') return { name: unnamedKeyName(item), hash: keyHash(item) };
-  const hash = item.hash ?? keyHash(item.key ?? '');
+  if (typeof item === 'string') return { name: unnamedKeyName(item), hash: apiKeyHash(item) };
+  const hash = item.hash ?? apiKeyHash(item.key ?? '');
   return { name: item.name, hash, ...(item.scopes === undefined ? {} : { scopes: sortedScopes(item.scopes) }) };
 }
 

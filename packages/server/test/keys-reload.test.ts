@@ -11,7 +11,7 @@ import { apiScopes, createMailwarden, createMemoryStore, routes, unsubscribeRout
 import type { KeyChange } from '@mailwarden/core/store';
 import { afterEach, describe, expect, test } from 'vitest';
 import { loadConfig, type ServerConfig } from '../src/config.js';
-import { keyHash } from '../src/keys.js';
+import { apiKeyHash as keyHash } from '@mailwarden/core';
 import { restartNeeded } from '../src/reload.js';
 import { startService, type Service } from '../src/service.js';
 import { importSuppressions } from '../src/suppressions-file/import.js';

@@ -88,6 +88,15 @@ const KEY_HASH = /^sha256:([0-9a-f]{64})$/;
 
 const digest = (key: string): string => hash('sha256', key, 'hex');
 
+/** Whether `name` may name a key: 1 to 64 of `A-Z a-z 0-9 . _ -`. */
+export const isApiKeyName = (name: string): boolean => KEY_NAME.test(name);
+
+/** How a configuration may hold a key instead of the key: `sha256:` and the lower-case hex SHA-256 of its UTF-8 bytes. */
+export const apiKeyHash = (key: string): string => `sha256:${digest(key)}`;
+
+/** Whether `text` has the shape of `apiKeyHash`'s answer. */
+export const isApiKeyHash = (text: string): boolean => KEY_HASH.test(text);
+
 /** The name of a key configured without one (a map's keys, a resolver's bare projects): `key-` and 8 hex of its SHA-256. */
 export function unnamedKeyName(key: string): string {
   return `key-${digest(key).slice(0, 8)}`;

@@ -246,9 +246,8 @@ function createLocalCounter(): NonNullable<Store['hitRateLimits']> {
 
 /**
  * The bucket a route's requests count in by address, before any key or signature is checked: every
- * API-key route's `client`, webhook intake's `webhook`, the one-click pages' `unsubscribe`.
+ * API-key route's `client`; the others' `rateLimitBucket` (the one-click pages' `unsubscribe`), else webhook intake's.
  */
-export function rateLimitBucketOf(route: Pick<Route, 'auth' | 'path'>): RateLimitBucket {
-  if (route.auth === 'api_key') return 'client';
-  return route.path.includes('/unsubscribe/') ? 'unsubscribe' : 'webhook';
+export function rateLimitBucketOf(route: Pick<Route, 'auth' | 'rateLimitBucket'>): RateLimitBucket {
+  return route.auth === 'api_key' ? 'client' : (route.rateLimitBucket ?? 'webhook');
 }

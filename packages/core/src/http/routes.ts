@@ -100,6 +100,11 @@ export interface Route {
    * This table is the one place that says who may do what: the handler, OpenAPI and the docs read it.
    */
   scope?: ApiScope;
+  /**
+   * Routes without a key: the per-address rate-limit bucket they count in before anything is verified
+   * (docs/http.md, "Rate limits"); absent, webhook intake's.
+   */
+  rateLimitBucket?: 'unsubscribe' | 'webhook';
   operationId: string;
   summary: string;
   description?: string;

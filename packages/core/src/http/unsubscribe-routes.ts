@@ -49,6 +49,7 @@ export const unsubscribeRoutes: readonly Route[] = [
     method: 'GET',
     path: '/projects/{projectId}/unsubscribe/{token}',
     auth: 'public',
+    rateLimitBucket: 'unsubscribe',
     operationId: 'showUnsubscribePage',
     summary: 'The page of an unsubscribe link: what it will do, and a button that POSTs; never unsubscribes',
     description: 'An HTML page (mail scanners follow links, so a GET writes nothing). Needs no API key: the token is the authority.',
@@ -63,6 +64,7 @@ export const unsubscribeRoutes: readonly Route[] = [
     method: 'POST',
     path: '/projects/{projectId}/unsubscribe/{token}',
     auth: 'public',
+    rateLimitBucket: 'unsubscribe',
     operationId: 'unsubscribe',
     summary: 'Use an unsubscribe link: one-click (body List-Unsubscribe=One-Click) or the page button',
     description:
