@@ -1,4 +1,5 @@
 import { MailwardenError } from '../errors.js';
+import { listedNames } from './listed-names.js';
 
 /** Who makes a write, for the audit trail: every service write method takes it in its options. */
 export interface ActorOption {
@@ -33,12 +34,8 @@ export function actorOf(options: ActorOption | undefined): string | undefined {
  */
 export function parseActorFilter(input: string | readonly string[] | undefined): string[] | undefined {
   if (input === undefined) return undefined;
-  const items = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(items) || items.some((item) => typeof item !== 'string'))
-    throw new MailwardenError('invalid_request', 'Invalid actor: expected actors or their prefixes as text.');
   const wanted = new Set<string>();
-  for (const name of items.flatMap((item) => item.split(',')).map((name) => name.trim())) {
-    if (name === '') continue;
+  for (const name of listedNames(input, 'Invalid actor: expected actors or their prefixes as text.')) {
     if (!isActor(name))
       throw new MailwardenError(
         'invalid_request',

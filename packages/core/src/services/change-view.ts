@@ -5,6 +5,7 @@ import { changeKinds, type AuditedKey, type Change, type ChangeKind } from '../s
 import { toAllowlistItem } from './allowlist-service.js';
 import { toMessage } from './message-service.js';
 import { toSuppression } from './suppression-service.js';
+import { listedNames } from './listed-names.js';
 
 /**
  * A change as the API answers it and outbound webhooks send it: the suppression, message and allowlist
@@ -121,12 +122,8 @@ export type ChangeKindFilter = ChangeKind | ChangeFamily;
  */
 export function parseChangeKinds(input: string | readonly string[] | undefined): ChangeKind[] | undefined {
   if (input === undefined) return undefined;
-  const items = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(items) || items.some((item) => typeof item !== 'string'))
-    throw new MailwardenError('invalid_request', 'Invalid kind: expected kinds or families as text.');
   const wanted = new Set<ChangeKind>();
-  for (const name of items.flatMap((item) => item.split(',')).map((name) => name.trim())) {
-    if (name === '') continue;
+  for (const name of listedNames(input, 'Invalid kind: expected kinds or families as text.')) {
     const matching = changeKinds.filter((kind) => kind === name || kind.startsWith(`${name}.`));
     if (matching.length === 0) {
       throw new MailwardenError(
